@@ -1,0 +1,131 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Fallback identity when the repository has none configured.
+const (
+	DefaultAuthorName  = "lemmings"
+	DefaultAuthorEmail = "lemmings@localhost"
+)
+
+var trailerKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
+
+// Commit stages every change in the worktree (new, modified and deleted
+// files; ignored files stay out) and commits it with the message and the
+// trailers ("Key: value" lines after a blank line, keys sorted). It returns
+// the new commit's hash, or ErrNothingToCommit when there is no change.
+// The repository's user identity is used when configured, otherwise
+// "lemmings <lemmings@localhost>" (given with -c, never written to any
+// config). Hooks are skipped (--no-verify): the gates are the checks.
+func (w *Worktree) Commit(ctx context.Context, message string, trailers map[string]string) (string, error) {
+	if strings.TrimSpace(message) == "" {
+		return "", errors.New("commit: empty message")
+	}
+	keys := make([]string, 0, len(trailers))
+	for k := range trailers {
+		if !trailerKey.MatchString(k) {
+			return "", fmt.Errorf("commit: invalid trailer key %q: use letters, digits and '-'", k)
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if _, err := runGit(ctx, w.dir, nil, "add", "--all"); err != nil {
+		return "", fmt.Errorf("commit: stage changes: %w", err)
+	}
+	_, err := runGit(ctx, w.dir, nil, "diff", "--cached", "--quiet")
+	if err == nil {
+		return "", ErrNothingToCommit
+	}
+	if exitCode(err) != 1 {
+		return "", fmt.Errorf("commit: %w", err)
+	}
+	args := append(w.identityFlags(ctx), "commit", "--quiet", "--no-verify", "--cleanup=whitespace", "-m", message)
+	for _, k := range keys {
+		v := strings.Join(strings.Fields(trailers[k]), " ")
+		args = append(args, "--trailer", k+": "+v)
+	}
+	if _, err := runGit(ctx, w.dir, nil, args...); err != nil {
+		return "", fmt.Errorf("commit: %w", err)
+	}
+	return w.Head(ctx)
+}
+
+// identityFlags supplies the fallback identity for whatever the repository
+// (and the environment) leave unset.
+func (w *Worktree) identityFlags(ctx context.Context) []string {
+	var flags []string
+	if !w.configured(ctx, "user.name") {
+		flags = append(flags, "-c", "user.name="+DefaultAuthorName)
+	}
+	if !w.configured(ctx, "user.email") {
+		flags = append(flags, "-c", "user.email="+DefaultAuthorEmail)
+	}
+	return flags
+}
+
+func (w *Worktree) configured(ctx context.Context, key string) bool {
+	out, err := runGit(ctx, w.dir, nil, "config", "--get", key)
+	return err == nil && strings.TrimSpace(out) != ""
+}
+
+// ResetHard moves the worktree back to commit sha and deletes untracked
+// files and directories (git clean -fd). Ignored files are kept.
+func (w *Worktree) ResetHard(ctx context.Context, sha string) error {
+	if strings.TrimSpace(sha) == "" || strings.HasPrefix(sha, "-") {
+		return fmt.Errorf("reset: invalid commit %q", sha)
+	}
+	if _, err := runGit(ctx, w.dir, nil, "reset", "--hard", "--quiet", sha, "--"); err != nil {
+		return fmt.Errorf("reset to %s: %w", sha, err)
+	}
+	if _, err := runGit(ctx, w.dir, nil, "clean", "-fd", "--quiet"); err != nil {
+		return fmt.Errorf("reset to %s: clean: %w", sha, err)
+	}
+	return nil
+}
+
+// Commit is one commit of the run branch.
+type Commit struct {
+	SHA      string
+	Subject  string
+	Trailers map[string]string
+}
+
+// Log returns the commits after base up to HEAD, oldest first, with their
+// subjects and trailers.
+func (w *Worktree) Log(ctx context.Context, base string) ([]Commit, error) {
+	if strings.TrimSpace(base) == "" || strings.HasPrefix(base, "-") {
+		return nil, fmt.Errorf("log: invalid base %q", base)
+	}
+	out, err := runGit(ctx, w.dir, nil, "log", "--reverse", "--no-color",
+		"--format=%H%x1f%s%x1f%(trailers:only,unfold)%x1e", base+"..HEAD", "--")
+	if err != nil {
+		return nil, fmt.Errorf("log %s..HEAD: %w", base, err)
+	}
+	var commits []Commit
+	for _, rec := range strings.Split(out, "\x1e") {
+		rec = strings.TrimLeft(rec, "\n")
+		if rec == "" {
+			continue
+		}
+		f := strings.SplitN(rec, "\x1f", 3)
+		if len(f) != 3 {
+			return nil, fmt.Errorf("log: unexpected record %q", rec)
+		}
+		c := Commit{SHA: f[0], Subject: f[1], Trailers: map[string]string{}}
+		for _, line := range strings.Split(f[2], "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if ok && strings.TrimSpace(k) != "" {
+				c.Trailers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			}
+		}
+		commits = append(commits, c)
+	}
+	return commits, nil
+}

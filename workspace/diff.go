@@ -1,0 +1,118 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// withTempIndex stages the whole work tree into a throw-away copy of the
+// index, so that new untracked files show in a diff while the real index
+// (what the user or a later Commit sees) stays as it was.
+func (w *Worktree) withTempIndex(ctx context.Context, fn func(env []string) error) error {
+	out, err := runGit(ctx, w.dir, nil, "rev-parse", "--path-format=absolute", "--git-path", "index")
+	if err != nil {
+		return fmt.Errorf("locate index: %w", err)
+	}
+	tmpDir, err := os.MkdirTemp("", "lemmings-index-")
+	if err != nil {
+		return fmt.Errorf("temporary index: %w", err)
+	}
+	defer os.RemoveAll(tmpDir)
+	tmp := filepath.Join(tmpDir, "index")
+	env := []string{"GIT_INDEX_FILE=" + tmp}
+	// Starting from a copy keeps git's cached file stats: only changed files are hashed.
+	if err := copyFile(strings.TrimSpace(out), tmp); err != nil {
+		if _, err := runGit(ctx, w.dir, env, "read-tree", "HEAD"); err != nil {
+			return fmt.Errorf("temporary index: %w", err)
+		}
+	}
+	if _, err := runGit(ctx, w.dir, env, "add", "--all"); err != nil {
+		return fmt.Errorf("stage into temporary index: %w", err)
+	}
+	return fn(env)
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func baseOrHead(base string) (string, error) {
+	if base == "" {
+		return "HEAD", nil
+	}
+	if strings.HasPrefix(base, "-") {
+		return "", fmt.Errorf("invalid base %q", base)
+	}
+	return base, nil
+}
+
+// Diff returns the unified diff from base (a commit; "" means HEAD) to the
+// current work tree, new untracked files included, ignored files excluded.
+func (w *Worktree) Diff(ctx context.Context, base string) (string, error) {
+	base, err := baseOrHead(base)
+	if err != nil {
+		return "", fmt.Errorf("diff: %w", err)
+	}
+	var diff string
+	err = w.withTempIndex(ctx, func(env []string) error {
+		out, err := runGit(ctx, w.dir, env, "diff", "--cached", "--no-color", "--no-ext-diff",
+			"--src-prefix=a/", "--dst-prefix=b/", "--find-renames", base, "--")
+		diff = out
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("diff against %s: %w", base, err)
+	}
+	return diff, nil
+}
+
+// ChangedFiles lists the repository-relative paths that differ between base
+// ("" means HEAD) and the work tree, new untracked files included; a rename
+// shows as its old and new path.
+func (w *Worktree) ChangedFiles(ctx context.Context, base string) ([]string, error) {
+	base, err := baseOrHead(base)
+	if err != nil {
+		return nil, fmt.Errorf("changed files: %w", err)
+	}
+	var files []string
+	err = w.withTempIndex(ctx, func(env []string) error {
+		out, err := runGit(ctx, w.dir, env, "diff", "--cached", "--name-only", "-z", "--no-renames", base, "--")
+		for _, f := range strings.Split(out, "\x00") {
+			if f != "" {
+				files = append(files, f)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("changed files since %s: %w", base, err)
+	}
+	return files, nil
+}
+
+// IsClean reports whether the worktree has no change against HEAD (staged,
+// unstaged or untracked; ignored files do not count).
+func (w *Worktree) IsClean(ctx context.Context) (bool, error) {
+	out, err := runGit(ctx, w.dir, []string{"GIT_OPTIONAL_LOCKS=0"}, "status", "--porcelain=v1", "--untracked-files=all")
+	if err != nil {
+		return false, fmt.Errorf("status: %w", err)
+	}
+	return strings.TrimSpace(out) == "", nil
+}

@@ -1,0 +1,186 @@
+package workspace
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// FS gives agents file access confined to one directory tree (the run's
+// worktree). Paths are repository-relative; see PathError for what is
+// refused. Methods are safe for concurrent use.
+type FS struct {
+	root  string // absolute, symbolic links resolved
+	inGit bool   // root is inside a git work tree: listings honour .gitignore
+}
+
+// Open returns an FS confined to root, which must be an existing directory.
+func Open(root string) (*FS, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("open workspace %s: not a directory", root)
+	}
+	return &FS{root: real, inGit: insideWorkTree(real)}, nil
+}
+
+// insideWorkTree asks git whether dir is in a work tree; no git, no.
+func insideWorkTree(dir string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := runGit(ctx, dir, nil, "rev-parse", "--is-inside-work-tree")
+	return err == nil && strings.TrimSpace(out) == "true"
+}
+
+// Root returns the absolute path of the directory the FS is confined to.
+func (f *FS) Root() string { return f.root }
+
+// ReadFile reads a file given by its repository-relative path.
+func (f *FS) ReadFile(p string) ([]byte, error) {
+	rel, err := f.resolve(p, false)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(f.root)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	defer root.Close()
+	fi, err := root.Stat(rel)
+	if err != nil {
+		return nil, notExist("read", p, err)
+	}
+	if fi.IsDir() {
+		return nil, &PathError{Path: p, Reason: "it is a directory; list it to see its files"}
+	}
+	data, err := root.ReadFile(rel)
+	if err != nil {
+		return nil, notExist("read", p, err)
+	}
+	return data, nil
+}
+
+// notExist rewrites a missing-file error to name the relative path only.
+func notExist(op, p string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &fs.PathError{Op: op, Path: p, Err: fs.ErrNotExist}
+	}
+	return fmt.Errorf("%s %s: %w", op, p, err)
+}
+
+// Exists reports whether a file or directory exists at the path; refused
+// paths return their *PathError.
+func (f *FS) Exists(p string) (bool, error) {
+	rel, err := f.resolve(p, true)
+	if err != nil {
+		return false, err
+	}
+	_, err = os.Lstat(filepath.Join(f.root, filepath.FromSlash(rel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("stat %s: %w", p, err)
+	}
+	return true, nil
+}
+
+// WriteFile writes data atomically: a temporary file in the same directory,
+// fsync, then rename over the target. Parent directories are created; an
+// existing file keeps its permissions, a new one gets 0644.
+func (f *FS) WriteFile(p string, data []byte) error {
+	rel, err := f.resolve(p, false)
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(f.root)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	defer root.Close()
+	return writeAtomic(root, p, rel, data)
+}
+
+func writeAtomic(root *os.Root, shown, rel string, data []byte) error {
+	dir := path.Dir(rel)
+	if dir != "." {
+		if fi, err := root.Stat(dir); err == nil && !fi.IsDir() {
+			return &PathError{Path: shown, Reason: fmt.Sprintf("%s is a file, not a directory", dir)}
+		}
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("write %s: create directory: %w", shown, err)
+		}
+	}
+	mode := fs.FileMode(0o644)
+	if fi, err := root.Stat(rel); err == nil {
+		if fi.IsDir() {
+			return &PathError{Path: shown, Reason: "it is a directory, not a file"}
+		}
+		mode = fi.Mode().Perm()
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := path.Join(dir, "."+path.Base(rel)+".lemmings-"+hex.EncodeToString(rnd[:])+".tmp")
+	fh, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", shown, err)
+	}
+	_, werr := fh.Write(data)
+	if werr == nil {
+		werr = fh.Sync()
+	}
+	if cerr := fh.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = root.Chmod(tmp, mode) // the umask may have narrowed it
+	}
+	if werr == nil {
+		werr = root.Rename(tmp, rel)
+	}
+	if werr != nil {
+		_ = root.Remove(tmp)
+		return fmt.Errorf("write %s: %w", shown, werr)
+	}
+	// Make the rename itself durable.
+	if d, err := root.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// Remove deletes a file (or an empty directory).
+func (f *FS) Remove(p string) error {
+	rel, err := f.resolve(p, false)
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(f.root)
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", p, err)
+	}
+	defer root.Close()
+	if err := root.Remove(rel); err != nil {
+		return notExist("remove", p, err)
+	}
+	return nil
+}

@@ -1,0 +1,203 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultMaxOutput is the tail of a gate's output kept when no cap is given.
+const DefaultMaxOutput = 16 << 10
+
+// How long a gate's process group gets between SIGTERM and SIGKILL, and how
+// long Wait may then wait for pipes held open by orphans.
+const (
+	killGrace = 2 * time.Second
+	pipeGrace = 1 * time.Second
+)
+
+// GateResult is the outcome of one gate.
+type GateResult struct {
+	Name     string        `json:"name"`
+	Command  string        `json:"command"`
+	Passed   bool          `json:"passed"`
+	ExitCode int           `json:"exit_code"` // -1 when killed or not started
+	Output   string        `json:"output"`    // stdout and stderr interleaved, tail kept
+	Duration time.Duration `json:"duration"`
+	TimedOut bool          `json:"timed_out"`
+	Canceled bool          `json:"canceled"` // ctx was cancelled: not the work's fault
+}
+
+// Feedback renders a result for a prompt: what ran, how it ended, the output.
+func (r GateResult) Feedback() string {
+	var status string
+	switch {
+	case r.Passed:
+		status = "passed"
+	case r.TimedOut:
+		status = "timed out"
+	case r.Canceled:
+		status = "was cancelled"
+	default:
+		status = fmt.Sprintf("failed (exit code %d)", r.ExitCode)
+	}
+	out := strings.TrimRight(r.Output, "\n")
+	if out == "" {
+		out = "(no output)"
+	}
+	return fmt.Sprintf("gate %s (`%s`) %s after %s:\n%s\n", r.Name, r.Command, status, r.Duration.Round(time.Millisecond), out)
+}
+
+// RunGate runs g.Command with `sh -c` in dir, in its own process group, with
+// stdin empty and CI=true in the environment. On timeout (g.Timeout, or
+// DefaultGateTimeout) or when ctx is cancelled the whole group gets SIGTERM,
+// then SIGKILL, so grandchildren die too. Output keeps its last maxOutput
+// bytes (≤ 0: DefaultMaxOutput) behind a "[… N bytes cut …]" marker.
+func RunGate(ctx context.Context, dir string, g Gate, maxOutput int) GateResult {
+	if maxOutput <= 0 {
+		maxOutput = DefaultMaxOutput
+	}
+	timeout := g.Timeout
+	if timeout <= 0 {
+		timeout = DefaultGateTimeout
+	}
+	res := GateResult{Name: g.Name, Command: g.Command, ExitCode: -1}
+	if strings.TrimSpace(g.Command) == "" {
+		res.Output = "lemmings: the gate has no command"
+		return res
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	out := &tailBuffer{max: maxOutput}
+	cmd := exec.CommandContext(runCtx, "sh", "-c", g.Command)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CI=true", "GIT_TERMINAL_PROMPT=0")
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var killTimer *time.Timer
+	var mu sync.Mutex
+	cmd.Cancel = func() error {
+		pgid := cmd.Process.Pid
+		err := syscall.Kill(-pgid, syscall.SIGTERM)
+		mu.Lock()
+		killTimer = time.AfterFunc(killGrace, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+		mu.Unlock()
+		return err
+	}
+	cmd.WaitDelay = killGrace + pipeGrace
+
+	start := time.Now()
+	err := cmd.Start()
+	if err != nil {
+		res.Duration = time.Since(start)
+		res.Output = fmt.Sprintf("lemmings: could not start the gate: %v", err)
+		return res
+	}
+	pgid := cmd.Process.Pid
+	err = cmd.Wait()
+	res.Duration = time.Since(start)
+	// Whatever the gate left running in its group goes too.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	mu.Lock()
+	if killTimer != nil {
+		killTimer.Stop()
+	}
+	mu.Unlock()
+
+	res.Output = out.String()
+	switch {
+	case ctx.Err() != nil:
+		res.Canceled = true
+		res.Output += "\n[lemmings: cancelled; the gate's processes were killed]"
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		res.TimedOut = true
+		res.Output += fmt.Sprintf("\n[lemmings: timed out after %s; the gate's processes were killed]", timeout)
+	case err == nil:
+		res.Passed, res.ExitCode = true, 0
+	default:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			res.ExitCode = ee.ExitCode()
+		}
+		if errors.Is(err, exec.ErrWaitDelay) {
+			// Exited 0 but orphans held its output open; the exit status counts.
+			res.Passed, res.ExitCode = true, 0
+		}
+	}
+	return res
+}
+
+// RunGates runs gates in order and stops at the first that does not pass;
+// it returns the results of the gates that ran.
+func RunGates(ctx context.Context, dir string, gates []Gate, maxOutput int) []GateResult {
+	results := make([]GateResult, 0, len(gates))
+	for _, g := range gates {
+		r := RunGate(ctx, dir, g, maxOutput)
+		results = append(results, r)
+		if !r.Passed {
+			break
+		}
+	}
+	return results
+}
+
+// AllPassed reports whether every result passed (and there is at least one
+// result per gate run; an empty list counts as passed).
+func AllPassed(results []GateResult) bool {
+	for _, r := range results {
+		if !r.Passed {
+			return false
+		}
+	}
+	return true
+}
+
+// tailBuffer keeps the last max bytes written to it and counts the rest.
+type tailBuffer struct {
+	mu    sync.Mutex
+	max   int
+	buf   []byte
+	total int64
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.total += int64(len(p))
+	t.buf = append(t.buf, p...)
+	// Trim in chunks so repeated small writes stay linear.
+	if len(t.buf) > 2*t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buf
+	if len(b) > t.max {
+		b = b[len(b)-t.max:]
+	}
+	// Start on a whole character, and on a whole line when one starts soon.
+	for len(b) > 0 && !utf8.RuneStart(b[0]) {
+		b = b[1:]
+	}
+	cut := t.total - int64(len(b))
+	if cut > 0 {
+		if i := strings.IndexByte(string(b[:min(len(b), 200)]), '\n'); i >= 0 {
+			b = b[i+1:]
+			cut += int64(i + 1)
+		}
+		return fmt.Sprintf("[… %d bytes cut …]\n%s", cut, b)
+	}
+	return string(b)
+}

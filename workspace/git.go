@@ -1,0 +1,171 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// runGit runs git in dir and returns its standard output. A failure is a
+// *GitError carrying git's own message; a missing binary says so.
+func runGit(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	return runGitInput(ctx, dir, env, nil, args...)
+}
+
+func runGitInput(ctx context.Context, dir string, env []string, stdin []byte, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	// Stable messages, never a prompt for credentials or an editor.
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "LANGUAGE=C", "GIT_EDITOR=true")
+	cmd.Env = append(cmd.Env, env...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err == nil {
+		return stdout.String(), nil
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return "", fmt.Errorf("git is not installed or not on PATH: install git: %w", err)
+	}
+	if ctx.Err() != nil {
+		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), ctx.Err())
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return stdout.String(), &GitError{Args: args, ExitCode: ee.ExitCode(), Stderr: stderr.String()}
+	}
+	return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+}
+
+// exitCode returns the exit status of a failed git command, or -1.
+func exitCode(err error) int {
+	var ge *GitError
+	if errors.As(err, &ge) {
+		return ge.ExitCode
+	}
+	return -1
+}
+
+// Repo is the user's git repository.
+type Repo struct {
+	root      string // top level of the user's work tree
+	commonDir string // the shared .git directory (absolute)
+}
+
+// OpenRepo finds the git repository containing dir. It fails with
+// ErrNotGitRepo when there is none and ErrNoCommits when HEAD has no commit.
+func OpenRepo(ctx context.Context, dir string) (*Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", dir, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("open repository %s: not an existing directory", dir)
+	}
+	out, err := runGit(ctx, abs, nil, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir")
+	if err != nil {
+		var ge *GitError
+		if errors.As(err, &ge) && (strings.Contains(ge.Stderr, "not a git repository") ||
+			strings.Contains(ge.Stderr, "must be run in a work tree")) {
+			return nil, fmt.Errorf("%s: %w", abs, ErrNotGitRepo)
+		}
+		return nil, fmt.Errorf("open repository %s: %w", dir, err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		return nil, fmt.Errorf("open repository %s: unexpected rev-parse output %q", dir, out)
+	}
+	top, err := filepath.EvalSymlinks(lines[0])
+	if err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", dir, err)
+	}
+	r := &Repo{root: top, commonDir: filepath.Clean(lines[1])}
+	if _, err := runGit(ctx, top, nil, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
+		if exitCode(err) > 0 {
+			return nil, fmt.Errorf("%s: %w", top, ErrNoCommits)
+		}
+		return nil, fmt.Errorf("open repository %s: %w", dir, err)
+	}
+	return r, nil
+}
+
+// Root returns the top-level directory of the user's work tree.
+func (r *Repo) Root() string { return r.root }
+
+// HeadCommit returns the full hash of the user's HEAD commit.
+func (r *Repo) HeadCommit(ctx context.Context) (string, error) {
+	out, err := runGit(ctx, r.root, nil, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("read HEAD: %w", err)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// Dirty lists the paths with uncommitted changes in the user's checkout
+// (modified, staged, deleted, untracked; ignored files excluded). The run
+// starts from HEAD, so these changes are not part of it.
+func (r *Repo) Dirty(ctx context.Context) ([]string, error) {
+	out, err := runGit(ctx, r.root, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	if err != nil {
+		return nil, fmt.Errorf("git status: %w", err)
+	}
+	return parsePorcelainZ(out), nil
+}
+
+// parsePorcelainZ extracts paths from `git status --porcelain=v1 -z`.
+func parsePorcelainZ(out string) []string {
+	var paths []string
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if len(f) < 4 {
+			continue
+		}
+		paths = append(paths, f[3:])
+		if f[0] == 'R' || f[0] == 'C' {
+			i++ // the rename's source follows
+		}
+	}
+	return paths
+}
+
+// ensureExcluded makes git ignore .lemmings/ through .git/info/exclude, so
+// the user's .gitignore is never edited.
+func (r *Repo) ensureExcluded() error {
+	info := filepath.Join(r.commonDir, "info")
+	file := filepath.Join(info, "exclude")
+	data, err := os.ReadFile(file)
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("read %s: %w", file, err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		switch strings.TrimSpace(line) {
+		case ".lemmings", ".lemmings/", "/.lemmings", "/.lemmings/":
+			return nil
+		}
+	}
+	if err := os.MkdirAll(info, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", info, err)
+	}
+	add := "# lemmings run data (worktrees, checkpoints, logs)\n/.lemmings/\n"
+	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
+		add = "\n" + add
+	}
+	fh, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", file, err)
+	}
+	if _, err := fh.WriteString(add); err != nil {
+		fh.Close()
+		return fmt.Errorf("write %s: %w", file, err)
+	}
+	return fh.Close()
+}

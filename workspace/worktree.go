@@ -1,0 +1,199 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// BranchPrefix is the prefix of every run branch: lemmings/<run-id>.
+const BranchPrefix = "lemmings/"
+
+// WorktreesDir is where run worktrees live, relative to the repository root.
+const WorktreesDir = ".lemmings/worktrees"
+
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+
+// Worktree is the git worktree a run works in, on branch lemmings/<run-id>.
+type Worktree struct {
+	repo   *Repo
+	runID  string
+	dir    string
+	branch string
+	fs     *FS
+}
+
+func checkRunID(runID string) error {
+	if !runIDPattern.MatchString(runID) || strings.Contains(runID, "..") || strings.HasSuffix(runID, ".lock") || strings.HasSuffix(runID, ".") {
+		return fmt.Errorf("invalid run id %q: use letters, digits, '.', '_' and '-' (at most 100, not starting with a symbol)", runID)
+	}
+	return nil
+}
+
+// WorktreeDir returns where the worktree of runID lives (it may not exist).
+func (r *Repo) WorktreeDir(runID string) string {
+	return filepath.Join(r.root, filepath.FromSlash(WorktreesDir), runID)
+}
+
+// CreateWorktree creates the run's worktree under .lemmings/worktrees/<runID>
+// on a new branch lemmings/<runID> from the user's HEAD. The user's checkout,
+// index and uncommitted changes are not touched. .lemmings/ is added to
+// .git/info/exclude. It fails with ErrWorktreeExists if either is there.
+func (r *Repo) CreateWorktree(ctx context.Context, runID string) (*Worktree, error) {
+	if err := checkRunID(runID); err != nil {
+		return nil, err
+	}
+	if err := r.ensureExcluded(); err != nil {
+		return nil, fmt.Errorf("create worktree: %w", err)
+	}
+	dir := r.WorktreeDir(runID)
+	branch := BranchPrefix + runID
+	if _, err := os.Lstat(dir); err == nil {
+		return nil, fmt.Errorf("create worktree %s: %s exists: %w", runID, dir, ErrWorktreeExists)
+	}
+	exists, err := r.branchExists(ctx, branch)
+	if err != nil {
+		return nil, fmt.Errorf("create worktree %s: %w", runID, err)
+	}
+	if exists {
+		return nil, fmt.Errorf("create worktree %s: branch %s exists: %w", runID, branch, ErrWorktreeExists)
+	}
+	head, err := r.HeadCommit(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("create worktree %s: %w", runID, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("create worktree %s: %w", runID, err)
+	}
+	if _, err := runGit(ctx, r.root, nil, "worktree", "add", "--quiet", "-b", branch, dir, head); err != nil {
+		return nil, fmt.Errorf("create worktree %s: %w", runID, err)
+	}
+	return r.worktree(runID, dir, branch)
+}
+
+// OpenWorktree opens the run's worktree to resume it. If the directory has
+// vanished but the branch exists, the worktree is re-created on that branch.
+// It fails with ErrNoWorktree when neither exists.
+func (r *Repo) OpenWorktree(ctx context.Context, runID string) (*Worktree, error) {
+	if err := checkRunID(runID); err != nil {
+		return nil, err
+	}
+	dir := r.WorktreeDir(runID)
+	branch := BranchPrefix + runID
+	exists, err := r.branchExists(ctx, branch)
+	if err != nil {
+		return nil, fmt.Errorf("open worktree %s: %w", runID, err)
+	}
+	if !exists {
+		return nil, fmt.Errorf("open worktree %s: branch %s not found: %w", runID, branch, ErrNoWorktree)
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		cur, err := runGit(ctx, dir, nil, "symbolic-ref", "--quiet", "--short", "HEAD")
+		top, terr := runGit(ctx, dir, nil, "rev-parse", "--show-toplevel")
+		if err == nil && terr == nil && strings.TrimSpace(cur) == branch && samePath(strings.TrimSpace(top), dir) {
+			return r.worktree(runID, dir, branch)
+		}
+		return nil, fmt.Errorf("open worktree %s: %s exists but is not a worktree on %s; move it away and resume again", runID, dir, branch)
+	}
+	if err := r.ensureExcluded(); err != nil {
+		return nil, fmt.Errorf("open worktree %s: %w", runID, err)
+	}
+	// Forget the vanished directory's registration, then check the branch out again.
+	if _, err := runGit(ctx, r.root, nil, "worktree", "prune"); err != nil {
+		return nil, fmt.Errorf("open worktree %s: %w", runID, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("open worktree %s: %w", runID, err)
+	}
+	if _, err := runGit(ctx, r.root, nil, "worktree", "add", "--quiet", dir, branch); err != nil {
+		return nil, fmt.Errorf("open worktree %s: re-create: %w", runID, err)
+	}
+	return r.worktree(runID, dir, branch)
+}
+
+// RemoveWorktree deletes the run's worktree directory (even with changes in
+// it) and its registration. The branch and its commits are kept: they are
+// the run's result. Removing a worktree that is already gone is not an error.
+func (r *Repo) RemoveWorktree(ctx context.Context, runID string) error {
+	if err := checkRunID(runID); err != nil {
+		return err
+	}
+	dir := r.WorktreeDir(runID)
+	if _, err := os.Lstat(dir); err == nil {
+		if _, err := runGit(ctx, r.root, nil, "worktree", "remove", "--force", dir); err != nil {
+			// Not a registered worktree (e.g. half-created): remove the directory itself.
+			if rmErr := os.RemoveAll(dir); rmErr != nil {
+				return fmt.Errorf("remove worktree %s: %w", runID, errors.Join(err, rmErr))
+			}
+		}
+	}
+	if _, err := runGit(ctx, r.root, nil, "worktree", "prune"); err != nil {
+		return fmt.Errorf("remove worktree %s: %w", runID, err)
+	}
+	return nil
+}
+
+// DeleteBranch deletes the run's branch lemmings/<runID> (its worktree must
+// be removed first). The commits become unreachable.
+func (r *Repo) DeleteBranch(ctx context.Context, runID string) error {
+	if err := checkRunID(runID); err != nil {
+		return err
+	}
+	if _, err := runGit(ctx, r.root, nil, "branch", "-D", "--quiet", BranchPrefix+runID); err != nil {
+		return fmt.Errorf("delete branch of run %s: %w", runID, err)
+	}
+	return nil
+}
+
+func (r *Repo) branchExists(ctx context.Context, branch string) (bool, error) {
+	_, err := runGit(ctx, r.root, nil, "show-ref", "--verify", "--quiet", "refs/heads/"+branch)
+	if err == nil {
+		return true, nil
+	}
+	if exitCode(err) == 1 {
+		return false, nil
+	}
+	return false, err
+}
+
+func (r *Repo) worktree(runID, dir, branch string) (*Worktree, error) {
+	fsys, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Worktree{repo: r, runID: runID, dir: fsys.Root(), branch: branch, fs: fsys}, nil
+}
+
+func samePath(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
+// Dir returns the worktree's absolute directory.
+func (w *Worktree) Dir() string { return w.dir }
+
+// FS returns confined file access to the worktree.
+func (w *Worktree) FS() *FS { return w.fs }
+
+// Branch returns the run branch, lemmings/<run-id>.
+func (w *Worktree) Branch() string { return w.branch }
+
+// RunID returns the run the worktree belongs to.
+func (w *Worktree) RunID() string { return w.runID }
+
+// Repo returns the user's repository.
+func (w *Worktree) Repo() *Repo { return w.repo }
+
+// Head returns the full hash of the worktree's HEAD commit.
+func (w *Worktree) Head(ctx context.Context) (string, error) {
+	out, err := runGit(ctx, w.dir, nil, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("read worktree HEAD: %w", err)
+	}
+	return strings.TrimSpace(out), nil
+}
