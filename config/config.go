@@ -1,0 +1,293 @@
+// Package config loads, merges and validates the configuration of lemmings.
+//
+// Sources, lowest to highest: Default() → user file → project file →
+// environment → flags. Every value remembers where it came from (Sources), and
+// every problem names its file, line and dotted key (Error). The package
+// imports nothing else of lemmings.
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// Role names, in the order they are printed and documented.
+const (
+	RolePrimary    = "primary"
+	RoleSummarizer = "summarizer"
+	RoleSupervisor = "supervisor"
+	RoleEmbedding  = "embedding"
+)
+
+// Providers a role may use.
+const (
+	ProviderOllama     = "ollama"
+	ProviderOpenRouter = "openrouter"
+	ProviderOpenAI     = "openai" // any OpenAI-compatible server: vLLM, LM Studio, llama.cpp server
+)
+
+// DefaultGateTimeout applies to a gate written without a timeout.
+const DefaultGateTimeout = 10 * time.Minute
+
+// RoleNames returns the accepted role names in canonical order.
+func RoleNames() []string {
+	return []string{RolePrimary, RoleSummarizer, RoleSupervisor, RoleEmbedding}
+}
+
+// Config is the effective configuration of lemmings. YAML keys are the
+// snake_case names in the yaml tags; durations are Go duration strings.
+type Config struct {
+	Ollama      Ollama          `yaml:"ollama"`
+	OpenRouter  OpenRouter      `yaml:"openrouter"`
+	Roles       map[string]Role `yaml:"roles" keys:"primary,summarizer,supervisor,embedding"`
+	Concurrency Concurrency     `yaml:"concurrency"`
+	Retry       Retry           `yaml:"retry"`
+	Gates       []Gate          `yaml:"gates" merge:"replace"`
+	Supervisors Supervisors     `yaml:"supervisors"`
+	Limits      Limits          `yaml:"limits"`
+	Knowledge   Knowledge       `yaml:"knowledge"`
+	RAG         RAG             `yaml:"rag"`
+	Prompts     Prompts         `yaml:"prompts"`
+	Log         Log             `yaml:"log"`
+	// Offline forces supervisors off and the offline RAG embedder.
+	Offline bool `yaml:"offline"`
+}
+
+// Ollama locates the Ollama server.
+type Ollama struct {
+	// Host is a URL; "host:port" without a scheme is accepted as Ollama does.
+	Host string `yaml:"host" secret:"url"`
+}
+
+// OpenRouter holds the OpenRouter endpoint, key and attribution headers.
+type OpenRouter struct {
+	BaseURL string `yaml:"base_url" secret:"url"`
+	APIKey  string `yaml:"api_key" secret:"key"`
+	AppName string `yaml:"app_name"` // sent as X-Title
+	AppURL  string `yaml:"app_url"`  // sent as HTTP-Referer
+}
+
+// Role says which provider and model serve a role, and how to call it.
+type Role struct {
+	Provider string `yaml:"provider"`
+	Model    string `yaml:"model"`
+	// BaseURL and APIKey default to the provider's settings (see ResolvedRole).
+	BaseURL string `yaml:"base_url" secret:"url"`
+	APIKey  string `yaml:"api_key" secret:"key"`
+	// NumCtx fixes Ollama's context window; 0 sizes it from each prompt.
+	NumCtx int `yaml:"num_ctx"`
+	// MaxNumCtx caps the window; 0 reads the model's maximum from the server.
+	MaxNumCtx int `yaml:"max_num_ctx"`
+	// MaxTokens is the reply budget; 0 leaves it to the provider.
+	MaxTokens int `yaml:"max_tokens"`
+	// Temperature nil leaves it to the provider.
+	Temperature *float64      `yaml:"temperature"`
+	Timeout     time.Duration `yaml:"timeout"`
+	// KeepAlive is Ollama's keep_alive: a duration or seconds; negative keeps the model loaded.
+	KeepAlive string `yaml:"keep_alive"`
+	// Options are passed to the provider as they are (Ollama options, e.g. top_p).
+	Options map[string]any `yaml:"options"`
+}
+
+// Concurrency bounds parallel model calls.
+type Concurrency struct {
+	Local int `yaml:"local"` // Ollama and other local servers (one GPU: 1)
+	Cloud int `yaml:"cloud"` // OpenRouter
+}
+
+// Retry is the backoff policy for transient model errors.
+type Retry struct {
+	MaxAttempts    int           `yaml:"max_attempts"`
+	InitialBackoff time.Duration `yaml:"initial_backoff"`
+	MaxBackoff     time.Duration `yaml:"max_backoff"`
+}
+
+// Gate is a command the orchestrator runs to check the work (build, test, lint).
+type Gate struct {
+	Name    string        `yaml:"name"`
+	Command string        `yaml:"command"`
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// Supervisors configures the cloud supervisors and what they may see.
+type Supervisors struct {
+	Enabled          bool               `yaml:"enabled"`
+	Mode             string             `yaml:"mode"`
+	BudgetUSD        float64            `yaml:"budget_usd"`
+	InputTokens      int                `yaml:"input_tokens"`
+	UrgencyThreshold float64            `yaml:"urgency_threshold"`
+	UrgencyWeights   UrgencyWeights     `yaml:"urgency_weights"`
+	CodeStyle        IntervalSupervisor `yaml:"code_style"`
+	Design           EventSupervisor    `yaml:"design"`
+	Internaliser     IntervalSupervisor `yaml:"internaliser"`
+	Convergence      Convergence        `yaml:"convergence"`
+	// Deny lists globs of paths never sent to a cloud model.
+	Deny []string `yaml:"deny" merge:"append"`
+}
+
+// UrgencyWeights are added to the supervisor urgency on each event.
+type UrgencyWeights struct {
+	QAFailure  float64 `yaml:"qa_failure"`
+	TaskAbort  float64 `yaml:"task_abort"`
+	Churn      float64 `yaml:"churn"`
+	MinorDrift float64 `yaml:"minor_drift"`
+}
+
+// IntervalSupervisor runs every Interval completed tasks (and at milestone end).
+type IntervalSupervisor struct {
+	Enabled  bool `yaml:"enabled"`
+	Interval int  `yaml:"interval"`
+}
+
+// EventSupervisor runs on workflow events only (milestone end, re-plan, abort).
+type EventSupervisor struct {
+	Enabled bool `yaml:"enabled"`
+}
+
+// Convergence says when a supervisor's interval doubles.
+type Convergence struct {
+	// Threshold is the fraction of new findings under which a supervisor converges.
+	Threshold   float64 `yaml:"threshold"`
+	MaxInterval int     `yaml:"max_interval"`
+}
+
+// Limits bound a run.
+type Limits struct {
+	MaxTasks             int            `yaml:"max_tasks"`
+	MaxRetries           int            `yaml:"max_retries"`
+	MaxActions           int            `yaml:"max_actions"`
+	MaxWallTime          time.Duration  `yaml:"max_wall_time"`
+	ReviewInterval       int            `yaml:"review_interval"`
+	PolishTasks          int            `yaml:"polish_tasks"`
+	DirectiveMaxAge      int            `yaml:"directive_max_age"`
+	MaxCleanupDirectives int            `yaml:"max_cleanup_directives"`
+	TokenBudgets         map[string]int `yaml:"token_budgets" keys:"scope_agent,task_planner,implementor,qa,assessor,summarizer,supervisor"`
+	GateOutputBytes      int            `yaml:"gate_output_bytes"`
+}
+
+// Knowledge configures the docs/knowledge store.
+type Knowledge struct {
+	Dir          string `yaml:"dir"`
+	BudgetTokens int    `yaml:"budget_tokens"`
+	PromoteAfter int    `yaml:"promote_after"`
+}
+
+// RAG configures the retrieval index.
+type RAG struct {
+	Enabled      bool   `yaml:"enabled"`
+	Embedder     string `yaml:"embedder"`
+	MaxFileBytes int    `yaml:"max_file_bytes"`
+	TopK         int    `yaml:"top_k"`
+}
+
+// Prompts holds the preambles placed before every role template.
+type Prompts struct {
+	Global  string `yaml:"global"`
+	Project string `yaml:"project"`
+	// Dir holds per-project template overrides (<role>.tmpl), relative to the repository.
+	Dir string `yaml:"dir"`
+}
+
+// Log configures what a run records.
+type Log struct {
+	Prompts bool   `yaml:"prompts"` // append every prompt and response to .lemmings/prompts.jsonl
+	Level   string `yaml:"level"`
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Default returns the built-in configuration: it works out of the box with a
+// local Ollama and, for the supervisors, an OpenRouter key in the environment.
+func Default() *Config {
+	return &Config{
+		Ollama: Ollama{Host: "http://127.0.0.1:11434"},
+		OpenRouter: OpenRouter{
+			BaseURL: "https://openrouter.ai/api/v1",
+			AppName: "lemmings",
+			AppURL:  "https://github.com/lemmings-dev/lemmings",
+		},
+		Roles: map[string]Role{
+			RolePrimary: {
+				Provider: ProviderOllama, Model: "qwen2.5-coder:14b",
+				MaxTokens: 4096, Temperature: ptr(0.2),
+				Timeout: 10 * time.Minute, KeepAlive: "30m", Options: map[string]any{},
+			},
+			RoleSummarizer: {
+				Provider: ProviderOllama, Model: "qwen2.5-coder:1.5b",
+				MaxTokens: 1024, Temperature: ptr(0.1),
+				Timeout: 5 * time.Minute, KeepAlive: "30m", Options: map[string]any{},
+			},
+			RoleSupervisor: {
+				Provider: ProviderOpenRouter, Model: "anthropic/claude-sonnet-4.5",
+				MaxTokens: 4096, Temperature: ptr(0.2),
+				Timeout: 3 * time.Minute, Options: map[string]any{},
+			},
+			RoleEmbedding: {
+				Provider: ProviderOllama, Model: "nomic-embed-text",
+				Timeout: 2 * time.Minute, KeepAlive: "30m", Options: map[string]any{},
+			},
+		},
+		Concurrency: Concurrency{Local: 1, Cloud: 4},
+		Retry:       Retry{MaxAttempts: 4, InitialBackoff: time.Second, MaxBackoff: 30 * time.Second},
+		Gates:       []Gate{},
+		Supervisors: Supervisors{
+			Enabled: true, Mode: "background", BudgetUSD: 2.00, InputTokens: 5000,
+			UrgencyThreshold: 1.0,
+			UrgencyWeights:   UrgencyWeights{QAFailure: 0.3, TaskAbort: 1.0, Churn: 0.2, MinorDrift: 0.5},
+			CodeStyle:        IntervalSupervisor{Enabled: true, Interval: 5},
+			Design:           EventSupervisor{Enabled: true},
+			Internaliser:     IntervalSupervisor{Enabled: true, Interval: 3},
+			Convergence:      Convergence{Threshold: 0.2, MaxInterval: 40},
+			Deny: []string{
+				".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*",
+				"*.p12", "*.pfx", "secrets/**", "credentials*",
+			},
+		},
+		Limits: Limits{
+			MaxTasks: 50, MaxRetries: 3, MaxActions: 25, MaxWallTime: 4 * time.Hour,
+			ReviewInterval: 5, PolishTasks: 10, DirectiveMaxAge: 15, MaxCleanupDirectives: 10,
+			TokenBudgets: map[string]int{
+				"scope_agent": 12000, "task_planner": 12000, "implementor": 16000,
+				"qa": 12000, "assessor": 8000, "summarizer": 4000, "supervisor": 5000,
+			},
+			GateOutputBytes: 16384,
+		},
+		Knowledge: Knowledge{Dir: "docs/knowledge", BudgetTokens: 2000, PromoteAfter: 3},
+		RAG:       RAG{Enabled: true, Embedder: "ollama", MaxFileBytes: 1 << 20, TopK: 8},
+		Prompts:   Prompts{Dir: ".lemmings/prompts"},
+		Log:       Log{Prompts: true, Level: "info"},
+	}
+}
+
+// ResolvedRole returns the named role with its base URL and API key filled
+// from the provider settings when the role leaves them empty.
+func (c *Config) ResolvedRole(name string) (Role, error) {
+	r, ok := c.Roles[name]
+	if !ok {
+		return Role{}, fmt.Errorf("config: unknown role %q (accepted: %s)", name, joinAccepted(RoleNames()))
+	}
+	switch r.Provider {
+	case ProviderOllama:
+		if r.BaseURL == "" {
+			r.BaseURL = c.Ollama.Host
+		}
+	case ProviderOpenRouter:
+		if r.BaseURL == "" {
+			r.BaseURL = c.OpenRouter.BaseURL
+		}
+		if r.APIKey == "" {
+			r.APIKey = c.OpenRouter.APIKey
+		}
+	}
+	if r.Options != nil {
+		opts := make(map[string]any, len(r.Options))
+		for k, v := range r.Options {
+			opts[k] = v
+		}
+		r.Options = opts
+	}
+	if r.Temperature != nil {
+		r.Temperature = ptr(*r.Temperature)
+	}
+	return r, nil
+}

@@ -1,0 +1,383 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// spec documents and checks the values of one key pattern ("*" stands for a
+// role, a label or a list index). The table is the single source of the key
+// reference in docs/configuration.md and of the "accepted" part of problems.
+type spec struct {
+	key      string
+	doc      string
+	accepted string             // "" = described from the Go type
+	check    func(v any) string // the problem with a value, "" if fine
+	each     func(s string) string
+	norm     func(s string) (string, error)
+}
+
+func specs() []spec {
+	return []spec{
+		{key: "ollama.host", doc: "URL of the Ollama server. `OLLAMA_HOST` sets it from the environment. Written without a scheme (`host:port`), it is read as Ollama reads it: `http://`, port 11434 when absent.",
+			accepted: "http(s)://host[:port], host:port or host", norm: normalizeOllamaHost, check: checkString(func(s string) string {
+				_, err := normalizeOllamaHost(s)
+				return errString(err)
+			})},
+		{key: "openrouter.base_url", doc: "OpenRouter's API base URL (any OpenAI-compatible API that reports usage the same way works).",
+			accepted: "an http:// or https:// URL", check: checkString(checkURL(false))},
+		{key: "openrouter.api_key", doc: "OpenRouter API key. Prefer `OPENROUTER_API_KEY` in the environment: a key written in a committed file is a leak (lemmings warns).",
+			accepted: "a string"},
+		{key: "openrouter.app_name", doc: "Sent as `X-Title` for OpenRouter's app attribution."},
+		{key: "openrouter.app_url", doc: "Sent as `HTTP-Referer` for OpenRouter's app attribution.",
+			accepted: "an http:// or https:// URL, or empty", check: checkString(checkURL(true))},
+
+		{key: "roles", doc: "Which provider and model serve each role. Set only the keys you change: the rest of a role keeps its default.",
+			accepted: "a mapping with keys " + joinAccepted(RoleNames())},
+		{key: "roles.*.provider", doc: "`ollama` (local), `openrouter` (cloud), or `openai`: any OpenAI-compatible server (vLLM, LM Studio, llama.cpp server) at `base_url`.",
+			accepted: "ollama, openrouter, openai", check: checkString(oneOf(ProviderOllama, ProviderOpenRouter, ProviderOpenAI))},
+		{key: "roles.*.model", doc: "Model name as the provider knows it (`ollama list`; OpenRouter model ids).",
+			accepted: "a non-empty string", check: checkString(nonEmpty)},
+		{key: "roles.*.base_url", doc: "Server URL for this role. Empty: `ollama.host` for ollama, `openrouter.base_url` for openrouter; required for openai.",
+			accepted: "an http:// or https:// URL, or empty", check: checkString(checkURL(true))},
+		{key: "roles.*.api_key", doc: "API key for this role. Empty: `openrouter.api_key` for openrouter; none for ollama.",
+			accepted: "a string"},
+		{key: "roles.*.num_ctx", doc: "Ollama context window in tokens. 0: sized for each call from the prompt plus the reply budget (Ollama silently cuts the start of a prompt longer than its window).",
+			accepted: "an integer >= 0 (0 = sized per call)", check: checkInt(atLeast(0))},
+		{key: "roles.*.max_num_ctx", doc: "Upper bound for the context window. 0: the model's maximum, read from the server.",
+			accepted: "an integer >= 0 (0 = the model's maximum)", check: checkInt(atLeast(0))},
+		{key: "roles.*.max_tokens", doc: "Reply budget in tokens. 0: the provider's default.",
+			accepted: "an integer >= 0", check: checkInt(atLeast(0))},
+		{key: "roles.*.temperature", doc: "Sampling temperature. null: the provider's default.",
+			accepted: "a number from 0 to 2, or null", check: checkTemperature},
+		{key: "roles.*.timeout", doc: "Longest one call may take, retries not included.",
+			accepted: "a duration > 0 such as 90s, 5m or 1h30m", check: checkDuration(true)},
+		{key: "roles.*.keep_alive", doc: "Ollama `keep_alive`: how long the model stays loaded after a call. A duration, or seconds; negative keeps it loaded; empty: the server's default.",
+			accepted: "a duration such as 30m, an integer number of seconds, or empty", check: checkString(checkKeepAlive)},
+		{key: "roles.*.options", doc: "Extra provider options passed as they are (for Ollama: `top_p`, `num_gpu`, `seed`…). Merged by key across sources; an option set to null is removed.",
+			accepted: "a mapping of option name to value"},
+
+		{key: "concurrency.local", doc: "Local model calls at once (one GPU: 1).", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "concurrency.cloud", doc: "Cloud model calls at once.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+
+		{key: "retry.max_attempts", doc: "Attempts per model call on transient errors (connection refused, 429, 5xx), the first included.",
+			accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "retry.initial_backoff", doc: "Wait before the first retry; doubles each time, with jitter; a server's `Retry-After` wins.",
+			accepted: "a duration > 0", check: checkDuration(true)},
+		{key: "retry.max_backoff", doc: "Longest wait between two attempts.", accepted: "a duration > 0, not below initial_backoff", check: checkDuration(true)},
+
+		{key: "gates", doc: "Commands that check the work after each task (build, test, lint), run by the orchestrator in the work tree. Empty: detected from the project (go.mod, package.json, pyproject.toml, Cargo.toml…). A higher source's list replaces a lower one's."},
+		{key: "gates.*.name", doc: "Short name shown in reports; unique.", accepted: "a non-empty string", check: checkString(nonEmpty)},
+		{key: "gates.*.command", doc: "Shell command line.", accepted: "a non-empty string", check: checkString(nonEmpty)},
+		{key: "gates.*.timeout", doc: "Longest the gate may run; its process group is killed after. 0 or absent: 10m.",
+			accepted: "a duration >= 0 (0 = 10m)", check: checkDuration(false)},
+
+		{key: "supervisors.enabled", doc: "Run the cloud supervisors. `offline: true` turns them off whatever this says."},
+		{key: "supervisors.mode", doc: "`background`: the local loop goes on while supervisors think; `blocking`: it waits for them (as in seed 003).",
+			accepted: "background, blocking", check: checkString(oneOf("background", "blocking"))},
+		{key: "supervisors.budget_usd", doc: "Most a run may spend on cloud calls, in US dollars, as OpenRouter reports cost. 0: no cloud spend (supervisors skip).",
+			accepted: "a number >= 0", check: checkFloat(0, math.Inf(1), false)},
+		{key: "supervisors.input_tokens", doc: "Size of the summarised state a supervisor receives.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "supervisors.urgency_threshold", doc: "Supervisors run early when accumulated urgency reaches this; it then resets.",
+			accepted: "a number > 0", check: checkFloat(0, math.Inf(1), true)},
+		{key: "supervisors.urgency_weights.qa_failure", doc: "Urgency added by a QA failure.", accepted: "a number >= 0", check: checkFloat(0, math.Inf(1), false)},
+		{key: "supervisors.urgency_weights.task_abort", doc: "Urgency added by an aborted task.", accepted: "a number >= 0", check: checkFloat(0, math.Inf(1), false)},
+		{key: "supervisors.urgency_weights.churn", doc: "Urgency added by carry-forward churn.", accepted: "a number >= 0", check: checkFloat(0, math.Inf(1), false)},
+		{key: "supervisors.urgency_weights.minor_drift", doc: "Urgency added when the Assessor reports minor drift.", accepted: "a number >= 0", check: checkFloat(0, math.Inf(1), false)},
+		{key: "supervisors.code_style.enabled", doc: "Run the Code Style supervisor (writes conventions/)."},
+		{key: "supervisors.code_style.interval", doc: "Completed tasks between Code Style runs (it also runs at milestone end).",
+			accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "supervisors.design.enabled", doc: "Run the Design supervisor (writes design/) at milestone end, re-plan and task abort."},
+		{key: "supervisors.internaliser.enabled", doc: "Run the Internaliser (writes lessons/ and domain/)."},
+		{key: "supervisors.internaliser.interval", doc: "Completed tasks between Internaliser runs (it also runs at milestone end).",
+			accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "supervisors.convergence.threshold", doc: "Fraction of new findings under which a supervisor is converging: its interval then doubles.",
+			accepted: "a number > 0 and <= 1", check: checkFloat(0, 1, true)},
+		{key: "supervisors.convergence.max_interval", doc: "Ceiling for a doubled interval, in tasks.",
+			accepted: "an integer >= 1, not below the supervisors' intervals", check: checkInt(atLeast(1))},
+		{key: "supervisors.deny", doc: "Globs of paths never sent to a cloud model (matched against the path and its base name; `**` spans directories). Lists from every source are appended: a project can add patterns, never remove one.",
+			accepted: "a list of glob patterns", each: checkGlob},
+
+		{key: "limits.max_tasks", doc: "Most tasks in one run.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "limits.max_retries", doc: "Retries of one task after a failed QA before it is marked failed.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
+		{key: "limits.max_actions", doc: "Most tool calls in one Implementor loop.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "limits.max_wall_time", doc: "Longest a run may take; it then stops cleanly and can be resumed.", accepted: "a duration > 0", check: checkDuration(true)},
+		{key: "limits.review_interval", doc: "Completed tasks between Assessor reviews (it also reviews at milestone end).", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "limits.polish_tasks", doc: "Most tasks of the polish phase (cleanup directives only). 0: no polish phase.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
+		{key: "limits.directive_max_age", doc: "Completed tasks after which an unhandled cleanup directive is dropped.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "limits.max_cleanup_directives", doc: "Most pending cleanup directives; the oldest is dropped beyond it.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
+		{key: "limits.token_budgets", doc: "Prompt budget in tokens per caller label. Merged by key across sources.",
+			accepted: "a mapping with keys scope_agent, task_planner, implementor, qa, assessor, summarizer, supervisor"},
+		{key: "limits.token_budgets.*", doc: "Budget for one label.", accepted: "an integer >= 256", check: checkInt(atLeast(256))},
+		{key: "limits.gate_output_bytes", doc: "Bytes of a gate's output kept (the tail) for QA and the report.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+
+		{key: "knowledge.dir", doc: "Knowledge store, relative to the repository root.", accepted: "a relative path inside the repository", check: checkString(checkLocalPath)},
+		{key: "knowledge.budget_tokens", doc: "Tokens of knowledge injected into a prompt. 0: none.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
+		{key: "knowledge.promote_after", doc: "Tasks a provisional supervisor document must be used without trouble before it becomes established.",
+			accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+
+		{key: "rag.enabled", doc: "Keep a retrieval index of knowledge and code under `.lemmings/index/`."},
+		{key: "rag.embedder", doc: "`ollama`: the embedding role; `offline`: a model-free embedder (forced by `offline: true`).",
+			accepted: "ollama, offline", check: checkString(oneOf("ollama", "offline"))},
+		{key: "rag.max_file_bytes", doc: "Files larger than this are not indexed.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "rag.top_k", doc: "Chunks returned by one search.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+
+		{key: "prompts.global", doc: "Preamble placed first in every prompt (a user-wide voice; put it in the user file)."},
+		{key: "prompts.project", doc: "Preamble placed after the global one (this project's context; put it in the project file)."},
+		{key: "prompts.dir", doc: "Directory of per-project role template overrides (`<role>.tmpl`), relative to the repository root.",
+			accepted: "a relative path inside the repository", check: checkString(checkLocalPath)},
+
+		{key: "log.prompts", doc: "Append every prompt and response (secrets redacted) to `.lemmings/prompts.jsonl`."},
+		{key: "log.level", doc: "Least severity of the log lines lemmings prints.", accepted: "debug, info, warn, error", check: checkString(oneOf("debug", "info", "warn", "error"))},
+
+		{key: "offline", doc: "Work with no network: supervisors off, offline RAG embedder. Only local model servers are called."},
+	}
+}
+
+// specFor returns the spec of a dotted key (matching "*" patterns), or of the
+// nearest parent that has one (an option inside roles.*.options).
+func specFor(key string) (spec, bool) {
+	all := specs()
+	for k := key; ; {
+		for _, s := range all {
+			if matchPattern(s.key, k) {
+				return s, true
+			}
+		}
+		i := strings.LastIndexByte(k, '.')
+		if i < 0 {
+			return spec{}, false
+		}
+		k = k[:i]
+	}
+}
+
+// specForExact returns the spec whose pattern matches the key itself.
+func specForExact(key string) (spec, bool) {
+	for _, s := range specs() {
+		if matchPattern(s.key, key) {
+			return s, true
+		}
+	}
+	return spec{}, false
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func checkString(f func(string) string) func(any) string {
+	return func(v any) string {
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Sprintf("expected a string, got %T", v)
+		}
+		return f(s)
+	}
+}
+
+func checkInt(f func(int) string) func(any) string {
+	return func(v any) string {
+		n, ok := v.(int)
+		if !ok {
+			return fmt.Sprintf("expected an integer, got %T", v)
+		}
+		return f(n)
+	}
+}
+
+func atLeast(min int) func(int) string {
+	return func(n int) string {
+		if n < min {
+			return fmt.Sprintf("%d is below %d", n, min)
+		}
+		return ""
+	}
+}
+
+// checkFloat accepts lo..hi; openLo excludes lo itself.
+func checkFloat(lo, hi float64, openLo bool) func(any) string {
+	return func(v any) string {
+		f, ok := v.(float64)
+		if !ok {
+			return fmt.Sprintf("expected a number, got %T", v)
+		}
+		switch {
+		case math.IsNaN(f) || math.IsInf(f, 0):
+			return "not a finite number"
+		case openLo && f <= lo:
+			return fmt.Sprintf("%s must be above %s", fmtFloat(f), fmtFloat(lo))
+		case f < lo:
+			return fmt.Sprintf("%s is below %s", fmtFloat(f), fmtFloat(lo))
+		case f > hi:
+			return fmt.Sprintf("%s is above %s", fmtFloat(f), fmtFloat(hi))
+		}
+		return ""
+	}
+}
+
+func checkTemperature(v any) string {
+	p, ok := v.(*float64)
+	if !ok {
+		return fmt.Sprintf("expected a number, got %T", v)
+	}
+	if p == nil {
+		return ""
+	}
+	return checkFloat(0, 2, false)(*p)
+}
+
+func checkDuration(positive bool) func(any) string {
+	return func(v any) string {
+		d, ok := v.(time.Duration)
+		if !ok {
+			return fmt.Sprintf("expected a duration, got %T", v)
+		}
+		if d < 0 || (positive && d == 0) {
+			if positive {
+				return fmt.Sprintf("%s must be above 0", formatDuration(d))
+			}
+			return fmt.Sprintf("%s is negative", formatDuration(d))
+		}
+		return ""
+	}
+}
+
+func oneOf(accepted ...string) func(string) string {
+	return func(s string) string {
+		if slices.Contains(accepted, s) {
+			return ""
+		}
+		msg := fmt.Sprintf("unknown value %q", s)
+		if near := closest(s, accepted); near != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		return msg
+	}
+}
+
+func nonEmpty(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "must not be empty"
+	}
+	return ""
+}
+
+func checkURL(emptyOK bool) func(string) string {
+	return func(s string) string {
+		if s == "" && emptyOK {
+			return ""
+		}
+		u, err := url.Parse(s)
+		if err != nil {
+			return fmt.Sprintf("not a URL: %v", err)
+		}
+		if u.Scheme != "http" && u.Scheme != "https" {
+			return fmt.Sprintf("%q needs an http:// or https:// scheme", s)
+		}
+		if u.Host == "" {
+			return fmt.Sprintf("%q has no host", s)
+		}
+		return ""
+	}
+}
+
+// checkKeepAlive accepts what Ollama accepts for keep_alive.
+func checkKeepAlive(s string) string {
+	if s == "" {
+		return ""
+	}
+	if _, err := time.ParseDuration(s); err == nil {
+		return ""
+	}
+	if _, err := strconv.Atoi(s); err == nil {
+		return ""
+	}
+	return fmt.Sprintf("%q is neither a duration nor a number of seconds", s)
+}
+
+func checkLocalPath(s string) string {
+	if s == "" {
+		return "must not be empty"
+	}
+	if !filepath.IsLocal(filepath.FromSlash(s)) {
+		return fmt.Sprintf("%q leaves the repository (absolute, or with ..)", s)
+	}
+	return ""
+}
+
+func checkGlob(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "an empty pattern"
+	}
+	for _, part := range strings.Split(s, "/") {
+		if part == "**" {
+			continue
+		}
+		if _, err := path.Match(part, ""); err != nil {
+			return fmt.Sprintf("%q is not a valid glob: %v", s, err)
+		}
+	}
+	return ""
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// formatDuration writes durations as people write them: 10m, 4h, 1h30m, 90s.
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// closest returns the candidate nearest to s when it is near enough to be a
+// typo: one edit for short words, two for longer ones.
+func closest(s string, candidates []string) string {
+	best, bestD := "", min(2, max(1, len(s)/3))+1
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(s), c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal-string-alignment distance between a and b.
+func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1) // a transposition is one typo
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
