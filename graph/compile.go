@@ -1,0 +1,301 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// endIdx stands for End among successor indexes.
+const endIdx = -1
+
+// Node flags resolved at Compile.
+const (
+	flagInterruptBefore = 1 << iota
+	flagInterruptAfter
+	flagSideEffects
+)
+
+// Compiled is a validated graph, ready to run. It is immutable and safe for
+// concurrent runs with different ids.
+type Compiled[S any] struct {
+	nodes  []cnode[S]
+	start  cnode[S] // Start's edges, evaluated on the initial state
+	byName map[string]int
+
+	cp        Checkpointer
+	limit     int
+	sinks     []Sink
+	meta      func(context.Context, S) map[string]string
+	merge     func(S, []string, []S) (S, error)
+	stop      func(string) bool
+	snapBytes int
+	plan      *statePlan
+	mermaid   string
+}
+
+type cnode[S any] struct {
+	name   string
+	fn     NodeFunc[S]
+	cfg    nodeConfig
+	flags  uint8
+	static []int // successors by static edge (endIdx for End), sorted
+	conds  []ccond[S]
+	single int  // the only successor when there is exactly one static edge and no router
+	simple bool // single is valid
+}
+
+type ccond[S any] struct {
+	route  func(S) string
+	dest   map[string]int // route value → node index or endIdx
+	labels bool           // route values are labels (AddConditionalEdgesMap)
+	names  []string       // declared route values, for errors
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Compile validates the graph and the state type and returns a runnable graph.
+// The error names every problem found: unknown nodes in edges, nodes not
+// reachable from Start, nodes with no way to End, a missing entry, state
+// fields that cannot be checkpointed, and options that do not fit.
+func (g *Graph[S]) Compile(opts ...CompileOption) (*Compiled[S], error) {
+	cfg := compileConfig{recursionLimit: DefaultRecursionLimit, snapshotBytes: DefaultSnapshotBytes}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	errs := append([]error(nil), g.errs...)
+	c := &Compiled[S]{byName: map[string]int{}, cp: cfg.checkpointer, limit: cfg.recursionLimit,
+		sinks: cfg.sinks, stop: cfg.stopCheck, snapBytes: cfg.snapshotBytes}
+	for i, n := range g.nodes {
+		c.byName[n.name] = i
+		c.nodes = append(c.nodes, cnode[S]{name: n.name, fn: n.fn, cfg: n.cfg})
+		if n.cfg.sideEffects {
+			c.nodes[i].flags |= flagSideEffects
+		}
+	}
+	c.start.name = Start
+	node := func(name string) *cnode[S] {
+		if name == Start {
+			return &c.start
+		}
+		if i, ok := c.byName[name]; ok {
+			return &c.nodes[i]
+		}
+		return nil
+	}
+	dest := func(name string) (int, bool) {
+		if name == End {
+			return endIdx, true
+		}
+		i, ok := c.byName[name]
+		return i, ok
+	}
+	for _, e := range g.edges {
+		from := node(e.from)
+		to, ok := dest(e.to)
+		switch {
+		case e.from == End:
+			errs = append(errs, fmt.Errorf("edge %s → %s: End has no outgoing edges", e.from, e.to))
+		case from == nil:
+			errs = append(errs, fmt.Errorf("edge %s → %s: unknown node %q", e.from, e.to, e.from))
+		case e.to == Start:
+			errs = append(errs, fmt.Errorf("edge %s → %s: no edge may lead to Start", e.from, e.to))
+		case !ok:
+			errs = append(errs, fmt.Errorf("edge %s → %s: unknown node %q", e.from, e.to, e.to))
+		default:
+			if !containsInt(from.static, to) {
+				from.static = append(from.static, to)
+			}
+		}
+	}
+	for _, cd := range g.conds {
+		from := node(cd.from)
+		if from == nil {
+			errs = append(errs, fmt.Errorf("conditional edges from %q: unknown node", cd.from))
+			continue
+		}
+		cc := ccond[S]{route: cd.route, dest: map[string]int{}, labels: cd.routes != nil}
+		bad := false
+		keys := cd.dests
+		if cd.routes != nil {
+			keys = sortedKeys(cd.routes)
+		}
+		for _, k := range keys {
+			target := k
+			if cd.routes != nil {
+				target = cd.routes[k]
+			}
+			i, ok := dest(target)
+			if !ok {
+				errs = append(errs, fmt.Errorf("conditional edges from %q: unknown destination %q", cd.from, target))
+				bad = true
+				continue
+			}
+			cc.dest[k] = i
+			cc.names = append(cc.names, k)
+		}
+		if !bad {
+			from.conds = append(from.conds, cc)
+		}
+	}
+	errs = append(errs, c.checkTopology()...)
+	for _, name := range cfg.interruptBefore {
+		if i, ok := c.byName[name]; ok {
+			c.nodes[i].flags |= flagInterruptBefore
+		} else {
+			errs = append(errs, fmt.Errorf("WithInterruptBefore: unknown node %q", name))
+		}
+	}
+	for _, name := range cfg.interruptAfter {
+		if i, ok := c.byName[name]; ok {
+			c.nodes[i].flags |= flagInterruptAfter
+		} else {
+			errs = append(errs, fmt.Errorf("WithInterruptAfter: unknown node %q", name))
+		}
+	}
+	if cfg.recursionLimit < 1 {
+		errs = append(errs, fmt.Errorf("WithRecursionLimit(%d): the limit must be at least 1", cfg.recursionLimit))
+	}
+	if cfg.snapshotBytes < 1 {
+		errs = append(errs, fmt.Errorf("WithSnapshotBytes(%d): must be at least 1", cfg.snapshotBytes))
+	}
+	stateType := reflect.TypeFor[S]()
+	if cfg.metadata != nil {
+		fn, ok := cfg.metadata.(func(context.Context, S) map[string]string)
+		if !ok {
+			errs = append(errs, fmt.Errorf("WithMetadata: function %T does not take the graph's state type %v", cfg.metadata, stateType))
+		}
+		c.meta = fn
+	}
+	if cfg.merge != nil {
+		fn, ok := cfg.merge.(func(S, []string, []S) (S, error))
+		if !ok {
+			errs = append(errs, fmt.Errorf("WithMerge: function %T does not take the graph's state type %v", cfg.merge, stateType))
+		}
+		c.merge = fn
+	}
+	plan, err := buildPlan(stateType)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.plan = plan
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("graph: compile: %w", errors.Join(errs...))
+	}
+	for i := range c.nodes {
+		n := &c.nodes[i]
+		sort.Ints(n.static)
+		if len(n.static) == 1 && len(n.conds) == 0 {
+			n.single, n.simple = n.static[0], true
+		}
+	}
+	sort.Ints(c.start.static)
+	c.mermaid = g.renderMermaid()
+	return c, nil
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// successorsOf lists every node n may lead to (endIdx included).
+func (n *cnode[S]) successorsOf() []int {
+	out := append([]int(nil), n.static...)
+	for _, cc := range n.conds {
+		for _, d := range cc.dest {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// checkTopology: an entry, every node reachable from Start, every node with a
+// way out and a path to End.
+func (c *Compiled[S]) checkTopology() []error {
+	var errs []error
+	if len(c.start.static) == 0 && len(c.start.conds) == 0 {
+		return append(errs, fmt.Errorf("missing entry: add an edge from graph.Start to the first node"))
+	}
+	seen := make([]bool, len(c.nodes))
+	queue := []int{}
+	for _, d := range c.start.successorsOf() {
+		if d != endIdx && !seen[d] {
+			seen[d] = true
+			queue = append(queue, d)
+		}
+	}
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		for _, d := range c.nodes[i].successorsOf() {
+			if d != endIdx && !seen[d] {
+				seen[d] = true
+				queue = append(queue, d)
+			}
+		}
+	}
+	var unreachable, noExit, noEnd []string
+	reachesEnd := make([]bool, len(c.nodes))
+	for changed := true; changed; {
+		changed = false
+		for i := range c.nodes {
+			if reachesEnd[i] {
+				continue
+			}
+			for _, d := range c.nodes[i].successorsOf() {
+				if d == endIdx || reachesEnd[d] {
+					reachesEnd[i], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	for i, n := range c.nodes {
+		switch {
+		case !seen[i]:
+			unreachable = append(unreachable, n.name)
+		case len(n.static) == 0 && len(n.conds) == 0:
+			noExit = append(noExit, n.name)
+		case !reachesEnd[i]:
+			noEnd = append(noEnd, n.name)
+		}
+	}
+	if len(unreachable) > 0 {
+		errs = append(errs, fmt.Errorf("nodes not reachable from Start: %s", strings.Join(unreachable, ", ")))
+	}
+	if len(noExit) > 0 {
+		errs = append(errs, fmt.Errorf("nodes with no outgoing edge (add an edge, to End if they finish the run): %s", strings.Join(noExit, ", ")))
+	}
+	if len(noEnd) > 0 {
+		errs = append(errs, fmt.Errorf("nodes with no path to End (a loop without an exit): %s", strings.Join(noEnd, ", ")))
+	}
+	return errs
+}
+
+// Mermaid renders the graph as a Mermaid flowchart; conditional edges are
+// dotted and carry their route labels.
+func (c *Compiled[S]) Mermaid() string { return c.mermaid }
+
+// Nodes lists the node names in declaration order.
+func (c *Compiled[S]) Nodes() []string {
+	out := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		out[i] = n.name
+	}
+	return out
+}

@@ -1,0 +1,252 @@
+package graph
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Status is the state of a stored run.
+type Status string
+
+// Run statuses. Every status but StatusDone can be resumed.
+const (
+	StatusRunning     Status = "running"     // a process is advancing it, or it crashed (see RunInfo.Active)
+	StatusPaused      Status = "paused"      // an interrupt stopped it
+	StatusHalted      Status = "halted"      // the stop check stopped it
+	StatusInterrupted Status = "interrupted" // its context was cancelled
+	StatusFailed      Status = "failed"      // a node, router, merge or store failed
+	StatusDone        Status = "done"        // it reached End
+)
+
+var statusCodes = [...]Status{1: StatusRunning, 2: StatusPaused, 3: StatusHalted, 4: StatusInterrupted, 5: StatusFailed, 6: StatusDone}
+
+func statusCode(s Status) byte {
+	for i, v := range statusCodes {
+		if v == s && i > 0 {
+			return byte(i)
+		}
+	}
+	return 0
+}
+
+const (
+	payloadVersion   = 1
+	flagPausedBefore = 1 << 0 // paused before Next ran: Resume does not pause there again
+	flagMeta         = 1 << 1
+)
+
+// entry is a decoded record: one checkpoint, branch write or status change.
+type entry struct {
+	kind         RecordKind
+	step         int
+	status       Status
+	pausedBefore bool
+	created      time.Time
+	time         time.Time
+	nodes        []string // nodes that ran (delta, snapshot) or the branch (write)
+	next         []string
+	reason       string // interrupt reason
+	errMsg       string
+	meta         map[string]string // nil when not stored in this record
+	changes      []change
+	size         int // bytes of the stored payload
+}
+
+var errShort = errors.New("truncated payload")
+
+// encodePayload appends the binary form of e (kind and step live in the frame).
+func encodePayload(buf []byte, e *entry) []byte {
+	flags := byte(0)
+	if e.pausedBefore {
+		flags |= flagPausedBefore
+	}
+	if e.meta != nil {
+		flags |= flagMeta
+	}
+	buf = append(buf, payloadVersion, statusCode(e.status), flags)
+	buf = binary.AppendVarint(buf, e.created.UnixNano())
+	buf = binary.AppendVarint(buf, e.time.UnixNano())
+	buf = appendStrings(buf, e.nodes)
+	buf = appendStrings(buf, e.next)
+	buf = appendString(buf, e.reason)
+	buf = appendString(buf, e.errMsg)
+	if e.meta != nil {
+		keys := make([]string, 0, len(e.meta))
+		for k := range e.meta {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		buf = binary.AppendUvarint(buf, uint64(len(keys)))
+		for _, k := range keys {
+			buf = appendString(buf, k)
+			buf = appendString(buf, e.meta[k])
+		}
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(e.changes)))
+	for _, c := range e.changes {
+		buf = appendString(buf, c.field)
+		buf = append(buf, c.op)
+		buf = binary.AppendUvarint(buf, uint64(len(c.value)))
+		buf = append(buf, c.value...)
+	}
+	return buf
+}
+
+func appendString(buf []byte, s string) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(s)))
+	return append(buf, s...)
+}
+
+func appendStrings(buf []byte, ss []string) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(ss)))
+	for _, s := range ss {
+		buf = appendString(buf, s)
+	}
+	return buf
+}
+
+// decoder reads a payload; every length is checked against what remains, so
+// corrupted bytes give an error, never a panic or a huge allocation.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+}
+
+func (d *decoder) byte1() byte {
+	if d.err != nil || len(d.b) < 1 {
+		d.fail(errShort)
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail(errors.New("bad varint"))
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail(errors.New("bad varint"))
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) bytesN() []byte {
+	n := d.uvarint()
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.fail(errShort)
+		return nil
+	}
+	out := d.b[:n:n]
+	d.b = d.b[n:]
+	return out
+}
+
+func (d *decoder) str() string { return string(d.bytesN()) }
+
+// count reads a count of items each at least min bytes long.
+func (d *decoder) count(min int) int {
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.b)/min) {
+		d.fail(fmt.Errorf("count %d exceeds payload", n))
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) strs() []string {
+	n := d.count(1)
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		out = append(out, d.str())
+	}
+	return out
+}
+
+// decodePayload parses a record's payload.
+func decodePayload(kind RecordKind, step int, b []byte) (*entry, error) {
+	d := &decoder{b: b}
+	e := &entry{kind: kind, step: step, size: len(b)}
+	if v := d.byte1(); d.err == nil && v != payloadVersion {
+		return nil, fmt.Errorf("unknown payload version %d", v)
+	}
+	sc := d.byte1()
+	if d.err == nil && (sc == 0 || int(sc) >= len(statusCodes)) {
+		return nil, fmt.Errorf("unknown status code %d", sc)
+	}
+	flags := d.byte1()
+	if d.err == nil && flags&^(flagPausedBefore|flagMeta) != 0 {
+		return nil, fmt.Errorf("unknown flags %#x", flags)
+	}
+	e.pausedBefore = flags&flagPausedBefore != 0
+	e.created = time.Unix(0, d.varint())
+	e.time = time.Unix(0, d.varint())
+	e.nodes = d.strs()
+	e.next = d.strs()
+	e.reason = d.str()
+	e.errMsg = d.str()
+	if flags&flagMeta != 0 {
+		n := d.count(2)
+		e.meta = make(map[string]string, n)
+		for i := 0; i < n && d.err == nil; i++ {
+			k := d.str()
+			e.meta[k] = d.str()
+		}
+	}
+	n := d.count(3)
+	if n > 0 {
+		e.changes = make([]change, 0, n)
+	}
+	for i := 0; i < n && d.err == nil; i++ {
+		var c change
+		c.field = d.str()
+		c.op = d.byte1()
+		c.value = d.bytesN()
+		if d.err == nil && c.op != opSet && c.op != opAppend {
+			return nil, fmt.Errorf("unknown field operation %d", c.op)
+		}
+		e.changes = append(e.changes, c)
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if len(d.b) != 0 {
+		return nil, fmt.Errorf("%d trailing bytes", len(d.b))
+	}
+	if sc > 0 {
+		e.status = statusCodes[sc]
+	}
+	return e, nil
+}

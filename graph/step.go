@@ -1,0 +1,268 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"time"
+)
+
+// single runs a step of one node.
+func (r *runner[S]) single(ctx context.Context, idx int) (out S, next []int, changes []change, interrupt string, err error) {
+	step := r.step + 1
+	var dur time.Duration
+	out, dur, err = r.runNode(ctx, idx, r.state, step)
+	var ie *InterruptError
+	if err != nil {
+		if !errors.As(err, &ie) {
+			return out, nil, nil, "", err
+		}
+		interrupt = ie.Reason
+	}
+	if r.track {
+		if changes, err = r.tr.diff(&out); err != nil {
+			return out, nil, nil, "", fmt.Errorf("graph: run %s: node %q returned a state that cannot be stored: %w", r.runID, r.c.nodes[idx].name, err)
+		}
+	}
+	if r.em != nil {
+		r.emit(Event{Kind: EventNodeEnd, Step: step, Node: r.c.nodes[idx].name, Duration: dur, Changed: changedNames(changes)})
+	}
+	n := &r.c.nodes[idx]
+	if n.simple {
+		next = r.spare[:0]
+		if n.single != endIdx {
+			next = append(next, n.single)
+		}
+		return out, next, changes, interrupt, nil
+	}
+	next, err = r.successors(ctx, []int{idx}, []S{out})
+	return out, next, changes, interrupt, err
+}
+
+// successors lists the nodes that follow ran (-1 stands for Start), each
+// router seeing its own node's result; sorted, without End or duplicates.
+func (r *runner[S]) successors(_ context.Context, ran []int, outs []S) ([]int, error) {
+	next := r.spare[:0]
+	add := func(d int) {
+		if d != endIdx && !r.seen[d] {
+			r.seen[d] = true
+			next = append(next, d)
+		}
+	}
+	var err error
+	for k, i := range ran {
+		n := &r.c.start
+		if i >= 0 {
+			n = &r.c.nodes[i]
+		}
+		for _, d := range n.static {
+			add(d)
+		}
+		for _, cc := range n.conds {
+			key := cc.route(outs[k])
+			d, ok := cc.dest[key]
+			if !ok {
+				err = &RouteError{Node: n.name, Destination: key, Declared: cc.names}
+				break
+			}
+			add(d)
+		}
+	}
+	for _, d := range next {
+		r.seen[d] = false
+	}
+	if err != nil {
+		return nil, err
+	}
+	sort.Ints(next)
+	return next, nil
+}
+
+// runNode runs one node with its timeout and retry policy; panics become a
+// *NodeError with the stack. It returns the successful attempt's duration.
+func (r *runner[S]) runNode(ctx context.Context, idx int, in S, step int) (S, time.Duration, error) {
+	n := &r.c.nodes[idx]
+	attempts := max(1, n.cfg.retry.MaxAttempts)
+	for attempt := 1; ; attempt++ {
+		nctx := ctx
+		var t0 time.Time
+		if r.em != nil {
+			nctx = context.WithValue(ctx, emitKey{}, &nodeScope{em: r.em, node: n.name, step: step})
+			r.emit(Event{Kind: EventNodeStart, Step: step, Node: n.name, Attempt: attempt})
+			t0 = time.Now()
+		}
+		var cancel context.CancelFunc
+		if n.cfg.timeout > 0 {
+			nctx, cancel = context.WithTimeout(nctx, n.cfg.timeout)
+		}
+		out, err, stack := callNode(nctx, n.fn, in)
+		if cancel != nil {
+			if ctx.Err() == nil && errors.Is(nctx.Err(), context.DeadlineExceeded) {
+				// A result after the deadline is discarded: the caller asked for bounded time.
+				err = fmt.Errorf("timed out after %v: %w", n.cfg.timeout, context.DeadlineExceeded)
+			}
+			cancel()
+		}
+		var dur time.Duration
+		if r.em != nil {
+			dur = time.Since(t0)
+		}
+		if err == nil {
+			return out, dur, nil
+		}
+		var ie *InterruptError
+		if errors.As(err, &ie) {
+			return out, dur, err
+		}
+		if ctx.Err() != nil {
+			return out, dur, err
+		}
+		ne := &NodeError{Node: n.name, Step: step, Attempt: attempt, Err: err, Stack: stack}
+		if r.em != nil {
+			r.emit(Event{Kind: EventNodeEnd, Step: step, Node: n.name, Attempt: attempt, Duration: dur, Error: err.Error()})
+		}
+		if attempt >= attempts || stack != "" || (n.cfg.retry.Retryable != nil && !n.cfg.retry.Retryable(err)) {
+			return out, dur, ne
+		}
+		wait := backoff(n.cfg.retry, attempt)
+		r.emit(Event{Kind: EventRetry, Step: step, Node: n.name, Attempt: attempt + 1, Duration: wait, Error: err.Error()})
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return out, dur, ne
+		case <-t.C:
+		}
+	}
+}
+
+// backoff is the wait after attempt: doubling from InitialBackoff up to
+// MaxBackoff, scaled down by up to Jitter.
+func backoff(p RetryPolicy, attempt int) time.Duration {
+	d := p.InitialBackoff
+	if d == 0 {
+		d = 100 * time.Millisecond
+	}
+	limit := p.MaxBackoff
+	if limit == 0 {
+		limit = 30 * time.Second
+	}
+	for i := 1; i < attempt && d < limit; i++ {
+		d *= 2
+	}
+	d = min(d, limit)
+	if p.Jitter > 0 {
+		d = time.Duration(float64(d) * (1 - p.Jitter*rand.Float64()))
+	}
+	return d
+}
+
+// callNode calls fn, turning a panic into an error and a stack.
+func callNode[S any](ctx context.Context, fn NodeFunc[S], s S) (out S, err error, stack string) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+			stack = string(debug.Stack())
+		}
+	}()
+	out, err = fn(ctx, s)
+	return out, err, ""
+}
+
+// parallel runs a step of several nodes at once, each on its own copy of the
+// state. Every branch that finishes is recorded at once (a RecordWrite), so
+// a crash or a failing sibling never makes it run again; branches recorded
+// before a crash are not rerun on resume. The step fails after every branch
+// has returned if any failed.
+func (r *runner[S]) parallel(ctx context.Context, ran []int) (out S, next []int, changes []change, interrupt string, err error) {
+	step := r.step + 1
+	if !r.track {
+		// No per-step tracking without store or sinks: build it for this join.
+		r.tr = newTracker[S](r.c.plan)
+		if _, err := r.tr.reset(r.state); err != nil {
+			return out, nil, nil, "", err
+		}
+	}
+	base := clipSlices(r.state)
+	outs := make([]S, len(ran))
+	reasons := make([]string, len(ran))
+	errs := make([]error, len(ran))
+	var wg sync.WaitGroup
+	for k, idx := range ran {
+		name := r.c.nodes[idx].name
+		if pw, ok := r.pending[name]; ok {
+			s := base
+			if err := applyChanges(r.c.plan, &s, pw.changes); err != nil {
+				return out, nil, nil, "", fmt.Errorf("graph: run %s: stored result of %s: %w", r.runID, name, err)
+			}
+			outs[k], reasons[k] = s, pw.reason
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o, dur, err := r.runNode(ctx, idx, base, step)
+			var ie *InterruptError
+			if err != nil && !errors.As(err, &ie) {
+				errs[k] = err
+				return
+			}
+			if ie != nil {
+				reasons[k] = ie.Reason
+			}
+			ch, derr := r.tr.diff(&o)
+			if derr != nil {
+				errs[k] = fmt.Errorf("graph: run %s: node %q returned a state that cannot be stored: %w", r.runID, name, derr)
+				return
+			}
+			if r.w != nil {
+				if err := r.storeWrite(ctx, name, pendingWrite{changes: ch, reason: reasons[k]}); err != nil {
+					errs[k] = err
+					return
+				}
+			}
+			outs[k] = o
+			r.emit(Event{Kind: EventNodeEnd, Step: step, Node: name, Duration: dur, Changed: changedNames(ch)})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return out, nil, nil, "", err
+	}
+	for _, reason := range reasons {
+		if reason != "" {
+			interrupt = reason
+			break
+		}
+	}
+	names := r.names(ran)
+	out, err = r.mergeResults(base, names, outs)
+	if err != nil {
+		return out, nil, nil, "", err
+	}
+	if r.track {
+		if changes, err = r.tr.diff(&out); err != nil {
+			return out, nil, nil, "", fmt.Errorf("graph: run %s: merged state cannot be stored: %w", r.runID, err)
+		}
+	}
+	next, err = r.successors(ctx, ran, outs)
+	return out, next, changes, interrupt, err
+}
+
+// clipSlices caps every slice field at its length, so that branches appending
+// to the same list each get their own array instead of writing into a shared one.
+func clipSlices[S any](s S) S {
+	v := reflect.ValueOf(&s).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		if f.Kind() == reflect.Slice && f.CanSet() && f.Cap() > f.Len() {
+			f.Set(f.Slice3(0, f.Len(), f.Len()))
+		}
+	}
+	return s
+}
