@@ -1,0 +1,337 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"text/template"
+)
+
+// InstructionsTemplate is the name of the optional sub-template a role
+// template may define ({{define "instructions"}}…{{end}}): rendered with the
+// same data, it becomes the last, required context section, "## INSTRUCTIONS".
+const InstructionsTemplate = "instructions"
+
+// Section is one titled block of context, rendered as "## TITLE\nbody".
+// When the prompt is over budget, sections with the lowest Priority go first;
+// Required ones are never dropped or cut.
+type Section struct {
+	Title    string
+	Body     string
+	Priority int
+	Required bool
+}
+
+// Prompt is a composed prompt: a system message and a user message.
+type Prompt struct {
+	Messages []Message
+	// Dropped names the sections left out ("TITLE") or cut short
+	// ("TITLE (truncated)") to fit the budget.
+	Dropped []string
+	Tokens  int // estimated (CountTokens)
+}
+
+// Composer builds prompts in a fixed order: the system message is the global
+// preamble, the project preamble and the role's template, in that order (empty
+// parts left out); then the context sections, in the order given, in one user
+// message, so stable sections come first and local prompt caches are reused.
+type Composer struct {
+	global, project string
+	templates       map[string]*template.Template
+	origin          map[string]string // role → where its template came from
+}
+
+var templateFuncs = template.FuncMap{
+	"join": strings.Join,
+	"trim": strings.TrimSpace,
+	"json": func(v any) (string, error) {
+		b, err := json.Marshal(v)
+		return string(b), err
+	},
+}
+
+// NewComposer parses every template up front, so a broken one is an error at
+// start naming its file. defaults holds the built-in <role>.tmpl files (at its
+// root; may be nil); overrideDir (may be "" or missing) holds a project's
+// <role>.tmpl overrides, each of which must replace a built-in template when
+// there are built-ins. An override that does not define "instructions"
+// keeps the built-in's.
+func NewComposer(defaults fs.FS, overrideDir, globalPreamble, projectPreamble string) (*Composer, error) {
+	c := &Composer{global: globalPreamble, project: projectPreamble,
+		templates: map[string]*template.Template{}, origin: map[string]string{}}
+	if defaults != nil {
+		names, err := fs.Glob(defaults, "*.tmpl")
+		if err != nil {
+			return nil, fmt.Errorf("llm: list prompt templates: %w", err)
+		}
+		for _, name := range names {
+			text, err := fs.ReadFile(defaults, name)
+			if err != nil {
+				return nil, fmt.Errorf("llm: read prompt template %s: %w", name, err)
+			}
+			role := strings.TrimSuffix(path.Base(name), ".tmpl")
+			t, err := parseTemplate(role, string(text))
+			if err != nil {
+				return nil, fmt.Errorf("llm: built-in prompt template %s: %w", name, err)
+			}
+			c.templates[role], c.origin[role] = t, "built-in "+name
+		}
+	}
+	if overrideDir == "" {
+		return c, nil
+	}
+	entries, err := os.ReadDir(overrideDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("llm: prompt overrides: %w", err)
+	}
+	builtins := len(c.templates) > 0
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".tmpl") {
+			continue
+		}
+		file := filepath.Join(overrideDir, e.Name())
+		role := strings.TrimSuffix(e.Name(), ".tmpl")
+		base, known := c.templates[role]
+		if builtins && !known {
+			return nil, fmt.Errorf("llm: prompt override %s: there is no template %q to override (known: %s)",
+				file, role, strings.Join(c.Roles(), ", "))
+		}
+		text, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("llm: prompt override: %w", err)
+		}
+		t, err := parseTemplate(role, string(text))
+		if err != nil {
+			return nil, fmt.Errorf("llm: prompt override %s: %w", file, err)
+		}
+		if known && t.Lookup(InstructionsTemplate) == nil {
+			if inst := base.Lookup(InstructionsTemplate); inst != nil {
+				if _, err := t.AddParseTree(InstructionsTemplate, inst.Tree); err != nil {
+					return nil, fmt.Errorf("llm: prompt override %s: %w", file, err)
+				}
+			}
+		}
+		c.templates[role], c.origin[role] = t, file
+	}
+	return c, nil
+}
+
+func parseTemplate(name, text string) (*template.Template, error) {
+	return template.New(name).Option("missingkey=error").Funcs(templateFuncs).Parse(text)
+}
+
+// Roles lists the template names, sorted.
+func (c *Composer) Roles() []string {
+	out := make([]string, 0, len(c.templates))
+	for r := range c.templates {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Origin says where role's template came from: "built-in <file>" or the
+// override's path.
+func (c *Composer) Origin(role string) string { return c.origin[role] }
+
+// Compose renders role's template with data and assembles the prompt. With
+// budget > 0 (tokens, as CountTokens counts) it packs the sections: whole
+// sections with the lowest Priority are dropped first (the later one on a
+// tie) while the overflow is at least their size, then the largest remaining
+// optional section is cut at a line boundary with a marker. If the required
+// parts alone exceed the budget the error is a KindContextTooLarge *Error.
+func (c *Composer) Compose(role string, data any, budget int, sections ...Section) (Prompt, error) {
+	t, ok := c.templates[role]
+	if !ok {
+		return Prompt{}, fmt.Errorf("llm: no prompt template %q (known: %s)", role, strings.Join(c.Roles(), ", "))
+	}
+	var body bytes.Buffer
+	if err := t.Execute(&body, data); err != nil {
+		return Prompt{}, fmt.Errorf("llm: render prompt %s (%s): %w", role, c.origin[role], err)
+	}
+	var secs []Section
+	hasInstructions := false
+	for _, s := range sections {
+		if strings.EqualFold(strings.TrimSpace(s.Title), "INSTRUCTIONS") {
+			hasInstructions = true
+		}
+		if strings.TrimSpace(s.Body) != "" {
+			secs = append(secs, s)
+		}
+	}
+	if inst := t.Lookup(InstructionsTemplate); inst != nil && !hasInstructions {
+		var ib bytes.Buffer
+		if err := inst.Execute(&ib, data); err != nil {
+			return Prompt{}, fmt.Errorf("llm: render prompt %s instructions (%s): %w", role, c.origin[role], err)
+		}
+		if strings.TrimSpace(ib.String()) != "" {
+			secs = append(secs, Section{Title: "INSTRUCTIONS", Body: ib.String(), Required: true})
+		}
+	}
+	system := joinNonEmpty(c.global, c.project, body.String())
+	kept, dropped, err := pack(system, secs, budget)
+	if err != nil {
+		return Prompt{}, err
+	}
+	msgs := promptMessages(system, renderSections(kept))
+	return Prompt{Messages: msgs, Dropped: dropped, Tokens: countMessages(msgs, nil)}, nil
+}
+
+func joinNonEmpty(parts ...string) string {
+	var keep []string
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, "\n\n")
+}
+
+func renderSections(secs []Section) string {
+	var b strings.Builder
+	for i, s := range secs {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString("## ")
+		b.WriteString(strings.TrimSpace(s.Title))
+		b.WriteByte('\n')
+		b.WriteString(strings.TrimRight(s.Body, "\n"))
+	}
+	return b.String()
+}
+
+func promptMessages(system, user string) []Message {
+	var msgs []Message
+	if system != "" {
+		msgs = append(msgs, Message{Role: "system", Content: system})
+	}
+	if user != "" {
+		msgs = append(msgs, Message{Role: "user", Content: user})
+	}
+	return msgs
+}
+
+// pack fits sections within budget tokens; see Compose.
+func pack(system string, secs []Section, budget int) ([]Section, []string, error) {
+	total := func(ss []Section) int { return countMessages(promptMessages(system, renderSections(ss)), nil) }
+	if budget <= 0 || total(secs) <= budget {
+		return secs, nil, nil
+	}
+	var required []Section
+	for _, s := range secs {
+		if s.Required {
+			required = append(required, s)
+		}
+	}
+	if need := total(required); need > budget {
+		return nil, nil, &Error{Kind: KindContextTooLarge, PromptTokens: need, Window: budget,
+			Err:  fmt.Errorf("the preambles, role template and required sections need about %d tokens, over the budget of %d", need, budget),
+			Hint: "raise the prompt budget, shorten the preambles, or use a model with a larger context window"}
+	}
+	kept := slices.Clone(secs)
+	alive := make([]bool, len(kept))
+	for i := range alive {
+		alive[i] = true
+	}
+	current := func() []Section {
+		var out []Section
+		for i, s := range kept {
+			if alive[i] {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	var dropped []string
+	// 1. Whole sections, lowest priority first, while each is no bigger
+	// than the overflow (it would have to go entirely anyway).
+	order := make([]int, 0, len(kept))
+	for i, s := range kept {
+		if !s.Required {
+			order = append(order, i)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		sa, sb := kept[order[a]], kept[order[b]]
+		if sa.Priority != sb.Priority {
+			return sa.Priority < sb.Priority
+		}
+		return order[a] > order[b]
+	})
+	for _, i := range order {
+		over := total(current()) - budget
+		if over <= 0 {
+			break
+		}
+		size := CountTokens(renderSections([]Section{kept[i]})) + 1
+		if size > over {
+			break
+		}
+		alive[i] = false
+		dropped = append(dropped, kept[i].Title)
+	}
+	// 2. Cut the largest remaining optional section at a line boundary.
+	plain := map[int]string{} // cut bodies without their marker
+	for over := total(current()) - budget; over > 0; over = total(current()) - budget {
+		j := -1
+		for i, s := range kept {
+			if alive[i] && !s.Required && (j < 0 || len(s.Body) > len(kept[j].Body)) {
+				j = i
+			}
+		}
+		if j < 0 {
+			break // cannot happen: the required parts fit
+		}
+		body, wasCut := plain[j]
+		if !wasCut {
+			body = kept[j].Body
+		}
+		body = cutLines(body, len(kept[j].Body)-3*(over+markerTokens))
+		if body == "" {
+			alive[j] = false
+			if wasCut {
+				dropped = slices.DeleteFunc(dropped, func(s string) bool { return s == kept[j].Title+" (truncated)" })
+			}
+			dropped = append(dropped, kept[j].Title)
+			continue
+		}
+		plain[j] = body
+		cut := lineCount(secs[j].Body) - lineCount(body)
+		kept[j].Body = body + fmt.Sprintf("\n[… %d more lines cut to fit the context budget]", cut)
+		if !wasCut {
+			dropped = append(dropped, kept[j].Title+" (truncated)")
+		}
+	}
+	return current(), dropped, nil
+}
+
+// markerTokens is the room kept for the truncation marker.
+const markerTokens = 16
+
+// cutLines keeps the leading whole lines of body within maxBytes, and always
+// at least one line fewer than body has, so each cut makes progress.
+func cutLines(body string, maxBytes int) string {
+	lines := strings.SplitAfter(strings.TrimRight(body, "\n"), "\n")
+	size, n := 0, 0
+	for n < len(lines)-1 && size+len(lines[n]) <= maxBytes {
+		size += len(lines[n])
+		n++
+	}
+	return strings.TrimRight(body[:size], "\n")
+}
+
+func lineCount(s string) int {
+	return strings.Count(strings.TrimRight(s, "\n"), "\n") + 1
+}

@@ -1,0 +1,124 @@
+package llm
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ErrorKind says what went wrong with a model call, so callers can act on it.
+type ErrorKind string
+
+// Error kinds. Retriable ones are retried by the Router before it gives up.
+const (
+	KindUnavailable      ErrorKind = "unavailable"       // server unreachable: refused, DNS, reset (retried)
+	KindAuth             ErrorKind = "auth"              // 401/403: missing or bad key
+	KindQuota            ErrorKind = "quota"             // 402: no credit left
+	KindModelNotFound    ErrorKind = "model_not_found"   // 404: model not pulled / no such model
+	KindRateLimited      ErrorKind = "rate_limited"      // 429 (retried, Retry-After honoured)
+	KindServer           ErrorKind = "server"            // 5xx or an error reported inside a 200 stream (retried)
+	KindBadRequest       ErrorKind = "bad_request"       // 400 and other refusals of the request itself
+	KindTimeout          ErrorKind = "timeout"           // the role's timeout elapsed (retried)
+	KindStreamCut        ErrorKind = "stream_cut"        // the reply ended before its end marker (retried)
+	KindBadResponse      ErrorKind = "bad_response"      // a reply that could not be decoded (retried)
+	KindContextTooLarge  ErrorKind = "context_too_large" // the prompt cannot fit the model's window
+	KindCanceled         ErrorKind = "canceled"          // the caller's context ended
+	KindToolsUnsupported ErrorKind = "tools_unsupported" // the model refuses native tools (the Router falls back)
+)
+
+// Error is a failed model call. Hint tells the user what to do about it.
+type Error struct {
+	Kind       ErrorKind
+	Role       string
+	Provider   string
+	Model      string
+	Status     int // HTTP status, 0 when there was no response
+	Retriable  bool
+	RetryAfter time.Duration // the server's Retry-After, when it sent one
+	Hint       string
+	// PromptTokens and Window give the numbers of a KindContextTooLarge error.
+	PromptTokens, Window int
+	Err                  error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("llm")
+	if e.Role != "" {
+		fmt.Fprintf(&b, " %s", e.Role)
+	}
+	if e.Provider != "" || e.Model != "" {
+		fmt.Fprintf(&b, " (%s %s)", e.Provider, e.Model)
+	}
+	fmt.Fprintf(&b, ": %s", e.Kind)
+	if e.Status != 0 {
+		fmt.Fprintf(&b, " [HTTP %d]", e.Status)
+	}
+	if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	if e.Hint != "" {
+		fmt.Fprintf(&b, " — %s", e.Hint)
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying error (context.Canceled, a net error…).
+func (e *Error) Unwrap() error { return e.Err }
+
+// StructuredError is a reply that stayed unusable after the re-ask: not JSON,
+// or JSON that does not match the schema. The node can log it and move on.
+type StructuredError struct {
+	Raw      string // the last reply, as the model sent it
+	Problem  string // why it was rejected (extraction or validation message)
+	Attempts int    // model calls made (2 after a re-ask)
+}
+
+func (e *StructuredError) Error() string {
+	raw := e.Raw
+	if len(raw) > 200 {
+		raw = raw[:200] + "…"
+	}
+	return fmt.Sprintf("llm: structured reply unusable after %d attempts: %s (reply: %q)", e.Attempts, e.Problem, raw)
+}
+
+// hints for the user, by provider and kind.
+func hint(kind ErrorKind, provider, model, role string) string {
+	local := provider == ProviderOllama
+	switch kind {
+	case KindUnavailable:
+		if local {
+			return "start it with `ollama serve` (or set OLLAMA_HOST)"
+		}
+		if provider == ProviderOpenAI {
+			return "start the OpenAI-compatible server or fix the role's base_url"
+		}
+		return "check the network connection"
+	case KindModelNotFound:
+		if local {
+			return fmt.Sprintf("run `ollama pull %s`", model)
+		}
+		return fmt.Sprintf("check the model name %q of role %s", model, role)
+	case KindAuth:
+		if provider == ProviderOpenRouter {
+			return "set OPENROUTER_API_KEY to a valid OpenRouter key"
+		}
+		return fmt.Sprintf("set a valid api_key for role %s", role)
+	case KindQuota:
+		return "top up your OpenRouter credit (or lower max_tokens)"
+	case KindRateLimited:
+		return "the provider is rate-limiting; wait, lower cloud concurrency, or add credit"
+	case KindTimeout:
+		return fmt.Sprintf("raise the timeout of role %s or use a smaller model", role)
+	case KindStreamCut:
+		return "the server stopped mid-reply; check its log (out of memory? crashed runner?)"
+	case KindServer:
+		if local {
+			return "check the Ollama server log"
+		}
+		return "the provider failed; try again later or pick another model"
+	case KindContextTooLarge:
+		return "shorten the prompt (smaller knowledge budget, fewer files) or use a model with a larger context window"
+	}
+	return ""
+}

@@ -1,0 +1,388 @@
+package llmtest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ollamaChatRequest is the part of Ollama's /api/chat body the server reads.
+type ollamaChatRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role      string `json:"role"`
+		Content   string `json:"content"`
+		ToolCalls []struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+		ToolCallID string `json:"tool_call_id"`
+	} `json:"messages"`
+	Stream    *bool           `json:"stream"`
+	Format    json.RawMessage `json:"format"`
+	Options   map[string]any  `json:"options"`
+	KeepAlive json.RawMessage `json:"keep_alive"`
+	Tools     []struct {
+		Function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	} `json:"tools"`
+}
+
+// Wire shapes of Ollama's replies (field order as the real server writes).
+type ollamaToolCall struct {
+	ID       string `json:"id,omitempty"`
+	Function struct {
+		Index     int             `json:"index"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+type ollamaMessage struct {
+	Role      string           `json:"role"`
+	Content   string           `json:"content"`
+	ToolCalls []ollamaToolCall `json:"tool_calls,omitempty"`
+}
+
+type ollamaChunk struct {
+	Model              string        `json:"model"`
+	CreatedAt          string        `json:"created_at"`
+	Message            ollamaMessage `json:"message"`
+	DoneReason         string        `json:"done_reason,omitempty"`
+	Done               bool          `json:"done"`
+	TotalDuration      int64         `json:"total_duration,omitempty"`
+	LoadDuration       int64         `json:"load_duration,omitempty"`
+	PromptEvalCount    int           `json:"prompt_eval_count,omitempty"`
+	PromptEvalDuration int64         `json:"prompt_eval_duration,omitempty"`
+	EvalCount          int           `json:"eval_count,omitempty"`
+	EvalDuration       int64         `json:"eval_duration,omitempty"`
+}
+
+func ollamaError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
+	s.enter()
+	defer s.leave()
+	body, _ := io.ReadAll(r.Body)
+	var req ollamaChatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		ollamaError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	c := Call{API: Ollama, Method: r.Method, Path: r.URL.Path, Model: req.Model, Format: nonNull(req.Format),
+		Options: req.Options, KeepAlive: nonNull(req.KeepAlive), Stream: req.Stream == nil || *req.Stream,
+		Header: r.Header.Clone(), Body: body, Time: time.Now()}
+	for _, m := range req.Messages {
+		msg := Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		c.Messages = append(c.Messages, msg)
+	}
+	for _, t := range req.Tools {
+		c.Tools = append(c.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	c.Prompt = joinPrompt(c.Messages)
+	// Like the real server, a wrongly typed option is a 500, not a 400.
+	badOption := ""
+	for _, k := range []string{"num_ctx", "num_predict"} {
+		if v, ok := req.Options[k]; ok {
+			if f, isNum := v.(float64); isNum {
+				if k == "num_ctx" {
+					c.NumCtx = int(f)
+				} else {
+					c.MaxTokens = int(f)
+				}
+			} else {
+				badOption = k
+			}
+		}
+	}
+	if v, ok := req.Options["temperature"].(float64); ok {
+		c.Temperature = &v
+	}
+	s.record(&c)
+
+	if badOption != "" {
+		ollamaError(w, http.StatusInternalServerError, fmt.Sprintf("option %q must be of type integer", badOption))
+		return
+	}
+	if len(req.KeepAlive) > 0 && !validKeepAlive(req.KeepAlive) {
+		ollamaError(w, http.StatusBadRequest, fmt.Sprintf("time: invalid duration %s", req.KeepAlive))
+		return
+	}
+	info, ok := s.knownModel(req.Model)
+	if !ok {
+		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", req.Model))
+		return
+	}
+	if len(req.Tools) > 0 && !slices.Contains(info.Capabilities, "tools") {
+		ollamaError(w, http.StatusBadRequest, fullName(req.Model)+" does not support tools")
+		return
+	}
+	rep, found := s.pick(c)
+	if !found {
+		ollamaError(w, http.StatusInternalServerError, unmatchedMessage(c))
+		return
+	}
+	if prelude(w, r, rep) {
+		return
+	}
+	if rep.Status != 0 && rep.Status != http.StatusOK {
+		msg := rep.Content
+		if msg == "" {
+			msg = http.StatusText(rep.Status)
+		}
+		ollamaError(w, rep.Status, msg)
+		return
+	}
+	s.ollamaAnswer(w, r, c, rep)
+}
+
+// ollamaAnswer writes a successful chat reply, streaming or not.
+func (s *Server) ollamaAnswer(w http.ResponseWriter, r *http.Request, c Call, rep Reply) {
+	now := func() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+	done := ollamaChunk{Model: c.Model, Message: ollamaMessage{Role: "assistant"}, Done: true, DoneReason: rep.DoneReason}
+	if done.DoneReason == "" {
+		done.DoneReason = "stop"
+	}
+	done.PromptEvalCount = rep.PromptTokens
+	if done.PromptEvalCount == 0 {
+		done.PromptEvalCount = estimate(c.Prompt)
+	}
+	done.EvalCount = rep.CompletionTokens
+	if done.EvalCount == 0 {
+		done.EvalCount = estimate(rep.Content)
+	}
+	done.EvalDuration = int64(rep.EvalDuration)
+	if done.EvalDuration == 0 {
+		done.EvalDuration = int64(done.EvalCount) * int64(10*time.Millisecond)
+	}
+	done.PromptEvalDuration = int64(done.PromptEvalCount) * int64(time.Millisecond)
+	done.LoadDuration = int64(time.Millisecond)
+	done.TotalDuration = done.LoadDuration + done.PromptEvalDuration + done.EvalDuration
+	calls := ollamaToolCalls(rep.ToolCalls)
+
+	if !c.Stream {
+		out := done
+		out.CreatedAt = now()
+		out.Message.Content = rep.Content
+		out.Message.ToolCalls = calls
+		if rep.NoDone {
+			// What the real server sent when it stopped a runaway model.
+			out = ollamaChunk{Model: c.Model, CreatedAt: now(), Message: ollamaMessage{Role: "assistant", Content: rep.Content}}
+		}
+		b, _ := json.Marshal(out)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		if rep.CutAfterChunks > 0 {
+			_, _ = w.Write(b[:len(b)/2])
+			abort(w)
+		}
+		_, _ = w.Write(append(b, '\n'))
+		return
+	}
+
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	line := func(v any) {
+		b, _ := json.Marshal(v)
+		_, _ = w.Write(append(b, '\n'))
+		flush(w)
+	}
+	for i, part := range chunks(rep.Content, rep.ChunkSize) {
+		if rep.CutAfterChunks > 0 && i >= rep.CutAfterChunks {
+			abort(w)
+		}
+		if i > 0 && !wait(r, rep.ChunkDelay) {
+			return
+		}
+		line(ollamaChunk{Model: c.Model, CreatedAt: now(), Message: ollamaMessage{Role: "assistant", Content: part}})
+	}
+	if len(calls) > 0 {
+		line(ollamaChunk{Model: c.Model, CreatedAt: now(), Message: ollamaMessage{Role: "assistant", ToolCalls: calls}})
+	}
+	if rep.CutAfterChunks > 0 {
+		abort(w)
+	}
+	if rep.MidStreamError != "" {
+		line(map[string]string{"error": rep.MidStreamError})
+		return
+	}
+	if rep.NoDone {
+		return
+	}
+	done.CreatedAt = now()
+	line(done)
+}
+
+func ollamaToolCalls(tcs []ToolCall) []ollamaToolCall {
+	var out []ollamaToolCall
+	for i, tc := range tcs {
+		var o ollamaToolCall
+		o.ID = tc.ID
+		if o.ID == "" {
+			o.ID = fmt.Sprintf("call_%08d", i+1)
+		}
+		o.Function.Index = i
+		o.Function.Name = tc.Name
+		o.Function.Arguments = tc.Arguments
+		if len(o.Function.Arguments) == 0 {
+			o.Function.Arguments = json.RawMessage(`{}`)
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
+	s.enter()
+	defer s.leave()
+	body, _ := io.ReadAll(r.Body)
+	var req struct {
+		Model string          `json:"model"`
+		Input json.RawMessage `json:"input"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		ollamaError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	c := Call{API: Ollama, Method: r.Method, Path: r.URL.Path, Model: req.Model, Header: r.Header.Clone(), Body: body, Time: time.Now()}
+	c.Input = decodeInput(req.Input)
+	c.Prompt = joinStrings(c.Input)
+	s.record(&c)
+	if _, ok := s.knownModel(req.Model); !ok {
+		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %q not found, try pulling it first", req.Model))
+		return
+	}
+	rep, found := s.pick(c)
+	if found {
+		if prelude(w, r, rep) {
+			return
+		}
+		if rep.Status != 0 && rep.Status != http.StatusOK {
+			ollamaError(w, rep.Status, http.StatusText(rep.Status))
+			return
+		}
+	}
+	vecs := rep.Embeddings
+	if !found || vecs == nil {
+		for _, in := range c.Input {
+			vecs = append(vecs, Vector(in, s.embedDim))
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"model": req.Model, "embeddings": vecs,
+		"total_duration": 1000000, "load_duration": 100000, "prompt_eval_count": len(c.Prompt)/4 + len(c.Input),
+	})
+}
+
+func (s *Server) ollamaTags(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	models := []map[string]any{}
+	for _, name := range s.modelOrder {
+		m := s.models[name]
+		sum := sha256.Sum256([]byte(name))
+		models = append(models, map[string]any{
+			"name": name, "model": name, "modified_at": "2026-11-01T10:00:00.000000000Z",
+			"size": 266240, "digest": hex.EncodeToString(sum[:]), "details": details(m),
+		})
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"models": models})
+}
+
+func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model string `json:"model"`
+		Name  string `json:"name"`
+	}
+	body, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(body, &req); err != nil {
+		ollamaError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if req.Model == "" {
+		req.Model = req.Name
+	}
+	c := Call{API: Ollama, Method: r.Method, Path: r.URL.Path, Model: req.Model, Header: r.Header.Clone(), Body: body, Time: time.Now()}
+	s.record(&c)
+	m, ok := s.knownModel(req.Model)
+	if !ok {
+		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", req.Model))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"modelfile":  "FROM " + m.Name + "\n",
+		"parameters": "stop \"<|end|>\"",
+		"template":   "{{ .Prompt }}",
+		"details":    details(m),
+		"model_info": map[string]any{
+			"general.architecture":             m.Family,
+			"general.parameter_count":          1000000,
+			m.Family + ".context_length":       m.ContextLength,
+			m.Family + ".embedding_length":     s.embedDim,
+			m.Family + ".attention.head_count": 4,
+		},
+		"capabilities": m.Capabilities,
+		"modified_at":  "2026-11-01T10:00:00.000000000Z",
+	})
+}
+
+func details(m ModelInfo) map[string]any {
+	return map[string]any{
+		"parent_model": "", "format": "gguf", "family": m.Family, "families": []string{m.Family},
+		"parameter_size": "1M", "quantization_level": "F16",
+	}
+}
+
+// validKeepAlive accepts what Ollama accepts: a number of seconds or a Go
+// duration string ("soon" is a 400 on the real server).
+func validKeepAlive(raw json.RawMessage) bool {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return false
+	}
+	switch t := v.(type) {
+	case float64:
+		return true
+	case string:
+		_, err := time.ParseDuration(t)
+		return err == nil
+	}
+	return false
+}
+
+func nonNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return raw
+}
+
+// decodeInput reads an embedding input: a string or a list of strings.
+func decodeInput(raw json.RawMessage) []string {
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		return []string{one}
+	}
+	var many []string
+	_ = json.Unmarshal(raw, &many)
+	return many
+}
+
+func joinStrings(ss []string) string { return strings.Join(ss, "\n") }

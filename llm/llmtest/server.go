@@ -1,0 +1,402 @@
+// Package llmtest is a scripted model server for tests and the demo. It speaks
+// Ollama's /api/chat (streaming NDJSON and not), /api/embed, /api/tags,
+// /api/show and /api/version, and OpenAI's /v1/chat/completions (streaming SSE
+// and not, tool_calls, usage with OpenRouter's cost), /v1/embeddings and
+// /v1/models, on a loopback httptest server. It answers from a script of Steps,
+// records every call, and can misbehave on request: status codes, Retry-After,
+// latency, malformed bodies, cut streams, streams without their end marker,
+// mid-stream errors.
+//
+// It imports nothing of lemmings and nothing of package testing, so the demo
+// can run it in-process.
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Server is the scripted model server. Its methods are safe for concurrent use.
+type Server struct {
+	ts *httptest.Server
+
+	mu          sync.Mutex
+	steps       []*stepState
+	def         func(Call) Reply
+	calls       []Call
+	unmatched   []Call
+	models      map[string]ModelInfo // nil: every model exists
+	modelOrder  []string
+	embedDim    int
+	version     string
+	processing  bool
+	inflight    int
+	maxInflight int
+}
+
+type stepState struct {
+	step Step
+	used int
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithModels declares the models the fake Ollama has: /api/tags and /api/show
+// list them, and a call naming another model gets a 404 as from the real
+// server. Without this option every model name is accepted.
+func WithModels(models ...ModelInfo) Option {
+	return func(s *Server) {
+		if s.models == nil {
+			s.models = map[string]ModelInfo{}
+		}
+		for _, m := range models {
+			if m.ContextLength == 0 {
+				m.ContextLength = 4096
+			}
+			if m.Capabilities == nil {
+				m.Capabilities = []string{"completion", "tools"}
+			}
+			if m.Family == "" {
+				m.Family = "llama"
+			}
+			name := fullName(m.Name)
+			if _, dup := s.models[name]; !dup {
+				s.modelOrder = append(s.modelOrder, name)
+			}
+			s.models[name] = m
+		}
+	}
+}
+
+// WithEmbeddingDim sets the dimension of the default embeddings (default 64,
+// as the real server gave for a small model).
+func WithEmbeddingDim(n int) Option {
+	return func(s *Server) { s.embedDim = n }
+}
+
+// WithVersion sets what /api/version reports (default "0.17.4").
+func WithVersion(v string) Option {
+	return func(s *Server) { s.version = v }
+}
+
+// WithProcessingComments makes OpenAI streams start with OpenRouter's
+// ": OPENROUTER PROCESSING" comment line.
+func WithProcessingComments() Option {
+	return func(s *Server) { s.processing = true }
+}
+
+// NewServer starts a server on a loopback port. Close it when done.
+func NewServer(opts ...Option) *Server {
+	s := &Server{embedDim: 64, version: "0.17.4"}
+	for _, o := range opts {
+		o(s)
+	}
+	s.ts = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// URL is the server's base URL, e.g. http://127.0.0.1:41234. Ollama clients
+// use it as is; OpenAI clients use URL()+"/v1".
+func (s *Server) URL() string { return s.ts.URL }
+
+// Close shuts the server down, closing open connections.
+func (s *Server) Close() {
+	s.ts.CloseClientConnections()
+	s.ts.Close()
+}
+
+// Script appends steps to the script.
+func (s *Server) Script(steps ...Step) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range steps {
+		s.steps = append(s.steps, &stepState{step: st})
+	}
+}
+
+// SetDefault sets the reply for chat calls no step matches (instead of a 500).
+func (s *Server) SetDefault(fn func(Call) Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.def = fn
+}
+
+// Calls returns every request received so far, in arrival order.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+// ChatCalls returns the chat requests received so far, in arrival order.
+func (s *Server) ChatCalls() []Call {
+	var out []Call
+	for _, c := range s.Calls() {
+		if c.isChat() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Unmatched returns the calls that no step (and no default) could answer.
+func (s *Server) Unmatched() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.unmatched...)
+}
+
+// Pending names the steps with a finite count that still expect calls.
+func (s *Server) Pending() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for i, st := range s.steps {
+		if n := st.step.limit(); n > 0 && st.used < n {
+			name := st.step.Name
+			if name == "" {
+				name = fmt.Sprintf("step %d", i+1)
+			}
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// MaxConcurrent is the largest number of chat and embedding requests that were
+// being answered at the same moment.
+func (s *Server) MaxConcurrent() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxInflight
+}
+
+// serve routes a request by path suffix, so base URLs with prefixes work.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch {
+	case strings.HasSuffix(p, "/api/chat"):
+		s.ollamaChat(w, r)
+	case strings.HasSuffix(p, "/api/embed"):
+		s.ollamaEmbed(w, r)
+	case strings.HasSuffix(p, "/api/tags"):
+		s.ollamaTags(w, r)
+	case strings.HasSuffix(p, "/api/show"):
+		s.ollamaShow(w, r)
+	case strings.HasSuffix(p, "/api/version"):
+		writeJSON(w, http.StatusOK, map[string]string{"version": s.version})
+	case strings.HasSuffix(p, "/chat/completions"):
+		s.openaiChat(w, r)
+	case strings.HasSuffix(p, "/embeddings"):
+		s.openaiEmbed(w, r)
+	case strings.HasSuffix(p, "/models"):
+		s.openaiModels(w, r)
+	default:
+		http.Error(w, "404 page not found", http.StatusNotFound)
+	}
+}
+
+// record stores the call, numbering it.
+func (s *Server) record(c *Call) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.Seq = len(s.calls) + 1
+	s.calls = append(s.calls, *c)
+}
+
+// enter and leave count requests in flight.
+func (s *Server) enter() {
+	s.mu.Lock()
+	s.inflight++
+	if s.inflight > s.maxInflight {
+		s.maxInflight = s.inflight
+	}
+	s.mu.Unlock()
+}
+
+func (s *Server) leave() {
+	s.mu.Lock()
+	s.inflight--
+	s.mu.Unlock()
+}
+
+// pick finds the reply for c: the first live matching step, else the default
+// (chat calls only). ok is false when nothing answers; the call is then
+// recorded as unmatched.
+func (s *Server) pick(c Call) (Reply, bool) {
+	s.mu.Lock()
+	var fn func(Call) Reply
+	var reply Reply
+	found := false
+	for _, st := range s.steps {
+		lim := st.step.limit()
+		if lim >= 0 && st.used >= lim {
+			continue
+		}
+		if !st.step.matches(c) {
+			continue
+		}
+		st.used++
+		fn, reply, found = st.step.Respond, st.step.Reply, true
+		break
+	}
+	if !found && s.def != nil && c.isChat() {
+		fn, found = s.def, true
+	}
+	if !found && c.isChat() {
+		s.unmatched = append(s.unmatched, c)
+	}
+	s.mu.Unlock()
+	// Computed replies run outside the lock: they may call back into s.
+	if fn != nil {
+		reply = fn(c)
+	}
+	return reply, found
+}
+
+// unmatchedMessage says which call found no step, for the 500 body.
+func unmatchedMessage(c Call) string {
+	prompt := c.LastUser()
+	if prompt == "" {
+		prompt = c.Prompt
+	}
+	if len(prompt) > 300 {
+		prompt = prompt[:300] + "…"
+	}
+	return fmt.Sprintf("llmtest: no script step matches call #%d (%s %s, model %q); last user message: %q",
+		c.Seq, c.API, c.Path, c.Model, prompt)
+}
+
+// wait sleeps d unless the client goes away first; false means it went away.
+func wait(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// prelude applies the parts of a reply that do not depend on the protocol:
+// latency, Retry-After and a raw body. done is true when the response is
+// complete (raw body written, or the client left).
+func prelude(w http.ResponseWriter, r *http.Request, rep Reply) (done bool) {
+	if !wait(r, rep.Latency) {
+		return true
+	}
+	if rep.RetryAfter > 0 {
+		secs := int((rep.RetryAfter + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", fmt.Sprint(secs))
+	}
+	if rep.Body != "" {
+		ct := rep.ContentType
+		if ct == "" {
+			ct = "application/json; charset=utf-8"
+		}
+		w.Header().Set("Content-Type", ct)
+		status := rep.Status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		w.WriteHeader(status)
+		if rep.CutAfterChunks > 0 {
+			_, _ = w.Write([]byte(rep.Body[:len(rep.Body)/2]))
+			abort(w)
+		}
+		_, _ = w.Write([]byte(rep.Body))
+		return true
+	}
+	return false
+}
+
+// abort drops the connection mid-response, as a crashed server does.
+func abort(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).Flush()
+	panic(http.ErrAbortHandler)
+}
+
+func flush(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).Flush()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// chunks splits content for streaming: every size runes, or after each space.
+func chunks(content string, size int) []string {
+	if content == "" {
+		return nil
+	}
+	var out []string
+	if size > 0 {
+		rs := []rune(content)
+		for i := 0; i < len(rs); i += size {
+			out = append(out, string(rs[i:min(i+size, len(rs))]))
+		}
+		return out
+	}
+	start := 0
+	for i := 0; i < len(content); i++ {
+		if content[i] == ' ' {
+			out = append(out, content[start:i+1])
+			start = i + 1
+		}
+	}
+	if start < len(content) {
+		out = append(out, content[start:])
+	}
+	return out
+}
+
+// estimate is the token count reported when the script gives none.
+func estimate(s string) int { return len(s)/4 + 1 }
+
+// fullName adds Ollama's implicit ":latest" tag.
+func fullName(model string) string {
+	if model == "" || strings.Contains(model, ":") {
+		return model
+	}
+	return model + ":latest"
+}
+
+// knownModel reports whether model exists (always, without WithModels).
+func (s *Server) knownModel(model string) (ModelInfo, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.models == nil {
+		return ModelInfo{Name: model, ContextLength: 4096, Capabilities: []string{"completion", "tools"}, Family: "llama"}, true
+	}
+	m, ok := s.models[fullName(model)]
+	return m, ok
+}
+
+// joinPrompt concatenates message contents for substring matching.
+func joinPrompt(msgs []Message) string {
+	var b strings.Builder
+	for i, m := range msgs {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(m.Content)
+	}
+	return b.String()
+}

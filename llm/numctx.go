@@ -1,0 +1,128 @@
+package llm
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// minNumCtx is the smallest window sent: Ollama's own default is often 2048
+// or 4096, and a tiny window buys nothing.
+const minNumCtx = 2048
+
+// minReplyTokens is the least reply budget a tight window may shrink to.
+const minReplyTokens = 256
+
+// modelInfo is what /api/show says about a model, read once per model.
+type modelInfo struct {
+	contextLength int // 0: unknown
+	capabilities  []string
+}
+
+// modelCache remembers model facts and the window each model was last loaded
+// with, shared by all roles on the same server.
+type modelCache struct {
+	mu   sync.Mutex
+	info map[string]modelInfo
+	last map[string]int
+}
+
+func newModelCache() *modelCache {
+	return &modelCache{info: map[string]modelInfo{}, last: map[string]int{}}
+}
+
+func (c *modelCache) get(key string) (modelInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i, ok := c.info[key]
+	return i, ok
+}
+
+func (c *modelCache) put(key string, i modelInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.info[key] = i
+}
+
+func (c *modelCache) lastWindow(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last[key]
+}
+
+func (c *modelCache) setWindow(key string, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.last[key] = max(c.last[key], n)
+}
+
+// contextLength finds "<family>.context_length" in /api/show's model_info.
+func contextLength(modelInfo map[string]any) int {
+	for k, v := range modelInfo {
+		if !strings.HasSuffix(k, ".context_length") {
+			continue
+		}
+		switch n := v.(type) {
+		case float64:
+			return int(n)
+		case int:
+			return n
+		case int64:
+			return int(n)
+		}
+	}
+	return 0
+}
+
+// window is the sizing of one Ollama call.
+type window struct {
+	numCtx     int // options.num_ctx
+	numPredict int // options.num_predict: the reply budget, maybe shrunk
+}
+
+// sizeWindow picks num_ctx for a prompt of promptTokens and a reply budget.
+// The window is rounded up to a power of two (at least 2048) and never
+// shrinks below the one the model is loaded with (last), because every new
+// num_ctx reloads the model. It is capped by the model's maximum and the
+// user's cap. When the reply budget does not fit it shrinks, down to a
+// quarter of itself (at least 256 tokens); a prompt that still cannot fit is
+// a KindContextTooLarge error, never a silent truncation by the server.
+// forced > 0 is the role's fixed num_ctx.
+func sizeWindow(promptTokens, reply, forced, userMax, modelMax, last int) (window, *Error) {
+	limit := modelMax
+	if userMax > 0 && (limit == 0 || userMax < limit) {
+		limit = userMax
+	}
+	n := forced
+	if n <= 0 {
+		n = minNumCtx
+		for n < promptTokens+reply {
+			n *= 2
+		}
+		n = max(n, last)
+	}
+	if limit > 0 && n > limit {
+		n = limit
+	}
+	minReply := min(reply, max(reply/4, minReplyTokens))
+	switch {
+	case promptTokens+reply <= n:
+		return window{numCtx: n, numPredict: reply}, nil
+	case promptTokens+minReply <= n:
+		return window{numCtx: n, numPredict: n - promptTokens}, nil
+	}
+	return window{}, &Error{Kind: KindContextTooLarge, PromptTokens: promptTokens, Window: n,
+		Err: fmt.Errorf("prompt of about %d tokens plus a reply of at least %d does not fit the context window of %d tokens (model maximum %s)",
+			promptTokens, minReply, n, maxText(modelMax, userMax))}
+}
+
+func maxText(modelMax, userMax int) string {
+	s := "unknown"
+	if modelMax > 0 {
+		s = fmt.Sprint(modelMax)
+	}
+	if userMax > 0 {
+		s += fmt.Sprintf(", capped at %d by max_num_ctx", userMax)
+	}
+	return s
+}

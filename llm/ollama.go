@@ -1,0 +1,277 @@
+package llm
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+)
+
+// ollamaProvider talks to an Ollama server through its own Go client.
+type ollamaProvider struct {
+	spec      RoleSpec
+	base      *url.URL
+	transport http.RoundTripper
+	keepAlive *api.Duration
+	models    *modelCache
+	key       string // server|model, for the shared model cache
+}
+
+func newOllama(spec RoleSpec, hc *http.Client, models *modelCache) (*ollamaProvider, error) {
+	u, err := url.Parse(spec.BaseURL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("base_url %q is not an http(s) URL", spec.BaseURL)
+	}
+	ka, err := parseKeepAlive(spec.KeepAlive)
+	if err != nil {
+		return nil, err
+	}
+	return &ollamaProvider{spec: spec, base: u, transport: transportOf(hc), keepAlive: &api.Duration{Duration: ka},
+		models: models, key: u.String() + "|" + spec.Model}, nil
+}
+
+// client is a per-call API client whose transport records the response.
+func (p *ollamaProvider) client() (*api.Client, *capture) {
+	cap := &capture{}
+	return api.NewClient(p.base, capturingClient(p.transport, cap)), cap
+}
+
+// info reads the model's maximum context and capabilities once (/api/show).
+func (p *ollamaProvider) info(ctx context.Context) (modelInfo, error) {
+	if i, ok := p.models.get(p.key); ok {
+		return i, nil
+	}
+	c, cap := p.client()
+	show, err := c.Show(ctx, &api.ShowRequest{Model: p.spec.Model})
+	if err != nil {
+		return modelInfo{}, p.classify(err, cap)
+	}
+	i := modelInfo{contextLength: contextLength(show.ModelInfo)}
+	for _, c := range show.Capabilities {
+		i.capabilities = append(i.capabilities, string(c))
+	}
+	p.models.put(p.key, i)
+	return i, nil
+}
+
+func (p *ollamaProvider) chat(ctx context.Context, req Request) (Response, error) {
+	info, err := p.info(ctx)
+	if err != nil {
+		return Response{}, err
+	}
+	reply := req.MaxTokens
+	if reply <= 0 {
+		reply = p.spec.MaxTokens
+	}
+	if reply <= 0 {
+		reply = defaultReplyTokens
+	}
+	promptTokens := countMessages(req.Messages, req.Tools)
+	if len(req.Schema) > 0 {
+		// Some templates render the format into the prompt; count it.
+		promptTokens += CountTokens(string(req.Schema))
+	}
+	w, werr := sizeWindow(promptTokens, reply, p.spec.NumCtx, p.spec.MaxNumCtx, info.contextLength, p.models.lastWindow(p.key))
+	if werr != nil {
+		return Response{}, werr
+	}
+	opts := maps.Clone(p.spec.Options)
+	if opts == nil {
+		opts = map[string]any{}
+	}
+	opts["num_ctx"] = w.numCtx
+	opts["num_predict"] = w.numPredict
+	if t := req.Temperature; t != nil {
+		opts["temperature"] = *t
+	} else if t := p.spec.Temperature; t != nil {
+		opts["temperature"] = *t
+	}
+	stream := !p.spec.NoStream
+	creq := &api.ChatRequest{
+		Model: p.spec.Model, Messages: toOllamaMessages(req.Messages), Stream: &stream,
+		KeepAlive: p.keepAlive, Options: opts, Tools: toOllamaTools(req.Tools),
+	}
+	if len(req.Schema) > 0 {
+		creq.Format = req.Schema
+	}
+	var content strings.Builder
+	var calls []ToolCall
+	var final *api.ChatResponse
+	c, cap := p.client()
+	err = c.Chat(ctx, creq, func(cr api.ChatResponse) error {
+		content.WriteString(cr.Message.Content)
+		calls = append(calls, fromOllamaCalls(cr.Message.ToolCalls, len(calls))...)
+		if cr.Done {
+			final = &cr
+		}
+		return nil
+	})
+	if err != nil {
+		return Response{}, p.classify(err, cap)
+	}
+	if final == nil {
+		if st := cap.Status(); st >= 400 {
+			return Response{}, p.statusError(st, http.StatusText(st), cap)
+		}
+		return Response{}, &Error{Kind: KindStreamCut, Status: cap.Status(), Retriable: true,
+			Err: fmt.Errorf("the reply ended without done:true after %d bytes of content", content.Len())}
+	}
+	p.models.setWindow(p.key, w.numCtx)
+	if final.PromptEvalCount >= w.numCtx {
+		// The server cut the prompt to fit: it evaluated a full window.
+		return Response{}, &Error{Kind: KindContextTooLarge, PromptTokens: final.PromptEvalCount, Window: w.numCtx,
+			Err: fmt.Errorf("the server evaluated %d prompt tokens, the whole window of %d: the prompt was truncated (the estimate of %d was too low)",
+				final.PromptEvalCount, w.numCtx, promptTokens)}
+	}
+	gen := final.EvalDuration
+	return Response{
+		Content: content.String(), ToolCalls: calls, Model: p.spec.Model, Provider: ProviderOllama,
+		DoneReason: final.DoneReason, NumCtx: w.numCtx,
+		Usage: Usage{Calls: 1, PromptTokens: final.PromptEvalCount, CompletionTokens: final.EvalCount, GenDuration: gen},
+	}, nil
+}
+
+func (p *ollamaProvider) embed(ctx context.Context, texts []string) ([][]float32, Usage, error) {
+	c, cap := p.client()
+	start := time.Now()
+	resp, err := c.Embed(ctx, &api.EmbedRequest{Model: p.spec.Model, Input: texts, KeepAlive: p.keepAlive})
+	if err != nil {
+		return nil, Usage{}, p.classify(err, cap)
+	}
+	if len(resp.Embeddings) != len(texts) {
+		return nil, Usage{}, &Error{Kind: KindBadResponse, Retriable: true,
+			Err: fmt.Errorf("asked for %d embeddings, got %d", len(texts), len(resp.Embeddings))}
+	}
+	return resp.Embeddings, Usage{Calls: 1, PromptTokens: resp.PromptEvalCount, GenDuration: time.Since(start)}, nil
+}
+
+// check says whether the server answers and has the model.
+func (p *ollamaProvider) check(ctx context.Context) error {
+	c, cap := p.client()
+	if _, err := c.Version(ctx); err != nil {
+		return p.classify(err, cap)
+	}
+	_, err := p.info(ctx)
+	return err
+}
+
+// classify turns an Ollama client error into an *Error.
+func (p *ollamaProvider) classify(err error, cap *capture) error {
+	var se api.StatusError
+	if errors.As(err, &se) {
+		return p.statusError(se.StatusCode, se.ErrorMessage, cap)
+	}
+	var ae api.AuthorizationError
+	if errors.As(err, &ae) {
+		return &Error{Kind: KindAuth, Status: ae.StatusCode, Err: err}
+	}
+	if te, ok := transportError(err); ok {
+		return te
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &syn) || errors.As(err, &typ) || !bodyIsJSONLines(cap.Body()) {
+		return &Error{Kind: KindBadResponse, Status: cap.Status(), Retriable: true,
+			Err: fmt.Errorf("unreadable reply: %s", clip(err.Error(), 200))}
+	}
+	// A {"error": …} line inside a 200 stream: the runner failed mid-reply.
+	return &Error{Kind: KindServer, Status: cap.Status(), Retriable: true, Err: fmt.Errorf("error in stream: %s", clip(err.Error(), 300))}
+}
+
+func (p *ollamaProvider) statusError(status int, msg string, cap *capture) *Error {
+	kind, retry := statusKind(status)
+	if status == http.StatusBadRequest && strings.Contains(msg, "does not support tools") {
+		kind = KindToolsUnsupported
+	}
+	return &Error{Kind: kind, Status: status, Retriable: retry, RetryAfter: parseRetryAfter(cap.Header(), time.Now()),
+		Err: errors.New(clip(msg, 300))}
+}
+
+// bodyIsJSONLines reports whether every non-empty line of b is JSON.
+func bodyIsJSONLines(b []byte) bool {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64*1024), maxCapture)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) > 0 && !json.Valid(line) {
+			return false
+		}
+	}
+	return true
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func toOllamaMessages(msgs []Message) []api.Message {
+	names := map[string]string{} // tool call id → tool name, for tool_name
+	out := make([]api.Message, 0, len(msgs))
+	for _, m := range msgs {
+		om := api.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for i, tc := range m.ToolCalls {
+			var args api.ToolCallFunctionArguments
+			if err := json.Unmarshal(tc.Arguments, &args); err != nil {
+				args = api.NewToolCallFunctionArguments()
+			}
+			om.ToolCalls = append(om.ToolCalls, api.ToolCall{ID: tc.ID, Function: api.ToolCallFunction{Index: i, Name: tc.Name, Arguments: args}})
+			if tc.ID != "" {
+				names[tc.ID] = tc.Name
+			}
+		}
+		if m.Role == "tool" {
+			om.ToolName = names[m.ToolCallID]
+		}
+		out = append(out, om)
+	}
+	return out
+}
+
+func toOllamaTools(tools []Tool) api.Tools {
+	var out api.Tools
+	for _, t := range tools {
+		var params api.ToolFunctionParameters
+		if len(t.Parameters) == 0 || json.Unmarshal(t.Parameters, &params) != nil {
+			params = api.ToolFunctionParameters{Type: "object"}
+		}
+		if params.Type == "" {
+			params.Type = "object"
+		}
+		if params.Properties == nil {
+			params.Properties = api.NewToolPropertiesMap()
+		}
+		out = append(out, api.Tool{Type: "function", Function: api.ToolFunction{Name: t.Name, Description: t.Description, Parameters: params}})
+	}
+	return out
+}
+
+func fromOllamaCalls(tcs []api.ToolCall, offset int) []ToolCall {
+	var out []ToolCall
+	for i, tc := range tcs {
+		args, err := json.Marshal(tc.Function.Arguments)
+		if err != nil {
+			args = []byte("{}")
+		}
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%d", offset+i+1)
+		}
+		out = append(out, ToolCall{ID: id, Name: tc.Function.Name, Arguments: args})
+	}
+	return out
+}

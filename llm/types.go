@@ -1,0 +1,113 @@
+// Package llm is lemmings' only way to a model. A Router maps roles (primary,
+// summarizer, supervisor, embedding) to providers: Ollama through its Go API
+// client, OpenRouter and any OpenAI-compatible server through go-openai. It
+// sizes Ollama's context window so nothing is cut silently, retries transient
+// faults, limits concurrency, counts tokens and cost, and writes a redacted
+// prompt log. Structured asks for a Go value and repairs what weak models send
+// back; Composer builds prompts in a fixed order within a token budget.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Message is one chat message. Role is system, user, assistant or tool; a
+// tool message answers the assistant's ToolCall with the same ToolCallID.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is the model's request to run a tool. Arguments is a JSON object.
+type ToolCall struct {
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Tool describes a tool the model may call. Parameters is a JSON schema of
+// an object.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// Request is one chat call.
+type Request struct {
+	Role     string // primary | summarizer | supervisor | embedding: the router key
+	Label    string // who asks, for logs and accounting: "task_planner", "code_style"…
+	Messages []Message
+	Tools    []Tool
+	// Schema asks for structured output (Structured sets it): Ollama's format,
+	// OpenAI's response_format json_schema.
+	Schema      json.RawMessage
+	MaxTokens   int      // reply budget; 0: the role's MaxTokens, else 2048
+	Temperature *float64 // nil: the role's, else the server's default
+}
+
+// Response is a model's answer.
+type Response struct {
+	Content   string
+	ToolCalls []ToolCall
+	Usage     Usage
+	Model     string
+	Provider  string
+	// DoneReason is why generation stopped: "stop", "length" (the reply
+	// budget ran out), "tool_calls"…
+	DoneReason string
+	// Elapsed is the wall time of the call, retries and waits included.
+	Elapsed time.Duration
+	// NumCtx is the context window sent to Ollama (0 for other providers).
+	NumCtx int
+	// Attempts is how many requests the call took (1 without retries).
+	Attempts int
+}
+
+// Usage counts what calls consumed.
+type Usage struct {
+	Calls            int // model calls that returned a reply
+	PromptTokens     int // as the server counted them
+	CompletionTokens int
+	CostUSD          float64       // as OpenRouter reported it; 0 elsewhere
+	Elapsed          time.Duration // wall time, retries included
+	// GenDuration is the time the server spent generating (Ollama's
+	// eval_duration; the request time for other providers): the
+	// denominator of TokensPerSecond.
+	GenDuration time.Duration
+}
+
+// Add returns the sum of u and o.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		Calls:            u.Calls + o.Calls,
+		PromptTokens:     u.PromptTokens + o.PromptTokens,
+		CompletionTokens: u.CompletionTokens + o.CompletionTokens,
+		CostUSD:          u.CostUSD + o.CostUSD,
+		Elapsed:          u.Elapsed + o.Elapsed,
+		GenDuration:      u.GenDuration + o.GenDuration,
+	}
+}
+
+// TokensPerSecond is the generation speed: completion tokens per second of
+// GenDuration (Elapsed when the server gave no generation time).
+func (u Usage) TokensPerSecond() float64 {
+	d := u.GenDuration
+	if d <= 0 {
+		d = u.Elapsed
+	}
+	if d <= 0 || u.CompletionTokens == 0 {
+		return 0
+	}
+	return float64(u.CompletionTokens) / d.Seconds()
+}
+
+// Chatter is anything that answers a chat request; *Router is one, and tests
+// may supply their own.
+type Chatter interface {
+	Chat(ctx context.Context, req Request) (Response, error)
+}
