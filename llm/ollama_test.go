@@ -162,10 +162,10 @@ func TestOllamaNumCtxPolicy(t *testing.T) {
 func TestSizeWindow(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name                                          string
+		name                                           string
 		prompt, reply, forced, userMax, modelMax, last int
-		want                                          window
-		tooLarge                                      bool
+		want                                           window
+		tooLarge                                       bool
 	}{
 		{"a small prompt gets the 2048 minimum", 100, 500, 0, 0, 32768, 0, window{2048, 500}, false},
 		{"rounds up to a power of two", 3000, 2048, 0, 0, 32768, 0, window{8192, 2048}, false},
