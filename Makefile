@@ -33,10 +33,11 @@ bench:
 
 # Real Ollama server (issue 7): built from the module proxy into .tools/.
 ollama:
-	@echo "ollama target not built yet"
+	GO="$(GO)" ./scripts/ollama.sh
 
 test-ollama:
-	@echo "real-server tests not wired yet"
+	GO="$(GO)" ./scripts/ollama.sh
+	LEMMINGS_REAL_OLLAMA=1 $(GO) test -count=1 -timeout 5m -run 'Real|Ollama' ./internal/realollama/... ./llm/...
 
 clean:
 	rm -rf bin .tools

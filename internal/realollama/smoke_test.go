@@ -123,6 +123,10 @@ func TestRealOllamaSmoke(t *testing.T) {
 			if !slices.Equal(caps, tc.caps) {
 				t.Errorf("%s: capabilities %q, want %q", tc.model, caps, tc.caps)
 			}
+			// The Modelfile's parameters reach the server: one runner thread for every model.
+			if params := strings.Fields(show.Parameters); !slices.Contains(params, "num_thread") {
+				t.Errorf("%s: parameters %q lack num_thread", tc.model, show.Parameters)
+			}
 			ctxLen, ok := show.ModelInfo["llama.context_length"].(float64)
 			if !ok || int(ctxLen) != tinymodel.DefaultConfig(1).ContextLength {
 				t.Errorf("%s: llama.context_length = %v", tc.model, show.ModelInfo["llama.context_length"])

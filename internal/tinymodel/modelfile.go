@@ -38,6 +38,12 @@ const NoToolsTemplate = `{{- range .Messages }}
 // token, so without a cap every reply would run to the context's end.
 const NumPredict = 128
 
+// NumThread is the runner thread count every Modelfile sets. The model is so small that one
+// thread is fast (hundreds of tokens/s), while ggml's default of one thread per core spins
+// on barriers when the CPU is shared: measured here with a compile running beside it, 54
+// tokens took 21 s with 2 threads and 0.02 s with 1.
+const NumThread = 1
+
 // Kind names one of the three generated models.
 type Kind int
 
@@ -86,5 +92,6 @@ func Modelfile(k Kind, gguf string) (string, error) {
 	default:
 		return "", fmt.Errorf("modelfile: unknown kind %v", k)
 	}
+	fmt.Fprintf(&b, "PARAMETER num_thread %d\n", NumThread)
 	return b.String(), nil
 }
