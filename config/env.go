@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -75,7 +76,7 @@ func knownEnvNames() []string {
 		}
 	}
 	sort.Strings(names)
-	return names
+	return slices.Compact(names) // LEMMINGS_OFFLINE is both a shortcut and generic
 }
 
 // expandPattern replaces each "*" of a pattern with the keys the map at that

@@ -46,7 +46,7 @@ func defaultText(d *Config, sk schemaKey) string {
 		if v.Kind() == reflect.Slice && v.Len() == 0 {
 			return "`[]`"
 		}
-		return "see below"
+		return "see the rows below"
 	}
 	if strings.HasPrefix(sk.pattern, "gates.") {
 		if sk.pattern == "gates.*.timeout" {

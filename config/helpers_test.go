@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -97,3 +98,12 @@ func writeFile(t *testing.T, path, content string) {
 }
 
 func mkdir(path string) error { return os.MkdirAll(path, 0o755) }
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func writeFileErr(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(content), 0o644)
+}

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 )
+
+var hostName = regexp.MustCompile(`^[A-Za-z0-9_]([A-Za-z0-9._-]*[A-Za-z0-9_])?$`)
 
 // normalizeOllamaHost turns what a user may write for Ollama's host into a
 // URL, reading it the way Ollama's own client reads OLLAMA_HOST: no scheme
@@ -52,15 +55,15 @@ func normalizeOllamaHost(raw string) (string, error) {
 	if host == "" {
 		host = "127.0.0.1"
 	}
+	if net.ParseIP(host) == nil && !hostName.MatchString(host) {
+		return "", fmt.Errorf("host %q is not a host name or IP address", host)
+	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 		return "", fmt.Errorf("port %q is not a number from 1 to 65535", port)
 	}
 	u := url.URL{Scheme: scheme, User: user, Host: net.JoinHostPort(host, port)}
 	if pathPart != "" {
 		u.Path = "/" + pathPart
-	}
-	if strings.ContainsAny(host, " \t") {
-		return "", fmt.Errorf("host %q contains spaces", host)
 	}
 	return u.String(), nil
 }

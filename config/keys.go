@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -23,6 +24,9 @@ type spec struct {
 	each     func(s string) string
 	norm     func(s string) (string, error)
 }
+
+// specTable is built once; it is never modified.
+var specTable = sync.OnceValue(specs)
 
 func specs() []spec {
 	return []spec{
@@ -144,7 +148,7 @@ func specs() []spec {
 // specFor returns the spec of a dotted key (matching "*" patterns), or of the
 // nearest parent that has one (an option inside roles.*.options).
 func specFor(key string) (spec, bool) {
-	all := specs()
+	all := specTable()
 	for k := key; ; {
 		for _, s := range all {
 			if matchPattern(s.key, k) {
@@ -161,7 +165,7 @@ func specFor(key string) (spec, bool) {
 
 // specForExact returns the spec whose pattern matches the key itself.
 func specForExact(key string) (spec, bool) {
-	for _, s := range specs() {
+	for _, s := range specTable() {
 		if matchPattern(s.key, key) {
 			return s, true
 		}

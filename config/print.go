@@ -143,10 +143,12 @@ func maskURL(s string) string {
 	if err != nil || u.User == nil {
 		return s
 	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "****")
+	if _, has := u.User.Password(); !has {
+		return s
 	}
-	return u.String()
+	user := u.User.Username()
+	u.User = nil
+	return u.Scheme + "://" + user + ":****@" + strings.TrimPrefix(u.String(), u.Scheme+"://")
 }
 
 var plainString = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./:@+=~(),*' -]*$`)

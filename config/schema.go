@@ -146,16 +146,19 @@ func join(prefix, name string) string {
 // matchPattern reports whether a dotted key matches a pattern where "*"
 // matches one segment.
 func matchPattern(pattern, key string) bool {
-	ps, ks := strings.Split(pattern, "."), strings.Split(key, ".")
-	if len(ps) != len(ks) {
-		return false
-	}
-	for i := range ps {
-		if ps[i] != "*" && ps[i] != ks[i] {
+	for {
+		pi, ki := strings.IndexByte(pattern, '.'), strings.IndexByte(key, '.')
+		if (pi < 0) != (ki < 0) {
 			return false
 		}
+		if pi < 0 {
+			return pattern == "*" || pattern == key
+		}
+		if p := pattern[:pi]; p != "*" && p != key[:ki] {
+			return false
+		}
+		pattern, key = pattern[pi+1:], key[ki+1:]
 	}
-	return true
 }
 
 // keyExists reports whether the dotted key names a value in c.
