@@ -12,7 +12,7 @@ func BenchmarkLoadExampleProjectFile(b *testing.B) {
 	writeFileB(b, user+"/config.yaml", "roles:\n  primary:\n    model: qwen2.5-coder:32b\n")
 	env := map[string]string{"OPENROUTER_API_KEY": "sk-or-v1-0123456789abcdef", "LEMMINGS_LIMITS__MAX_TASKS": "9"}
 	opts := LoadOptions{RepoRoot: root, UserConfigDir: user, Env: func(k string) string { return env[k] },
-		Environ: func() []string { return []string{"LEMMINGS_LIMITS__MAX_TASKS=9"} },
+		Environ:    func() []string { return []string{"LEMMINGS_LIMITS__MAX_TASKS=9"} },
 		GitIgnored: func(string) (bool, error) { return true, nil }}
 	b.ReportAllocs()
 	for b.Loop() {
