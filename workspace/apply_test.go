@@ -10,6 +10,7 @@ import (
 )
 
 func TestApplySeveralFilesAndEdits(t *testing.T) {
+	t.Parallel()
 	f, dir := newFS(t, map[string]string{
 		"a.go": "package a\n\nfunc A() int { return 1 }\n",
 		"b.go": "package b\n\nvar B = 1\nvar C = 2\n",
@@ -52,6 +53,7 @@ func TestApplySeveralFilesAndEdits(t *testing.T) {
 }
 
 func TestApplyIsAllOrNothing(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"a.txt": "one\n", "b.txt": "two\n"}
 	f, dir := newFS(t, files)
 	_, err := f.Apply([]Edit{
@@ -84,6 +86,7 @@ func TestApplyIsAllOrNothing(t *testing.T) {
 }
 
 func TestApplyToMissingFileNeedsEmptySearch(t *testing.T) {
+	t.Parallel()
 	f, _ := newFS(t, nil)
 	_, err := f.Apply([]Edit{{Path: "nope.go", Search: "x\n", Replace: "y\n"}})
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "leave the SEARCH section empty") {
@@ -92,6 +95,7 @@ func TestApplyToMissingFileNeedsEmptySearch(t *testing.T) {
 }
 
 func TestApplyEditsBuildOnEachOther(t *testing.T) {
+	t.Parallel()
 	f, dir := newFS(t, nil)
 	res, err := f.Apply([]Edit{
 		{Path: "n.txt", Replace: "a\n"},
@@ -110,6 +114,7 @@ func TestApplyEditsBuildOnEachOther(t *testing.T) {
 }
 
 func TestApplyRefusesBinaryFiles(t *testing.T) {
+	t.Parallel()
 	f, _ := newFS(t, map[string]string{"img.bin": "PNG\x00\x01data"})
 	if _, err := f.Apply([]Edit{{Path: "img.bin", Search: "data", Replace: "x"}}); err == nil || !strings.Contains(err.Error(), "binary") {
 		t.Fatalf("got %v", err)

@@ -15,6 +15,13 @@ const (
 	DefaultAuthorEmail = "lemmings@localhost"
 )
 
+// Trailer keys lemmings puts on its commits, so that `git log` can tell
+// which run and task made each one.
+const (
+	TrailerRun  = "Lemmings-Run"
+	TrailerTask = "Lemmings-Task"
+)
+
 var trailerKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
 
 // Commit stages every change in the worktree (new, modified and deleted
@@ -60,19 +67,26 @@ func (w *Worktree) Commit(ctx context.Context, message string, trailers map[stri
 // identityFlags supplies the fallback identity for whatever the repository
 // (and the environment) leave unset.
 func (w *Worktree) identityFlags(ctx context.Context) []string {
+	// One call for both keys; exit 1 just means neither is set.
+	out, _ := runGit(ctx, w.dir, nil, "config", "--get-regexp", `^user\.(name|email)$`)
+	var name, email bool
+	for _, line := range strings.Split(out, "\n") {
+		k, v, _ := strings.Cut(line, " ")
+		switch {
+		case k == "user.name" && strings.TrimSpace(v) != "":
+			name = true
+		case k == "user.email" && strings.TrimSpace(v) != "":
+			email = true
+		}
+	}
 	var flags []string
-	if !w.configured(ctx, "user.name") {
+	if !name {
 		flags = append(flags, "-c", "user.name="+DefaultAuthorName)
 	}
-	if !w.configured(ctx, "user.email") {
+	if !email {
 		flags = append(flags, "-c", "user.email="+DefaultAuthorEmail)
 	}
 	return flags
-}
-
-func (w *Worktree) configured(ctx context.Context, key string) bool {
-	out, err := runGit(ctx, w.dir, nil, "config", "--get", key)
-	return err == nil && strings.TrimSpace(out) != ""
 }
 
 // ResetHard moves the worktree back to commit sha and deletes untracked

@@ -7,6 +7,7 @@ import (
 )
 
 func TestApplyEditMatches(t *testing.T) {
+	t.Parallel()
 	goFile := "package m\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n\nfunc Sub(a, b int) int {\n\treturn a - b\n}\n"
 	tests := []struct {
 		name    string
@@ -148,6 +149,7 @@ func TestApplyEditMatches(t *testing.T) {
 }
 
 func TestApplyEditAmbiguous(t *testing.T) {
+	t.Parallel()
 	content := "x := 1\ny := 2\nx := 1\nz := 3\nx := 1\n"
 	_, err := ApplyEdit(content, Edit{Path: "a.go", Search: "x := 1\n", Replace: "x := 9\n"})
 	var ae *AmbiguousMatchError
@@ -171,6 +173,7 @@ func TestApplyEditAmbiguous(t *testing.T) {
 }
 
 func TestApplyEditNoMatchShowsClosestLines(t *testing.T) {
+	t.Parallel()
 	content := "package m\n\nimport \"fmt\"\n\nfunc Greet(name string) {\n\tfmt.Println(\"hello\", name)\n}\n\nfunc other() {}\n"
 	_, err := ApplyEdit(content, Edit{Path: "greet.go",
 		Search:  "func Greet(name string) {\n\tfmt.Println(\"Hello\", name)\n}\n",
@@ -197,6 +200,7 @@ func TestApplyEditNoMatchShowsClosestLines(t *testing.T) {
 }
 
 func TestApplyEditNoMatchNothingSimilar(t *testing.T) {
+	t.Parallel()
 	_, err := ApplyEdit("alpha\nbeta\n", Edit{Search: "zzzz qqqq\n", Replace: "x\n"})
 	var nm *NoMatchError
 	if !errors.As(err, &nm) || nm.Closest != "" {
@@ -208,6 +212,7 @@ func TestApplyEditNoMatchNothingSimilar(t *testing.T) {
 }
 
 func TestApplyEditNoMatchNotesAlreadyApplied(t *testing.T) {
+	t.Parallel()
 	_, err := ApplyEdit("x := 2\n", Edit{Search: "x := 1\n", Replace: "x := 2\n"})
 	var nm *NoMatchError
 	if !errors.As(err, &nm) || !nm.AlreadyApplied || !strings.Contains(err.Error(), "already") {

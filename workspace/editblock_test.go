@@ -10,6 +10,7 @@ import (
 const fence = "```"
 
 func TestParseEditBlocks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		text string
@@ -130,6 +131,7 @@ func TestParseEditBlocks(t *testing.T) {
 }
 
 func TestParseEditBlocksErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		text    string

@@ -21,6 +21,7 @@ func newFS(t *testing.T, files map[string]string) (*FS, string) {
 }
 
 func TestOpenRejectsMissingAndFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := Open(filepath.Join(dir, "nope")); err == nil {
 		t.Error("Open of a missing directory succeeded")
@@ -32,6 +33,7 @@ func TestOpenRejectsMissingAndFiles(t *testing.T) {
 }
 
 func TestReadAndWriteRelativePaths(t *testing.T) {
+	t.Parallel()
 	f, dir := newFS(t, map[string]string{"src/a.go": "package a\n"})
 	got, err := f.ReadFile("src/a.go")
 	if err != nil || string(got) != "package a\n" {
@@ -61,6 +63,7 @@ func TestReadAndWriteRelativePaths(t *testing.T) {
 }
 
 func TestWriteFileKeepsModeAndLeavesNoTempFile(t *testing.T) {
+	t.Parallel()
 	f, dir := newFS(t, map[string]string{"run.sh": "#!/bin/sh\n"})
 	if err := os.Chmod(filepath.Join(dir, "run.sh"), 0o755); err != nil {
 		t.Fatal(err)
@@ -79,6 +82,7 @@ func TestWriteFileKeepsModeAndLeavesNoTempFile(t *testing.T) {
 }
 
 func TestWriteFileReplacesAtomically(t *testing.T) {
+	t.Parallel()
 	// The old inode stays intact for a reader holding it: the new content
 	// arrives by rename, never by truncating the file in place.
 	f, dir := newFS(t, map[string]string{"a.txt": "old content"})
@@ -101,6 +105,7 @@ func TestWriteFileReplacesAtomically(t *testing.T) {
 }
 
 func TestWriteFileIntoAFileAsDirectoryIsRefused(t *testing.T) {
+	t.Parallel()
 	f, _ := newFS(t, map[string]string{"a.txt": "x"})
 	var pe *PathError
 	if err := f.WriteFile("a.txt/b.txt", []byte("y")); !errors.As(err, &pe) {
@@ -112,6 +117,7 @@ func TestWriteFileIntoAFileAsDirectoryIsRefused(t *testing.T) {
 }
 
 func TestRemove(t *testing.T) {
+	t.Parallel()
 	f, dir := newFS(t, map[string]string{"a.txt": "x"})
 	if err := f.Remove("a.txt"); err != nil {
 		t.Fatal(err)
@@ -128,6 +134,7 @@ func TestRemove(t *testing.T) {
 }
 
 func TestConfinementRefusals(t *testing.T) {
+	t.Parallel()
 	outside := realDir(t, t.TempDir())
 	writeFiles(t, outside, map[string]string{"secret.txt": "secret"})
 	f, dir := newFS(t, map[string]string{"ok/a.txt": "a", ".git/config": "[core]", ".lemmings/runs/x": "y"})
@@ -207,6 +214,7 @@ func TestConfinementRefusals(t *testing.T) {
 }
 
 func TestWriteThroughSymlinkKeepsTheLink(t *testing.T) {
+	t.Parallel()
 	f, dir := newFS(t, map[string]string{"real.txt": "1"})
 	if err := os.Symlink("real.txt", filepath.Join(dir, "alias.txt")); err != nil {
 		t.Fatal(err)

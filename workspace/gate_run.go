@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -17,7 +18,7 @@ import (
 const DefaultMaxOutput = 16 << 10
 
 // How long a gate's process group gets between SIGTERM and SIGKILL, and how
-// long Wait may then wait for pipes held open by orphans.
+// long the output is waited for once the group is gone.
 const (
 	killGrace = 2 * time.Second
 	pipeGrace = 1 * time.Second
@@ -76,11 +77,25 @@ func RunGate(ctx context.Context, dir string, g Gate, maxOutput int) GateResult 
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
+	// The gate writes into a pipe of our own rather than one os/exec copies
+	// from: Wait then returns when the shell exits, even if an orphan still
+	// holds the write end, and killing the group closes it.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		res.Output = fmt.Sprintf("lemmings: could not start the gate: %v", err)
+		return res
+	}
 	out := &tailBuffer{max: maxOutput}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(out, pr)
+	}()
+
 	cmd := exec.CommandContext(runCtx, "sh", "-c", g.Command)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CI=true", "GIT_TERMINAL_PROMPT=0")
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var killTimer *time.Timer
 	var mu sync.Mutex
@@ -92,11 +107,15 @@ func RunGate(ctx context.Context, dir string, g Gate, maxOutput int) GateResult 
 		mu.Unlock()
 		return err
 	}
+	// If the shell itself survives SIGTERM and the grace, os/exec kills it.
 	cmd.WaitDelay = killGrace + pipeGrace
 
 	start := time.Now()
-	err := cmd.Start()
+	err = cmd.Start()
+	pw.Close() // the children hold their own copies
 	if err != nil {
+		pr.Close()
+		<-copied
 		res.Duration = time.Since(start)
 		res.Output = fmt.Sprintf("lemmings: could not start the gate: %v", err)
 		return res
@@ -111,6 +130,14 @@ func RunGate(ctx context.Context, dir string, g Gate, maxOutput int) GateResult 
 		killTimer.Stop()
 	}
 	mu.Unlock()
+	select {
+	case <-copied:
+	case <-time.After(pipeGrace):
+		// A process outside the group (it left with setsid) holds the pipe.
+		pr.Close()
+		<-copied
+	}
+	pr.Close()
 
 	res.Output = out.String()
 	switch {
@@ -126,10 +153,6 @@ func RunGate(ctx context.Context, dir string, g Gate, maxOutput int) GateResult 
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			res.ExitCode = ee.ExitCode()
-		}
-		if errors.Is(err, exec.ErrWaitDelay) {
-			// Exited 0 but orphans held its output open; the exit status counts.
-			res.Passed, res.ExitCode = true, 0
 		}
 	}
 	return res

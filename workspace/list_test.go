@@ -23,6 +23,7 @@ func entryPaths(es []Entry) []string {
 }
 
 func TestListWalksOutsideGit(t *testing.T) {
+	t.Parallel()
 	f, dir := newFS(t, map[string]string{
 		"go.mod": "module x\n", "cmd/x/main.go": "package main\n", "a.txt": "12345",
 		".git/HEAD": "ref", ".lemmings/state": "s", "node_modules/m/i.js": "x",
@@ -45,6 +46,7 @@ func TestListWalksOutsideGit(t *testing.T) {
 }
 
 func TestListHonoursGitignoreInGit(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t, map[string]string{
 		".gitignore": "build/\n*.log\n", "main.go": "package main\n", "pkg/p.go": "package p\n",
 	})
@@ -75,6 +77,7 @@ func TestListHonoursGitignoreInGit(t *testing.T) {
 }
 
 func TestListTruncatesAndTreeSaysSo(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for _, n := range []string{"a", "b", "c", "d", "e"} {
 		files["dir/"+n+".txt"] = n
@@ -97,6 +100,7 @@ func TestListTruncatesAndTreeSaysSo(t *testing.T) {
 }
 
 func TestListRefusesEscapes(t *testing.T) {
+	t.Parallel()
 	f, _ := newFS(t, nil)
 	var pe *PathError
 	if _, err := f.List("..", 0); !errors.As(err, &pe) {
@@ -108,6 +112,7 @@ func TestListRefusesEscapes(t *testing.T) {
 }
 
 func TestRenderTree(t *testing.T) {
+	t.Parallel()
 	got := RenderTree([]Entry{
 		{Path: "cmd", Dir: true}, {Path: "cmd/main.go", Size: 1300}, {Path: "go.mod", Size: 20}, {Path: "big.bin", Size: 3 << 20},
 	}, "")
@@ -118,6 +123,7 @@ func TestRenderTree(t *testing.T) {
 }
 
 func TestGrep(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t, map[string]string{
 		".gitignore": "vendor/\n",
 		"main.go":    "package main\n\nfunc main() {\n\tTODO()\n}\n",
@@ -168,6 +174,7 @@ func TestGrep(t *testing.T) {
 }
 
 func TestGrepCutsLongLines(t *testing.T) {
+	t.Parallel()
 	f, _ := newFS(t, map[string]string{"long.txt": "needle " + strings.Repeat("é", 400) + "\n"})
 	ms, err := f.Grep(context.Background(), "needle", "", 0)
 	if err != nil || len(ms) != 1 {
@@ -177,4 +184,3 @@ func TestGrepCutsLongLines(t *testing.T) {
 		t.Errorf("line not cut: %d bytes", len(ms[0].Text))
 	}
 }
-

@@ -77,7 +77,10 @@ func (r *Repo) CreateWorktree(ctx context.Context, runID string) (*Worktree, err
 
 // OpenWorktree opens the run's worktree to resume it. If the directory has
 // vanished but the branch exists, the worktree is re-created on that branch.
-// It fails with ErrNoWorktree when neither exists.
+// Lock files left by a git command killed mid-way are removed (the caller
+// holds the run, so no other process works here). Uncommitted changes are
+// kept: reset them with ResetHard if the task restarts. It fails with
+// ErrNoWorktree when the branch does not exist.
 func (r *Repo) OpenWorktree(ctx context.Context, runID string) (*Worktree, error) {
 	if err := checkRunID(runID); err != nil {
 		return nil, err
@@ -95,6 +98,9 @@ func (r *Repo) OpenWorktree(ctx context.Context, runID string) (*Worktree, error
 		cur, err := runGit(ctx, dir, nil, "symbolic-ref", "--quiet", "--short", "HEAD")
 		top, terr := runGit(ctx, dir, nil, "rev-parse", "--show-toplevel")
 		if err == nil && terr == nil && strings.TrimSpace(cur) == branch && samePath(strings.TrimSpace(top), dir) {
+			if err := r.clearStaleLocks(ctx, dir, branch); err != nil {
+				return nil, fmt.Errorf("open worktree %s: %w", runID, err)
+			}
 			return r.worktree(runID, dir, branch)
 		}
 		return nil, fmt.Errorf("open worktree %s: %s exists but is not a worktree on %s; move it away and resume again", runID, dir, branch)
@@ -145,6 +151,26 @@ func (r *Repo) DeleteBranch(ctx context.Context, runID string) error {
 	}
 	if _, err := runGit(ctx, r.root, nil, "branch", "-D", "--quiet", BranchPrefix+runID); err != nil {
 		return fmt.Errorf("delete branch of run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// clearStaleLocks removes the lock files a killed git command leaves in the
+// worktree (its index and the run branch). Resuming means no other process
+// works in this worktree (the run holds its lock), so they are stale.
+func (r *Repo) clearStaleLocks(ctx context.Context, dir, branch string) error {
+	out, err := runGit(ctx, dir, nil, "rev-parse", "--path-format=absolute",
+		"--git-path", "index.lock", "--git-path", "HEAD.lock", "--git-path", "refs/heads/"+branch+".lock")
+	if err != nil {
+		return err
+	}
+	for _, p := range strings.Split(strings.TrimSpace(out), "\n") {
+		if p == "" {
+			continue
+		}
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("remove stale lock %s: %w", p, err)
+		}
 	}
 	return nil
 }
