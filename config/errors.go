@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -71,11 +72,26 @@ func (ps *problems) add(p Problem) {
 	ps.list = append(ps.list, p)
 }
 
+// err returns the problems grouped by source, in the order the sources were
+// read, and by line within a file; nil if there are none.
 func (ps *problems) err() error {
 	if len(ps.list) == 0 {
 		return nil
 	}
-	return &Error{Problems: append([]Problem(nil), ps.list...)}
+	rank := map[string]int{}
+	for _, p := range ps.list {
+		if _, ok := rank[p.File]; !ok {
+			rank[p.File] = len(rank)
+		}
+	}
+	out := append([]Problem(nil), ps.list...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if rank[out[i].File] != rank[out[j].File] {
+			return rank[out[i].File] < rank[out[j].File]
+		}
+		return out[i].Line < out[j].Line
+	})
+	return &Error{Problems: out}
 }
 
 func joinAccepted(items []string) string { return strings.Join(items, ", ") }

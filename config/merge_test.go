@@ -124,7 +124,7 @@ limits:
 	if p.Model != "llama3.1:8b" || *p.Temperature != 0.5 || p.Timeout != 10*time.Minute {
 		t.Errorf("primary = %+v", p)
 	}
-	wantOpts := map[string]any{"seed": uint64(42), "stop": []any{"</done>"}, "num_gpu": uint64(2)}
+	wantOpts := map[string]any{"seed": 42, "stop": []any{"</done>"}, "num_gpu": 2}
 	if !reflect.DeepEqual(p.Options, wantOpts) {
 		t.Errorf("options = %#v, want %#v", p.Options, wantOpts)
 	}
@@ -179,5 +179,14 @@ func TestAnchorsAliasesAndMergeKeys(t *testing.T) {
 	}
 	if got := l.src.Origin("roles.summarizer.timeout"); got != "lemmings.yaml:6" {
 		t.Errorf("merged key origin = %q, want the anchor's line 6", got)
+	}
+}
+
+func TestOptionNumbersArePlainInts(t *testing.T) {
+	t.Parallel()
+	l := fixture{project: "roles:\n  primary:\n    options: {a: {b: 1, c: [2, -3]}, f: 0.5, big: 18446744073709551615}\n"}.mustLoad(t)
+	want := map[string]any{"a": map[string]any{"b": 1, "c": []any{2, -3}}, "f": 0.5, "big": uint64(18446744073709551615)}
+	if got := l.cfg.Roles["primary"].Options; !reflect.DeepEqual(got, want) {
+		t.Errorf("options = %#v, want %#v", got, want)
 	}
 }

@@ -73,6 +73,18 @@ knowledge:
 			t.Errorf("%s = %v, want %v", ch.key, ch.got, ch.want)
 		}
 	}
+	// A section, map or list names the highest source that set anything in it.
+	for key, want := range map[string]string{
+		"roles.primary": "flag roles.primary.model",
+		"roles":         "flag roles.primary.model",
+		"knowledge":     "env LEMMINGS_KNOWLEDGE__DIR",
+		"concurrency":   user + ":6",
+		"retry":         "default",
+	} {
+		if got := s.Origin(key); got != want {
+			t.Errorf("Origin(%s) = %q, want %q", key, got, want)
+		}
+	}
 	for _, key := range []string{"", "nope", "roles.critic.model", "roles.primary.nope", "gates.0.name", "supervisors.deny.99"} {
 		if got := s.Origin(key); got != "" {
 			t.Errorf("Origin(%q) = %q, want empty for a key the configuration does not have", key, got)

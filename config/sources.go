@@ -111,17 +111,39 @@ func (s *Sources) lookup(key string) origin {
 
 // Origin says where the value at the dotted key came from: "default", a file
 // and line ("lemmings.yaml:12"), "env OLLAMA_HOST", "flag roles.primary.model",
-// or "offline (set by …)". It returns "" for a key the configuration does not have.
+// or "offline (set by …)". For a section, map or list it names the highest
+// source that set anything in it. It returns "" for a key the configuration
+// does not have.
 func (s *Sources) Origin(key string) string {
 	if s == nil || s.cfg == nil || !keyExists(s.cfg, key) {
 		return ""
 	}
-	return s.lookup(key).String()
+	best := s.lookup(key)
+	prefix := key + "."
+	for k, o := range s.origins {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		if o.layer > best.layer || o.layer == best.layer && best.layer != layerDefault && o.line < best.line {
+			best = o
+		}
+	}
+	return best.String()
 }
 
 // Files lists the configuration files that were read, lowest first.
-func (s *Sources) Files() []string { return append([]string(nil), s.files...) }
+func (s *Sources) Files() []string {
+	if s == nil {
+		return nil
+	}
+	return append([]string(nil), s.files...)
+}
 
 // Warnings lists things worth telling the user that do not stop a run, such
 // as an API key written in a project file.
-func (s *Sources) Warnings() []Problem { return append([]Problem(nil), s.warnings...) }
+func (s *Sources) Warnings() []Problem {
+	if s == nil {
+		return nil
+	}
+	return append([]Problem(nil), s.warnings...)
+}

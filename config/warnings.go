@@ -25,7 +25,7 @@ func warnings(c *Config, s *Sources, opts LoadOptions, projectPath, projectShown
 				for _, k := range keys {
 					o := s.lookup(k)
 					out = append(out, Problem{File: o.file, Line: o.line, Key: k,
-						Message: "an API key written in " + projectShown + ", which git does not ignore: a commit would publish it; use OPENROUTER_API_KEY or the user file instead"})
+						Message: "an API key written in " + projectShown + ", which git does not ignore: a commit would publish it; set " + keyEnvName(k) + " or use the user file instead"})
 				}
 			}
 		}
@@ -37,6 +37,14 @@ func warnings(c *Config, s *Sources, opts LoadOptions, projectPath, projectShown
 		}
 	}
 	return out
+}
+
+// keyEnvName is the variable that can hold the key instead of a file.
+func keyEnvName(key string) string {
+	if key == "openrouter.api_key" {
+		return "OPENROUTER_API_KEY"
+	}
+	return EnvName(key)
 }
 
 func secretValue(c *Config, key string) string {
