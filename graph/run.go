@@ -443,7 +443,8 @@ func (r *runner[S]) commit(ctx context.Context, ran []int, out S, next []int, ch
 		e.changes = changes
 		if r.deltaBytes >= max(r.c.snapBytes, r.snapBytes) {
 			kind = RecordSnapshot
-			full, err := r.tr.fullOf(&out)
+			o := out
+			full, err := r.tr.fullOf(&o)
 			if err != nil {
 				return err
 			}

@@ -17,15 +17,16 @@ func (r *runner[S]) single(ctx context.Context, idx int) (out S, next []int, cha
 	step := r.step + 1
 	var dur time.Duration
 	out, dur, err = r.runNode(ctx, idx, r.state, step)
-	var ie *InterruptError
 	if err != nil {
-		if !errors.As(err, &ie) {
+		reason, ok := interruptReason(err)
+		if !ok {
 			return out, nil, nil, "", err
 		}
-		interrupt = ie.Reason
+		interrupt = reason
 	}
 	if r.track {
-		if changes, err = r.tr.diff(&out); err != nil {
+		o := out // only this copy escapes, and only when tracking
+		if changes, err = r.tr.diff(&o); err != nil {
 			return out, nil, nil, "", fmt.Errorf("graph: run %s: node %q returned a state that cannot be stored: %w", r.runID, r.c.nodes[idx].name, err)
 		}
 	}
@@ -42,6 +43,15 @@ func (r *runner[S]) single(ctx context.Context, idx int) (out S, next []int, cha
 	}
 	next, err = r.successors(ctx, []int{idx}, []S{out})
 	return out, next, changes, interrupt, err
+}
+
+// interruptReason reports whether err is an Interrupt, and its reason.
+func interruptReason(err error) (string, bool) {
+	var ie *InterruptError
+	if errors.As(err, &ie) {
+		return ie.Reason, true
+	}
+	return "", false
 }
 
 // successors lists the nodes that follow ran (-1 stands for Start), each

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 )
 
 // Change operations stored for a field.
@@ -28,16 +29,28 @@ type tracker[S any] struct {
 	plan      *statePlan
 	base      S        // last committed state (shallow copy)
 	enc       [][]byte // JSON of kindOther fields at base
-	appendLen []int    // stored length of append fields
-	lastElem  [][]byte // JSON of the last stored element of append fields
+	appendLen []int           // stored length of append fields
+	lastElem  []reflect.Value // copy of the last stored element of append fields
 }
 
 func newTracker[S any](plan *statePlan) *tracker[S] {
 	n := len(plan.fields)
-	return &tracker[S]{plan: plan, enc: make([][]byte, n), appendLen: make([]int, n), lastElem: make([][]byte, n)}
+	return &tracker[S]{plan: plan, enc: make([][]byte, n), appendLen: make([]int, n), lastElem: make([]reflect.Value, n)}
 }
 
+// marshalValue encodes a field as JSON; plain integers and booleans skip
+// encoding/json, which gives the same bytes.
 func marshalValue(v reflect.Value) ([]byte, error) {
+	if scalarKind(v.Type()) != kindOther {
+		switch v.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			return strconv.AppendInt(nil, v.Int(), 10), nil
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			return strconv.AppendUint(nil, v.Uint(), 10), nil
+		case reflect.Bool:
+			return strconv.AppendBool(nil, v.Bool()), nil
+		}
+	}
 	if v.CanAddr() {
 		return json.Marshal(v.Addr().Interface())
 	}
@@ -73,13 +86,11 @@ func (t *tracker[S]) reset(s S) ([]change, error) {
 func (t *tracker[S]) noteAppend(i int, fv reflect.Value) error {
 	n := fv.Len()
 	t.appendLen[i] = n
-	t.lastElem[i] = nil
 	if n > 0 {
-		b, err := marshalValue(fv.Index(n - 1))
-		if err != nil {
-			return fmt.Errorf("encode state field %s: %w", t.plan.fields[i].name, err)
+		if !t.lastElem[i].IsValid() {
+			t.lastElem[i] = reflect.New(fv.Type().Elem()).Elem()
 		}
-		t.lastElem[i] = b
+		t.lastElem[i].Set(fv.Index(n - 1))
 	}
 	return nil
 }
@@ -164,14 +175,9 @@ func (t *tracker[S]) fieldDiff(i int, bv, cv reflect.Value) (change, bool, error
 func (t *tracker[S]) appendDiff(i int, b reflect.Value) (change, bool, error) {
 	f := &t.plan.fields[i]
 	L, n := t.appendLen[i], b.Len()
-	rewritten := n < L
-	if !rewritten && L > 0 {
-		last, err := marshalValue(b.Index(L - 1))
-		if err != nil {
-			return change{}, false, fmt.Errorf("encode state field %s: %w", f.name, err)
-		}
-		rewritten = !bytes.Equal(last, t.lastElem[i])
-	}
+	// The last stored element is compared by value: a cheap guard that
+	// notices most lists rebuilt instead of appended to.
+	rewritten := n < L || (L > 0 && !reflect.DeepEqual(b.Index(L-1).Interface(), t.lastElem[i].Interface()))
 	if rewritten {
 		enc, err := marshalValue(b)
 		if err != nil {
