@@ -228,7 +228,8 @@ func (s *Server) Client() *api.Client {
 func (s *Server) PID() int { return s.proc.pid() }
 
 // Env returns the environment to run an `ollama` command or lemmings itself against this
-// server: the caller's environment with OLLAMA_HOST and HOME pointing here.
+// server: the test's environment without its OLLAMA_* settings, plus OLLAMA_HOST,
+// OLLAMA_MODELS and HOME (a fresh folder) of this server.
 func (s *Server) Env() []string { return append([]string(nil), s.env...) }
 
 // Stop stops the server and every process it spawned, and waits for them. Start registers
