@@ -162,7 +162,7 @@ func accepted(key string, t reflect.Type) string {
 }
 
 func (d *decoder) typeProblem(n ast.Node, key string, t reflect.Type, line int) {
-	d.problem(line, key, "expected "+describeType(t)+", got "+describeNode(n), accepted(key, t))
+	d.problem(line, key, "expected "+shortType(t)+", got "+describeNode(n), accepted(key, t))
 }
 
 // decode applies node n onto v, the value at key. line is where the key is

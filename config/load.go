@@ -29,7 +29,8 @@ type LoadOptions struct {
 	// variable (unknown ones are problems). Default os.Environ when Env is nil;
 	// when Env is given without Environ, only known names are looked up.
 	Environ func() []string
-	// Flags are the command line's values by dotted key ("roles.primary.model").
+	// Flags are the values the user set on the command line, by dotted key
+	// ("roles.primary.model"); leave out the flags the user did not set.
 	Flags map[string]string
 	// GitIgnored reports whether a file under RepoRoot is ignored by git; used
 	// to warn about API keys in project files. Default: runs git check-ignore.

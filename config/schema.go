@@ -234,6 +234,18 @@ func describeType(t reflect.Type) string {
 	return t.String()
 }
 
+// shortType names the kind of value t needs, for "expected …" messages (the
+// accepted part of the problem gives the detail).
+func shortType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "a mapping"
+	case reflect.Slice:
+		return "a list"
+	}
+	return describeType(t)
+}
+
 // typeName is the short type shown in the key reference.
 func typeName(t reflect.Type) string {
 	switch {
