@@ -163,6 +163,8 @@ type Limits struct {
 	MaxCleanupDirectives int            `yaml:"max_cleanup_directives"`
 	TokenBudgets         map[string]int `yaml:"token_budgets" keys:"scope_agent,task_planner,implementor,qa,assessor,summarizer,supervisor"`
 	GateOutputBytes      int            `yaml:"gate_output_bytes"`
+	// MaxConsecutiveFailures stops the run when that many tasks fail in a row.
+	MaxConsecutiveFailures int `yaml:"max_consecutive_failures"`
 }
 
 // Knowledge configures the docs/knowledge store.
@@ -250,7 +252,7 @@ func Default() *Config {
 				"scope_agent": 12000, "task_planner": 12000, "implementor": 16000,
 				"qa": 12000, "assessor": 8000, "summarizer": 4000, "supervisor": 5000,
 			},
-			GateOutputBytes: 16384,
+			GateOutputBytes: 16384, MaxConsecutiveFailures: 3,
 		},
 		Knowledge: Knowledge{Dir: "docs/knowledge", BudgetTokens: 2000, PromoteAfter: 3},
 		RAG:       RAG{Enabled: true, Embedder: "ollama", MaxFileBytes: 1 << 20, TopK: 8},

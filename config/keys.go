@@ -121,6 +121,7 @@ func specs() []spec {
 			accepted: "a mapping with keys scope_agent, task_planner, implementor, qa, assessor, summarizer, supervisor"},
 		{key: "limits.token_budgets.*", doc: "Budget for one label.", accepted: "an integer >= 256", check: checkInt(atLeast(256))},
 		{key: "limits.gate_output_bytes", doc: "Bytes of a gate's output kept (the tail) for QA and the report.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "limits.max_consecutive_failures", doc: "Tasks failing in a row that stop the run (a circuit breaker: the model cannot do the work).", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 
 		{key: "knowledge.dir", doc: "Knowledge store, relative to the repository root.", accepted: "a relative path inside the repository", check: checkString(checkLocalPath)},
 		{key: "knowledge.budget_tokens", doc: "Tokens of knowledge injected into a prompt. 0: none.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
