@@ -117,6 +117,7 @@ func RunGate(ctx context.Context, dir string, g Gate, maxOutput int) GateResult 
 		pr.Close()
 		<-copied
 		res.Duration = time.Since(start)
+		res.Canceled = ctx.Err() != nil
 		res.Output = fmt.Sprintf("lemmings: could not start the gate: %v", err)
 		return res
 	}
@@ -172,8 +173,9 @@ func RunGates(ctx context.Context, dir string, gates []Gate, maxOutput int) []Ga
 	return results
 }
 
-// AllPassed reports whether every result passed (and there is at least one
-// result per gate run; an empty list counts as passed).
+// AllPassed reports whether every result passed; RunGates stops at the
+// first failure, so this tells whether all the gates passed. No gates, no
+// failure.
 func AllPassed(results []GateResult) bool {
 	for _, r := range results {
 		if !r.Passed {

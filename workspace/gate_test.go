@@ -267,3 +267,13 @@ func TestRunGateOnARealGoModule(t *testing.T) {
 		t.Errorf("test output %q", res[2].Output)
 	}
 }
+
+func TestRunGateWithAnAlreadyCancelledContext(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(bg())
+	cancel()
+	r := RunGate(ctx, t.TempDir(), Gate{Name: "x", Command: "true"}, 0)
+	if r.Passed || !r.Canceled {
+		t.Errorf("result %+v", r)
+	}
+}

@@ -16,6 +16,9 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// The go command (run by gate tests) keeps its cache and settings where
+	// they were before HOME moves, or every run would rebuild the standard library.
+	keepGoDirs()
 	os.Setenv("HOME", home)
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	os.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
@@ -27,6 +30,24 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(home)
 	os.Exit(code)
+}
+
+func keepGoDirs() {
+	if os.Getenv("GOCACHE") == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			os.Setenv("GOCACHE", filepath.Join(d, "go-build"))
+		}
+	}
+	if os.Getenv("GOENV") == "" {
+		if d, err := os.UserConfigDir(); err == nil {
+			os.Setenv("GOENV", filepath.Join(d, "go", "env"))
+		}
+	}
+	if os.Getenv("GOPATH") == "" {
+		if d, err := os.UserHomeDir(); err == nil {
+			os.Setenv("GOPATH", filepath.Join(d, "go"))
+		}
+	}
 }
 
 // git runs a git command for a test's own setup, with a test identity.
