@@ -48,7 +48,9 @@ func TestRunChainStoresEveryStep(t *testing.T) {
 	stores(t, func(t *testing.T, cp Checkpointer) {
 		ctx := context.Background()
 		c := mustCompile(t, line("a", "b", "c"), WithCheckpointer(cp),
-			WithMetadata(func(_ context.Context, s simple) map[string]string { return map[string]string{"n": fmt.Sprint(s.N / 2)} }))
+			WithMetadata(func(_ context.Context, s simple) map[string]string {
+				return map[string]string{"n": fmt.Sprint(s.N / 2)}
+			}))
 		s, err := c.Run(ctx, "r1", simple{})
 		if err != nil || s.N != 3 || !slices.Equal(s.Log, []string{"a", "b", "c"}) {
 			t.Fatalf("Run = %+v, %v", s, err)

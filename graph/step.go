@@ -198,7 +198,7 @@ func (r *runner[S]) parallel(ctx context.Context, ran []int) (out S, next []int,
 			return out, nil, nil, "", err
 		}
 	}
-	base := clipSlices(r.state)
+	base := branchCopy(r.state)
 	outs := make([]S, len(ran))
 	reasons := make([]string, len(ran))
 	errs := make([]error, len(ran))
@@ -213,10 +213,11 @@ func (r *runner[S]) parallel(ctx context.Context, ran []int) (out S, next []int,
 			outs[k], reasons[k] = s, pw.reason
 			continue
 		}
+		in := branchCopy(base)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			o, dur, err := r.runNode(ctx, idx, base, step)
+			o, dur, err := r.runNode(ctx, idx, in, step)
 			var ie *InterruptError
 			if err != nil && !errors.As(err, &ie) {
 				errs[k] = err
@@ -264,14 +265,28 @@ func (r *runner[S]) parallel(ctx context.Context, ran []int) (out S, next []int,
 	return out, next, changes, interrupt, err
 }
 
-// clipSlices caps every slice field at its length, so that branches appending
-// to the same list each get their own array instead of writing into a shared one.
-func clipSlices[S any](s S) S {
+// branchCopy gives a branch its own top-level containers: every slice field
+// is capped at its length, so appends from two branches land in separate
+// arrays, and every map field is cloned, so branches may set keys in place.
+// Deeper values (elements, pointers, nested maps) are still shared: branches
+// must not modify them in place.
+func branchCopy[S any](s S) S {
 	v := reflect.ValueOf(&s).Elem()
 	for i := 0; i < v.NumField(); i++ {
 		f := v.Field(i)
-		if f.Kind() == reflect.Slice && f.CanSet() && f.Cap() > f.Len() {
+		if !f.CanSet() {
+			continue
+		}
+		switch {
+		case f.Kind() == reflect.Slice && f.Cap() > f.Len():
 			f.Set(f.Slice3(0, f.Len(), f.Len()))
+		case f.Kind() == reflect.Map && !f.IsNil():
+			m := reflect.MakeMapWithSize(f.Type(), f.Len())
+			iter := f.MapRange()
+			for iter.Next() {
+				m.SetMapIndex(iter.Key(), iter.Value())
+			}
+			f.Set(m)
 		}
 	}
 	return s

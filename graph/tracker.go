@@ -27,8 +27,8 @@ type change struct {
 // one element per append field to notice a list that was rewritten.
 type tracker[S any] struct {
 	plan      *statePlan
-	base      S        // last committed state (shallow copy)
-	enc       [][]byte // JSON of kindOther fields at base
+	base      S               // last committed state (shallow copy)
+	enc       [][]byte        // JSON of kindOther fields at base
 	appendLen []int           // stored length of append fields
 	lastElem  []reflect.Value // copy of the last stored element of append fields
 }
