@@ -16,6 +16,26 @@ type EditResult struct {
 	Created bool   // the file did not exist before this batch
 }
 
+// String tells the model what happened, and when the match was tolerant,
+// that it should check the result.
+func (r EditResult) String() string {
+	switch r.Match {
+	case MatchCreate:
+		return r.Path + ": created"
+	case MatchAppend:
+		if r.Created {
+			return r.Path + ": created"
+		}
+		return fmt.Sprintf("%s: appended at line %d", r.Path, r.Line)
+	case MatchWhitespace:
+		return fmt.Sprintf("%s: edited at line %d (matched ignoring whitespace differences; check the result)", r.Path, r.Line)
+	case MatchIndentation:
+		return fmt.Sprintf("%s: edited at line %d (matched ignoring indentation, replacement re-indented to fit; check the result)", r.Path, r.Line)
+	default:
+		return fmt.Sprintf("%s: edited at line %d", r.Path, r.Line)
+	}
+}
+
 // pendingFile is a file's state while a batch is applied in memory.
 type pendingFile struct {
 	rel     string

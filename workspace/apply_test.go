@@ -50,6 +50,17 @@ func TestApplySeveralFilesAndEdits(t *testing.T) {
 			t.Errorf("result %d = %+v, want %+v", i, res[i], want[i])
 		}
 	}
+	wantText := []string{
+		"a.go: edited at line 3",
+		"b.go: edited at line 3",
+		"b.go: edited at line 4 (matched ignoring indentation, replacement re-indented to fit; check the result)",
+		"docs/new.md: created",
+	}
+	for i, w := range wantText {
+		if got := res[i].String(); got != w {
+			t.Errorf("String %d = %q, want %q", i, got, w)
+		}
+	}
 }
 
 func TestApplyIsAllOrNothing(t *testing.T) {

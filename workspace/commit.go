@@ -104,6 +104,19 @@ func (w *Worktree) ResetHard(ctx context.Context, sha string) error {
 	return nil
 }
 
+// ResetSoft moves the branch back to commit sha and keeps every change
+// since then in the work tree, so that the next Commit records them as one
+// commit (e.g. squashing an attempt's work-in-progress commits).
+func (w *Worktree) ResetSoft(ctx context.Context, sha string) error {
+	if strings.TrimSpace(sha) == "" || strings.HasPrefix(sha, "-") {
+		return fmt.Errorf("reset: invalid commit %q", sha)
+	}
+	if _, err := runGit(ctx, w.dir, nil, "reset", "--soft", "--quiet", sha, "--"); err != nil {
+		return fmt.Errorf("soft reset to %s: %w", sha, err)
+	}
+	return nil
+}
+
 // Commit is one commit of the run branch.
 type Commit struct {
 	SHA      string

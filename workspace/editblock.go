@@ -222,6 +222,9 @@ func looksLikePath(s string) bool {
 		return false
 	}
 	ext := s[dot+1:]
+	if c := ext[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+		return false // "1.2.3" is a version, not a file
+	}
 	for _, r := range ext {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
 			continue

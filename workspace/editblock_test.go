@@ -139,6 +139,7 @@ func TestParseEditBlocksErrors(t *testing.T) {
 		problem string
 	}{
 		{"first block without a path", "<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n", 1, "no file path"},
+		{"a version number is not a path", "Bump to 1.2.3\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n", 1, "no file path"},
 		{"prose line is not a path", "Here is the fix\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n", 1, "no file path"},
 		{"missing divider and end", "a.go\n<<<<<<< SEARCH\nx\n", 1, "======= and >>>>>>> REPLACE are missing"},
 		{"missing end", "a.go\n<<<<<<< SEARCH\nx\n=======\ny\n", 1, ">>>>>>> REPLACE is missing"},

@@ -403,3 +403,39 @@ func TestOpenWorktreeClearsAStaleIndexLock(t *testing.T) {
 		t.Fatalf("commit after resume: %v", err)
 	}
 }
+
+func TestResetSoftSquashesIntoOneCommit(t *testing.T) {
+	t.Parallel()
+	_, wt := newWorktree(t, map[string]string{"a.txt": "a\n"})
+	start, _ := wt.Head(bg())
+	writeFiles(t, wt.Dir(), map[string]string{"a.txt": "b\n"})
+	if _, err := wt.Commit(bg(), "wip 1", nil); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, wt.Dir(), map[string]string{"c.txt": "c\n"})
+	if _, err := wt.Commit(bg(), "wip 2", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := wt.ResetSoft(bg(), start); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := wt.Head(bg()); h != start {
+		t.Fatalf("head %s, want %s", h, start)
+	}
+	if s := readFile(t, filepath.Join(wt.Dir(), "a.txt")); s != "b\n" {
+		t.Errorf("work lost: %q", s)
+	}
+	if _, err := wt.Commit(bg(), "the task", map[string]string{TrailerTask: "t1"}); err != nil {
+		t.Fatal(err)
+	}
+	log, err := wt.Log(bg(), start)
+	if err != nil || len(log) != 1 || log[0].Subject != "the task" {
+		t.Fatalf("log %+v, %v", log, err)
+	}
+	if files := git(t, wt.Dir(), "show", "--name-only", "--format=", "HEAD"); files != "a.txt\nc.txt" {
+		t.Errorf("squashed commit files %q", files)
+	}
+	if err := wt.ResetSoft(bg(), ""); err == nil {
+		t.Error("empty sha accepted")
+	}
+}

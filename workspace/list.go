@@ -23,6 +23,14 @@ type Entry struct {
 	Size int64 // bytes; 0 for directories
 }
 
+// String renders an entry on one line: "dir/" or "path  1.2 KB".
+func (e Entry) String() string {
+	if e.Dir {
+		return e.Path + "/"
+	}
+	return e.Path + "  " + humanSize(e.Size)
+}
+
 // List returns the files and directories under dir ("" or "." for the
 // whole repository), recursively, in tree order, skipping .git/ and
 // .lemmings/ (and what .gitignore ignores, in a git work tree). When there

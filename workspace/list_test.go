@@ -111,6 +111,16 @@ func TestListRefusesEscapes(t *testing.T) {
 	}
 }
 
+func TestEntryString(t *testing.T) {
+	t.Parallel()
+	if s := (Entry{Path: "cmd", Dir: true}).String(); s != "cmd/" {
+		t.Errorf("dir %q", s)
+	}
+	if s := (Entry{Path: "a/b.go", Size: 2048}).String(); s != "a/b.go  2.0 KB" {
+		t.Errorf("file %q", s)
+	}
+}
+
 func TestRenderTree(t *testing.T) {
 	t.Parallel()
 	got := RenderTree([]Entry{
