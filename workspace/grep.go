@@ -29,7 +29,8 @@ type Match struct {
 // Grep searches the repository's text files for a regular expression (Go
 // syntax, e.g. `(?i)func\s+main`), in files whose path matches pathGlob
 // ("" for all; "*.go" matches file names anywhere, "testdata" a directory
-// anywhere; "cmd/**/*.go" or "internal/" match from the root). It skips binary and very large files, .git/,
+// anywhere; "cmd/**/*.go", "internal/" or "internal/store" match from the
+// root, a directory selecting everything below it). It skips binary and very large files, .git/,
 // .lemmings/ and, in a git work tree, what .gitignore ignores. When there
 // are more than maxMatches (≤ 0: DefaultMaxMatches), the first maxMatches
 // are returned with an error wrapping ErrTruncated.
@@ -97,8 +98,8 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // compileGlob turns a path glob into a matcher: "**" spans directories,
 // "*" and "?" stay within one, "{a,b}" is either; a glob without "/"
-// matches the file name or a directory name in the path, one ending in "/"
-// everything below it.
+// matches the file name or a directory name in the path; one with "/"
+// matches from the root, and a directory it matches selects everything below.
 func compileGlob(glob string) (func(string) bool, error) {
 	glob = strings.TrimSpace(glob)
 	for strings.HasPrefix(glob, "./") {
@@ -160,5 +161,17 @@ func compileGlob(glob string) (func(string) bool, error) {
 			return false
 		}, nil
 	}
-	return re.MatchString, nil
+	// "src/lib" or "cmd/*" also select everything below what they match.
+	return func(p string) bool {
+		for {
+			if re.MatchString(p) {
+				return true
+			}
+			i := strings.LastIndexByte(p, '/')
+			if i < 0 {
+				return false
+			}
+			p = p[:i]
+		}
+	}, nil
 }

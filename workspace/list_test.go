@@ -159,7 +159,8 @@ func TestGrep(t *testing.T) {
 	if g := strings.Join(got, "|"); g != want {
 		t.Errorf("got  %s\nwant %s", g, want)
 	}
-	globs := map[string]int{"*.go": 3, "lib/": 2, "lib/**/*.md": 1, "*.{md,txt}": 1, "lib": 2, "cmd/": 0}
+	globs := map[string]int{"*.go": 3, "lib/": 2, "lib/**/*.md": 1, "*.{md,txt}": 1, "lib": 2, "cmd/": 0,
+		"lib/x.go": 1, "./lib/x.md": 1, "li": 0, "l*/x.*": 2}
 	for glob, n := range globs {
 		ms, err := f.Grep(ctx, `TODO`, glob, 0)
 		if err != nil || len(ms) != n {
@@ -192,5 +193,41 @@ func TestGrepCutsLongLines(t *testing.T) {
 	}
 	if len(ms[0].Text) > maxMatchLineLen+len("…") || !strings.HasSuffix(ms[0].Text, "…") {
 		t.Errorf("line not cut: %d bytes", len(ms[0].Text))
+	}
+}
+
+func TestCompileGlob(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		glob string
+		yes  []string
+		no   []string
+	}{
+		{"*.go", []string{"a.go", "x/y/b.go"}, []string{"a.gox", "go"}},
+		{"pkg/sub", []string{"pkg/sub/a.go", "pkg/sub/d/e.md", "pkg/sub"}, []string{"pkg/subway/a.go", "x/pkg/sub/a.go"}},
+		{"pkg/sub/", []string{"pkg/sub/a.go"}, []string{"pkg/a.go"}},
+		{"cmd/**/*.go", []string{"cmd/a.go", "cmd/x/y/a.go"}, []string{"a.go", "cmd/a.md"}},
+		{"testdata", []string{"testdata/a", "x/testdata/b/c"}, []string{"testdatax/a"}},
+		{"*.{md,txt}", []string{"a.md", "d/b.txt"}, []string{"a.go"}},
+		{"?.go", []string{"a.go"}, []string{"ab.go"}},
+	}
+	for _, tc := range tests {
+		m, err := compileGlob(tc.glob)
+		if err != nil {
+			t.Fatal(tc.glob, err)
+		}
+		for _, p := range tc.yes {
+			if !m(p) {
+				t.Errorf("%q should match %q", tc.glob, p)
+			}
+		}
+		for _, p := range tc.no {
+			if m(p) {
+				t.Errorf("%q should not match %q", tc.glob, p)
+			}
+		}
+	}
+	if m, err := compileGlob(""); m != nil || err != nil {
+		t.Error("empty glob should select everything")
 	}
 }
