@@ -142,7 +142,7 @@ func TestFanOutFailureRerunsOnlyTheFailedBranch(t *testing.T) {
 func TestFanOutConflictsAreErrors(t *testing.T) {
 	type st struct {
 		Owner string
-		Tags  []string `graph:"append"`
+		Tags  []string       `graph:"append"`
 		M     map[string]int `graph:"merge"`
 	}
 	build := func(a, b NodeFunc[st]) *Graph[st] {
@@ -183,8 +183,17 @@ func TestFanOutConflictsAreErrors(t *testing.T) {
 	}
 	// The same value from both, and disjoint map keys, join fine.
 	c := mustCompile(t, build(
-		func(_ context.Context, s st) (st, error) { s.Owner = "same"; s.M["a"] = 1; delete(s.M, "k"); return s, nil },
-		func(_ context.Context, s st) (st, error) { s.Owner = "same"; s.M = map[string]int{"k": 1, "b": 2}; return s, nil }))
+		func(_ context.Context, s st) (st, error) {
+			s.Owner = "same"
+			s.M["a"] = 1
+			delete(s.M, "k")
+			return s, nil
+		},
+		func(_ context.Context, s st) (st, error) {
+			s.Owner = "same"
+			s.M = map[string]int{"k": 1, "b": 2}
+			return s, nil
+		}))
 	s, err := c.Run(context.Background(), "y", st{})
 	if err != nil || s.Owner != "same" || fmt.Sprint(s.M) != "map[a:1 b:2]" {
 		t.Fatalf("join = %+v, %v", s, err)
