@@ -148,9 +148,11 @@ func (c *Composer) Origin(role string) string { return c.origin[role] }
 // Compose renders role's template with data and assembles the prompt. With
 // budget > 0 (tokens, as CountTokens counts) it packs the sections: whole
 // sections with the lowest Priority are dropped first (the later one on a
-// tie) while the overflow is at least their size, then the largest remaining
-// optional section is cut at a line boundary with a marker. If the required
-// parts alone exceed the budget the error is a KindContextTooLarge *Error.
+// tie) while the overflow is at least their size; then the largest of the
+// lowest-priority optional sections left is cut at a line boundary, with a
+// marker saying how many lines were cut (and dropped if nothing of it fits).
+// Required sections are never touched. If the required parts alone exceed
+// the budget the error is a KindContextTooLarge *Error.
 func (c *Composer) Compose(role string, data any, budget int, sections ...Section) (Prompt, error) {
 	t, ok := c.templates[role]
 	if !ok {
@@ -275,19 +277,23 @@ func pack(system string, secs []Section, budget int) ([]Section, []string, error
 		if over <= 0 {
 			break
 		}
-		size := CountTokens(renderSections([]Section{kept[i]})) + 1
-		if size > over {
+		alive[i] = false
+		if size := over + budget - total(current()); size > over {
+			alive[i] = true
 			break
 		}
-		alive[i] = false
 		dropped = append(dropped, kept[i].Title)
 	}
-	// 2. Cut the largest remaining optional section at a line boundary.
+	// 2. Cut the largest of the lowest-priority optional sections left, at a
+	// line boundary.
 	plain := map[int]string{} // cut bodies without their marker
 	for over := total(current()) - budget; over > 0; over = total(current()) - budget {
 		j := -1
 		for i, s := range kept {
-			if alive[i] && !s.Required && (j < 0 || len(s.Body) > len(kept[j].Body)) {
+			if !alive[i] || s.Required {
+				continue
+			}
+			if j < 0 || s.Priority < kept[j].Priority || s.Priority == kept[j].Priority && len(s.Body) > len(kept[j].Body) {
 				j = i
 			}
 		}

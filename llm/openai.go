@@ -202,6 +202,7 @@ func (p *openaiProvider) stream(ctx context.Context, creq openai.ChatCompletionR
 		args     strings.Builder
 	}
 	var calls []*partial
+	chunks := 0
 	for {
 		raw, err := st.RecvRaw()
 		if errors.Is(err, io.EOF) {
@@ -210,6 +211,7 @@ func (p *openaiProvider) stream(ctx context.Context, creq openai.ChatCompletionR
 		if err != nil {
 			return Response{}, p.classify(err, cap, req)
 		}
+		chunks++
 		var ch streamChunk
 		if err := json.Unmarshal(raw, &ch); err != nil {
 			return Response{}, &Error{Kind: KindBadResponse, Status: cap.Status(), Retriable: true,
@@ -254,6 +256,10 @@ func (p *openaiProvider) stream(ctx context.Context, creq openai.ChatCompletionR
 	}
 	// go-openai reports a stream that simply stops as a normal end: only the
 	// raw bytes tell whether data: [DONE] arrived.
+	if chunks == 0 && !looksLikeSSE(cap.Body()) {
+		return Response{}, &Error{Kind: KindBadResponse, Status: cap.Status(), Retriable: true,
+			Err: fmt.Errorf("the reply is not an event stream: %q", clip(string(cap.Body()), 120))}
+	}
 	if !bytes.Contains(cap.Tail(), []byte("[DONE]")) {
 		return Response{}, &Error{Kind: KindStreamCut, Status: cap.Status(), Retriable: true,
 			Err: fmt.Errorf("the stream ended without data: [DONE] after %d bytes of content", content.Len())}
@@ -405,4 +411,20 @@ func jsonArgs(s string) json.RawMessage {
 	}
 	b, _ := json.Marshal(s)
 	return b
+}
+
+// looksLikeSSE reports whether every non-empty line of b is an SSE field or
+// comment.
+func looksLikeSSE(b []byte) bool {
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == ':' {
+			continue
+		}
+		if !bytes.HasPrefix(line, []byte("data:")) && !bytes.HasPrefix(line, []byte("event:")) &&
+			!bytes.HasPrefix(line, []byte("id:")) && !bytes.HasPrefix(line, []byte("retry:")) {
+			return false
+		}
+	}
+	return true
 }

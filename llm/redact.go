@@ -25,10 +25,16 @@ type secretRule struct {
 	// check, when set, must accept the secret (rules out placeholders and
 	// code that merely names a secret).
 	check func(string) bool
+	// Rules run line by line (Go's regexp is slow at finding submatches in
+	// long texts), only on lines holding a keyword and one of the bytes of
+	// needs; multiline rules, whose secrets span lines, run on the whole
+	// text.
+	multiline bool
+	needs     string
 }
 
 var secretRules = []secretRule{
-	{id: "private-key", keywords: []string{"private key"},
+	{id: "private-key", keywords: []string{"private key"}, multiline: true,
 		re: regexp.MustCompile(`-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:,-]*)`)},
 	{id: "openrouter-key", keywords: []string{"sk-or-"},
 		re: regexp.MustCompile(`\bsk-or-(?:v1-)?[A-Za-z0-9]{32,}\b`)},
@@ -58,19 +64,19 @@ var secretRules = []secretRule{
 		re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`)},
 	{id: "bearer-token", keywords: []string{"bearer"}, group: 1,
 		re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)`), check: hasDigitAndLetter},
-	{id: "url-password", keywords: []string{"://"}, group: 1,
-		re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@"'<>]+:([^\s/@"'<>]{3,})@`), check: notPlaceholder},
+	{id: "url-password", keywords: []string{"://"}, group: 1, needs: "@",
+		re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@"'<>\[\]]+:([^\s/@"'<>\[\]]{3,})@`), check: notPlaceholder},
+	// --password hunter2, --api-key=…
+	{id: "flag-secret", keywords: []string{"--"}, group: 1, needs: "= \t",
+		re:    regexp.MustCompile(`(?i)--(?:password|passwd|token|secret|api-key|apikey|access-key|client-secret)(?:=|[ \t]+)["']?([^\s"']{4,})`),
+		check: looksLikeSecretValue},
 	// key = "value", "key": "value", key := 'value' (a quoted literal).
-	{id: "assigned-secret", keywords: secretKeywords, group: 1,
+	{id: "assigned-secret", keywords: secretKeywords, group: 1, needs: ":=>",
 		re:    regexp.MustCompile(`(?i)` + secretKeyPattern + `["']?[ \t]*(?::=|=>|=|:)[ \t]*["'` + "`" + `]([^"'` + "`" + `\s]{4,200})["'` + "`" + `]`),
 		check: quotedSecretValue},
 	// KEY=value, key: value (unquoted, as in .env and YAML files).
-	{id: "assigned-secret", keywords: secretKeywords, group: 1,
+	{id: "assigned-secret", keywords: secretKeywords, group: 1, needs: ":=>",
 		re:    regexp.MustCompile(`(?i)` + secretKeyPattern + `["']?[ \t]*(?::=|=>|=|:)[ \t]*([^\s"'` + "`" + `,;<>]{4,})`),
-		check: looksLikeSecretValue},
-	// --password hunter2, --api-key=…
-	{id: "flag-secret", keywords: []string{"--"}, group: 1,
-		re:    regexp.MustCompile(`(?i)--(?:password|passwd|token|secret|api-key|apikey|access-key|client-secret)(?:=|[ \t]+)["']?([^\s"']{4,})`),
 		check: looksLikeSecretValue},
 }
 
@@ -90,15 +96,70 @@ func Redact(text string) string {
 	if text == "" {
 		return text
 	}
-	lower := strings.ToLower(text)
 	for _, r := range secretRules {
-		if !hasAny(lower, r.keywords) {
-			continue
+		if r.multiline && hasAny(asciiLower(text), r.keywords) {
+			text = r.apply(text)
 		}
-		text = r.apply(text)
-		lower = strings.ToLower(text)
 	}
-	return text
+	lowerAll := asciiLower(text)
+	var active []*secretRule
+	for i := range secretRules {
+		if r := &secretRules[i]; !r.multiline && hasAny(lowerAll, r.keywords) {
+			active = append(active, r)
+		}
+	}
+	if len(active) == 0 {
+		return text
+	}
+	var b strings.Builder
+	changed := false
+	rest := text
+	for len(rest) > 0 {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line = rest[:i+1]
+		}
+		off := len(text) - len(rest)
+		rest = rest[len(line):]
+		lower := lowerAll[off : off+len(line)]
+		orig := line
+		for _, r := range active {
+			if r.needs != "" && !strings.ContainsAny(line, r.needs) || !hasAny(lower, r.keywords) {
+				continue
+			}
+			if out := r.apply(line); out != line {
+				line, lower = out, asciiLower(out)
+			}
+		}
+		if line != orig && !changed {
+			changed = true
+			b.Grow(len(text))
+			b.WriteString(text[:len(text)-len(rest)-len(orig)])
+		}
+		if changed {
+			b.WriteString(line)
+		}
+	}
+	if !changed {
+		return text
+	}
+	return b.String()
+}
+
+// asciiLower lower-cases ASCII letters only, keeping byte offsets.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'A' && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
 }
 
 func (r secretRule) apply(text string) string {
@@ -113,7 +174,7 @@ func (r secretRule) apply(text string) string {
 		if start < 0 || start < last {
 			continue
 		}
-		if r.check != nil && !r.check(text[start:end]) {
+		if strings.Contains(text[start:end], "REDACTED") || r.check != nil && !r.check(text[start:end]) {
 			continue
 		}
 		b.WriteString(text[last:start])
