@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeEmbedder stands in for a model server: it counts what it is asked to
@@ -266,6 +266,10 @@ func TestFormatHits(t *testing.T) {
 	if len(lines) != 2 || lines[0] != `{"path":"a/b.go","start_line":3,"end_line":9,"score":0.0325,"kind":"code","language":"go","context":"package b; func F","snippet":"// F does.\nfunc F() {}"}` {
 		t.Errorf("json:\n%s", buf.String())
 	}
+	st := Stats{FilesSeen: 5, FilesIndexed: 1, FilesUnchanged: 3, FilesSkipped: 1, ChunksEmbedded: 2, ChunksReused: 4, Chunks: 9, Duration: 1500 * time.Millisecond}
+	if got := st.String(); got != "5 files: 1 new or changed, 3 unchanged, 1 skipped, 0 removed; chunks: 2 embedded, 4 reused, 0 removed, 9 in the index; 1.50s" {
+		t.Errorf("stats: %q", got)
+	}
 	buf.Reset()
 	FormatHits(&buf, nil, false)
 	if buf.String() != "no results\n" {
@@ -383,5 +387,4 @@ func TestClosedIndex(t *testing.T) {
 	if err := ix.Close(); err != nil {
 		t.Errorf("second close: %v", err)
 	}
-	_ = fmt.Sprint()
 }

@@ -32,11 +32,19 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 `
 
 func openCatalog(file string) (*catalog, error) {
-	db, err := sql.Open("sqlite", "file:"+file+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	db, err := sql.Open("sqlite", "file:"+file+"?_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)")
 	if err != nil {
 		return nil, err
 	}
+	// One connection: writes are serialised by Index anyway. 16 KiB pages
+	// hold a chunk row (a 2 KiB vector and its text) without spilling to
+	// overflow pages; the page size only takes on a new file, before WAL
+	// (the driver would apply DSN pragmas in alphabetical order).
 	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`PRAGMA page_size = 16384; PRAGMA journal_mode = WAL;`); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if _, err := db.Exec(schema); err != nil {
 		db.Close()
 		return nil, err
