@@ -230,7 +230,8 @@ func changedNames(changes []change) []string {
 }
 
 // applyChanges applies stored changes to *s. Unknown fields (removed from the
-// type since they were stored) are ignored.
+// type since they were stored) are ignored. Appends write into spare capacity:
+// the caller owns *s's slices or has capped them (branchCopy).
 func applyChanges[S any](plan *statePlan, s *S, changes []change) error {
 	sv := reflect.ValueOf(s).Elem()
 	for _, c := range changes {
@@ -242,6 +243,12 @@ func applyChanges[S any](plan *statePlan, s *S, changes []change) error {
 		fv := sv.Field(f.index)
 		switch c.op {
 		case opSet:
+			if ok, err := setScalar(fv, f, c.value); ok || err != nil {
+				if err != nil {
+					return fmt.Errorf("decode state field %s: %w", f.name, err)
+				}
+				continue
+			}
 			nv := reflect.New(f.typ)
 			if err := json.Unmarshal(c.value, nv.Interface()); err != nil {
 				return fmt.Errorf("decode state field %s: %w", f.name, err)
@@ -255,12 +262,39 @@ func applyChanges[S any](plan *statePlan, s *S, changes []change) error {
 			if err := json.Unmarshal(c.value, nv.Interface()); err != nil {
 				return fmt.Errorf("decode state field %s: %w", f.name, err)
 			}
-			// Clip first so that appending never writes into an array another state shares.
-			cur := fv.Slice3(0, fv.Len(), fv.Len())
-			fv.Set(reflect.AppendSlice(cur, nv.Elem()))
+			fv.Set(reflect.AppendSlice(fv, nv.Elem()))
 		default:
 			return fmt.Errorf("decode state field %s: unknown operation %d", f.name, c.op)
 		}
 	}
 	return nil
+}
+
+// setScalar decodes plain integers and booleans without encoding/json, which
+// matters when a resume replays thousands of deltas.
+func setScalar(fv reflect.Value, f *fieldPlan, b []byte) (bool, error) {
+	switch f.kind {
+	case kindInt:
+		n, err := strconv.ParseInt(string(b), 10, f.typ.Bits())
+		if err != nil {
+			return false, nil // let encoding/json say what is wrong
+		}
+		fv.SetInt(n)
+		return true, nil
+	case kindUint:
+		n, err := strconv.ParseUint(string(b), 10, f.typ.Bits())
+		if err != nil {
+			return false, nil
+		}
+		fv.SetUint(n)
+		return true, nil
+	case kindBool:
+		v, err := strconv.ParseBool(string(b))
+		if err != nil || (string(b) != "true" && string(b) != "false") {
+			return false, nil
+		}
+		fv.SetBool(v)
+		return true, nil
+	}
+	return false, nil
 }
