@@ -53,7 +53,15 @@ func (p *ollamaProvider) info(ctx context.Context) (modelInfo, error) {
 	c, cap := p.client()
 	show, err := c.Show(ctx, &api.ShowRequest{Model: p.spec.Model})
 	if err != nil {
-		return modelInfo{}, p.classify(err, cap)
+		cerr := p.classify(err, cap)
+		var e *Error
+		if errors.As(cerr, &e) && showMissing(e) {
+			// A server or proxy without /api/show: go on without knowing
+			// the model's maximum (the estimate alone sizes the window).
+			p.models.put(p.key, modelInfo{})
+			return modelInfo{}, nil
+		}
+		return modelInfo{}, cerr
 	}
 	i := modelInfo{contextLength: contextLength(show.ModelInfo)}
 	for _, c := range show.Capabilities {
@@ -61,6 +69,19 @@ func (p *ollamaProvider) info(ctx context.Context) (modelInfo, error) {
 	}
 	p.models.put(p.key, i)
 	return i, nil
+}
+
+// showMissing reports whether a failed /api/show means the endpoint is
+// missing (a proxy that forwards only chat) rather than the model: Ollama's
+// own 404 names the model, a router's "404 page not found" does not.
+func showMissing(e *Error) bool {
+	switch {
+	case e.Kind == KindModelNotFound:
+		return !strings.Contains(strings.ToLower(e.Err.Error()), "model")
+	case e.Status == http.StatusMethodNotAllowed || e.Status == http.StatusNotImplemented:
+		return true
+	}
+	return false
 }
 
 func (p *ollamaProvider) chat(ctx context.Context, req Request) (Response, error) {
