@@ -275,7 +275,9 @@ func (r *Router) Chat(ctx context.Context, req Request) (Response, error) {
 	if err == nil {
 		r.account(req, resp.Usage)
 	}
-	r.log.write(r.clock.Now(), ro, req.Label, sent, resp, err)
+	logged := sent
+	logged.Tools = req.Tools // the offered tools, also when they went into the prompt
+	r.log.write(r.clock.Now(), ro, req.Label, logged, resp, err)
 	return resp, err
 }
 
