@@ -18,6 +18,7 @@ type faultFS struct {
 	mu       sync.Mutex
 	budget   int64 // bytes that may still be written; < 0 means unlimited
 	readOnly bool
+	syncs    int
 }
 
 func (f *faultFS) take(n int) (int, bool) {
@@ -56,6 +57,13 @@ func (f *faultFS) OpenFile(name string, flag int, perm os.FileMode) (storeFile, 
 type faultFile struct {
 	storeFile
 	fs *faultFS
+}
+
+func (w *faultFile) Sync() error {
+	w.fs.mu.Lock()
+	w.fs.syncs++
+	w.fs.mu.Unlock()
+	return w.storeFile.Sync()
 }
 
 func (w *faultFile) Write(p []byte) (int, error) {
