@@ -89,10 +89,7 @@ type window struct {
 // a KindContextTooLarge error, never a silent truncation by the server.
 // forced > 0 is the role's fixed num_ctx.
 func sizeWindow(promptTokens, reply, forced, userMax, modelMax, last int) (window, *Error) {
-	limit := modelMax
-	if userMax > 0 && (limit == 0 || userMax < limit) {
-		limit = userMax
-	}
+	limit := windowLimit(modelMax, userMax)
 	n := forced
 	if n <= 0 {
 		n = minNumCtx
@@ -125,4 +122,13 @@ func maxText(modelMax, userMax int) string {
 		s += fmt.Sprintf(", capped at %d by max_num_ctx", userMax)
 	}
 	return s
+}
+
+// windowLimit is the largest window allowed: the model's maximum, lowered
+// by the user's cap; 0 when neither is known.
+func windowLimit(modelMax, userMax int) int {
+	if userMax > 0 && (modelMax == 0 || userMax < modelMax) {
+		return userMax
+	}
+	return modelMax
 }

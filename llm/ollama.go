@@ -105,6 +105,30 @@ func (p *ollamaProvider) chat(ctx context.Context, req Request) (Response, error
 	if werr != nil {
 		return Response{}, werr
 	}
+	resp, truncated, err := p.chatWindow(ctx, req, w)
+	if truncated {
+		// The estimate was too low for this model's tokenizer. With room to
+		// grow, try once more with the largest window allowed.
+		limit := windowLimit(info.contextLength, p.spec.MaxNumCtx)
+		if p.spec.NumCtx == 0 && limit > w.numCtx {
+			spent := resp.Usage
+			w.numCtx = limit
+			resp, truncated, err = p.chatWindow(ctx, req, w)
+			resp.Usage = resp.Usage.Add(spent)
+		}
+		if truncated {
+			err = &Error{Kind: KindContextTooLarge, PromptTokens: resp.Usage.PromptTokens, Window: w.numCtx,
+				Err: fmt.Errorf("the server evaluated %d prompt tokens, the whole window of %d: the prompt was truncated (estimated at %d tokens)",
+					resp.Usage.PromptTokens, w.numCtx, promptTokens)}
+			resp = Response{}
+		}
+	}
+	return resp, err
+}
+
+// chatWindow makes one request with window w. truncated reports that the
+// server evaluated a whole window of prompt: it cut the prompt to fit.
+func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window) (Response, bool, error) {
 	opts := maps.Clone(p.spec.Options)
 	if opts == nil {
 		opts = map[string]any{}
@@ -128,7 +152,7 @@ func (p *ollamaProvider) chat(ctx context.Context, req Request) (Response, error
 	var calls []ToolCall
 	var final *api.ChatResponse
 	c, cap := p.client()
-	err = c.Chat(ctx, creq, func(cr api.ChatResponse) error {
+	err := c.Chat(ctx, creq, func(cr api.ChatResponse) error {
 		content.WriteString(cr.Message.Content)
 		calls = append(calls, fromOllamaCalls(cr.Message.ToolCalls, len(calls))...)
 		if cr.Done {
@@ -137,28 +161,22 @@ func (p *ollamaProvider) chat(ctx context.Context, req Request) (Response, error
 		return nil
 	})
 	if err != nil {
-		return Response{}, p.classify(err, cap)
+		return Response{}, false, p.classify(err, cap)
 	}
 	if final == nil {
 		if st := cap.Status(); st >= 400 {
-			return Response{}, p.statusError(st, http.StatusText(st), cap)
+			return Response{}, false, p.statusError(st, http.StatusText(st), cap)
 		}
-		return Response{}, &Error{Kind: KindStreamCut, Status: cap.Status(), Retriable: true,
+		return Response{}, false, &Error{Kind: KindStreamCut, Status: cap.Status(), Retriable: true,
 			Err: fmt.Errorf("the reply ended without done:true after %d bytes of content", content.Len())}
 	}
 	p.models.setWindow(p.key, w.numCtx)
-	if final.PromptEvalCount >= w.numCtx {
-		// The server cut the prompt to fit: it evaluated a full window.
-		return Response{}, &Error{Kind: KindContextTooLarge, PromptTokens: final.PromptEvalCount, Window: w.numCtx,
-			Err: fmt.Errorf("the server evaluated %d prompt tokens, the whole window of %d: the prompt was truncated (the estimate of %d was too low)",
-				final.PromptEvalCount, w.numCtx, promptTokens)}
-	}
-	gen := final.EvalDuration
-	return Response{
+	resp := Response{
 		Content: content.String(), ToolCalls: calls, Model: p.spec.Model, Provider: ProviderOllama,
 		DoneReason: final.DoneReason, NumCtx: w.numCtx,
-		Usage: Usage{Calls: 1, PromptTokens: final.PromptEvalCount, CompletionTokens: final.EvalCount, GenDuration: gen},
-	}, nil
+		Usage: Usage{Calls: 1, PromptTokens: final.PromptEvalCount, CompletionTokens: final.EvalCount, GenDuration: final.EvalDuration},
+	}
+	return resp, final.PromptEvalCount >= w.numCtx, nil
 }
 
 func (p *ollamaProvider) embed(ctx context.Context, texts []string) ([][]float32, Usage, error) {

@@ -210,6 +210,37 @@ func TestOllamaServerTruncationIsAnError(t *testing.T) {
 	}
 }
 
+func TestOllamaGrowsTheWindowWhenTheServerCutsThePrompt(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(llmtest.WithModels(llmtest.ModelInfo{Name: "m", ContextLength: 16384}))
+	defer srv.Close()
+	// A tokenizer that needs 5000 tokens where lemmings estimated far fewer:
+	// every window below 5000 comes back full.
+	srv.SetDefault(func(c llmtest.Call) llmtest.Reply {
+		return llmtest.Reply{Content: "ok", PromptTokens: min(c.NumCtx, 5000), CompletionTokens: 3}
+	})
+	r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": ollamaRole(srv, "m")}})
+	resp, err := r.Chat(context.Background(), Request{Role: "primary", Messages: userMsg("short to the estimate")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := srv.ChatCalls()
+	if len(calls) != 2 || calls[0].NumCtx != 4096 || calls[1].NumCtx != 16384 || resp.NumCtx != 16384 {
+		t.Fatalf("windows sent %d then %d, resp %d", calls[0].NumCtx, calls[1].NumCtx, resp.NumCtx)
+	}
+	if resp.Usage.Calls != 2 || resp.Usage.PromptTokens != 4096+5000 {
+		t.Errorf("both calls' tokens count: %+v", resp.Usage)
+	}
+	// A forced window is never grown.
+	spec := ollamaRole(srv, "m")
+	spec.NumCtx = 4096
+	r2, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": spec}})
+	_, err = r2.Chat(context.Background(), Request{Role: "primary", Messages: userMsg("x")})
+	if e := asError(t, err); e.Kind != KindContextTooLarge || e.Window != 4096 {
+		t.Errorf("forced window: %v", e)
+	}
+}
+
 func TestOllamaFaults(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
