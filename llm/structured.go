@@ -11,8 +11,6 @@ import (
 
 	"github.com/invopop/jsonschema"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // compiledSchema is a schema in the two forms a call needs: the JSON sent to
@@ -161,12 +159,11 @@ func validationProblem(err error) string {
 	if !ok {
 		return err.Error()
 	}
-	p := message.NewPrinter(language.English)
 	var leaves []string
 	var walk func(e *validator.ValidationError)
 	walk = func(e *validator.ValidationError) {
 		if len(e.Causes) == 0 {
-			leaves = append(leaves, fmt.Sprintf("at '/%s': %s", strings.Join(e.InstanceLocation, "/"), e.ErrorKind.LocalizedString(p)))
+			leaves = append(leaves, e.Error()) // a leaf reads "at '/done': got string, want boolean"
 			return
 		}
 		for _, c := range e.Causes {
