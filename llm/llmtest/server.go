@@ -47,9 +47,12 @@ type stepState struct {
 // Option configures a Server.
 type Option func(*Server)
 
-// WithModels declares the models the fake Ollama has: /api/tags and /api/show
-// list them, and a call naming another model gets a 404 as from the real
-// server. Without this option every model name is accepted.
+// WithModels declares the models the fake Ollama has: /api/tags, /api/show
+// and /v1/models list them, and an Ollama call (/api/chat, /api/embed,
+// /api/show) naming another model gets a 404 worded as the real server's; a
+// model without the "tools" capability answers tools with a 400. OpenAI
+// calls are not checked (script a Status: 404 for that). Without this option
+// every model name is accepted.
 func WithModels(models ...ModelInfo) Option {
 	return func(s *Server) {
 		if s.models == nil {
