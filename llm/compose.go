@@ -145,6 +145,27 @@ func (c *Composer) Roles() []string {
 // override's path.
 func (c *Composer) Origin(role string) string { return c.origin[role] }
 
+// Render executes one template of role's set with data: name "" (or the role
+// itself) is the main text, any other name a block the template defines with
+// {{define}}, such as "instructions". A block the template does not define
+// renders as "" (not every role has one); an unknown role is an error.
+func (c *Composer) Render(role, name string, data any) (string, error) {
+	t, ok := c.templates[role]
+	if !ok {
+		return "", fmt.Errorf("llm: no prompt template %q (known: %s)", role, strings.Join(c.Roles(), ", "))
+	}
+	if name != "" && name != role {
+		if t = t.Lookup(name); t == nil {
+			return "", nil
+		}
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("llm: render prompt %s %q (%s): %w", role, name, c.origin[role], err)
+	}
+	return b.String(), nil
+}
+
 // Compose renders role's template with data and assembles the prompt. With
 // budget > 0 (tokens, as CountTokens counts) it packs the sections: whole
 // sections with the lowest Priority are dropped first (the later one on a

@@ -249,3 +249,25 @@ func TestComposeErrors(t *testing.T) {
 		t.Errorf("missing data key should fail: %v", err)
 	}
 }
+
+func TestComposerRender(t *testing.T) {
+	t.Parallel()
+	c, _ := NewComposer(builtinPrompts, "", "G", "P")
+	got, err := c.Render("task_planner", InstructionsTemplate, plannerData{"x", "M3"})
+	if err != nil || got != "Plan milestone M3. Each directive MUST be addressed." {
+		t.Errorf("instructions %q %v", got, err)
+	}
+	got, err = c.Render("task_planner", "", plannerData{"x", "M3"})
+	if err != nil || got != "You are the TaskPlanner for x.\n" {
+		t.Errorf("main %q %v", got, err)
+	}
+	if got, err := c.Render("qa", InstructionsTemplate, nil); got != "" || err != nil {
+		t.Errorf("a missing block renders empty: %q %v", got, err)
+	}
+	if _, err := c.Render("nope", "", nil); err == nil {
+		t.Error("unknown role accepted")
+	}
+	if _, err := c.Render("task_planner", InstructionsTemplate, struct{}{}); err == nil || !strings.Contains(err.Error(), "Milestone") {
+		t.Errorf("a missing field should fail: %v", err)
+	}
+}
