@@ -29,7 +29,8 @@ type runner[S any] struct {
 	created time.Time
 	meta    map[string]string
 	pending map[string]pendingWrite // branches of step+1 already finished
-	// skipBefore: resuming a run paused before its next nodes, so do not pause there again.
+	// skipBefore: the run was paused before its next nodes and resumed, so it
+	// does not pause there again; it holds (and is stored) until a step commits.
 	skipBefore bool
 
 	snapBytes, deltaBytes int // last snapshot's size, deltas written since
@@ -135,7 +136,7 @@ func (c *Compiled[S]) Resume(ctx context.Context, runID string, opts ...ResumeOp
 		if err := r.commitUpdate(ctx, s); err != nil {
 			return r.state, r.fail(ctx, fmt.Errorf("graph: resume %s: store update: %w", runID, err))
 		}
-	} else if err := r.writeStatus(ctx, StatusRunning, "", "", false); err != nil {
+	} else if err := r.writeStatus(ctx, StatusRunning, "", "", r.skipBefore); err != nil {
 		return r.state, r.fail(ctx, err)
 	}
 	return r.loop(ctx)
@@ -144,7 +145,7 @@ func (c *Compiled[S]) Resume(ctx context.Context, runID string, opts ...ResumeOp
 func (r *runner[S]) restore(ld *loaded[S]) error {
 	r.state, r.step, r.created, r.meta, r.lastRan = ld.state, ld.step, ld.created, ld.meta, ld.nodes
 	r.snapBytes, r.deltaBytes = ld.snapBytes, ld.deltaBytes
-	r.skipBefore = ld.status == StatusPaused && ld.pausedBefore
+	r.skipBefore = ld.pausedBefore
 	next, err := r.c.indexes(ld.next)
 	if err != nil {
 		return err
@@ -229,7 +230,6 @@ func (r *runner[S]) loop(ctx context.Context) (S, error) {
 		if i := r.anyFlag(r.next, flagInterruptBefore); i >= 0 && !r.skipBefore {
 			return r.state, r.pause(ctx, "before "+r.c.nodes[i].name, true)
 		}
-		r.skipBefore = false
 		r.calls++
 		if r.w != nil && r.anyFlag(r.next, flagSideEffects) >= 0 {
 			if err := r.sync(ctx); err != nil {
@@ -319,7 +319,7 @@ func (r *runner[S]) stopWith(ctx context.Context, status Status, reason string, 
 	}
 	var serr error
 	if r.w != nil {
-		serr = r.writeStatus(ctx, status, reason, msg, pausedBefore)
+		serr = r.writeStatus(ctx, status, reason, msg, pausedBefore || r.skipBefore)
 		if serr == nil {
 			serr = r.sync(ctx)
 		}
@@ -469,7 +469,7 @@ func (r *runner[S]) commit(ctx context.Context, ran []int, out S, next []int, ch
 			return err
 		}
 	}
-	r.state, r.step = out, step
+	r.state, r.step, r.skipBefore = out, step, false
 	if r.w != nil {
 		r.lastRan = r.names(ran)
 	}
@@ -490,7 +490,7 @@ func (r *runner[S]) commitUpdate(ctx context.Context, s S) error {
 	}
 	pending := r.pending
 	next := append([]int(nil), r.next...)
-	e := entry{nodes: []string{UpdateNode}, changes: changes}
+	e := entry{nodes: []string{UpdateNode}, changes: changes, pausedBefore: r.skipBefore}
 	r.header(&e, StatusRunning)
 	r.buf = encodePayload(r.buf[:0], &e)
 	if err := r.w.Append(context.WithoutCancel(ctx), Record{Kind: RecordDelta, Step: r.step + 1, Data: r.buf}); err != nil {

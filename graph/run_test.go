@@ -389,3 +389,31 @@ func TestNoCheckpointer(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestApprovalSurvivesAFailureOfTheApprovedNode(t *testing.T) {
+	stores(t, func(t *testing.T, cp Checkpointer) {
+		ctx := context.Background()
+		var fail atomic.Bool
+		fail.Store(true)
+		g := New[simple]().AddNode("a", inc("a")).
+			AddNode("deploy", func(_ context.Context, s simple) (simple, error) {
+				if fail.Load() {
+					return s, errors.New("deploy failed")
+				}
+				s.Log = append(s.Log, "deploy")
+				return s, nil
+			}).AddEdge(Start, "a").AddEdge("a", "deploy").AddEdge("deploy", End)
+		c := mustCompile(t, g, WithCheckpointer(cp), WithInterruptBefore("deploy"))
+		if _, err := c.Run(ctx, "ap", simple{}); !errors.Is(err, ErrPaused) {
+			t.Fatal(err)
+		}
+		if _, err := c.Resume(ctx, "ap"); err == nil || errors.Is(err, ErrPaused) {
+			t.Fatalf("approved deploy should run and fail: %v", err)
+		}
+		fail.Store(false)
+		s, err := c.Resume(ctx, "ap")
+		if err != nil || !slices.Equal(s.Log, []string{"a", "deploy"}) {
+			t.Fatalf("retry of an approved node asked again or failed: %+v, %v", s, err)
+		}
+	})
+}
