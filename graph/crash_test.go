@@ -258,6 +258,10 @@ func TestKill9DuringFanOutRerunsOnlyTheUnfinishedBranch(t *testing.T) {
 	if err != nil || !slices.Equal(snap.Pending, []string{"a", "c"}) || snap.Step != 1 {
 		t.Fatalf("State after the kill: %+v, %v", snap, err)
 	}
+	runs, err := c.ListRuns(ctx)
+	if err != nil || len(runs) != 1 || runs[0].Step != 1 || runs[0].Status != StatusRunning || runs[0].Active {
+		t.Fatalf("ListRuns after the kill: %+v, %v", runs, err)
+	}
 	s, err := c.Resume(ctx, "crash")
 	if err != nil || !slices.Equal(s.Log, []int{1, 2, 3}) || s.N != 3 {
 		t.Fatalf("Resume: %+v, %v", s, err)
