@@ -1,0 +1,171 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/graph"
+)
+
+// progress renders a run's events for a person: a live status line on a
+// terminal, plain lines when piped. With --json every event is one JSON line.
+type progress struct {
+	mu      sync.Mutex
+	w       io.Writer
+	live    bool
+	json    bool
+	start   time.Time
+	node    string
+	task    string
+	counts  progressCounts
+	tokPerS float64
+	cost    float64
+	lastLen int
+}
+
+type progressCounts struct {
+	Done       int     `json:"done"`
+	Failed     int     `json:"failed"`
+	Planned    int     `json:"planned"`
+	Milestone  int     `json:"milestone"`
+	Milestones int     `json:"milestones"`
+	CostUSD    float64 `json:"cost_usd"`
+}
+
+func newProgress(w io.Writer, jsonOut bool) *progress {
+	return &progress{w: w, json: jsonOut, live: !jsonOut && isTerminal(w), start: time.Now()}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// Handle implements graph.Sink.
+func (p *progress) Handle(ev graph.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json {
+		line, _ := json.Marshal(ev)
+		fmt.Fprintf(p.w, "%s\n", line)
+		return
+	}
+	data := map[string]any{}
+	_ = json.Unmarshal(ev.Data, &data)
+	switch ev.Kind {
+	case graph.EventNodeStart:
+		p.node = ev.Node
+		if !p.live {
+			p.printf("%s %-16s %s", p.elapsed(), ev.Node, p.summary())
+		}
+	case graph.EventRetry:
+		p.printf("%s retry %s (attempt %d): %s", p.elapsed(), ev.Node, ev.Attempt, ev.Error)
+	case graph.EventInterrupt:
+		p.printf("%s paused: %s", p.elapsed(), ev.Reason)
+	case graph.EventError:
+		p.printf("%s error in %s: %s", p.elapsed(), ev.Node, ev.Error)
+	case graph.EventCustom:
+		p.custom(ev.Name, data)
+	}
+	if p.live {
+		p.liveLine()
+	}
+}
+
+func (p *progress) custom(name string, data map[string]any) {
+	switch name {
+	case "progress":
+		b, _ := json.Marshal(data)
+		_ = json.Unmarshal(b, &p.counts)
+		p.cost = p.counts.CostUSD
+	case "task_planned":
+		p.task = fmt.Sprintf("%v %v", data["task"], data["title"])
+		p.printf("%s task %s", p.elapsed(), p.task)
+	case "llm_call":
+		if v, ok := data["tokens_per_s"].(float64); ok && data["provider"] == "ollama" {
+			p.tokPerS = v
+		}
+	case "gate":
+		status := "passed"
+		if data["passed"] != true {
+			status = fmt.Sprintf("FAILED (exit %v)", data["exit_code"])
+		}
+		p.printf("%s   gate %v %s", p.elapsed(), data["gate"], status)
+	case "qa":
+		if data["passed"] == true {
+			p.printf("%s   QA passed %v", p.elapsed(), data["task"])
+		} else {
+			p.printf("%s   QA failed %v: %v", p.elapsed(), data["task"], firstLineOf(fmt.Sprint(data["feedback"])))
+		}
+	case "commit":
+		p.printf("%s   commit %.10v %v", p.elapsed(), data["sha"], data["task"])
+	case "task_failed":
+		p.printf("%s   task %v failed: %v", p.elapsed(), data["task"], firstLineOf(fmt.Sprint(data["reason"])))
+	case "supervisor_start":
+		p.printf("%s   supervisor %v started (%v)", p.elapsed(), data["supervisor"], data["trigger"])
+	case "supervisor_done":
+		p.printf("%s   supervisor %v: %v", p.elapsed(), data["supervisor"], data["summary"])
+	case "warning":
+		p.printf("%s warning: %v", p.elapsed(), data["message"])
+	case "report":
+		p.printf("%s report written: %v", p.elapsed(), data["path"])
+	}
+}
+
+func (p *progress) summary() string {
+	c := p.counts
+	s := fmt.Sprintf("[milestone %d/%d · tasks %d done", c.Milestone, c.Milestones, c.Done)
+	if c.Failed > 0 {
+		s += fmt.Sprintf(", %d failed", c.Failed)
+	}
+	s += fmt.Sprintf(" of %d", c.Done+c.Failed+c.Planned)
+	if p.tokPerS > 0 {
+		s += fmt.Sprintf(" · %.0f tok/s", p.tokPerS)
+	}
+	if p.cost > 0 {
+		s += fmt.Sprintf(" · $%.4f", p.cost)
+	}
+	return s + "]"
+}
+
+func (p *progress) elapsed() string {
+	return fmt.Sprintf("[%7s]", time.Since(p.start).Round(time.Second))
+}
+
+// printf writes one plain line, clearing the live line first.
+func (p *progress) printf(format string, args ...any) {
+	if p.live && p.lastLen > 0 {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.lastLen = 0
+	}
+	fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+func (p *progress) liveLine() {
+	line := fmt.Sprintf("%s %s %s %s", p.elapsed(), p.node, p.task, p.summary())
+	fmt.Fprint(p.w, "\r\033[K"+line)
+	p.lastLen = len(line)
+}
+
+// Close ends the live line.
+func (p *progress) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live && p.lastLen > 0 {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func firstLineOf(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}

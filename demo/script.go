@@ -1,0 +1,455 @@
+package demo
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
+)
+
+// Script is the scripted team of models the demo runs against. Every reply is
+// a pure function of the request (which role asks, what the prompt says), so a
+// run killed and resumed gets the same answers as one that never stopped.
+type Script struct {
+	// LocalLatency and SupervisorLatency are added to every local (Ollama) and
+	// cloud (OpenAI-compatible) answer, to make runs look and time like real ones.
+	LocalLatency      time.Duration
+	SupervisorLatency time.Duration
+	// ImplementorLatency, when set, replaces LocalLatency for implementor steps
+	// (tests use it to catch a run in the middle of a task).
+	ImplementorLatency time.Duration
+
+	mu    sync.Mutex
+	roles map[string]int
+}
+
+// Counts reports how many answers each role got.
+func (sc *Script) Counts() map[string]int {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range sc.roles {
+		out[k] = v
+	}
+	return out
+}
+
+// Steps returns the llmtest script: one catch-all step per protocol.
+func (sc *Script) Steps() []llmtest.Step {
+	return []llmtest.Step{
+		{Name: "demo-local", API: llmtest.Ollama, Times: -1, Respond: sc.respond},
+		{Name: "demo-cloud", API: llmtest.OpenAI, Times: -1, Respond: sc.respond},
+	}
+}
+
+func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
+	system := ""
+	if len(c.Messages) > 0 && c.Messages[0].Role == "system" {
+		system = c.Messages[0].Content
+	}
+	role := roleOf(system)
+	sc.mu.Lock()
+	if sc.roles == nil {
+		sc.roles = map[string]int{}
+	}
+	sc.roles[role]++
+	sc.mu.Unlock()
+
+	var v any
+	switch role {
+	case "scope_agent":
+		v = scopeReply()
+	case "task_planner":
+		v = plannerReply(c)
+	case "implementor":
+		v = implementorReply(c)
+	case "qa":
+		v = qaReply(c)
+	case "assessor":
+		v = assessorReply(c)
+	case "summarizer":
+		v = map[string]any{"summary": "Completed: " + taskTitle(firstUser(c)) + "."}
+	case "code_style", "design", "internaliser":
+		v = supervisorReply(role, c)
+	default:
+		return llmtest.Reply{Status: 500, Body: `{"error":"demo script: unknown role"}`}
+	}
+	body, _ := json.Marshal(v)
+	r := llmtest.Reply{Content: string(body), Latency: sc.LocalLatency}
+	switch role {
+	case "implementor":
+		if sc.ImplementorLatency > 0 {
+			r.Latency = sc.ImplementorLatency
+		}
+	case "code_style", "design", "internaliser":
+		r.Latency = sc.SupervisorLatency
+		r.PromptTokens, r.CompletionTokens, r.Cost = 4200, 380, 0.0183
+	}
+	return r
+}
+
+var roleMarkers = []struct{ marker, role string }{
+	{"You are the ScopeAgent", "scope_agent"},
+	{"You are the TaskPlanner", "task_planner"},
+	{"You are the Implementor", "implementor"},
+	{"You are the QA reviewer", "qa"},
+	{"You are the Assessor", "assessor"},
+	{"You summarise a finished coding task", "summarizer"},
+	{"You are the Code Style supervisor", "code_style"},
+	{"You are the Design supervisor", "design"},
+	{"You are the Internaliser", "internaliser"},
+}
+
+func roleOf(system string) string {
+	for _, m := range roleMarkers {
+		if strings.Contains(system, m.marker) {
+			return m.role
+		}
+	}
+	return ""
+}
+
+// section returns the body of "## TITLE" in a prompt.
+func section(prompt, title string) string {
+	_, rest, ok := strings.Cut(prompt, "## "+title+"\n")
+	if !ok {
+		return ""
+	}
+	if i := strings.Index(rest, "\n## "); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
+
+// The demo's tasks, by title.
+const (
+	titleFixMean  = "Fix MeanWordLength integer division"
+	titleTopWords = "Add TopWords with a test"
+	titleTopFlag  = "Add a -top flag to the textstats command"
+	titleDocMean  = "Add a doc comment to MeanWordLength in textstats.go"
+)
+
+type taskSpec struct {
+	Title              string   `json:"title"`
+	Instructions       string   `json:"instructions"`
+	AcceptanceCriteria []string `json:"acceptance_criteria"`
+	TargetFiles        []string `json:"target_files,omitempty"`
+}
+
+var specs = map[string]taskSpec{
+	titleFixMean: {titleFixMean,
+		"MeanWordLength in textstats.go divides two ints before converting to float64, so TestMeanWordLength fails. Convert before dividing.",
+		[]string{"MeanWordLength returns the exact mean (7/3 for \"go is fun\")", "go test ./... passes"}, []string{"textstats.go"}},
+	titleTopWords: {titleTopWords,
+		"Add func TopWords(text string, n int) []string in topwords.go returning the n most frequent words, most frequent first, ties in alphabetical order; add topwords_test.go.",
+		[]string{"TopWords returns the n most frequent words, most frequent first", "topwords_test.go tests TopWords"}, []string{"topwords.go", "topwords_test.go"}},
+	titleTopFlag: {titleTopFlag,
+		"In cmd/textstats/main.go add a -top N flag (default 0) that prints the N most frequent words using textstats.TopWords.",
+		[]string{"textstats -top 3 prints the three most frequent words"}, []string{"cmd/textstats/main.go"}},
+}
+
+func scopeReply() any {
+	return map[string]any{"milestones": []any{
+		map[string]any{"goal": "The test suite passes: MeanWordLength computes an exact mean.", "themes": []string{"statistics", "tests"}, "tasks": []taskSpec{specs[titleFixMean]}},
+		map[string]any{"goal": "Users can list the most frequent words: TopWords in the package and a -top flag in the command.", "themes": []string{"cli", "statistics"}, "tasks": []taskSpec{specs[titleTopWords], specs[titleTopFlag]}},
+	}}
+}
+
+var (
+	directiveID = regexp.MustCompile(`\[(d\d+)\]`)
+	plannedLine = regexp.MustCompile(`(?m)^\d+\. (.+?)(?: \[directive (d\d+)\])?$`)
+	inProgress  = regexp.MustCompile(`(?m)^Task in progress: (t\d+) — (.+) \(attempt \d+\)$`)
+)
+
+// firstUser is the composed prompt; later user messages are tool results or
+// a re-ask quoting a validation error.
+func firstUser(c llmtest.Call) string {
+	for _, m := range c.Messages {
+		if m.Role == "user" {
+			return m.Content
+		}
+	}
+	return ""
+}
+
+func plannerReply(c llmtest.Call) any {
+	p := firstUser(c)
+	answers := []map[string]string{}
+	for _, m := range directiveID.FindAllStringSubmatch(section(p, "ACTIVE DIRECTIVES"), -1) {
+		answers = append(answers, map[string]string{"id": m[1], "fate": "task", "note": "planned as a cleanup task after the feature work"})
+	}
+	reply := map[string]any{"directives": answers, "carry_forward": []taskSpec{}}
+	ms := section(p, "CURRENT MILESTONE")
+	if m := inProgress.FindStringSubmatch(ms); m != nil {
+		spec := specFor(m[2])
+		spec.Instructions = "Fix what QA reported: " + firstLine(section(p, "INSTRUCTIONS")) + " " + spec.Instructions
+		reply["decision"], reply["reasoning"], reply["task"] = "implement", "QA failed the last attempt; re-plan it with the feedback.", spec
+		return reply
+	}
+	var planned []taskSpec
+	for _, m := range plannedLine.FindAllStringSubmatch(after(ms, "Planned next tasks (carry-forward):"), -1) {
+		planned = append(planned, specFor(m[1]))
+	}
+	if len(planned) == 0 {
+		reply["decision"], reply["reasoning"] = "milestone_done", "Every planned task of the milestone is done and tested."
+		return reply
+	}
+	reply["decision"], reply["reasoning"], reply["task"], reply["carry_forward"] = "implement", "Next planned task.", planned[0], planned[1:]
+	return reply
+}
+
+func specFor(title string) taskSpec {
+	if s, ok := specs[title]; ok {
+		return s
+	}
+	return taskSpec{Title: title, Instructions: title, AcceptanceCriteria: []string{title}, TargetFiles: []string{"textstats.go"}}
+}
+
+func after(s, marker string) string {
+	_, rest, _ := strings.Cut(s, marker)
+	return rest
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
+// taskTitle finds "tN: Title" at the start of the TASK section.
+func taskTitle(prompt string) string {
+	sec := section(prompt, "TASK")
+	if sec == "" {
+		sec = section(prompt, "TASK RESULT")
+		sec = strings.TrimPrefix(firstLine(sec), "Task ")
+	}
+	_, title, _ := strings.Cut(firstLine(sec), ": ")
+	return strings.TrimSpace(title)
+}
+
+func qaReply(c llmtest.Call) any {
+	var verdicts []map[string]any
+	for _, line := range strings.Split(section(firstUser(c), "ACCEPTANCE CRITERIA"), "\n") {
+		_, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
+		if !ok {
+			continue
+		}
+		verdicts = append(verdicts, map[string]any{"criterion": crit, "met": true, "evidence": "the diff implements it and the tests pass"})
+	}
+	return map[string]any{"criteria": verdicts, "feedback": ""}
+}
+
+var milestoneLine = regexp.MustCompile(`(?m)^- (m\d+) \[.*?( \(current\))?$`)
+
+func assessorReply(c llmtest.Call) any {
+	p := firstUser(c)
+	lines := milestoneLine.FindAllStringSubmatch(section(p, "MILESTONES"), -1)
+	last := len(lines) > 0 && lines[len(lines)-1][2] != ""
+	if strings.Contains(section(p, "INSTRUCTIONS"), "says milestone") {
+		verdict := "aligned"
+		if last {
+			verdict = "all_done"
+		}
+		return map[string]any{"verdict": verdict, "notes": "The milestone's goal is met and tested.", "milestone_complete": true}
+	}
+	return map[string]any{"verdict": "aligned", "notes": "On track.", "milestone_complete": false}
+}
+
+func supervisorReply(role string, c llmtest.Call) any {
+	first := strings.Contains(c.Messages[0].Content, "BOOTSTRAP MODE")
+	switch role {
+	case "code_style":
+		r := map[string]any{"conventions_updated": []string{}, "docs": []any{}, "directives": []any{},
+			"findings": []string{"MeanWordLength has no doc comment"}, "summary": "No new inconsistencies."}
+		if first {
+			r["conventions_updated"] = []string{"conventions/doc-comments.md"}
+			r["docs"] = []any{map[string]any{
+				"path": "conventions/doc-comments.md", "title": "Doc comments on exported identifiers",
+				"rules":     []string{"Every exported function, type and constant has a doc comment.", "A doc comment is a full sentence that starts with the identifier's name."},
+				"examples":  "Good:\n  // WordCount returns the number of words in text.\n  func WordCount(text string) int\n\nBad:\n  func MeanWordLength(text string) float64 // no doc comment",
+				"rationale": "go doc and editors show these comments; the package is read more than it is written.",
+				"themes":    []string{"documentation"},
+			}}
+			r["directives"] = []any{map[string]any{"type": "cleanup", "description": titleDocMean,
+				"rationale": "Exported functions need a doc comment (conventions/doc-comments.md).", "priority": "low", "files": []string{"textstats.go"}}}
+			r["summary"] = "Bootstrap: established the doc-comment convention from the code; one cleanup directive."
+		}
+		return r
+	case "design":
+		r := map[string]any{"design_updates": []string{}, "docs": []any{}, "directives": []any{}, "findings": []string{}, "summary": "The work matches the design."}
+		if first {
+			r["design_updates"] = []string{"design/architecture.md"}
+			r["docs"] = []any{map[string]any{
+				"path": "design/architecture.md", "title": "textstats architecture",
+				"rules":     []string{"Statistics are pure functions of a string in package textstats.", "cmd/textstats only reads input, calls the package and prints."},
+				"rationale": "Pure functions keep every statistic testable without I/O.",
+				"themes":    []string{"statistics", "cli"},
+			}}
+			r["summary"] = "Bootstrap: captured the package/command split."
+		}
+		return r
+	default:
+		r := map[string]any{"knowledge_items": []any{}, "summary": "Nothing new to capture."}
+		if strings.Contains(firstUser(c), titleFixMean) && first {
+			r["knowledge_items"] = []any{map[string]any{"category": "lesson", "title": "Integer division truncates averages",
+				"content": "Convert to float64 before dividing: float64(total / n) truncates first.", "source_task": "t1", "confidence": "high", "needs_user_review": false}}
+			r["summary"] = "Captured one lesson from the MeanWordLength fix."
+		}
+		return r
+	}
+}
+
+// implementorReply plays the implementor: the step is the number of actions
+// already taken in this attempt, the attempt shows in the feedback section.
+func implementorReply(c llmtest.Call) any {
+	p := firstUser(c)
+	step := 0
+	for _, m := range c.Messages[2:] {
+		if m.Role == "assistant" {
+			step++
+		}
+	}
+	retry := section(p, "FEEDBACK FROM THE LAST ATTEMPT") != ""
+	title := taskTitle(p)
+	acts := implementorPlan(title, retry)
+	if step >= len(acts) {
+		return act("finish", "summary", "Done.")
+	}
+	return acts[step]
+}
+
+func act(action string, kv ...string) map[string]any {
+	a := map[string]any{"thought": action + " step", "action": action}
+	for i := 0; i+1 < len(kv); i += 2 {
+		a[kv[i]] = kv[i+1]
+	}
+	return a
+}
+
+func edit(path, search, replace string) map[string]any {
+	return map[string]any{"thought": "edit " + path, "action": "edit",
+		"edits": []map[string]string{{"path": path, "search": search, "replace": replace}}}
+}
+
+func implementorPlan(title string, retry bool) []map[string]any {
+	switch title {
+	case titleFixMean:
+		return []map[string]any{
+			act("read_file", "path", "textstats.go"),
+			edit("textstats.go", "\treturn float64(total / len(words))", "\treturn float64(total) / float64(len(words))"),
+			act("run_gate", "gate", "test"),
+			act("finish", "summary", "MeanWordLength converts to float64 before dividing; the tests pass."),
+		}
+	case titleTopWords:
+		if retry {
+			return []map[string]any{
+				act("read_file", "path", "topwords.go"),
+				edit("topwords.go", "\t\treturn counts[ws[i]] < counts[ws[j]]", "\t\treturn counts[ws[i]] > counts[ws[j]]"),
+				act("run_gate", "gate", "test"),
+				act("finish", "summary", "TopWords sorts by descending count; its test passes."),
+			}
+		}
+		return []map[string]any{
+			act("write_file", "path", "topwords.go", "content", topWordsBuggy),
+			act("write_file", "path", "topwords_test.go", "content", topWordsTest),
+			act("finish", "summary", "Added TopWords and its test."),
+		}
+	case titleTopFlag:
+		return []map[string]any{
+			act("read_file", "path", "cmd/textstats/main.go"),
+			act("edit_blocks", "blocks", topFlagBlocks),
+			act("finish", "summary", "The command takes -top N and prints the N most frequent words."),
+		}
+	case titleDocMean:
+		return []map[string]any{
+			edit("textstats.go", "func MeanWordLength(", "// MeanWordLength returns the mean number of bytes per word of text.\nfunc MeanWordLength("),
+			act("finish", "summary", "MeanWordLength has a doc comment."),
+		}
+	}
+	return []map[string]any{act("blocked", "summary", "the demo script has no plan for task "+strconv.Quote(title))}
+}
+
+const topWordsBuggy = `package textstats
+
+import "sort"
+
+// TopWords returns the n most frequent words of text, most frequent first;
+// ties are in alphabetical order.
+func TopWords(text string, n int) []string {
+	counts := map[string]int{}
+	for _, w := range Words(text) {
+		counts[w]++
+	}
+	ws := make([]string, 0, len(counts))
+	for w := range counts {
+		ws = append(ws, w)
+	}
+	sort.Strings(ws)
+	sort.SliceStable(ws, func(i, j int) bool {
+		return counts[ws[i]] < counts[ws[j]]
+	})
+	if n < len(ws) {
+		ws = ws[:n]
+	}
+	return ws
+}
+`
+
+const topWordsTest = `package textstats
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestTopWords(t *testing.T) {
+	got := TopWords("b a b c b a", 2)
+	want := []string{"b", "a"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("TopWords = %v, want %v", got, want)
+	}
+}
+`
+
+var topFlagBlocks = fmt.Sprintf(`cmd/textstats/main.go
+%[1]s
+import (
+	"fmt"
+	"io"
+	"os"
+%[2]s
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+%[3]s
+
+cmd/textstats/main.go
+%[1]s
+func main() {
+	data, err := io.ReadAll(os.Stdin)
+%[2]s
+func main() {
+	top := flag.Int("top", 0, "print the `+"`N`"+` most frequent words")
+	flag.Parse()
+	data, err := io.ReadAll(os.Stdin)
+%[3]s
+
+cmd/textstats/main.go
+%[1]s
+	fmt.Printf("mean word length: %%.2f\n", textstats.MeanWordLength(text))
+}
+%[2]s
+	fmt.Printf("mean word length: %%.2f\n", textstats.MeanWordLength(text))
+	if *top > 0 {
+		fmt.Printf("top words: %%s\n", strings.Join(textstats.TopWords(text, *top), " "))
+	}
+}
+%[3]s
+`, "<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE")

@@ -1,0 +1,139 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm"
+)
+
+type assessorData struct {
+	Reason      string
+	MilestoneID string
+	Tasks       int
+}
+
+// Assessor checks alignment every review_interval tasks, after a failure and
+// at the end of each milestone, reading supervisor findings as evidence of
+// drift (seed 003 "Assessor-Supervisor Collaboration").
+func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+	s := in.Clone()
+	reason := s.ReviewReason
+	s.ReviewReason = ""
+	s.TasksSinceLastReview = 0
+	if s.Phase == PhasePolish {
+		return s, nil // polish work is reviewed by QA alone
+	}
+	if s.StopReason != "" || (d.Settings.MaxConsecutiveFailures > 0 && s.ConsecutiveFailures >= d.Settings.MaxConsecutiveFailures) {
+		s.Assessment = &Assessment{Verdict: "aligned", Reason: reason, Notes: "not assessed: the run is stopping"}
+		return s, nil
+	}
+	m := s.ActiveMilestone()
+	data := assessorData{Reason: reason, Tasks: s.TasksCompleted}
+	if m != nil {
+		data.MilestoneID = m.ID
+	}
+	instr, err := d.instructionsSection(NodeAssessor, data)
+	if err != nil {
+		return s, err
+	}
+	sections := []llm.Section{
+		projectContextSection(&s),
+		{Title: "MILESTONES", Body: milestoneOverview(&s), Required: true},
+		completedSection(&s),
+		{Title: "SUPERVISOR FINDINGS", Body: supervisorEvidence(&s), Priority: prioKnowledge},
+		instr,
+	}
+	reply, _, err := ask[assessorReply](ctx, d, &s, call{Label: NodeAssessor, Data: data, Sections: sections})
+	if err != nil {
+		if !modelFault(err) {
+			return s, err
+		}
+		// Without a usable assessment the run goes on as planned: the planner's
+		// own view of the milestone stands.
+		graph.Emit(ctx, "warning", map[string]any{"message": "assessment unusable, continuing as aligned: " + err.Error()})
+		reply = assessorReply{Verdict: "aligned", MilestoneComplete: true, Notes: "assessment unavailable"}
+	}
+	a := &Assessment{Verdict: reply.Verdict, Notes: reply.Notes, Reason: reason}
+	s.Assessment = a
+
+	if reason == "milestone" && m != nil {
+		if reply.MilestoneComplete || reply.Verdict == "all_done" {
+			d.advanceMilestone(&s)
+		} else {
+			for _, miss := range reply.Missing {
+				if strings.TrimSpace(miss) != "" && !containsPlanned(s.CarryForward, miss) {
+					s.CarryForward = append(s.CarryForward, PlannedTask{Title: clip(miss, 120), Instructions: "The Assessor found this missing from milestone " + m.ID + ": " + miss})
+				}
+			}
+			if len(s.CarryForward) == 0 {
+				d.advanceMilestone(&s) // nothing concrete is missing: do not loop on the claim
+			}
+		}
+	}
+	switch a.Verdict {
+	case "minor_drift":
+		addUrgency(&s, d.Settings.Supervisors.WeightMinorDrift)
+	case "all_done":
+		if s.ActiveMilestone() != nil { // the Assessor cannot end milestones it has not seen finished
+			a.Verdict = "aligned"
+		}
+	}
+	if s.ActiveMilestone() == nil {
+		a.Verdict = "all_done"
+	}
+	graph.Emit(ctx, "assessment", map[string]any{"verdict": a.Verdict, "reason": reason, "notes": clip(a.Notes, 300)})
+	return s, nil
+}
+
+// advanceMilestone closes the current milestone and opens the next one with
+// its planned tasks.
+func (d *Deps) advanceMilestone(s *WorkflowState) {
+	if m := s.ActiveMilestone(); m != nil {
+		m.Status = MilestoneDone
+	}
+	s.CurrentMilestone++
+	if next := s.ActiveMilestone(); next != nil {
+		next.Status = MilestoneActive
+		s.CarryForward = append(keepDirectiveTasks(s.CarryForward), next.Tasks...)
+	}
+}
+
+func keepDirectiveTasks(ts []PlannedTask) []PlannedTask {
+	var out []PlannedTask
+	for _, t := range ts {
+		if t.DirectiveID != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func milestoneOverview(s *WorkflowState) string {
+	var b strings.Builder
+	for i, m := range s.Milestones {
+		current := ""
+		if i == s.CurrentMilestone {
+			current = " (current)"
+		}
+		fmt.Fprintf(&b, "- %s [%s] %s%s\n", m.ID, m.Status, m.Goal, current)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func supervisorEvidence(s *WorkflowState) string {
+	var b strings.Builder
+	start := max(0, len(s.SupervisorRunLog)-6)
+	for _, r := range s.SupervisorRunLog[start:] {
+		fmt.Fprintf(&b, "- %s (%s, after task %d): %s; %d directives\n", r.Supervisor, r.Trigger, r.AtTask, r.Summary, len(r.Directives))
+	}
+	for _, d := range orderedDirectives(s.PendingDirectives, false) {
+		fmt.Fprintf(&b, "- pending %s %s directive: %s\n", d.Priority, d.Type, d.Description)
+	}
+	if b.Len() == 0 {
+		return "(none)"
+	}
+	return strings.TrimSpace(b.String())
+}

@@ -1,0 +1,77 @@
+package nodes
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// writeBoard keeps board.md, a kanban of milestones and tasks (seed 004), in
+// step with the state after every node.
+func (d *Deps) writeBoard(s *WorkflowState, node string) error {
+	if d.RunDir == "" {
+		return nil
+	}
+	return writeFileAtomic(filepath.Join(d.RunDir, "board.md"), []byte(renderBoard(s, node)))
+}
+
+func renderBoard(s *WorkflowState, node string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Board — run %s\n\n", s.RunID)
+	fmt.Fprintf(&b, "Remit: %s  \nPhase: %s · last node: %s · %d done, %d failed\n", s.Remit, s.Phase, node, s.TasksCompleted, s.TasksFailed)
+	if s.StopReason != "" {
+		fmt.Fprintf(&b, "Stopping: %s\n", s.StopReason)
+	}
+	for i, m := range s.Milestones {
+		fmt.Fprintf(&b, "\n## %s [%s] %s\n", m.ID, m.Status, m.Goal)
+		b.WriteString("\n### Done\n")
+		n := 0
+		for _, e := range s.DoneList {
+			if e.Milestone == m.ID {
+				fmt.Fprintf(&b, "- [x] %s %s (%s, %s)\n", e.TaskID, e.Title, e.QA, short(e.Commit))
+				n++
+			}
+		}
+		for _, f := range s.Failures {
+			if f.Milestone == m.ID {
+				fmt.Fprintf(&b, "- [ ] ~~%s %s~~ failed: %s\n", f.TaskID, f.Title, clip(firstLine(f.Reason), 160))
+				n++
+			}
+		}
+		if n == 0 {
+			b.WriteString("- (none)\n")
+		}
+		if i != s.CurrentMilestone {
+			continue
+		}
+		b.WriteString("\n### In progress\n")
+		if t := s.CurrentTask; t != nil {
+			fmt.Fprintf(&b, "- [ ] %s %s (attempt %d", t.ID, t.Title, t.Attempt)
+			if t.Feedback != "" {
+				fmt.Fprintf(&b, "; last feedback: %s", clip(firstLine(t.Feedback), 160))
+			}
+			b.WriteString(")\n")
+		} else {
+			b.WriteString("- (none)\n")
+		}
+		b.WriteString("\n### To do\n")
+		if len(s.CarryForward) == 0 {
+			b.WriteString("- (none planned)\n")
+		}
+		for _, t := range s.CarryForward {
+			fmt.Fprintf(&b, "- [ ] %s\n", t.Title)
+		}
+	}
+	if len(s.PendingDirectives) > 0 {
+		b.WriteString("\n## Directives pending\n")
+		for _, d := range orderedDirectives(s.PendingDirectives, false) {
+			fmt.Fprintf(&b, "- %s [%s %s] %s (from %s)\n", d.ID, d.Priority, d.Type, d.Description, d.Source)
+		}
+	}
+	return b.String()
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}

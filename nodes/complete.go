@@ -1,0 +1,163 @@
+package nodes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// Commit trailers lemmings writes on the run branch.
+const (
+	TrailerRun       = "Lemmings-Run"
+	TrailerTask      = "Lemmings-Task"
+	TrailerDirective = "Lemmings-Directive"
+)
+
+type summaryData struct{}
+
+// MarkComplete squashes the task's attempts into one commit on the run branch
+// and records it in the done list. Re-running it after a crash finds the commit
+// already made and does not make another.
+func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+	s := in.Clone()
+	t := s.CurrentTask
+	if t == nil {
+		return s, errors.New("mark_complete: no current task")
+	}
+	now := d.now()
+	entry := DoneEntry{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Attempts: t.Attempt, DirectiveID: t.DirectiveID, Polish: t.Polish, At: now}
+	if s.PlannerDecision == DecisionSkip {
+		entry.QA = "skipped"
+		entry.Summary = firstNonEmpty(t.Feedback, "already satisfied")
+		if err := d.Work.ResetHard(ctx, t.StartCommit); err != nil {
+			return s, fmt.Errorf("mark_complete: %w", err)
+		}
+	} else {
+		entry.QA = "passed"
+		sha, files, err := d.commitTask(ctx, &s, t)
+		if err != nil {
+			return s, fmt.Errorf("mark_complete: %w", err)
+		}
+		entry.Commit, entry.Files = sha, files
+		entry.Summary = d.summarize(ctx, &s, t)
+		graph.Emit(ctx, "commit", map[string]any{"task": t.ID, "sha": sha, "files": files})
+	}
+	s.DoneList = append(s.DoneList, entry)
+	s.TasksCompleted++
+	s.ConsecutiveFailures = 0
+	if t.Polish {
+		s.PolishTasks++
+	} else {
+		s.TasksSinceLastReview++
+		countTaskForSupervisors(&s)
+		if s.ReviewInterval > 0 && s.TasksSinceLastReview >= s.ReviewInterval {
+			s.ReviewReason = "interval"
+		}
+	}
+	if t.DirectiveID != "" {
+		settleDirective(&s, t.DirectiveID, t.ID, FateCompleted, "task "+t.ID+" completed", now)
+	}
+	d.countKnowledgeUse(ctx, &s, t)
+	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
+	return s, nil
+}
+
+// commitTask turns the attempts' work-in-progress commits into one commit.
+func (d *Deps) commitTask(ctx context.Context, s *WorkflowState, t *Task) (string, []string, error) {
+	// Idempotent on resume: the commit may already exist.
+	if log, err := d.Work.Log(ctx, t.StartCommit); err == nil {
+		for _, c := range log {
+			if c.Trailers[TrailerTask] == t.ID && c.Trailers[TrailerRun] == s.RunID {
+				files, _ := d.Work.ChangedFiles(ctx, t.StartCommit)
+				return c.SHA, files, nil
+			}
+		}
+	}
+	files, err := d.Work.ChangedFiles(ctx, t.StartCommit)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := d.Work.ResetSoft(ctx, t.StartCommit); err != nil {
+		return "", nil, err
+	}
+	trailers := map[string]string{TrailerRun: s.RunID, TrailerTask: t.ID}
+	if t.DirectiveID != "" {
+		trailers[TrailerDirective] = t.DirectiveID
+	}
+	msg := t.Title
+	if s.Implementation != nil && s.Implementation.Summary != "" {
+		msg += "\n\n" + s.Implementation.Summary
+	}
+	sha, err := d.Work.Commit(ctx, msg, trailers)
+	if errors.Is(err, workspace.ErrNothingToCommit) {
+		return "", nil, fmt.Errorf("task %s passed QA but left nothing to commit", t.ID)
+	}
+	return sha, files, err
+}
+
+// summarize asks the small local model for the done-list line; the
+// implementor's own summary stands in when it cannot answer.
+func (d *Deps) summarize(ctx context.Context, s *WorkflowState, t *Task) string {
+	fallback := t.Title
+	if s.Implementation != nil && s.Implementation.Summary != "" {
+		fallback = s.Implementation.Summary
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task %s: %s\n", t.ID, t.Title)
+	if s.Implementation != nil {
+		fmt.Fprintf(&b, "Implementor's report: %s\nFiles: %s\n", s.Implementation.Summary, strings.Join(s.Implementation.Files, ", "))
+	}
+	if t.Attempt > 1 {
+		fmt.Fprintf(&b, "Attempts: %d (last feedback: %s)\n", t.Attempt, clip(t.Feedback, 400))
+	}
+	instr, err := d.instructionsSection("summarizer", summaryData{})
+	if err != nil {
+		return fallback
+	}
+	reply, _, err := ask[summaryReply](ctx, d, s, call{Label: "summarizer", Role: RoleSummarizer, Data: summaryData{}, Sections: []llm.Section{
+		{Title: "TASK RESULT", Body: b.String(), Required: true}, instr,
+	}})
+	if err != nil {
+		graph.Emit(ctx, "warning", map[string]any{"message": "summarizer unavailable, using the implementor's summary: " + err.Error()})
+		return fallback
+	}
+	return clip(reply.Summary, 600)
+}
+
+// MarkFailed abandons the task: the work tree returns to the task's start and
+// the failure is recorded with its reason. A task abort is a Design trigger and
+// pulls the supervisors forward.
+func (d *Deps) MarkFailed(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+	s := in.Clone()
+	t := s.CurrentTask
+	if t == nil {
+		return s, errors.New("mark_failed: no current task")
+	}
+	now := d.now()
+	if err := d.Work.ResetHard(ctx, t.StartCommit); err != nil {
+		return s, fmt.Errorf("mark_failed: %w", err)
+	}
+	reason := firstNonEmpty(t.Feedback, "no reason recorded")
+	s.Failures = append(s.Failures, Failure{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Reason: clip(reason, 1500), Attempts: t.Attempt, At: now})
+	s.TasksFailed++
+	s.ConsecutiveFailures++
+	s.EscalationContext = strings.TrimSpace(s.EscalationContext + fmt.Sprintf("\nTask %s %q abandoned after %d attempts: %s", t.ID, t.Title, t.Attempt, clip(reason, 300)))
+	addUrgency(&s, d.Settings.Supervisors.WeightTaskAbort)
+	addTrigger(&s, TriggerTaskAbort)
+	if t.DirectiveID != "" {
+		settleDirective(&s, t.DirectiveID, t.ID, FateFailed, "task "+t.ID+" failed: "+clip(reason, 200), now)
+	}
+	if t.Polish {
+		s.PolishTasks++
+	}
+	forgetKnowledgeUse(&s, t)
+	s.ReviewReason = "failure"
+	graph.Emit(ctx, "task_failed", map[string]any{"task": t.ID, "attempts": t.Attempt, "reason": clip(reason, 300)})
+	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
+	return s, nil
+}

@@ -1,0 +1,162 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/knowledge"
+	"github.com/lemmings-dev/lemmings/llm"
+)
+
+// Section priorities for packing: the lowest goes first when a prompt is over
+// budget. Required sections (the task, the instructions) are never dropped.
+const (
+	prioHistory   = 10
+	prioOverview  = 20
+	prioKnowledge = 30
+	prioContext   = 40
+)
+
+// Section titles of the planning prompts, in the order seed 003 gives them.
+const (
+	SecProjectContext   = "PROJECT CONTEXT"
+	SecProjectKnowledge = "PROJECT KNOWLEDGE"
+	SecMilestone        = "CURRENT MILESTONE"
+	SecDirectives       = "ACTIVE DIRECTIVES"
+	SecCompleted        = "COMPLETED WORK"
+	SecInstructions     = "INSTRUCTIONS"
+)
+
+func projectContextSection(s *WorkflowState) llm.Section {
+	body := "Remit: " + s.Remit
+	if s.ProjectContext != "" {
+		body += "\n\n" + s.ProjectContext
+	}
+	return llm.Section{Title: SecProjectContext, Body: body, Priority: prioOverview}
+}
+
+// knowledgeSection selects the docs for the current milestone within the
+// knowledge budget, records provisional docs the task will be judged on, and
+// logs what was left out.
+func (d *Deps) knowledgeSection(ctx context.Context, s *WorkflowState) llm.Section {
+	sec := llm.Section{Title: SecProjectKnowledge, Priority: prioKnowledge}
+	store, problems, err := d.knowledgeStore()
+	if err != nil {
+		graph.Emit(ctx, "warning", map[string]any{"message": "knowledge store unreadable: " + err.Error()})
+		sec.Body = "(no project knowledge available)"
+		return sec
+	}
+	if len(problems) > 0 {
+		graph.Emit(ctx, "knowledge_problems", map[string]any{"count": len(problems), "first": problems[0].String()})
+	}
+	req := knowledge.SelectRequest{Budget: d.Settings.KnowledgeBudget}
+	if m := s.ActiveMilestone(); m != nil {
+		req.Themes = append(slices.Clone(m.Themes), strings.Fields(m.Goal)...)
+		req.Milestone = m.ID
+	}
+	sel := store.Select(req)
+	s.LastKnowledge = sel.Included
+	if len(sel.Omitted) > 0 {
+		graph.Emit(ctx, "knowledge_omitted", map[string]any{"omitted": sel.Omitted})
+	}
+	if strings.TrimSpace(sel.Text) == "" {
+		sec.Body = "(no project knowledge yet)"
+		return sec
+	}
+	sec.Body = sel.Text
+	return sec
+}
+
+func milestoneSection(s *WorkflowState) llm.Section {
+	var b strings.Builder
+	if m := s.ActiveMilestone(); m != nil {
+		fmt.Fprintf(&b, "Milestone %s (%d of %d): %s\n", m.ID, s.CurrentMilestone+1, len(s.Milestones), m.Goal)
+		if len(m.Themes) > 0 {
+			fmt.Fprintf(&b, "Themes: %s\n", strings.Join(m.Themes, ", "))
+		}
+	}
+	if t := s.CurrentTask; t != nil {
+		fmt.Fprintf(&b, "\nTask in progress: %s — %s (attempt %d)\n", t.ID, t.Title, t.Attempt)
+		writeTask(&b, t.Instructions, t.AcceptanceCriteria, t.TargetFiles)
+	}
+	if len(s.CarryForward) == 0 {
+		b.WriteString("\nPlanned next tasks: none.\n")
+	} else {
+		b.WriteString("\nPlanned next tasks (carry-forward):\n")
+		for i, t := range s.CarryForward {
+			tag := ""
+			if t.DirectiveID != "" {
+				tag = " [directive " + t.DirectiveID + "]"
+			}
+			fmt.Fprintf(&b, "%d. %s%s\n", i+1, t.Title, tag)
+		}
+	}
+	return llm.Section{Title: SecMilestone, Body: strings.TrimSpace(b.String()), Required: true}
+}
+
+func writeTask(b *strings.Builder, instructions string, criteria, files []string) {
+	if instructions != "" {
+		fmt.Fprintf(b, "Instructions: %s\n", instructions)
+	}
+	for _, c := range criteria {
+		fmt.Fprintf(b, "- Acceptance: %s\n", c)
+	}
+	if len(files) > 0 {
+		fmt.Fprintf(b, "Files: %s\n", strings.Join(files, ", "))
+	}
+}
+
+func directivesSection(shown []Directive) llm.Section {
+	if len(shown) == 0 {
+		return llm.Section{Title: SecDirectives, Body: "(none)", Required: true}
+	}
+	var b strings.Builder
+	for _, d := range shown {
+		fmt.Fprintf(&b, "- [%s] %s %s from %s: %s", d.ID, strings.ToUpper(d.Priority), d.Type, d.Source, d.Description)
+		if d.Rationale != "" {
+			fmt.Fprintf(&b, " (why: %s)", d.Rationale)
+		}
+		if len(d.Files) > 0 {
+			fmt.Fprintf(&b, " files: %s", strings.Join(d.Files, ", "))
+		}
+		b.WriteByte('\n')
+	}
+	return llm.Section{Title: SecDirectives, Body: strings.TrimSpace(b.String()), Required: true}
+}
+
+// completedSection lists finished work, newest first, so packing cuts the
+// oldest history first.
+func completedSection(s *WorkflowState) llm.Section {
+	var b strings.Builder
+	if len(s.DoneList) == 0 && len(s.Failures) == 0 {
+		b.WriteString("(nothing yet)")
+	}
+	for i := len(s.DoneList) - 1; i >= 0; i-- {
+		e := s.DoneList[i]
+		fmt.Fprintf(&b, "- %s [%s, %s] %s: %s", e.TaskID, e.Milestone, e.QA, e.Title, e.Summary)
+		if len(e.Files) > 0 {
+			fmt.Fprintf(&b, " (files: %s)", strings.Join(e.Files, ", "))
+		}
+		b.WriteByte('\n')
+	}
+	for i := len(s.Failures) - 1; i >= 0; i-- {
+		f := s.Failures[i]
+		fmt.Fprintf(&b, "- FAILED %s %s: %s\n", f.TaskID, f.Title, f.Reason)
+	}
+	if s.EscalationContext != "" {
+		fmt.Fprintf(&b, "\nEscalations:\n%s\n", s.EscalationContext)
+	}
+	return llm.Section{Title: SecCompleted, Body: strings.TrimSpace(b.String()), Priority: prioHistory}
+}
+
+// instructionsSection renders the role template's "instructions" block.
+func (d *Deps) instructionsSection(label string, data any) (llm.Section, error) {
+	body, err := d.Composer.Render(label, "instructions", data)
+	if err != nil {
+		return llm.Section{}, err
+	}
+	return llm.Section{Title: SecInstructions, Body: strings.TrimSpace(body), Required: true}, nil
+}

@@ -1,0 +1,52 @@
+package nodes
+
+import (
+	"context"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/knowledge"
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/rag"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// Model is what the workflow needs from the llm layer.
+type Model interface {
+	Chat(ctx context.Context, req llm.Request) (llm.Response, error)
+}
+
+// Searcher is the retrieval the planner and implementor use (rag.Index).
+type Searcher interface {
+	Search(ctx context.Context, query string, k int, f rag.Filter) ([]rag.Hit, error)
+}
+
+// Deps are the workflow's collaborators. One Deps serves one run.
+type Deps struct {
+	Model    Model
+	Composer *llm.Composer
+	Work     *workspace.Worktree
+	Gates    []workspace.Gate
+	// Search may be nil (no index): the rag_search tool then says so.
+	Search   Searcher
+	Settings Settings
+	// Supervisors runs supervisor jobs; nil when supervisors are off.
+	Supervisors *SupervisorPool
+	Now         func() time.Time
+	// RunDir is .lemmings/runs/<run-id>: the report and board are written there.
+	RunDir string
+	// Mermaid is the compiled graph, drawn in the report.
+	Mermaid string
+}
+
+func (d *Deps) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+// knowledgeStore opens the knowledge store of the work tree as it is now, so
+// the agents read what supervisors and earlier tasks wrote on the run branch.
+func (d *Deps) knowledgeStore() (*knowledge.Store, []knowledge.Problem, error) {
+	return knowledge.Open(d.Work.FS().Root() + "/" + d.Settings.KnowledgeDir)
+}

@@ -1,0 +1,60 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/knowledge"
+)
+
+// countKnowledgeUse promotes provisional documents that guided enough tasks
+// without trouble (seed 003 "Provisional status"). A failed task resets the
+// count of the documents it was given.
+func (d *Deps) countKnowledgeUse(ctx context.Context, s *WorkflowState, t *Task) {
+	if len(t.KnowledgeInjected) == 0 || d.Settings.PromoteAfter <= 0 {
+		return
+	}
+	store, _, err := d.knowledgeStore()
+	if err != nil {
+		return
+	}
+	if s.KnowledgeUses == nil {
+		s.KnowledgeUses = map[string]int{}
+	}
+	var promoted []string
+	for _, p := range t.KnowledgeInjected {
+		doc, ok := store.Get(p)
+		if !ok || doc.Status != knowledge.Provisional {
+			continue
+		}
+		s.KnowledgeUses[p]++
+		if s.KnowledgeUses[p] < d.Settings.PromoteAfter {
+			continue
+		}
+		if _, err := store.Promote(p, t.ID, t.Milestone, s.KnowledgeUses[p]); err != nil {
+			graph.Emit(ctx, "warning", map[string]any{"message": "could not promote " + p + ": " + err.Error()})
+			continue
+		}
+		delete(s.KnowledgeUses, p)
+		promoted = append(promoted, p)
+	}
+	if len(promoted) == 0 {
+		return
+	}
+	if _, err := d.Work.Commit(ctx, "knowledge: established "+fmt.Sprint(promoted), map[string]string{TrailerRun: s.RunID, TrailerTask: t.ID}); err != nil {
+		graph.Emit(ctx, "warning", map[string]any{"message": "knowledge promotion not committed: " + err.Error()})
+		return
+	}
+	graph.Emit(ctx, "knowledge_promoted", map[string]any{"docs": promoted})
+}
+
+// forgetKnowledgeUse resets the counts of documents a failed task was given.
+func forgetKnowledgeUse(s *WorkflowState, t *Task) {
+	for p := range s.KnowledgeUses {
+		if slices.Contains(t.KnowledgeInjected, p) {
+			delete(s.KnowledgeUses, p)
+		}
+	}
+}

@@ -1,0 +1,407 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm"
+)
+
+// plannerData feeds the task_planner template.
+type plannerData struct {
+	MilestoneID string
+	Polish      bool
+	Feedback    string
+	TaskTitle   string
+	Attempt     int
+	MaxAttempts int
+	Approval    string
+}
+
+// maxPlannerFailures: planning rounds in a row without a usable answer before
+// the run stops rather than spin.
+const maxPlannerFailures = 3
+
+// TaskPlanner decides the next step: a task to implement (new, or the failed
+// one re-planned with QA's feedback), a skip, an abort, or the end of the
+// milestone. It also lands finished supervisor work and accounts for every
+// directive.
+func (d *Deps) TaskPlanner(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+	s, err := d.plan(ctx, in)
+	if err != nil {
+		return s, err
+	}
+	if d.Settings.Approve == "tasks" && s.PlannerDecision == DecisionImplement && s.CurrentTask != nil {
+		s.Approval = nil
+		t := s.CurrentTask
+		return s, graph.Interrupt(fmt.Sprintf("approve task %s (attempt %d): %s", t.ID, t.Attempt, t.Title))
+	}
+	return s, nil
+}
+
+func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+	s := in.Clone()
+	now := d.now()
+	s.PlannerDecision = ""
+
+	if err := d.landSupervisorResults(ctx, &s); err != nil {
+		return s, err
+	}
+	ageDirectives(&s, d.Settings.DirectiveMaxAge, now)
+
+	if reason := d.stopReason(&s, now); reason != "" {
+		s.StopReason = reason
+		s.PlannerDecision = DecisionStop
+		return s, nil
+	}
+	if a := s.Approval; a != nil && a.Kind == "milestones" {
+		s.Approval = nil
+		if !a.Approved {
+			s.EscalationContext = strings.TrimSpace(s.EscalationContext + "\nOperator rejected the milestones: " + a.Reason)
+			s.PlannerDecision = DecisionRescope
+			return s, nil
+		}
+	}
+	polish := s.Phase == PhasePolish
+	shown := orderedDirectives(s.PendingDirectives, polish)
+	if polish && len(shown) == 0 && !hasPolishWork(&s) {
+		s.PlannerDecision = DecisionPolishDone
+		return s, nil
+	}
+
+	// An operator plan fixes the tasks: the model is only consulted for
+	// directives and failed attempts.
+	if s.Plan != nil && len(shown) == 0 && s.CurrentTask == nil && !polish {
+		if len(s.CarryForward) == 0 {
+			d.milestoneDone(&s)
+			return s, nil
+		}
+		next := s.CarryForward[0]
+		s.CarryForward = s.CarryForward[1:]
+		return d.startTask(ctx, s, next)
+	}
+
+	data := plannerData{Polish: polish, MaxAttempts: d.Settings.MaxRetries + 1}
+	if m := s.ActiveMilestone(); m != nil {
+		data.MilestoneID = m.ID
+	}
+	if t := s.CurrentTask; t != nil {
+		data.Feedback, data.TaskTitle, data.Attempt = t.Feedback, t.Title, t.Attempt
+	}
+	if a := s.Approval; a != nil && a.Kind == "task" && !a.Approved {
+		data.Approval = a.Reason
+	}
+	instr, err := d.instructionsSection(NodePlanner, data)
+	if err != nil {
+		return s, err
+	}
+	sections := []llm.Section{
+		projectContextSection(&s),
+		d.knowledgeSection(ctx, &s),
+		milestoneSection(&s),
+		directivesSection(shown),
+		completedSection(&s),
+		instr,
+	}
+	reply, _, err := ask[plannerReply](ctx, d, &s, call{Label: NodePlanner, Data: data, Sections: sections})
+	if err != nil {
+		if !modelFault(err) {
+			return s, err
+		}
+		return d.plannerFailed(ctx, s, err), nil
+	}
+	s.PlannerFailures = 0
+	return d.applyPlan(ctx, s, reply, shown, now)
+}
+
+// plannerFailed absorbs an unusable planning answer: the round is retried, a
+// task in progress counts a failed attempt, and too many in a row stop the run.
+func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) WorkflowState {
+	s.PlannerFailures++
+	graph.Emit(ctx, "warning", map[string]any{"message": "planner answer unusable: " + err.Error()})
+	if s.PlannerFailures >= maxPlannerFailures {
+		s.StopReason = fmt.Sprintf("the planner gave no usable answer %d times in a row (last: %v)", s.PlannerFailures, err)
+		s.PlannerDecision = DecisionStop
+		return s
+	}
+	if t := s.CurrentTask; t != nil {
+		t.Retries++
+		if t.Retries > d.Settings.MaxRetries {
+			t.Feedback = "planner could not re-plan the task: " + err.Error()
+			s.PlannerDecision = DecisionAbort
+			return s
+		}
+		s.PlannerDecision = DecisionImplement // retry the task as planned
+		return d.prepareAttempt(s)
+	}
+	// Nothing in progress: take the next planned task if there is one.
+	if len(s.CarryForward) > 0 {
+		next := s.CarryForward[0]
+		s.CarryForward = s.CarryForward[1:]
+		out, _ := d.startTask(ctx, s, next)
+		return out
+	}
+	s.PlannerDecision = DecisionStop
+	s.StopReason = "the planner gave no usable answer and no task is planned: " + err.Error()
+	return s
+}
+
+func (d *Deps) applyPlan(ctx context.Context, s WorkflowState, r plannerReply, shown []Directive, now time.Time) (WorkflowState, error) {
+	var chosen *PlannedTask
+	if r.Task != nil && strings.TrimSpace(r.Task.Title) != "" {
+		t := r.Task.planned()
+		// A planned task keeps what the plan knew about it: its directive, and
+		// an operator's fixed acceptance criteria.
+		for _, p := range s.CarryForward {
+			if strings.EqualFold(p.Title, t.Title) {
+				t.DirectiveID, t.Operator = p.DirectiveID, p.Operator
+				if p.Operator || len(t.AcceptanceCriteria) == 0 {
+					t.AcceptanceCriteria = p.AcceptanceCriteria
+				}
+				break
+			}
+		}
+		for _, sd := range shown { // the planner may name a directive in its task title or text
+			if t.DirectiveID == "" && strings.Contains(t.Title+" "+t.Instructions, sd.ID) {
+				t.DirectiveID = sd.ID
+				break
+			}
+		}
+		chosen = &t
+	}
+	if (s.Plan == nil || s.Phase == PhasePolish) && s.CurrentTask == nil {
+		d.updateCarryForward(ctx, &s, r.CarryForward)
+	}
+	critical := applyDirectiveAnswers(&s, shown, r.Directives, chosen, now)
+	if critical != nil { // a critical directive pre-empts whatever the planner chose
+		if chosen != nil && chosen.DirectiveID != critical.DirectiveID && s.CurrentTask == nil {
+			s.CarryForward = append([]PlannedTask{*chosen}, s.CarryForward...)
+		}
+		if s.CurrentTask != nil {
+			s.CurrentTask = nil // the interrupted attempt restarts later from its plan
+		}
+		graph.Emit(ctx, "directive_preempt", map[string]any{"directive": critical.DirectiveID})
+		return d.startTask(ctx, s, *critical)
+	}
+
+	switch r.Decision {
+	case DecisionImplement:
+		if s.CurrentTask != nil { // re-plan of a failed attempt
+			if chosen != nil {
+				s.CurrentTask.Instructions = chosen.Instructions
+				if len(chosen.AcceptanceCriteria) > 0 && !s.CurrentTask.Operator {
+					s.CurrentTask.AcceptanceCriteria = chosen.AcceptanceCriteria
+				}
+				if len(chosen.TargetFiles) > 0 {
+					s.CurrentTask.TargetFiles = chosen.TargetFiles
+				}
+			}
+			s.PlannerDecision = DecisionImplement
+			return d.prepareAttempt(s), nil
+		}
+		if chosen == nil {
+			if len(s.CarryForward) == 0 {
+				return d.plannerFailed(ctx, s, fmt.Errorf("decision implement without a task")), nil
+			}
+			next := s.CarryForward[0]
+			s.CarryForward = s.CarryForward[1:]
+			chosen = &next
+		} else {
+			s.CarryForward = dropPlanned(s.CarryForward, chosen.Title)
+		}
+		return d.startTask(ctx, s, *chosen)
+	case DecisionSkip:
+		if s.CurrentTask == nil {
+			next := chosen
+			if next == nil && len(s.CarryForward) > 0 {
+				head := s.CarryForward[0]
+				next = &head
+			}
+			if next == nil {
+				d.milestoneDone(&s)
+				return s, nil
+			}
+			s.CarryForward = dropPlanned(s.CarryForward, next.Title)
+			s.CurrentTask = d.newTask(&s, *next)
+		}
+		s.CurrentTask.Feedback = r.Reasoning
+		s.PlannerDecision = DecisionSkip
+		return s, nil
+	case DecisionAbort:
+		if s.CurrentTask == nil {
+			// Nothing to abort: drop the head of the plan, recorded as a failure.
+			if len(s.CarryForward) == 0 {
+				d.milestoneDone(&s)
+				return s, nil
+			}
+			s.CurrentTask = d.newTask(&s, s.CarryForward[0])
+			s.CarryForward = s.CarryForward[1:]
+		}
+		s.CurrentTask.Feedback = strings.TrimSpace("planner aborted the task: " + r.Reasoning)
+		s.PlannerDecision = DecisionAbort
+		return s, nil
+	default: // milestone_done
+		if s.CurrentTask != nil {
+			// A task in progress is not done: the claim is premature, abort it first.
+			s.CurrentTask.Feedback = "planner declared the milestone done with a task unfinished: " + r.Reasoning
+			s.PlannerDecision = DecisionAbort
+			return s, nil
+		}
+		if s.Phase == PhasePolish {
+			s.PlannerDecision = DecisionPolishDone
+			return s, nil
+		}
+		d.milestoneDone(&s)
+		return s, nil
+	}
+}
+
+func (d *Deps) milestoneDone(s *WorkflowState) {
+	s.PlannerDecision = DecisionMilestoneDone
+	s.ReviewReason = "milestone"
+	addTrigger(s, TriggerMilestoneComplete)
+}
+
+// updateCarryForward takes the planner's new plan, noting churn: a plan that
+// keeps changing under the planner is a signal for the supervisors. Weak
+// models drop tasks by accident, so an empty answer keeps the old plan, and
+// directive and operator tasks the answer left out are kept at the end.
+func (d *Deps) updateCarryForward(ctx context.Context, s *WorkflowState, next []taskSpec) {
+	var plan []PlannedTask
+	for _, t := range next {
+		if strings.TrimSpace(t.Title) != "" && !containsPlanned(plan, t.Title) {
+			plan = append(plan, t.planned())
+		}
+	}
+	if len(plan) == 0 {
+		return
+	}
+	changed := 0
+	for k := range plan {
+		t := &plan[k]
+		if i := indexPlanned(s.CarryForward, t.Title); i >= 0 {
+			old := s.CarryForward[i] // what the plan already knew about the task stays
+			t.DirectiveID, t.Operator = old.DirectiveID, old.Operator
+			if old.Operator {
+				t.AcceptanceCriteria = old.AcceptanceCriteria
+			}
+		} else {
+			changed++
+		}
+	}
+	for _, t := range s.CarryForward {
+		if (t.DirectiveID != "" || t.Operator) && !containsPlanned(plan, t.Title) {
+			plan = append(plan, t)
+		}
+	}
+	if len(s.CarryForward) > 0 && changed*2 > len(s.CarryForward) {
+		addUrgency(s, d.Settings.Supervisors.WeightChurn)
+		graph.Emit(ctx, "carry_forward_churn", map[string]any{"changed": changed, "was": len(s.CarryForward)})
+	}
+	s.CarryForward = plan
+}
+
+func indexPlanned(ts []PlannedTask, title string) int {
+	for i, t := range ts {
+		if strings.EqualFold(t.Title, title) {
+			return i
+		}
+	}
+	return -1
+}
+
+func containsPlanned(ts []PlannedTask, title string) bool { return indexPlanned(ts, title) >= 0 }
+
+func dropPlanned(ts []PlannedTask, title string) []PlannedTask {
+	out := ts[:0:0]
+	for _, t := range ts {
+		if !strings.EqualFold(t.Title, title) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func hasPolishWork(s *WorkflowState) bool {
+	for _, t := range s.CarryForward {
+		if t.DirectiveID != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// newTask gives a planned task an id in the current milestone.
+func (d *Deps) newTask(s *WorkflowState, p PlannedTask) *Task {
+	s.NextTaskID++
+	t := &Task{
+		ID:                 fmt.Sprintf("t%d", s.NextTaskID),
+		Title:              p.Title,
+		Instructions:       p.Instructions,
+		AcceptanceCriteria: p.AcceptanceCriteria,
+		TargetFiles:        p.TargetFiles,
+		DirectiveID:        p.DirectiveID,
+		Operator:           p.Operator,
+		Polish:             s.Phase == PhasePolish,
+	}
+	if m := s.ActiveMilestone(); m != nil {
+		t.Milestone = m.ID
+	}
+	if t.DirectiveID != "" {
+		markDirectiveTask(s, t.DirectiveID, t.ID)
+	}
+	return t
+}
+
+// startTask makes p the current task, starting at the work tree's HEAD.
+func (d *Deps) startTask(ctx context.Context, s WorkflowState, p PlannedTask) (WorkflowState, error) {
+	t := d.newTask(&s, p)
+	head, err := d.Work.Head(ctx)
+	if err != nil {
+		return s, fmt.Errorf("start task %s: %w", t.ID, err)
+	}
+	t.StartCommit, t.AttemptBase = head, head
+	t.KnowledgeInjected = slices.Clone(s.LastKnowledge)
+	if len(t.AcceptanceCriteria) == 0 {
+		t.AcceptanceCriteria = []string{"The change does what the task title says: " + t.Title}
+	}
+	s.CurrentTask = t
+	s.Implementation, s.QA = nil, nil
+	s.PlannerDecision = DecisionImplement
+	graph.Emit(ctx, "task_planned", map[string]any{"task": t.ID, "title": t.Title, "milestone": t.Milestone, "directive": t.DirectiveID})
+	return d.prepareAttempt(s), nil
+}
+
+// prepareAttempt counts the attempt and sets where it starts: a retry builds on
+// the previous attempt's work-in-progress commit.
+func (d *Deps) prepareAttempt(s WorkflowState) WorkflowState {
+	t := s.CurrentTask
+	t.Attempt++
+	if s.Implementation != nil && s.Implementation.Commit != "" {
+		t.AttemptBase = s.Implementation.Commit
+	}
+	s.Implementation, s.QA = nil, nil
+	return s
+}
+
+// stopReason enforces the run's limits before any new work is planned.
+func (d *Deps) stopReason(s *WorkflowState, now time.Time) string {
+	set := d.Settings
+	if s.StopReason != "" {
+		return s.StopReason
+	}
+	if s.CurrentTask == nil && set.MaxTasks > 0 && s.TasksCompleted+s.TasksFailed >= set.MaxTasks {
+		return fmt.Sprintf("reached the limit of %d tasks (limits.max_tasks)", set.MaxTasks)
+	}
+	if set.MaxWallTime > 0 && !s.StartedAt.IsZero() && now.Sub(s.StartedAt) > set.MaxWallTime {
+		return fmt.Sprintf("reached the wall-time limit of %s (limits.max_wall_time)", set.MaxWallTime)
+	}
+	if set.MaxConsecutiveFailures > 0 && s.ConsecutiveFailures >= set.MaxConsecutiveFailures {
+		return fmt.Sprintf("%d tasks failed in a row: the model cannot do this work as planned (limits.max_consecutive_failures)", s.ConsecutiveFailures)
+	}
+	return ""
+}

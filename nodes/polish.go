@@ -1,0 +1,29 @@
+package nodes
+
+import (
+	"context"
+
+	"github.com/lemmings-dev/lemmings/graph"
+)
+
+// Polish is the bounded phase after the remit is functionally complete: it
+// works off cleanup directives only (no new supervisor runs) for at most
+// limits.polish_tasks tasks, then hands over to the report.
+func (d *Deps) Polish(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+	s := in.Clone()
+	if s.Phase == PhaseExecute {
+		s.Phase = PhasePolish
+		// Supervisors still thinking in the background have their last say now,
+		// so their cleanup directives are not lost.
+		if err := d.awaitSupervisors(ctx, &s); err != nil {
+			return s, err
+		}
+		graph.Emit(ctx, "polish_start", map[string]any{"cleanup_directives": len(orderedDirectives(s.PendingDirectives, true))})
+	}
+	work := len(orderedDirectives(s.PendingDirectives, true)) > 0 || hasPolishWork(&s)
+	if !work || s.PolishTasks >= d.Settings.PolishTasks || s.StopReason != "" {
+		s.Phase = PhaseDone
+		s.CarryForward = nil
+	}
+	return s, nil
+}

@@ -1,0 +1,127 @@
+package nodes
+
+// Structured replies of each role. The JSON schema sent to the model is
+// generated from these types; bounds (maxLength, maxItems, enum) keep weak or
+// noisy models from rambling until the context runs out.
+
+type taskSpec struct {
+	Title              string   `json:"title" jsonschema:"minLength=1,maxLength=120"`
+	Instructions       string   `json:"instructions" jsonschema:"maxLength=1500"`
+	AcceptanceCriteria []string `json:"acceptance_criteria" jsonschema:"maxItems=6,items.maxLength=300"`
+	TargetFiles        []string `json:"target_files,omitempty" jsonschema:"maxItems=10,items.maxLength=200"`
+}
+
+func (t taskSpec) planned() PlannedTask {
+	return PlannedTask{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria, TargetFiles: t.TargetFiles}
+}
+
+type milestoneSpec struct {
+	Goal   string     `json:"goal" jsonschema:"minLength=1,maxLength=300"`
+	Themes []string   `json:"themes" jsonschema:"maxItems=4,items.maxLength=40"`
+	Tasks  []taskSpec `json:"tasks" jsonschema:"minItems=1,maxItems=5"`
+}
+
+type scopeReply struct {
+	Milestones []milestoneSpec `json:"milestones" jsonschema:"minItems=1,maxItems=5"`
+}
+
+type plannerReply struct {
+	Decision     string            `json:"decision" jsonschema:"enum=implement,enum=skip,enum=abort,enum=milestone_done"`
+	Reasoning    string            `json:"reasoning" jsonschema:"maxLength=600"`
+	Task         *taskSpec         `json:"task,omitempty"`
+	CarryForward []taskSpec        `json:"carry_forward" jsonschema:"maxItems=8"`
+	Directives   []DirectiveAnswer `json:"directives" jsonschema:"maxItems=20"`
+}
+
+type editSpec struct {
+	Path    string `json:"path" jsonschema:"maxLength=200"`
+	Search  string `json:"search"`
+	Replace string `json:"replace"`
+}
+
+type implAction struct {
+	Thought  string     `json:"thought" jsonschema:"maxLength=400"`
+	Action   string     `json:"action" jsonschema:"enum=read_file,enum=list_files,enum=grep,enum=rag_search,enum=edit,enum=edit_blocks,enum=write_file,enum=run_gate,enum=finish,enum=blocked,enum=ask"`
+	Path     string     `json:"path,omitempty" jsonschema:"maxLength=200"`
+	Pattern  string     `json:"pattern,omitempty" jsonschema:"maxLength=200"`
+	Query    string     `json:"query,omitempty" jsonschema:"maxLength=300"`
+	Edits    []editSpec `json:"edits,omitempty" jsonschema:"maxItems=10"`
+	Blocks   string     `json:"blocks,omitempty"`
+	Content  string     `json:"content,omitempty"`
+	Gate     string     `json:"gate,omitempty" jsonschema:"maxLength=40"`
+	Summary  string     `json:"summary,omitempty" jsonschema:"maxLength=800"`
+	Question string     `json:"question,omitempty" jsonschema:"maxLength=600"`
+}
+
+type criterionVerdict struct {
+	Criterion string `json:"criterion" jsonschema:"maxLength=300"`
+	Met       bool   `json:"met"`
+	Evidence  string `json:"evidence" jsonschema:"maxLength=400"`
+}
+
+type qaReply struct {
+	Criteria []criterionVerdict `json:"criteria" jsonschema:"maxItems=10"`
+	Feedback string             `json:"feedback" jsonschema:"maxLength=1500"`
+}
+
+type assessorReply struct {
+	Verdict           string   `json:"verdict" jsonschema:"enum=aligned,enum=minor_drift,enum=major_divergence,enum=all_done"`
+	Notes             string   `json:"notes" jsonschema:"maxLength=800"`
+	MilestoneComplete bool     `json:"milestone_complete"`
+	Missing           []string `json:"missing,omitempty" jsonschema:"maxItems=5,items.maxLength=300"`
+}
+
+type summaryReply struct {
+	Summary string `json:"summary" jsonschema:"minLength=1,maxLength=600"`
+}
+
+// Supervisor replies keep seed 003's keys exactly and add what a single model
+// call needs to hand back: the documents' content ("docs") and a list of
+// distinct findings for convergence.
+
+type directiveSpec struct {
+	Type        string   `json:"type" jsonschema:"enum=functional,enum=cleanup"`
+	Description string   `json:"description" jsonschema:"minLength=1,maxLength=300"`
+	Rationale   string   `json:"rationale,omitempty" jsonschema:"maxLength=300"`
+	Priority    string   `json:"priority" jsonschema:"enum=critical,enum=normal,enum=low"`
+	Files       []string `json:"files,omitempty" jsonschema:"maxItems=20"`
+}
+
+type docSpec struct {
+	Path      string   `json:"path" jsonschema:"minLength=1,maxLength=120"`
+	Title     string   `json:"title" jsonschema:"minLength=1,maxLength=120"`
+	Rules     []string `json:"rules" jsonschema:"minItems=1,maxItems=8,items.maxLength=200"`
+	Examples  string   `json:"examples,omitempty" jsonschema:"maxLength=1200"`
+	Rationale string   `json:"rationale,omitempty" jsonschema:"maxLength=600"`
+	Themes    []string `json:"themes,omitempty" jsonschema:"maxItems=4,items.maxLength=40"`
+}
+
+type codeStyleReply struct {
+	ConventionsUpdated []string        `json:"conventions_updated" jsonschema:"maxItems=5"`
+	Docs               []docSpec       `json:"docs" jsonschema:"maxItems=5"`
+	Directives         []directiveSpec `json:"directives" jsonschema:"maxItems=10"`
+	Findings           []string        `json:"findings" jsonschema:"maxItems=20,items.maxLength=160"`
+	Summary            string          `json:"summary" jsonschema:"maxLength=600"`
+}
+
+type designReply struct {
+	DesignUpdates []string        `json:"design_updates" jsonschema:"maxItems=5"`
+	Docs          []docSpec       `json:"docs" jsonschema:"maxItems=5"`
+	Directives    []directiveSpec `json:"directives" jsonschema:"maxItems=10"`
+	Findings      []string        `json:"findings" jsonschema:"maxItems=20,items.maxLength=160"`
+	Summary       string          `json:"summary" jsonschema:"maxLength=600"`
+}
+
+type knowledgeItem struct {
+	Category        string `json:"category" jsonschema:"enum=lesson,enum=domain"`
+	Title           string `json:"title" jsonschema:"minLength=1,maxLength=120"`
+	Content         string `json:"content" jsonschema:"minLength=1,maxLength=800"`
+	SourceTask      string `json:"source_task" jsonschema:"maxLength=40"`
+	Confidence      string `json:"confidence" jsonschema:"enum=high,enum=medium,enum=low"`
+	NeedsUserReview bool   `json:"needs_user_review"`
+}
+
+type internaliserReply struct {
+	KnowledgeItems []knowledgeItem `json:"knowledge_items" jsonschema:"maxItems=8"`
+	Summary        string          `json:"summary" jsonschema:"maxLength=600"`
+}

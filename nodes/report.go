@@ -1,0 +1,240 @@
+package nodes
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/graph"
+)
+
+// Run outcomes (WorkflowState.Outcome).
+const (
+	OutcomeDone   = "done"
+	OutcomeFailed = "failed"
+)
+
+// Report ends the run: it settles the outcome and writes report.md (what was
+// done, commits, failures and why, directives, supervisor runs, knowledge
+// written, tokens and cost, time per node, the graph).
+func (d *Deps) Report(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+	s := in.Clone()
+	s.Phase = PhaseDone
+	s.Outcome = OutcomeDone
+	if s.StopReason != "" || len(s.Milestones) == 0 || !allMilestonesDone(&s) {
+		s.Outcome = OutcomeFailed
+	}
+	if d.RunDir == "" {
+		return s, nil
+	}
+	var b strings.Builder
+	d.writeReport(ctx, &b, &s)
+	path := filepath.Join(d.RunDir, "report.md")
+	if err := writeFileAtomic(path, []byte(b.String())); err != nil {
+		return s, fmt.Errorf("report: %w", err)
+	}
+	s.ReportPath = path
+	graph.Emit(ctx, "report", map[string]any{"path": path, "outcome": s.Outcome})
+	return s, nil
+}
+
+func allMilestonesDone(s *WorkflowState) bool {
+	for _, m := range s.Milestones {
+		if m.Status != MilestoneDone {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowState) {
+	fmt.Fprintf(b, "# lemmings report — run %s\n\n", s.RunID)
+	fmt.Fprintf(b, "- **Remit:** %s\n- **Outcome:** %s", s.Remit, s.Outcome)
+	if s.StopReason != "" {
+		fmt.Fprintf(b, " — %s", s.StopReason)
+	}
+	fmt.Fprintf(b, "\n- **Branch:** `%s` (from `%s`)\n", s.Branch, short(s.BaseCommit))
+	if !s.StartedAt.IsZero() {
+		fmt.Fprintf(b, "- **Started:** %s\n", s.StartedAt.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(b, "- **Tasks:** %d completed, %d failed\n\n", s.TasksCompleted, s.TasksFailed)
+
+	b.WriteString("## Milestones\n\n")
+	for _, m := range s.Milestones {
+		fmt.Fprintf(b, "- %s [%s] %s\n", m.ID, m.Status, m.Goal)
+	}
+
+	b.WriteString("\n## Tasks done\n\n| task | milestone | title | QA | attempts | commit |\n|---|---|---|---|---|---|\n")
+	for _, e := range s.DoneList {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %s |\n", e.TaskID, e.Milestone, cell(e.Title), e.QA, e.Attempts, short(e.Commit))
+	}
+	for _, e := range s.DoneList {
+		if e.Summary != "" {
+			fmt.Fprintf(b, "\n- **%s:** %s", e.TaskID, cell(e.Summary))
+		}
+	}
+	b.WriteString("\n")
+
+	b.WriteString("\n## Failures\n\n")
+	if len(s.Failures) == 0 {
+		b.WriteString("None.\n")
+	}
+	for _, f := range s.Failures {
+		fmt.Fprintf(b, "- **%s %s** (%d attempts): %s\n", f.TaskID, f.Title, f.Attempts, indentReason(f.Reason))
+	}
+
+	if d.Work != nil && s.BaseCommit != "" {
+		if log, err := d.Work.Log(ctx, s.BaseCommit); err == nil {
+			b.WriteString("\n## Commits\n\n")
+			for _, c := range log {
+				fmt.Fprintf(b, "- `%s` %s\n", short(c.SHA), c.Subject)
+			}
+		}
+	}
+
+	b.WriteString("\n## Directives\n\n")
+	if len(s.DirectiveLog) == 0 && len(s.PendingDirectives) == 0 {
+		b.WriteString("None.\n")
+	} else {
+		b.WriteString("| directive | source | fate | task | description | note |\n|---|---|---|---|---|---|\n")
+		for _, f := range s.DirectiveLog {
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", f.DirectiveID, f.Source, f.Fate, f.TaskID, cell(f.Description), cell(f.Note))
+		}
+		for _, p := range s.PendingDirectives {
+			fmt.Fprintf(b, "| %s | %s | pending at end | %s | %s | |\n", p.ID, p.Source, p.TaskID, cell(p.Description))
+		}
+	}
+
+	b.WriteString("\n## Supervisor runs\n\n")
+	if len(s.SupervisorRunLog) == 0 {
+		b.WriteString("None.\n")
+	} else {
+		b.WriteString("| supervisor | trigger | after task | status | tokens in/out | cost | directives | docs | summary |\n|---|---|---|---|---|---|---|---|---|\n")
+		for _, r := range s.SupervisorRunLog {
+			fmt.Fprintf(b, "| %s | %s | %d | %s | %d/%d | $%.4f | %s | %s | %s |\n", r.Supervisor, r.Trigger, r.AtTask, r.Status,
+				r.PromptTokens, r.CompletionTokens, r.CostUSD, strings.Join(r.Directives, " "), strings.Join(r.Docs, " "), cell(firstNonEmpty(r.Summary, r.Warning)))
+		}
+	}
+	var docs []string
+	for _, r := range s.SupervisorRunLog {
+		docs = append(docs, r.Docs...)
+	}
+	b.WriteString("\n## Knowledge written\n\n")
+	if len(docs) == 0 {
+		b.WriteString("None.\n")
+	}
+	slices.Sort(docs)
+	for _, p := range slices.Compact(docs) {
+		fmt.Fprintf(b, "- `%s/%s`\n", d.Settings.KnowledgeDir, p)
+	}
+
+	b.WriteString("\n## Tokens and cost\n\n| who | calls | prompt tokens | completion tokens | cost | model time |\n|---|---|---|---|---|---|\n")
+	var total UsageTotals
+	for _, label := range sortedKeys(s.Usage) {
+		u := s.Usage[label]
+		fmt.Fprintf(b, "| %s | %d | %d | %d | $%.4f | %s |\n", label, u.Calls, u.PromptTokens, u.CompletionTokens, u.CostUSD, u.Elapsed.Round(time.Millisecond))
+		total.Calls += u.Calls
+		total.PromptTokens += u.PromptTokens
+		total.CompletionTokens += u.CompletionTokens
+		total.CostUSD += u.CostUSD
+		total.Elapsed += u.Elapsed
+	}
+	fmt.Fprintf(b, "| **total** | %d | %d | %d | $%.4f | %s |\n", total.Calls, total.PromptTokens, total.CompletionTokens, total.CostUSD, total.Elapsed.Round(time.Millisecond))
+
+	if times := nodeTimes(filepath.Join(d.RunDir, "events.jsonl")); len(times) > 0 {
+		b.WriteString("\n## Time per node\n\n| node | runs | total |\n|---|---|---|\n")
+		for _, name := range sortedKeys(times) {
+			t := times[name]
+			fmt.Fprintf(b, "| %s | %d | %s |\n", name, t.runs, t.total.Round(time.Millisecond))
+		}
+	}
+	if d.Mermaid != "" {
+		fmt.Fprintf(b, "\n## Graph\n\n```mermaid\n%s\n```\n", strings.TrimSpace(d.Mermaid))
+	}
+}
+
+type nodeTime struct {
+	runs  int
+	total time.Duration
+}
+
+// nodeTimes sums node durations from the run's event log, across every
+// process that worked on the run (a resumed run included).
+func nodeTimes(path string) map[string]nodeTime {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	out := map[string]nodeTime{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		var ev graph.Event
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Kind != graph.EventNodeEnd {
+			continue
+		}
+		t := out[ev.Node]
+		t.runs++
+		t.total += ev.Duration
+		out[ev.Node] = t
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func short(sha string) string {
+	if len(sha) > 10 {
+		return sha[:10]
+	}
+	return sha
+}
+
+func cell(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "\n", " ")
+	return strings.ReplaceAll(s, "|", "\\|")
+}
+
+func indentReason(r string) string {
+	r = strings.TrimSpace(r)
+	if !strings.Contains(r, "\n") {
+		return r
+	}
+	return "\n\n  ```\n  " + strings.ReplaceAll(clip(r, 1500), "\n", "\n  ") + "\n  ```"
+}
+
+// writeFileAtomic writes via a temp file and rename, so readers never see half a file.
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,390 @@
+package nodes
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/rag"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// Layout of .lemmings/ in the target repository.
+const (
+	DataDir        = ".lemmings"
+	CheckpointsDir = "checkpoints"
+	RunsDir        = "runs"
+	IndexDir       = "index"
+	HaltFile       = "halt"
+	EventsFile     = "events.jsonl"
+	PromptsFile    = "prompts.jsonl"
+)
+
+// Options say what to run and how.
+type Options struct {
+	RepoDir string
+	Remit   string
+	// PlanFile is an operator plan (YAML): milestones with tasks and
+	// acceptance criteria; the ScopeAgent then does not plan.
+	PlanFile string
+	// RunID names the run to resume (empty: the latest resumable one).
+	RunID  string
+	Config *config.Config
+	// Approve pauses for a human: "", "milestones" or "tasks".
+	Approve string
+	// Decision answers a pause on resume.
+	Decision *Approval
+	Sinks    []graph.Sink
+	// Warn receives warnings meant for the user before the run starts.
+	Warn io.Writer
+	// HTTPClient is used for every model call (tests).
+	HTTPClient *http.Client
+}
+
+// Result is how a run (or one stretch of it) ended.
+type Result struct {
+	RunID  string
+	Status graph.Status
+	State  WorkflowState
+	Branch string
+	RunDir string
+}
+
+// Start begins a new run on a fresh worktree and branch.
+func Start(ctx context.Context, o Options) (Result, error) {
+	if o.Remit == "" && o.PlanFile == "" {
+		return Result{}, errors.New("a remit is required: lemmings run \"what to do\" (or --plan plan.yaml)")
+	}
+	var plan *Plan
+	if o.PlanFile != "" {
+		p, err := LoadPlan(o.PlanFile)
+		if err != nil {
+			return Result{}, err
+		}
+		plan = p
+	}
+	repo, err := workspace.OpenRepo(ctx, o.RepoDir)
+	if err != nil {
+		return Result{}, err
+	}
+	runID := NewRunID()
+	wt, err := repo.CreateWorktree(ctx, runID)
+	if err != nil {
+		return Result{}, err
+	}
+	base, err := wt.Head(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	env, err := prepare(ctx, o, repo.Root(), wt)
+	if err != nil {
+		return Result{}, err
+	}
+	defer env.close()
+	initial := WorkflowState{
+		RunID: runID, Remit: o.Remit, Phase: PhaseExecute, Plan: plan,
+		ReviewInterval: o.Config.Limits.ReviewInterval, StartedAt: time.Now().UTC(),
+		BaseCommit: base, Branch: wt.Branch(),
+	}
+	if initial.Remit == "" {
+		initial.Remit = "carry out the plan in " + filepath.Base(o.PlanFile)
+	}
+	final, err := env.app.Run(ctx, runID, initial)
+	return env.result(ctx, runID, final, err)
+}
+
+// Resume continues a stored run from its last checkpoint.
+func Resume(ctx context.Context, o Options) (Result, error) {
+	repo, err := workspace.OpenRepo(ctx, o.RepoDir)
+	if err != nil {
+		return Result{}, err
+	}
+	if o.RunID == "" {
+		id, err := LatestResumable(ctx, repo.Root())
+		if err != nil {
+			return Result{}, err
+		}
+		o.RunID = id
+	}
+	wt, err := repo.OpenWorktree(ctx, o.RunID)
+	if err != nil {
+		return Result{}, fmt.Errorf("resume %s: %w", o.RunID, err)
+	}
+	env, err := prepare(ctx, o, repo.Root(), wt)
+	if err != nil {
+		return Result{}, err
+	}
+	defer env.close()
+	_ = os.Remove(filepath.Join(env.runDir, HaltFile))
+	var opts []graph.ResumeOption
+	if o.Decision != nil {
+		dec := *o.Decision
+		opts = append(opts, graph.WithUpdate(func(s WorkflowState) (WorkflowState, error) {
+			s.Approval = &dec
+			return s, nil
+		}))
+	}
+	final, err := env.app.Resume(ctx, o.RunID, opts...)
+	return env.result(ctx, o.RunID, final, err)
+}
+
+// runEnv is everything one process needs to advance a run.
+type runEnv struct {
+	app    *graph.Compiled[WorkflowState]
+	router *llm.Router
+	pool   *SupervisorPool
+	index  *rag.Index
+	events *graph.JSONLSink
+	runDir string
+	branch string
+}
+
+func (e *runEnv) close() {
+	if e.pool != nil {
+		e.pool.Close()
+	}
+	if e.index != nil {
+		e.index.Close()
+	}
+	if e.events != nil {
+		e.events.Close()
+	}
+	if e.router != nil {
+		e.router.Close()
+	}
+}
+
+func (e *runEnv) result(ctx context.Context, runID string, final WorkflowState, runErr error) (Result, error) {
+	res := Result{RunID: runID, State: final, Branch: e.branch, RunDir: e.runDir}
+	if snap, err := e.app.State(context.WithoutCancel(ctx), runID); err == nil {
+		res.Status, res.State = snap.Status, snap.State
+	}
+	return res, runErr
+}
+
+func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree) (*runEnv, error) {
+	cfg := o.Config
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	runDir := filepath.Join(root, DataDir, RunsDir, wt.RunID())
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return nil, err
+	}
+	env := &runEnv{runDir: runDir, branch: wt.Branch()}
+	ok := false
+	defer func() {
+		if !ok {
+			env.close()
+		}
+	}()
+	set := SettingsFrom(cfg)
+	set.Approve = o.Approve
+	warn := o.Warn
+	if warn == nil {
+		warn = io.Discard
+	}
+
+	rc := RouterConfigFrom(cfg, set.Supervisors.Enabled)
+	if cfg.Log.Prompts {
+		rc.PromptLog = filepath.Join(runDir, PromptsFile)
+	}
+	var ropts []llm.Option
+	if o.HTTPClient != nil {
+		ropts = append(ropts, llm.WithHTTPClient(o.HTTPClient))
+	}
+	router, err := llm.NewRouter(rc, ropts...)
+	if err != nil {
+		return nil, fmt.Errorf("models: %w", err)
+	}
+	env.router = router
+	if err := router.Check(ctx, RolePrimary); err != nil {
+		return nil, err
+	}
+	if set.Supervisors.Enabled {
+		if err := router.Check(ctx, RoleSupervisor); err != nil {
+			fmt.Fprintf(warn, "warning: supervisors off for this run: %v\n", err)
+			set.Supervisors.Enabled = false
+		}
+	}
+
+	composer, err := llm.NewComposer(prompts.FS, filepath.Join(root, cfg.Prompts.Dir), cfg.Prompts.Global, cfg.Prompts.Project)
+	if err != nil {
+		return nil, fmt.Errorf("prompt templates: %w", err)
+	}
+	gates := GatesFrom(cfg, wt.Dir())
+
+	var search Searcher
+	if cfg.RAG.Enabled {
+		idx, err := OpenIndex(ctx, filepath.Join(root, DataDir, IndexDir), cfg, router, warn)
+		if err != nil {
+			fmt.Fprintf(warn, "warning: retrieval off for this run: %v\n", err)
+		} else {
+			env.index = idx
+			if _, err := idx.Update(ctx, wt.Dir(), rag.UpdateOptions{MaxFileSize: int64(cfg.RAG.MaxFileBytes), KnowledgeDir: cfg.Knowledge.Dir}); err != nil {
+				fmt.Fprintf(warn, "warning: index not updated: %v\n", err)
+			}
+			search = idx
+		}
+	}
+	if set.Supervisors.Enabled {
+		env.pool = NewSupervisorPool(ctx, router)
+	}
+	deps := &Deps{Model: router, Composer: composer, Work: wt, Gates: gates, Search: search, Settings: set, Supervisors: env.pool, RunDir: runDir}
+
+	events, err := graph.OpenJSONLSink(filepath.Join(runDir, EventsFile))
+	if err != nil {
+		return nil, err
+	}
+	env.events = events
+	store, err := graph.NewFileCheckpointer(filepath.Join(root, DataDir, CheckpointsDir))
+	if err != nil {
+		return nil, err
+	}
+	haltPath := filepath.Join(runDir, HaltFile)
+	app, err := Build(deps).Compile(
+		graph.WithCheckpointer(store),
+		graph.WithSinks(append([]graph.Sink{events}, o.Sinks...)...),
+		graph.WithMetadata(func(ctx context.Context, s WorkflowState) map[string]string {
+			head, _ := wt.Head(ctx)
+			return map[string]string{"git_head": head, "branch": wt.Branch()}
+		}),
+		graph.WithStopCheck(func(string) bool {
+			_, err := os.Stat(haltPath)
+			return err == nil
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("workflow graph: %w", err)
+	}
+	deps.Mermaid = app.Mermaid()
+	env.app = app
+	ok = true
+	return env, nil
+}
+
+// RouterConfigFrom maps config roles to llm role specs. Without supervisors
+// the cloud role is left out, so no request can leave for the cloud.
+func RouterConfigFrom(c *config.Config, supervisors bool) llm.RouterConfig {
+	rc := llm.RouterConfig{
+		Roles:            map[string]llm.RoleSpec{},
+		LocalConcurrency: c.Concurrency.Local,
+		CloudConcurrency: c.Concurrency.Cloud,
+		Retry:            llm.RetryPolicy{MaxAttempts: c.Retry.MaxAttempts, InitialBackoff: c.Retry.InitialBackoff, MaxBackoff: c.Retry.MaxBackoff},
+		AppName:          c.OpenRouter.AppName,
+		AppURL:           c.OpenRouter.AppURL,
+	}
+	for _, name := range config.RoleNames() {
+		if name == config.RoleSupervisor && (!supervisors || c.Offline) {
+			continue
+		}
+		r, err := c.ResolvedRole(name)
+		if err != nil {
+			continue
+		}
+		if c.Offline && r.Provider != config.ProviderOllama {
+			continue // offline: nothing but the local Ollama
+		}
+		rc.Roles[name] = llm.RoleSpec{
+			Provider: r.Provider, Model: r.Model, BaseURL: r.BaseURL, APIKey: r.APIKey,
+			NumCtx: r.NumCtx, MaxNumCtx: r.MaxNumCtx, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
+			Timeout: r.Timeout, KeepAlive: r.KeepAlive, Options: r.Options,
+		}
+	}
+	return rc
+}
+
+// GatesFrom returns the configured gates, or those detected in dir.
+func GatesFrom(c *config.Config, dir string) []workspace.Gate {
+	if len(c.Gates) == 0 {
+		return workspace.DetectGates(dir)
+	}
+	out := make([]workspace.Gate, 0, len(c.Gates))
+	for _, g := range c.Gates {
+		out = append(out, workspace.Gate{Name: g.Name, Command: g.Command, Timeout: g.Timeout})
+	}
+	return out
+}
+
+// NewRunID names a run by its start time, with a random suffix so two runs in
+// the same second never collide.
+func NewRunID() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// LoadPlan reads an operator plan (lemmings run --plan plan.yaml).
+func LoadPlan(path string) (*Plan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	var p Plan
+	if err := yaml.UnmarshalWithOptions(data, &p, yaml.Strict()); err != nil {
+		return nil, fmt.Errorf("plan %s: %s", path, yaml.FormatError(err, false, true))
+	}
+	if len(p.Milestones) == 0 {
+		return nil, fmt.Errorf("plan %s: no milestones (expected milestones: [{goal, tasks: [{title, instructions, acceptance_criteria}]}])", path)
+	}
+	for i, m := range p.Milestones {
+		if m.Goal == "" {
+			return nil, fmt.Errorf("plan %s: milestone %d has no goal", path, i+1)
+		}
+		if len(m.Tasks) == 0 {
+			return nil, fmt.Errorf("plan %s: milestone %d (%s) has no tasks", path, i+1, m.Goal)
+		}
+		for j, t := range m.Tasks {
+			if t.Title == "" || len(t.AcceptanceCriteria) == 0 {
+				return nil, fmt.Errorf("plan %s: milestone %d task %d needs a title and acceptance_criteria", path, i+1, j+1)
+			}
+		}
+	}
+	return &p, nil
+}
+
+// Store opens the run store of a repository for reading (status, runs, log).
+func Store(root string) (*graph.Compiled[WorkflowState], error) {
+	dir := filepath.Join(root, DataDir, CheckpointsDir)
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("no lemmings runs in %s (start one with lemmings run \"remit\")", root)
+	}
+	store, err := graph.NewFileCheckpointer(dir)
+	if err != nil {
+		return nil, err
+	}
+	return Build(&Deps{Settings: DefaultSettings()}).Compile(graph.WithCheckpointer(store))
+}
+
+// LatestResumable finds the most recent run that is not done.
+func LatestResumable(ctx context.Context, root string) (string, error) {
+	app, err := Store(root)
+	if err != nil {
+		return "", err
+	}
+	runs, err := app.ListRuns(ctx)
+	if err != nil {
+		return "", err
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Updated.After(runs[j].Updated) })
+	for _, r := range runs {
+		if r.Status != graph.StatusDone && !r.Active {
+			return r.ID, nil
+		}
+	}
+	return "", errors.New("no run to resume (lemmings runs lists them)")
+}

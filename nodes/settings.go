@@ -1,0 +1,159 @@
+package nodes
+
+import (
+	"time"
+
+	"github.com/lemmings-dev/lemmings/config"
+)
+
+// Settings are the workflow's knobs, filled from config by the runner. Tests
+// build them directly with DefaultSettings and change what they need.
+type Settings struct {
+	MaxTasks       int
+	MaxRetries     int
+	MaxActions     int
+	MaxWallTime    time.Duration
+	ReviewInterval int
+	PolishTasks    int
+	// MaxScopeRounds bounds how often a major divergence may send the run back
+	// to the ScopeAgent.
+	MaxScopeRounds int
+	// MaxConsecutiveFailures is the circuit breaker: that many failed tasks in
+	// a row stop the run.
+	MaxConsecutiveFailures int
+
+	DirectiveMaxAge      int
+	MaxCleanupDirectives int
+
+	Supervisors SupervisorSettings
+
+	KnowledgeDir    string
+	KnowledgeBudget int
+	PromoteAfter    int
+
+	// TokenBudgets per label (scope_agent, task_planner, implementor, qa,
+	// assessor, summarizer, supervisor).
+	TokenBudgets    map[string]int
+	GateOutputBytes int
+
+	// Approve pauses for a human: "", "milestones" or "tasks".
+	Approve string
+}
+
+// SupervisorSettings configure the supervisor layer (seed 003).
+type SupervisorSettings struct {
+	Enabled bool
+	// Blocking runs supervisors inside the graph step (the seed's behaviour);
+	// otherwise they run in the background and land at the next planning round.
+	Blocking  bool
+	BudgetUSD float64
+	// InputTokens is the budget of a supervisor's compressed input.
+	InputTokens int
+
+	UrgencyThreshold float64
+	WeightQAFailure  float64
+	WeightTaskAbort  float64
+	WeightChurn      float64
+	WeightMinorDrift float64
+
+	CodeStyle    SupervisorKind
+	Design       SupervisorKind
+	Internaliser SupervisorKind
+
+	// ConvergenceThreshold: a run whose share of new findings is below it
+	// doubles that supervisor's interval, up to MaxInterval.
+	ConvergenceThreshold float64
+	MaxInterval          int
+
+	// Deny lists globs of files never sent to the cloud.
+	Deny []string
+}
+
+// SupervisorKind is one supervisor's switch and periodic interval (0 = no
+// periodic trigger).
+type SupervisorKind struct {
+	Enabled  bool
+	Interval int
+}
+
+// DefaultSettings mirrors config's defaults.
+func DefaultSettings() Settings {
+	return Settings{
+		MaxTasks:               50,
+		MaxRetries:             3,
+		MaxActions:             25,
+		MaxWallTime:            4 * time.Hour,
+		ReviewInterval:         5,
+		PolishTasks:            10,
+		MaxScopeRounds:         2,
+		MaxConsecutiveFailures: 3,
+		DirectiveMaxAge:        15,
+		MaxCleanupDirectives:   10,
+		Supervisors: SupervisorSettings{
+			Enabled:              true,
+			BudgetUSD:            2,
+			InputTokens:          5000,
+			UrgencyThreshold:     1.0,
+			WeightQAFailure:      0.3,
+			WeightTaskAbort:      1.0,
+			WeightChurn:          0.2,
+			WeightMinorDrift:     0.5,
+			CodeStyle:            SupervisorKind{Enabled: true, Interval: 5},
+			Design:               SupervisorKind{Enabled: true},
+			Internaliser:         SupervisorKind{Enabled: true, Interval: 3},
+			ConvergenceThreshold: 0.2,
+			MaxInterval:          40,
+			Deny:                 []string{".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "*.p12", "*.pfx", "secrets/**", "credentials*"},
+		},
+		KnowledgeDir:    "docs/knowledge",
+		KnowledgeBudget: 2000,
+		PromoteAfter:    3,
+		TokenBudgets: map[string]int{
+			"scope_agent": 12000, "task_planner": 12000, "implementor": 16000,
+			"qa": 12000, "assessor": 8000, "summarizer": 4000, "supervisor": 5000,
+		},
+		GateOutputBytes: 16384,
+	}
+}
+
+func (s Settings) budget(label string) int {
+	if b := s.TokenBudgets[label]; b > 0 {
+		return b
+	}
+	return 8000
+}
+
+// SettingsFrom maps the configuration onto the workflow's settings.
+func SettingsFrom(c *config.Config) Settings {
+	s := DefaultSettings()
+	l := c.Limits
+	s.MaxTasks, s.MaxRetries, s.MaxActions, s.MaxWallTime = l.MaxTasks, l.MaxRetries, l.MaxActions, l.MaxWallTime
+	s.ReviewInterval, s.PolishTasks = l.ReviewInterval, l.PolishTasks
+	s.DirectiveMaxAge, s.MaxCleanupDirectives = l.DirectiveMaxAge, l.MaxCleanupDirectives
+	if l.MaxConsecutiveFailures > 0 {
+		s.MaxConsecutiveFailures = l.MaxConsecutiveFailures
+	}
+	s.TokenBudgets = cloneMap(l.TokenBudgets)
+	s.GateOutputBytes = l.GateOutputBytes
+	s.KnowledgeDir, s.KnowledgeBudget, s.PromoteAfter = c.Knowledge.Dir, c.Knowledge.BudgetTokens, c.Knowledge.PromoteAfter
+
+	sup := c.Supervisors
+	s.Supervisors = SupervisorSettings{
+		Enabled:              sup.Enabled && !c.Offline,
+		Blocking:             sup.Mode == "blocking",
+		BudgetUSD:            sup.BudgetUSD,
+		InputTokens:          sup.InputTokens,
+		UrgencyThreshold:     sup.UrgencyThreshold,
+		WeightQAFailure:      sup.UrgencyWeights.QAFailure,
+		WeightTaskAbort:      sup.UrgencyWeights.TaskAbort,
+		WeightChurn:          sup.UrgencyWeights.Churn,
+		WeightMinorDrift:     sup.UrgencyWeights.MinorDrift,
+		CodeStyle:            SupervisorKind{Enabled: sup.CodeStyle.Enabled, Interval: sup.CodeStyle.Interval},
+		Design:               SupervisorKind{Enabled: sup.Design.Enabled},
+		Internaliser:         SupervisorKind{Enabled: sup.Internaliser.Enabled, Interval: sup.Internaliser.Interval},
+		ConvergenceThreshold: sup.Convergence.Threshold,
+		MaxInterval:          sup.Convergence.MaxInterval,
+		Deny:                 append([]string(nil), sup.Deny...),
+	}
+	return s
+}

@@ -1,0 +1,386 @@
+package nodes
+
+import "time"
+
+// Phases of a run.
+const (
+	PhaseExecute = "execute"
+	PhasePolish  = "polish"
+	PhaseDone    = "done"
+)
+
+// Milestone statuses.
+const (
+	MilestonePending = "pending"
+	MilestoneActive  = "active"
+	MilestoneDone    = "done"
+)
+
+// WorkflowState is everything the workflow knows. It is checkpointed after every
+// node, so every field must survive JSON; append-only lists are tagged so the
+// checkpointer stores only their new elements.
+type WorkflowState struct {
+	RunID string `json:"run_id"`
+	Remit string `json:"remit"`
+	Phase string `json:"phase"`
+
+	// Plan came from --plan: ScopeAgent uses it instead of asking the model.
+	Plan *Plan `json:"plan,omitempty"`
+
+	// ProjectContext is the repository overview the ScopeAgent saw; planning
+	// prompts start with it so the local model's prompt cache is reused.
+	ProjectContext string `json:"project_context,omitempty"`
+
+	Milestones       []Milestone `json:"milestones"`
+	CurrentMilestone int         `json:"current_milestone"`
+
+	DoneList     []DoneEntry   `json:"done_list" graph:"append"`
+	CarryForward []PlannedTask `json:"carry_forward"`
+	CurrentTask  *Task         `json:"current_task,omitempty"`
+	NextTaskID   int           `json:"next_task_id"`
+
+	Implementation *ImplResult `json:"implementation,omitempty"`
+	QA             *QAResult   `json:"qa,omitempty"`
+	// PlannerDecision is the TaskPlanner's last routing decision.
+	PlannerDecision string `json:"planner_decision"`
+
+	EscalationContext string `json:"escalation_context,omitempty"`
+
+	TasksCompleted       int `json:"tasks_completed"`
+	TasksFailed          int `json:"tasks_failed"`
+	TasksSinceLastReview int `json:"tasks_since_last_review"`
+	ReviewInterval       int `json:"review_interval"`
+	// ConsecutiveFailures opens the circuit breaker: that many tasks failed in
+	// a row means the model cannot do this work, and the run stops.
+	ConsecutiveFailures int `json:"consecutive_failures"`
+	// PlannerFailures counts planning rounds in a row without a usable answer.
+	PlannerFailures int `json:"planner_failures"`
+
+	// ReviewReason is why the Assessor runs next: "interval", "milestone", "failure".
+	ReviewReason string      `json:"review_reason,omitempty"`
+	Assessment   *Assessment `json:"assessment,omitempty"`
+	ScopeRounds  int         `json:"scope_rounds"`
+
+	// Supervisors (seed 003 "Graph Integration").
+	PendingDirectives  []Directive                `json:"pending_directives"`
+	DirectiveLog       []DirectiveFate            `json:"directive_log" graph:"append"`
+	NextDirectiveID    int                        `json:"next_directive_id"`
+	SupervisorUrgency  float64                    `json:"supervisor_urgency"`
+	SupervisorRunLog   []SupervisorRun            `json:"supervisor_run_log" graph:"append"`
+	Supervisors        map[string]SupervisorTrack `json:"supervisors"`
+	SupervisorJobs     []SupervisorJob            `json:"supervisor_jobs"`
+	SupervisorSpendUSD float64                    `json:"supervisor_spend_usd"`
+	// PendingTriggers are events that due supervisors react to: milestone_complete,
+	// scope_replan, task_abort.
+	PendingTriggers []string `json:"pending_triggers"`
+
+	PolishTasks int `json:"polish_tasks"`
+
+	// LastKnowledge lists the documents the last planning prompt carried.
+	LastKnowledge []string `json:"last_knowledge,omitempty"`
+	// KnowledgeUses counts completed tasks during which a provisional doc was
+	// injected without trouble; at the configured count it becomes established.
+	KnowledgeUses map[string]int `json:"knowledge_uses"`
+
+	Failures []Failure `json:"failures" graph:"append"`
+	Warnings []string  `json:"warnings" graph:"append"`
+
+	// Approval is set by `lemmings resume --approve/--reject`.
+	Approval *Approval `json:"approval,omitempty"`
+
+	Usage      map[string]UsageTotals `json:"usage"`
+	StartedAt  time.Time              `json:"started_at"`
+	BaseCommit string                 `json:"base_commit"`
+	Branch     string                 `json:"branch"`
+	ReportPath string                 `json:"report_path,omitempty"`
+	// Outcome summarises the run for the report and exit code: done, failed, limit.
+	Outcome    string `json:"outcome,omitempty"`
+	StopReason string `json:"stop_reason,omitempty"`
+}
+
+// Plan is an operator-supplied plan (lemmings run --plan plan.yaml).
+type Plan struct {
+	Milestones []PlanMilestone `json:"milestones" yaml:"milestones"`
+}
+
+// PlanMilestone is one milestone of an operator plan.
+type PlanMilestone struct {
+	Goal   string        `json:"goal" yaml:"goal"`
+	Themes []string      `json:"themes,omitempty" yaml:"themes"`
+	Tasks  []PlannedTask `json:"tasks" yaml:"tasks"`
+}
+
+// Milestone is one stage of the remit as the ScopeAgent (or the plan) cut it.
+type Milestone struct {
+	ID     string   `json:"id"`
+	Goal   string   `json:"goal"`
+	Themes []string `json:"themes,omitempty"`
+	Status string   `json:"status"`
+	// Tasks are the milestone's initial tasks, moved to carry-forward when
+	// the milestone starts.
+	Tasks []PlannedTask `json:"tasks,omitempty"`
+}
+
+// PlannedTask is a task not yet started (carry-forward).
+type PlannedTask struct {
+	Title              string   `json:"title" yaml:"title"`
+	Instructions       string   `json:"instructions,omitempty" yaml:"instructions"`
+	AcceptanceCriteria []string `json:"acceptance_criteria,omitempty" yaml:"acceptance_criteria"`
+	TargetFiles        []string `json:"target_files,omitempty" yaml:"target_files"`
+	// DirectiveID links a task created to address a directive.
+	DirectiveID string `json:"directive_id,omitempty" yaml:"-"`
+	// Operator marks tasks from --plan, which the planner must not rewrite.
+	Operator bool `json:"operator,omitempty" yaml:"-"`
+}
+
+// Task is the task in progress.
+type Task struct {
+	ID                 string   `json:"id"`
+	Milestone          string   `json:"milestone"`
+	Title              string   `json:"title"`
+	Instructions       string   `json:"instructions"`
+	AcceptanceCriteria []string `json:"acceptance_criteria"`
+	TargetFiles        []string `json:"target_files,omitempty"`
+	DirectiveID        string   `json:"directive_id,omitempty"`
+	// StartCommit is HEAD when the task began: MarkFailed returns here.
+	StartCommit string `json:"start_commit"`
+	// AttemptBase is where the next implementor attempt starts: StartCommit,
+	// or the work-in-progress commit of the previous attempt.
+	AttemptBase string `json:"attempt_base"`
+	Attempt     int    `json:"attempt"`
+	// Retries counts failed attempts (QA failures, loops, blocked answers).
+	Retries    int      `json:"retries"`
+	Feedback   string   `json:"feedback,omitempty"`
+	DiffHashes []string `json:"diff_hashes,omitempty"`
+	// KnowledgeInjected lists provisional docs the planner saw for this task.
+	KnowledgeInjected []string `json:"knowledge_injected,omitempty"`
+	Polish            bool     `json:"polish,omitempty"`
+	// Operator tasks come from --plan: their acceptance criteria are fixed.
+	Operator bool `json:"operator,omitempty"`
+}
+
+// ImplResult is what one implementor attempt produced.
+type ImplResult struct {
+	Status   string   `json:"status"` // finished | blocked | question | exhausted | loop | error
+	Summary  string   `json:"summary"`
+	Question string   `json:"question,omitempty"`
+	Actions  int      `json:"actions"`
+	Files    []string `json:"files,omitempty"`
+	Commit   string   `json:"commit,omitempty"` // work-in-progress commit of this attempt
+	DiffHash string   `json:"diff_hash,omitempty"`
+	Error    string   `json:"error,omitempty"`
+}
+
+// QAResult is the QA node's verdict on one attempt.
+type QAResult struct {
+	Passed   bool              `json:"passed"`
+	Gates    []GateOutcome     `json:"gates"`
+	Criteria []CriterionResult `json:"criteria,omitempty"`
+	Feedback string            `json:"feedback,omitempty"`
+}
+
+// GateOutcome is one gate command's result, output tail kept for feedback.
+type GateOutcome struct {
+	Name     string        `json:"name"`
+	Command  string        `json:"command"`
+	Passed   bool          `json:"passed"`
+	ExitCode int           `json:"exit_code"`
+	TimedOut bool          `json:"timed_out,omitempty"`
+	Duration time.Duration `json:"duration"`
+	Output   string        `json:"output,omitempty"`
+}
+
+// CriterionResult is QA's judgement of one acceptance criterion.
+type CriterionResult struct {
+	Criterion string `json:"criterion"`
+	Met       bool   `json:"met"`
+	Evidence  string `json:"evidence"`
+}
+
+// DoneEntry is one finished task in the done list.
+type DoneEntry struct {
+	TaskID      string    `json:"task_id"`
+	Milestone   string    `json:"milestone"`
+	Title       string    `json:"title"`
+	Summary     string    `json:"summary"`
+	QA          string    `json:"qa"` // passed | skipped | failed
+	Files       []string  `json:"files,omitempty"`
+	Commit      string    `json:"commit,omitempty"`
+	Attempts    int       `json:"attempts"`
+	DirectiveID string    `json:"directive_id,omitempty"`
+	Polish      bool      `json:"polish,omitempty"`
+	At          time.Time `json:"at"`
+}
+
+// Failure records why a task was abandoned.
+type Failure struct {
+	TaskID    string    `json:"task_id"`
+	Milestone string    `json:"milestone"`
+	Title     string    `json:"title"`
+	Reason    string    `json:"reason"`
+	Attempts  int       `json:"attempts"`
+	At        time.Time `json:"at"`
+}
+
+// Assessment is the Assessor's verdict.
+type Assessment struct {
+	Verdict string `json:"verdict"` // aligned | minor_drift | major_divergence | all_done
+	Notes   string `json:"notes"`
+	Reason  string `json:"reason"`
+}
+
+// Directive is a supervisor's instruction to the TaskPlanner (seed 003 "Directives").
+type Directive struct {
+	ID          string   `json:"id"`
+	Type        string   `json:"type"` // functional | cleanup
+	Source      string   `json:"source"`
+	Description string   `json:"description"`
+	Rationale   string   `json:"rationale,omitempty"`
+	Priority    string   `json:"priority"` // critical | normal | low
+	Files       []string `json:"files,omitempty"`
+	// CreatedAtTask is TasksCompleted when the directive arrived (for aging).
+	CreatedAtTask int `json:"created_at_task"`
+	// TaskID is set once a task addressing the directive is planned.
+	TaskID string `json:"task_id,omitempty"`
+	// IgnoredRounds counts planning rounds that did not address it.
+	IgnoredRounds int `json:"ignored_rounds,omitempty"`
+}
+
+// DirectiveFate records what became of a directive.
+type DirectiveFate struct {
+	DirectiveID string    `json:"directive_id"`
+	Source      string    `json:"source"`
+	Description string    `json:"description"`
+	Fate        string    `json:"fate"` // task | handled | escalated | completed | failed | aged_out | capped
+	Note        string    `json:"note,omitempty"`
+	TaskID      string    `json:"task_id,omitempty"`
+	At          time.Time `json:"at"`
+}
+
+// SupervisorTrack holds one supervisor's trigger counter and convergence data.
+type SupervisorTrack struct {
+	TasksSinceRun int      `json:"tasks_since_run"`
+	Interval      int      `json:"interval"`
+	Runs          int      `json:"runs"`
+	LastFindings  []string `json:"last_findings,omitempty"`
+	Converging    bool     `json:"converging,omitempty"`
+}
+
+// SupervisorRun is one entry of the supervisor run log.
+type SupervisorRun struct {
+	JobID            string    `json:"job_id"`
+	Supervisor       string    `json:"supervisor"`
+	Trigger          string    `json:"trigger"`
+	AtTask           int       `json:"at_task"`
+	Status           string    `json:"status"` // ok | skipped | failed | discarded
+	Summary          string    `json:"summary"`
+	Directives       []string  `json:"directives,omitempty"`
+	Docs             []string  `json:"docs,omitempty"`
+	PromptTokens     int       `json:"prompt_tokens"`
+	CompletionTokens int       `json:"completion_tokens"`
+	CostUSD          float64   `json:"cost_usd"`
+	Warning          string    `json:"warning,omitempty"`
+	Bootstrap        bool      `json:"bootstrap,omitempty"`
+	At               time.Time `json:"at"`
+}
+
+// SupervisorJob is a supervisor run launched but whose result is not merged yet.
+// On resume a job still listed here runs again: nothing is lost, nothing applied twice.
+type SupervisorJob struct {
+	ID         string `json:"id"`
+	Supervisor string `json:"supervisor"`
+	Trigger    string `json:"trigger"`
+	AtTask     int    `json:"at_task"`
+	Bootstrap  bool   `json:"bootstrap,omitempty"`
+}
+
+// Approval is a human decision injected on resume.
+type Approval struct {
+	Kind     string `json:"kind"` // milestones | task
+	Approved bool   `json:"approved"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// UsageTotals are tokens and cost per role label.
+type UsageTotals struct {
+	Calls            int           `json:"calls"`
+	PromptTokens     int           `json:"prompt_tokens"`
+	CompletionTokens int           `json:"completion_tokens"`
+	CostUSD          float64       `json:"cost_usd"`
+	Elapsed          time.Duration `json:"elapsed"`
+}
+
+// ActiveMilestone returns the milestone being worked on, or nil.
+func (s *WorkflowState) ActiveMilestone() *Milestone {
+	if s.CurrentMilestone < 0 || s.CurrentMilestone >= len(s.Milestones) {
+		return nil
+	}
+	return &s.Milestones[s.CurrentMilestone]
+}
+
+// AddUsage folds one call's usage into the per-label totals.
+func (s *WorkflowState) AddUsage(label string, u UsageTotals) {
+	if s.Usage == nil {
+		s.Usage = map[string]UsageTotals{}
+	}
+	t := s.Usage[label]
+	t.Calls += u.Calls
+	t.PromptTokens += u.PromptTokens
+	t.CompletionTokens += u.CompletionTokens
+	t.CostUSD += u.CostUSD
+	t.Elapsed += u.Elapsed
+	s.Usage[label] = t
+}
+
+// Clone copies the state's top-level slices and maps so a node can change them
+// without touching the caller's copy (which a retry or the checkpointer may
+// still read). Elements are copied by value; nodes replace nested slices
+// rather than editing them in place.
+func (s WorkflowState) Clone() WorkflowState {
+	c := s
+	c.Milestones = append([]Milestone(nil), s.Milestones...)
+	c.DoneList = append([]DoneEntry(nil), s.DoneList...)
+	c.CarryForward = append([]PlannedTask(nil), s.CarryForward...)
+	c.PendingDirectives = append([]Directive(nil), s.PendingDirectives...)
+	c.DirectiveLog = append([]DirectiveFate(nil), s.DirectiveLog...)
+	c.SupervisorRunLog = append([]SupervisorRun(nil), s.SupervisorRunLog...)
+	c.SupervisorJobs = append([]SupervisorJob(nil), s.SupervisorJobs...)
+	c.PendingTriggers = append([]string(nil), s.PendingTriggers...)
+	c.Failures = append([]Failure(nil), s.Failures...)
+	c.Warnings = append([]string(nil), s.Warnings...)
+	c.Supervisors = cloneMap(s.Supervisors)
+	c.KnowledgeUses = cloneMap(s.KnowledgeUses)
+	c.Usage = cloneMap(s.Usage)
+	if s.CurrentTask != nil {
+		t := *s.CurrentTask
+		c.CurrentTask = &t
+	}
+	if s.Implementation != nil {
+		r := *s.Implementation
+		c.Implementation = &r
+	}
+	if s.QA != nil {
+		q := *s.QA
+		c.QA = &q
+	}
+	if s.Assessment != nil {
+		a := *s.Assessment
+		c.Assessment = &a
+	}
+	if s.Approval != nil {
+		a := *s.Approval
+		c.Approval = &a
+	}
+	return c
+}
+
+func cloneMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return nil
+	}
+	c := make(map[K]V, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}

@@ -1,0 +1,177 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/llm"
+)
+
+type supervisorData struct {
+	Bootstrap bool
+	Trigger   string
+}
+
+// Caps on what one supervisor input may carry; packing to the token budget
+// then drops the least important sections first.
+const (
+	supRecentTasks = 10
+	supMaxFiles    = 12
+	supFileBytes   = 6000
+	supSampleFiles = 6
+)
+
+// supervisorInput compresses the state for a supervisor (seed 003 "Supervisor
+// Contracts"): remit and milestones, done list, carry-forward, recent results
+// and QA feedback, the files changed (read from the work tree, deny-listed
+// files never included) and the knowledge store.
+func (d *Deps) supervisorInput(ctx context.Context, s *WorkflowState, job SupervisorJob) []llm.Section {
+	var secs []llm.Section
+	secs = append(secs, llm.Section{Title: "REMIT AND MILESTONES", Body: "Remit: " + s.Remit + "\n\n" + milestoneOverview(s), Required: true})
+	secs = append(secs, llm.Section{Title: "KNOWLEDGE STORE", Body: d.knowledgeDigest(job.Supervisor), Priority: prioKnowledge})
+
+	var done strings.Builder
+	start := max(0, len(s.DoneList)-supRecentTasks)
+	for _, e := range s.DoneList[start:] {
+		fmt.Fprintf(&done, "- %s [%s] %s: %s (files: %s)\n", e.TaskID, e.QA, e.Title, e.Summary, strings.Join(e.Files, ", "))
+	}
+	secs = append(secs, llm.Section{Title: "DONE LIST (recent)", Body: orNone(done.String()), Priority: prioContext})
+
+	var plan strings.Builder
+	for _, t := range s.CarryForward {
+		fmt.Fprintf(&plan, "- %s\n", t.Title)
+	}
+	secs = append(secs, llm.Section{Title: "CARRY-FORWARD", Body: orNone(plan.String()), Priority: prioOverview})
+
+	var recent strings.Builder
+	fs := max(0, len(s.Failures)-5)
+	for _, f := range s.Failures[fs:] {
+		fmt.Fprintf(&recent, "- FAILED %s %s: %s\n", f.TaskID, f.Title, clip(f.Reason, 400))
+	}
+	if s.EscalationContext != "" {
+		fmt.Fprintf(&recent, "Escalations:\n%s\n", clip(s.EscalationContext, 1500))
+	}
+	if s.Assessment != nil {
+		fmt.Fprintf(&recent, "Last assessment: %s — %s\n", s.Assessment.Verdict, s.Assessment.Notes)
+	}
+	secs = append(secs, llm.Section{Title: "RECENT RESULTS AND QA FEEDBACK", Body: orNone(recent.String()), Priority: prioContext})
+
+	files := d.changedSince(s, job)
+	title := "FILES CHANGED"
+	if job.Bootstrap && len(files) < supSampleFiles {
+		files = append(files, d.codeSample(supSampleFiles-len(files), files)...)
+		title = "CODE (changed files and a sample of the repository)"
+	}
+	secs = append(secs, llm.Section{Title: title, Body: d.fileContents(files), Priority: prioHistory + 5})
+
+	if t, ok := s.Supervisors[job.Supervisor]; ok && len(t.LastFindings) > 0 {
+		secs = append(secs, llm.Section{Title: "YOUR PREVIOUS FINDINGS", Body: "- " + strings.Join(t.LastFindings, "\n- "), Priority: prioHistory})
+	}
+	return secs
+}
+
+func orNone(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "(none)"
+	}
+	return strings.TrimSpace(s)
+}
+
+// changedSince lists files touched by tasks since the supervisor last ran.
+func (d *Deps) changedSince(s *WorkflowState, job SupervisorJob) []string {
+	var files []string
+	since := 0
+	for i := len(s.SupervisorRunLog) - 1; i >= 0; i-- {
+		if r := s.SupervisorRunLog[i]; r.Supervisor == job.Supervisor && r.Status == "ok" {
+			since = r.AtTask
+			break
+		}
+	}
+	for i := len(s.DoneList) - 1; i >= 0 && len(files) < supMaxFiles; i-- {
+		e := s.DoneList[i]
+		if i < since && len(files) > 0 {
+			break
+		}
+		for _, f := range e.Files {
+			if !slices.Contains(files, f) && !d.denied(f) {
+				files = append(files, f)
+			}
+		}
+	}
+	return files
+}
+
+// codeSample picks source files for a bootstrap run, smallest directories first.
+func (d *Deps) codeSample(n int, have []string) []string {
+	entries, err := d.Work.FS().List(".", 400)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if len(out) >= n {
+			break
+		}
+		if e.Dir || slices.Contains(have, e.Path) || d.denied(e.Path) || !isSource(e.Path) {
+			continue
+		}
+		out = append(out, e.Path)
+	}
+	return out
+}
+
+func isSource(p string) bool {
+	switch path.Ext(p) {
+	case ".go", ".py", ".js", ".ts", ".rs", ".java", ".rb", ".c", ".h", ".cpp", ".cs", ".kt", ".swift":
+		return !strings.Contains(p, "docs/knowledge/")
+	}
+	return false
+}
+
+func (d *Deps) fileContents(files []string) string {
+	if len(files) == 0 {
+		return "(no files)"
+	}
+	var b strings.Builder
+	for _, f := range files {
+		data, err := d.Work.FS().ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(&b, "### %s\n(deleted or unreadable)\n\n", f)
+			continue
+		}
+		fmt.Fprintf(&b, "### %s\n%s\n\n", f, clip(string(data), supFileBytes))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// denied says whether a file must never leave the machine.
+func (d *Deps) denied(p string) bool {
+	return config.Supervisors{Deny: d.Settings.Supervisors.Deny}.Denies(p)
+}
+
+// knowledgeDigest shows a supervisor the store: its own documents in full,
+// the others by title.
+func (d *Deps) knowledgeDigest(supervisor string) string {
+	store, _, err := d.knowledgeStore()
+	if err != nil || store.Empty() {
+		return "(the knowledge store is empty)"
+	}
+	own := map[string][]string{SupCodeStyle: {"conventions/"}, SupDesign: {"design/"}, SupInternaliser: {"lessons/", "domain/"}}[supervisor]
+	var b strings.Builder
+	for _, doc := range store.Docs() {
+		mine := false
+		for _, dir := range own {
+			mine = mine || strings.HasPrefix(doc.Path, dir)
+		}
+		if mine {
+			fmt.Fprintf(&b, "### %s [%s]\n%s\n\n", doc.Path, doc.Status, strings.TrimSpace(string(doc.Render())))
+		} else {
+			fmt.Fprintf(&b, "- %s [%s] %s\n", doc.Path, doc.Status, doc.Title)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}

@@ -1,0 +1,91 @@
+package nodes
+
+import (
+	"context"
+	"errors"
+
+	"github.com/lemmings-dev/lemmings/graph"
+)
+
+// Build wires the workflow of DESIGN §4 (seed 003 "Updated Graph Topology"):
+//
+//	START → scope_agent → task_planner
+//	task_planner → implementor | mark_complete (skip) | mark_failed (abort) | assessor (milestone done)
+//	implementor → qa (finished) | task_planner (blocked, loop) | mark_failed (retries spent)
+//	qa → mark_complete (pass) | task_planner (fail, with feedback) | mark_failed (max retries)
+//	mark_complete → run_supervisors (trigger) | assessor (review due) | task_planner
+//	run_supervisors → task_planner | assessor (both due: supervisors first)
+//	mark_failed → assessor (through run_supervisors when a supervisor is due)
+//	assessor → task_planner (aligned) | scope_agent (major divergence) | polish (all done)
+//	polish → task_planner (cleanup directives) | report → END
+//
+// Every node works on a copy of the state and leaves board.md current.
+func Build(d *Deps) *graph.Graph[WorkflowState] {
+	set := d.Settings
+	g := graph.New[WorkflowState]()
+	node := func(name string, fn graph.NodeFunc[WorkflowState], opts ...graph.NodeOption) {
+		g.AddNode(name, d.withBoard(name, fn), opts...)
+	}
+	node(NodeScope, d.ScopeAgent)
+	node(NodePlanner, d.TaskPlanner, graph.WithSideEffects())
+	node(NodeImplementor, d.Implementor, graph.WithSideEffects())
+	node(NodeQA, d.QA)
+	node(NodeComplete, d.MarkComplete, graph.WithSideEffects())
+	node(NodeFailed, d.MarkFailed, graph.WithSideEffects())
+	node(NodeSupervisors, d.RunSupervisors, graph.WithSideEffects())
+	node(NodeAssessor, d.Assessor)
+	node(NodePolish, d.Polish, graph.WithSideEffects())
+	node(NodeReport, d.Report)
+
+	g.AddEdge(graph.Start, NodeScope)
+	g.AddConditionalEdges(NodeScope, func(s WorkflowState) string { return routeAfterScope(s, set) },
+		NodePlanner, NodeSupervisors, NodeReport)
+	g.AddConditionalEdges(NodePlanner, func(s WorkflowState) string { return routeAfterPlanner(s, set) },
+		NodeImplementor, NodeComplete, NodeFailed, NodeAssessor, NodeSupervisors, NodePolish, NodeScope, NodeReport)
+	g.AddConditionalEdges(NodeImplementor, func(s WorkflowState) string { return routeAfterImplementor(s, set.MaxRetries) },
+		NodeQA, NodePlanner, NodeFailed)
+	g.AddConditionalEdges(NodeQA, func(s WorkflowState) string { return routeAfterQA(s, set.MaxRetries) },
+		NodeComplete, NodePlanner, NodeFailed)
+	g.AddConditionalEdges(NodeComplete, func(s WorkflowState) string { return routeAfterComplete(s, set) },
+		NodeSupervisors, NodeAssessor, NodePlanner)
+	g.AddConditionalEdges(NodeFailed, func(s WorkflowState) string { return routeAfterFailed(s, set) },
+		NodeSupervisors, NodeAssessor)
+	g.AddConditionalEdges(NodeSupervisors, routeAfterSupervisors, NodeAssessor, NodePlanner)
+	g.AddConditionalEdges(NodeAssessor, func(s WorkflowState) string { return routeAfterAssessor(s, set) },
+		NodePlanner, NodeScope, NodePolish)
+	g.AddConditionalEdges(NodePolish, routeAfterPolish, NodePlanner, NodeReport)
+	g.AddEdge(NodeReport, graph.End)
+	return g
+}
+
+// withBoard keeps board.md in step with the state after each node. The board
+// is a view: failing to write it is reported, never fatal.
+func (d *Deps) withBoard(name string, fn graph.NodeFunc[WorkflowState]) graph.NodeFunc[WorkflowState] {
+	return func(ctx context.Context, s WorkflowState) (WorkflowState, error) {
+		out, err := fn(ctx, s)
+		var pause *graph.InterruptError
+		if err == nil || errors.As(err, &pause) {
+			if berr := d.writeBoard(&out, name); berr != nil {
+				graph.Emit(ctx, "warning", map[string]any{"message": "board.md not written: " + berr.Error()})
+			}
+			graph.Emit(ctx, "progress", progressOf(&out))
+		}
+		return out, err
+	}
+}
+
+func progressOf(s *WorkflowState) map[string]any {
+	planned := len(s.CarryForward)
+	if s.CurrentTask != nil {
+		planned++
+	}
+	cost := 0.0
+	for _, u := range s.Usage {
+		cost += u.CostUSD
+	}
+	return map[string]any{
+		"done": s.TasksCompleted, "failed": s.TasksFailed, "planned": planned,
+		"milestone": min(s.CurrentMilestone+1, len(s.Milestones)), "milestones": len(s.Milestones),
+		"cost_usd": cost, "phase": s.Phase,
+	}
+}
