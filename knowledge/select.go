@@ -29,10 +29,13 @@ type Omission struct {
 
 // Selection is the knowledge chosen for one prompt.
 type Selection struct {
-	Text     string     // body of the "## PROJECT KNOWLEDGE" section; "" when nothing fits
-	Included []string   // paths of docs whose rules are (at least partly) in Text, in order
-	Omitted  []Omission // everything left out, with the reason, for the log
-	Tokens   int        // Count(Text)
+	Text     string   // body of the "## PROJECT KNOWLEDGE" section; "" when nothing fits
+	Included []string // paths of docs whose rules are (at least partly) in Text, in order
+	// Provisional lists the included docs that are provisional: the ones
+	// whose clean uses count towards promotion (Store.Promote).
+	Provisional []string
+	Omitted     []Omission // everything left out, with the reason, for the log
+	Tokens      int        // Count(Text)
 }
 
 // EstimateTokens is a conservative token count for budgets: one token per
@@ -129,6 +132,9 @@ func (s *Store) Select(req SelectRequest) Selection {
 			continue
 		}
 		sel.Included = append(sel.Included, c.doc.Path)
+		if c.doc.EffectiveStatus() == Provisional {
+			sel.Provisional = append(sel.Provisional, c.doc.Path)
+		}
 		var left []string
 		switch n := len(c.items); {
 		case c.kept == n-1:

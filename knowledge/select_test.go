@@ -38,6 +38,9 @@ func TestSelectFollowsTheRules(t *testing.T) {
 	if !slices.Equal(sel.Included, want) {
 		t.Fatalf("included = %q, want %q", sel.Included, want)
 	}
+	if !slices.Equal(sel.Provisional, []string{"conventions/naming.md", "lessons/sqlite.md"}) {
+		t.Errorf("provisional = %q", sel.Provisional)
+	}
 	for path, reason := range map[string]string{
 		"conventions/old.md": "deprecated",
 		"design/ui.md":       "do not match the milestone",

@@ -87,7 +87,8 @@ func TestRetrievalQuality(t *testing.T) {
 	if testing.Short() {
 		t.Skip("indexes net/http")
 	}
-	ix, _ := netHTTPIndex(t, NewOfflineEmbedder())
+	ix, st := netHTTPIndex(t, NewOfflineEmbedder())
+	t.Logf("net/http: %s", st)
 	// nethttp.json was used to choose the offline embedder's settings;
 	// nethttp_heldout.json was written afterwards and never tuned on.
 	for _, set := range []string{"nethttp.json", "nethttp_heldout.json"} {

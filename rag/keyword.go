@@ -110,11 +110,49 @@ func (c *catalog) chunks(ctx context.Context, fn func(m chunkMeta, content strin
 	return rows.Err()
 }
 
-// replaceFile swaps the chunks of one file in a transaction tx: old chunk rows
-// and their FTS entries go, the new ones come in, and the file row is
-// upserted (or deleted when row is nil). It returns the new chunks' metadata.
-func replaceFile(ctx context.Context, tx *sql.Tx, p string, row *fileRow, cs []chunk, ids []string, vecs [][]float32) ([]chunkMeta, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT rid FROM chunks WHERE path = ?`, p)
+// writer holds one transaction's prepared statements: a batch of files is
+// swapped with statements parsed once.
+type writer struct {
+	tx                                                             *sql.Tx
+	oldRIDs, delFTS, delChunks, delFile, putFile, putChunk, putFTS *sql.Stmt
+}
+
+func (c *catalog) begin(ctx context.Context) (*writer, error) {
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{tx: tx}
+	for _, p := range []struct {
+		st  **sql.Stmt
+		sql string
+	}{
+		{&w.oldRIDs, `SELECT rid FROM chunks WHERE path = ?`},
+		{&w.delFTS, `DELETE FROM fts WHERE rowid = ?`},
+		{&w.delChunks, `DELETE FROM chunks WHERE path = ?`},
+		{&w.delFile, `DELETE FROM files WHERE path = ?`},
+		{&w.putFile, `INSERT INTO files(path, size, mtime, hash) VALUES(?, ?, ?, ?)
+			ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime, hash = excluded.hash`},
+		{&w.putChunk, `INSERT INTO chunks(id, path, start_line, end_line, hash, kind, language, context, content, vector)
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&w.putFTS, `INSERT INTO fts(rowid, path, body) VALUES(?, ?, ?)`},
+	} {
+		if *p.st, err = tx.PrepareContext(ctx, p.sql); err != nil {
+			tx.Rollback()
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+func (w *writer) commit() error   { return w.tx.Commit() }
+func (w *writer) rollback() error { return w.tx.Rollback() }
+
+// replaceFile swaps the chunks of one file: old chunk rows and their FTS
+// entries go, the new ones come in, and the file row is upserted (or deleted
+// when row is nil). It returns the new chunks' metadata.
+func (w *writer) replaceFile(ctx context.Context, p string, row *fileRow, cs []chunk, ids []string, vecs [][]float32) ([]chunkMeta, error) {
+	rows, err := w.oldRIDs.QueryContext(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -129,26 +167,24 @@ func replaceFile(ctx context.Context, tx *sql.Tx, p string, row *fileRow, cs []c
 	}
 	rows.Close()
 	for _, rid := range old {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM fts WHERE rowid = ?`, rid); err != nil {
+		if _, err := w.delFTS.ExecContext(ctx, rid); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE path = ?`, p); err != nil {
+	if _, err := w.delChunks.ExecContext(ctx, p); err != nil {
 		return nil, err
 	}
 	if row == nil {
-		_, err := tx.ExecContext(ctx, `DELETE FROM files WHERE path = ?`, p)
+		_, err := w.delFile.ExecContext(ctx, p)
 		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO files(path, size, mtime, hash) VALUES(?, ?, ?, ?)
-		ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime, hash = excluded.hash`,
-		p, row.size, row.mtime, row.hash); err != nil {
+	if _, err := w.putFile.ExecContext(ctx, p, row.size, row.mtime, row.hash); err != nil {
 		return nil, err
 	}
 	metas := make([]chunkMeta, 0, len(cs))
+	pathWords := keywordText(p)
 	for i, ch := range cs {
-		res, err := tx.ExecContext(ctx, `INSERT INTO chunks(id, path, start_line, end_line, hash, kind, language, context, content, vector)
-			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ids[i], p, ch.StartLine, ch.EndLine, ch.Hash, ch.Kind, ch.Language, ch.Context, ch.Text, encodeVector(vecs[i]))
+		res, err := w.putChunk.ExecContext(ctx, ids[i], p, ch.StartLine, ch.EndLine, ch.Hash, ch.Kind, ch.Language, ch.Context, ch.Text, encodeVector(vecs[i]))
 		if err != nil {
 			return nil, err
 		}
@@ -156,8 +192,7 @@ func replaceFile(ctx context.Context, tx *sql.Tx, p string, row *fileRow, cs []c
 		if err != nil {
 			return nil, err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO fts(rowid, path, body) VALUES(?, ?, ?)`,
-			rid, keywordText(p), keywordText(ch.Context+"\n"+ch.Text)); err != nil {
+		if _, err := w.putFTS.ExecContext(ctx, rid, pathWords, keywordText(ch.Context+"\n"+ch.Text)); err != nil {
 			return nil, err
 		}
 		metas = append(metas, chunkMeta{rid: rid, id: ids[i], path: p, hash: ch.Hash, startLine: ch.StartLine,

@@ -85,15 +85,35 @@ func (ix *Index) SearchWith(ctx context.Context, query string, k int, f Filter, 
 		c.score += s
 	}
 
+	if m != Hybrid && m != Vector && m != Keyword {
+		return nil, fmt.Errorf("rag: search: unknown method %q", m)
+	}
+	// The keyword ranking (SQLite, one thread) runs beside the vector one
+	// (chromem-go, all CPUs).
+	type kwResult struct {
+		rids []int64
+		bm   []float64
+		err  error
+	}
+	kwc := make(chan kwResult, 1)
+	if m == Hybrid || m == Keyword {
+		go func() {
+			rids, bm, err := ix.cat.keywordSearch(ctx, query, f.Kind, depth)
+			kwc <- kwResult{rids, bm, err}
+		}()
+	}
 	if m == Hybrid || m == Vector {
 		res, err := ix.vectorSearch(ctx, query, depth, f)
 		if err != nil {
+			if m == Hybrid {
+				<-kwc
+			}
 			return nil, err
 		}
 		rank := 0
 		for _, r := range res {
 			if _, ok := ix.byID[r.ID]; !ok {
-				continue // vector without catalog entry: left by an interrupted update
+				continue
 			}
 			rank++
 			if m == Vector {
@@ -105,28 +125,24 @@ func (ix *Index) SearchWith(ctx context.Context, query string, k int, f Filter, 
 		}
 	}
 	if m == Hybrid || m == Keyword {
-		rids, bm, err := ix.cat.keywordSearch(ctx, query, f.Kind, depth)
-		if err != nil {
-			return nil, fmt.Errorf("rag: %w", err)
+		kw := <-kwc
+		if kw.err != nil {
+			return nil, fmt.Errorf("rag: %w", kw.err)
 		}
 		rank := 0
-		for i, rid := range rids {
+		for i, rid := range kw.rids {
 			meta, ok := ix.byRID[rid]
 			if !ok {
 				continue
 			}
 			rank++
 			if m == Keyword {
-				add(meta.id, bm[i])
+				add(meta.id, kw.bm[i])
 			} else {
 				add(meta.id, 1/float64(rrfK+rank))
 			}
 		}
 	}
-	if m != Hybrid && m != Vector && m != Keyword {
-		return nil, fmt.Errorf("rag: search: unknown method %q", m)
-	}
-
 	slices.SortStableFunc(order, func(a, b string) int {
 		ma, mb := ix.byID[a], ix.byID[b]
 		return cmp.Or(cmp.Compare(scores[b].score, scores[a].score), cmp.Compare(ma.path, mb.path), cmp.Compare(ma.startLine, mb.startLine))

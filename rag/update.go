@@ -261,7 +261,7 @@ func (ix *Index) flush(ctx context.Context, group []*fileWork, batch int, st *St
 		}
 	}
 
-	tx, err := ix.cat.db.BeginTx(ctx, nil)
+	tx, err := ix.cat.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("rag: index database: %w", err)
 	}
@@ -271,12 +271,12 @@ func (ix *Index) flush(ctx context.Context, group []*fileWork, batch int, st *St
 		if w.row.hash != "" {
 			row = &w.row
 		}
-		if newMetas[wi], err = replaceFile(ctx, tx, w.path, row, w.chunks, w.ids, w.vecs); err != nil {
-			tx.Rollback()
+		if newMetas[wi], err = tx.replaceFile(ctx, w.path, row, w.chunks, w.ids, w.vecs); err != nil {
+			tx.rollback()
 			return fmt.Errorf("rag: index database, %s: %w", w.path, err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.commit(); err != nil {
 		return fmt.Errorf("rag: index database: %w", err)
 	}
 	st.ChunksEmbedded += len(texts)
