@@ -58,7 +58,7 @@ func (d *Deps) knowledgeSection(ctx context.Context, s *WorkflowState) llm.Secti
 		req.Milestone = m.ID
 	}
 	sel := store.Select(req)
-	s.LastKnowledge = sel.Included
+	s.LastKnowledge = sel.Provisional
 	if len(sel.Omitted) > 0 {
 		graph.Emit(ctx, "knowledge_omitted", map[string]any{"omitted": sel.Omitted})
 	}

@@ -263,7 +263,9 @@ type SupervisorTrack struct {
 	Interval      int      `json:"interval"`
 	Runs          int      `json:"runs"`
 	LastFindings  []string `json:"last_findings,omitempty"`
-	Converging    bool     `json:"converging,omitempty"`
+	// LastRunAt is tasksSettled+1 at its last launch (0: never ran).
+	LastRunAt  int  `json:"last_run_at,omitempty"`
+	Converging bool `json:"converging,omitempty"`
 }
 
 // SupervisorRun is one entry of the supervisor run log.

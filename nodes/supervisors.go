@@ -41,6 +41,7 @@ func (d *Deps) RunSupervisors(ctx context.Context, in WorkflowState) (WorkflowSt
 		track := s.Supervisors[ds.Name]
 		track.Runs++
 		track.TasksSinceRun = 0
+		track.LastRunAt = tasksSettled(s) + 1
 		if s.Supervisors == nil {
 			s.Supervisors = map[string]SupervisorTrack{}
 		}

@@ -70,6 +70,9 @@ func dueSupervisors(s WorkflowState, set Settings) []DueSupervisor {
 }
 
 func supervisorTrigger(s WorkflowState, name string, k SupervisorKind, urgent bool) string {
+	if s.Supervisors[name].LastRunAt == tasksSettled(s)+1 {
+		return "" // it already ran with nothing finished since: no new work to review
+	}
 	for _, ev := range eventTriggers[name] {
 		if slices.Contains(s.PendingTriggers, ev) {
 			return ev
@@ -120,3 +123,6 @@ func countTaskForSupervisors(s *WorkflowState) {
 		s.Supervisors[name] = t
 	}
 }
+
+// tasksSettled counts tasks that ended, completed or failed.
+func tasksSettled(s WorkflowState) int { return s.TasksCompleted + s.TasksFailed }

@@ -15,10 +15,13 @@ import (
 // progress renders a run's events for a person: a live status line on a
 // terminal, plain lines when piped. With --json every event is one JSON line.
 type progress struct {
-	mu      sync.Mutex
-	w       io.Writer
-	live    bool
-	json    bool
+	mu   sync.Mutex
+	w    io.Writer
+	live bool
+	json bool
+	// replay prints a stored log: elapsed times come from the events.
+	replay  bool
+	clock   time.Time
 	start   time.Time
 	node    string
 	task    string
@@ -54,6 +57,12 @@ func isTerminal(w io.Writer) bool {
 func (p *progress) Handle(ev graph.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.replay {
+		if p.start.IsZero() {
+			p.start = ev.Time
+		}
+		p.clock = ev.Time
+	}
 	if p.json {
 		line, _ := json.Marshal(ev)
 		fmt.Fprintf(p.w, "%s\n", line)
@@ -138,7 +147,11 @@ func (p *progress) summary() string {
 }
 
 func (p *progress) elapsed() string {
-	return fmt.Sprintf("[%7s]", time.Since(p.start).Round(time.Second))
+	d := time.Since(p.start)
+	if p.replay {
+		d = p.clock.Sub(p.start)
+	}
+	return fmt.Sprintf("[%7s]", d.Round(time.Second))
 }
 
 // printf writes one plain line, clearing the live line first.

@@ -1,38 +1,189 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-func newRootCmd() *cobra.Command {
+// Exit codes (documented in the README).
+const (
+	exitOK          = 0
+	exitFailed      = 1 // the run failed, or could not start (Ollama down, not a repository…)
+	exitUsage       = 2 // bad usage or configuration
+	exitPaused      = 3 // paused for approval or halted: lemmings resume continues it
+	exitInterrupted = 4 // interrupted (Ctrl-C): lemmings resume continues it
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// app holds the global flags every command shares.
+type app struct {
+	dir           string
+	jsonOut       bool
+	offline       bool
+	noSupervisors bool
+	model         string
+	embedModel    string
+	stdout        io.Writer
+	stderr        io.Writer
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	a := &app{stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
-		Use:           "lemmings",
-		Short:         "Carry out a remit on a repository with a team of local and cloud LLM agents",
+		Use:   "lemmings",
+		Short: "Carry out a remit on a repository with a team of local and cloud LLM agents",
+		Long: `lemmings carries out a remit on a git repository with a team of LLM agents wired as a
+typed state graph: the execution loop runs on local models through Ollama, supervisors
+run on cloud models through OpenRouter. Start with "lemmings demo" (no GPU needed),
+then "lemmings doctor" and "lemmings run \"what to do\"".`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(&cobra.Command{
-		Use:   "version",
-		Short: "Print the lemmings version",
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), "lemmings", version)
-		},
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	pf := root.PersistentFlags()
+	pf.StringVarP(&a.dir, "dir", "C", ".", "repository (or directory) to work on")
+	pf.BoolVar(&a.jsonOut, "json", false, "one JSON object per line instead of text")
+	pf.BoolVar(&a.offline, "offline", false, "no request leaves for anything but the local Ollama (supervisors off, offline retrieval)")
+	pf.BoolVar(&a.noSupervisors, "no-supervisors", false, "run the execution loop without the cloud supervisors")
+	pf.StringVar(&a.model, "model", "", "Ollama model for the primary role (this invocation only)")
+	pf.StringVar(&a.embedModel, "embed-model", "", "Ollama model for the embedding role (this invocation only)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w (see lemmings %s --help)", err, c.Name())}
 	})
+	root.AddCommand(
+		newRunCmd(a), newResumeCmd(a), newHaltCmd(a),
+		newStatusCmd(a), newRunsCmd(a), newLogCmd(a), newReportCmd(a), newDirectivesCmd(a), newGraphCmd(a),
+		newDoctorCmd(a), newDemoCmd(a), newConfigCmd(a), newKnowledgeCmd(a), newIndexCmd(a), newSearchCmd(a),
+		&cobra.Command{
+			Use:   "version",
+			Short: "Print the lemmings version",
+			Args:  cobra.NoArgs,
+			Run: func(cmd *cobra.Command, _ []string) {
+				fmt.Fprintln(cmd.OutOrStdout(), "lemmings", version)
+			},
+		},
+	)
 	return root
 }
 
 func execute(args []string) int {
-	root := newRootCmd()
+	root := newRootCmd(os.Stdout, os.Stderr)
 	root.SetArgs(args)
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "lemmings:", err)
-		return 2
+	err := root.Execute()
+	if err == nil {
+		return exitOK
 	}
-	return 0
+	code := exitFailed
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintln(os.Stderr, "lemmings:", msg)
+	}
+	var le *llm.Error
+	if errors.As(err, &le) && le.Hint != "" && !strings.Contains(err.Error(), le.Hint) {
+		fmt.Fprintln(os.Stderr, "  fix:", le.Hint)
+	}
+	return code
+}
+
+// repoRoot is the top of the git repository around a.dir, or a.dir itself
+// when it is not in one.
+func (a *app) repoRoot() string {
+	abs, err := filepath.Abs(a.dir)
+	if err != nil {
+		return a.dir
+	}
+	out, err := exec.Command("git", "-C", abs, "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		return abs
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// gitRoot opens the repository around a.dir, with the error that says what to do.
+func (a *app) gitRoot(ctx context.Context) (string, error) {
+	repo, err := workspace.OpenRepo(ctx, a.dir)
+	if err != nil {
+		return "", err
+	}
+	return repo.Root(), nil
+}
+
+// flagOverrides are the global flags as config keys; only flags the user set.
+func (a *app) flagOverrides() map[string]string {
+	f := map[string]string{}
+	if a.offline {
+		f["offline"] = "true"
+	}
+	if a.noSupervisors {
+		f["supervisors.enabled"] = "false"
+	}
+	if a.model != "" {
+		f["roles.primary.model"] = a.model
+	}
+	if a.embedModel != "" {
+		f["roles.embedding.model"] = a.embedModel
+	}
+	return f
+}
+
+// loadConfig reads the configuration for root; problems are usage errors
+// naming file, line and key. Warnings go to stderr.
+func (a *app) loadConfig(root string) (*config.Config, *config.Sources, error) {
+	cfg, src, err := config.Load(config.LoadOptions{RepoRoot: root, Flags: a.flagOverrides()})
+	if err != nil {
+		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("configuration:\n%w", err)}
+	}
+	for _, w := range src.Warnings() {
+		fmt.Fprintln(a.stderr, "warning:", w.String())
+	}
+	return cfg, src, nil
+}
+
+// runExit maps a run's end to an exit code and a closing message.
+func runExit(status graph.Status, outcome string, err error) error {
+	switch {
+	case errors.Is(err, graph.ErrPaused) || status == graph.StatusPaused:
+		return &exitError{code: exitPaused, err: errors.New("")}
+	case errors.Is(err, graph.ErrHalted) || status == graph.StatusHalted:
+		return &exitError{code: exitPaused, err: errors.New("")}
+	case errors.Is(err, context.Canceled) || status == graph.StatusInterrupted:
+		return &exitError{code: exitInterrupted, err: errors.New("")}
+	case err != nil:
+		return err
+	case outcome != "done":
+		return &exitError{code: exitFailed, err: errors.New("")}
+	}
+	return nil
 }

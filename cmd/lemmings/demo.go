@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lemmings-dev/lemmings/demo"
+	"github.com/lemmings-dev/lemmings/graph"
+)
+
+func newDemoCmd(a *app) *cobra.Command {
+	var dir string
+	var blocking bool
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the whole workflow on a sample repository against a scripted model server",
+		Long: `The demo copies a small Go module (a failing test and a missing feature) to a directory,
+starts a scripted model server in-process, and runs the real workflow on it: real worktree,
+real go build/vet/test gates, real commits, checkpoints and report. Only the models are
+scripted. --dir DIR keeps the repository (with .lemmings/ and the run branch) for inspection.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			keep := dir != ""
+			if !keep {
+				tmp, err := os.MkdirTemp("", "lemmings-demo-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				dir = filepath.Join(tmp, "textstats")
+			}
+			abs, err := filepath.Abs(dir)
+			if err != nil {
+				return err
+			}
+			if !a.jsonOut {
+				fmt.Fprintf(a.stdout, "lemmings demo — the models are SCRIPTED (llm/llmtest), everything else is real.\n")
+				fmt.Fprintf(a.stdout, "repository: %s\nremit: %s\n\n", abs, demo.Remit)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			prog := newProgress(a.stdout, a.jsonOut)
+			res, err := demo.Run(ctx, demo.Options{Dir: abs, Sinks: []graph.Sink{prog}, Warn: a.stderr,
+				NoSupervisors: a.noSupervisors || a.offline, Blocking: blocking})
+			prog.Close()
+			if res.RunID == "" && err != nil {
+				return err
+			}
+			a.summarize(res, err)
+			if !a.jsonOut && keep {
+				fmt.Fprintf(a.stdout, "\ninspect: cd %s && git log --stat %s && lemmings report\n", abs, res.Branch)
+			}
+			return runExit(res.Status, res.State.Outcome, err)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "leave the demo repository here (a new or empty directory)")
+	cmd.Flags().BoolVar(&blocking, "blocking", false, "run supervisors inside the graph step instead of in the background")
+	return cmd
+}

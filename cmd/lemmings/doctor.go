@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/knowledge"
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// check is one line of the doctor's report.
+type check struct {
+	Name   string `json:"check"`
+	Status string `json:"status"` // ok | warn | fail
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+func newDoctorCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check that everything a run needs is in place, and say how to fix what is not",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			checks := a.doctor(cmd.Context())
+			failed := 0
+			for _, c := range checks {
+				if c.Status == "fail" {
+					failed++
+				}
+				if a.jsonOut {
+					line, _ := json.Marshal(c)
+					fmt.Fprintf(a.stdout, "%s\n", line)
+					continue
+				}
+				mark := map[string]string{"ok": "ok  ", "warn": "warn", "fail": "FAIL"}[c.Status]
+				fmt.Fprintf(a.stdout, "%s  %-18s %s\n", mark, c.Name, c.Detail)
+				if c.Fix != "" {
+					fmt.Fprintf(a.stdout, "      %-18s fix: %s\n", "", c.Fix)
+				}
+			}
+			if failed > 0 {
+				return &exitError{code: exitFailed, err: fmt.Errorf("%d check(s) failed", failed)}
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) doctor(ctx context.Context) []check {
+	var out []check
+	add := func(name, status, detail, fix string) { out = append(out, check{name, status, detail, fix}) }
+
+	root := a.repoRoot()
+	repo, err := workspace.OpenRepo(ctx, a.dir)
+	switch {
+	case err != nil:
+		add("git", "fail", err.Error(), "run lemmings inside a git repository with at least one commit (git init && git commit)")
+	default:
+		root = repo.Root()
+		head, _ := repo.HeadCommit(ctx)
+		add("git", "ok", fmt.Sprintf("%s at %.10s", root, head), "")
+		if dirty, err := repo.Dirty(ctx); err == nil && len(dirty) > 0 {
+			add("git changes", "warn", fmt.Sprintf("%d uncommitted change(s); a run starts from HEAD and will not see them", len(dirty)), "commit what the agents should build on")
+		}
+	}
+	if err := checkWritable(filepath.Join(root, nodes.DataDir)); err != nil {
+		add("run data", "fail", err.Error(), "make the repository writable; lemmings keeps its runs in .lemmings/")
+	}
+
+	cfg, src, err := config.Load(config.LoadOptions{RepoRoot: root, Flags: a.flagOverrides()})
+	if err != nil {
+		add("config", "fail", strings.ReplaceAll(err.Error(), "\n", "; "), "fix the lines named above (docs/configuration.md lists every key)")
+		return out
+	}
+	files := src.Files()
+	detail := "defaults"
+	if len(files) > 0 {
+		detail = strings.Join(files, ", ")
+	}
+	add("config", "ok", detail, "")
+	for _, w := range src.Warnings() {
+		add("config", "warn", w.String(), "")
+	}
+
+	rc := nodes.RouterConfigFrom(cfg, cfg.Supervisors.Enabled && !cfg.Offline)
+	router, err := llm.NewRouter(rc)
+	if err != nil {
+		add("models", "fail", err.Error(), "fix the roles in your configuration")
+		return out
+	}
+	defer router.Close()
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	add(modelCheck(cctx, router, config.RolePrimary, cfg, "fail"))
+	add(modelCheck(cctx, router, config.RoleSummarizer, cfg, "warn"))
+	if cfg.RAG.Enabled && cfg.RAG.Embedder == "ollama" && !cfg.Offline {
+		add(modelCheck(cctx, router, config.RoleEmbedding, cfg, "warn"))
+	}
+	switch {
+	case cfg.Offline:
+		add("supervisors", "ok", "off (offline): nothing leaves for the cloud", "")
+	case !cfg.Supervisors.Enabled:
+		add("supervisors", "ok", "off (supervisors.enabled: false or --no-supervisors)", "")
+	default:
+		if err := router.Check(cctx, config.RoleSupervisor); err != nil {
+			add("supervisors", "warn", "will be skipped: "+err.Error(), hintOf(err, "export OPENROUTER_API_KEY=… (or run with --no-supervisors)"))
+		} else {
+			r, _ := cfg.ResolvedRole(config.RoleSupervisor)
+			add("supervisors", "ok", fmt.Sprintf("%s via %s (key set; budget $%.2f per run)", r.Model, r.Provider, cfg.Supervisors.BudgetUSD), "")
+		}
+	}
+
+	gates := nodes.GatesFrom(cfg, root)
+	if len(gates) == 0 {
+		add("gates", "warn", "none configured or detected: QA can only review diffs", "add gates to lemmings.yaml (e.g. {name: test, command: make test})")
+	}
+	for _, g := range gates {
+		bin := strings.Fields(g.Command)
+		if len(bin) == 0 {
+			continue
+		}
+		if _, err := exec.LookPath(bin[0]); err != nil {
+			add("gate "+g.Name, "fail", fmt.Sprintf("%q: %s not found on PATH", g.Command, bin[0]), "install "+bin[0]+" or configure the gate's command")
+			continue
+		}
+		add("gate "+g.Name, "ok", g.Command, "")
+	}
+
+	kdir := filepath.Join(root, cfg.Knowledge.Dir)
+	if _, err := os.Stat(kdir); err != nil {
+		add("knowledge", "ok", "no "+cfg.Knowledge.Dir+" yet (supervisors bootstrap it; lemmings knowledge init scaffolds it)", "")
+	} else if probs := knowledge.Lint(kdir); len(probs) > 0 {
+		add("knowledge", "warn", fmt.Sprintf("%d problem(s), first: %s", len(probs), probs[0].String()), "lemmings knowledge lint")
+	} else {
+		add("knowledge", "ok", cfg.Knowledge.Dir+" lints clean", "")
+	}
+	return out
+}
+
+func modelCheck(ctx context.Context, r *llm.Router, role string, cfg *config.Config, severity string) (string, string, string, string) {
+	rr, _ := cfg.ResolvedRole(role)
+	name := "model " + role
+	if err := r.Check(ctx, role); err != nil {
+		return name, severity, err.Error(), hintOf(err, "")
+	}
+	return name, "ok", fmt.Sprintf("%s on %s", rr.Model, rr.BaseURL), ""
+}
+
+func hintOf(err error, fallback string) string {
+	var le *llm.Error
+	if errors.As(err, &le) && le.Hint != "" {
+		return le.Hint
+	}
+	return fallback
+}
+
+// checkWritable tries a file in dir, or in its parent when dir does not exist
+// yet (the doctor must not leave a .lemmings/ behind in the user's checkout).
+func checkWritable(dir string) error {
+	if _, err := os.Stat(dir); err != nil {
+		dir = filepath.Dir(dir)
+	}
+	f, err := os.CreateTemp(dir, ".lemmings-doctor-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}

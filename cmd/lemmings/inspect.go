@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/nodes"
+)
+
+// pickRun returns the run named in args, or the most recent run that want
+// accepts (want nil: any run).
+func pickRun(ctx context.Context, root string, args []string, want func(graph.RunInfo) bool) (string, error) {
+	app, err := nodes.Store(root)
+	if err != nil {
+		return "", err
+	}
+	runs, err := app.ListRuns(ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(args) == 1 {
+		for _, r := range runs {
+			if r.ID == args[0] {
+				return r.ID, nil
+			}
+		}
+		return "", usageErr("no run %q in %s (lemmings runs lists them)", args[0], root)
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Updated.After(runs[j].Updated) })
+	for _, r := range runs {
+		if want == nil || want(r) {
+			return r.ID, nil
+		}
+	}
+	return "", errors.New("no matching run (lemmings runs lists them)")
+}
+
+func newRunsCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "runs",
+		Short: "List the runs of this repository",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			root := a.repoRoot()
+			app, err := nodes.Store(root)
+			if err != nil {
+				return err
+			}
+			runs, err := app.ListRuns(cmd.Context())
+			if err != nil {
+				return err
+			}
+			sort.Slice(runs, func(i, j int) bool { return runs[i].Updated.After(runs[j].Updated) })
+			for _, r := range runs {
+				status := string(r.Status)
+				if r.Status == graph.StatusRunning && !r.Active {
+					status = "crashed (resumable)"
+				}
+				snap, err := app.State(cmd.Context(), r.ID)
+				remit, done, failed := "", 0, 0
+				if err == nil {
+					remit, done, failed = snap.State.Remit, snap.State.TasksCompleted, snap.State.TasksFailed
+				}
+				if a.jsonOut {
+					line, _ := json.Marshal(map[string]any{"run_id": r.ID, "status": status, "updated": r.Updated, "remit": remit, "tasks_completed": done, "tasks_failed": failed})
+					fmt.Fprintf(a.stdout, "%s\n", line)
+					continue
+				}
+				fmt.Fprintf(a.stdout, "%-28s %-20s %s  %2d done %2d failed  %s\n", r.ID, status, r.Updated.Local().Format("2006-01-02 15:04"), done, failed, clipText(remit, 60))
+			}
+			if len(runs) == 0 && !a.jsonOut {
+				fmt.Fprintln(a.stdout, `no runs yet: lemmings run "remit"`)
+			}
+			return nil
+		},
+	}
+}
+
+func newStatusCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status [run-id]",
+		Short: "Show where a run is: status, milestone, task, counts, cost",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := a.repoRoot()
+			id, err := pickRun(cmd.Context(), root, args, nil)
+			if err != nil {
+				return err
+			}
+			app, err := nodes.Store(root)
+			if err != nil {
+				return err
+			}
+			snap, err := app.State(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			s := snap.State
+			if a.jsonOut {
+				line, _ := json.Marshal(map[string]any{"run_id": id, "status": snap.Status, "step": snap.Step, "next": snap.Next,
+					"phase": s.Phase, "milestone": s.CurrentMilestone + 1, "milestones": len(s.Milestones), "tasks_completed": s.TasksCompleted,
+					"tasks_failed": s.TasksFailed, "current_task": s.CurrentTask, "pending_directives": len(s.PendingDirectives), "reason": snap.Reason, "error": snap.Error})
+				fmt.Fprintf(a.stdout, "%s\n", line)
+				return nil
+			}
+			w := a.stdout
+			fmt.Fprintf(w, "run %s: %s (step %d, updated %s)\n", id, snap.Status, snap.Step, snap.Updated.Local().Format(time.DateTime))
+			fmt.Fprintf(w, "remit: %s\nbranch: %s\nphase: %s\n", s.Remit, s.Branch, s.Phase)
+			if snap.Reason != "" {
+				fmt.Fprintf(w, "paused: %s\n", snap.Reason)
+			}
+			if snap.Error != "" {
+				fmt.Fprintf(w, "error: %s\n", snap.Error)
+			}
+			if len(snap.Next) > 0 {
+				fmt.Fprintf(w, "next: %s\n", strings.Join(snap.Next, ", "))
+			}
+			for i, m := range s.Milestones {
+				mark := " "
+				if i == s.CurrentMilestone {
+					mark = ">"
+				}
+				fmt.Fprintf(w, "%s %s [%s] %s\n", mark, m.ID, m.Status, m.Goal)
+			}
+			if t := s.CurrentTask; t != nil {
+				fmt.Fprintf(w, "task: %s %s (attempt %d)\n", t.ID, t.Title, t.Attempt)
+			}
+			cost := 0.0
+			for _, u := range s.Usage {
+				cost += u.CostUSD
+			}
+			fmt.Fprintf(w, "tasks: %d done, %d failed, %d planned; directives pending: %d; cost: $%.4f\n",
+				s.TasksCompleted, s.TasksFailed, len(s.CarryForward), len(s.PendingDirectives), cost)
+			return nil
+		},
+	}
+}
+
+func newReportCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "report [run-id]",
+		Short: "Print a run's report (written when the run ends)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := a.repoRoot()
+			id, err := pickRun(cmd.Context(), root, args, nil)
+			if err != nil {
+				return err
+			}
+			data, err := os.ReadFile(filepath.Join(root, nodes.DataDir, nodes.RunsDir, id, "report.md"))
+			if errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("run %s has no report yet (it is written when the run ends; lemmings status %s shows where it is)", id, id)
+			}
+			if err != nil {
+				return err
+			}
+			_, err = a.stdout.Write(data)
+			return err
+		},
+	}
+}
+
+func newDirectivesCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "directives [run-id]",
+		Short: "List a run's supervisor directives and what became of each",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := a.repoRoot()
+			id, err := pickRun(cmd.Context(), root, args, nil)
+			if err != nil {
+				return err
+			}
+			app, err := nodes.Store(root)
+			if err != nil {
+				return err
+			}
+			snap, err := app.State(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			s := snap.State
+			if a.jsonOut {
+				for _, f := range s.DirectiveLog {
+					line, _ := json.Marshal(f)
+					fmt.Fprintf(a.stdout, "%s\n", line)
+				}
+				for _, d := range s.PendingDirectives {
+					line, _ := json.Marshal(map[string]any{"directive_id": d.ID, "source": d.Source, "description": d.Description, "fate": "pending", "task_id": d.TaskID, "priority": d.Priority, "type": d.Type})
+					fmt.Fprintf(a.stdout, "%s\n", line)
+				}
+				return nil
+			}
+			if len(s.DirectiveLog) == 0 && len(s.PendingDirectives) == 0 {
+				fmt.Fprintf(a.stdout, "run %s has no directives\n", id)
+				return nil
+			}
+			for _, f := range s.DirectiveLog {
+				fmt.Fprintf(a.stdout, "%-4s %-12s %-11s %-4s %s", f.DirectiveID, f.Source, f.Fate, f.TaskID, f.Description)
+				if f.Note != "" {
+					fmt.Fprintf(a.stdout, " — %s", f.Note)
+				}
+				fmt.Fprintln(a.stdout)
+			}
+			for _, d := range s.PendingDirectives {
+				fmt.Fprintf(a.stdout, "%-4s %-12s %-11s %-4s %s (%s %s)\n", d.ID, d.Source, "pending", d.TaskID, d.Description, d.Priority, d.Type)
+			}
+			return nil
+		},
+	}
+}
+
+func newGraphCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "graph",
+		Short: "Print the workflow graph as Mermaid",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			app, err := nodes.Build(&nodes.Deps{Settings: nodes.DefaultSettings()}).Compile()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(a.stdout, app.Mermaid())
+			return nil
+		},
+	}
+}
+
+func newLogCmd(a *app) *cobra.Command {
+	var follow bool
+	cmd := &cobra.Command{
+		Use:   "log [run-id]",
+		Short: "Print a run's events (-f follows a running run)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := a.repoRoot()
+			id, err := pickRun(cmd.Context(), root, args, nil)
+			if err != nil {
+				return err
+			}
+			path := filepath.Join(root, nodes.DataDir, nodes.RunsDir, id, nodes.EventsFile)
+			return a.printEvents(cmd.Context(), root, id, path, follow)
+		},
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until the run stops")
+	return cmd
+}
+
+// printEvents prints the event log; following, it polls for new lines until
+// no process holds the run any more.
+func (a *app) printEvents(ctx context.Context, root, id, path string, follow bool) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("run %s has no event log: %w", id, err)
+	}
+	defer f.Close()
+	prog := newProgress(a.stdout, a.jsonOut)
+	prog.live, prog.replay = false, true
+	r := bufio.NewReader(f)
+	var partial []byte
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			line = append(partial, line...)
+			partial = nil
+			var ev graph.Event
+			if json.Unmarshal(line, &ev) == nil {
+				prog.Handle(ev)
+			}
+			continue
+		}
+		partial = append(partial, line...)
+		if err != io.EOF {
+			return err
+		}
+		if !follow || !runActive(ctx, root, id) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+func runActive(ctx context.Context, root, id string) bool {
+	app, err := nodes.Store(root)
+	if err != nil {
+		return false
+	}
+	runs, err := app.ListRuns(ctx)
+	if err != nil {
+		return false
+	}
+	for _, r := range runs {
+		if r.ID == id {
+			return r.Active
+		}
+	}
+	return false
+}
+
+func clipText(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

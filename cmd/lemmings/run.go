@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/nodes"
+)
+
+func newRunCmd(a *app) *cobra.Command {
+	var plan, approve string
+	cmd := &cobra.Command{
+		Use:   `run "remit"`,
+		Short: "Carry out a remit on the repository (on a new branch, in a worktree)",
+		Long: `Carry out a remit: the ScopeAgent plans milestones, then tasks are planned, implemented,
+checked by the gates (build, vet, test…) and reviewed, and each one that passes is committed
+on the branch lemmings/<run-id>. Your checkout is never touched. Ctrl-C stops cleanly;
+lemmings resume continues.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			remit := ""
+			if len(args) == 1 {
+				remit = args[0]
+			}
+			if remit == "" && plan == "" {
+				return usageErr(`give a remit: lemmings run "what to do" (or --plan plan.yaml)`)
+			}
+			if approve != "" && approve != "milestones" && approve != "tasks" {
+				return usageErr("--approve takes milestones or tasks, not %q", approve)
+			}
+			root, err := a.gitRoot(cmd.Context())
+			if err != nil {
+				return err
+			}
+			cfg, _, err := a.loadConfig(root)
+			if err != nil {
+				return err
+			}
+			if plan != "" {
+				plan, _ = filepath.Abs(plan)
+			}
+			return a.drive(cmd.Context(), func(ctx context.Context, o nodes.Options) (nodes.Result, error) {
+				o.Remit, o.PlanFile, o.Approve = remit, plan, approve
+				return nodes.Start(ctx, o)
+			}, root, cfg)
+		},
+	}
+	cmd.Flags().StringVar(&plan, "plan", "", "operator plan (YAML): milestones with tasks and acceptance criteria; skips the ScopeAgent")
+	cmd.Flags().StringVar(&approve, "approve", "", "pause for a human: milestones (after planning) or tasks (before each task)")
+	return cmd
+}
+
+func newResumeCmd(a *app) *cobra.Command {
+	var approve bool
+	var reject, approveMode string
+	cmd := &cobra.Command{
+		Use:   "resume [run-id]",
+		Short: "Continue a paused, halted, interrupted or crashed run from its last checkpoint",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if approve && reject != "" {
+				return usageErr("--approve and --reject exclude each other")
+			}
+			root, err := a.gitRoot(cmd.Context())
+			if err != nil {
+				return err
+			}
+			cfg, _, err := a.loadConfig(root)
+			if err != nil {
+				return err
+			}
+			id := ""
+			if len(args) == 1 {
+				id = args[0]
+			}
+			var decision *nodes.Approval
+			if approve || reject != "" {
+				kind, err := pausedFor(cmd.Context(), root, id)
+				if err != nil {
+					return err
+				}
+				decision = &nodes.Approval{Kind: kind, Approved: approve, Reason: reject}
+			}
+			return a.drive(cmd.Context(), func(ctx context.Context, o nodes.Options) (nodes.Result, error) {
+				o.RunID, o.Decision, o.Approve = id, decision, approveMode
+				return nodes.Resume(ctx, o)
+			}, root, cfg)
+		},
+	}
+	cmd.Flags().BoolVar(&approve, "approve", false, "approve what the run paused for")
+	cmd.Flags().StringVar(&reject, "reject", "", "reject what the run paused for, saying why")
+	cmd.Flags().StringVar(&approveMode, "approve-mode", "", "keep pausing for approvals: milestones or tasks")
+	return cmd
+}
+
+// pausedFor says what a paused run waits for: the milestones or a task.
+func pausedFor(ctx context.Context, root, id string) (string, error) {
+	app, err := nodes.Store(root)
+	if err != nil {
+		return "", err
+	}
+	if id == "" {
+		if id, err = nodes.LatestResumable(ctx, root); err != nil {
+			return "", err
+		}
+	}
+	snap, err := app.State(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if snap.Status != graph.StatusPaused {
+		return "", usageErr("run %s is %s, not paused for an approval", id, snap.Status)
+	}
+	for _, n := range snap.Nodes {
+		if n == nodes.NodeScope {
+			return "milestones", nil
+		}
+	}
+	return "task", nil
+}
+
+// drive runs (or resumes) with signals, progress and the closing summary.
+func (a *app) drive(parent context.Context, start func(context.Context, nodes.Options) (nodes.Result, error), root string, cfg *config.Config) error {
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	prog := newProgress(a.stdout, a.jsonOut)
+	o := nodes.Options{RepoDir: root, Config: cfg, Sinks: []graph.Sink{prog}, Warn: a.stderr}
+	res, err := start(ctx, o)
+	prog.Close()
+	if res.RunID == "" && err != nil {
+		return err // could not start: the error says why and what to do
+	}
+	a.summarize(res, err)
+	return runExit(res.Status, res.State.Outcome, err)
+}
+
+func (a *app) summarize(res nodes.Result, err error) {
+	s := res.State
+	if a.jsonOut {
+		out := map[string]any{"kind": "result", "run_id": res.RunID, "status": res.Status, "outcome": s.Outcome,
+			"branch": res.Branch, "report": s.ReportPath, "tasks_completed": s.TasksCompleted, "tasks_failed": s.TasksFailed}
+		if s.StopReason != "" {
+			out["stop_reason"] = s.StopReason
+		}
+		if err != nil {
+			out["error"] = err.Error()
+		}
+		line, _ := json.Marshal(out)
+		fmt.Fprintf(a.stdout, "%s\n", line)
+		return
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "\nrun %s: %s", res.RunID, res.Status)
+	if s.Outcome != "" {
+		fmt.Fprintf(w, " (%s)", s.Outcome)
+	}
+	fmt.Fprintf(w, " — %d tasks done, %d failed\n", s.TasksCompleted, s.TasksFailed)
+	if s.StopReason != "" {
+		fmt.Fprintf(w, "stopped: %s\n", s.StopReason)
+	}
+	switch {
+	case errors.Is(err, graph.ErrPaused) || res.Status == graph.StatusPaused:
+		fmt.Fprintf(w, "paused for approval: lemmings resume %s --approve   (or --reject \"why\")\n", res.RunID)
+	case errors.Is(err, graph.ErrHalted) || res.Status == graph.StatusHalted:
+		fmt.Fprintf(w, "halted: lemmings resume %s continues\n", res.RunID)
+	case res.Status == graph.StatusInterrupted || errors.Is(err, context.Canceled):
+		fmt.Fprintf(w, "interrupted: lemmings resume %s continues from the last checkpoint\n", res.RunID)
+	case err != nil:
+		fmt.Fprintf(w, "failed: %v\nafter fixing the cause, lemmings resume %s continues\n", err, res.RunID)
+	}
+	if res.Branch != "" {
+		fmt.Fprintf(w, "branch:  %s   (git log %s; git merge %s)\n", res.Branch, res.Branch, res.Branch)
+	}
+	if s.ReportPath != "" {
+		fmt.Fprintf(w, "report:  %s\n", s.ReportPath)
+	}
+	if res.RunDir != "" {
+		fmt.Fprintf(w, "logs:    %s (events.jsonl, prompts.jsonl, board.md)\n", res.RunDir)
+	}
+}
+
+func newHaltCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "halt [run-id]",
+		Short: "Ask a running run to stop cleanly after its current node",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := a.repoRoot()
+			id, err := pickRun(cmd.Context(), root, args, func(r graph.RunInfo) bool { return r.Active })
+			if err != nil {
+				return err
+			}
+			dir := filepath.Join(root, nodes.DataDir, nodes.RunsDir, id)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, nodes.HaltFile), []byte("halt requested\n"), 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "halt requested for %s: it stops after its current node (lemmings resume %s continues)\n", id, id)
+			return nil
+		},
+	}
+}
