@@ -48,7 +48,10 @@ start=$(date +%s)
 (
   cd "$scratch"
   # GOFLAGS is cleared so a caller's -mod=… cannot apply; GOWORK=off keeps any go.work out.
+  # llama.cpp's C/C++ is most of the build: without cgo's default -g it takes ~20% less CPU
+  # (measured: 3m11s against 4m02s) and the binary is 40 MB instead of 54 MB.
   env GOFLAGS=-buildvcs=false GOWORK=off GO111MODULE=on CGO_ENABLED=1 GOBIN="$stage" \
+    CGO_CFLAGS="${CGO_CFLAGS:--O2}" CGO_CXXFLAGS="${CGO_CXXFLAGS:--O2}" \
     "$go" install -ldflags "$ldflags" "$pkg@v$version"
 )
 mv -f "$stage/ollama" "$bin"
