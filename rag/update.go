@@ -179,7 +179,9 @@ func (ix *Index) Update(ctx context.Context, root string, opts UpdateOptions) (S
 			return ix.finish(st, start, err)
 		}
 	}
-	if st.ChunksEmbedded+st.ChunksRemoved > 0 {
+	// After large changes (a first build), merge the FTS5 segments for
+	// faster queries; small updates rely on FTS5's automatic merging.
+	if changed := st.ChunksEmbedded + st.ChunksRemoved; changed > 0 && changed*4 >= len(ix.byID) {
 		if _, err := ix.cat.db.ExecContext(ctx, `INSERT INTO fts(fts) VALUES('optimize')`); err != nil {
 			return ix.finish(st, start, fmt.Errorf("rag: optimise keyword index: %w", err))
 		}
