@@ -92,6 +92,11 @@ func Start(ctx context.Context, o Options) (Result, error) {
 	}
 	env, err := prepare(ctx, o, repo.Root(), wt)
 	if err != nil {
+		// The run never started: leave no worktree, branch or run folder behind.
+		cctx := context.WithoutCancel(ctx)
+		_ = repo.RemoveWorktree(cctx, runID)
+		_ = repo.DeleteBranch(cctx, runID)
+		_ = os.RemoveAll(filepath.Join(repo.Root(), DataDir, RunsDir, runID))
 		return Result{}, err
 	}
 	defer env.close()

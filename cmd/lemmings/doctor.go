@@ -159,9 +159,13 @@ func modelCheck(ctx context.Context, r *llm.Router, role string, cfg *config.Con
 	return name, "ok", fmt.Sprintf("%s on %s", rr.Model, rr.BaseURL), ""
 }
 
+// hintOf returns the fix an error suggests, unless its message already says it.
 func hintOf(err error, fallback string) string {
 	var le *llm.Error
 	if errors.As(err, &le) && le.Hint != "" {
+		if strings.Contains(err.Error(), le.Hint) {
+			return ""
+		}
 		return le.Hint
 	}
 	return fallback
