@@ -121,7 +121,7 @@ func environment(get func(string) string, environ func() []string) (entries []en
 		seen := map[string]bool{}
 		for _, kv := range environ() {
 			name, _, _ := strings.Cut(kv, "=")
-			if strings.HasPrefix(name, envPrefix) && !seen[name] {
+			if strings.HasPrefix(name, envPrefix) && !seen[name] && !toolingEnv(name) {
 				seen[name] = true
 				names = append(names, name)
 			}
@@ -151,4 +151,14 @@ func environment(get func(string) string, environ func() []string) (entries []en
 		entries = append(entries, envEntry{name, v, key})
 	}
 	return entries, unreadable
+}
+
+// toolingEnv names LEMMINGS_ variables that belong to lemmings' own test
+// tooling, not to the configuration: they are neither keys nor problems.
+func toolingEnv(name string) bool {
+	switch name {
+	case "LEMMINGS_REAL_OLLAMA", "LEMMINGS_OLLAMA_BIN":
+		return true
+	}
+	return strings.HasPrefix(name, "LEMMINGS_TEST_")
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -139,5 +140,24 @@ func TestEnvNameRoundTripsEveryKnownKey(t *testing.T) {
 		if !keyExists(Default(), key) {
 			t.Errorf("%s names %s, which Default() does not have", n, key)
 		}
+	}
+}
+
+func TestToolingVariablesAreNotConfigProblems(t *testing.T) {
+	env := map[string]string{"LEMMINGS_REAL_OLLAMA": "1", "LEMMINGS_OLLAMA_BIN": "/x/ollama", "LEMMINGS_TEST_SCALE": "2", "LEMMINGS_BOGUS": "1"}
+	_, _, err := Load(LoadOptions{
+		Env: func(k string) string { return env[k] },
+		Environ: func() []string {
+			var out []string
+			for k, v := range env {
+				out = append(out, k+"="+v)
+			}
+			return out
+		},
+		UserConfigDir: t.TempDir(),
+	})
+	var cerr *Error
+	if !errors.As(err, &cerr) || len(cerr.Problems) != 1 || cerr.Problems[0].File != "env LEMMINGS_BOGUS" {
+		t.Fatalf("want exactly one problem, for LEMMINGS_BOGUS; got %v", err)
 	}
 }
