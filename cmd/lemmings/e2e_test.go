@@ -1,0 +1,403 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/demo"
+	"github.com/lemmings-dev/lemmings/graph"
+)
+
+// scriptedConfig points every role at a scripted model server.
+func scriptedConfig(url, mode string) string {
+	return fmt.Sprintf(`ollama:
+  host: %[1]s
+openrouter:
+  base_url: %[1]s/v1
+  api_key: test-key
+roles:
+  primary: {model: %[2]s}
+  summarizer: {model: %[3]s}
+  embedding: {model: %[4]s}
+  supervisor: {model: %[5]s}
+supervisors:
+  mode: %[6]s
+retry:
+  initial_backoff: 10ms
+`, url, demo.PrimaryModel, demo.SummarizerModel, demo.EmbeddingModel, demo.SupervisorModel, mode)
+}
+
+func prepared(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "repo")
+	if err := demo.PrepareRepo(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// lastJSON decodes the result line --json prints last.
+func lastJSON(t *testing.T, stdout string) map[string]any {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil || m["kind"] != "result" {
+		t.Fatalf("no result line at the end of the output:\n%s", stdout)
+	}
+	return m
+}
+
+// branchLog lists the run branch's commits as subject, tree and task trailer.
+func branchLog(t *testing.T, repo, branch string) []string {
+	out := git(t, repo, "log", "--reverse", "--format=%s|%T|%(trailers:key=Lemmings-Task,valueonly,separator=%x2C)", "main.."+branch)
+	return strings.Split(out, "\n")
+}
+
+func readEvents(t *testing.T, path string) []graph.Event {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var evs []graph.Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var ev graph.Event
+		if json.Unmarshal(sc.Bytes(), &ev) == nil {
+			evs = append(evs, ev)
+		}
+	}
+	return evs
+}
+
+func TestDemoCommandRunsTheWorkflowOnARealRepository(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	c := newCLI(t)
+	r := c.run(t.TempDir(), "demo", "--dir", dir, "--json")
+	if r.code != 0 {
+		t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	res := lastJSON(t, r.stdout)
+	if res["outcome"] != "done" || res["tasks_completed"].(float64) != 4 {
+		t.Fatalf("result %v", res)
+	}
+	branch := res["branch"].(string)
+	runID := res["run_id"].(string)
+
+	// One commit per task, with run and task trailers; knowledge committed on the branch.
+	log := branchLog(t, dir, branch)
+	var tasks []string
+	knowledgeCommits := 0
+	for _, l := range log {
+		parts := strings.Split(l, "|")
+		if parts[2] != "" {
+			tasks = append(tasks, parts[2])
+		}
+		if strings.HasPrefix(parts[0], "knowledge:") {
+			knowledgeCommits++
+		}
+	}
+	if !slices.Equal(tasks, []string{"t1", "t2", "t3", "t4"}) {
+		t.Errorf("task commits %v, want t1..t4 once each\n%s", tasks, strings.Join(log, "\n"))
+	}
+	if knowledgeCommits == 0 {
+		t.Errorf("no knowledge commit on the branch:\n%s", strings.Join(log, "\n"))
+	}
+	files := git(t, dir, "ls-tree", "-r", "--name-only", branch)
+	for _, want := range []string{"topwords.go", "topwords_test.go", "docs/knowledge/conventions/doc-comments.md", "docs/knowledge/_index.md"} {
+		if !strings.Contains(files, want) {
+			t.Errorf("branch lacks %s:\n%s", want, files)
+		}
+	}
+	if trailers := git(t, dir, "log", "-1", "--format=%(trailers)", branch+"~0"); !strings.Contains(git(t, dir, "log", "--format=%(trailers)", "main.."+branch), "Lemmings-Run: "+runID) {
+		t.Errorf("commits lack the run trailer: %s", trailers)
+	}
+	// The user's checkout is untouched.
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("user checkout changed:\n%s", st)
+	}
+
+	runDir := filepath.Join(dir, ".lemmings", "runs", runID)
+	report, err := os.ReadFile(filepath.Join(runDir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"**Outcome:** done", "| t2 | m2 | Add TopWords with a test | passed | 2 |", "| d1 | code_style | completed | t4 |",
+		"conventions/doc-comments.md", "## Tokens and cost", "## Time per node", "```mermaid"} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	board, err := os.ReadFile(filepath.Join(runDir, "board.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"- [x] t1 Fix MeanWordLength integer division", "- [x] t4 Add a doc comment"} {
+		if !strings.Contains(string(board), want) {
+			t.Errorf("board lacks %q:\n%s", want, board)
+		}
+	}
+	// The first attempt at t2 failed a real go test gate; QA fed it back.
+	var sawFail, sawPass bool
+	for _, ev := range readEvents(t, filepath.Join(runDir, "events.jsonl")) {
+		if ev.Kind == graph.EventCustom && ev.Name == "qa" {
+			var d map[string]any
+			_ = json.Unmarshal(ev.Data, &d)
+			if d["task"] == "t2" && d["passed"] == false && strings.Contains(fmt.Sprint(d["feedback"]), "TestTopWords") {
+				sawFail = true
+			}
+			if d["task"] == "t2" && d["passed"] == true && sawFail {
+				sawPass = true
+			}
+		}
+	}
+	if !sawFail || !sawPass {
+		t.Errorf("events do not show t2 failing go test then passing (fail %v pass %v)", sawFail, sawPass)
+	}
+}
+
+// reportForComparison drops what legitimately differs between two runs:
+// ids, hashes, times and durations.
+func reportForComparison(t *testing.T, path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	if i := strings.Index(text, "## Time per node"); i >= 0 {
+		if j := strings.Index(text[i:], "## Graph"); j >= 0 {
+			text = text[:i] + text[i+j:]
+		}
+	}
+	var keep []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "- **Started:**") || strings.HasPrefix(line, "# lemmings report") || strings.HasPrefix(line, "- **Branch:**") {
+			continue
+		}
+		if strings.HasPrefix(line, "| ") && strings.Count(line, "|") == 7 && strings.Contains(line, "$") {
+			line = line[:strings.LastIndex(strings.TrimSuffix(line, " |"), "|")] // model time column
+		}
+		keep = append(keep, line)
+	}
+	text = strings.Join(keep, "\n")
+	text = regexp.MustCompile(`\b[0-9a-f]{10}\b`).ReplaceAllString(text, "<sha>")
+	return text
+}
+
+func TestKilledMidTaskThenResumedEqualsAnUninterruptedRun(t *testing.T) {
+	sc := &demo.Script{ImplementorLatency: 120 * time.Millisecond}
+	srv := demo.NewServer(sc)
+	defer srv.Close()
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+
+	straight := prepared(t)
+	r := c.run(straight, "run", demo.Remit, "--json")
+	if r.code != 0 {
+		t.Fatalf("uninterrupted run exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	want := lastJSON(t, r.stdout)
+
+	killed := prepared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := c.command(ctx, killed, "run", demo.Remit, "--json")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill once the implementor is in the middle of t2 (its first attempt has
+	// written a file, so the work tree holds uncommitted work).
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("the run never reached t2's implementor")
+		}
+		matches, _ := filepath.Glob(filepath.Join(killed, ".lemmings", "runs", "*", "events.jsonl"))
+		if len(matches) == 1 && midTask(t, matches[0], "t2") {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	st := c.run(killed, "status", "--json")
+	var status map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(st.stdout)), &status); err != nil || status["status"] != "running" {
+		t.Fatalf("after the kill the run should be stored as running (cut off): %s %s", st.stdout, st.stderr)
+	}
+	r2 := c.run(killed, "resume", "--json")
+	if r2.code != 0 {
+		t.Fatalf("resume exit %d\n%s\n%s", r2.code, r2.stdout, r2.stderr)
+	}
+	got := lastJSON(t, r2.stdout)
+
+	wantLog := branchLog(t, straight, want["branch"].(string))
+	gotLog := branchLog(t, killed, got["branch"].(string))
+	if !slices.Equal(wantLog, gotLog) {
+		t.Errorf("branches differ\nuninterrupted:\n%s\nkilled+resumed:\n%s", strings.Join(wantLog, "\n"), strings.Join(gotLog, "\n"))
+	}
+	seen := map[string]bool{}
+	for _, l := range gotLog {
+		task := strings.Split(l, "|")[2]
+		if task != "" && seen[task] {
+			t.Errorf("task %s committed twice", task)
+		}
+		seen[task] = true
+	}
+	wt := filepath.Join(killed, ".lemmings", "worktrees", got["run_id"].(string))
+	if s := git(t, wt, "status", "--porcelain", "--untracked-files=all"); s != "" {
+		t.Errorf("stray files in the work tree after resume:\n%s", s)
+	}
+	wantReport := reportForComparison(t, want["report"].(string))
+	gotReport := reportForComparison(t, got["report"].(string))
+	if wantReport != gotReport {
+		t.Errorf("reports differ\n--- uninterrupted\n%s\n--- killed+resumed\n%s", wantReport, gotReport)
+	}
+}
+
+// midTask reports whether the event log shows task's implementor at work:
+// planned, implementor started, and at least one model call answered.
+func midTask(t *testing.T, path, task string) bool {
+	planned, started := false, false
+	for _, ev := range readEvents(t, path) {
+		switch {
+		case ev.Kind == graph.EventCustom && ev.Name == "task_planned" && strings.Contains(string(ev.Data), `"task":"`+task+`"`):
+			planned = true
+		case planned && ev.Kind == graph.EventNodeStart && ev.Node == "implementor":
+			started = true
+		case started && ev.Kind == graph.EventCustom && ev.Name == "llm_call" && ev.Node == "implementor":
+			return true
+		}
+	}
+	return false
+}
+
+func TestHaltStopsAfterTheCurrentNodeAndResumeFinishes(t *testing.T) {
+	sc := &demo.Script{ImplementorLatency: 100 * time.Millisecond}
+	srv := demo.NewServer(sc)
+	defer srv.Close()
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+	repo := prepared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := c.command(ctx, repo, "run", demo.Remit)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		matches, _ := filepath.Glob(filepath.Join(repo, ".lemmings", "runs", "*", "events.jsonl"))
+		if len(matches) == 1 && midTask(t, matches[0], "t1") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("run never started t1")
+		}
+	}
+	if h := c.run(repo, "halt"); h.code != 0 || !strings.Contains(h.stdout, "halt requested") {
+		t.Fatalf("halt: %d %s %s", h.code, h.stdout, h.stderr)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errorsAs(err, &ee) || ee.ExitCode() != exitPaused {
+		t.Fatalf("halted run exit: %v, want %d", err, exitPaused)
+	}
+	st := c.run(repo, "status", "--json")
+	if !strings.Contains(st.stdout, `"status":"halted"`) {
+		t.Fatalf("status after halt: %s", st.stdout)
+	}
+	if r := c.run(repo, "resume"); r.code != 0 || !strings.Contains(r.stdout, "(done)") {
+		t.Fatalf("resume after halt: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestApproveMilestonesPausesAndRejectReplans(t *testing.T) {
+	srv := demo.NewServer(&demo.Script{})
+	defer srv.Close()
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+	repo := prepared(t)
+	if r := c.run(repo, "run", demo.Remit, "--approve", "milestones", "--no-supervisors"); r.code != exitPaused || !strings.Contains(r.stdout, "--approve") {
+		t.Fatalf("run --approve milestones: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := c.run(repo, "resume", "--reject", "split it smaller", "--approve-mode", "milestones", "--no-supervisors"); r.code != exitPaused {
+		t.Fatalf("resume --reject: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := c.run(repo, "resume", "--approve", "--no-supervisors"); r.code != 0 {
+		t.Fatalf("resume --approve: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// The rejection went back to the ScopeAgent: two scope calls, the second with the reason.
+	scopes := 0
+	for _, call := range srv.ChatCalls() {
+		if strings.Contains(call.Messages[0].Content, "You are the ScopeAgent") {
+			scopes++
+			if scopes == 2 && !strings.Contains(call.Prompt, "split it smaller") {
+				t.Errorf("re-scope prompt lacks the operator's reason")
+			}
+		}
+	}
+	if scopes != 2 {
+		t.Errorf("scope calls = %d, want 2 (plan, re-plan after the rejection)", scopes)
+	}
+}
+
+func TestUsageAndEnvironmentErrorsSayWhatToDo(t *testing.T) {
+	c := newCLI(t)
+	notGit := t.TempDir()
+	if r := c.run(notGit, "run", "do it"); r.code != exitFailed || !strings.Contains(r.stderr, "git init") {
+		t.Errorf("outside a repository: exit %d, stderr %q", r.code, r.stderr)
+	}
+	repo := prepared(t)
+	if r := c.run(repo, "run"); r.code != exitUsage {
+		t.Errorf("run without a remit: exit %d, want %d", r.code, exitUsage)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "lemmings.yaml"), []byte("limits:\n  max_taks: 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.run(repo, "run", "do it"); r.code != exitUsage || !strings.Contains(r.stderr, "lemmings.yaml:2") || !strings.Contains(r.stderr, "limits.max_taks") {
+		t.Errorf("bad config: exit %d, stderr %q (want file:line and key)", r.code, r.stderr)
+	}
+	os.Remove(filepath.Join(repo, "lemmings.yaml"))
+	c.config("ollama:\n  host: http://127.0.0.1:9\n")
+	r := c.run(repo, "run", "do it")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "ollama serve") {
+		t.Errorf("Ollama down: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if b := git(t, repo, "branch", "--list", "lemmings/*"); b != "" {
+		t.Errorf("a run that could not start left a branch: %s", b)
+	}
+}
+
+func errorsAs(err error, target **exec.ExitError) bool {
+	ee, ok := err.(*exec.ExitError)
+	if ok {
+		*target = ee
+	}
+	return ok
+}
