@@ -18,8 +18,9 @@ demo:
 # then the contract tests against a real Ollama server built here.
 test: fmt-check vet unit test-ollama
 
+# The real-server tests run once, in test-ollama, with the server they need.
 unit:
-	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+	LEMMINGS_REAL_OLLAMA=0 $(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 vet:
 	$(GO) vet $(PKGS)

@@ -87,32 +87,42 @@ func TestExampleEqualsDefaultsWhereItSaysSo(t *testing.T) {
 // go test -update rewrites them there.
 func TestDocsCarryTheExampleAndTheReference(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile(docsPath)
+	example := "```yaml\n" + Example() + "```\n"
+	checkGenerated(t, docsPath, map[string]string{"reference": Reference(), "example": example})
+	// The README shows the complete example too.
+	checkGenerated(t, "../README.md", map[string]string{"example": example})
+}
+
+// checkGenerated compares (or, with -update, rewrites) the blocks of path
+// between their BEGIN/END GENERATED markers.
+func checkGenerated(t *testing.T, path string, blocks map[string]string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(data)
-	blocks := []struct{ name, body string }{
-		{"reference", Reference()},
-		{"example", "```yaml\n" + Example() + "```\n"},
-	}
-	for _, b := range blocks {
-		begin := "<!-- BEGIN GENERATED " + b.name + ": go test ./config -update -->\n"
-		end := "<!-- END GENERATED " + b.name + " -->"
+	for _, name := range []string{"reference", "example"} {
+		body, ok := blocks[name]
+		if !ok {
+			continue
+		}
+		begin := "<!-- BEGIN GENERATED " + name + ": go test ./config -update -->\n"
+		end := "<!-- END GENERATED " + name + " -->"
 		i, j := strings.Index(doc, begin), strings.Index(doc, end)
 		if i < 0 || j < i {
-			t.Fatalf("%s lacks the markers %q … %q", docsPath, begin, end)
+			t.Fatalf("%s lacks the markers %q … %q", path, begin, end)
 		}
-		if got := doc[i+len(begin) : j]; got != b.body {
+		if got := doc[i+len(begin) : j]; got != body {
 			if !*update {
-				t.Errorf("the %s in %s is out of date: run go test ./config -update", b.name, docsPath)
+				t.Errorf("the %s in %s is out of date: run go test ./config -update", name, path)
 				continue
 			}
-			doc = doc[:i+len(begin)] + b.body + doc[j:]
+			doc = doc[:i+len(begin)] + body + doc[j:]
 		}
 	}
 	if *update && doc != string(data) {
-		if err := os.WriteFile(docsPath, []byte(doc), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
