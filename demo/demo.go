@@ -71,14 +71,15 @@ func Run(ctx context.Context, o Options) (nodes.Result, error) {
 	return nodes.Start(ctx, nodes.Options{RepoDir: o.Dir, Remit: Remit, Config: cfg, Sinks: o.Sinks, Warn: o.Warn})
 }
 
-// NewServer starts the scripted model server with the demo's models.
-func NewServer(sc *Script) *llmtest.Server {
+// NewServer starts the scripted model server with the demo's models. Steps in
+// first are tried before the demo script (tests use them to inject faults).
+func NewServer(sc *Script, first ...llmtest.Step) *llmtest.Server {
 	srv := llmtest.NewServer(llmtest.WithModels(
 		llmtest.ModelInfo{Name: PrimaryModel, ContextLength: 32768},
 		llmtest.ModelInfo{Name: SummarizerModel, ContextLength: 32768},
 		llmtest.ModelInfo{Name: EmbeddingModel, ContextLength: 8192, Capabilities: []string{"embedding"}},
 	))
-	srv.Script(sc.Steps()...)
+	srv.Script(append(first, sc.Steps()...)...)
 	return srv
 }
 

@@ -52,7 +52,7 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 	if len(c.Messages) > 0 && c.Messages[0].Role == "system" {
 		system = c.Messages[0].Content
 	}
-	role := roleOf(system)
+	role := RoleOf(system)
 	sc.mu.Lock()
 	if sc.roles == nil {
 		sc.roles = map[string]int{}
@@ -105,7 +105,8 @@ var roleMarkers = []struct{ marker, role string }{
 	{"You are the Internaliser", "internaliser"},
 }
 
-func roleOf(system string) string {
+// RoleOf names the role whose system prompt this is ("" if none).
+func RoleOf(system string) string {
 	for _, m := range roleMarkers {
 		if strings.Contains(system, m.marker) {
 			return m.role
@@ -114,8 +115,8 @@ func roleOf(system string) string {
 	return ""
 }
 
-// section returns the body of "## TITLE" in a prompt.
-func section(prompt, title string) string {
+// Section returns the body of "## TITLE" in a prompt.
+func Section(prompt, title string) string {
 	_, rest, ok := strings.Cut(prompt, "## "+title+"\n")
 	if !ok {
 		return ""
@@ -180,14 +181,14 @@ func firstUser(c llmtest.Call) string {
 func plannerReply(c llmtest.Call) any {
 	p := firstUser(c)
 	answers := []map[string]string{}
-	for _, m := range directiveID.FindAllStringSubmatch(section(p, "ACTIVE DIRECTIVES"), -1) {
+	for _, m := range directiveID.FindAllStringSubmatch(Section(p, "ACTIVE DIRECTIVES"), -1) {
 		answers = append(answers, map[string]string{"id": m[1], "fate": "task", "note": "planned as a cleanup task after the feature work"})
 	}
 	reply := map[string]any{"directives": answers, "carry_forward": []taskSpec{}}
-	ms := section(p, "CURRENT MILESTONE")
+	ms := Section(p, "CURRENT MILESTONE")
 	if m := inProgress.FindStringSubmatch(ms); m != nil {
 		spec := specFor(m[2])
-		spec.Instructions = "Fix what QA reported: " + firstLine(section(p, "INSTRUCTIONS")) + " " + spec.Instructions
+		spec.Instructions = "Fix what QA reported: " + firstLine(Section(p, "INSTRUCTIONS")) + " " + spec.Instructions
 		reply["decision"], reply["reasoning"], reply["task"] = "implement", "QA failed the last attempt; re-plan it with the feedback.", spec
 		return reply
 	}
@@ -222,9 +223,9 @@ func firstLine(s string) string {
 
 // taskTitle finds "tN: Title" at the start of the TASK section.
 func taskTitle(prompt string) string {
-	sec := section(prompt, "TASK")
+	sec := Section(prompt, "TASK")
 	if sec == "" {
-		sec = section(prompt, "TASK RESULT")
+		sec = Section(prompt, "TASK RESULT")
 		sec = strings.TrimPrefix(firstLine(sec), "Task ")
 	}
 	_, title, _ := strings.Cut(firstLine(sec), ": ")
@@ -233,7 +234,7 @@ func taskTitle(prompt string) string {
 
 func qaReply(c llmtest.Call) any {
 	var verdicts []map[string]any
-	for _, line := range strings.Split(section(firstUser(c), "ACCEPTANCE CRITERIA"), "\n") {
+	for _, line := range strings.Split(Section(firstUser(c), "ACCEPTANCE CRITERIA"), "\n") {
 		_, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
 		if !ok {
 			continue
@@ -247,9 +248,9 @@ var milestoneLine = regexp.MustCompile(`(?m)^- (m\d+) \[.*?( \(current\))?$`)
 
 func assessorReply(c llmtest.Call) any {
 	p := firstUser(c)
-	lines := milestoneLine.FindAllStringSubmatch(section(p, "MILESTONES"), -1)
+	lines := milestoneLine.FindAllStringSubmatch(Section(p, "MILESTONES"), -1)
 	last := len(lines) > 0 && lines[len(lines)-1][2] != ""
-	if strings.Contains(section(p, "INSTRUCTIONS"), "says milestone") {
+	if strings.Contains(Section(p, "INSTRUCTIONS"), "says milestone") {
 		verdict := "aligned"
 		if last {
 			verdict = "all_done"
@@ -313,7 +314,7 @@ func implementorReply(c llmtest.Call) any {
 			step++
 		}
 	}
-	retry := section(p, "FEEDBACK FROM THE LAST ATTEMPT") != ""
+	retry := Section(p, "FEEDBACK FROM THE LAST ATTEMPT") != ""
 	title := taskTitle(p)
 	acts := implementorPlan(title, retry)
 	if step >= len(acts) {
