@@ -401,3 +401,68 @@ func errorsAs(err error, target **exec.ExitError) bool {
 	}
 	return ok
 }
+
+func TestInspectionCommandsOnAFinishedRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	c := newCLI(t)
+	r := c.run(t.TempDir(), "demo", "--dir", dir, "--json")
+	if r.code != 0 {
+		t.Fatalf("demo: %d %s", r.code, r.stderr)
+	}
+	res := lastJSON(t, r.stdout)
+	id := res["run_id"].(string)
+	wt := filepath.Join(dir, ".lemmings", "worktrees", id)
+
+	expect := func(args []string, code int, wants ...string) string {
+		t.Helper()
+		got := c.run(dir, args...)
+		if got.code != code {
+			t.Errorf("lemmings %v: exit %d, want %d\n%s\n%s", args, got.code, code, got.stdout, got.stderr)
+		}
+		for _, w := range wants {
+			if !strings.Contains(got.stdout, w) {
+				t.Errorf("lemmings %v: output lacks %q:\n%s", args, w, got.stdout)
+			}
+		}
+		return got.stdout
+	}
+	expect([]string{"runs"}, 0, id, "done")
+	expect([]string{"status", id}, 0, "run "+id+": done", "tasks: 4 done, 0 failed")
+	expect([]string{"report"}, 0, "# lemmings report — run "+id)
+	expect([]string{"directives", "--json"}, 0, `"fate":"completed"`, `"directive_id":"d1"`)
+	expect([]string{"log", id}, 0, "task t1 Fix MeanWordLength integer division", "QA failed t2", "commit")
+	logJSON := expect([]string{"log", id, "--json"}, 0, `"kind":"run_start"`)
+	if strings.Count(logJSON, "\n") < 50 {
+		t.Errorf("the JSON log is too short: %d lines", strings.Count(logJSON, "\n"))
+	}
+	expect([]string{"graph"}, 0, "graph TD", "task_planner", "run_supervisors")
+	expect([]string{"config"}, 0, "# from: default")
+	expect([]string{"status", "no-such-run"}, exitUsage)
+	expect([]string{"-C", wt, "knowledge", "list"}, 0, "conventions/doc-comments.md", "established")
+	expect([]string{"-C", wt, "knowledge", "show", "conventions/doc-comments.md"}, 0, "## Rules", "doc comment")
+	expect([]string{"-C", wt, "knowledge", "lint"}, 0, "no problems")
+	expect([]string{"-C", wt, "index", "--offline"}, 0, "embedder: offline")
+	hits := expect([]string{"-C", wt, "search", "most frequent words", "--json", "--offline", "-k", "3"}, 0, `"path":"topwords.go"`)
+	for _, line := range strings.Split(strings.TrimSpace(hits), "\n") {
+		var h map[string]any
+		if err := json.Unmarshal([]byte(line), &h); err != nil || h["start_line"] == nil || h["end_line"] == nil || h["score"] == nil {
+			t.Errorf("search hit is not a JSON object with path, lines and score: %q", line)
+		}
+	}
+}
+
+func TestKnowledgeLintFailsWithFileAndLine(t *testing.T) {
+	repo := prepared(t)
+	c := newCLI(t)
+	if r := c.run(repo, "knowledge", "init"); r.code != 0 || !strings.Contains(r.stdout, "created") {
+		t.Fatalf("knowledge init: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	bad := filepath.Join(repo, "docs", "knowledge", "conventions", "bad.md")
+	if err := os.WriteFile(bad, []byte("# Bad\n\n_Status: sure_\n\n## Rules\n\n1. x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := c.run(repo, "knowledge", "lint")
+	if r.code != exitFailed || !strings.Contains(r.stdout, "conventions/bad.md:3") {
+		t.Errorf("lint: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
