@@ -1,0 +1,75 @@
+package nodes
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+)
+
+// A long run must not grow the planner's prompt without bound: the oldest
+// history goes first, the task, the directives and the instructions never.
+func TestPlannerPromptStaysWithinBudgetAsTheRunGrows(t *testing.T) {
+	c, err := llm.NewComposer(prompts.FS, "", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := WorkflowState{Remit: "grow", Milestones: []Milestone{{ID: "m1", Goal: "many tasks", Status: MilestoneActive}},
+		PendingDirectives: []Directive{{ID: "d7", Type: DirCleanup, Priority: PrioLow, Source: SupCodeStyle, Description: "rename the helpers"}}}
+	for i := 1; i <= 400; i++ {
+		s.DoneList = append(s.DoneList, DoneEntry{TaskID: fmt.Sprintf("t%d", i), Milestone: "m1", Title: fmt.Sprintf("task number %d", i),
+			Summary: strings.Repeat("changed things carefully ", 8), QA: "passed", Files: []string{"a.go", "b.go"}, At: time.Now()})
+	}
+	instr, err := c.Render(NodePlanner, "instructions", plannerData{MilestoneID: "m1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := DefaultSettings().budget(NodePlanner)
+	p, err := c.Compose(NodePlanner, plannerData{}, budget,
+		projectContextSection(&s),
+		llm.Section{Title: SecProjectKnowledge, Body: "(none)", Priority: prioKnowledge},
+		milestoneSection(&s), directivesSection(orderedDirectives(s.PendingDirectives, false)), completedSection(&s),
+		llm.Section{Title: SecInstructions, Body: instr, Required: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Tokens > budget {
+		t.Errorf("prompt is %d tokens, budget %d", p.Tokens, budget)
+	}
+	if len(p.Dropped) == 0 {
+		t.Error("nothing was dropped or cut from a 400-task history")
+	}
+	user := p.Messages[len(p.Messages)-1].Content
+	for _, must := range []string{"rename the helpers", "Each directive MUST be addressed", "Milestone m1", "t400"} {
+		if !strings.Contains(user, must) {
+			t.Errorf("the packed prompt lost %q", must)
+		}
+	}
+	if strings.Contains(user, "- t1 [") {
+		t.Error("the oldest task survived packing while newer ones were cut")
+	}
+}
+
+func TestLimitsStopTheRunBeforeNewWork(t *testing.T) {
+	d := &Deps{Settings: DefaultSettings()}
+	d.Settings.MaxTasks = 3
+	now := time.Now()
+	if r := d.stopReason(&WorkflowState{TasksCompleted: 2, TasksFailed: 1}, now); !strings.Contains(r, "max_tasks") {
+		t.Errorf("max tasks: %q", r)
+	}
+	if r := d.stopReason(&WorkflowState{TasksCompleted: 2, TasksFailed: 1, CurrentTask: &Task{}}, now); r != "" {
+		t.Errorf("a task in progress finishes before the limit applies: %q", r)
+	}
+	if r := d.stopReason(&WorkflowState{StartedAt: now.Add(-5 * time.Hour)}, now); !strings.Contains(r, "max_wall_time") {
+		t.Errorf("wall time: %q", r)
+	}
+	if r := d.stopReason(&WorkflowState{ConsecutiveFailures: 3}, now); !strings.Contains(r, "in a row") {
+		t.Errorf("circuit breaker: %q", r)
+	}
+	if r := d.stopReason(&WorkflowState{}, now); r != "" {
+		t.Errorf("a fresh run must not stop: %q", r)
+	}
+}
