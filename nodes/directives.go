@@ -150,6 +150,7 @@ func applyDirectiveAnswers(s *WorkflowState, shown []Directive, answers []Direct
 		byID[a.ID] = a
 	}
 	var critical *PlannedTask
+	var front []PlannedTask // normal functional tasks, in the order shown
 	for _, d := range shown {
 		a, ok := byID[d.ID]
 		fate := a.Fate
@@ -183,12 +184,16 @@ func applyDirectiveAnswers(s *WorkflowState, shown []Directive, answers []Direct
 				critical = &task
 			case chosen != nil && chosen.DirectiveID == d.ID:
 				// the planner already made it the current task
-			case d.Type == DirFunctional && d.Priority != PrioLow:
-				s.CarryForward = append([]PlannedTask{task}, s.CarryForward...)
+			case d.Priority == PrioCritical, d.Type == DirFunctional && d.Priority != PrioLow:
+				// a second critical directive goes first in line, before normal functional work
+				front = append(front, task)
 			default:
 				s.CarryForward = append(s.CarryForward, task)
 			}
 		}
+	}
+	if len(front) > 0 {
+		s.CarryForward = append(front, s.CarryForward...)
 	}
 	return critical
 }

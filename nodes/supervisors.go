@@ -29,28 +29,17 @@ func (d *Deps) RunSupervisors(ctx context.Context, in WorkflowState) (WorkflowSt
 	s := in.Clone()
 	due := dueSupervisors(s, d.Settings)
 	sup := d.Settings.Supervisors
-	if sup.UrgencyThreshold > 0 && s.SupervisorUrgency >= sup.UrgencyThreshold {
+	if urgencyReached(s, sup) {
 		s.SupervisorUrgency = 0
 	}
-	s.PendingTriggers = nil
 	if d.Supervisors == nil || len(due) == 0 {
+		s.PendingTriggers = nil
 		return s, nil
 	}
+	s.PendingTriggers = remainingTriggers(s, sup, due)
 	bootstrap := d.knowledgeEmpty()
 	for _, ds := range due {
-		track := s.Supervisors[ds.Name]
-		track.Runs++
-		track.TasksSinceRun = 0
-		track.LastRunAt = tasksSettled(s) + 1
-		if s.Supervisors == nil {
-			s.Supervisors = map[string]SupervisorTrack{}
-		}
-		s.Supervisors[ds.Name] = track
-		job := SupervisorJob{
-			ID:         fmt.Sprintf("%s-%d-%d", ds.Name, s.TasksCompleted, track.Runs),
-			Supervisor: ds.Name, Trigger: ds.Trigger, AtTask: s.TasksCompleted, Bootstrap: bootstrap,
-		}
-		s.SupervisorJobs = append(s.SupervisorJobs, job)
+		job := startJob(&s, ds, bootstrap)
 		if err := d.launch(ctx, &s, job); err != nil {
 			return s, err
 		}
@@ -60,6 +49,25 @@ func (d *Deps) RunSupervisors(ctx context.Context, in WorkflowState) (WorkflowSt
 		return s, d.awaitSupervisors(ctx, &s)
 	}
 	return s, nil
+}
+
+// startJob records a due supervisor's run as a job in flight and resets its
+// periodic counter.
+func startJob(s *WorkflowState, ds DueSupervisor, bootstrap bool) SupervisorJob {
+	if s.Supervisors == nil {
+		s.Supervisors = map[string]SupervisorTrack{}
+	}
+	track := s.Supervisors[ds.Name]
+	track.Runs++
+	track.TasksSinceRun = 0
+	track.LastRunAt = tasksSettled(*s) + 1
+	s.Supervisors[ds.Name] = track
+	job := SupervisorJob{
+		ID:         fmt.Sprintf("%s-%d-%d", ds.Name, s.TasksCompleted, track.Runs),
+		Supervisor: ds.Name, Trigger: ds.Trigger, AtTask: s.TasksCompleted, Bootstrap: bootstrap,
+	}
+	s.SupervisorJobs = append(s.SupervisorJobs, job)
+	return job
 }
 
 func (d *Deps) knowledgeEmpty() bool {
@@ -311,9 +319,17 @@ func (d *Deps) writeKnowledge(ctx context.Context, s *WorkflowState, job Supervi
 		return nil, nil, nil
 	}
 	if d.jobCommitted(ctx, s, job.ID) {
+		// An earlier process landed this job up to its commit: report what it
+		// wrote (never what ownership refused) and write nothing again.
+		store, _, err := d.knowledgeStore()
 		var paths []string
 		for _, doc := range docs {
-			paths = append(paths, doc.Path)
+			if !knowledge.Writer(job.Supervisor).Owns(doc.Category) || err != nil {
+				continue
+			}
+			if _, ok := store.Get(doc.Path); ok {
+				paths = append(paths, doc.Path)
+			}
 		}
 		return paths, nil, nil
 	}

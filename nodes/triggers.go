@@ -55,7 +55,7 @@ func dueSupervisors(s WorkflowState, set Settings) []DueSupervisor {
 	if sup.BudgetUSD > 0 && s.SupervisorSpendUSD >= sup.BudgetUSD {
 		return nil
 	}
-	urgent := sup.UrgencyThreshold > 0 && s.SupervisorUrgency >= sup.UrgencyThreshold
+	urgent := urgencyReached(s, sup)
 	var due []DueSupervisor
 	for _, name := range supervisorOrder {
 		k := sup.kind(name)
@@ -70,13 +70,19 @@ func dueSupervisors(s WorkflowState, set Settings) []DueSupervisor {
 }
 
 func supervisorTrigger(s WorkflowState, name string, k SupervisorKind, urgent bool) string {
-	if s.Supervisors[name].LastRunAt == tasksSettled(s)+1 {
-		return "" // it already ran with nothing finished since: no new work to review
-	}
+	ranNothingNew := s.Supervisors[name].LastRunAt == tasksSettled(s)+1
 	for _, ev := range eventTriggers[name] {
-		if slices.Contains(s.PendingTriggers, ev) {
+		if !triggerPending(s, name, ev) {
+			continue
+		}
+		// A re-plan is new work to review even when no task ended since the
+		// last run; the other events are not.
+		if ev == TriggerScopeReplan || !ranNothingNew {
 			return ev
 		}
+	}
+	if ranNothingNew {
+		return "" // it already ran with nothing finished since: no new work to review
 	}
 	interval := k.Interval
 	if t, ok := s.Supervisors[name]; ok && t.Interval > 0 {
@@ -98,6 +104,42 @@ func jobInFlight(s WorkflowState, name string) bool {
 		}
 	}
 	return false
+}
+
+// urgencyEpsilon absorbs float rounding: ten weights of 0.1 reach 1.0.
+const urgencyEpsilon = 1e-9
+
+// urgencyReached says whether accumulated urgency pulls every supervisor
+// forward (seed 003 "Pull-Forward Mechanism").
+func urgencyReached(s WorkflowState, sup SupervisorSettings) bool {
+	return sup.UrgencyThreshold > 0 && s.SupervisorUrgency+urgencyEpsilon >= sup.UrgencyThreshold
+}
+
+// triggerPending says whether ev waits for supervisor name: as an event for
+// every supervisor, or kept for this one because its job was in flight when
+// the others reacted (recorded as "event@supervisor").
+func triggerPending(s WorkflowState, name, ev string) bool {
+	return slices.Contains(s.PendingTriggers, ev) || slices.Contains(s.PendingTriggers, ev+"@"+name)
+}
+
+// remainingTriggers is what is left of the pending events after the due
+// supervisors were started: an event is kept, for it alone, for each enabled
+// supervisor that reacts to it but could not start because its job was still
+// in flight, so that supervisor still reviews the milestone, re-plan or abort
+// once its job lands.
+func remainingTriggers(s WorkflowState, sup SupervisorSettings, started []DueSupervisor) []string {
+	var keep []string
+	for _, name := range supervisorOrder {
+		if !sup.kind(name).Enabled || !jobInFlight(s, name) || slices.ContainsFunc(started, func(d DueSupervisor) bool { return d.Name == name }) {
+			continue
+		}
+		for _, ev := range eventTriggers[name] {
+			if triggerPending(s, name, ev) {
+				keep = append(keep, ev+"@"+name)
+			}
+		}
+	}
+	return keep
 }
 
 // addUrgency accumulates pull-forward urgency (seed 003 "Pull-Forward Mechanism").
