@@ -8,17 +8,26 @@ import (
 
 // writeBoard keeps board.md, a kanban of milestones and tasks (seed 004), in
 // step with the state after every node.
-func (d *Deps) writeBoard(s *WorkflowState, node string) error {
+// Only a changed board is written: most steps leave it as it was.
+func (d *Deps) writeBoard(s *WorkflowState) error {
 	if d.RunDir == "" {
 		return nil
 	}
-	return writeFileAtomic(filepath.Join(d.RunDir, "board.md"), []byte(renderBoard(s, node)))
+	board := renderBoard(s)
+	if board == d.lastBoard {
+		return nil
+	}
+	if err := writeFileAtomic(filepath.Join(d.RunDir, "board.md"), []byte(board)); err != nil {
+		return err
+	}
+	d.lastBoard = board
+	return nil
 }
 
-func renderBoard(s *WorkflowState, node string) string {
+func renderBoard(s *WorkflowState) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Board — run %s\n\n", s.RunID)
-	fmt.Fprintf(&b, "Remit: %s  \nPhase: %s · last node: %s · %d done, %d failed\n", s.Remit, s.Phase, node, s.TasksCompleted, s.TasksFailed)
+	fmt.Fprintf(&b, "Remit: %s  \nPhase: %s · %d done, %d failed\n", s.Remit, s.Phase, s.TasksCompleted, s.TasksFailed)
 	if s.StopReason != "" {
 		fmt.Fprintf(&b, "Stopping: %s\n", s.StopReason)
 	}

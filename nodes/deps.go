@@ -36,6 +36,8 @@ type Deps struct {
 	RunDir string
 	// Mermaid is the compiled graph, drawn in the report.
 	Mermaid string
+
+	lastBoard string // board.md as last written
 }
 
 func (d *Deps) now() time.Time {

@@ -257,7 +257,7 @@ func supSpec(title, file string) supTaskSpec {
 	return s
 }
 
-var supFileInTitle = regexp.MustCompile(`\b([\w./-]+\.(?:txt|go|md|env|pem))\b`)
+var supFileInTitle = regexp.MustCompile(`(?:^|[\s(])([\w./-]*\.(?:txt|go|md|env|pem))\b`)
 
 func supFileOf(title string) string {
 	if m := supFileInTitle.FindStringSubmatch(title); m != nil {

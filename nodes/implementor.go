@@ -94,15 +94,11 @@ func (d *Deps) endAttempt(ctx context.Context, s WorkflowState, res *ImplResult)
 }
 
 func (d *Deps) wipCommit(ctx context.Context, t *Task, res *ImplResult) error {
-	files, err := d.Work.ChangedFiles(ctx, t.StartCommit)
+	diff, files, err := d.Work.Changes(ctx, t.StartCommit)
 	if err != nil {
 		return err
 	}
 	res.Files = files
-	diff, err := d.Work.Diff(ctx, t.StartCommit)
-	if err != nil {
-		return err
-	}
 	if strings.TrimSpace(diff) == "" {
 		return nil
 	}

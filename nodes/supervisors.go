@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -273,7 +274,7 @@ func splitRules(content string) []string {
 // specDoc places a supervisor's document in the category it declares; the
 // store refuses it if that is not the supervisor's own directory.
 func specDoc(category string, sp docSpec) *knowledge.Doc {
-	p := strings.TrimPrefix(strings.TrimSpace(sp.Path), "docs/knowledge/")
+	p := path.Clean(strings.TrimPrefix(strings.TrimSpace(sp.Path), "docs/knowledge/"))
 	if !strings.Contains(p, "/") {
 		p = category + "/" + p
 	}

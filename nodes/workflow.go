@@ -65,7 +65,7 @@ func (d *Deps) withBoard(name string, fn graph.NodeFunc[WorkflowState]) graph.No
 		out, err := fn(ctx, s)
 		var pause *graph.InterruptError
 		if err == nil || errors.As(err, &pause) {
-			if berr := d.writeBoard(&out, name); berr != nil {
+			if berr := d.writeBoard(&out); berr != nil {
 				graph.Emit(ctx, "warning", map[string]any{"message": "board.md not written: " + berr.Error()})
 			}
 			graph.Emit(ctx, "progress", progressOf(&out))

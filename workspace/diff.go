@@ -107,6 +107,33 @@ func (w *Worktree) ChangedFiles(ctx context.Context, base string) ([]string, err
 	return files, nil
 }
 
+// Changes returns the diff and the changed paths from base ("" means HEAD) to
+// the work tree in one pass: callers that need both stage the tree once.
+func (w *Worktree) Changes(ctx context.Context, base string) (diff string, files []string, err error) {
+	base, err = baseOrHead(base)
+	if err != nil {
+		return "", nil, fmt.Errorf("changes: %w", err)
+	}
+	err = w.withTempIndex(ctx, func(env []string) error {
+		out, err := runGit(ctx, w.dir, env, "diff", "--cached", "--name-only", "-z", "--no-renames", base, "--")
+		if err != nil {
+			return err
+		}
+		for _, f := range strings.Split(out, "\x00") {
+			if f != "" {
+				files = append(files, f)
+			}
+		}
+		diff, err = runGit(ctx, w.dir, env, "diff", "--cached", "--no-color", "--no-ext-diff",
+			"--src-prefix=a/", "--dst-prefix=b/", "--find-renames", base, "--")
+		return err
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("changes since %s: %w", base, err)
+	}
+	return diff, files, nil
+}
+
 // IsClean reports whether the worktree has no change against HEAD (staged,
 // unstaged or untracked; ignored files do not count).
 func (w *Worktree) IsClean(ctx context.Context) (bool, error) {

@@ -1,0 +1,612 @@
+package nodes
+
+// End-to-end tests of the supervisor layer: the real workflow (Start and
+// Resume, git worktree, gates, checkpoints) against llmtest servers — the
+// Ollama API for the loop, the OpenAI-compatible API standing in for
+// OpenRouter.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
+)
+
+const (
+	supConventionPath = "conventions/file-names.md"
+	supDirectiveDesc  = "Give every output file a task-named header (out/style.txt)"
+)
+
+// supBootstrapStyle is a Code Style supervisor that, on an empty store,
+// establishes a convention and asks for one cleanup; afterwards it finds
+// nothing.
+func supBootstrapStyle(role string, c llmtest.Call) (llmtest.Reply, bool) {
+	if role != SupCodeStyle || !strings.Contains(c.Messages[0].Content, "BOOTSTRAP MODE") {
+		return llmtest.Reply{}, false
+	}
+	return supReply(map[string]any{
+		"conventions_updated": []string{supConventionPath},
+		"docs": []any{map[string]any{
+			"path": supConventionPath, "title": "Output file names",
+			"rules":    []string{"Name each output file after the milestone and task that writes it."},
+			"examples": "Good: out/m1-2.txt\nBad: out/file.txt",
+		}},
+		"directives": []any{map[string]any{"type": "cleanup", "description": supDirectiveDesc,
+			"rationale": "Convention " + supConventionPath + ".", "priority": "low", "files": []string{"out/style.txt"}}},
+		"findings": []string{"output files lack headers"},
+		"summary":  "Bootstrap: established the file-name convention; one cleanup.",
+	}), true
+}
+
+func supTaskFate(string, string) string { return FateTask }
+
+// TestSupE2EBootstrapAndDirective: on an empty store the first Code Style run
+// bootstraps — it sees a sample of the code, writes a convention that is
+// committed on the run branch — and its directive reaches the planner's
+// prompt, becomes a task, and ends completed. In blocking mode all of that
+// lands inside run_supervisors.
+func TestSupE2EBootstrapAndDirective(t *testing.T) {
+	t.Parallel()
+	e := supNewEnv(t, &supTeam{Supervisor: supBootstrapStyle, DirectiveFate: supTaskFate})
+	e.Cfg.Supervisors.CodeStyle.Interval = 2
+	e.Cfg.Supervisors.Internaliser.Interval = 0
+	res := e.mustStart(e.supPlan(3))
+	s := res.State
+
+	styleCalls := supCallsOf(e.Cloud, SupCodeStyle)
+	if len(styleCalls) != 2 {
+		t.Fatalf("%d code_style calls, want the interval run and the milestone run", len(styleCalls))
+	}
+	first := supFirstUser(styleCalls[0])
+	if !strings.Contains(styleCalls[0].Messages[0].Content, "BOOTSTRAP MODE") ||
+		!strings.Contains(first, "## CODE (changed files and a sample of the repository)") || !strings.Contains(first, "func Greet(") {
+		t.Fatalf("first code_style call is not a bootstrap over the code:\n%s", first)
+	}
+	if strings.Contains(styleCalls[1].Messages[0].Content, "BOOTSTRAP MODE") {
+		t.Error("the second run bootstrapped again although the store has a convention")
+	}
+
+	runs := supRunLog(s, SupCodeStyle)
+	if len(runs) != 2 {
+		t.Fatalf("code_style runs %+v", runs)
+	}
+	r := runs[0]
+	if r.Status != "ok" || r.Trigger != TriggerInterval || r.AtTask != 2 || !r.Bootstrap || !slices.Equal(r.Docs, []string{supConventionPath}) ||
+		!slices.Equal(r.Directives, []string{"d1"}) || r.PromptTokens != supPromptTokens || r.CompletionTokens != supCompletionToks || r.CostUSD != supCallCost {
+		t.Fatalf("bootstrap run %+v", r)
+	}
+
+	// The convention is committed on the run branch, once, provisional.
+	if c := supTrailerCommits(t, e.Repo, res.Branch, TrailerSupervisorJob, r.JobID); len(c) != 1 {
+		t.Fatalf("commits with %s: %s = %v, want 1", TrailerSupervisorJob, r.JobID, c)
+	}
+	doc := supGit(t, e.Repo, "show", res.Branch+":docs/knowledge/"+supConventionPath)
+	if !strings.Contains(doc, "Name each output file after the milestone") || !strings.Contains(doc, "provisional") {
+		t.Fatalf("committed convention:\n%s", doc)
+	}
+
+	// The directive is in the next planning prompt, in ACTIVE DIRECTIVES.
+	var seen bool
+	for _, c := range supCallsOf(e.Local, NodePlanner) {
+		sec := supSection(supFirstUser(c), SecDirectives)
+		if strings.Contains(sec, "- [d1] LOW cleanup from code_style: "+supDirectiveDesc) && strings.Contains(sec, "files: out/style.txt") {
+			seen = true
+		}
+	}
+	if !seen {
+		t.Fatal("no planner prompt carried d1 in ACTIVE DIRECTIVES")
+	}
+	var fates []string
+	for _, f := range s.DirectiveLog {
+		fates = append(fates, f.DirectiveID+":"+f.Fate+":"+f.TaskID)
+	}
+	if !slices.Equal(fates, []string{"d1:task:", "d1:completed:t4"}) {
+		t.Fatalf("directive log %v", fates)
+	}
+	last := s.DoneList[len(s.DoneList)-1]
+	if last.DirectiveID != "d1" || !slices.Equal(last.Files, []string{"out/style.txt"}) {
+		t.Fatalf("directive task %+v", last)
+	}
+	if c := supTrailerCommits(t, e.Repo, res.Branch, TrailerDirective, "d1"); len(c) != 1 {
+		t.Fatalf("commits for directive d1: %v", c)
+	}
+
+	// Blocking mode: every result landed inside run_supervisors.
+	for _, ev := range e.custom("supervisor_done") {
+		if ev.Node != NodeSupervisors {
+			t.Errorf("supervisor_done in %s, want %s", ev.Node, NodeSupervisors)
+		}
+	}
+	if len(e.custom("supervisor_done")) != len(s.SupervisorRunLog) {
+		t.Errorf("%d supervisor_done events for %d runs", len(e.custom("supervisor_done")), len(s.SupervisorRunLog))
+	}
+
+	// The report shows both.
+	report, err := os.ReadFile(s.ReportPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"docs/knowledge/" + supConventionPath, "| d1 | code_style | completed | t4 |", "| code_style | interval | 2 | ok | 4200/380 |"} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// TestSupE2EBackgroundLandsAtNextPlanningRound: in background mode
+// run_supervisors only starts the jobs; their results land in a later
+// planning round (or, at the latest, before the polish phase), never twice.
+func TestSupE2EBackgroundLandsAtNextPlanningRound(t *testing.T) {
+	t.Parallel()
+	e := supNewEnv(t, &supTeam{Supervisor: supBootstrapStyle, DirectiveFate: supTaskFate, SupervisorLatency: 30 * time.Millisecond})
+	e.Cfg.Supervisors.Mode = "background"
+	e.Cfg.Supervisors.CodeStyle.Interval = 2
+	res := e.mustStart(e.supPlan(4))
+	s := res.State
+	starts, dones := e.custom("supervisor_start"), e.custom("supervisor_done")
+	if len(starts) == 0 || len(starts) != len(dones) || len(s.SupervisorRunLog) != len(starts) {
+		t.Fatalf("%d starts, %d landings, %d runs logged", len(starts), len(dones), len(s.SupervisorRunLog))
+	}
+	for _, ev := range starts {
+		if ev.Node != NodeSupervisors {
+			t.Errorf("supervisor_start in %s", ev.Node)
+		}
+	}
+	for _, ev := range dones {
+		if ev.Node != NodePlanner && ev.Node != NodePolish {
+			t.Errorf("supervisor_done in %s, want a later planning round or the polish phase", ev.Node)
+		}
+	}
+	if len(s.SupervisorJobs) != 0 {
+		t.Fatalf("jobs still in flight at the end: %v", s.SupervisorJobs)
+	}
+	if c := supTrailerCommits(t, e.Repo, res.Branch, TrailerSupervisorJob, ""); len(c) != 1 {
+		t.Fatalf("knowledge commits %v, want the bootstrap convention once", c)
+	}
+	if got := supFates(s); !slices.Equal(got, []string{"d1:task", "d1:completed"}) {
+		t.Fatalf("directive log %v", got)
+	}
+}
+
+// TestSupE2ETriggerSequence: over two milestones of three tasks, each
+// supervisor runs exactly when its triggers say.
+func TestSupE2ETriggerSequence(t *testing.T) {
+	t.Parallel()
+	e := supNewEnv(t, nil)
+	res := e.mustStart(e.supPlan(3, 3))
+	var got []string
+	for _, r := range res.State.SupervisorRunLog {
+		got = append(got, fmt.Sprintf("%s:%s:%d", r.Supervisor, r.Trigger, r.AtTask))
+	}
+	want := []string{
+		"internaliser:interval:3",
+		"code_style:milestone_complete:3", "design:milestone_complete:3", // the Internaliser just ran: nothing new
+		"internaliser:interval:6", // Code Style's count restarted at the milestone: 3 < 5
+		"code_style:milestone_complete:6", "design:milestone_complete:6",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("supervisor runs\n got %v\nwant %v", got, want)
+	}
+}
+
+// supFaultCase is one way the cloud can fail.
+type supFaultCase struct {
+	name string
+	// reply is what the cloud answers every supervisor call; nil: no server.
+	reply  *llmtest.Reply
+	status string // run log status
+	want   string // in each warning
+	calls  int    // calls per supervisor (retries, re-asks)
+}
+
+// TestSupE2EGracefulDegradation: whatever goes wrong on the cloud side, each
+// supervisor's failure is a warning event and a log entry, and the run
+// completes.
+func TestSupE2EGracefulDegradation(t *testing.T) {
+	t.Parallel()
+	errBody := func(code int, msg string) string {
+		return fmt.Sprintf(`{"error":{"message":%q,"code":%d}}`, msg, code)
+	}
+	cases := []supFaultCase{
+		{name: "network down", status: "skipped", want: "unavailable"},
+		{name: "401", reply: &llmtest.Reply{Status: 401, Body: errBody(401, "No auth credentials found")}, status: "skipped", want: "auth", calls: 1},
+		{name: "402", reply: &llmtest.Reply{Status: 402, Body: errBody(402, "Insufficient credits")}, status: "skipped", want: "quota", calls: 1},
+		{name: "429", reply: &llmtest.Reply{Status: 429, Body: errBody(429, "Rate limit exceeded")}, status: "skipped", want: "rate_limited", calls: 2},
+		{name: "5xx", reply: &llmtest.Reply{Status: 502, Body: errBody(502, "Provider returned error")}, status: "skipped", want: "server", calls: 2},
+		{name: "malformed JSON", reply: &llmtest.Reply{Content: "Here are my findings: conventions look fine!"}, status: "discarded", want: "structured reply unusable", calls: 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tm := &supTeam{}
+			if tc.reply != nil {
+				rep := *tc.reply
+				tm.Supervisor = func(string, llmtest.Call) (llmtest.Reply, bool) { return rep, true }
+			}
+			e := supNewEnv(t, tm)
+			if tc.reply == nil {
+				e.Cfg.OpenRouter.BaseURL = supClosedURL(t)
+			}
+			res := e.mustStart(e.supPlan(1))
+			s := res.State
+			if len(s.SupervisorRunLog) != 3 {
+				t.Fatalf("run log %+v, want one entry per supervisor", s.SupervisorRunLog)
+			}
+			for _, r := range s.SupervisorRunLog {
+				if r.Status != tc.status || len(r.Docs) != 0 || len(r.Directives) != 0 || !strings.Contains(r.Warning, tc.want) {
+					t.Errorf("run %+v: want status %s and a warning about %s", r, tc.status, tc.want)
+				}
+			}
+			warned := 0
+			for _, w := range e.warnings() {
+				if strings.HasPrefix(w, "supervisor ") && strings.Contains(w, " "+tc.status+": ") && strings.Contains(w, tc.want) {
+					warned++
+				}
+			}
+			if warned != 3 {
+				t.Errorf("%d supervisor warnings about %s, want 3: %q", warned, tc.want, e.warnings())
+			}
+			if c := supTrailerCommits(t, e.Repo, res.Branch, TrailerSupervisorJob, ""); len(c) != 0 {
+				t.Errorf("knowledge committed despite the fault: %v", c)
+			}
+			if tc.reply != nil {
+				for _, name := range supervisorOrder {
+					if n := len(supCallsOf(e.Cloud, name)); n != tc.calls {
+						t.Errorf("%s: %d calls, want %d", name, n, tc.calls)
+					}
+				}
+			}
+		})
+	}
+	t.Run("no key", func(t *testing.T) {
+		t.Parallel()
+		e := supNewEnv(t, nil)
+		e.Cfg.OpenRouter.APIKey = ""
+		res := e.mustStart(e.supPlan(1))
+		if !strings.Contains(e.warnText(), "supervisors off for this run") || !strings.Contains(e.warnText(), "OPENROUTER_API_KEY") {
+			t.Errorf("warning output %q", e.warnText())
+		}
+		if n := len(e.Cloud.Calls()); n != 0 {
+			t.Errorf("%d requests to the cloud without a key", n)
+		}
+		if len(res.State.SupervisorRunLog) != 0 || len(res.State.SupervisorJobs) != 0 {
+			t.Errorf("supervisors ran without a key: %+v", res.State.SupervisorRunLog)
+		}
+	})
+}
+
+// TestSupE2EBudgetStopsCalls: once the run's supervisor spend reaches the
+// budget a warning says so and no supervisor is called again.
+func TestSupE2EBudgetStopsCalls(t *testing.T) {
+	t.Parallel()
+	e := supNewEnv(t, nil)
+	e.Cfg.Supervisors.BudgetUSD = 0.03 // a call costs 0.0183: the second one crosses it
+	res := e.mustStart(e.supPlan(7))
+	s := res.State
+	var got []string
+	for _, r := range s.SupervisorRunLog {
+		got = append(got, fmt.Sprintf("%s:%d", r.Supervisor, r.AtTask))
+	}
+	// Without the budget: internaliser at 3, code_style at 5, internaliser at
+	// 6, all three at the milestone's end.
+	if !slices.Equal(got, []string{"internaliser:3", "code_style:5"}) {
+		t.Fatalf("runs %v, want the two before the budget ran out", got)
+	}
+	if n := len(e.Cloud.ChatCalls()); n != 2 {
+		t.Fatalf("%d cloud calls, want 2", n)
+	}
+	if d := s.SupervisorSpendUSD - 2*supCallCost; d > 1e-9 || d < -1e-9 {
+		t.Errorf("spend %v", s.SupervisorSpendUSD)
+	}
+	n := 0
+	for _, w := range e.warnings() {
+		if strings.Contains(w, "supervisor budget of $0.03 reached") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("budget warnings %d in %q, want 1", n, e.warnings())
+	}
+}
+
+// TestSupE2EOfflineSendsNothingToTheCloud: with offline set, built as the CLI
+// builds it (RouterConfigFrom inside Start), not one request reaches the
+// stand-in for OpenRouter — not from the supervisors, not from a local role
+// someone pointed at the cloud, not from retrieval — and the run completes on
+// the local server alone.
+func TestSupE2EOfflineSendsNothingToTheCloud(t *testing.T) {
+	t.Parallel()
+	e := supNewEnv(t, nil)
+	e.Cfg.Offline = true
+	sum := e.Cfg.Roles[config.RoleSummarizer]
+	sum.Provider = config.ProviderOpenRouter // would go to the cloud if offline did not hold
+	e.Cfg.Roles[config.RoleSummarizer] = sum
+	e.Cfg.RAG.Enabled = true
+	e.Cfg.RAG.Embedder = "ollama"
+	e.Cfg.Log.Prompts = true
+
+	rc := RouterConfigFrom(e.Cfg, true)
+	for name, r := range rc.Roles {
+		if r.Provider != config.ProviderOllama {
+			t.Errorf("offline router has role %s on %s", name, r.Provider)
+		}
+	}
+	res := e.mustStart(e.supPlan(4))
+	if calls := e.Cloud.Calls(); len(calls) != 0 {
+		t.Fatalf("%d requests reached the cloud server offline; first: %s %s", len(calls), calls[0].Method, calls[0].Path)
+	}
+	if len(e.Local.ChatCalls()) == 0 {
+		t.Fatal("the local server got no call")
+	}
+	if len(res.State.SupervisorRunLog) != 0 {
+		t.Fatalf("supervisors ran offline: %+v", res.State.SupervisorRunLog)
+	}
+	for _, c := range e.Local.Calls() {
+		if strings.HasSuffix(c.Path, "/api/embed") {
+			t.Fatalf("offline retrieval asked the embedding model: %s", c.Path)
+		}
+	}
+}
+
+// TestSupE2ESecretsNeverReachTheCloud: deny-listed files are never sent to a
+// supervisor and secrets in the files that are sent are redacted; the prompt
+// log records what was sent.
+func TestSupE2ESecretsNeverReachTheCloud(t *testing.T) {
+	t.Parallel()
+	e := supNewEnv(t, nil)
+	e.Cfg.Supervisors.CodeStyle.Interval = 2
+	e.Cfg.Log.Prompts = true
+	res := e.mustStart(e.supPlanTitles([]string{"Write .env", "Write app.go"}))
+	calls := supCallsOf(e.Cloud, SupCodeStyle)
+	if len(calls) == 0 {
+		t.Fatal("no code_style call")
+	}
+	for _, c := range e.Cloud.Calls() {
+		for _, secret := range []string{supSecretKey, supSecretToken} {
+			if strings.Contains(string(c.Body), secret) {
+				t.Fatalf("a secret reached the cloud in call %d", c.Seq)
+			}
+		}
+	}
+	p := supFirstUser(calls[0])
+	if !strings.Contains(p, "### app.go") || !strings.Contains(p, "deployToken = \"[REDACTED:github-token]\"") {
+		t.Fatalf("app.go not sent (redacted):\n%s", p)
+	}
+	if strings.Contains(p, "### .env") {
+		t.Fatalf(".env content was sent:\n%s", p)
+	}
+	log, err := os.ReadFile(filepath.Join(res.RunDir, PromptsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(log), "[REDACTED:github-token]") {
+		t.Error("the prompt log does not show the redacted prompt")
+	}
+	for _, line := range strings.Split(string(log), "\n") {
+		if strings.Contains(line, `"code_style"`) && strings.Contains(line, supSecretToken) {
+			t.Fatal("the prompt log records an unredacted supervisor prompt")
+		}
+	}
+}
+
+// TestSupE2EPolishIsBounded: the polish phase works off cleanup directives
+// only, for at most limits.polish_tasks tasks.
+func TestSupE2EPolishIsBounded(t *testing.T) {
+	t.Parallel()
+	supSkipLeadBug(t, "the polish bound is checked only when the polish node runs; mark_complete routes polish tasks straight back to the planner")
+	tm := &supTeam{DirectiveFate: supTaskFate}
+	tm.Supervisor = func(role string, c llmtest.Call) (llmtest.Reply, bool) {
+		if role != SupCodeStyle || !strings.Contains(supFirstUser(c), "milestone_complete") && !strings.Contains(c.Messages[0].Content, "BOOTSTRAP") {
+			return llmtest.Reply{}, false
+		}
+		var dirs []any
+		for i := 1; i <= 4; i++ {
+			dirs = append(dirs, map[string]any{"type": "cleanup", "description": fmt.Sprintf("Tidy out/polish-%d.txt", i), "priority": "low"})
+		}
+		return supReply(map[string]any{"conventions_updated": []string{}, "docs": []any{}, "directives": dirs, "findings": []string{}, "summary": "four cleanups"}), true
+	}
+	e := supNewEnv(t, tm)
+	e.Cfg.Limits.PolishTasks = 2
+	e.Cfg.Supervisors.Internaliser.Interval = 0
+	res := e.mustStart(e.supPlan(1))
+	polish := 0
+	for _, d := range res.State.DoneList {
+		if d.Polish {
+			polish++
+		}
+	}
+	if polish != 2 {
+		t.Fatalf("%d polish tasks, want the limit of 2 (pending: %v)", polish, supIDs(res.State.PendingDirectives))
+	}
+}
+
+// supCancelAfter cancels the run when pred first holds for an event.
+func supCancelAfter(e *supEnv, cancel context.CancelFunc, pred func(graph.Event, []graph.Event) bool) {
+	var once sync.Once
+	var seen []graph.Event
+	e.onEvent = func(ev graph.Event) {
+		seen = append(seen, ev)
+		if pred(ev, seen) {
+			once.Do(cancel)
+		}
+	}
+}
+
+func supStoredState(t *testing.T, repo, runID string) WorkflowState {
+	t.Helper()
+	app, err := Store(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := app.State(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap.State
+}
+
+// supBootstrapCalls counts the code_style calls made in bootstrap mode (the
+// job under test; later runs are never bootstraps once it landed).
+func supBootstrapCalls(e *supEnv) int {
+	n := 0
+	for _, c := range supCallsOf(e.Cloud, SupCodeStyle) {
+		if strings.Contains(c.Messages[0].Content, "BOOTSTRAP MODE") {
+			n++
+		}
+	}
+	return n
+}
+
+// supCheckOnce checks that the bootstrap job ran twice in all (the first
+// process's call and one re-run), landed once, committed once, and made its
+// directive once.
+func supCheckOnce(t *testing.T, e *supEnv, res Result, jobID string) {
+	t.Helper()
+	if n := supBootstrapCalls(e); n != 2 {
+		t.Errorf("%d bootstrap code_style calls, want the interrupted one and one re-run", n)
+	}
+	if c := supTrailerCommits(t, e.Repo, res.Branch, TrailerSupervisorJob, jobID); len(c) != 1 {
+		t.Errorf("commits with %s: %s: %v, want exactly one", TrailerSupervisorJob, jobID, c)
+	}
+	runs := 0
+	for _, r := range res.State.SupervisorRunLog {
+		if r.JobID == jobID {
+			runs++
+			if r.Status != "ok" || !slices.Equal(r.Docs, []string{supConventionPath}) || !slices.Equal(r.Directives, []string{"d1"}) {
+				t.Errorf("run %+v", r)
+			}
+		}
+	}
+	if runs != 1 {
+		t.Errorf("job %s logged %d times", jobID, runs)
+	}
+	ids := map[string]bool{}
+	for _, f := range res.State.DirectiveLog {
+		if f.Description == supDirectiveDesc {
+			ids[f.DirectiveID] = true
+		}
+	}
+	for _, d := range res.State.PendingDirectives {
+		if d.Description == supDirectiveDesc {
+			ids[d.ID] = true
+		}
+	}
+	if len(ids) != 1 || !ids["d1"] {
+		t.Errorf("the job's directive exists as %v, want d1 once", ids)
+	}
+	if got := supFates(res.State); !slices.Equal(got, []string{"d1:task", "d1:completed"}) {
+		t.Errorf("directive log %v", got)
+	}
+	if len(res.State.SupervisorJobs) != 0 {
+		t.Errorf("jobs left: %v", res.State.SupervisorJobs)
+	}
+}
+
+// TestSupE2EResumeWithJobInFlight: the run stops while a supervisor job is in
+// flight (recorded in the checkpoint); the resumed run re-runs it once and
+// lands it once.
+func TestSupE2EResumeWithJobInFlight(t *testing.T) {
+	t.Parallel()
+	tm := &supTeam{Supervisor: supBootstrapStyle, DirectiveFate: supTaskFate, SupervisorLatency: time.Hour}
+	e := supNewEnv(t, tm)
+	e.Cfg.Supervisors.Mode = "background"
+	e.Cfg.Supervisors.CodeStyle.Interval = 2
+	e.Cfg.Supervisors.Design.Enabled = false
+	e.Cfg.Supervisors.Internaliser.Enabled = false
+	plan := e.supPlan(4)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Stop right after the step that launched the job is checkpointed.
+	supCancelAfter(e, cancel, func(ev graph.Event, seen []graph.Event) bool {
+		if ev.Kind != graph.EventCheckpoint {
+			return false
+		}
+		for i := len(seen) - 2; i >= 0; i-- {
+			if seen[i].Kind == graph.EventNodeEnd {
+				return seen[i].Node == NodeSupervisors
+			}
+		}
+		return false
+	})
+	res, err := e.start(ctx, plan)
+	if err == nil {
+		t.Fatalf("the first run was not interrupted: %s", res.Status)
+	}
+	stored := supStoredState(t, e.Repo, res.RunID)
+	if len(stored.SupervisorJobs) != 1 || stored.SupervisorJobs[0].ID != "code_style-2-1" {
+		t.Fatalf("checkpointed jobs %+v, want code_style-2-1 in flight", stored.SupervisorJobs)
+	}
+	if n := supBootstrapCalls(e); n != 1 {
+		t.Fatalf("%d calls before the stop", n)
+	}
+
+	tm.setSupervisorLatency(0)
+	e.onEvent = nil
+	res2, err := e.resume(context.Background(), res.RunID)
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, e.eventLog())
+	}
+	if res2.State.Outcome != OutcomeDone {
+		t.Fatalf("resumed run ended %q: %s", res2.State.Outcome, res2.State.StopReason)
+	}
+	supCheckOnce(t, e, res2, "code_style-2-1")
+}
+
+// TestSupE2EResumeAfterLandingBeforeCheckpoint: the run dies after a job's
+// documents were committed but before the landing step was checkpointed; the
+// resumed run re-runs the job, finds its commit and writes nothing twice.
+func TestSupE2EResumeAfterLandingBeforeCheckpoint(t *testing.T) {
+	t.Parallel()
+	tm := &supTeam{Supervisor: supBootstrapStyle, DirectiveFate: supTaskFate}
+	e := supNewEnv(t, tm)
+	e.Cfg.Supervisors.Mode = "background"
+	e.Cfg.Supervisors.CodeStyle.Interval = 2
+	e.Cfg.Supervisors.Design.Enabled = false
+	e.Cfg.Supervisors.Internaliser.Enabled = false
+	plan := e.supPlan(5)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	landedIn := ""
+	supCancelAfter(e, cancel, func(ev graph.Event, _ []graph.Event) bool {
+		if ev.Kind == graph.EventCustom && ev.Name == "supervisor_done" {
+			landedIn = ev.Node
+			return true
+		}
+		return false
+	})
+	res, err := e.start(ctx, plan)
+	if err == nil {
+		t.Fatalf("the first run was not interrupted: %s", res.Status)
+	}
+	if landedIn != NodePlanner {
+		t.Fatalf("the job landed in %q, want a planning round", landedIn)
+	}
+	if c := supTrailerCommits(t, e.Repo, res.Branch, TrailerSupervisorJob, "code_style-2-1"); len(c) != 1 {
+		t.Fatalf("the first process did not commit the job's documents: %v", c)
+	}
+	stored := supStoredState(t, e.Repo, res.RunID)
+	if len(stored.SupervisorJobs) != 1 || len(stored.PendingDirectives) != 0 {
+		t.Fatalf("checkpoint after the interrupted landing: jobs %+v directives %+v", stored.SupervisorJobs, stored.PendingDirectives)
+	}
+
+	e.onEvent = nil
+	res2, err := e.resume(context.Background(), res.RunID)
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, e.eventLog())
+	}
+	if res2.State.Outcome != OutcomeDone {
+		t.Fatalf("resumed run ended %q: %s", res2.State.Outcome, res2.State.StopReason)
+	}
+	supCheckOnce(t, e, res2, "code_style-2-1")
+}

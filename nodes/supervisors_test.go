@@ -1,0 +1,367 @@
+package nodes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/knowledge"
+	"github.com/lemmings-dev/lemmings/llm"
+)
+
+func supCodeStyleOutcome(job SupervisorJob, docs []docSpec, dirs []directiveSpec, findings []string) supervisorOutcome {
+	return supervisorOutcome{Job: job, CodeStyle: &codeStyleReply{Docs: docs, Directives: dirs, Findings: findings, Summary: "scripted"},
+		Response: llm.Response{Usage: llm.Usage{Calls: 1, PromptTokens: supPromptTokens, CompletionTokens: supCompletionToks, CostUSD: supCallCost}}}
+}
+
+func supLandState(d *Deps, t *testing.T) WorkflowState {
+	t.Helper()
+	base, err := d.Work.Head(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := supExecState()
+	s.RunID, s.BaseCommit = "sup-run", base
+	s.Milestones = []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}}
+	return s
+}
+
+// TestSupOwnershipRefusal: a Code Style reply that also writes under design/
+// has that document discarded with a warning; its own documents are written
+// (provisional) and committed once, with the job's trailer.
+func TestSupOwnershipRefusal(t *testing.T) {
+	ctx := context.Background()
+	d := supDeps(t, nil, true)
+	d.Supervisors = NewSupervisorPool(ctx, nil)
+	defer d.Supervisors.Close()
+	s := supLandState(d, t)
+	job := startJob(&s, DueSupervisor{Name: SupCodeStyle, Trigger: TriggerInterval}, true)
+	out := supCodeStyleOutcome(job, []docSpec{
+		{Path: "conventions/errors.md", Title: "Error handling", Rules: []string{"Wrap errors with context."}},
+		{Path: "design/architecture.md", Title: "Architecture", Rules: []string{"One package per concern."}},
+		{Path: "docs/knowledge/conventions/../design/sneaky.md", Title: "Sneaky", Rules: []string{"Climb out."}},
+		{Path: "naming", Title: "Naming", Rules: []string{"Exported names say what they are."}},
+	}, []directiveSpec{{Type: "cleanup", Description: "Wrap the bare errors in lib.go", Priority: "low", Files: []string{"lib.go"}}}, nil)
+
+	warnings := supInNode(t, func(ctx context.Context) error { return d.land(ctx, &s, out) })
+	runs := supRunLog(s, SupCodeStyle)
+	if len(runs) != 1 {
+		t.Fatalf("run log %+v", s.SupervisorRunLog)
+	}
+	r := runs[0]
+	if r.Status != "ok" || !slices.Equal(r.Docs, []string{"conventions/errors.md", "conventions/naming.md"}) || !slices.Equal(r.Directives, []string{"d1"}) {
+		t.Fatalf("run %+v", r)
+	}
+	for _, bad := range []string{"design/architecture.md", "design/sneaky.md"} {
+		if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "outside its directories") && strings.Contains(w, bad) }) {
+			t.Errorf("no ownership warning for %s: %q", bad, warnings)
+		}
+		if _, err := os.Stat(filepath.Join(d.Work.Dir(), "docs/knowledge", bad)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s written anyway (%v)", bad, err)
+		}
+	}
+	if !strings.Contains(r.Warning, "design/architecture.md") {
+		t.Errorf("run log warning %q", r.Warning)
+	}
+	store, _, err := knowledge.Open(filepath.Join(d.Work.Dir(), "docs/knowledge"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, ok := store.Get("conventions/errors.md")
+	if !ok || doc.Status != knowledge.Provisional || doc.UpdatedBy != SupCodeStyle {
+		t.Fatalf("conventions/errors.md = %+v", doc)
+	}
+	log, err := d.Work.Log(ctx, s.BaseCommit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 1 || log[0].Trailers[TrailerSupervisorJob] != job.ID || log[0].Trailers[TrailerRun] != "sup-run" {
+		t.Fatalf("commits %+v, want one knowledge commit with the job trailer", log)
+	}
+	if s.SupervisorSpendUSD != supCallCost || s.Usage[SupCodeStyle].PromptTokens != supPromptTokens {
+		t.Errorf("spend %v usage %+v", s.SupervisorSpendUSD, s.Usage[SupCodeStyle])
+	}
+
+	// The same job landed again by a resumed process: nothing written twice,
+	// and the refused documents are still not reported as written.
+	s2 := supLandState(d, t)
+	s2.BaseCommit = s.BaseCommit
+	s2.SupervisorJobs = []SupervisorJob{job}
+	if err := d.land(ctx, &s2, out); err != nil {
+		t.Fatal(err)
+	}
+	if log2, _ := d.Work.Log(ctx, s.BaseCommit); len(log2) != 1 {
+		t.Fatalf("%d commits after landing the job twice, want 1", len(log2))
+	}
+	if r2 := supRunLog(s2, SupCodeStyle)[0]; !slices.Equal(r2.Docs, []string{"conventions/errors.md", "conventions/naming.md"}) {
+		t.Fatalf("re-landed docs %v", r2.Docs)
+	}
+}
+
+// supInNode runs fn inside a one-node graph, so what it emits is recorded,
+// and returns the messages of its warning events.
+func supInNode(t *testing.T, fn func(ctx context.Context) error) []string {
+	t.Helper()
+	var warnings []string
+	g := graph.New[WorkflowState]()
+	g.AddNode("sup_node", func(ctx context.Context, s WorkflowState) (WorkflowState, error) { return s, fn(ctx) })
+	g.AddEdge(graph.Start, "sup_node")
+	g.AddEdge("sup_node", graph.End)
+	app, err := g.Compile(graph.WithSinks(graph.SinkFunc(func(ev graph.Event) {
+		if ev.Kind != graph.EventCustom || ev.Name != "warning" {
+			return
+		}
+		var d struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(ev.Data, &d)
+		warnings = append(warnings, d.Message)
+	})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.Run(context.Background(), "sup-node", WorkflowState{}); err != nil {
+		t.Fatal(err)
+	}
+	return warnings
+}
+
+// TestSupFailedCallsAreWarnings: a call error or a malformed reply lands as a
+// warning and a log entry; nothing else changes.
+func TestSupFailedCallsAreWarnings(t *testing.T) {
+	ctx := context.Background()
+	d := supDeps(t, nil, true)
+	d.Supervisors = NewSupervisorPool(ctx, nil)
+	defer d.Supervisors.Close()
+	cases := []struct {
+		err    error
+		status string
+	}{
+		{&llm.StructuredError{Raw: "not json", Problem: "no JSON value", Attempts: 2}, "discarded"},
+		{&llm.Error{Kind: llm.KindAuth, Status: 401}, "skipped"},
+		{&llm.Error{Kind: llm.KindServer, Status: 503, Retriable: true}, "skipped"},
+	}
+	for _, tc := range cases {
+		s := supLandState(d, t)
+		job := startJob(&s, DueSupervisor{Name: SupDesign, Trigger: TriggerTaskAbort}, false)
+		warnings := supInNode(t, func(ctx context.Context) error { return d.land(ctx, &s, supervisorOutcome{Job: job, Err: tc.err}) })
+		r := supRunLog(s, SupDesign)
+		if len(r) != 1 || r[0].Status != tc.status || len(s.SupervisorJobs) != 0 || len(s.PendingDirectives) != 0 {
+			t.Errorf("%v: run log %+v jobs %v", tc.err, r, s.SupervisorJobs)
+		}
+		if len(warnings) != 1 || !strings.Contains(warnings[0], "supervisor design "+tc.status) {
+			t.Errorf("%v: warnings %q", tc.err, warnings)
+		}
+	}
+}
+
+// TestSupReplySchemas: the replies keep seed 003's output keys, and a reply
+// that breaks the schema is rejected (then discarded by land).
+func TestSupReplySchemas(t *testing.T) {
+	want := map[string][]string{
+		"code_style":   {"conventions_updated", "directives", "summary"},
+		"design":       {"design_updates", "directives", "summary"},
+		"internaliser": {"knowledge_items", "summary"},
+	}
+	schemas := map[string]func() (json.RawMessage, error){
+		"code_style": llm.SchemaFor[codeStyleReply], "design": llm.SchemaFor[designReply], "internaliser": llm.SchemaFor[internaliserReply],
+	}
+	for name, keys := range want {
+		raw, err := schemas[name]()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if !strings.Contains(string(raw), `"`+k+`"`) {
+				t.Errorf("%s schema lacks %q: %s", name, k, raw)
+			}
+		}
+	}
+	for _, k := range []string{"type", "description", "rationale", "priority", "files", "category", "content", "source_task", "confidence", "needs_user_review"} {
+		raw, _ := llm.SchemaFor[codeStyleReply]()
+		raw2, _ := llm.SchemaFor[internaliserReply]()
+		if !strings.Contains(string(raw)+string(raw2), `"`+k+`"`) {
+			t.Errorf("no %q field in the directive or knowledge item schema", k)
+		}
+	}
+
+	bad := []string{
+		`{"conventions_updated":[],"docs":[],"directives":[{"type":"refactor","description":"x","priority":"low"}],"findings":[],"summary":"s"}`,
+		`{"summary":"missing everything else"}`,
+		`definitely not JSON`,
+	}
+	for _, reply := range bad {
+		m := &supFakeModel{answer: func(llm.Request) (string, error) { return reply, nil }}
+		out := runSupervisorCall(context.Background(), m, SupervisorJob{ID: "code_style-1-1", Supervisor: SupCodeStyle}, llm.Request{Role: RoleSupervisor, Label: SupCodeStyle, Messages: []llm.Message{{Role: "user", Content: "review"}}})
+		var se *llm.StructuredError
+		if !errors.As(out.Err, &se) {
+			t.Errorf("reply %s: err %v, want a StructuredError", reply, out.Err)
+		}
+		if n := len(m.requests(SupCodeStyle)); n != 2 {
+			t.Errorf("reply %s: %d calls, want the call and one re-ask", reply, n)
+		}
+	}
+}
+
+// TestSupInputLeavesDeniedFilesOut: the files changed are read from the work
+// tree for the supervisor, except deny-listed ones, whose content never goes
+// into the prompt.
+func TestSupInputLeavesDeniedFilesOut(t *testing.T) {
+	ctx := context.Background()
+	d := supDeps(t, nil, true)
+	for p, body := range map[string]string{
+		".env":            "OPENROUTER_API_KEY=" + supSecretKey + "\n",
+		"certs/server.pem": "-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----\n",
+		"app.go":          "package app\n\nfunc Run() {}\n",
+	} {
+		if err := d.Work.FS().WriteFile(p, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := supExecState()
+	s.Remit = "build the app"
+	s.DoneList = []DoneEntry{{TaskID: "t1", Title: "config", QA: "passed", Files: []string{".env", "certs/server.pem", "app.go"}}}
+	s.TasksCompleted = 1
+	job := startJob(&s, DueSupervisor{Name: SupCodeStyle, Trigger: TriggerInterval}, false)
+	var all strings.Builder
+	for _, sec := range d.supervisorInput(ctx, &s, job) {
+		all.WriteString("## " + sec.Title + "\n" + sec.Body + "\n")
+	}
+	files := supSection(all.String(), "FILES CHANGED")
+	if !strings.Contains(files, "### app.go") || !strings.Contains(files, "func Run()") {
+		t.Fatalf("app.go missing from FILES CHANGED:\n%s", files)
+	}
+	for _, leak := range []string{supSecretKey, "BEGIN PRIVATE KEY", "### .env", "### certs/server.pem"} {
+		if strings.Contains(all.String(), leak) {
+			t.Errorf("supervisor input contains %q:\n%s", leak, all.String())
+		}
+	}
+}
+
+// TestSupBootstrapInput: on an empty store the supervisor is told to
+// establish, and sees a sample of the code even with nothing changed.
+func TestSupBootstrapInput(t *testing.T) {
+	ctx := context.Background()
+	m := &supFakeModel{answer: supAnswerEmptySupervisor}
+	d := supDeps(t, m, true)
+	d.Supervisors = NewSupervisorPool(ctx, m)
+	defer d.Supervisors.Close()
+	d.Settings.Supervisors.Blocking = true
+	s := supExecState()
+	s.RunID = "sup-run"
+	s.BaseCommit, _ = d.Work.Head(ctx)
+	addTrigger(&s, TriggerMilestoneComplete)
+	out, err := d.RunSupervisors(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.SupervisorRunLog) != 3 || !out.SupervisorRunLog[0].Bootstrap {
+		t.Fatalf("run log %+v", out.SupervisorRunLog)
+	}
+	for _, name := range supervisorOrder {
+		reqs := m.requests(name)
+		if len(reqs) != 1 {
+			t.Fatalf("%s: %d calls", name, len(reqs))
+		}
+		sys, user := reqs[0].Messages[0].Content, reqs[0].Messages[len(reqs[0].Messages)-1].Content
+		if !strings.Contains(sys, "BOOTSTRAP MODE") {
+			t.Errorf("%s not told it bootstraps:\n%s", name, sys)
+		}
+		if !strings.Contains(user, "## CODE (changed files and a sample of the repository)") || !strings.Contains(user, "func Greet(") {
+			t.Errorf("%s sees no code sample:\n%s", name, user)
+		}
+		if n := llm.CountTokens(sys + user); n > d.Settings.Supervisors.InputTokens {
+			t.Errorf("%s prompt %d tokens over the %d budget", name, n, d.Settings.Supervisors.InputTokens)
+		}
+	}
+}
+
+// TestSupModesLandWhereTheyShould: blocking mode lands results inside
+// run_supervisors; background mode returns at once with the jobs in flight,
+// and the next planning round lands them.
+func TestSupModesLandWhereTheyShould(t *testing.T) {
+	ctx := context.Background()
+	for _, blocking := range []bool{true, false} {
+		m := &supFakeModel{answer: supAnswerEmptySupervisor}
+		d := supDeps(t, m, true)
+		d.Supervisors = NewSupervisorPool(ctx, m)
+		d.Settings.Supervisors.Blocking = blocking
+		s := supExecState()
+		s.RunID = "sup-run"
+		s.BaseCommit, _ = d.Work.Head(ctx)
+		s.TasksCompleted = 3
+		countTaskForSupervisors(&s)
+		s.Supervisors[SupInternaliser] = SupervisorTrack{TasksSinceRun: 3}
+		out, err := d.RunSupervisors(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if blocking {
+			if len(out.SupervisorJobs) != 0 || len(out.SupervisorRunLog) != 1 {
+				t.Fatalf("blocking: jobs %v log %+v, want the result landed in the step", out.SupervisorJobs, out.SupervisorRunLog)
+			}
+		} else {
+			if len(out.SupervisorJobs) != 1 || len(out.SupervisorRunLog) != 0 {
+				t.Fatalf("background: jobs %v log %+v, want the job in flight", out.SupervisorJobs, out.SupervisorRunLog)
+			}
+			if _, ok := d.Supervisors.wait(ctx, out.SupervisorJobs[0].ID); !ok {
+				t.Fatal("job never finished")
+			}
+			if err := d.landSupervisorResults(ctx, &out); err != nil {
+				t.Fatal(err)
+			}
+			if len(out.SupervisorJobs) != 0 || len(out.SupervisorRunLog) != 1 {
+				t.Fatalf("background after landing: jobs %v log %+v", out.SupervisorJobs, out.SupervisorRunLog)
+			}
+		}
+		d.Supervisors.Close()
+	}
+}
+
+// TestSupRelaunchAfterRestart: a job the state lists but this process never
+// started (a resume) is launched again and lands once.
+func TestSupRelaunchAfterRestart(t *testing.T) {
+	ctx := context.Background()
+	m := &supFakeModel{answer: supAnswerEmptySupervisor}
+	d := supDeps(t, m, true)
+	d.Supervisors = NewSupervisorPool(ctx, m)
+	defer d.Supervisors.Close()
+	s := supExecState()
+	s.RunID = "sup-run"
+	s.BaseCommit, _ = d.Work.Head(ctx)
+	s.SupervisorJobs = []SupervisorJob{{ID: "internaliser-3-1", Supervisor: SupInternaliser, Trigger: TriggerInterval, AtTask: 3}}
+	if err := d.landSupervisorResults(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.SupervisorJobs) != 1 || !d.Supervisors.known("internaliser-3-1") {
+		t.Fatalf("job not relaunched: %v", s.SupervisorJobs)
+	}
+	if err := d.awaitSupervisors(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.awaitSupervisors(ctx, &s); err != nil { // nothing left: nothing landed twice
+		t.Fatal(err)
+	}
+	if n := len(m.requests(SupInternaliser)); n != 1 {
+		t.Fatalf("%d calls, want 1", n)
+	}
+	if len(s.SupervisorJobs) != 0 || len(s.SupervisorRunLog) != 1 || s.SupervisorRunLog[0].JobID != "internaliser-3-1" {
+		t.Fatalf("jobs %v log %+v", s.SupervisorJobs, s.SupervisorRunLog)
+	}
+
+	// A process without supervisors (offline) records the job as skipped.
+	d.Supervisors = nil
+	s.SupervisorJobs = []SupervisorJob{{ID: "design-4-1", Supervisor: SupDesign, Trigger: TriggerTaskAbort, AtTask: 4}}
+	if err := d.landSupervisorResults(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.SupervisorJobs) != 0 || s.SupervisorRunLog[1].Status != "skipped" {
+		t.Fatalf("offline: jobs %v log %+v", s.SupervisorJobs, s.SupervisorRunLog)
+	}
+}
