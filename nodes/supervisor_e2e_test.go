@@ -526,14 +526,21 @@ func TestSupE2EResumeWithJobInFlight(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// Stop right after the step that launched the job is checkpointed.
+	// Stop once the step that launched the job is checkpointed and the
+	// cloud is working on the call.
 	supCancelAfter(e, cancel, func(ev graph.Event, seen []graph.Event) bool {
 		if ev.Kind != graph.EventCheckpoint {
 			return false
 		}
 		for i := len(seen) - 2; i >= 0; i-- {
 			if seen[i].Kind == graph.EventNodeEnd {
-				return seen[i].Node == NodeSupervisors
+				if seen[i].Node != NodeSupervisors {
+					return false
+				}
+				for deadline := time.Now().Add(10 * time.Second); supBootstrapCalls(e) == 0 && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
+				}
+				return true
 			}
 		}
 		return false

@@ -216,9 +216,9 @@ func TestSupInputLeavesDeniedFilesOut(t *testing.T) {
 	ctx := context.Background()
 	d := supDeps(t, nil, true)
 	for p, body := range map[string]string{
-		".env":            "OPENROUTER_API_KEY=" + supSecretKey + "\n",
+		".env":             "OPENROUTER_API_KEY=" + supSecretKey + "\n",
 		"certs/server.pem": "-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----\n",
-		"app.go":          "package app\n\nfunc Run() {}\n",
+		"app.go":           "package app\n\nfunc Run() {}\n",
 	} {
 		if err := d.Work.FS().WriteFile(p, []byte(body)); err != nil {
 			t.Fatal(err)
