@@ -225,17 +225,39 @@ func (p *ollamaProvider) classify(err error, cap *capture) error {
 		return &Error{Kind: KindBadResponse, Status: cap.Status(), Retriable: true,
 			Err: fmt.Errorf("unreadable reply: %s", clip(err.Error(), 200))}
 	}
-	// A {"error": …} line inside a 200 stream: the runner failed mid-reply.
+	// A {"error": …} line inside a 200 stream: the runner failed mid-reply,
+	// or (a bad format) the request was refused once the model was loaded.
+	if refusedRequest(err.Error()) {
+		return &Error{Kind: KindBadRequest, Status: cap.Status(), Err: fmt.Errorf("error in stream: %s", clip(err.Error(), 300)), Hint: refusedHint}
+	}
 	return &Error{Kind: KindServer, Status: cap.Status(), Retriable: true, Err: fmt.Errorf("error in stream: %s", clip(err.Error(), 300))}
 }
 
 func (p *ollamaProvider) statusError(status int, msg string, cap *capture) *Error {
 	kind, retry := statusKind(status)
-	if status == http.StatusBadRequest && strings.Contains(msg, "does not support tools") {
+	hint := ""
+	switch {
+	case status == http.StatusBadRequest && strings.Contains(msg, "does not support tools"):
 		kind = KindToolsUnsupported
+	case status >= 500 && refusedRequest(msg):
+		// Ollama answers 500 to a wrongly typed option or a bad format: the
+		// same request would fail the same way, so it is not retried.
+		kind, retry, hint = KindBadRequest, false, refusedHint
 	}
 	return &Error{Kind: kind, Status: status, Retriable: retry, RetryAfter: parseRetryAfter(cap.Header(), time.Now()),
-		Err: errors.New(clip(msg, 300))}
+		Err: errors.New(clip(msg, 300)), Hint: hint}
+}
+
+// refusedHint is the fix for a request Ollama refused with a 500.
+const refusedHint = "Ollama refused the request itself (an option of the wrong type, or the format): check the role's options in your configuration"
+
+// refusedRequest reports whether an Ollama error message refuses the request
+// itself (measured on v0.11.4: `option "top_k" must be of type integer`,
+// `invalid format: …`, `invalid JSON schema in format`) rather than a fault
+// of the server that a retry may not meet.
+func refusedRequest(msg string) bool {
+	return strings.HasPrefix(msg, "option \"") && strings.Contains(msg, " must be of ") ||
+		strings.HasPrefix(msg, "invalid format: ") || msg == "invalid JSON schema in format"
 }
 
 // bodyIsJSONLines reports whether every non-empty line of b is JSON.

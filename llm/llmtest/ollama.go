@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ollama/ollama/api"
 )
 
 // ollamaChatRequest is the part of Ollama's /api/chat body the server reads.
@@ -97,30 +100,19 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		c.Tools = append(c.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
 	}
 	c.Prompt = joinPrompt(c.Messages)
-	// Like the real server, a wrongly typed option is a 500, not a 400.
-	badOption := ""
-	for _, k := range []string{"num_ctx", "num_predict"} {
-		if v, ok := req.Options[k]; ok {
-			if f, isNum := v.(float64); isNum {
-				if k == "num_ctx" {
-					c.NumCtx = int(f)
-				} else {
-					c.MaxTokens = int(f)
-				}
-			} else {
-				badOption = k
-			}
-		}
+	if v, ok := req.Options["num_ctx"].(float64); ok {
+		c.NumCtx = int(v)
+	}
+	if v, ok := req.Options["num_predict"].(float64); ok {
+		c.MaxTokens = int(v)
 	}
 	if v, ok := req.Options["temperature"].(float64); ok {
 		c.Temperature = &v
 	}
 	s.record(&c)
 
-	if badOption != "" {
-		ollamaError(w, http.StatusInternalServerError, fmt.Sprintf("option %q must be of type integer", badOption))
-		return
-	}
+	// The checks come in the real server's order: the body (keep_alive), the
+	// model, its capabilities, the options, then the format.
 	if len(req.KeepAlive) > 0 && !validKeepAlive(req.KeepAlive) {
 		ollamaError(w, http.StatusBadRequest, fmt.Sprintf("time: invalid duration %s", req.KeepAlive))
 		return
@@ -130,10 +122,33 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", req.Model))
 		return
 	}
-	if len(req.Tools) > 0 && !slices.Contains(info.Capabilities, "tools") {
-		ollamaError(w, http.StatusBadRequest, fullName(req.Model)+" does not support tools")
+	if !slices.Contains(info.Capabilities, "completion") {
+		ollamaError(w, http.StatusBadRequest, fmt.Sprintf("%q does not support chat", req.Model))
 		return
 	}
+	if len(req.Tools) > 0 && !slices.Contains(info.Capabilities, "tools") {
+		ollamaError(w, http.StatusBadRequest, qualifiedName(req.Model)+" does not support tools")
+		return
+	}
+	// Like the real server, a wrongly typed option is a 500, not a 400.
+	if err := checkOptions(req.Options); err != nil {
+		ollamaError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if err := checkFormat(c.Format); err != nil {
+		// The real server finds a bad format once the model is loaded: a
+		// 500 without streaming, an error line in a 200 stream with it.
+		if !c.Stream {
+			ollamaError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		w.WriteHeader(http.StatusOK)
+		b, _ := json.Marshal(map[string]string{"error": err.Error()})
+		_, _ = w.Write(append(b, '\n'))
+		return
+	}
+	c.window = effectiveWindow(c.NumCtx, info.ContextLength)
 	rep, found := s.pick(c)
 	if !found {
 		ollamaError(w, http.StatusInternalServerError, unmatchedMessage(c))
@@ -163,6 +178,11 @@ func (s *Server) ollamaAnswer(w http.ResponseWriter, r *http.Request, c Call, re
 	done.PromptEvalCount = rep.PromptTokens
 	if done.PromptEvalCount == 0 {
 		done.PromptEvalCount = estimate(c.Prompt)
+	}
+	if c.window > 0 {
+		// The real server cuts a prompt longer than its window silently:
+		// it evaluates one whole window and answers 200.
+		done.PromptEvalCount = min(done.PromptEvalCount, c.window)
 	}
 	done.EvalCount = rep.CompletionTokens
 	if done.EvalCount == 0 {
@@ -348,6 +368,69 @@ func details(m ModelInfo) map[string]any {
 		"parent_model": "", "format": "gguf", "family": m.Family, "families": []string{m.Family},
 		"parameter_size": "1M", "quantization_level": "F16",
 	}
+}
+
+// defaultWindow is the real server's num_ctx when a request sets none
+// (OLLAMA_CONTEXT_LENGTH's default).
+const defaultWindow = 4096
+
+// effectiveWindow is the window the real server loads a model with: the
+// request's num_ctx (else its default), silently clamped to the model's
+// context length.
+func effectiveWindow(numCtx, contextLength int) int {
+	n := numCtx
+	if n <= 0 {
+		n = defaultWindow
+	}
+	if contextLength > 0 && n > contextLength {
+		n = contextLength
+	}
+	return n
+}
+
+// checkOptions checks option types as the real server does, with Ollama's
+// own api.Options.FromMap (option "top_k" must be of type integer).
+// Unknown options are accepted, as there (it only logs them; they are left
+// out here so that nothing is logged).
+func checkOptions(opts map[string]any) error {
+	known := map[string]any{}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[api.Options]()) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if v, ok := opts[name]; ok && name != "" {
+			known[name] = v
+		}
+	}
+	o := api.DefaultOptions()
+	return o.FromMap(known)
+}
+
+// checkFormat accepts what the real server accepts as format: nothing, "",
+// "json" or a JSON schema object.
+func checkFormat(f json.RawMessage) error {
+	switch string(f) {
+	case "", `""`, `"json"`:
+		return nil
+	}
+	if f[0] != '{' {
+		return fmt.Errorf("invalid format: %q; expected \"json\" or a valid JSON Schema object", f)
+	}
+	if !json.Valid(f) {
+		return fmt.Errorf("invalid JSON schema in format")
+	}
+	return nil
+}
+
+// qualifiedName is a model name as the real server prints it in errors:
+// "registry.ollama.ai/library/tiny:latest".
+func qualifiedName(model string) string {
+	name := fullName(model)
+	switch strings.Count(name, "/") {
+	case 0:
+		return "registry.ollama.ai/library/" + name
+	case 1:
+		return "registry.ollama.ai/" + name
+	}
+	return name
 }
 
 // validKeepAlive accepts what Ollama accepts: a number of seconds or a Go

@@ -66,6 +66,8 @@ type Call struct {
 	Header      http.Header
 	Body        []byte // the raw request body
 	Time        time.Time
+
+	window int // the context window the call is answered with (Ollama chat)
 }
 
 // LastUser returns the content of the last user message, or "".
