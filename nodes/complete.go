@@ -63,6 +63,7 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 		settleDirective(&s, t.DirectiveID, t.ID, FateCompleted, "task "+t.ID+" completed", now)
 	}
 	d.countKnowledgeUse(ctx, &s, t)
+	d.refreshIndex(ctx)
 	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	return s, nil
 }

@@ -43,6 +43,10 @@ func projectContextSection(s *WorkflowState) llm.Section {
 // logs what was left out.
 func (d *Deps) knowledgeSection(ctx context.Context, s *WorkflowState) llm.Section {
 	sec := llm.Section{Title: SecProjectKnowledge, Priority: prioKnowledge}
+	if d.Settings.KnowledgeBudget <= 0 {
+		sec.Body = "(knowledge injection is off: knowledge.budget_tokens is 0)"
+		return sec
+	}
 	store, problems, err := d.knowledgeStore()
 	if err != nil {
 		graph.Emit(ctx, "warning", map[string]any{"message": "knowledge store unreadable: " + err.Error()})

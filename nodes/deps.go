@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/rag"
@@ -20,6 +21,11 @@ type Searcher interface {
 	Search(ctx context.Context, query string, k int, f rag.Filter) ([]rag.Hit, error)
 }
 
+// Indexer refreshes the retrieval index from a directory (rag.Index).
+type Indexer interface {
+	Update(ctx context.Context, root string, opts rag.UpdateOptions) (rag.Stats, error)
+}
+
 // Deps are the workflow's collaborators. One Deps serves one run.
 type Deps struct {
 	Model    Model
@@ -27,7 +33,10 @@ type Deps struct {
 	Work     *workspace.Worktree
 	Gates    []workspace.Gate
 	// Search may be nil (no index): the rag_search tool then says so.
-	Search   Searcher
+	Search Searcher
+	// Index, when set, is brought up to date with the work tree after each
+	// completed task, so retrieval sees what the run wrote.
+	Index    Indexer
 	Settings Settings
 	// Supervisors runs supervisor jobs; nil when supervisors are off.
 	Supervisors *SupervisorPool
@@ -51,4 +60,15 @@ func (d *Deps) now() time.Time {
 // the agents read what supervisors and earlier tasks wrote on the run branch.
 func (d *Deps) knowledgeStore() (*knowledge.Store, []knowledge.Problem, error) {
 	return knowledge.Open(d.Work.FS().Root() + "/" + d.Settings.KnowledgeDir)
+}
+
+// refreshIndex re-indexes what changed in the work tree; retrieval is an aid,
+// so a failure is a warning.
+func (d *Deps) refreshIndex(ctx context.Context) {
+	if d.Index == nil {
+		return
+	}
+	if _, err := d.Index.Update(ctx, d.Work.Dir(), rag.UpdateOptions{KnowledgeDir: d.Settings.KnowledgeDir}); err != nil {
+		graph.Emit(ctx, "warning", map[string]any{"message": "index not updated: " + err.Error()})
+	}
 }

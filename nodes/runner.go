@@ -234,6 +234,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	gates := GatesFrom(cfg, wt.Dir())
 
 	var search Searcher
+	var index Indexer
 	if cfg.RAG.Enabled {
 		idx, err := OpenIndex(ctx, filepath.Join(root, DataDir, IndexDir), cfg, router, warn)
 		if err != nil {
@@ -243,13 +244,13 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 			if _, err := idx.Update(ctx, wt.Dir(), rag.UpdateOptions{MaxFileSize: int64(cfg.RAG.MaxFileBytes), KnowledgeDir: cfg.Knowledge.Dir}); err != nil {
 				fmt.Fprintf(warn, "warning: index not updated: %v\n", err)
 			}
-			search = idx
+			search, index = idx, idx
 		}
 	}
 	if set.Supervisors.Enabled {
 		env.pool = NewSupervisorPool(ctx, router)
 	}
-	deps := &Deps{Model: router, Composer: composer, Work: wt, Gates: gates, Search: search, Settings: set, Supervisors: env.pool, RunDir: runDir}
+	deps := &Deps{Model: router, Composer: composer, Work: wt, Gates: gates, Search: search, Index: index, Settings: set, Supervisors: env.pool, RunDir: runDir}
 
 	events, err := graph.OpenJSONLSink(filepath.Join(runDir, EventsFile))
 	if err != nil {
