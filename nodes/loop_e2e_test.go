@@ -137,6 +137,9 @@ func TestPlannerPromptSectionsComeInTheDesignOrder(t *testing.T) {
 			t.Error("the instructions do not say each directive must be addressed")
 		}
 	}
+	if ms := demo.Section(planner[0].Messages[1].Content, nodes.SecMilestone); !strings.Contains(ms, "Related code (retrieval):\n- textstats") {
+		t.Errorf("the planner gets no retrieval hits for the milestone:\n%s", ms)
+	}
 	// The stable sections come first so a local prompt cache is reused: the
 	// project context is byte-identical across planning rounds.
 	first := demo.Section(planner[0].Messages[1].Content, nodes.SecProjectContext)

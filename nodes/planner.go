@@ -9,6 +9,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/rag"
 )
 
 // plannerData feeds the task_planner template.
@@ -99,10 +100,14 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	if err != nil {
 		return s, err
 	}
+	milestone := milestoneSection(&s)
+	if related := d.relatedCode(ctx, &s); related != "" {
+		milestone.Body += "\n\nRelated code (retrieval):\n" + related
+	}
 	sections := []llm.Section{
 		projectContextSection(&s),
 		d.knowledgeSection(ctx, &s),
-		milestoneSection(&s),
+		milestone,
 		directivesSection(shown),
 		completedSection(&s),
 		instr,
@@ -404,4 +409,33 @@ func (d *Deps) stopReason(s *WorkflowState, now time.Time) string {
 		return fmt.Sprintf("%d tasks failed in a row: the model cannot do this work as planned (limits.max_consecutive_failures)", s.ConsecutiveFailures)
 	}
 	return ""
+}
+
+// relatedCode asks the index where the next piece of work probably lives, so
+// the planner can name files without a tool loop of its own.
+func (d *Deps) relatedCode(ctx context.Context, s *WorkflowState) string {
+	if d.Search == nil {
+		return ""
+	}
+	var q []string
+	if m := s.ActiveMilestone(); m != nil {
+		q = append(q, m.Goal)
+	}
+	if t := s.CurrentTask; t != nil {
+		q = append(q, t.Title)
+	} else if len(s.CarryForward) > 0 {
+		q = append(q, s.CarryForward[0].Title)
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	hits, err := d.Search.Search(ctx, strings.Join(q, " "), 5, rag.Filter{Kind: rag.KindCode})
+	if err != nil || len(hits) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, h := range hits {
+		fmt.Fprintf(&b, "- %s:%d-%d\n", h.Path, h.StartLine, h.EndLine)
+	}
+	return strings.TrimSpace(b.String())
 }
