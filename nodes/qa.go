@@ -130,7 +130,7 @@ func gateSummary(gs []GateOutcome) string {
 	}
 	var b strings.Builder
 	for _, g := range gs {
-		fmt.Fprintf(&b, "- %s (%s): passed in %s\n", g.Name, g.Command, g.Duration.Round(1e6))
+		fmt.Fprintf(&b, "- %s (%s): passed\n", g.Name, g.Command)
 	}
 	return strings.TrimSpace(b.String())
 }

@@ -146,7 +146,7 @@ func (l *implLoop) runGate(ctx context.Context, name string) string {
 					status = "TIMED OUT"
 				}
 			}
-			return fmt.Sprintf("gate %s (%s) %s in %s\n%s", g.Name, g.Command, status, r.Duration.Round(1e6), r.Output)
+			return fmt.Sprintf("gate %s (%s) %s\n%s", g.Name, g.Command, status, r.Output)
 		}
 	}
 	return "error: unknown gate " + fmt.Sprintf("%q", name) + "; available:\n" + gateList(l.d.Gates)
