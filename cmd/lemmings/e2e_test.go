@@ -470,3 +470,19 @@ func TestKnowledgeLintFailsWithFileAndLine(t *testing.T) {
 		t.Errorf("lint: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+func TestIndexWithOllamaDownSaysSoOnceAndUsesTheOfflineEmbedder(t *testing.T) {
+	dir := t.TempDir() // any directory, git or not
+	if err := os.WriteFile(filepath.Join(dir, "cookies.go"), []byte("package web\n\n// ParseCookie reads a cookie header.\nfunc ParseCookie(s string) string { return s }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newCLI(t, "OLLAMA_HOST=http://127.0.0.1:9")
+	r := c.run(dir, "index")
+	if r.code != 0 || strings.Count(r.stderr, "using the offline embedder") != 1 || !strings.Contains(r.stdout, "embedder: offline") {
+		t.Fatalf("index: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	s := c.run(dir, "search", "parse a cookie header", "--json")
+	if s.code != 0 || !strings.Contains(s.stdout, `"path":"cookies.go"`) {
+		t.Fatalf("search: exit %d\n%s\n%s", s.code, s.stdout, s.stderr)
+	}
+}
