@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -114,6 +115,13 @@ func Structured[T any](ctx context.Context, c Chatter, req Request) (T, Response
 		Message{Role: "user", Content: reaskText(problem, cs.raw)})
 	resp2, err := c.Chat(ctx, retry)
 	total := resp.Usage.Add(resp2.Usage)
+	var e *Error
+	if errors.As(err, &e) && e.Kind == KindContextTooLarge {
+		// The unusable reply quoted back does not fit the model's window:
+		// no re-ask, and the reply stays the model's failure, not a fault.
+		resp.Usage = total
+		return zero, resp, &StructuredError{Raw: resp.Content, Problem: problem + " (no re-ask: quoting the reply back would not fit the context window)", Attempts: 1}
+	}
 	if err != nil {
 		resp2.Usage = total
 		return zero, resp2, err
