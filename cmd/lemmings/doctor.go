@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -41,8 +40,7 @@ func newDoctorCmd(a *app) *cobra.Command {
 					failed++
 				}
 				if a.jsonOut {
-					line, _ := json.Marshal(c)
-					fmt.Fprintf(a.stdout, "%s\n", line)
+					a.printJSON(c)
 					continue
 				}
 				mark := map[string]string{"ok": "ok  ", "warn": "warn", "fail": "FAIL"}[c.Status]

@@ -47,6 +47,27 @@ func pickRun(ctx context.Context, root string, args []string, want func(graph.Ru
 	return "", errors.New("no matching run (lemmings runs lists them)")
 }
 
+// loadRun picks a run (named in args, else the latest) and reads its last checkpoint.
+func (a *app) loadRun(ctx context.Context, args []string) (string, graph.Snapshot[nodes.WorkflowState], error) {
+	root := a.repoRoot()
+	id, err := pickRun(ctx, root, args, nil)
+	if err != nil {
+		return "", graph.Snapshot[nodes.WorkflowState]{}, err
+	}
+	app, err := nodes.Store(root)
+	if err != nil {
+		return "", graph.Snapshot[nodes.WorkflowState]{}, err
+	}
+	snap, err := app.State(ctx, id)
+	return id, snap, err
+}
+
+// printJSON writes v as one JSON line.
+func (a *app) printJSON(v any) {
+	line, _ := json.Marshal(v)
+	fmt.Fprintf(a.stdout, "%s\n", line)
+}
+
 func newRunsCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "runs",
@@ -74,8 +95,7 @@ func newRunsCmd(a *app) *cobra.Command {
 					remit, done, failed = snap.State.Remit, snap.State.TasksCompleted, snap.State.TasksFailed
 				}
 				if a.jsonOut {
-					line, _ := json.Marshal(map[string]any{"run_id": r.ID, "status": status, "updated": r.Updated, "remit": remit, "tasks_completed": done, "tasks_failed": failed})
-					fmt.Fprintf(a.stdout, "%s\n", line)
+					a.printJSON(map[string]any{"run_id": r.ID, "status": status, "updated": r.Updated, "remit": remit, "tasks_completed": done, "tasks_failed": failed})
 					continue
 				}
 				fmt.Fprintf(a.stdout, "%-28s %-20s %s  %2d done %2d failed  %s\n", r.ID, status, r.Updated.Local().Format("2006-01-02 15:04"), done, failed, clipText(remit, 60))
@@ -94,25 +114,15 @@ func newStatusCmd(a *app) *cobra.Command {
 		Short: "Show where a run is: status, milestone, task, counts, cost",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root := a.repoRoot()
-			id, err := pickRun(cmd.Context(), root, args, nil)
-			if err != nil {
-				return err
-			}
-			app, err := nodes.Store(root)
-			if err != nil {
-				return err
-			}
-			snap, err := app.State(cmd.Context(), id)
+			id, snap, err := a.loadRun(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
 			s := snap.State
 			if a.jsonOut {
-				line, _ := json.Marshal(map[string]any{"run_id": id, "status": snap.Status, "step": snap.Step, "next": snap.Next,
+				a.printJSON(map[string]any{"run_id": id, "status": snap.Status, "step": snap.Step, "next": snap.Next,
 					"phase": s.Phase, "milestone": s.CurrentMilestone + 1, "milestones": len(s.Milestones), "tasks_completed": s.TasksCompleted,
 					"tasks_failed": s.TasksFailed, "current_task": s.CurrentTask, "pending_directives": len(s.PendingDirectives), "reason": snap.Reason, "error": snap.Error})
-				fmt.Fprintf(a.stdout, "%s\n", line)
 				return nil
 			}
 			w := a.stdout
@@ -178,28 +188,17 @@ func newDirectivesCmd(a *app) *cobra.Command {
 		Short: "List a run's supervisor directives and what became of each",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root := a.repoRoot()
-			id, err := pickRun(cmd.Context(), root, args, nil)
-			if err != nil {
-				return err
-			}
-			app, err := nodes.Store(root)
-			if err != nil {
-				return err
-			}
-			snap, err := app.State(cmd.Context(), id)
+			id, snap, err := a.loadRun(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
 			s := snap.State
 			if a.jsonOut {
 				for _, f := range s.DirectiveLog {
-					line, _ := json.Marshal(f)
-					fmt.Fprintf(a.stdout, "%s\n", line)
+					a.printJSON(f)
 				}
 				for _, d := range s.PendingDirectives {
-					line, _ := json.Marshal(map[string]any{"directive_id": d.ID, "source": d.Source, "description": d.Description, "fate": "pending", "task_id": d.TaskID, "priority": d.Priority, "type": d.Type})
-					fmt.Fprintf(a.stdout, "%s\n", line)
+					a.printJSON(map[string]any{"directive_id": d.ID, "source": d.Source, "description": d.Description, "fate": "pending", "task_id": d.TaskID, "priority": d.Priority, "type": d.Type})
 				}
 				return nil
 			}

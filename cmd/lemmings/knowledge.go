@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,8 +77,7 @@ func newKnowledgeListCmd(a *app) *cobra.Command {
 			}
 			for _, d := range store.Docs() {
 				if a.jsonOut {
-					line, _ := json.Marshal(map[string]any{"path": d.Path, "title": d.Title, "status": d.EffectiveStatus(), "updated_by": d.UpdatedBy, "summary": d.Summary()})
-					fmt.Fprintf(a.stdout, "%s\n", line)
+					a.printJSON(map[string]any{"path": d.Path, "title": d.Title, "status": d.EffectiveStatus(), "updated_by": d.UpdatedBy, "summary": d.Summary()})
 					continue
 				}
 				fmt.Fprintf(a.stdout, "%-40s %-12s %s\n", d.Path, d.EffectiveStatus(), d.Title)
@@ -137,8 +135,7 @@ func newKnowledgeLintCmd(a *app) *cobra.Command {
 			probs := knowledge.Lint(dir)
 			if a.jsonOut {
 				for _, p := range probs {
-					line, _ := json.Marshal(p)
-					fmt.Fprintf(a.stdout, "%s\n", line)
+					a.printJSON(p)
 				}
 			} else if len(probs) > 0 {
 				fmt.Fprint(a.stdout, knowledge.FormatProblems(probs))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -155,8 +154,7 @@ func (a *app) summarize(res nodes.Result, err error) {
 		if err != nil {
 			out["error"] = err.Error()
 		}
-		line, _ := json.Marshal(out)
-		fmt.Fprintf(a.stdout, "%s\n", line)
+		a.printJSON(out)
 		return
 	}
 	w := a.stdout
