@@ -5,7 +5,10 @@
 // /v1/models, on a loopback httptest server. It answers from a script of Steps,
 // records every call, and can misbehave on request: status codes, Retry-After,
 // latency, malformed bodies, cut streams, streams without their end marker,
-// mid-stream errors.
+// mid-stream errors. Its Ollama side refuses and cuts as a real v0.11.4
+// server does (checked by llm's contract tests): option types, formats,
+// capabilities, and a prompt longer than the window counted as one whole
+// window, silently.
 //
 // It imports nothing of lemmings and nothing of package testing, so the demo
 // can run it in-process.
