@@ -336,7 +336,7 @@ func (tm *supTeam) assessorReply(c llmtest.Call) any {
 // supEnv is one test's world: servers, repository, configuration, and what
 // the runs reported.
 type supEnv struct {
-	t     *testing.T
+	t     testing.TB
 	Team  *supTeam
 	Local *llmtest.Server
 	Cloud *llmtest.Server
@@ -354,7 +354,7 @@ type supEnv struct {
 // supNewEnv starts both servers and makes the repository. The configuration
 // runs supervisors in blocking mode (deterministic landing) with fast retries;
 // tests change what they need.
-func supNewEnv(t *testing.T, tm *supTeam) *supEnv {
+func supNewEnv(t testing.TB, tm *supTeam) *supEnv {
 	t.Helper()
 	if tm == nil {
 		tm = &supTeam{}
@@ -399,7 +399,7 @@ func supConfig(localURL, cloudURL string) *config.Config {
 }
 
 // supMakeRepo makes a small committed repository.
-func supMakeRepo(t *testing.T) string {
+func supMakeRepo(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
 	files := map[string]string{
@@ -421,7 +421,7 @@ func supMakeRepo(t *testing.T) string {
 	return dir
 }
 
-func supGit(t *testing.T, dir string, args ...string) string {
+func supGit(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -181,8 +182,11 @@ func TestSupE2EBackgroundLandsAtNextPlanningRound(t *testing.T) {
 // supervisor runs exactly when its triggers say.
 func TestSupE2ETriggerSequence(t *testing.T) {
 	t.Parallel()
-	e := supNewEnv(t, nil)
+	e := supNewEnv(t, &supTeam{SupervisorLatency: 100 * time.Millisecond})
 	res := e.mustStart(e.supPlan(3, 3))
+	if n := e.Cloud.MaxConcurrent(); n < 2 {
+		t.Errorf("at most %d supervisor call at a time: the due supervisors did not run in parallel", n)
+	}
 	var got []string
 	for _, r := range res.State.SupervisorRunLog {
 		got = append(got, fmt.Sprintf("%s:%s:%d", r.Supervisor, r.Trigger, r.AtTask))
@@ -574,7 +578,17 @@ func TestSupE2EResumeWithJobInFlight(t *testing.T) {
 // resumed run re-runs the job, finds its commit and writes nothing twice.
 func TestSupE2EResumeAfterLandingBeforeCheckpoint(t *testing.T) {
 	t.Parallel()
-	tm := &supTeam{Supervisor: supBootstrapStyle, DirectiveFate: supTaskFate}
+	// A real model words a re-run differently: the store alone would then
+	// commit the documents a second time.
+	var answers atomic.Int32
+	reworded := func(role string, c llmtest.Call) (llmtest.Reply, bool) {
+		r, ok := supBootstrapStyle(role, c)
+		if ok {
+			r.Content = strings.Replace(r.Content, "Bad: out/file.txt", fmt.Sprintf("Bad: out/file-%d.txt", answers.Add(1)), 1)
+		}
+		return r, ok
+	}
+	tm := &supTeam{Supervisor: reworded, DirectiveFate: supTaskFate}
 	e := supNewEnv(t, tm)
 	e.Cfg.Supervisors.Mode = "background"
 	e.Cfg.Supervisors.CodeStyle.Interval = 2

@@ -34,6 +34,9 @@ type SupervisorPool struct {
 type poolJob struct {
 	done    chan struct{}
 	outcome supervisorOutcome
+	// fresh: started by run_supervisors in this process, not relaunched from
+	// a record an earlier process left.
+	fresh bool
 }
 
 // NewSupervisorPool makes a pool whose jobs live as long as ctx (the run, not
@@ -44,13 +47,13 @@ func NewSupervisorPool(ctx context.Context, model Model) *SupervisorPool {
 }
 
 // launch starts a job once; a second launch of the same id is a no-op.
-func (p *SupervisorPool) launch(job SupervisorJob, req llm.Request) {
+func (p *SupervisorPool) launch(job SupervisorJob, req llm.Request, fresh bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.jobs[job.ID]; ok {
 		return
 	}
-	pj := &poolJob{done: make(chan struct{})}
+	pj := &poolJob{done: make(chan struct{}), fresh: fresh}
 	p.jobs[job.ID] = pj
 	p.wg.Add(1)
 	go func() {
@@ -82,6 +85,14 @@ func (p *SupervisorPool) known(id string) bool {
 	defer p.mu.Unlock()
 	_, ok := p.jobs[id]
 	return ok
+}
+
+// fresh says whether this process started the job itself in run_supervisors.
+func (p *SupervisorPool) fresh(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pj, ok := p.jobs[id]
+	return ok && pj.fresh
 }
 
 // result returns a finished job's outcome without waiting.

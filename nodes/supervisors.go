@@ -41,7 +41,7 @@ func (d *Deps) RunSupervisors(ctx context.Context, in WorkflowState) (WorkflowSt
 	bootstrap := d.knowledgeEmpty()
 	for _, ds := range due {
 		job := startJob(&s, ds, bootstrap)
-		if err := d.launch(ctx, &s, job); err != nil {
+		if err := d.launch(ctx, &s, job, true); err != nil {
 			return s, err
 		}
 		graph.Emit(ctx, "supervisor_start", map[string]any{"job": job.ID, "supervisor": job.Supervisor, "trigger": job.Trigger, "bootstrap": bootstrap})
@@ -78,7 +78,7 @@ func (d *Deps) knowledgeEmpty() bool {
 
 // launch composes the job's prompt from the state as it is now and hands it
 // to the pool.
-func (d *Deps) launch(ctx context.Context, s *WorkflowState, job SupervisorJob) error {
+func (d *Deps) launch(ctx context.Context, s *WorkflowState, job SupervisorJob, fresh bool) error {
 	in := d.supervisorInput(ctx, s, job)
 	data := supervisorData{Bootstrap: job.Bootstrap, Trigger: job.Trigger}
 	instr, err := d.instructionsSection(job.Supervisor, data)
@@ -89,7 +89,7 @@ func (d *Deps) launch(ctx context.Context, s *WorkflowState, job SupervisorJob) 
 	if err != nil {
 		return fmt.Errorf("compose %s prompt: %w", job.Supervisor, err)
 	}
-	d.Supervisors.launch(job, llm.Request{Role: RoleSupervisor, Label: job.Supervisor, Messages: p.Messages})
+	d.Supervisors.launch(job, llm.Request{Role: RoleSupervisor, Label: job.Supervisor, Messages: p.Messages}, fresh)
 	return nil
 }
 
@@ -112,7 +112,7 @@ func (d *Deps) landSupervisorResults(ctx context.Context, s *WorkflowState) erro
 	}
 	for _, job := range slices.Clone(s.SupervisorJobs) {
 		if !d.Supervisors.known(job.ID) {
-			if err := d.launch(ctx, s, job); err != nil {
+			if err := d.launch(ctx, s, job, false); err != nil {
 				return err
 			}
 			graph.Emit(ctx, "supervisor_relaunch", map[string]any{"job": job.ID})
@@ -138,7 +138,7 @@ func (d *Deps) awaitSupervisors(ctx context.Context, s *WorkflowState) error {
 	defer cancel()
 	for _, job := range slices.Clone(s.SupervisorJobs) {
 		if !d.Supervisors.known(job.ID) {
-			if err := d.launch(ctx, s, job); err != nil {
+			if err := d.launch(ctx, s, job, false); err != nil {
 				return err
 			}
 		}
@@ -168,13 +168,18 @@ func (d *Deps) logSkipped(ctx context.Context, s *WorkflowState, j SupervisorJob
 // A failed or malformed job is a warning; the run goes on.
 func (d *Deps) land(ctx context.Context, s *WorkflowState, out supervisorOutcome) error {
 	job := out.Job
+	// Only a job relaunched from an earlier process's record, or one landed
+	// in the very step that started it (blocking mode, which a crash makes
+	// run again), can find its documents already committed; a background
+	// job this process started is spared the look through the branch log.
+	mayBeCommitted := d.Settings.Supervisors.Blocking || !d.Supervisors.fresh(job.ID)
 	d.Supervisors.forget(job.ID)
 	s.SupervisorJobs = slices.DeleteFunc(s.SupervisorJobs, func(x SupervisorJob) bool { return x.ID == job.ID })
 	run := SupervisorRun{
 		JobID: job.ID, Supervisor: job.Supervisor, Trigger: job.Trigger, AtTask: job.AtTask, Bootstrap: job.Bootstrap, At: d.now(),
 		PromptTokens: out.Response.Usage.PromptTokens, CompletionTokens: out.Response.Usage.CompletionTokens, CostUSD: out.Response.Usage.CostUSD,
 	}
-	s.SupervisorSpendUSD += run.CostUSD
+	d.spend(ctx, s, run.CostUSD)
 	s.AddUsage(job.Supervisor, totals(out.Response.Usage))
 	if out.Err != nil {
 		run.Status = "skipped"
@@ -190,7 +195,7 @@ func (d *Deps) land(ctx context.Context, s *WorkflowState, out supervisorOutcome
 
 	docs, directives, findings, summary := d.unpack(out)
 	run.Status, run.Summary = "ok", summary
-	written, warnings, err := d.writeKnowledge(ctx, s, job, docs)
+	written, warnings, err := d.writeKnowledge(ctx, s, job, docs, mayBeCommitted)
 	if err != nil {
 		return err
 	}
@@ -204,11 +209,18 @@ func (d *Deps) land(ctx context.Context, s *WorkflowState, out supervisorOutcome
 	run.Directives = addDirectives(s, job.Supervisor, directives, d.Settings.MaxCleanupDirectives, d.now())
 	d.converge(ctx, s, job.Supervisor, findings)
 	s.SupervisorRunLog = append(s.SupervisorRunLog, run)
-	if b := d.Settings.Supervisors.BudgetUSD; b > 0 && s.SupervisorSpendUSD >= b {
-		graph.Emit(ctx, "warning", map[string]any{"message": fmt.Sprintf("supervisor budget of $%.2f reached ($%.4f spent): no more supervisor calls this run", b, s.SupervisorSpendUSD)})
-	}
 	graph.Emit(ctx, "supervisor_done", map[string]any{"job": job.ID, "supervisor": job.Supervisor, "directives": run.Directives, "docs": run.Docs, "summary": clip(summary, 300), "cost_usd": run.CostUSD})
 	return nil
+}
+
+// spend adds a job's cost (also a failed job's: the tokens were paid for)
+// and warns once, when the run's supervisor budget is reached.
+func (d *Deps) spend(ctx context.Context, s *WorkflowState, cost float64) {
+	before := s.SupervisorSpendUSD
+	s.SupervisorSpendUSD += cost
+	if b := d.Settings.Supervisors.BudgetUSD; b > 0 && before < b && s.SupervisorSpendUSD >= b {
+		graph.Emit(ctx, "warning", map[string]any{"message": fmt.Sprintf("supervisor budget of $%.2f reached ($%.4f spent): no more supervisor calls this run", b, s.SupervisorSpendUSD)})
+	}
 }
 
 // unpack turns a supervisor's reply into documents and directives.
@@ -315,11 +327,11 @@ func slug(title string) string {
 
 // writeKnowledge writes a job's documents into the work tree and commits them,
 // unless an earlier process already committed this job's documents.
-func (d *Deps) writeKnowledge(ctx context.Context, s *WorkflowState, job SupervisorJob, docs []*knowledge.Doc) ([]string, []string, error) {
+func (d *Deps) writeKnowledge(ctx context.Context, s *WorkflowState, job SupervisorJob, docs []*knowledge.Doc, mayBeCommitted bool) ([]string, []string, error) {
 	if len(docs) == 0 {
 		return nil, nil, nil
 	}
-	if d.jobCommitted(ctx, s, job.ID) {
+	if mayBeCommitted && d.jobCommitted(ctx, s, job.ID) {
 		// An earlier process landed this job up to its commit: report what it
 		// wrote (never what ownership refused) and write nothing again.
 		store, _, err := d.knowledgeStore()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,6 +94,7 @@ func TestSupOwnershipRefusal(t *testing.T) {
 	s2 := supLandState(d, t)
 	s2.BaseCommit = s.BaseCommit
 	s2.SupervisorJobs = []SupervisorJob{job}
+	out.CodeStyle.Docs[0].Rules = []string{"Wrap errors with context, worded anew by the re-run."}
 	if err := d.land(ctx, &s2, out); err != nil {
 		t.Fatal(err)
 	}
@@ -363,5 +365,107 @@ func TestSupRelaunchAfterRestart(t *testing.T) {
 	}
 	if len(s.SupervisorJobs) != 0 || s.SupervisorRunLog[1].Status != "skipped" {
 		t.Fatalf("offline: jobs %v log %+v", s.SupervisorJobs, s.SupervisorRunLog)
+	}
+}
+
+// TestSupBudgetWarnsOnce: jobs landing after the budget was crossed do not
+// repeat the warning; a failed job's cost counts too.
+func TestSupBudgetWarnsOnce(t *testing.T) {
+	ctx := context.Background()
+	d := supDeps(t, nil, true)
+	d.Supervisors = NewSupervisorPool(ctx, nil)
+	defer d.Supervisors.Close()
+	d.Settings.Supervisors.BudgetUSD = 0.03
+	s := supLandState(d, t)
+	addTrigger(&s, TriggerMilestoneComplete)
+	var outs []supervisorOutcome
+	for _, ds := range dueSupervisors(s, d.Settings) {
+		job := startJob(&s, ds, false)
+		out := supCodeStyleOutcome(job, nil, nil, nil)
+		out.CodeStyle = nil
+		out.Err = &llm.StructuredError{Raw: "x", Problem: "not JSON", Attempts: 2}
+		outs = append(outs, out)
+	}
+	warnings := supInNode(t, func(ctx context.Context) error {
+		for _, out := range outs {
+			if err := d.land(ctx, &s, out); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	n := 0
+	for _, w := range warnings {
+		if strings.Contains(w, "budget of $0.03 reached") {
+			n++
+		}
+	}
+	if n != 1 || s.SupervisorSpendUSD < 3*supCallCost-1e-9 {
+		t.Fatalf("%d budget warnings (spend %v): %q", n, s.SupervisorSpendUSD, warnings)
+	}
+	if got := supDueNames(s, d.Settings); len(got) != 0 {
+		t.Fatalf("due with the budget spent: %v", got)
+	}
+}
+
+// TestSupAssessorSeesSupervisorFindings: the Assessor's prompt carries the
+// supervisor run log and the pending directives as evidence of drift.
+func TestSupAssessorSeesSupervisorFindings(t *testing.T) {
+	m := &supFakeModel{answer: supAnswerAssessor("aligned")}
+	d := supDeps(t, m, false)
+	s := supExecState()
+	s.Milestones = []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}}
+	s.SupervisorRunLog = []SupervisorRun{{Supervisor: SupDesign, Trigger: TriggerTaskAbort, AtTask: 4, Status: "ok", Summary: "the storage layer bypasses the entity API", Directives: []string{"d1"}}}
+	addDirectives(&s, SupDesign, []Directive{{Type: DirFunctional, Priority: PrioNormal, Description: "Route storage through the entity API"}}, 10, supNow)
+	if _, err := d.Assessor(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests(NodeAssessor)
+	if len(reqs) != 1 {
+		t.Fatalf("%d assessor calls", len(reqs))
+	}
+	sec := supSection(reqs[0].Messages[len(reqs[0].Messages)-1].Content, "SUPERVISOR FINDINGS")
+	for _, want := range []string{"design (task_abort, after task 4): the storage layer bypasses the entity API; 1 directives", "pending normal functional directive: Route storage through the entity API"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("SUPERVISOR FINDINGS lacks %q:\n%s", want, sec)
+		}
+	}
+}
+
+// TestSupBlockingStepRerunCommitsOnce: in blocking mode a run_supervisors
+// step that committed its documents but died before its checkpoint runs again
+// on resume with the same input; the documents are not committed twice.
+func TestSupBlockingStepRerunCommitsOnce(t *testing.T) {
+	ctx := context.Background()
+	calls := 0
+	m := &supFakeModel{answer: func(req llm.Request) (string, error) {
+		if req.Label != SupCodeStyle {
+			return supAnswerEmptySupervisor(req)
+		}
+		calls++ // a real model words its second answer differently
+		return supJSON(map[string]any{"conventions_updated": []string{supConventionPath}, "directives": []any{}, "findings": []string{}, "summary": "s",
+			"docs": []any{map[string]any{"path": supConventionPath, "title": "Output file names", "rules": []string{fmt.Sprintf("Name files after their task (answer %d).", calls)}}}}), nil
+	}}
+	d := supDeps(t, m, true)
+	d.Settings.Supervisors.Blocking = true
+	s := supLandState(d, t)
+	addTrigger(&s, TriggerMilestoneComplete)
+	for process := 1; process <= 2; process++ {
+		d.Supervisors = NewSupervisorPool(ctx, m) // a new process
+		out, err := d.RunSupervisors(ctx, s)
+		d.Supervisors.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := supRunLog(out, SupCodeStyle); len(r) != 1 || !slices.Equal(r[0].Docs, []string{supConventionPath}) {
+			t.Fatalf("process %d: run %+v", process, r)
+		}
+	}
+	log, err := d.Work.Log(ctx, s.BaseCommit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 1 {
+		t.Fatalf("%d commits after the step ran twice, want 1", len(log))
 	}
 }

@@ -1,0 +1,106 @@
+package nodes
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
+)
+
+// Injected model latency of BenchmarkSupervisorModes: small by default so
+// `go test -bench` is quick; the issue's figures are
+//
+//	LEMMINGS_SUP_BENCH_LOCAL=2s LEMMINGS_SUP_BENCH_CLOUD=10s
+func supBenchLatency(b *testing.B) (local, cloud time.Duration) {
+	local, cloud = 20*time.Millisecond, 100*time.Millisecond
+	for _, v := range []struct {
+		env string
+		d   *time.Duration
+	}{{"LEMMINGS_SUP_BENCH_LOCAL", &local}, {"LEMMINGS_SUP_BENCH_CLOUD", &cloud}} {
+		if s := os.Getenv(v.env); s != "" {
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				b.Fatalf("%s: %v", v.env, err)
+			}
+			*v.d = d
+		}
+	}
+	return local, cloud
+}
+
+var supBenchLastTask = regexp.MustCompile(`(?m)^- (t\d+) \[`)
+
+// supBenchSupervisor finds something new on every run (so no supervisor
+// converges and they all keep their default intervals) and the Internaliser
+// writes a lesson each time, as a busy real run would.
+func supBenchSupervisor(role string, c llmtest.Call) (llmtest.Reply, bool) {
+	done := supBenchLastTask.FindAllStringSubmatch(supSection(supFirstUser(c), "DONE LIST (recent)"), -1)
+	last := "t0"
+	if len(done) > 0 {
+		last = done[len(done)-1][1]
+	}
+	switch role {
+	case SupInternaliser:
+		return supReply(map[string]any{"knowledge_items": []any{map[string]any{
+			"category": "lesson", "title": "What " + last + " taught", "content": "Files are written whole, then committed.",
+			"source_task": last, "confidence": "medium", "needs_user_review": false}}, "summary": "one lesson"}), true
+	case SupCodeStyle:
+		r := supEmptySupervisorReply(role)
+		r["findings"] = []string{"style note after " + last}
+		return supReply(r), true
+	}
+	return llmtest.Reply{}, false
+}
+
+// BenchmarkSupervisorModes runs a 20-task plan (two milestones, a trivial
+// gate) with injected latency — L per local call, 5·L per supervisor call by
+// default — three times: supervisors off, blocking (the seed's behaviour) and
+// background. It reports each wall time and the overhead of blocking and
+// background over off; the target is background ≤ 5%.
+func BenchmarkSupervisorModes(b *testing.B) {
+	local, cloud := supBenchLatency(b)
+	b.Logf("latency: %s per local call, %s per supervisor call", local, cloud)
+	modes := []string{"off", "blocking", "background"}
+	wall := map[string]time.Duration{}
+	runs := map[string]int{}
+	for i := 0; i < b.N; i++ {
+		for _, mode := range modes {
+			b.StopTimer()
+			e := supNewEnv(b, &supTeam{LocalLatency: local, SupervisorLatency: cloud, Supervisor: supBenchSupervisor})
+			e.Cfg.Limits.ReviewInterval = 5
+			switch mode {
+			case "off":
+				e.Cfg.Supervisors.Enabled = false
+			case "blocking":
+				e.Cfg.Supervisors.Mode = "blocking"
+			default:
+				e.Cfg.Supervisors.Mode = "background"
+			}
+			plan := e.supPlan(10, 10)
+			b.StartTimer()
+			start := time.Now()
+			res, err := e.start(context.Background(), plan)
+			wall[mode] += time.Since(start)
+			b.StopTimer()
+			if err != nil || res.State.Outcome != OutcomeDone || res.State.TasksCompleted != 20 {
+				b.Fatalf("%s: %v, outcome %q, %d tasks (%s)", mode, err, res.State.Outcome, res.State.TasksCompleted, res.State.StopReason)
+			}
+			if mode != "off" && (len(res.State.SupervisorRunLog) == 0 || len(res.State.SupervisorJobs) != 0) {
+				b.Fatalf("%s: %d supervisor runs, %d jobs left", mode, len(res.State.SupervisorRunLog), len(res.State.SupervisorJobs))
+			}
+			runs[mode] += len(res.State.SupervisorRunLog)
+			b.StartTimer()
+		}
+	}
+	n := float64(b.N)
+	for _, mode := range modes {
+		b.ReportMetric(wall[mode].Seconds()/n, mode+"-s")
+	}
+	b.ReportMetric(float64(runs["background"])/n, "background-sup-runs")
+	b.ReportMetric(float64(runs["blocking"])/n, "blocking-sup-runs")
+	b.ReportMetric(100*(wall["blocking"].Seconds()/wall["off"].Seconds()-1), "blocking-overhead-%")
+	b.ReportMetric(100*(wall["background"].Seconds()/wall["off"].Seconds()-1), "background-overhead-%")
+}
