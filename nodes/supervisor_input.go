@@ -23,6 +23,9 @@ const (
 	supMaxFiles    = 12
 	supFileBytes   = 6000
 	supSampleFiles = 6
+	// supRemitBytes bounds the remit, a required section, well inside the
+	// default input budget.
+	supRemitBytes = 4000
 )
 
 // supervisorInput compresses the state for a supervisor (seed 003 "Supervisor
@@ -31,7 +34,7 @@ const (
 // files never included) and the knowledge store.
 func (d *Deps) supervisorInput(ctx context.Context, s *WorkflowState, job SupervisorJob) []llm.Section {
 	var secs []llm.Section
-	secs = append(secs, llm.Section{Title: "REMIT AND MILESTONES", Body: "Remit: " + s.Remit + "\n\n" + milestoneOverview(s), Required: true})
+	secs = append(secs, llm.Section{Title: "REMIT AND MILESTONES", Body: "Remit: " + clip(s.Remit, supRemitBytes) + "\n\n" + milestoneOverview(s), Required: true})
 	secs = append(secs, llm.Section{Title: "KNOWLEDGE STORE", Body: d.knowledgeDigest(job.Supervisor), Priority: prioKnowledge})
 
 	var done strings.Builder

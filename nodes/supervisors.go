@@ -42,7 +42,8 @@ func (d *Deps) RunSupervisors(ctx context.Context, in WorkflowState) (WorkflowSt
 	for _, ds := range due {
 		job := startJob(&s, ds, bootstrap)
 		if err := d.launch(ctx, &s, job, true); err != nil {
-			return s, err
+			d.logSkipped(ctx, &s, job, err.Error())
+			continue
 		}
 		graph.Emit(ctx, "supervisor_start", map[string]any{"job": job.ID, "supervisor": job.Supervisor, "trigger": job.Trigger, "bootstrap": bootstrap})
 	}
@@ -77,7 +78,9 @@ func (d *Deps) knowledgeEmpty() bool {
 }
 
 // launch composes the job's prompt from the state as it is now and hands it
-// to the pool.
+// to the pool. A prompt that cannot be composed (a broken template override,
+// required context over the input budget) is the supervisor's failure, not
+// the run's: callers log the job as skipped.
 func (d *Deps) launch(ctx context.Context, s *WorkflowState, job SupervisorJob, fresh bool) error {
 	in := d.supervisorInput(ctx, s, job)
 	data := supervisorData{Bootstrap: job.Bootstrap, Trigger: job.Trigger}
@@ -113,7 +116,8 @@ func (d *Deps) landSupervisorResults(ctx context.Context, s *WorkflowState) erro
 	for _, job := range slices.Clone(s.SupervisorJobs) {
 		if !d.Supervisors.known(job.ID) {
 			if err := d.launch(ctx, s, job, false); err != nil {
-				return err
+				d.logSkipped(ctx, s, job, err.Error())
+				continue
 			}
 			graph.Emit(ctx, "supervisor_relaunch", map[string]any{"job": job.ID})
 			continue
@@ -139,7 +143,8 @@ func (d *Deps) awaitSupervisors(ctx context.Context, s *WorkflowState) error {
 	for _, job := range slices.Clone(s.SupervisorJobs) {
 		if !d.Supervisors.known(job.ID) {
 			if err := d.launch(ctx, s, job, false); err != nil {
-				return err
+				d.logSkipped(ctx, s, job, err.Error())
+				continue
 			}
 		}
 		out, ok := d.Supervisors.wait(wctx, job.ID)

@@ -469,3 +469,51 @@ func TestSupBlockingStepRerunCommitsOnce(t *testing.T) {
 		t.Fatalf("%d commits after the step ran twice, want 1", len(log))
 	}
 }
+
+// TestSupUncomposablePromptIsSkipped: a supervisor whose required input does
+// not fit its budget is skipped with a warning; the run goes on. A long remit
+// is clipped to fit the default budget.
+func TestSupUncomposablePromptIsSkipped(t *testing.T) {
+	ctx := context.Background()
+	m := &supFakeModel{answer: supAnswerEmptySupervisor}
+	d := supDeps(t, m, true)
+	d.Settings.Supervisors.Blocking = true
+	s := supLandState(d, t)
+	s.Remit = strings.Repeat("Make every statistic exact and documented. ", 2000) // ~22k tokens
+	addTrigger(&s, TriggerTaskAbort)
+
+	d.Settings.Supervisors.InputTokens = 40
+	var out WorkflowState
+	warnings := supInNode(t, func(ctx context.Context) error {
+		d.Supervisors = NewSupervisorPool(ctx, m)
+		defer d.Supervisors.Close()
+		var err error
+		out, err = d.RunSupervisors(ctx, s)
+		return err
+	})
+	if n := len(m.requests(SupDesign)); n != 0 {
+		t.Fatalf("%d calls with a prompt over budget", n)
+	}
+	r := supRunLog(out, SupDesign)
+	if len(r) != 1 || r[0].Status != "skipped" || len(out.SupervisorJobs) != 0 {
+		t.Fatalf("run log %+v jobs %v", r, out.SupervisorJobs)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "supervisor design skipped: compose design prompt") {
+		t.Fatalf("warnings %q", warnings)
+	}
+
+	d.Settings.Supervisors.InputTokens = DefaultSettings().Supervisors.InputTokens
+	d.Supervisors = NewSupervisorPool(ctx, m)
+	defer d.Supervisors.Close()
+	out, err := d.RunSupervisors(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := supRunLog(out, SupDesign); len(r) != 1 || r[0].Status != "ok" {
+		t.Fatalf("with the default budget: %+v", r)
+	}
+	req := m.requests(SupDesign)[0]
+	if n := llm.CountTokens(req.Messages[0].Content + req.Messages[len(req.Messages)-1].Content); n > d.Settings.Supervisors.InputTokens {
+		t.Fatalf("prompt of %d tokens over the budget", n)
+	}
+}
