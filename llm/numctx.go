@@ -1,6 +1,8 @@
 package llm
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -131,4 +133,34 @@ func windowLimit(modelMax, userMax int) int {
 		return userMax
 	}
 	return modelMax
+}
+
+// PromptLimit is the most prompt tokens (by CountTokens' estimate) a call of
+// role can carry: the model's window (its maximum from /api/show, or the
+// configured num_ctx / max_num_ctx) minus the reply budget. 0 means no known
+// limit (cloud providers, or a server that does not say). Callers size their
+// prompt budgets with it so a prompt is packed rather than refused.
+func (r *Router) PromptLimit(ctx context.Context, role string) (int, error) {
+	ro, err := r.role(role)
+	if err != nil {
+		return 0, err
+	}
+	p, ok := ro.prov.(*ollamaProvider)
+	if !ok {
+		return 0, nil
+	}
+	info, err := p.info(ctx)
+	if err != nil {
+		return 0, r.finish(ctx, ro, err)
+	}
+	window := windowLimit(info.contextLength, p.spec.MaxNumCtx)
+	if p.spec.NumCtx > 0 {
+		window = p.spec.NumCtx
+	}
+	if window == 0 {
+		return 0, nil
+	}
+	reply := cmp.Or(p.spec.MaxTokens, defaultReplyTokens)
+	// Leave room for the per-message overhead and the schema CountTokens adds.
+	return max(window-reply-512, minReplyTokens), nil
 }

@@ -134,7 +134,12 @@ func (l *implLoop) run(ctx context.Context) (*ImplResult, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		act, resp, err := ask[implAction](ctx, d, l.s, call{Label: NodeImplementor, Data: implData{}, Sections: sections, Messages: l.compactHistory()})
+		history, used := l.compactHistory(d.Settings.budget(NodeImplementor) / 2)
+		act, resp, err := ask[implAction](ctx, d, l.s, call{Label: NodeImplementor, Data: implData{}, Sections: sections,
+			Messages: history, Budget: d.Settings.budget(NodeImplementor) - used})
+		if tooLarge(err) {
+			return &ImplResult{Status: ImplExhausted, Actions: n, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil
+		}
 		if err != nil {
 			if !modelFault(err) {
 				return nil, err
@@ -184,9 +189,11 @@ func (l *implLoop) note(assistant, user string) {
 		llm.Message{Role: "user", Content: user})
 }
 
-// compactHistory keeps the latest tool results in full and elides older ones:
-// the model still sees what it did, and the prompt does not grow without end.
-func (l *implLoop) compactHistory() []llm.Message {
+// compactHistory keeps the latest tool results in full and elides older ones,
+// then drops the oldest exchanges while the history exceeds budget tokens: the
+// model still sees what it did last, and the prompt does not grow without
+// end. It returns the history and its size.
+func (l *implLoop) compactHistory(budget int) ([]llm.Message, int) {
 	out := slices.Clone(l.history)
 	cut := len(out) - 2*keepResults
 	for i := 0; i < cut; i++ {
@@ -195,7 +202,23 @@ func (l *implLoop) compactHistory() []llm.Message {
 			out[i].Content = first + "\n(output elided; repeat the action if you need it again)"
 		}
 	}
-	return out
+	size := func(ms []llm.Message) int {
+		n := 0
+		for _, m := range ms {
+			n += llm.CountTokens(m.Content)
+		}
+		return n
+	}
+	dropped := 0
+	for len(out) > 2 && size(out) > budget {
+		out = out[2:]
+		dropped++
+	}
+	if dropped > 0 {
+		note := llm.Message{Role: "user", Content: fmt.Sprintf("(%d earlier actions are no longer shown; their changes are in the files)", dropped)}
+		out = append([]llm.Message{note}, out...)
+	}
+	return out, size(out)
 }
 
 func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {

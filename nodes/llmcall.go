@@ -25,6 +25,8 @@ type call struct {
 	Sections []llm.Section
 	// Messages extends the composed prompt (the implementor's tool loop).
 	Messages []llm.Message
+	// Budget overrides the label's token budget for the composed part.
+	Budget int
 }
 
 // ask composes the prompt, asks for a T and folds the usage into the state.
@@ -50,7 +52,11 @@ func (d *Deps) compose(ctx context.Context, c call) (llm.Request, error) {
 	if role == "" {
 		role = RolePrimary
 	}
-	p, err := d.Composer.Compose(c.Label, c.Data, d.Settings.budget(c.Label), c.Sections...)
+	budget := d.Settings.budget(c.Label)
+	if c.Budget > 0 {
+		budget = c.Budget
+	}
+	p, err := d.Composer.Compose(c.Label, c.Data, budget, c.Sections...)
 	if err != nil {
 		return llm.Request{}, fmt.Errorf("compose %s prompt: %w", c.Label, err)
 	}
@@ -81,9 +87,15 @@ func totals(u llm.Usage) UsageTotals {
 }
 
 // modelFault says whether err is the model's failure to answer usefully (bad
-// JSON after the re-ask) rather than a system fault such as a server that is
-// down. The workflow absorbs the first kind; the second fails the step.
+// JSON after the re-ask, or a prompt that cannot fit its window) rather than a
+// system fault such as a server that is down. The workflow absorbs the first
+// kind; the second fails the step.
 func modelFault(err error) bool {
 	var se *llm.StructuredError
-	return errors.As(err, &se)
+	return errors.As(err, &se) || tooLarge(err)
+}
+
+func tooLarge(err error) bool {
+	var le *llm.Error
+	return errors.As(err, &le) && le.Kind == llm.KindContextTooLarge
 }

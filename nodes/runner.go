@@ -220,6 +220,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if err := router.Check(ctx, RolePrimary); err != nil {
 		return nil, err
 	}
+	fitBudgets(ctx, &set, router)
 	if set.Supervisors.Enabled {
 		if err := router.Check(ctx, RoleSupervisor); err != nil {
 			fmt.Fprintf(warn, "warning: supervisors off for this run: %v\n", err)
@@ -393,4 +394,28 @@ func LatestResumable(ctx context.Context, root string) (string, error) {
 		}
 	}
 	return "", errors.New("no run to resume (lemmings runs lists them)")
+}
+
+// localLabels are the prompts each local role serves.
+var localLabels = map[string][]string{
+	RolePrimary:    {NodeScope, NodePlanner, NodeImplementor, NodeQA, NodeAssessor},
+	RoleSummarizer: {"summarizer"},
+}
+
+// fitBudgets caps each local prompt budget at what the role's model window
+// holds, so prompts are packed to fit instead of being refused (or, worse,
+// cut by the server).
+func fitBudgets(ctx context.Context, set *Settings, router *llm.Router) {
+	for role, labels := range localLabels {
+		limit, err := router.PromptLimit(ctx, role)
+		if err != nil || limit <= 0 {
+			continue
+		}
+		if set.TokenBudgets == nil {
+			set.TokenBudgets = map[string]int{}
+		}
+		for _, l := range labels {
+			set.TokenBudgets[l] = min(set.budget(l), limit)
+		}
+	}
 }
