@@ -427,16 +427,20 @@ func TestOllamaFaults(t *testing.T) {
 		}
 	})
 
-	t.Run("a wrongly typed option is the server's 500", func(t *testing.T) {
+	t.Run("a wrongly typed option is a 500 that is reported, not retried", func(t *testing.T) {
 		t.Parallel()
 		srv := llmtest.NewServer()
 		defer srv.Close()
+		srv.Script(llmtest.Step{Times: -1, Reply: llmtest.Reply{Content: "hello"}})
 		spec := ollamaRole(srv, "m")
-		spec.Options = map[string]any{"num_predict": "lots"}
-		r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": spec}, Retry: RetryPolicy{MaxAttempts: 1}})
+		spec.Options = map[string]any{"top_k": "lots"}
+		r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": spec}, Retry: RetryPolicy{MaxAttempts: 3}})
 		_, err := r.Chat(ctx, Request{Role: "primary", Messages: userMsg("hi")})
-		if e := asError(t, err); e.Kind != KindServer || e.Status != 500 {
-			t.Errorf("error %v", e)
+		if e := asError(t, err); e.Kind != KindBadRequest || e.Status != 500 || e.Retriable {
+			t.Errorf("error %v (kind %s, status %d)", e, e.Kind, e.Status)
+		}
+		if n := len(srv.ChatCalls()); n != 1 {
+			t.Errorf("%d calls: a refused option must not be retried", n)
 		}
 	})
 }
