@@ -26,7 +26,7 @@ func (d *Deps) countKnowledgeUse(ctx context.Context, s *WorkflowState, t *Task)
 	var promoted []string
 	for _, p := range t.KnowledgeInjected {
 		doc, ok := store.Get(p)
-		if !ok || doc.Status != knowledge.Provisional {
+		if !ok || doc.EffectiveStatus() != knowledge.Provisional { // as Select judged it when injecting
 			continue
 		}
 		s.KnowledgeUses[p]++

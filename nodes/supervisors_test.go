@@ -517,3 +517,59 @@ func TestSupUncomposablePromptIsSkipped(t *testing.T) {
 		t.Fatalf("prompt of %d tokens over the budget", n)
 	}
 }
+
+// TestSupKnowledgePromotion: a provisional document that guided enough
+// completed tasks becomes established (committed); a failed task resets its
+// count. A hand-written status in another case counts as what it says.
+func TestSupKnowledgePromotion(t *testing.T) {
+	ctx := context.Background()
+	d := supDeps(t, nil, true)
+	const p = "conventions/file-names.md"
+	doc := "# Output file names\n\n_Last updated by: user, t0_\n_Status: Provisional_\n\n## Rules\n\n1. Name each output file after its task.\n"
+	if err := d.Work.FS().WriteFile("docs/knowledge/"+p, []byte(doc)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Work.Commit(ctx, "seed a convention", nil); err != nil {
+		t.Fatal(err)
+	}
+	s := supLandState(d, t)
+	status := func() knowledge.Status {
+		store, _, err := knowledge.Open(filepath.Join(d.Work.Dir(), "docs/knowledge"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := store.Get(p)
+		if !ok {
+			t.Fatalf("%s missing", p)
+		}
+		return got.EffectiveStatus()
+	}
+	task := func(id string) *Task { return &Task{ID: id, Milestone: "m1", KnowledgeInjected: []string{p}} }
+
+	d.countKnowledgeUse(ctx, &s, task("t1"))
+	d.countKnowledgeUse(ctx, &s, task("t2"))
+	forgetKnowledgeUse(&s, task("t3")) // t3 failed with the doc in its prompt
+	if s.KnowledgeUses[p] != 0 || status() != knowledge.Provisional {
+		t.Fatalf("after a failure: uses %v, status %s", s.KnowledgeUses, status())
+	}
+	for _, id := range []string{"t4", "t5"} {
+		d.countKnowledgeUse(ctx, &s, task(id))
+	}
+	if status() != knowledge.Provisional {
+		t.Fatal("promoted before 3 clean uses in a row")
+	}
+	d.countKnowledgeUse(ctx, &s, task("t6"))
+	if status() != knowledge.Established {
+		t.Fatalf("not established after 3 clean uses (uses %v)", s.KnowledgeUses)
+	}
+	log, err := d.Work.Log(ctx, s.BaseCommit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(log); n != 1 || !strings.HasPrefix(log[0].Subject, "knowledge: established") {
+		t.Fatalf("commits %+v, want the promotion", log)
+	}
+	if _, ok := s.KnowledgeUses[p]; ok {
+		t.Fatalf("count kept after promotion: %v", s.KnowledgeUses)
+	}
+}
