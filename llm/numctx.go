@@ -12,6 +12,10 @@ import (
 // or 4096, and a tiny window buys nothing.
 const minNumCtx = 2048
 
+// promptOverhead is what a call adds to its composed messages: per-message
+// framing and the JSON schema of a structured reply.
+const promptOverhead = 512
+
 // minReplyTokens is the least reply budget a tight window may shrink to.
 const minReplyTokens = 256
 
@@ -137,7 +141,7 @@ func windowLimit(modelMax, userMax int) int {
 
 // PromptLimit is the most prompt tokens (by CountTokens' estimate) a call of
 // role can carry: the model's window (its maximum from /api/show, or the
-// configured num_ctx / max_num_ctx) minus the reply budget. 0 means no known
+// configured num_ctx / max_num_ctx) minus the smallest reply it may shrink to. 0 means no known
 // limit (cloud providers, or a server that does not say). Callers size their
 // prompt budgets with it so a prompt is packed rather than refused.
 func (r *Router) PromptLimit(ctx context.Context, role string) (int, error) {
@@ -160,7 +164,9 @@ func (r *Router) PromptLimit(ctx context.Context, role string) (int, error) {
 	if window == 0 {
 		return 0, nil
 	}
+	// A tight window shrinks the reply to this much before refusing (sizeWindow);
+	// also leave room for the per-message overhead and the schema.
 	reply := cmp.Or(p.spec.MaxTokens, defaultReplyTokens)
-	// Leave room for the per-message overhead and the schema CountTokens adds.
-	return max(window-reply-512, minReplyTokens), nil
+	minReply := min(reply, max(reply/4, minReplyTokens))
+	return max(window-minReply-promptOverhead, minReplyTokens), nil
 }

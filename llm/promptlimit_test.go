@@ -11,7 +11,7 @@ func TestPromptLimitIsTheWindowLessTheReply(t *testing.T) {
 	srv := llmtest.NewServer(llmtest.WithModels(llmtest.ModelInfo{Name: "small", ContextLength: 4096}))
 	defer srv.Close()
 	r, err := NewRouter(RouterConfig{Roles: map[string]RoleSpec{
-		"primary":    {Provider: ProviderOllama, Model: "small", BaseURL: srv.URL(), MaxTokens: 1024},
+		"primary":    {Provider: ProviderOllama, Model: "small", BaseURL: srv.URL(), MaxTokens: 1024}, // reply may shrink to 256
 		"capped":     {Provider: ProviderOllama, Model: "small", BaseURL: srv.URL(), MaxTokens: 512, MaxNumCtx: 2048},
 		"supervisor": {Provider: ProviderOpenRouter, Model: "x/y", BaseURL: srv.URL() + "/v1", APIKey: "k"},
 	}})
@@ -20,7 +20,7 @@ func TestPromptLimitIsTheWindowLessTheReply(t *testing.T) {
 	}
 	defer r.Close()
 	ctx := context.Background()
-	for role, want := range map[string]int{"primary": 4096 - 1024 - 512, "capped": 2048 - 512 - 512, "supervisor": 0} {
+	for role, want := range map[string]int{"primary": 4096 - 256 - 512, "capped": 2048 - 256 - 512, "supervisor": 0} {
 		got, err := r.PromptLimit(ctx, role)
 		if err != nil || got != want {
 			t.Errorf("%s: PromptLimit = %d, %v; want %d", role, got, err, want)
