@@ -34,7 +34,7 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 	if s.PlannerDecision == DecisionSkip {
 		entry.QA = "skipped"
 		entry.Summary = firstNonEmpty(t.Feedback, "already satisfied")
-		if err := d.Work.ResetHard(ctx, t.StartCommit); err != nil {
+		if err := d.resetTo(ctx, t); err != nil {
 			return s, fmt.Errorf("mark_complete: %w", err)
 		}
 	} else {
@@ -140,7 +140,7 @@ func (d *Deps) MarkFailed(ctx context.Context, in WorkflowState) (WorkflowState,
 		return s, errors.New("mark_failed: no current task")
 	}
 	now := d.now()
-	if err := d.Work.ResetHard(ctx, t.StartCommit); err != nil {
+	if err := d.resetTo(ctx, t); err != nil {
 		return s, fmt.Errorf("mark_failed: %w", err)
 	}
 	reason := firstNonEmpty(t.Feedback, "no reason recorded")
@@ -161,4 +161,13 @@ func (d *Deps) MarkFailed(ctx context.Context, in WorkflowState) (WorkflowState,
 	graph.Emit(ctx, "task_failed", map[string]any{"task": t.ID, "attempts": t.Attempt, "reason": clip(reason, 300)})
 	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	return s, nil
+}
+
+// resetTo returns the work tree to the task's start. A task skipped or
+// aborted before it started has no start and nothing to undo.
+func (d *Deps) resetTo(ctx context.Context, t *Task) error {
+	if t.StartCommit == "" {
+		return nil
+	}
+	return d.Work.ResetHard(ctx, t.StartCommit)
 }

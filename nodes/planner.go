@@ -36,7 +36,7 @@ func (d *Deps) TaskPlanner(ctx context.Context, in WorkflowState) (WorkflowState
 	if err != nil {
 		return s, err
 	}
-	if d.Settings.Approve == "tasks" && s.PlannerDecision == DecisionImplement && s.CurrentTask != nil {
+	if s.Approve == "tasks" && s.PlannerDecision == DecisionImplement && s.CurrentTask != nil {
 		s.Approval = nil
 		t := s.CurrentTask
 		return s, graph.Interrupt(fmt.Sprintf("approve task %s (attempt %d): %s", t.ID, t.Attempt, t.Title))
@@ -186,8 +186,15 @@ func (d *Deps) applyPlan(ctx context.Context, s WorkflowState, r plannerReply, s
 		if chosen != nil && chosen.DirectiveID != critical.DirectiveID && s.CurrentTask == nil {
 			s.CarryForward = append([]PlannedTask{*chosen}, s.CarryForward...)
 		}
-		if s.CurrentTask != nil {
-			s.CurrentTask = nil // the interrupted attempt restarts later from its plan
+		if t := s.CurrentTask; t != nil {
+			// The interrupted task restarts later from its plan; its work in
+			// progress must not leak into the critical task's commit.
+			if err := d.resetTo(ctx, t); err != nil {
+				return s, err
+			}
+			s.CarryForward = append([]PlannedTask{{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
+				TargetFiles: t.TargetFiles, DirectiveID: t.DirectiveID, Operator: t.Operator}}, s.CarryForward...)
+			s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 		}
 		graph.Emit(ctx, "directive_preempt", map[string]any{"directive": critical.DirectiveID})
 		return d.startTask(ctx, s, *critical)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -44,7 +45,8 @@ type Options struct {
 	// RunID names the run to resume (empty: the latest resumable one).
 	RunID  string
 	Config *config.Config
-	// Approve pauses for a human: "", "milestones" or "tasks".
+	// Approve pauses for a human: "", "milestones" or "tasks". On resume it
+	// changes the run's mode ("none" turns approvals off); empty keeps it.
 	Approve string
 	// Decision answers a pause on resume.
 	Decision *Approval
@@ -101,7 +103,7 @@ func Start(ctx context.Context, o Options) (Result, error) {
 	}
 	defer env.close()
 	initial := WorkflowState{
-		RunID: runID, Remit: o.Remit, Phase: PhaseExecute, Plan: plan,
+		RunID: runID, Remit: o.Remit, Phase: PhaseExecute, Plan: plan, Approve: o.Approve,
 		ReviewInterval: o.Config.Limits.ReviewInterval, StartedAt: time.Now().UTC(),
 		BaseCommit: base, Branch: wt.Branch(),
 	}
@@ -136,10 +138,15 @@ func Resume(ctx context.Context, o Options) (Result, error) {
 	defer env.close()
 	_ = os.Remove(filepath.Join(env.runDir, HaltFile))
 	var opts []graph.ResumeOption
-	if o.Decision != nil {
-		dec := *o.Decision
+	if o.Decision != nil || o.Approve != "" {
 		opts = append(opts, graph.WithUpdate(func(s WorkflowState) (WorkflowState, error) {
-			s.Approval = &dec
+			if o.Decision != nil {
+				dec := *o.Decision
+				s.Approval = &dec
+			}
+			if o.Approve != "" {
+				s.Approve = strings.TrimPrefix(o.Approve, "none")
+			}
 			return s, nil
 		}))
 	}
@@ -198,7 +205,6 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		}
 	}()
 	set := SettingsFrom(cfg)
-	set.Approve = o.Approve
 	warn := o.Warn
 	if warn == nil {
 		warn = io.Discard

@@ -75,7 +75,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 	cur.Status = MilestoneActive
 	s.CarryForward = append(s.CarryForward, cur.Tasks...)
 	graph.Emit(ctx, "milestones", map[string]any{"count": len(s.Milestones), "replan": replan})
-	if d.Settings.Approve == "milestones" {
+	if s.Approve == "milestones" {
 		return s, graph.Interrupt(fmt.Sprintf("approve %d milestones (lemmings resume --approve, or --reject \"why\")", len(s.Milestones)))
 	}
 	return s, nil

@@ -35,9 +35,6 @@ type Settings struct {
 	// assessor, summarizer, supervisor).
 	TokenBudgets    map[string]int
 	GateOutputBytes int
-
-	// Approve pauses for a human: "", "milestones" or "tasks".
-	Approve string
 }
 
 // SupervisorSettings configure the supervisor layer (seed 003).

@@ -85,6 +85,8 @@ type WorkflowState struct {
 	Failures []Failure `json:"failures" graph:"append"`
 	Warnings []string  `json:"warnings" graph:"append"`
 
+	// Approve is the run's approval mode: "", "milestones" or "tasks".
+	Approve string `json:"approve,omitempty"`
 	// Approval is set by `lemmings resume --approve/--reject`.
 	Approval *Approval `json:"approval,omitempty"`
 

@@ -350,7 +350,8 @@ func TestApproveMilestonesPausesAndRejectReplans(t *testing.T) {
 	if r := c.run(repo, "run", demo.Remit, "--approve", "milestones", "--no-supervisors"); r.code != exitPaused || !strings.Contains(r.stdout, "--approve") {
 		t.Fatalf("run --approve milestones: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if r := c.run(repo, "resume", "--reject", "split it smaller", "--approve-mode", "milestones", "--no-supervisors"); r.code != exitPaused {
+	// The run remembers its approval mode: the re-plan pauses again.
+	if r := c.run(repo, "resume", "--reject", "split it smaller", "--no-supervisors"); r.code != exitPaused {
 		t.Fatalf("resume --reject: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	if r := c.run(repo, "resume", "--approve", "--no-supervisors"); r.code != 0 {

@@ -70,6 +70,9 @@ func newResumeCmd(a *app) *cobra.Command {
 			if approve && reject != "" {
 				return usageErr("--approve and --reject exclude each other")
 			}
+			if approveMode != "" && approveMode != "milestones" && approveMode != "tasks" && approveMode != "none" {
+				return usageErr("--approve-mode takes milestones, tasks or none, not %q", approveMode)
+			}
 			root, err := a.gitRoot(cmd.Context())
 			if err != nil {
 				return err
@@ -98,7 +101,7 @@ func newResumeCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&approve, "approve", false, "approve what the run paused for")
 	cmd.Flags().StringVar(&reject, "reject", "", "reject what the run paused for, saying why")
-	cmd.Flags().StringVar(&approveMode, "approve-mode", "", "keep pausing for approvals: milestones or tasks")
+	cmd.Flags().StringVar(&approveMode, "approve-mode", "", "change the run's approval pauses: milestones, tasks or none (default: as the run was started)")
 	return cmd
 }
 
