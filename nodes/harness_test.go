@@ -278,6 +278,9 @@ func supImplementorReply(c llmtest.Call) any {
 			steps++
 		}
 	}
+	if strings.Contains(title, "blocked") {
+		return map[string]any{"thought": "cannot", "action": "blocked", "summary": "The task asks for something impossible."}
+	}
 	if steps > 0 {
 		return map[string]any{"thought": "done", "action": "finish", "summary": "Wrote the file for " + id + "."}
 	}

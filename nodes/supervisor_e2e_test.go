@@ -631,3 +631,55 @@ func TestSupE2EResumeAfterLandingBeforeCheckpoint(t *testing.T) {
 	}
 	supCheckOnce(t, e, res2, "code_style-2-1")
 }
+
+// TestSupE2EIgnoredDirectiveIsForced: a planner that never answers for a
+// directive sees it again, and after two rounds the orchestrator makes it a
+// task; it is done like any other.
+func TestSupE2EIgnoredDirectiveIsForced(t *testing.T) {
+	t.Parallel()
+	e := supNewEnv(t, &supTeam{Supervisor: supBootstrapStyle}) // the planner answers no directive
+	e.Cfg.Supervisors.CodeStyle.Interval = 1
+	e.Cfg.Supervisors.Internaliser.Interval = 0
+	res := e.mustStart(e.supPlan(3))
+	shown := 0
+	for _, c := range supCallsOf(e.Local, NodePlanner) {
+		if strings.Contains(supSection(supFirstUser(c), SecDirectives), "[d1]") {
+			shown++
+		}
+	}
+	if shown != 2 {
+		t.Fatalf("d1 shown to the planner %d times, want 2", shown)
+	}
+	if got := supFates(res.State); !slices.Equal(got, []string{"d1:forced_task", "d1:completed"}) {
+		t.Fatalf("directive log %v", got)
+	}
+}
+
+// TestSupE2ETaskAbortPullsEveryoneForward: an abandoned task adds +1.0
+// urgency, so every supervisor runs at once — Design for the abort itself —
+// and the urgency is spent; the run goes on and completes.
+func TestSupE2ETaskAbortPullsEveryoneForward(t *testing.T) {
+	t.Parallel()
+	e := supNewEnv(t, nil)
+	e.Cfg.Limits.MaxRetries = 1
+	res := e.mustStart(e.supPlanTitles([]string{"Write out/blocked.txt", "Write out/m1-2.txt"}))
+	s := res.State
+	if s.TasksFailed != 1 || s.TasksCompleted != 1 {
+		t.Fatalf("%d failed, %d completed", s.TasksFailed, s.TasksCompleted)
+	}
+	var got []string
+	for _, r := range s.SupervisorRunLog {
+		got = append(got, fmt.Sprintf("%s:%s:%d", r.Supervisor, r.Trigger, r.AtTask))
+	}
+	want := []string{"code_style:urgency:0", "design:task_abort:0", "internaliser:urgency:0",
+		"code_style:milestone_complete:1", "design:milestone_complete:1", "internaliser:milestone_complete:1"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("supervisor runs\n got %v\nwant %v", got, want)
+	}
+	if s.SupervisorUrgency != 0 {
+		t.Fatalf("urgency %v after the supervisors ran", s.SupervisorUrgency)
+	}
+	if first := supFirstUser(supCallsOf(e.Cloud, SupDesign)[0]); !strings.Contains(supSection(first, "RECENT RESULTS AND QA FEEDBACK"), "FAILED t1") {
+		t.Errorf("design did not see the abandoned task:\n%s", first)
+	}
+}
