@@ -6,19 +6,15 @@ package nodes
 // OpenRouter.
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
-	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 )
 
@@ -431,205 +427,6 @@ func TestSupE2EPolishIsBounded(t *testing.T) {
 	if polish != 2 {
 		t.Fatalf("%d polish tasks, want the limit of 2 (pending: %v)", polish, supIDs(res.State.PendingDirectives))
 	}
-}
-
-// supCancelAfter cancels the run when pred first holds for an event.
-func supCancelAfter(e *supEnv, cancel context.CancelFunc, pred func(graph.Event, []graph.Event) bool) {
-	var once sync.Once
-	var seen []graph.Event
-	e.onEvent = func(ev graph.Event) {
-		seen = append(seen, ev)
-		if pred(ev, seen) {
-			once.Do(cancel)
-		}
-	}
-}
-
-func supStoredState(t *testing.T, repo, runID string) WorkflowState {
-	t.Helper()
-	app, err := Store(repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := app.State(context.Background(), runID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return snap.State
-}
-
-// supBootstrapCalls counts the code_style calls made in bootstrap mode (the
-// job under test; later runs are never bootstraps once it landed).
-func supBootstrapCalls(e *supEnv) int {
-	n := 0
-	for _, c := range supCallsOf(e.Cloud, SupCodeStyle) {
-		if strings.Contains(c.Messages[0].Content, "BOOTSTRAP MODE") {
-			n++
-		}
-	}
-	return n
-}
-
-// supCheckOnce checks that the bootstrap job ran twice in all (the first
-// process's call and one re-run), landed once, committed once, and made its
-// directive once.
-func supCheckOnce(t *testing.T, e *supEnv, res Result, jobID string) {
-	t.Helper()
-	if n := supBootstrapCalls(e); n != 2 {
-		t.Errorf("%d bootstrap code_style calls, want the interrupted one and one re-run", n)
-	}
-	if c := supTrailerCommits(t, e.Repo, res.Branch, TrailerSupervisorJob, jobID); len(c) != 1 {
-		t.Errorf("commits with %s: %s: %v, want exactly one", TrailerSupervisorJob, jobID, c)
-	}
-	runs := 0
-	for _, r := range res.State.SupervisorRunLog {
-		if r.JobID == jobID {
-			runs++
-			if r.Status != "ok" || !slices.Equal(r.Docs, []string{supConventionPath}) || !slices.Equal(r.Directives, []string{"d1"}) {
-				t.Errorf("run %+v", r)
-			}
-		}
-	}
-	if runs != 1 {
-		t.Errorf("job %s logged %d times", jobID, runs)
-	}
-	ids := map[string]bool{}
-	for _, f := range res.State.DirectiveLog {
-		if f.Description == supDirectiveDesc {
-			ids[f.DirectiveID] = true
-		}
-	}
-	for _, d := range res.State.PendingDirectives {
-		if d.Description == supDirectiveDesc {
-			ids[d.ID] = true
-		}
-	}
-	if len(ids) != 1 || !ids["d1"] {
-		t.Errorf("the job's directive exists as %v, want d1 once", ids)
-	}
-	if got := supFates(res.State); !slices.Equal(got, []string{"d1:task", "d1:completed"}) {
-		t.Errorf("directive log %v", got)
-	}
-	if len(res.State.SupervisorJobs) != 0 {
-		t.Errorf("jobs left: %v", res.State.SupervisorJobs)
-	}
-}
-
-// TestSupE2EResumeWithJobInFlight: the run stops while a supervisor job is in
-// flight (recorded in the checkpoint); the resumed run re-runs it once and
-// lands it once.
-func TestSupE2EResumeWithJobInFlight(t *testing.T) {
-	t.Parallel()
-	tm := &supTeam{Supervisor: supBootstrapStyle, DirectiveFate: supTaskFate, SupervisorLatency: time.Hour}
-	e := supNewEnv(t, tm)
-	e.Cfg.Supervisors.Mode = "background"
-	e.Cfg.Supervisors.CodeStyle.Interval = 2
-	e.Cfg.Supervisors.Design.Enabled = false
-	e.Cfg.Supervisors.Internaliser.Enabled = false
-	plan := e.supPlan(4)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	// Stop once the step that launched the job is checkpointed and the
-	// cloud is working on the call.
-	supCancelAfter(e, cancel, func(ev graph.Event, seen []graph.Event) bool {
-		if ev.Kind != graph.EventCheckpoint {
-			return false
-		}
-		for i := len(seen) - 2; i >= 0; i-- {
-			if seen[i].Kind == graph.EventNodeEnd {
-				if seen[i].Node != NodeSupervisors {
-					return false
-				}
-				for deadline := time.Now().Add(10 * time.Second); supBootstrapCalls(e) == 0 && time.Now().Before(deadline); {
-					time.Sleep(time.Millisecond)
-				}
-				return true
-			}
-		}
-		return false
-	})
-	res, err := e.start(ctx, plan)
-	if err == nil {
-		t.Fatalf("the first run was not interrupted: %s", res.Status)
-	}
-	stored := supStoredState(t, e.Repo, res.RunID)
-	if len(stored.SupervisorJobs) != 1 || stored.SupervisorJobs[0].ID != "code_style-2-1" {
-		t.Fatalf("checkpointed jobs %+v, want code_style-2-1 in flight", stored.SupervisorJobs)
-	}
-	if n := supBootstrapCalls(e); n != 1 {
-		t.Fatalf("%d calls before the stop", n)
-	}
-
-	tm.setSupervisorLatency(0)
-	e.onEvent = nil
-	res2, err := e.resume(context.Background(), res.RunID)
-	if err != nil {
-		t.Fatalf("resume: %v\n%s", err, e.eventLog())
-	}
-	if res2.State.Outcome != OutcomeDone {
-		t.Fatalf("resumed run ended %q: %s", res2.State.Outcome, res2.State.StopReason)
-	}
-	supCheckOnce(t, e, res2, "code_style-2-1")
-}
-
-// TestSupE2EResumeAfterLandingBeforeCheckpoint: the run dies after a job's
-// documents were committed but before the landing step was checkpointed; the
-// resumed run re-runs the job, finds its commit and writes nothing twice.
-func TestSupE2EResumeAfterLandingBeforeCheckpoint(t *testing.T) {
-	t.Parallel()
-	// A real model words a re-run differently: the store alone would then
-	// commit the documents a second time.
-	var answers atomic.Int32
-	reworded := func(role string, c llmtest.Call) (llmtest.Reply, bool) {
-		r, ok := supBootstrapStyle(role, c)
-		if ok {
-			r.Content = strings.Replace(r.Content, "Bad: out/file.txt", fmt.Sprintf("Bad: out/file-%d.txt", answers.Add(1)), 1)
-		}
-		return r, ok
-	}
-	tm := &supTeam{Supervisor: reworded, DirectiveFate: supTaskFate}
-	e := supNewEnv(t, tm)
-	e.Cfg.Supervisors.Mode = "background"
-	e.Cfg.Supervisors.CodeStyle.Interval = 2
-	e.Cfg.Supervisors.Design.Enabled = false
-	e.Cfg.Supervisors.Internaliser.Enabled = false
-	plan := e.supPlan(5)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	landedIn := ""
-	supCancelAfter(e, cancel, func(ev graph.Event, _ []graph.Event) bool {
-		if ev.Kind == graph.EventCustom && ev.Name == "supervisor_done" {
-			landedIn = ev.Node
-			return true
-		}
-		return false
-	})
-	res, err := e.start(ctx, plan)
-	if err == nil {
-		t.Fatalf("the first run was not interrupted: %s", res.Status)
-	}
-	if landedIn != NodePlanner {
-		t.Fatalf("the job landed in %q, want a planning round", landedIn)
-	}
-	if c := supTrailerCommits(t, e.Repo, res.Branch, TrailerSupervisorJob, "code_style-2-1"); len(c) != 1 {
-		t.Fatalf("the first process did not commit the job's documents: %v", c)
-	}
-	stored := supStoredState(t, e.Repo, res.RunID)
-	if len(stored.SupervisorJobs) != 1 || len(stored.PendingDirectives) != 0 {
-		t.Fatalf("checkpoint after the interrupted landing: jobs %+v directives %+v", stored.SupervisorJobs, stored.PendingDirectives)
-	}
-
-	e.onEvent = nil
-	res2, err := e.resume(context.Background(), res.RunID)
-	if err != nil {
-		t.Fatalf("resume: %v\n%s", err, e.eventLog())
-	}
-	if res2.State.Outcome != OutcomeDone {
-		t.Fatalf("resumed run ended %q: %s", res2.State.Outcome, res2.State.StopReason)
-	}
-	supCheckOnce(t, e, res2, "code_style-2-1")
 }
 
 // TestSupE2EIgnoredDirectiveIsForced: a planner that never answers for a
