@@ -283,7 +283,6 @@ func TestSupCriticalPreemptsCarryForward(t *testing.T) {
 // interrupted task is not lost and its half-done work does not leak into the
 // directive's commit.
 func TestSupCriticalPreemptsTaskInProgress(t *testing.T) {
-	supSkipLeadBug(t, "planner.go applyPlan drops the interrupted task (CurrentTask = nil) and starts the critical one on the failed attempt's work-in-progress commit")
 	ctx := context.Background()
 	m := &supFakeModel{}
 	d := supDeps(t, m, true)
