@@ -111,11 +111,60 @@ func TestSupE2EResumeWithJobInFlight(t *testing.T) {
 	e.Cfg.Supervisors.Design.Enabled = false
 	e.Cfg.Supervisors.Internaliser.Enabled = false
 	plan := e.supPlan(4)
+	res := supStartUntilJobInFlight(t, e, plan)
 
+	tm.setSupervisorLatency(0)
+	res2, err := e.resume(context.Background(), res.RunID)
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, e.eventLog())
+	}
+	if res2.State.Outcome != OutcomeDone {
+		t.Fatalf("resumed run ended %q: %s", res2.State.Outcome, res2.State.StopReason)
+	}
+	supCheckOnce(t, e, res2, "code_style-2-1")
+}
+
+// TestSupE2EResumeOfflineWithJobInFlight: a run resumed offline sends nothing
+// to the cloud, not even the job an online process left in flight; that job
+// is logged as skipped, with a warning, and the run completes.
+func TestSupE2EResumeOfflineWithJobInFlight(t *testing.T) {
+	t.Parallel()
+	tm := &supTeam{Supervisor: supBootstrapStyle, DirectiveFate: supTaskFate, SupervisorLatency: time.Hour}
+	e := supNewEnv(t, tm)
+	e.Cfg.Supervisors.Mode = "background"
+	e.Cfg.Supervisors.CodeStyle.Interval = 2
+	e.Cfg.Supervisors.Design.Enabled = false
+	e.Cfg.Supervisors.Internaliser.Enabled = false
+	res := supStartUntilJobInFlight(t, e, e.supPlan(4))
+	before := len(e.Cloud.Calls())
+
+	e.Cfg.Offline = true
+	res2, err := e.resume(context.Background(), res.RunID)
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, e.eventLog())
+	}
+	if res2.State.Outcome != OutcomeDone {
+		t.Fatalf("resumed run ended %q: %s", res2.State.Outcome, res2.State.StopReason)
+	}
+	if n := len(e.Cloud.Calls()) - before; n != 0 {
+		t.Fatalf("%d requests reached the cloud after an offline resume", n)
+	}
+	runs := supRunLog(res2.State, SupCodeStyle)
+	if len(runs) != 1 || runs[0].JobID != "code_style-2-1" || runs[0].Status != "skipped" || len(res2.State.SupervisorJobs) != 0 {
+		t.Fatalf("runs %+v jobs %v", runs, res2.State.SupervisorJobs)
+	}
+	if !slices.ContainsFunc(e.warnings(), func(w string) bool { return strings.Contains(w, "supervisor code_style skipped: supervisors are off") }) {
+		t.Fatalf("no warning for the skipped job: %q", e.warnings())
+	}
+}
+
+// supStartUntilJobInFlight starts the plan and stops the run once the step
+// that launched the first supervisor job is checkpointed and the cloud is
+// working on the call; the checkpoint must list the job.
+func supStartUntilJobInFlight(t *testing.T, e *supEnv, plan string) Result {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// Stop once the step that launched the job is checkpointed and the
-	// cloud is working on the call.
 	supCancelAfter(e, cancel, func(ev graph.Event, seen []graph.Event) bool {
 		if ev.Kind != graph.EventCheckpoint {
 			return false
@@ -134,6 +183,9 @@ func TestSupE2EResumeWithJobInFlight(t *testing.T) {
 		return false
 	})
 	res, err := e.start(ctx, plan)
+	e.mu.Lock()
+	e.onEvent = nil
+	e.mu.Unlock()
 	if err == nil {
 		t.Fatalf("the first run was not interrupted: %s", res.Status)
 	}
@@ -144,17 +196,7 @@ func TestSupE2EResumeWithJobInFlight(t *testing.T) {
 	if n := supBootstrapCalls(e); n != 1 {
 		t.Fatalf("%d calls before the stop", n)
 	}
-
-	tm.setSupervisorLatency(0)
-	e.onEvent = nil
-	res2, err := e.resume(context.Background(), res.RunID)
-	if err != nil {
-		t.Fatalf("resume: %v\n%s", err, e.eventLog())
-	}
-	if res2.State.Outcome != OutcomeDone {
-		t.Fatalf("resumed run ended %q: %s", res2.State.Outcome, res2.State.StopReason)
-	}
-	supCheckOnce(t, e, res2, "code_style-2-1")
+	return res
 }
 
 // TestSupE2EResumeAfterLandingBeforeCheckpoint: the run dies after a job's
@@ -205,7 +247,9 @@ func TestSupE2EResumeAfterLandingBeforeCheckpoint(t *testing.T) {
 		t.Fatalf("checkpoint after the interrupted landing: jobs %+v directives %+v", stored.SupervisorJobs, stored.PendingDirectives)
 	}
 
+	e.mu.Lock()
 	e.onEvent = nil
+	e.mu.Unlock()
 	res2, err := e.resume(context.Background(), res.RunID)
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, e.eventLog())
