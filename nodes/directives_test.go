@@ -251,9 +251,6 @@ func supPreemptState(t *testing.T, d *Deps, operator bool) WorkflowState {
 func TestSupCriticalPreemptsCarryForward(t *testing.T) {
 	for _, operator := range []bool{false, true} {
 		t.Run(fmt.Sprintf("operator_plan=%v", operator), func(t *testing.T) {
-			if operator {
-				supSkipLeadBug(t, "planner.go applyPlan re-queues the chosen task without dropping it from an operator plan's carry-forward")
-			}
 			m := &supFakeModel{}
 			d := supDeps(t, m, true)
 			s := supPreemptState(t, d, operator)

@@ -69,7 +69,8 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	}
 	polish := s.Phase == PhasePolish
 	shown := orderedDirectives(s.PendingDirectives, polish)
-	if polish && len(shown) == 0 && !hasPolishWork(&s) {
+	// Polish is bounded: no new cleanup task once limits.polish_tasks is reached.
+	if polish && s.CurrentTask == nil && ((len(shown) == 0 && !hasPolishWork(&s)) || s.PolishTasks >= d.Settings.PolishTasks) {
 		s.PlannerDecision = DecisionPolishDone
 		return s, nil
 	}
@@ -184,7 +185,7 @@ func (d *Deps) applyPlan(ctx context.Context, s WorkflowState, r plannerReply, s
 	critical := applyDirectiveAnswers(&s, shown, r.Directives, chosen, now)
 	if critical != nil { // a critical directive pre-empts whatever the planner chose
 		if chosen != nil && chosen.DirectiveID != critical.DirectiveID && s.CurrentTask == nil {
-			s.CarryForward = append([]PlannedTask{*chosen}, s.CarryForward...)
+			s.CarryForward = append([]PlannedTask{*chosen}, dropPlanned(s.CarryForward, chosen.Title)...)
 		}
 		if t := s.CurrentTask; t != nil {
 			// The interrupted task restarts later from its plan; its work in

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -205,10 +206,10 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		}
 	}()
 	set := SettingsFrom(cfg)
-	warn := o.Warn
-	if warn == nil {
-		warn = io.Discard
-	}
+	// Warnings before the run starts go to the user and, once the event log
+	// is open, into it too.
+	var startup warningLog
+	warn := io.MultiWriter(&startup, orDiscard(o.Warn))
 
 	rc := RouterConfigFrom(cfg, set.Supervisors.Enabled)
 	if cfg.Log.Prompts {
@@ -264,6 +265,13 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		return nil, err
 	}
 	env.events = events
+	for _, w := range startup.lines() {
+		ev := graph.Event{Kind: graph.EventCustom, Name: "warning", RunID: wt.RunID(), Time: time.Now().UTC()}
+		ev.Data, _ = json.Marshal(map[string]any{"message": w})
+		for _, sink := range append([]graph.Sink{events}, o.Sinks...) {
+			sink.Handle(ev)
+		}
+	}
 	store, err := graph.NewFileCheckpointer(filepath.Join(root, DataDir, CheckpointsDir))
 	if err != nil {
 		return nil, err
@@ -424,4 +432,26 @@ func fitBudgets(ctx context.Context, set *Settings, router *llm.Router) {
 			set.TokenBudgets[l] = min(set.budget(l), limit)
 		}
 	}
+}
+
+// warningLog keeps the warning lines written to it.
+type warningLog struct{ buf strings.Builder }
+
+func (w *warningLog) Write(p []byte) (int, error) { return w.buf.Write(p) }
+
+func (w *warningLog) lines() []string {
+	var out []string
+	for _, l := range strings.Split(w.buf.String(), "\n") {
+		if l = strings.TrimSpace(strings.TrimPrefix(l, "warning: ")); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }

@@ -275,6 +275,9 @@ func TestSupE2EGracefulDegradation(t *testing.T) {
 		if !strings.Contains(e.warnText(), "supervisors off for this run") || !strings.Contains(e.warnText(), "OPENROUTER_API_KEY") {
 			t.Errorf("warning output %q", e.warnText())
 		}
+		if ws := strings.Join(e.warnings(), "\n"); !strings.Contains(ws, "supervisors off for this run") {
+			t.Errorf("no warning event for the missing key; events say %q", ws)
+		}
 		if n := len(e.Cloud.Calls()); n != 0 {
 			t.Errorf("%d requests to the cloud without a key", n)
 		}
@@ -402,7 +405,6 @@ func TestSupE2ESecretsNeverReachTheCloud(t *testing.T) {
 // only, for at most limits.polish_tasks tasks.
 func TestSupE2EPolishIsBounded(t *testing.T) {
 	t.Parallel()
-	supSkipLeadBug(t, "the polish bound is checked only when the polish node runs; mark_complete routes polish tasks straight back to the planner")
 	tm := &supTeam{DirectiveFate: supTaskFate}
 	tm.Supervisor = func(role string, c llmtest.Call) (llmtest.Reply, bool) {
 		if role != SupCodeStyle || !strings.Contains(supFirstUser(c), "milestone_complete") && !strings.Contains(c.Messages[0].Content, "BOOTSTRAP") {

@@ -6,7 +6,6 @@ package nodes
 
 import (
 	"context"
-	"os"
 	"sync"
 	"testing"
 
@@ -86,13 +85,4 @@ func supWorktree(t *testing.T) *workspace.Worktree {
 		t.Fatal(err)
 	}
 	return wt
-}
-
-// supSkipLeadBug skips a test that shows a bug in a workflow file outside the
-// supervisor layer until its fix lands (SUP_LEAD_BUGS=1 runs it anyway).
-func supSkipLeadBug(t *testing.T, bug string) {
-	t.Helper()
-	if os.Getenv("SUP_LEAD_BUGS") == "" {
-		t.Skip("known bug outside the supervisor files, reported to the lead (SUP_LEAD_BUGS=1 runs it): " + bug)
-	}
 }
