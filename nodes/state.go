@@ -71,7 +71,8 @@ type WorkflowState struct {
 	SupervisorJobs     []SupervisorJob            `json:"supervisor_jobs"`
 	SupervisorSpendUSD float64                    `json:"supervisor_spend_usd"`
 	// PendingTriggers are events that due supervisors react to: milestone_complete,
-	// scope_replan, task_abort.
+	// scope_replan, task_abort; "event@supervisor" keeps an event for one
+	// supervisor whose job was still in flight when the others reacted.
 	PendingTriggers []string `json:"pending_triggers"`
 
 	PolishTasks int `json:"polish_tasks"`
