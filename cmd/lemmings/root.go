@@ -62,8 +62,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Carry out a remit on a repository with a team of local and cloud LLM agents",
 		Long: `lemmings carries out a remit on a git repository with a team of LLM agents wired as a
 typed state graph: the execution loop runs on local models through Ollama, supervisors
-run on cloud models through OpenRouter. Start with "lemmings demo" (no GPU needed),
-then "lemmings doctor" and "lemmings run \"what to do\"".`,
+run on cloud models through OpenRouter. Start with lemmings demo (no GPU needed),
+then lemmings doctor, and lemmings run "what to do".`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
