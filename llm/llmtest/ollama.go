@@ -272,21 +272,13 @@ func ollamaToolCalls(tcs []ToolCall) []ollamaToolCall {
 func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 	s.enter()
 	defer s.leave()
-	body, _ := io.ReadAll(r.Body)
-	var req struct {
-		Model string          `json:"model"`
-		Input json.RawMessage `json:"input"`
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	c, err := s.embedCall(r, Ollama)
+	if err != nil {
 		ollamaError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	c := Call{API: Ollama, Method: r.Method, Path: r.URL.Path, Model: req.Model, Header: r.Header.Clone(), Body: body, Time: time.Now()}
-	c.Input = decodeInput(req.Input)
-	c.Prompt = joinStrings(c.Input)
-	s.record(&c)
-	if _, ok := s.knownModel(req.Model); !ok {
-		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %q not found, try pulling it first", req.Model))
+	if _, ok := s.knownModel(c.Model); !ok {
+		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %q not found, try pulling it first", c.Model))
 		return
 	}
 	rep, found := s.pick(c)
@@ -306,7 +298,7 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"model": req.Model, "embeddings": vecs,
+		"model": c.Model, "embeddings": vecs,
 		"total_duration": 1000000, "load_duration": 100000, "prompt_eval_count": len(c.Prompt)/4 + len(c.Input),
 	})
 }
@@ -469,3 +461,21 @@ func decodeInput(raw json.RawMessage) []string {
 }
 
 func joinStrings(ss []string) string { return strings.Join(ss, "\n") }
+
+// embedCall decodes and records an embedding request of either protocol
+// (both send {"model", "input"}).
+func (s *Server) embedCall(r *http.Request, api API) (Call, error) {
+	body, _ := io.ReadAll(r.Body)
+	var req struct {
+		Model string          `json:"model"`
+		Input json.RawMessage `json:"input"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return Call{}, err
+	}
+	c := Call{API: api, Method: r.Method, Path: r.URL.Path, Model: req.Model, Header: r.Header.Clone(), Body: body, Time: time.Now()}
+	c.Input = decodeInput(req.Input)
+	c.Prompt = joinStrings(c.Input)
+	s.record(&c)
+	return c, nil
+}

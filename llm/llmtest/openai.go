@@ -302,19 +302,11 @@ func (s *Server) openaiStream(w http.ResponseWriter, r *http.Request, c Call, re
 func (s *Server) openaiEmbed(w http.ResponseWriter, r *http.Request) {
 	s.enter()
 	defer s.leave()
-	body, _ := io.ReadAll(r.Body)
-	var req struct {
-		Model string          `json:"model"`
-		Input json.RawMessage `json:"input"`
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	c, err := s.embedCall(r, OpenAI)
+	if err != nil {
 		openaiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	c := Call{API: OpenAI, Method: r.Method, Path: r.URL.Path, Model: req.Model, Header: r.Header.Clone(), Body: body, Time: time.Now()}
-	c.Input = decodeInput(req.Input)
-	c.Prompt = joinStrings(c.Input)
-	s.record(&c)
 	rep, found := s.pick(c)
 	if found {
 		if prelude(w, r, rep) {
@@ -334,7 +326,7 @@ func (s *Server) openaiEmbed(w http.ResponseWriter, r *http.Request) {
 		data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": v})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"object": "list", "data": data, "model": req.Model,
+		"object": "list", "data": data, "model": c.Model,
 		"usage": map[string]int{"prompt_tokens": len(c.Prompt)/4 + 1, "total_tokens": len(c.Prompt)/4 + 1},
 	})
 }
