@@ -124,7 +124,7 @@ type implLoop struct {
 }
 
 func (l *implLoop) run(ctx context.Context) (*ImplResult, error) {
-	d, t := l.d, l.t
+	d := l.d
 	sections, err := l.sections(ctx)
 	if err != nil {
 		return nil, err
@@ -178,7 +178,6 @@ func (l *implLoop) run(ctx context.Context) (*ImplResult, error) {
 		}
 		l.note(string(args), "RESULT of "+act.Action+":\n"+result)
 	}
-	_ = t
 	return &ImplResult{Status: ImplExhausted, Actions: d.Settings.MaxActions, Summary: fmt.Sprintf("used all %d actions without finishing", d.Settings.MaxActions)}, nil
 }
 
