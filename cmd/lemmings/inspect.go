@@ -26,6 +26,11 @@ func pickRun(ctx context.Context, root string, args []string, want func(graph.Ru
 	if err != nil {
 		return "", err
 	}
+	return pickFrom(ctx, app, root, args, want)
+}
+
+// pickFrom is pickRun on a store already open.
+func pickFrom(ctx context.Context, app *graph.Compiled[nodes.WorkflowState], root string, args []string, want func(graph.RunInfo) bool) (string, error) {
 	runs, err := app.ListRuns(ctx)
 	if err != nil {
 		return "", err
@@ -49,14 +54,15 @@ func pickRun(ctx context.Context, root string, args []string, want func(graph.Ru
 
 // loadRun picks a run (named in args, else the latest) and reads its last checkpoint.
 func (a *app) loadRun(ctx context.Context, args []string) (string, graph.Snapshot[nodes.WorkflowState], error) {
+	var none graph.Snapshot[nodes.WorkflowState]
 	root := a.repoRoot()
-	id, err := pickRun(ctx, root, args, nil)
-	if err != nil {
-		return "", graph.Snapshot[nodes.WorkflowState]{}, err
-	}
 	app, err := nodes.Store(root)
 	if err != nil {
-		return "", graph.Snapshot[nodes.WorkflowState]{}, err
+		return "", none, err
+	}
+	id, err := pickFrom(ctx, app, root, args, nil)
+	if err != nil {
+		return "", none, err
 	}
 	snap, err := app.State(ctx, id)
 	return id, snap, err
