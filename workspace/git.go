@@ -139,6 +139,11 @@ func parsePorcelainZ(out string) []string {
 
 // ensureExcluded makes git ignore .lemmings/ through .git/info/exclude, so
 // the user's .gitignore is never edited.
+// ExcludeRunData makes git ignore lemmings' .lemmings/ folders (at any
+// depth: an index may live in a subdirectory) through .git/info/exclude,
+// never the user's .gitignore.
+func (r *Repo) ExcludeRunData() error { return r.ensureExcluded() }
+
 func (r *Repo) ensureExcluded() error {
 	info := filepath.Join(r.commonDir, "info")
 	file := filepath.Join(info, "exclude")
@@ -155,7 +160,7 @@ func (r *Repo) ensureExcluded() error {
 	if err := os.MkdirAll(info, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", info, err)
 	}
-	add := "# lemmings run data (worktrees, checkpoints, logs)\n/.lemmings/\n"
+	add := "# lemmings run data (worktrees, checkpoints, logs, index)\n.lemmings/\n"
 	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
 		add = "\n" + add
 	}

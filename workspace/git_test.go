@@ -114,14 +114,14 @@ func TestCreateWorktreeLeavesTheUserCheckoutAlone(t *testing.T) {
 		t.Errorf(".gitignore edited: %q", s)
 	}
 	exclude := readFile(t, filepath.Join(dir, ".git", "info", "exclude"))
-	if strings.Count(exclude, "/.lemmings/") != 1 {
+	if strings.Count(exclude, "\n.lemmings/\n") != 1 {
 		t.Errorf("exclude:\n%s", exclude)
 	}
 	// A second run does not add the line again, and a repeated id is refused.
 	if _, err := r.CreateWorktree(bg(), "run-2"); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Count(readFile(t, filepath.Join(dir, ".git", "info", "exclude")), "/.lemmings/") != 1 {
+	if strings.Count(readFile(t, filepath.Join(dir, ".git", "info", "exclude")), "\n.lemmings/\n") != 1 {
 		t.Error("exclude line duplicated")
 	}
 	if _, err := r.CreateWorktree(bg(), "run-1"); !errors.Is(err, ErrWorktreeExists) {

@@ -487,3 +487,17 @@ func TestIndexWithOllamaDownSaysSoOnceAndUsesTheOfflineEmbedder(t *testing.T) {
 		t.Fatalf("search: exit %d\n%s\n%s", s.code, s.stdout, s.stderr)
 	}
 }
+
+func TestIndexInARepositoryKeepsItsDataOutOfGitStatus(t *testing.T) {
+	repo := prepared(t)
+	c := newCLI(t)
+	if r := c.run(repo, "index", "--offline"); r.code != 0 {
+		t.Fatalf("index: %d %s", r.code, r.stderr)
+	}
+	if r := c.run(filepath.Join(repo, "cmd"), "index", "--offline", "."); r.code != 0 {
+		t.Fatalf("index of a subdirectory: %d %s", r.code, r.stderr)
+	}
+	if st := git(t, repo, "status", "--porcelain"); st != "" {
+		t.Errorf("the index shows in git status:\n%s", st)
+	}
+}

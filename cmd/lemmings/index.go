@@ -10,6 +10,7 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/rag"
+	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // openIndex opens the retrieval index of dir (any directory, git or not) with
@@ -19,6 +20,11 @@ func (a *app) openIndex(cmd *cobra.Command, dir string) (*rag.Index, *config.Con
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if repo, err := workspace.OpenRepo(cmd.Context(), abs); err == nil {
+		if err := repo.ExcludeRunData(); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	cfg, _, err := a.loadConfig(abs)
 	if err != nil {
