@@ -55,9 +55,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	ageDirectives(&s, d.Settings.DirectiveMaxAge, now)
 
 	if reason := d.stopReason(&s, now); reason != "" {
-		s.StopReason = reason
-		s.PlannerDecision = DecisionStop
-		return s, nil
+		return s, d.stop(ctx, &s, reason)
 	}
 	if a := s.Approval; a != nil && a.Kind == "milestones" {
 		s.Approval = nil
@@ -130,8 +128,9 @@ func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) Wo
 	s.PlannerFailures++
 	graph.Emit(ctx, "warning", map[string]any{"message": "planner answer unusable: " + err.Error()})
 	if s.PlannerFailures >= maxPlannerFailures {
-		s.StopReason = fmt.Sprintf("the planner gave no usable answer %d times in a row (last: %v)", s.PlannerFailures, err)
-		s.PlannerDecision = DecisionStop
+		if serr := d.stop(ctx, &s, fmt.Sprintf("the planner gave no usable answer %d times in a row (last: %v)", s.PlannerFailures, err)); serr != nil {
+			graph.Emit(ctx, "warning", map[string]any{"message": serr.Error()})
+		}
 		return s
 	}
 	if t := s.CurrentTask; t != nil {
@@ -446,4 +445,24 @@ func (d *Deps) relatedCode(ctx context.Context, s *WorkflowState) string {
 		fmt.Fprintf(&b, "- %s:%d-%d\n", h.Path, h.StartLine, h.EndLine)
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// stop ends the run with reason. A task in progress is abandoned the way
+// mark_failed would: its work in progress leaves the branch, and the failure
+// is recorded, so a stopped run never leaves half a task behind.
+func (d *Deps) stop(ctx context.Context, s *WorkflowState, reason string) error {
+	s.StopReason = reason
+	s.PlannerDecision = DecisionStop
+	t := s.CurrentTask
+	if t == nil {
+		return nil
+	}
+	if err := d.resetTo(ctx, t); err != nil {
+		return fmt.Errorf("stop: %w", err)
+	}
+	s.Failures = append(s.Failures, Failure{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Attempts: t.Attempt, At: d.now(),
+		Reason: "unfinished when the run stopped: " + reason})
+	s.TasksFailed++
+	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
+	return nil
 }

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
@@ -116,5 +118,34 @@ func TestASkipOrAbortOfATaskNeverStartedLeavesTheTreeAlone(t *testing.T) {
 		if decision == DecisionAbort && (len(s.Failures) != 1 || s.Failures[0].Reason == "") {
 			t.Errorf("abort not recorded with a reason: %+v", s.Failures)
 		}
+	}
+}
+
+func TestAStoppedRunLeavesNoHalfTaskOnTheBranch(t *testing.T) {
+	ctx := context.Background()
+	d, wt := plannerDeps(t, map[string]any{"decision": "implement"})
+	start, _ := wt.Head(ctx)
+	if err := wt.FS().WriteFile("half.txt", []byte("x\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wt.Commit(ctx, "lemmings wip: t1 attempt 1", nil); err != nil {
+		t.Fatal(err)
+	}
+	d.Settings.MaxWallTime = time.Minute
+	s := WorkflowState{RunID: "r1", Phase: PhaseExecute, StartedAt: time.Now().Add(-time.Hour),
+		Milestones:  []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}},
+		CurrentTask: &Task{ID: "t1", Milestone: "m1", Title: "Half", StartCommit: start, AttemptBase: start, Attempt: 1}}
+	out, err := d.TaskPlanner(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.PlannerDecision != DecisionStop || out.CurrentTask != nil {
+		t.Fatalf("decision %s, task %+v", out.PlannerDecision, out.CurrentTask)
+	}
+	if head, _ := wt.Head(ctx); head != start {
+		t.Error("the unfinished task's work-in-progress commit is still on the branch")
+	}
+	if len(out.Failures) != 1 || !strings.Contains(out.Failures[0].Reason, "max_wall_time") {
+		t.Errorf("the unfinished task is not recorded with the reason: %+v", out.Failures)
 	}
 }
