@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
@@ -23,20 +22,6 @@ type Script struct {
 	// ImplementorLatency, when set, replaces LocalLatency for implementor steps
 	// (tests use it to catch a run in the middle of a task).
 	ImplementorLatency time.Duration
-
-	mu    sync.Mutex
-	roles map[string]int
-}
-
-// Counts reports how many answers each role got.
-func (sc *Script) Counts() map[string]int {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	out := map[string]int{}
-	for k, v := range sc.roles {
-		out[k] = v
-	}
-	return out
 }
 
 // Steps returns the llmtest script: one catch-all step per protocol.
@@ -53,12 +38,6 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 		system = c.Messages[0].Content
 	}
 	role := RoleOf(system)
-	sc.mu.Lock()
-	if sc.roles == nil {
-		sc.roles = map[string]int{}
-	}
-	sc.roles[role]++
-	sc.mu.Unlock()
 
 	var v any
 	switch role {

@@ -139,28 +139,39 @@ func (d *Deps) MarkFailed(ctx context.Context, in WorkflowState) (WorkflowState,
 	if t == nil {
 		return s, errors.New("mark_failed: no current task")
 	}
-	now := d.now()
-	if err := d.resetTo(ctx, t); err != nil {
+	reason := firstNonEmpty(t.Feedback, "no reason recorded")
+	if err := d.abandon(ctx, &s, reason); err != nil {
 		return s, fmt.Errorf("mark_failed: %w", err)
 	}
-	reason := firstNonEmpty(t.Feedback, "no reason recorded")
-	s.Failures = append(s.Failures, Failure{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Reason: clip(reason, 1500), Attempts: t.Attempt, At: now})
-	s.TasksFailed++
 	s.ConsecutiveFailures++
 	s.EscalationContext = strings.TrimSpace(s.EscalationContext + fmt.Sprintf("\nTask %s %q abandoned after %d attempts: %s", t.ID, t.Title, t.Attempt, clip(reason, 300)))
 	addUrgency(&s, d.Settings.Supervisors.WeightTaskAbort)
 	addTrigger(&s, TriggerTaskAbort)
+	s.ReviewReason = "failure"
+	return s, nil
+}
+
+// abandon ends the current task as failed: the work tree returns to the
+// task's start, the failure is recorded with its reason, its directive is
+// settled and the knowledge it was given loses its clean-use count.
+func (d *Deps) abandon(ctx context.Context, s *WorkflowState, reason string) error {
+	t := s.CurrentTask
+	if err := d.resetTo(ctx, t); err != nil {
+		return err
+	}
+	now := d.now()
+	s.Failures = append(s.Failures, Failure{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Reason: clip(reason, 1500), Attempts: t.Attempt, At: now})
+	s.TasksFailed++
 	if t.DirectiveID != "" {
-		settleDirective(&s, t.DirectiveID, t.ID, FateFailed, "task "+t.ID+" failed: "+clip(reason, 200), now)
+		settleDirective(s, t.DirectiveID, t.ID, FateFailed, "task "+t.ID+" failed: "+clip(reason, 200), now)
 	}
 	if t.Polish {
 		s.PolishTasks++
 	}
-	forgetKnowledgeUse(&s, t)
-	s.ReviewReason = "failure"
+	forgetKnowledgeUse(s, t)
 	graph.Emit(ctx, "task_failed", map[string]any{"task": t.ID, "attempts": t.Attempt, "reason": clip(reason, 300)})
 	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
-	return s, nil
+	return nil
 }
 
 // resetTo returns the work tree to the task's start. A task skipped or

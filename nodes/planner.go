@@ -447,22 +447,17 @@ func (d *Deps) relatedCode(ctx context.Context, s *WorkflowState) string {
 	return strings.TrimSpace(b.String())
 }
 
-// stop ends the run with reason. A task in progress is abandoned the way
-// mark_failed would: its work in progress leaves the branch, and the failure
-// is recorded, so a stopped run never leaves half a task behind.
+// stop ends the run with reason. A task in progress is abandoned as
+// mark_failed would abandon it, so a stopped run never leaves half a task
+// on the branch.
 func (d *Deps) stop(ctx context.Context, s *WorkflowState, reason string) error {
 	s.StopReason = reason
 	s.PlannerDecision = DecisionStop
-	t := s.CurrentTask
-	if t == nil {
+	if s.CurrentTask == nil {
 		return nil
 	}
-	if err := d.resetTo(ctx, t); err != nil {
+	if err := d.abandon(ctx, s, "unfinished when the run stopped: "+reason); err != nil {
 		return fmt.Errorf("stop: %w", err)
 	}
-	s.Failures = append(s.Failures, Failure{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Attempts: t.Attempt, At: d.now(),
-		Reason: "unfinished when the run stopped: " + reason})
-	s.TasksFailed++
-	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	return nil
 }

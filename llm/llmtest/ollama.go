@@ -154,15 +154,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, http.StatusInternalServerError, unmatchedMessage(c))
 		return
 	}
-	if prelude(w, r, rep) {
-		return
-	}
-	if rep.Status != 0 && rep.Status != http.StatusOK {
-		msg := rep.Content
-		if msg == "" {
-			msg = http.StatusText(rep.Status)
-		}
-		ollamaError(w, rep.Status, msg)
+	if prelude(w, r, rep, ollamaError) {
 		return
 	}
 	s.ollamaAnswer(w, r, c, rep)
@@ -282,14 +274,8 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep, found := s.pick(c)
-	if found {
-		if prelude(w, r, rep) {
-			return
-		}
-		if rep.Status != 0 && rep.Status != http.StatusOK {
-			ollamaError(w, rep.Status, http.StatusText(rep.Status))
-			return
-		}
+	if found && prelude(w, r, rep, ollamaError) {
+		return
 	}
 	vecs := rep.Embeddings
 	if !found || vecs == nil {

@@ -152,15 +152,7 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		openaiError(w, http.StatusInternalServerError, unmatchedMessage(c))
 		return
 	}
-	if prelude(w, r, rep) {
-		return
-	}
-	if rep.Status != 0 && rep.Status != http.StatusOK {
-		msg := rep.Content
-		if msg == "" {
-			msg = http.StatusText(rep.Status)
-		}
-		openaiError(w, rep.Status, msg)
+	if prelude(w, r, rep, openaiError) {
 		return
 	}
 	usage := openaiUsage{PromptTokens: rep.PromptTokens, CompletionTokens: rep.CompletionTokens, Cost: rep.Cost}
@@ -308,14 +300,8 @@ func (s *Server) openaiEmbed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep, found := s.pick(c)
-	if found {
-		if prelude(w, r, rep) {
-			return
-		}
-		if rep.Status != 0 && rep.Status != http.StatusOK {
-			openaiError(w, rep.Status, http.StatusText(rep.Status))
-			return
-		}
+	if found && prelude(w, r, rep, openaiError) {
+		return
 	}
 	data := []map[string]any{}
 	for i, in := range c.Input {

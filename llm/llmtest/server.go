@@ -295,9 +295,10 @@ func wait(r *http.Request, d time.Duration) bool {
 }
 
 // prelude applies the parts of a reply that do not depend on the protocol:
-// latency, Retry-After and a raw body. done is true when the response is
-// complete (raw body written, or the client left).
-func prelude(w http.ResponseWriter, r *http.Request, rep Reply) (done bool) {
+// latency, Retry-After, a raw body, and a scripted error status (written by
+// fail in the protocol's error envelope, with Content as the message). done is
+// true when the response is complete (body or error written, or the client left).
+func prelude(w http.ResponseWriter, r *http.Request, rep Reply, fail func(http.ResponseWriter, int, string)) (done bool) {
 	if !wait(r, rep.Latency) {
 		return true
 	}
@@ -321,6 +322,14 @@ func prelude(w http.ResponseWriter, r *http.Request, rep Reply) (done bool) {
 			abort(w)
 		}
 		_, _ = w.Write([]byte(rep.Body))
+		return true
+	}
+	if rep.Status != 0 && rep.Status != http.StatusOK {
+		msg := rep.Content
+		if msg == "" {
+			msg = http.StatusText(rep.Status)
+		}
+		fail(w, rep.Status, msg)
 		return true
 	}
 	return false
