@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ const (
 	KindBadRequest       ErrorKind = "bad_request"       // 400 and other refusals of the request itself
 	KindTimeout          ErrorKind = "timeout"           // the role's timeout elapsed (retried)
 	KindStreamCut        ErrorKind = "stream_cut"        // the reply ended before its end marker (retried)
+	KindRunaway          ErrorKind = "runaway"           // the server stopped a reply after content without its end marker: a degenerate reply, not a network fault (not retried here; Structured re-asks with varied sampling)
 	KindBadResponse      ErrorKind = "bad_response"      // a reply that could not be decoded (retried)
 	KindContextTooLarge  ErrorKind = "context_too_large" // the prompt cannot fit the model's window
 	KindCanceled         ErrorKind = "canceled"          // the caller's context ended
@@ -67,11 +69,54 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // StructuredError is a reply that stayed unusable after the re-ask: not JSON,
-// or JSON that does not match the schema. The node can log it and move on.
+// JSON that does not match the schema, cut off at the reply limit, or a
+// runaway. The node can log it and move on.
 type StructuredError struct {
 	Raw      string // the last reply, as the model sent it
 	Problem  string // why it was rejected (extraction or validation message)
 	Attempts int    // model calls made (2 after a re-ask)
+	// Stop is why the last reply ended: StopLength means Raw is cut off and
+	// must not be acted on (no edit blocks taken from it, no file written).
+	Stop StopReason
+	// Tokens is the last reply's length in tokens when it was cut off.
+	Tokens int
+}
+
+// TruncatedError is a reply cut off at the reply-token limit (after the
+// re-ask when one was made): its end is missing, so it is never acted on.
+type TruncatedError struct {
+	Tokens int    // the reply's length in tokens (the limit it hit)
+	Raw    string // the cut reply
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("llm: the reply was cut off at %d tokens (the reply limit)", e.Tokens)
+}
+
+// CutOff reports whether err is a reply cut at the length limit (a
+// *TruncatedError, or a *StructuredError whose last reply was cut), and at
+// how many tokens.
+func CutOff(err error) (int, bool) {
+	var te *TruncatedError
+	if errors.As(err, &te) {
+		return te.Tokens, true
+	}
+	var se *StructuredError
+	if errors.As(err, &se) && se.Stop == StopLength {
+		return se.Tokens, true
+	}
+	return 0, false
+}
+
+// Runaway reports whether err is a reply the server stopped without its end
+// marker after content (KindRunaway), directly or after the re-ask.
+func Runaway(err error) bool {
+	var e *Error
+	if errors.As(err, &e) && e.Kind == KindRunaway {
+		return true
+	}
+	var se *StructuredError
+	return errors.As(err, &se) && se.Stop == StopRunaway
 }
 
 func (e *StructuredError) Error() string {
@@ -112,6 +157,8 @@ func hint(kind ErrorKind, provider, model, role string) string {
 		return fmt.Sprintf("raise the timeout of role %s or use a smaller model", role)
 	case KindStreamCut:
 		return "the server stopped mid-reply; check its log (out of memory? crashed runner?)"
+	case KindRunaway:
+		return fmt.Sprintf("the model %s repeated itself until the server stopped it; a larger or better model, or a higher temperature, avoids it", model)
 	case KindServer:
 		if local {
 			return "check the Ollama server log"

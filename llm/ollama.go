@@ -3,10 +3,12 @@ package llm
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/url"
@@ -140,6 +142,9 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window) 
 	} else if t := p.spec.Temperature; t != nil {
 		opts["temperature"] = *t
 	}
+	if req.Variation > 0 {
+		vary(opts, req.Variation)
+	}
 	stream := !p.spec.NoStream
 	creq := &api.ChatRequest{
 		Model: p.spec.Model, Messages: toOllamaMessages(req.Messages), Stream: &stream,
@@ -167,8 +172,16 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window) 
 		if st := cap.Status(); st >= 400 {
 			return Response{}, false, p.statusError(st, http.StatusText(st), cap)
 		}
+		if cap.ReadErr() == nil && (strings.TrimSpace(content.String()) != "" || len(calls) > 0) {
+			// The server answered 200 and sent content, then stopped without
+			// its end line: it cut off a model that would not stop (measured
+			// on v0.11.4 with a token-repeating model). The network is fine;
+			// the same request would run away the same way.
+			return Response{}, false, &Error{Kind: KindRunaway, Status: cap.Status(),
+				Err: fmt.Errorf("the server stopped the reply without done:true after %d bytes of content (%q…)", content.Len(), clip(content.String(), 60))}
+		}
 		return Response{}, false, &Error{Kind: KindStreamCut, Status: cap.Status(), Retriable: true,
-			Err: fmt.Errorf("the reply ended without done:true after %d bytes of content", content.Len())}
+			Err: fmt.Errorf("the reply ended without done:true after %d bytes of content: %v", content.Len(), cmp.Or(cap.ReadErr(), io.EOF))}
 	}
 	p.models.setWindow(p.key, w.numCtx)
 	resp := Response{
@@ -177,6 +190,28 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window) 
 		Usage: Usage{Calls: 1, PromptTokens: final.PromptEvalCount, CompletionTokens: final.EvalCount, GenDuration: final.EvalDuration},
 	}
 	return resp, final.PromptEvalCount >= w.numCtx, nil
+}
+
+// vary changes the sampling for re-ask number n after a runaway reply: a new
+// seed, a repeat penalty and a little more temperature, so the model does
+// not walk the same path again (at temperature 0 a seed alone changes
+// nothing).
+func vary(opts map[string]any, n int) {
+	seed := 0
+	if v, ok := opts["seed"].(int); ok {
+		seed = v
+	}
+	opts["seed"] = seed + 7919*n
+	penalty := 1.0
+	if v, ok := opts["repeat_penalty"].(float64); ok {
+		penalty = v
+	}
+	opts["repeat_penalty"] = max(penalty, 1.0+0.15*float64(n))
+	temp := 0.8 // Ollama's default
+	if v, ok := opts["temperature"].(float64); ok {
+		temp = v
+	}
+	opts["temperature"] = min(temp+0.3*float64(n), 1.5)
 }
 
 func (p *ollamaProvider) embed(ctx context.Context, texts []string) ([][]float32, Usage, error) {

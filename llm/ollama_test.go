@@ -313,22 +313,37 @@ func TestOllamaFaults(t *testing.T) {
 		}
 	})
 
-	t.Run("stream without done:true is a StreamCut", func(t *testing.T) {
+	t.Run("stream stopped after content without done:true is a runaway, not retried", func(t *testing.T) {
 		t.Parallel()
 		srv := llmtest.NewServer()
 		defer srv.Close()
 		srv.Script(llmtest.Step{Times: -1, Reply: llmtest.Reply{Content: "same same same", NoDone: true}})
-		r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": ollamaRole(srv, "m")}, Retry: RetryPolicy{MaxAttempts: 2}})
+		r, clk := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": ollamaRole(srv, "m")}, Retry: RetryPolicy{MaxAttempts: 4}})
 		resp, err := r.Chat(ctx, Request{Role: "primary", Messages: userMsg("hi")})
-		if e := asError(t, err); e.Kind != KindStreamCut || !strings.Contains(e.Error(), "done:true") {
+		if e := asError(t, err); e.Kind != KindRunaway || !strings.Contains(e.Error(), "done:true") || e.Retriable {
 			t.Errorf("error %v", e)
 		}
-		if resp.Attempts != 2 {
-			t.Errorf("attempts %d, want 2 (a cut stream is retried)", resp.Attempts)
+		if resp.Attempts != 1 || len(clk.Sleeps()) != 0 {
+			t.Errorf("attempts %d, sleeps %v: a runaway reply is not a network fault to back off from", resp.Attempts, clk.Sleeps())
 		}
 	})
 
-	t.Run("non-streaming reply with done:false is a StreamCut", func(t *testing.T) {
+	t.Run("stream without done:true and without content is a StreamCut", func(t *testing.T) {
+		t.Parallel()
+		srv := llmtest.NewServer()
+		defer srv.Close()
+		srv.Script(llmtest.Step{Times: -1, Reply: llmtest.Reply{Content: "", NoDone: true}})
+		r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": ollamaRole(srv, "m")}, Retry: RetryPolicy{MaxAttempts: 2}})
+		resp, err := r.Chat(ctx, Request{Role: "primary", Messages: userMsg("hi")})
+		if e := asError(t, err); e.Kind != KindStreamCut {
+			t.Errorf("error %v", e)
+		}
+		if resp.Attempts != 2 {
+			t.Errorf("attempts %d, want 2 (an empty cut stream is retried)", resp.Attempts)
+		}
+	})
+
+	t.Run("non-streaming reply with done:false is a runaway", func(t *testing.T) {
 		t.Parallel()
 		srv := llmtest.NewServer()
 		defer srv.Close()
@@ -337,7 +352,7 @@ func TestOllamaFaults(t *testing.T) {
 		spec.NoStream = true
 		r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": spec}, Retry: RetryPolicy{MaxAttempts: 1}})
 		_, err := r.Chat(ctx, Request{Role: "primary", Messages: userMsg("hi")})
-		if e := asError(t, err); e.Kind != KindStreamCut {
+		if e := asError(t, err); e.Kind != KindRunaway {
 			t.Errorf("error %v", e)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/invopop/jsonschema"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
@@ -83,10 +84,17 @@ func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
 // Structured asks c for a T. The schema of T (or req.Schema when the caller
 // set one) goes to the provider; the reply is extracted and repaired
 // (ExtractJSON), validated against the schema, and decoded. An unusable reply
-// gets one re-ask that quotes the problem; a second failure is a
-// *StructuredError. The Response carries the usage of every call made, also
-// on error (the tokens were spent). Errors of the call itself (*Error) are
-// returned as they are.
+// gets one re-ask; a second failure is a *StructuredError:
+//   - a reply that is whole but wrong: the re-ask quotes it and the problem;
+//   - a reply cut off at the reply-token limit (StopLength) is never repaired
+//     into a value (its end is missing): the re-ask says so and asks for a
+//     smaller change;
+//   - a runaway reply (KindRunaway: the server stopped a model that repeated
+//     itself) is a bad reply, not a fault: the re-ask varies the sampling.
+//
+// The Response carries the usage of every call made, also on error (the
+// tokens were spent), and Reasks says why each re-ask was made. Other errors
+// of the call itself (*Error) are returned as they are.
 func Structured[T any](ctx context.Context, c Chatter, req Request) (T, Response, error) {
 	var zero T
 	var cs *compiledSchema
@@ -100,43 +108,79 @@ func Structured[T any](ctx context.Context, c Chatter, req Request) (T, Response
 		return zero, Response{}, err
 	}
 	req.Schema = cs.raw
-	resp, err := c.Chat(ctx, req)
-	if err != nil {
-		return zero, resp, err
+	var (
+		usage   Usage
+		elapsed time.Duration
+		reasks  []Reask
+		quoted  Response // the whole but unusable reply quoted in the re-ask
+		next    = req
+	)
+	done := func(r Response) Response {
+		r.Usage, r.Elapsed, r.Reasks = usage, elapsed, reasks
+		return r
 	}
-	out, problem := decodeReply[T](resp.Content, cs)
-	if problem == "" {
-		return out, resp, nil
+	for attempt := 1; ; attempt++ {
+		resp, err := c.Chat(ctx, next)
+		usage, elapsed = usage.Add(resp.Usage), elapsed+resp.Elapsed
+		if err != nil {
+			var e *Error
+			switch {
+			case errors.As(err, &e) && e.Kind == KindRunaway:
+				problem := "the reply ran on without ending until the server stopped it"
+				if attempt == 1 {
+					reasks = append(reasks, Reask{Stop: StopRunaway, Problem: problem})
+					next = req
+					next.Variation = req.Variation + 1
+					continue
+				}
+				return zero, done(resp), &StructuredError{Problem: problem, Attempts: attempt, Stop: StopRunaway}
+			case errors.As(err, &e) && e.Kind == KindContextTooLarge && quoted.Content != "":
+				// The unusable reply quoted back does not fit the model's
+				// window: the reply stays the model's failure, not a fault.
+				return zero, done(quoted), &StructuredError{Raw: quoted.Content, Problem: reasks[len(reasks)-1].Problem + " (no re-ask: quoting the reply back would not fit the context window)", Attempts: 1}
+			}
+			return zero, done(resp), err
+		}
+		if resp.Stop() == StopLength {
+			tokens := resp.Usage.CompletionTokens
+			if tokens == 0 {
+				tokens = next.MaxTokens
+			}
+			problem := fmt.Sprintf("the reply was cut off at %d tokens, the most one reply may have", tokens)
+			if attempt == 1 {
+				reasks = append(reasks, Reask{Stop: StopLength, Tokens: tokens, Problem: problem})
+				next = req
+				next.Messages = append(append([]Message(nil), req.Messages...),
+					Message{Role: "assistant", Content: clip(resp.Content, 300) + " [cut off]"},
+					Message{Role: "user", Content: cutText(tokens, cs.raw)})
+				continue
+			}
+			return zero, done(resp), &StructuredError{Raw: resp.Content, Problem: problem, Attempts: attempt, Stop: StopLength, Tokens: tokens}
+		}
+		out, problem := decodeReply[T](resp.Content, cs)
+		if problem == "" {
+			return out, done(resp), nil
+		}
+		if attempt == 2 {
+			return zero, done(resp), &StructuredError{Raw: resp.Content, Problem: problem, Attempts: attempt, Stop: StopEnd}
+		}
+		// One re-ask: show the model its reply and what was wrong with it.
+		reasks = append(reasks, Reask{Stop: StopEnd, Tokens: resp.Usage.CompletionTokens, Problem: problem})
+		quoted = resp
+		next = req
+		next.Messages = append(append([]Message(nil), req.Messages...),
+			Message{Role: "assistant", Content: resp.Content},
+			Message{Role: "user", Content: reaskText(problem, cs.raw)})
 	}
-	// One re-ask: show the model its reply and what was wrong with it.
-	retry := req
-	retry.Messages = append(append([]Message(nil), req.Messages...),
-		Message{Role: "assistant", Content: resp.Content},
-		Message{Role: "user", Content: reaskText(problem, cs.raw)})
-	resp2, err := c.Chat(ctx, retry)
-	total := resp.Usage.Add(resp2.Usage)
-	var e *Error
-	if errors.As(err, &e) && e.Kind == KindContextTooLarge {
-		// The unusable reply quoted back does not fit the model's window:
-		// no re-ask, and the reply stays the model's failure, not a fault.
-		resp.Usage = total
-		return zero, resp, &StructuredError{Raw: resp.Content, Problem: problem + " (no re-ask: quoting the reply back would not fit the context window)", Attempts: 1}
-	}
-	if err != nil {
-		resp2.Usage = total
-		return zero, resp2, err
-	}
-	resp2.Usage = total
-	resp2.Elapsed += resp.Elapsed
-	out, problem = decodeReply[T](resp2.Content, cs)
-	if problem == "" {
-		return out, resp2, nil
-	}
-	return zero, resp2, &StructuredError{Raw: resp2.Content, Problem: problem, Attempts: 2}
 }
 
 func reaskText(problem string, schema json.RawMessage) string {
 	return fmt.Sprintf("Your reply could not be used: %s\nReply again with only a JSON value that matches this JSON schema, with no other text:\n%s", problem, schema)
+}
+
+// cutText is the re-ask after a reply cut at the length limit.
+func cutText(tokens int, schema json.RawMessage) string {
+	return fmt.Sprintf("Your reply was cut off at %d tokens, so none of it was used. Make a smaller change (or a shorter answer) that fits in one reply. Reply with only a JSON value that matches this JSON schema, with no other text:\n%s", tokens, schema)
 }
 
 // decodeReply extracts, validates and decodes a reply; problem says why it

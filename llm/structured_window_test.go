@@ -18,7 +18,7 @@ func TestStructuredReaskThatCannotFitIsTheModelsFailure(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(llmtest.WithModels(llmtest.ModelInfo{Name: "tiny", ContextLength: 4096}))
 	defer srv.Close()
-	srv.Script(llmtest.Step{Reply: llmtest.Reply{Content: `{"decision": "` + strings.Repeat("k~ ", 4000), DoneReason: "length"}})
+	srv.Script(llmtest.Step{Reply: llmtest.Reply{Content: `{"decision": "` + strings.Repeat("k~ ", 4000)}})
 	r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": ollamaRole(srv, "tiny")}})
 	_, resp, err := Structured[plan](context.Background(), r, Request{Role: "primary", Messages: userMsg("plan")})
 	var se *StructuredError

@@ -20,6 +20,16 @@ type capture struct {
 	header http.Header
 	body   bytes.Buffer
 	tail   []byte // last bytes seen, kept even past maxCapture
+	// readErr is the first failed read of the body other than its clean
+	// end: a dropped connection, which a client library may take for EOF.
+	readErr error
+}
+
+// ReadErr is the error that cut the body short, nil when it ended cleanly.
+func (c *capture) ReadErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.readErr
 }
 
 func (c *capture) Status() int {
@@ -76,6 +86,7 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	t.cap.status, t.cap.header = resp.StatusCode, resp.Header.Clone()
 	t.cap.body.Reset()
 	t.cap.tail = t.cap.tail[:0]
+	t.cap.readErr = nil
 	t.cap.mu.Unlock()
 	resp.Body = &teeBody{rc: resp.Body, cap: t.cap}
 	return resp, nil
@@ -90,6 +101,13 @@ func (b *teeBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if n > 0 {
 		b.cap.write(p[:n])
+	}
+	if err != nil && err != io.EOF {
+		b.cap.mu.Lock()
+		if b.cap.readErr == nil {
+			b.cap.readErr = err
+		}
+		b.cap.mu.Unlock()
 	}
 	return n, err
 }

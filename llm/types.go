@@ -48,6 +48,10 @@ type Request struct {
 	Schema      json.RawMessage
 	MaxTokens   int      // reply budget; 0: the role's MaxTokens, else 2048
 	Temperature *float64 // nil: the role's, else the server's default
+	// Variation > 0 asks for different sampling than the first try, for a
+	// re-ask after a runaway reply: a new seed, a repeat penalty and a
+	// little more temperature, growing with Variation (Ollama).
+	Variation int
 }
 
 // Response is a model's answer.
@@ -66,6 +70,39 @@ type Response struct {
 	NumCtx int
 	// Attempts is how many requests the call took (1 without retries).
 	Attempts int
+	// Reasks lists the re-asks Structured (or Complete) made for this
+	// answer, in order: why each earlier reply could not be used.
+	Reasks []Reask
+}
+
+// StopReason says why a reply ended, in terms a caller acts on.
+type StopReason string
+
+const (
+	// StopEnd: the model finished its reply (or made a tool call).
+	StopEnd StopReason = "end"
+	// StopLength: the reply was cut at the reply-token limit; its end is
+	// missing, so it must never be acted on as if whole.
+	StopLength StopReason = "length"
+	// StopRunaway: the server stopped a reply that never ended (a weak model
+	// repeating itself), without its end marker.
+	StopRunaway StopReason = "runaway"
+)
+
+// Stop says why the reply ended: "length" (Ollama's done_reason, OpenAI's
+// finish_reason) is StopLength, anything else StopEnd.
+func (r Response) Stop() StopReason {
+	if r.DoneReason == "length" {
+		return StopLength
+	}
+	return StopEnd
+}
+
+// Reask is one reply that was not used and asked again for.
+type Reask struct {
+	Stop    StopReason // StopLength, StopRunaway, or StopEnd for a reply that was whole but unusable
+	Tokens  int        // the reply's length in tokens, when known
+	Problem string     // what was wrong with it
 }
 
 // Usage counts what calls consumed.
