@@ -129,14 +129,14 @@ func (l *implLoop) run(ctx context.Context) (*ImplResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	bad := 0
+	bad, runaways := 0, 0
 	for n := 1; n <= d.Settings.MaxActions; n++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		history, used := l.compactHistory(d.Settings.budget(NodeImplementor) / 2)
 		act, resp, err := ask[implAction](ctx, d, l.s, call{Label: NodeImplementor, Data: implData{}, Sections: sections,
-			Messages: history, Budget: d.Settings.budget(NodeImplementor) - used})
+			Messages: history, Budget: d.Settings.budget(NodeImplementor) - used, Variation: runaways})
 		if tooLarge(err) {
 			return &ImplResult{Status: ImplExhausted, Actions: n, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil
 		}
@@ -147,7 +147,12 @@ func (l *implLoop) run(ctx context.Context) (*ImplResult, error) {
 			// Many local coding models answer with SEARCH/REPLACE blocks in
 			// prose: take those rather than waste the attempt.
 			var se *llm.StructuredError
-			if errors.As(err, &se) {
+			if llm.Runaway(err) {
+				runaways++ // the next asks vary the sampling further
+			}
+			// A reply cut at the length limit is missing its end: nothing
+			// is taken from it.
+			if errors.As(err, &se) && se.Stop != llm.StopLength {
 				if edits, perr := workspace.ParseEditBlocks(se.Raw); perr == nil && len(edits) > 0 {
 					act = implAction{Action: "edit_blocks", Blocks: se.Raw, Thought: "(edit blocks in prose)"}
 					err = nil

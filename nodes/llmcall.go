@@ -27,6 +27,8 @@ type call struct {
 	Messages []llm.Message
 	// Budget overrides the label's token budget for the composed part.
 	Budget int
+	// Variation > 0 varies the sampling (after runaway replies).
+	Variation int
 }
 
 // ask composes the prompt, asks for a T and folds the usage into the state.
@@ -37,10 +39,18 @@ func ask[T any](ctx context.Context, d *Deps, s *WorkflowState, c call) (T, llm.
 	if err != nil {
 		return zero, llm.Response{}, err
 	}
+	req.Variation = c.Variation
 	out, resp, err := llm.Structured[T](ctx, d.Model, req)
 	s.AddUsage(c.Label, totals(resp.Usage))
+	emitReasks(ctx, c.Label, resp.Reasks)
 	if err != nil {
-		graph.Emit(ctx, "model_error", map[string]any{"label": c.Label, "error": err.Error()})
+		data := map[string]any{"label": c.Label, "error": err.Error()}
+		if tokens, cut := llm.CutOff(err); cut {
+			data["stop"], data["tokens"] = llm.StopLength, tokens
+		} else if llm.Runaway(err) {
+			data["stop"] = llm.StopRunaway
+		}
+		graph.Emit(ctx, "model_error", data)
 		return zero, resp, fmt.Errorf("%s: %w", c.Label, err)
 	}
 	emitCall(ctx, c.Label, resp)
@@ -65,6 +75,22 @@ func (d *Deps) compose(ctx context.Context, c call) (llm.Request, error) {
 	}
 	msgs := append(p.Messages, c.Messages...)
 	return llm.Request{Role: role, Label: c.Label, Messages: msgs}, nil
+}
+
+// emitReasks records each reply that was asked again for: a reply cut off at
+// the length limit ("reply_cut_off", with its length), a runaway
+// ("reply_runaway"), or a whole but unusable one ("reply_unusable").
+func emitReasks(ctx context.Context, label string, reasks []llm.Reask) {
+	for _, r := range reasks {
+		name := "reply_unusable"
+		switch r.Stop {
+		case llm.StopLength:
+			name = "reply_cut_off"
+		case llm.StopRunaway:
+			name = "reply_runaway"
+		}
+		graph.Emit(ctx, name, map[string]any{"label": label, "tokens": r.Tokens, "problem": r.Problem, "reasked": true})
+	}
 }
 
 func emitCall(ctx context.Context, label string, resp llm.Response) {
@@ -92,7 +118,7 @@ func totals(u llm.Usage) UsageTotals {
 // kind; the second fails the step.
 func modelFault(err error) bool {
 	var se *llm.StructuredError
-	return errors.As(err, &se) || tooLarge(err)
+	return errors.As(err, &se) || tooLarge(err) || llm.Runaway(err)
 }
 
 func tooLarge(err error) bool {

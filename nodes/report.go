@@ -34,15 +34,58 @@ func (d *Deps) Report(ctx context.Context, in WorkflowState) (WorkflowState, err
 	if d.RunDir == "" {
 		return s, nil
 	}
-	var b strings.Builder
-	d.writeReport(ctx, &b, &s)
-	path := filepath.Join(d.RunDir, "report.md")
-	if err := writeFileAtomic(path, []byte(b.String())); err != nil {
-		return s, fmt.Errorf("report: %w", err)
+	next := fmt.Sprintf("review the branch, then merge it: git merge %s", s.Branch)
+	if s.Outcome == OutcomeFailed {
+		next = fmt.Sprintf("the branch %s keeps the tasks that passed (see Failures for the rest); fix the cause and start a new run with lemmings run", s.Branch)
+	}
+	path, err := d.saveReport(ctx, &s, runEnd{Status: graph.StatusDone, Reason: s.StopReason, Next: next})
+	if err != nil {
+		return s, err
 	}
 	s.ReportPath = path
 	graph.Emit(ctx, "report", map[string]any{"path": path, "outcome": s.Outcome})
 	return s, nil
+}
+
+// runEnd says how a process's stretch of a run ended, for the report's head.
+type runEnd struct {
+	Status graph.Status
+	Reason string // why it stopped there ("" when done)
+	Next   string // how to go on
+}
+
+func (d *Deps) saveReport(ctx context.Context, s *WorkflowState, end runEnd) (string, error) {
+	var b strings.Builder
+	d.writeReport(ctx, &b, s, end)
+	path := filepath.Join(d.RunDir, "report.md")
+	if err := writeFileAtomic(path, []byte(b.String())); err != nil {
+		return "", fmt.Errorf("report: %w", err)
+	}
+	return path, nil
+}
+
+// EndReport writes report.md for a run that stopped before its Report node
+// (failed, halted, interrupted or paused), so every run that ends leaves one:
+// its status, the reason and how to go on, with everything done so far.
+func (d *Deps) EndReport(ctx context.Context, s WorkflowState, status graph.Status, reason string) (string, error) {
+	if d.RunDir == "" {
+		return "", nil
+	}
+	var next string
+	switch status {
+	case graph.StatusPaused:
+		next = fmt.Sprintf("lemmings resume %s --approve   (or --reject \"why\")", s.RunID)
+	case graph.StatusHalted:
+		next = fmt.Sprintf("lemmings resume %s continues", s.RunID)
+	case graph.StatusInterrupted, graph.StatusRunning:
+		next = fmt.Sprintf("lemmings resume %s continues from the last checkpoint", s.RunID)
+	default:
+		next = fmt.Sprintf("fix the cause, then lemmings resume %s continues from the last checkpoint", s.RunID)
+	}
+	if s.Outcome == "" {
+		s.Outcome = string(status)
+	}
+	return d.saveReport(ctx, &s, runEnd{Status: status, Reason: reason, Next: next})
 }
 
 func allMilestonesDone(s *WorkflowState) bool {
@@ -54,11 +97,18 @@ func allMilestonesDone(s *WorkflowState) bool {
 	return true
 }
 
-func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowState) {
+func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowState, end runEnd) {
 	fmt.Fprintf(b, "# lemmings report — run %s\n\n", s.RunID)
-	fmt.Fprintf(b, "- **Remit:** %s\n- **Outcome:** %s", s.Remit, s.Outcome)
+	fmt.Fprintf(b, "- **Remit:** %s\n- **Status:** %s", s.Remit, end.Status)
+	if end.Status != graph.StatusDone {
+		fmt.Fprintf(b, "\n- **Reason:** %s", firstNonEmpty(end.Reason, "(none recorded)"))
+	}
+	fmt.Fprintf(b, "\n- **Outcome:** %s", s.Outcome)
 	if s.StopReason != "" {
 		fmt.Fprintf(b, " — %s", s.StopReason)
+	}
+	if end.Next != "" {
+		fmt.Fprintf(b, "\n- **How to go on:** %s", end.Next)
 	}
 	fmt.Fprintf(b, "\n- **Branch:** `%s` (from `%s`)\n", s.Branch, short(s.BaseCommit))
 	if !s.StartedAt.IsZero() {

@@ -164,6 +164,7 @@ type runEnv struct {
 	events *graph.JSONLSink
 	runDir string
 	branch string
+	deps   *Deps
 }
 
 func (e *runEnv) close() {
@@ -183,8 +184,37 @@ func (e *runEnv) close() {
 
 func (e *runEnv) result(ctx context.Context, runID string, final WorkflowState, runErr error) (Result, error) {
 	res := Result{RunID: runID, State: final, Branch: e.branch, RunDir: e.runDir}
-	if snap, err := e.app.State(context.WithoutCancel(ctx), runID); err == nil {
+	wctx := context.WithoutCancel(ctx)
+	snap, err := e.app.State(wctx, runID)
+	if err == nil {
 		res.Status, res.State = snap.Status, snap.State
+	}
+	if res.Status != graph.StatusDone && e.deps != nil {
+		// The Report node did not run: the run still leaves a report that
+		// says where it stands, why, and how to go on.
+		reason := firstNonEmpty(snap.Reason, snap.Error)
+		if reason == "" && runErr != nil {
+			reason = runErr.Error()
+		}
+		switch res.Status {
+		case graph.StatusHalted:
+			reason = "halt requested (lemmings halt): " + reason
+		case graph.StatusInterrupted:
+			reason = "interrupted (Ctrl-C or a termination signal): " + reason
+		}
+		status := res.Status
+		if status == "" {
+			status = graph.StatusFailed
+		}
+		st := res.State
+		if st.RunID == "" {
+			st.RunID = runID
+		}
+		if path, rerr := e.deps.EndReport(wctx, st, status, reason); rerr == nil && path != "" {
+			res.State.ReportPath = path
+		} else if rerr != nil {
+			runErr = errors.Join(runErr, rerr)
+		}
 	}
 	return res, runErr
 }
@@ -293,7 +323,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		return nil, fmt.Errorf("workflow graph: %w", err)
 	}
 	deps.Mermaid = app.Mermaid()
-	env.app = app
+	env.app, env.deps = app, deps
 	ok = true
 	return env, nil
 }

@@ -207,6 +207,7 @@ func reportForComparison(t *testing.T, path string) string {
 	}
 	text = strings.Join(keep, "\n")
 	text = regexp.MustCompile(`\b[0-9a-f]{10}\b`).ReplaceAllString(text, "<sha>")
+	text = regexp.MustCompile(`\b\d{8}-\d{6}-[0-9a-f]{6}\b`).ReplaceAllString(text, "<run>")
 	return text
 }
 
