@@ -228,3 +228,56 @@ func validationProblem(err error) string {
 	}
 	return "the JSON does not match the schema: " + strings.Join(leaves, "; ")
 }
+
+// Text asks c for a plain-text reply (code, a patch) that must arrive whole.
+// A runaway reply is asked again once with varied sampling; a reply cut at
+// the length limit is asked again once with "cut off at N tokens; make a
+// smaller change". When the second reply is cut too the error is a
+// *TruncatedError, when it runs away too a *StructuredError with
+// StopRunaway: the caller never gets a cut reply as if it were whole.
+// Response.Reasks says why each re-ask was made.
+func Text(ctx context.Context, c Chatter, req Request) (Response, error) {
+	var (
+		usage   Usage
+		elapsed time.Duration
+		reasks  []Reask
+		next    = req
+	)
+	done := func(r Response) Response {
+		r.Usage, r.Elapsed, r.Reasks = usage, elapsed, reasks
+		return r
+	}
+	for attempt := 1; ; attempt++ {
+		resp, err := c.Chat(ctx, next)
+		usage, elapsed = usage.Add(resp.Usage), elapsed+resp.Elapsed
+		var e *Error
+		if errors.As(err, &e) && e.Kind == KindRunaway {
+			problem := "the reply ran on without ending until the server stopped it"
+			if attempt > 1 {
+				return done(resp), &StructuredError{Problem: problem, Attempts: attempt, Stop: StopRunaway}
+			}
+			reasks = append(reasks, Reask{Stop: StopRunaway, Problem: problem})
+			next = req
+			next.Variation = req.Variation + 1
+			continue
+		}
+		if err != nil {
+			return done(resp), err
+		}
+		if resp.Stop() != StopLength {
+			return done(resp), nil
+		}
+		tokens := resp.Usage.CompletionTokens
+		if tokens == 0 {
+			tokens = next.MaxTokens
+		}
+		if attempt > 1 {
+			return done(resp), &TruncatedError{Tokens: tokens, Raw: resp.Content}
+		}
+		reasks = append(reasks, Reask{Stop: StopLength, Tokens: tokens, Problem: fmt.Sprintf("the reply was cut off at %d tokens, the most one reply may have", tokens)})
+		next = req
+		next.Messages = append(append([]Message(nil), req.Messages...),
+			Message{Role: "assistant", Content: clip(resp.Content, 300) + " [cut off]"},
+			Message{Role: "user", Content: fmt.Sprintf("Your reply was cut off at %d tokens, so none of it was used. Make a smaller change (or a shorter answer) that fits in one reply, in the same form as asked.", tokens)})
+	}
+}

@@ -116,3 +116,30 @@ func TestStructuredNeverUsesAReplyCutAtTheLengthLimit(t *testing.T) {
 		}
 	})
 }
+
+func TestTextNeverReturnsACutReplyAsWhole(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	srv.Script(
+		llmtest.Step{Reply: llmtest.Reply{Content: "func A() int {\n\treturn 1", DoneReason: "length", CompletionTokens: 30}},
+		llmtest.Step{Reply: llmtest.Reply{Content: strings.Repeat(" of", 30), NoDone: true}},
+		llmtest.Step{Times: -1, Reply: llmtest.Reply{Content: "func B() int {\n\treturn", DoneReason: "length", CompletionTokens: 30}},
+	)
+	r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": ollamaRole(srv, "m")}})
+	_, err := Text(context.Background(), r, Request{Role: "primary", Messages: userMsg("write A")})
+	if tokens, cut := CutOff(err); cut {
+		t.Fatalf("a cut, then a runaway: want the runaway, got cut at %d", tokens)
+	}
+	if !Runaway(err) {
+		t.Fatalf("error %v", err)
+	}
+	resp, err := Text(context.Background(), r, Request{Role: "primary", Messages: userMsg("write B")})
+	var te *TruncatedError
+	if !errors.As(err, &te) || te.Tokens != 30 || len(resp.Reasks) != 1 {
+		t.Fatalf("error %v, reasks %+v", err, resp.Reasks)
+	}
+	if last := srv.ChatCalls()[3].LastUser(); !strings.Contains(last, "cut off at 30 tokens") {
+		t.Errorf("re-ask %q", last)
+	}
+}
