@@ -49,9 +49,13 @@ type Options struct {
 	// Approve pauses for a human: "", "milestones" or "tasks". On resume it
 	// changes the run's mode ("none" turns approvals off); empty keeps it.
 	Approve string
-	// Decision answers a pause on resume.
+	// Decision answers a pause on resume. A paused run is not resumed
+	// without one.
 	Decision *Approval
-	Sinks    []graph.Sink
+	// Choices are recorded with the run (ChoicesOf the configuration it
+	// runs with) so a later resume can go on with them; nil records none.
+	Choices Choices
+	Sinks   []graph.Sink
 	// Warn receives warnings meant for the user before the run starts.
 	Warn io.Writer
 	// HTTPClient is used for every model call (tests).
@@ -128,6 +132,22 @@ func Resume(ctx context.Context, o Options) (Result, error) {
 		}
 		o.RunID = id
 	}
+	if d := o.Decision; d != nil && !d.Approved && strings.TrimSpace(d.Reason) == "" {
+		return Result{}, errors.New("a rejection needs a reason: lemmings resume --reject \"why\"")
+	}
+	if o.Decision == nil {
+		// An approval that a bare resume walks through is no approval.
+		if store, err := Store(repo.Root()); err == nil {
+			if snap, err := store.State(ctx, o.RunID); err == nil && snap.Status == graph.StatusPaused {
+				res := Result{RunID: o.RunID, Status: snap.Status, State: snap.State, Branch: snap.State.Branch,
+					RunDir: filepath.Join(repo.Root(), DataDir, RunsDir, o.RunID)}
+				if report := filepath.Join(res.RunDir, "report.md"); fileExists(report) {
+					res.State.ReportPath = report
+				}
+				return res, &PausedError{RunID: o.RunID, Reason: snap.Reason}
+			}
+		}
+	}
 	wt, err := repo.OpenWorktree(ctx, o.RunID)
 	if err != nil {
 		return Result{}, fmt.Errorf("resume %s: %w", o.RunID, err)
@@ -154,6 +174,19 @@ func Resume(ctx context.Context, o Options) (Result, error) {
 	final, err := env.app.Resume(ctx, o.RunID, opts...)
 	return env.result(ctx, o.RunID, final, err)
 }
+
+// PausedError: a paused run was resumed without a decision; it stays paused.
+type PausedError struct {
+	RunID  string
+	Reason string // what waits for a decision
+}
+
+func (e *PausedError) Error() string {
+	return fmt.Sprintf("run %s is still paused, waiting for a decision: %s", e.RunID, e.Reason)
+}
+
+// Unwrap makes a PausedError a graph.ErrPaused.
+func (e *PausedError) Unwrap() error { return graph.ErrPaused }
 
 // runEnv is everything one process needs to advance a run.
 type runEnv struct {
@@ -295,6 +328,15 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		return nil, err
 	}
 	env.events = events
+	changed, err := saveChoices(runDir, o.Choices)
+	if err != nil {
+		return nil, fmt.Errorf("record the run's choices: %w", err)
+	}
+	if len(changed) > 0 {
+		for _, k := range changed {
+			fmt.Fprintf(warn, "warning: %s is now %s for this run (recorded for later resumes)\n", k, o.Choices[k])
+		}
+	}
 	for _, w := range startup.lines() {
 		ev := graph.Event{Kind: graph.EventCustom, Name: "warning", RunID: wt.RunID(), Time: time.Now().UTC()}
 		ev.Data, _ = json.Marshal(map[string]any{"message": w})
@@ -484,4 +526,9 @@ func orDiscard(w io.Writer) io.Writer {
 		return io.Discard
 	}
 	return w
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -161,7 +161,12 @@ func (a *app) flagOverrides() map[string]string {
 // loadConfig reads the configuration for root; problems are usage errors
 // naming file, line and key. Warnings go to stderr.
 func (a *app) loadConfig(root string) (*config.Config, *config.Sources, error) {
-	cfg, src, err := config.Load(config.LoadOptions{RepoRoot: root, Flags: a.flagOverrides()})
+	return a.loadConfigFlags(root, a.flagOverrides())
+}
+
+// loadConfigFlags is loadConfig with the command-line layer given.
+func (a *app) loadConfigFlags(root string, flags map[string]string) (*config.Config, *config.Sources, error) {
+	cfg, src, err := config.Load(config.LoadOptions{RepoRoot: root, Flags: flags})
 	if err != nil {
 		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("configuration:\n%w", err)}
 	}

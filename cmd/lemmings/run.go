@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -67,8 +70,11 @@ func newResumeCmd(a *app) *cobra.Command {
 		Short: "Continue a paused, halted, interrupted or crashed run from its last checkpoint",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if approve && reject != "" {
+			if approve && cmd.Flags().Changed("reject") {
 				return usageErr("--approve and --reject exclude each other")
+			}
+			if cmd.Flags().Changed("reject") && strings.TrimSpace(reject) == "" {
+				return usageErr(`--reject needs a reason: lemmings resume --reject "why"`)
 			}
 			if approveMode != "" && approveMode != "milestones" && approveMode != "tasks" && approveMode != "none" {
 				return usageErr("--approve-mode takes milestones, tasks or none, not %q", approveMode)
@@ -77,13 +83,25 @@ func newResumeCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, _, err := a.loadConfig(root)
-			if err != nil {
-				return err
-			}
 			id := ""
 			if len(args) == 1 {
 				id = args[0]
+			} else if id, err = nodes.LatestResumable(cmd.Context(), root); err != nil {
+				return err
+			}
+			// The run goes on with the choices it was started with; a flag
+			// given now overrides one and is recorded.
+			flags, err := nodes.LoadChoices(root, id)
+			if err != nil {
+				return err
+			}
+			if flags == nil {
+				flags = nodes.Choices{}
+			}
+			maps.Copy(flags, a.resumeOverrides(cmd))
+			cfg, _, err := a.loadConfigFlags(root, flags)
+			if err != nil {
+				return err
 			}
 			var decision *nodes.Approval
 			if approve || reject != "" {
@@ -103,6 +121,20 @@ func newResumeCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&reject, "reject", "", "reject what the run paused for, saying why")
 	cmd.Flags().StringVar(&approveMode, "approve-mode", "", "change the run's approval pauses: milestones, tasks or none (default: as the run was started)")
 	return cmd
+}
+
+// resumeOverrides are the global flags given to resume, as config keys: those
+// of flagOverrides, and --offline=false or --no-supervisors=false when given
+// to undo a recorded choice.
+func (a *app) resumeOverrides(cmd *cobra.Command) map[string]string {
+	f := a.flagOverrides()
+	if cmd.Flags().Changed("offline") {
+		f["offline"] = strconv.FormatBool(a.offline)
+	}
+	if cmd.Flags().Changed("no-supervisors") {
+		f["supervisors.enabled"] = strconv.FormatBool(!a.noSupervisors)
+	}
+	return f
 }
 
 // pausedFor says what a paused run waits for: the milestones or a task.
@@ -136,7 +168,7 @@ func (a *app) drive(parent context.Context, start func(context.Context, nodes.Op
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(a.stdout, a.jsonOut)
-	o := nodes.Options{RepoDir: root, Config: cfg, Sinks: []graph.Sink{prog}, Warn: a.stderr}
+	o := nodes.Options{RepoDir: root, Config: cfg, Sinks: []graph.Sink{prog}, Warn: a.stderr, Choices: nodes.ChoicesOf(cfg)}
 	res, err := start(ctx, o)
 	prog.Close()
 	if res.RunID == "" && err != nil {
@@ -171,6 +203,9 @@ func (a *app) summarize(res nodes.Result, err error) {
 	}
 	switch {
 	case errors.Is(err, graph.ErrPaused) || res.Status == graph.StatusPaused:
+		if pe := (*nodes.PausedError)(nil); errors.As(err, &pe) {
+			fmt.Fprintf(w, "still paused, waiting for a decision: %s\n", pe.Reason)
+		}
 		fmt.Fprintf(w, "paused for approval: lemmings resume %s --approve   (or --reject \"why\")\n", res.RunID)
 	case errors.Is(err, graph.ErrHalted) || res.Status == graph.StatusHalted:
 		fmt.Fprintf(w, "halted: lemmings resume %s continues\n", res.RunID)

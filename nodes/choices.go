@@ -1,0 +1,83 @@
+package nodes
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/lemmings-dev/lemmings/config"
+)
+
+// ChoicesFile, in a run's folder, holds the choices the run was started with
+// (as configuration keys), so a resumed run goes on as it was started.
+const ChoicesFile = "choices.json"
+
+// Choices are the settings a run keeps across resumes, as configuration keys
+// ("roles.primary.model", "offline", "supervisors.enabled"): the model of
+// each role, offline, supervisors on or off. Its approval mode is kept in the
+// run's state.
+type Choices map[string]string
+
+// ChoicesOf reads the choices a run keeps from the effective configuration.
+func ChoicesOf(c *config.Config) Choices {
+	out := Choices{
+		"offline":             strconv.FormatBool(c.Offline),
+		"supervisors.enabled": strconv.FormatBool(c.Supervisors.Enabled),
+	}
+	for _, name := range config.RoleNames() {
+		if r, ok := c.Roles[name]; ok && r.Model != "" {
+			out["roles."+name+".model"] = r.Model
+		}
+	}
+	return out
+}
+
+// LoadChoices reads the choices recorded for a run; none (nil) for a run
+// started before they were recorded.
+func LoadChoices(root, runID string) (Choices, error) {
+	path := filepath.Join(root, DataDir, RunsDir, runID, ChoicesFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ch Choices
+	if err := json.Unmarshal(data, &ch); err != nil {
+		return nil, fmt.Errorf("%s: %w (delete it to resume with the current configuration)", path, err)
+	}
+	return ch, nil
+}
+
+// saveChoices records ch in runDir and returns the keys whose values differ
+// from what was recorded before.
+func saveChoices(runDir string, ch Choices) ([]string, error) {
+	if ch == nil {
+		return nil, nil
+	}
+	path := filepath.Join(runDir, ChoicesFile)
+	var before Choices
+	if data, err := os.ReadFile(path); err == nil {
+		_ = json.Unmarshal(data, &before)
+	}
+	var changed []string
+	if before != nil {
+		for _, k := range slices.Sorted(maps.Keys(ch)) {
+			if before[k] != ch[k] {
+				changed = append(changed, k)
+			}
+		}
+	}
+	data, err := json.MarshalIndent(ch, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return changed, writeFileAtomic(path, append(data, '\n'))
+}
