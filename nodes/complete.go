@@ -74,8 +74,8 @@ func (d *Deps) commitTask(ctx context.Context, s *WorkflowState, t *Task) (strin
 	if log, err := d.Work.Log(ctx, t.StartCommit); err == nil {
 		for _, c := range log {
 			if c.Trailers[TrailerTask] == t.ID && c.Trailers[TrailerRun] == s.RunID {
-				files, _ := d.Work.ChangedFiles(ctx, t.StartCommit)
-				return c.SHA, files, nil
+				files, err := d.Work.ChangedFiles(ctx, t.StartCommit)
+				return c.SHA, files, err
 			}
 		}
 	}

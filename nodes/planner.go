@@ -116,7 +116,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 		if !modelFault(err) {
 			return s, err
 		}
-		return d.plannerFailed(ctx, s, err), nil
+		return d.plannerFailed(ctx, s, err)
 	}
 	s.PlannerFailures = 0
 	return d.applyPlan(ctx, s, reply, shown, now)
@@ -124,35 +124,36 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 
 // plannerFailed absorbs an unusable planning answer: the round is retried, a
 // task in progress counts a failed attempt, and too many in a row stop the run.
-func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) WorkflowState {
+// Its own error (a git failure starting the next task) fails the step, so the
+// task taken off the plan is not lost: the step runs again on resume.
+func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) (WorkflowState, error) {
 	s.PlannerFailures++
 	graph.Emit(ctx, "warning", map[string]any{"message": "planner answer unusable: " + err.Error()})
 	if s.PlannerFailures >= maxPlannerFailures {
 		if serr := d.stop(ctx, &s, fmt.Sprintf("the planner gave no usable answer %d times in a row (last: %v)", s.PlannerFailures, err)); serr != nil {
 			graph.Emit(ctx, "warning", map[string]any{"message": serr.Error()})
 		}
-		return s
+		return s, nil
 	}
 	if t := s.CurrentTask; t != nil {
 		t.Retries++
 		if t.Retries > d.Settings.MaxRetries {
 			t.Feedback = "planner could not re-plan the task: " + err.Error()
 			s.PlannerDecision = DecisionAbort
-			return s
+			return s, nil
 		}
 		s.PlannerDecision = DecisionImplement // retry the task as planned
-		return d.prepareAttempt(s)
+		return d.prepareAttempt(s), nil
 	}
 	// Nothing in progress: take the next planned task if there is one.
 	if len(s.CarryForward) > 0 {
 		next := s.CarryForward[0]
 		s.CarryForward = s.CarryForward[1:]
-		out, _ := d.startTask(ctx, s, next)
-		return out
+		return d.startTask(ctx, s, next)
 	}
 	s.PlannerDecision = DecisionStop
 	s.StopReason = "the planner gave no usable answer and no task is planned: " + err.Error()
-	return s
+	return s, nil
 }
 
 func (d *Deps) applyPlan(ctx context.Context, s WorkflowState, r plannerReply, shown []Directive, now time.Time) (WorkflowState, error) {
@@ -217,7 +218,7 @@ func (d *Deps) applyPlan(ctx context.Context, s WorkflowState, r plannerReply, s
 		}
 		if chosen == nil {
 			if len(s.CarryForward) == 0 {
-				return d.plannerFailed(ctx, s, fmt.Errorf("decision implement without a task")), nil
+				return d.plannerFailed(ctx, s, fmt.Errorf("decision implement without a task"))
 			}
 			next := s.CarryForward[0]
 			s.CarryForward = s.CarryForward[1:]

@@ -101,9 +101,10 @@ func Start(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		// The run never started: leave no worktree, branch or run folder behind.
 		cctx := context.WithoutCancel(ctx)
-		_ = repo.RemoveWorktree(cctx, runID)
-		_ = repo.DeleteBranch(cctx, runID)
-		_ = os.RemoveAll(filepath.Join(repo.Root(), DataDir, RunsDir, runID))
+		if cerr := errors.Join(repo.RemoveWorktree(cctx, runID), repo.DeleteBranch(cctx, runID),
+			os.RemoveAll(filepath.Join(repo.Root(), DataDir, RunsDir, runID))); cerr != nil {
+			err = fmt.Errorf("%w\n(cleaning up the run that did not start also failed: %v)", err, cerr)
+		}
 		return Result{}, err
 	}
 	defer env.close()

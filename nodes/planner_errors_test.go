@@ -1,0 +1,33 @@
+package nodes
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A git failure while the planner takes the next task after an unusable
+// answer fails the step (so the task stays on the stored plan and the step
+// runs again on resume); it used to be swallowed, losing the task and ending
+// the run quietly.
+func TestPlannerFailureStartingTheNextTaskIsReturned(t *testing.T) {
+	ctx := context.Background()
+	d, wt := plannerDeps(t, "not a plan")
+	// Break the worktree's link to its repository: every git command fails.
+	if err := os.WriteFile(filepath.Join(wt.Dir(), ".git"), []byte("gitdir: /nonexistent\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := WorkflowState{RunID: "r1", Phase: PhaseExecute, NextTaskID: 1,
+		Milestones:   []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}},
+		CarryForward: []PlannedTask{{Title: "Add parser", AcceptanceCriteria: []string{"parses"}}},
+	}
+	out, err := d.TaskPlanner(ctx, s)
+	if err == nil || !strings.Contains(err.Error(), "start task") {
+		t.Fatalf("the git failure was swallowed: err %v, decision %q, stop %q", err, out.PlannerDecision, out.StopReason)
+	}
+	if len(s.CarryForward) != 1 {
+		t.Errorf("the input state lost its planned task")
+	}
+}
