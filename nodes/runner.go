@@ -136,20 +136,43 @@ func Resume(ctx context.Context, o Options) (Result, error) {
 	if d := o.Decision; d != nil && !d.Approved && strings.TrimSpace(d.Reason) == "" {
 		return Result{}, errors.New("a rejection needs a reason: lemmings resume --reject \"why\"")
 	}
-	if o.Decision == nil {
+	store, err := Store(repo.Root())
+	if err != nil {
+		return Result{}, err
+	}
+	snap, err := store.State(ctx, o.RunID)
+	if err != nil {
+		return Result{}, fmt.Errorf("resume %s: %w", o.RunID, err)
+	}
+	if o.Decision == nil && snap.Status == graph.StatusPaused {
 		// An approval that a bare resume walks through is no approval.
-		if store, err := Store(repo.Root()); err == nil {
-			if snap, err := store.State(ctx, o.RunID); err == nil && snap.Status == graph.StatusPaused {
-				res := Result{RunID: o.RunID, Status: snap.Status, State: snap.State, Branch: snap.State.Branch,
-					RunDir: filepath.Join(repo.Root(), DataDir, RunsDir, o.RunID)}
-				if report := filepath.Join(res.RunDir, "report.md"); fileExists(report) {
-					res.State.ReportPath = report
-				}
-				return res, &PausedError{RunID: o.RunID, Reason: snap.Reason}
-			}
+		res := Result{RunID: o.RunID, Status: snap.Status, State: snap.State, Branch: snap.State.Branch,
+			RunDir: filepath.Join(repo.Root(), DataDir, RunsDir, o.RunID)}
+		if report := filepath.Join(res.RunDir, "report.md"); fileExists(report) {
+			res.State.ReportPath = report
 		}
+		return res, &PausedError{RunID: o.RunID, Reason: snap.Reason}
+	}
+	if active, err := runActive(ctx, store, o.RunID); err != nil || active {
+		if err == nil {
+			err = fmt.Errorf("run %s is being run by another lemmings process (lemmings halt %s stops it)", o.RunID, o.RunID)
+		}
+		return Result{}, err
 	}
 	wt, err := repo.OpenWorktree(ctx, o.RunID)
+	if err != nil {
+		return Result{}, fmt.Errorf("resume %s: %w", o.RunID, err)
+	}
+	// The step that runs next starts from the world as it was when it first
+	// started: a process killed inside a step may have committed (work in
+	// progress, knowledge documents, a task) or left files behind, and none
+	// of that may be visible to the step's re-run. Before prepare, so the
+	// index is brought up to date with that world too.
+	head := snap.Metadata[MetaGitHead]
+	if snap.Status == graph.StatusDone {
+		head = "" // nothing runs again
+	}
+	reset, err := resetToCheckpoint(ctx, wt, head)
 	if err != nil {
 		return Result{}, fmt.Errorf("resume %s: %w", o.RunID, err)
 	}
@@ -159,6 +182,9 @@ func Resume(ctx context.Context, o Options) (Result, error) {
 	}
 	defer env.close()
 	_ = os.Remove(filepath.Join(env.runDir, HaltFile))
+	if reset != "" {
+		env.note(o.RunID, "world_reset", map[string]any{"to": snap.Metadata[MetaGitHead], "from": reset, "step": snap.Step}, o.Sinks)
+	}
 	var opts []graph.ResumeOption
 	if o.Decision != nil || o.Approve != "" {
 		opts = append(opts, graph.WithUpdate(func(s WorkflowState) (WorkflowState, error) {
@@ -174,6 +200,61 @@ func Resume(ctx context.Context, o Options) (Result, error) {
 	}
 	final, err := env.app.Resume(ctx, o.RunID, opts...)
 	return env.result(ctx, o.RunID, final, err)
+}
+
+// MetaGitHead is the checkpoint metadata key of the run branch's HEAD after
+// the step: where a resumed run's next step starts from.
+const MetaGitHead = "git_head"
+
+// resetToCheckpoint puts the work tree and branch back at head, the HEAD
+// recorded with the last checkpoint, dropping commits and files a killed step
+// left. It returns the HEAD it moved away from ("" when nothing moved: the
+// same HEAD and a clean tree, or no HEAD recorded).
+func resetToCheckpoint(ctx context.Context, wt *workspace.Worktree, head string) (string, error) {
+	if head == "" {
+		return "", nil
+	}
+	cur, err := wt.Head(ctx)
+	if err != nil {
+		return "", err
+	}
+	clean, err := wt.IsClean(ctx)
+	if err != nil {
+		return "", err
+	}
+	if cur == head && clean {
+		return "", nil
+	}
+	if err := wt.ResetHard(ctx, head); err != nil {
+		return "", fmt.Errorf("reset the work tree to the checkpoint's HEAD: %w", err)
+	}
+	if cur == head {
+		cur += " (with uncommitted changes)"
+	}
+	return cur, nil
+}
+
+// runActive reports whether a process holds the run now.
+func runActive(ctx context.Context, store *graph.Compiled[WorkflowState], runID string) (bool, error) {
+	runs, err := store.ListRuns(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range runs {
+		if r.ID == runID {
+			return r.Active, nil
+		}
+	}
+	return false, nil
+}
+
+// note writes one event into the run's log and sinks outside any node.
+func (e *runEnv) note(runID, name string, data map[string]any, sinks []graph.Sink) {
+	ev := graph.Event{Kind: graph.EventCustom, Name: name, RunID: runID, Time: time.Now().UTC()}
+	ev.Data, _ = json.Marshal(data)
+	for _, sink := range append([]graph.Sink{e.events}, sinks...) {
+		sink.Handle(ev)
+	}
 }
 
 // PausedError: a paused run was resumed without a decision; it stays paused.
@@ -354,8 +435,13 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		graph.WithCheckpointer(store),
 		graph.WithSinks(append([]graph.Sink{events}, o.Sinks...)...),
 		graph.WithMetadata(func(ctx context.Context, s WorkflowState) map[string]string {
-			head, _ := wt.Head(ctx)
-			return map[string]string{"git_head": head, "branch": wt.Branch()}
+			// Not cancelled with the run: a checkpoint written as Ctrl-C
+			// arrives must still record the HEAD its step left.
+			head, err := wt.Head(context.WithoutCancel(ctx))
+			if err != nil {
+				head = "" // resume then leaves the work tree as it finds it
+			}
+			return map[string]string{MetaGitHead: head, "branch": wt.Branch()}
 		}),
 		graph.WithStopCheck(func(string) bool {
 			_, err := os.Stat(haltPath)
