@@ -201,7 +201,11 @@ func TestKilledAtManyPointsThenResumedEqualsAnUninterruptedRun(t *testing.T) {
 		}
 		args = []string{"resume", "--json"}
 	}
-	if len(fired) != len(points) {
+	// A kill lands a little after its event; on a loaded machine the run may
+	// have gone past the next point's event by then, and a point can be
+	// missed. Most must be reached for the test to mean anything.
+	t.Logf("killed %d times: %v", len(fired), fired)
+	if len(fired) < len(points)*3/4 {
 		t.Errorf("only %d of %d kill points were reached: %v", len(fired), len(points), fired)
 	}
 	if got["outcome"] != want["outcome"] || got["tasks_completed"] != want["tasks_completed"] {
@@ -215,6 +219,15 @@ func TestKilledAtManyPointsThenResumedEqualsAnUninterruptedRun(t *testing.T) {
 	wt := filepath.Join(repo, ".lemmings", "worktrees", got["run_id"].(string))
 	if s := git(t, wt, "status", "--porcelain", "--untracked-files=all"); s != "" {
 		t.Errorf("stray files in the work tree:\n%s", s)
+	}
+	resets := 0
+	for _, ev := range readEvents(t, filepath.Join(filepath.Dir(got["report"].(string)), "events.jsonl")) {
+		if ev.Kind == graph.EventCustom && ev.Name == "world_reset" {
+			resets++
+		}
+	}
+	if resets == 0 {
+		t.Error("no resume reset the work tree to its checkpoint, though kills landed after commits")
 	}
 	wantReport := reportForComparison(t, want["report"].(string))
 	gotReport := reportForComparison(t, got["report"].(string))
