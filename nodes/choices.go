@@ -64,8 +64,8 @@ func saveChoices(runDir string, ch Choices) ([]string, error) {
 	}
 	path := filepath.Join(runDir, ChoicesFile)
 	var before Choices
-	if data, err := os.ReadFile(path); err == nil {
-		_ = json.Unmarshal(data, &before)
+	if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &before) != nil {
+		before = nil // an unreadable record is replaced; nothing to compare with
 	}
 	var changed []string
 	if before != nil {

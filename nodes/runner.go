@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -72,7 +73,7 @@ type Result struct {
 }
 
 // Start begins a new run on a fresh worktree and branch.
-func Start(ctx context.Context, o Options) (Result, error) {
+func Start(ctx context.Context, o Options) (_ Result, err error) {
 	if o.Remit == "" && o.PlanFile == "" {
 		return Result{}, errors.New("a remit is required: lemmings run \"what to do\" (or --plan plan.yaml)")
 	}
@@ -107,7 +108,7 @@ func Start(ctx context.Context, o Options) (Result, error) {
 		}
 		return Result{}, err
 	}
-	defer env.close()
+	defer closeInto(env, &err)
 	initial := WorkflowState{
 		RunID: runID, Remit: o.Remit, Phase: PhaseExecute, Plan: plan, Approve: o.Approve,
 		ReviewInterval: o.Config.Limits.ReviewInterval, StartedAt: time.Now().UTC(),
@@ -121,7 +122,7 @@ func Start(ctx context.Context, o Options) (Result, error) {
 }
 
 // Resume continues a stored run from its last checkpoint.
-func Resume(ctx context.Context, o Options) (Result, error) {
+func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	repo, err := workspace.OpenRepo(ctx, o.RepoDir)
 	if err != nil {
 		return Result{}, err
@@ -180,8 +181,10 @@ func Resume(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	defer env.close()
-	_ = os.Remove(filepath.Join(env.runDir, HaltFile))
+	defer closeInto(env, &err)
+	if err := os.Remove(filepath.Join(env.runDir, HaltFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Result{}, fmt.Errorf("resume %s: clear the halt request: %w", o.RunID, err)
+	}
 	if reset != "" {
 		env.note(o.RunID, "world_reset", map[string]any{"to": snap.Metadata[MetaGitHead], "from": reset, "step": snap.Step}, o.Sinks)
 	}
@@ -282,18 +285,29 @@ type runEnv struct {
 	deps   *Deps
 }
 
-func (e *runEnv) close() {
+// close releases what the process held; an error means the event or prompt
+// log may have lost its last lines.
+func (e *runEnv) close() error {
+	var errs []error
 	if e.pool != nil {
 		e.pool.Close()
 	}
 	if e.index != nil {
-		e.index.Close()
+		errs = append(errs, e.index.Close())
 	}
 	if e.events != nil {
-		e.events.Close()
+		errs = append(errs, e.events.Close())
 	}
 	if e.router != nil {
-		e.router.Close()
+		errs = append(errs, e.router.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// closeInto closes env and adds a failure to close to *err.
+func closeInto(env *runEnv, err *error) {
+	if cerr := env.close(); cerr != nil {
+		*err = errors.Join(*err, fmt.Errorf("closing the run's logs and index: %w", cerr))
 	}
 }
 
@@ -347,7 +361,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	ok := false
 	defer func() {
 		if !ok {
-			env.close()
+			_ = env.close() // the error that stopped prepare is the one to report
 		}
 	}()
 	set := SettingsFrom(cfg)
