@@ -49,7 +49,9 @@ lemmings resume continues.`,
 				return err
 			}
 			if plan != "" {
-				plan, _ = filepath.Abs(plan)
+				if plan, err = filepath.Abs(plan); err != nil {
+					return usageErr("--plan %s: %v", plan, err)
+				}
 			}
 			return a.drive(cmd.Context(), func(ctx context.Context, o nodes.Options) (nodes.Result, error) {
 				o.Remit, o.PlanFile, o.Approve = remit, plan, approve
