@@ -143,3 +143,20 @@ func TestTextNeverReturnsACutReplyAsWhole(t *testing.T) {
 		t.Errorf("re-ask %q", last)
 	}
 }
+
+// OpenAI-compatible servers say "length" in finish_reason: the same rule.
+func TestStructuredNeverUsesAnOpenAIReplyCutAtTheLengthLimit(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	srv.Script(llmtest.Step{API: llmtest.OpenAI, Times: -1, Reply: llmtest.Reply{
+		Content: `{"decision":"skip","title":"cut here`, FinishReason: "length", CompletionTokens: 12}})
+	r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"supervisor": openrouterRole(srv, "m")}})
+	got, _, err := Structured[plan](context.Background(), r, Request{Role: "supervisor", Messages: userMsg("plan")})
+	if tokens, cut := CutOff(err); !cut || tokens != 12 || got.Title != "" {
+		t.Fatalf("got %+v err %v", got, err)
+	}
+	if n := len(srv.ChatCalls()); n != 2 {
+		t.Errorf("%d calls, want the call and one re-ask", n)
+	}
+}
