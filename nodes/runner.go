@@ -186,7 +186,10 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 		return Result{}, fmt.Errorf("resume %s: clear the halt request: %w", o.RunID, err)
 	}
 	if reset != "" {
-		env.note(o.RunID, "world_reset", map[string]any{"to": snap.Metadata[MetaGitHead], "from": reset, "step": snap.Step}, o.Sinks)
+		to := snap.Metadata[MetaGitHead]
+		env.note(o.RunID, "world_reset", map[string]any{"to": to, "from": reset, "step": snap.Step}, o.Sinks)
+		fmt.Fprintf(orDiscard(o.Warn), "warning: the work tree was put back at %s, where the last checkpoint left it (it was at %s): the step that was cut off runs again from its start. Recover anything else with git branch rescue %s\n",
+			short(to), reset, strings.Fields(reset)[0])
 	}
 	var opts []graph.ResumeOption
 	if o.Decision != nil || o.Approve != "" {
