@@ -104,7 +104,7 @@ func lineChart(pts []usagePoint, title string, value func(usagePoint) float64, f
 	fmt.Fprintf(&b, `<text class="tick" x="%d" y="%d" text-anchor="end">%s</text>`, left-4, top+4, template.HTMLEscapeString(format(top1)))
 	fmt.Fprintf(&b, `<text class="tick" x="%d" y="%d" text-anchor="end">0</text>`, left-4, h-bottom+4)
 	fmt.Fprintf(&b, `<text class="tick" x="%d" y="%d">0s</text>`, left, h-bottom+16)
-	fmt.Fprintf(&b, `<text class="tick" x="%d" y="%d" text-anchor="end">%s</text>`, w-right, h-bottom+16, (time.Duration(span*float64(time.Second))).Round(time.Second))
+	fmt.Fprintf(&b, `<text class="tick" x="%d" y="%d" text-anchor="end">%s</text>`, w-right, h-bottom+16, (time.Duration(span * float64(time.Second))).Round(time.Second))
 	for i, role := range roles {
 		color := palette[i%len(palette)]
 		var path strings.Builder
