@@ -71,7 +71,7 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) runMissing(w http.ResponseWriter, id string, err error) {
-	if errors.Is(err, inspect.ErrNoSuchRun) || errors.Is(err, os.ErrNotExist) || strings.Contains(err.Error(), "no lemmings runs") {
+	if errors.Is(err, inspect.ErrNoSuchRun) || errors.Is(err, graph.ErrRunNotFound) || errors.Is(err, os.ErrNotExist) || strings.Contains(err.Error(), "no lemmings runs") {
 		s.message(w, http.StatusNotFound, "No such run", err.Error())
 		return
 	}
