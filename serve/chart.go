@@ -69,7 +69,7 @@ func usageCharts(root, id string, s nodes.WorkflowState) (template.HTML, templat
 }
 
 func lineChart(pts []usagePoint, title string, value func(usagePoint) float64, format func(float64) string) template.HTML {
-	const w, h, left, right, top, bottom = 460, 220, 64, 120, 22, 28
+	const w, h, left, right, top, bottom = 540, 220, 64, 176, 22, 28
 	start, end := pts[0].At, pts[len(pts)-1].At
 	span := end.Sub(start).Seconds()
 	if span <= 0 {

@@ -49,7 +49,7 @@ type runKind int
 const (
 	withDone runKind = 1 << iota
 	withPaused
-	slowModels // every local model answer takes 300ms
+	slowModels // runs resumed by the server get model answers that take 300ms
 )
 
 func newFixture(t *testing.T, kinds runKind) *fixture {
@@ -59,12 +59,13 @@ func newFixture(t *testing.T, kinds runKind) *fixture {
 	if err := demo.PrepareRepo(ctx, f.repo); err != nil {
 		t.Fatal(err)
 	}
-	script := &demo.Script{}
-	if kinds&slowModels != 0 {
-		script.LocalLatency = 300 * time.Millisecond
-	}
-	f.models = demo.NewServer(script)
+	f.models = demo.NewServer(&demo.Script{})
 	t.Cleanup(f.models.Close)
+	resumeModels := f.models
+	if kinds&slowModels != 0 {
+		resumeModels = demo.NewServer(&demo.Script{LocalLatency: 300 * time.Millisecond})
+		t.Cleanup(resumeModels.Close)
+	}
 	if kinds&withDone != 0 {
 		res, err := nodes.Start(ctx, nodes.Options{RepoDir: f.repo, Remit: demo.Remit, Config: scriptedConfig(f.models.URL(), true)})
 		if err != nil || res.Status != graph.StatusDone {
@@ -76,7 +77,7 @@ func newFixture(t *testing.T, kinds runKind) *fixture {
 		f.paused = f.startPaused("milestones")
 	}
 	srv, err := New(Options{Root: f.repo, Poll: 20 * time.Millisecond,
-		LoadConfig: func() (*config.Config, error) { return scriptedConfig(f.models.URL(), false), nil }})
+		LoadConfig: func() (*config.Config, error) { return scriptedConfig(resumeModels.URL(), false), nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
