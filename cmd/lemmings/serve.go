@@ -51,13 +51,20 @@ It listens on 127.0.0.1:7766. Any other address needs the token printed at start
 			if err != nil {
 				return usageErr("serve: %v (is another lemmings serve running? --addr picks another address)", err)
 			}
-			url := "http://" + ln.Addr().String() + "/"
-			if token != "" {
-				url += "?token=" + token
+			host, port, _ := net.SplitHostPort(ln.Addr().String())
+			if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+				host = "127.0.0.1" // all interfaces: this machine reaches it here
 			}
-			fmt.Fprintf(a.stdout, "lemmings serve: %s\nrepository: %s\n", url, root)
+			query := ""
 			if token != "" {
-				fmt.Fprintln(a.stdout, "not a loopback address: the token in the URL is required (anyone with it can act on your runs)")
+				query = "?token=" + token
+			}
+			fmt.Fprintf(a.stdout, "lemmings serve: http://%s/%s\nrepository: %s\n", net.JoinHostPort(host, port), query, root)
+			if token != "" {
+				if name, err := os.Hostname(); err == nil {
+					fmt.Fprintf(a.stdout, "from other machines: http://%s/%s\n", net.JoinHostPort(name, port), query)
+				}
+				fmt.Fprintln(a.stdout, "not a loopback address: the token in the URL is required (anyone with it can act on your runs; no TLS: prefer an SSH tunnel on untrusted networks)")
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
