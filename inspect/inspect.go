@@ -142,15 +142,28 @@ func (s *Store) Get(ctx context.Context, id string) Run {
 }
 
 // Find returns the named run as List sees it (with Active), or ErrNoSuchRun.
+// It reads the state of that run only.
 func (s *Store) Find(ctx context.Context, id string) (Run, error) {
-	runs, err := s.List(ctx)
+	infos, err := s.app.ListRuns(ctx)
 	if err != nil {
-		return Run{}, err
-	}
-	for _, r := range runs {
-		if r.ID == id {
-			return r, nil
+		// A damaged run elsewhere: read this one alone (Active unknown).
+		r := s.Get(ctx, id)
+		if errors.Is(r.Err, graph.ErrRunNotFound) {
+			return Run{}, fmt.Errorf("%w %q in %s (lemmings runs lists them)", ErrNoSuchRun, id, s.root)
 		}
+		return r, nil
+	}
+	for _, info := range infos {
+		if info.ID != id {
+			continue
+		}
+		r := Run{RunInfo: info}
+		if snap, err := s.app.State(ctx, id); err != nil {
+			r.Err = err
+		} else {
+			r.State = snap.State
+		}
+		return r, nil
 	}
 	return Run{}, fmt.Errorf("%w %q in %s (lemmings runs lists them)", ErrNoSuchRun, id, s.root)
 }

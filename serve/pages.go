@@ -11,10 +11,11 @@ import (
 )
 
 type runsPage struct {
-	Root     string
-	Runs     []runRow
-	Err      string
-	Resuming []string
+	Root string
+	Runs []runRow
+	Err  string
+	// Moving: some run is being worked on, so the list refreshes itself.
+	Moving bool
 }
 
 func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
@@ -25,6 +26,7 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 		runs, err = store.List(r.Context())
 		for _, run := range runs {
 			p.Runs = append(p.Runs, rowOf(run))
+			p.Moving = p.Moving || run.Active
 		}
 	}
 	if err != nil {

@@ -8,6 +8,22 @@
   if (source && source.form) {
     source.addEventListener("change", function () { source.form.submit(); });
   }
+  // The runs list refreshes itself while some run is being worked on.
+  var runs = document.getElementById("runs-wrap");
+  if (runs && runs.dataset.refresh === "true") {
+    var poll = setInterval(function () {
+      fetch("/", { credentials: "same-origin", cache: "no-store" })
+        .then(function (r) { return r.ok ? r.text() : null; })
+        .then(function (html) {
+          if (html === null) { return; }
+          var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("runs-wrap");
+          if (!fresh) { return; }
+          runs.replaceChildren.apply(runs, Array.from(fresh.childNodes));
+          if (fresh.dataset.refresh !== "true") { clearInterval(poll); }
+        })
+        .catch(function () {});
+    }, 3000);
+  }
   if (!run || run.dataset.live !== "true" || !window.EventSource) {
     return;
   }
