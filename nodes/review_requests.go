@@ -88,7 +88,10 @@ func PendingReviews(runDir string) ([]ReviewRequest, error) {
 		}
 		var r ReviewRequest
 		if err := json.Unmarshal(data, &r); err != nil || r.Path == "" {
-			errs = append(errs, fmt.Errorf("review request %s: not a decision (%v): remove it", p, err))
+			// Set aside (a dot name is never read again), so it is reported once.
+			aside := filepath.Join(dir, "."+e.Name()+".bad")
+			_ = os.Rename(p, aside)
+			errs = append(errs, fmt.Errorf("review request %s is not a decision (%v): set aside as %s", p, err, aside))
 			continue
 		}
 		r.file = p
