@@ -428,3 +428,36 @@ func TestADecisionOnAWorkingRunIsCommittedByTheRunAtItsNextTask(t *testing.T) {
 		t.Fatal("no knowledge_reviewed event")
 	}
 }
+
+func TestAssetsAndKnowledgeSourcesAreServed(t *testing.T) {
+	f := newFixture(t, withPaused)
+	resp, err := f.client().Get(f.http.URL + "/assets/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Type"), "javascript") {
+		t.Fatalf("app.js: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if !strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src 'self'") {
+		t.Errorf("no script policy: %q", resp.Header.Get("Content-Security-Policy"))
+	}
+	if code, _ := f.get("/assets/app.css"); code != 200 {
+		t.Errorf("app.css: %d", code)
+	}
+	// The checkout's store, read only: a lint problem of a hand-written doc shows.
+	dir := filepath.Join(f.repo, "docs", "knowledge", "conventions")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "errors.md"), []byte("# Errors\n\n_Status: maybe_\n\n## Rules\n\n1. Wrap errors.\n"), 0o644)
+	code, body := f.get("/knowledge?source=checkout")
+	if code != 200 {
+		t.Fatalf("checkout knowledge: %d", code)
+	}
+	mustContain(t, body, `data-doc="conventions/errors.md"`, "Errors", `class="warn">line`)
+	if strings.Contains(body, `class="review" data-doc="conventions/errors.md"`) {
+		t.Error("a doc of the user's checkout is offered for review (only runs' stores are)")
+	}
+	if code, body := f.get("/knowledge?source=20200101-000000-000000"); code != 200 || !strings.Contains(body, "no knowledge source") {
+		t.Errorf("unknown source: %d", code)
+	}
+}
