@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -265,11 +266,20 @@ func eventText(ev graph.Event) string {
 		sort.Strings(keys)
 		var parts []string
 		for _, k := range keys {
-			b, _ := json.Marshal(m[k])
-			parts = append(parts, k+"="+clip(string(b), 80))
+			var text string
+			if f, ok := m[k].(float64); ok {
+				text = strconv.FormatFloat(f, 'g', 6, 64) // not 0.10980000000000001
+			} else {
+				b, _ := json.Marshal(m[k])
+				text = string(b)
+			}
+			parts = append(parts, k+"="+clip(text, 80))
 		}
 		return strings.Join(parts, " ")
 	case graph.EventNodeEnd:
+		if ev.Duration < time.Millisecond {
+			return ev.Node + " in <1ms"
+		}
 		return fmt.Sprintf("%s in %s", ev.Node, ev.Duration.Round(time.Millisecond))
 	case graph.EventError:
 		return ev.Error
