@@ -130,6 +130,10 @@ func ApplyReviews(ctx context.Context, wt *workspace.Worktree, knowledgeDir, run
 		if strings.TrimSpace(r.Reason) != "" {
 			reason += ": " + r.Reason
 		}
+		if err := clearReviewFlag(store, r); err != nil {
+			errs = append(errs, fmt.Errorf("review of %s: %w", r.Path, err))
+			continue
+		}
 		if err := store.SetStatus(r.Path, status, knowledge.User, reason); err != nil {
 			errs = append(errs, fmt.Errorf("review of %s: %w", r.Path, err))
 			_ = os.Remove(r.file) // a decision that can never apply is dropped, and said so
@@ -148,6 +152,36 @@ func ApplyReviews(ctx context.Context, wt *workspace.Worktree, knowledgeDir, run
 		}
 	}
 	return done, errors.Join(append(errs, rerr)...)
+}
+
+// NeedsReviewMark starts the sentence the Internaliser adds to the rationale
+// of an item it flags needs_user_review.
+const NeedsReviewMark = "Needs user review"
+
+// clearReviewFlag takes the needs-review sentence out of a confirmed doc's
+// rationale (the user has reviewed it), so it leaves the review queue even
+// when its status does not change.
+func clearReviewFlag(store *knowledge.Store, r ReviewRequest) error {
+	doc, ok := store.Get(r.Path)
+	if !ok || r.Decision != ReviewConfirm {
+		return nil
+	}
+	i := strings.Index(doc.Rationale, NeedsReviewMark)
+	if i < 0 {
+		return nil
+	}
+	rest := doc.Rationale[i:]
+	end := strings.Index(rest, ". ")
+	if end < 0 {
+		end = len(rest)
+	} else {
+		end += 2
+	}
+	doc.Rationale = strings.TrimSpace(doc.Rationale[:i] + rest[end:])
+	if doc.Rationale == "" {
+		doc.Rationale = "Confirmed by the user."
+	}
+	return store.Write(knowledge.User, doc, "", "")
 }
 
 // applyReviews runs ApplyReviews at a task boundary of the workflow.

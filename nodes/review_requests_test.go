@@ -98,3 +98,32 @@ func TestApplyReviewsCommitsTheDecisionsAndClearsThem(t *testing.T) {
 		t.Fatalf("second apply: %v %v", done, err)
 	}
 }
+
+func TestConfirmingAFlaggedDocClearsTheFlagEvenWhenAlreadyEstablished(t *testing.T) {
+	ctx := context.Background()
+	wt := reviewWorktree(t)
+	dir := filepath.Join(wt.Dir(), "docs/knowledge")
+	store, _, _ := knowledge.Open(dir)
+	doc := &knowledge.Doc{Path: "lessons/c.md", Title: "Doc c", Rules: "1. Keep it.",
+		Rationale: "Captured from task t2 (confidence: low). Needs user review: an implicit decision worth confirming."}
+	if err := store.Write(knowledge.Internaliser, doc, "t2", "m1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Promote("lessons/c.md", "t5", "m1", 3); err != nil {
+		t.Fatal(err)
+	}
+	wt.Commit(ctx, "knowledge c", nil)
+	runDir := t.TempDir()
+	RequestReview(runDir, ReviewRequest{Path: "lessons/c.md", Decision: ReviewConfirm})
+	if done, err := ApplyReviews(ctx, wt, "docs/knowledge", runDir, "r1"); len(done) != 1 || err != nil {
+		t.Fatalf("apply: %v %v", done, err)
+	}
+	store, _, _ = knowledge.Open(dir)
+	c, _ := store.Get("lessons/c.md")
+	if strings.Contains(c.Rationale, NeedsReviewMark) || c.Status != knowledge.Established || !strings.Contains(c.Rationale, "confidence: low") {
+		t.Fatalf("after confirm: status %s, rationale %q", c.Status, c.Rationale)
+	}
+	if clean, _ := wt.IsClean(ctx); !clean {
+		t.Fatal("not committed")
+	}
+}

@@ -20,7 +20,7 @@ import (
 
 // needsReviewMark is what the Internaliser writes into the rationale of an
 // item it flags needs_user_review.
-const needsReviewMark = "Needs user review"
+const needsReviewMark = nodes.NeedsReviewMark
 
 type knowledgePage struct {
 	Sources  []sourceOption
@@ -215,12 +215,13 @@ func (s *Server) review(ctx context.Context, id, docPath, decision, reason strin
 		return "", fmt.Errorf("run %s has no knowledge document %s", id, docPath)
 	}
 	runDir := inspect.RunDir(s.opts.Root, id)
-	if _, err := nodes.RequestReview(runDir, nodes.ReviewRequest{Path: docPath, Decision: decision, Reason: reason}); err != nil {
-		return "", err
-	}
 	verb := map[string]string{nodes.ReviewConfirm: "confirmed", nodes.ReviewReject: "rejected"}[decision]
+	request := nodes.ReviewRequest{Path: docPath, Decision: decision, Reason: reason}
 	rs := s.resumeStatus(id)
 	if run.Active || (rs != nil && rs.Running) || run.State.CurrentTask != nil {
+		if _, err := nodes.RequestReview(runDir, request); err != nil {
+			return "", err
+		}
 		return fmt.Sprintf("%s %s: the run commits it at its next task boundary", verb, docPath), nil
 	}
 	repo, err := workspace.OpenRepo(ctx, s.opts.Root)
@@ -229,6 +230,13 @@ func (s *Server) review(ctx context.Context, id, docPath, decision, reason strin
 	}
 	wt, err := repo.OpenWorktree(ctx, id)
 	if err != nil {
+		return "", err
+	}
+	// The decision's commit must hold the decision only, not someone's edits.
+	if clean, err := wt.IsClean(ctx); err != nil || !clean {
+		return "", fmt.Errorf("the worktree of run %s (%s) has uncommitted changes: commit or discard them, then decide again", id, wt.Dir())
+	}
+	if _, err := nodes.RequestReview(runDir, request); err != nil {
 		return "", err
 	}
 	done, err := nodes.ApplyReviews(ctx, wt, kdir, runDir, id)

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -459,5 +460,44 @@ func TestAssetsAndKnowledgeSourcesAreServed(t *testing.T) {
 	}
 	if code, body := f.get("/knowledge?source=20200101-000000-000000"); code != 200 || !strings.Contains(body, "no knowledge source") {
 		t.Errorf("unknown source: %d", code)
+	}
+}
+
+func TestAFlaggedItemStaysInTheQueueUntilTheUserConfirmsIt(t *testing.T) {
+	f := newFixture(t, withDone)
+	store, _, _ := knowledge.Open(filepath.Join(f.srv.worktreeOf(f.done), "docs", "knowledge"))
+	doc := &knowledge.Doc{Path: "domain/words.md", Title: "What a word is", Rules: "1. A word is a run of letters.",
+		Rationale: "Captured from task t2 (confidence: medium). " + nodes.NeedsReviewMark + ": an implicit decision worth confirming."}
+	if err := store.Write(knowledge.Internaliser, doc, "t2", "m2"); err != nil {
+		t.Fatal(err)
+	}
+	// Promoted after clean uses: established, yet still flagged for the user.
+	if _, err := store.Promote("domain/words.md", "t4", "m2", 3); err != nil {
+		t.Fatal(err)
+	}
+	// Uncommitted work in the worktree is never swept into a decision's commit.
+	wtDir := f.srv.worktreeOf(f.done)
+	if resp, body := f.post("/knowledge/review", url.Values{"run": {f.done}, "path": {"domain/words.md"}, "decision": {"confirm"}}); resp.StatusCode != 409 || !strings.Contains(body, "uncommitted changes") {
+		t.Fatalf("confirm with a dirty worktree: %d", resp.StatusCode)
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "knowledge: words"}} {
+		if out, err := exec.Command("git", append([]string{"-C", wtDir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	_, body := f.get("/knowledge")
+	if !regexp.MustCompile(`(?s)class="review" data-doc="domain/words.md".*?needs your review`).MatchString(body) {
+		t.Fatal("the flagged, established item is not in the review queue")
+	}
+	resp, _ := f.post("/knowledge/review", url.Values{"run": {f.done}, "path": {"domain/words.md"}, "decision": {"confirm"}})
+	if resp.StatusCode != 303 {
+		t.Fatalf("confirm: %d", resp.StatusCode)
+	}
+	_, body = f.get("/knowledge")
+	if strings.Contains(body, `class="review" data-doc="domain/words.md"`) {
+		t.Fatal("a confirmed flagged item is still in the queue")
+	}
+	if got := f.git("show", "lemmings/"+f.done+":docs/knowledge/domain/words.md"); strings.Contains(got, nodes.NeedsReviewMark) {
+		t.Fatalf("flag still on the branch:\n%s", got)
 	}
 }
