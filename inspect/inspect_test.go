@@ -87,3 +87,18 @@ func TestReportAndHaltFiles(t *testing.T) {
 		t.Fatalf("halt: %v", err)
 	}
 }
+
+// BenchmarkReadEvents reads a 10,000-event log (what a run page and the
+// event stream do).
+func BenchmarkReadEvents(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "events.jsonl")
+	line := `{"kind":"custom","run_id":"20260101-000000-abcdef","step":12,"node":"implementor","name":"llm_call","time":"2026-01-01T00:00:00Z","data":{"label":"implementor","prompt_tokens":1234,"completion_tokens":56}}` + "\n"
+	os.WriteFile(path, []byte(strings.Repeat(line, 10000)), 0o644)
+	b.SetBytes(int64(len(line) * 10000))
+	for b.Loop() {
+		got, err := ReadEvents(path, 0, 0)
+		if err != nil || len(got.Events) != 10000 {
+			b.Fatalf("%d events, %v", len(got.Events), err)
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/nodes"
 )
 
@@ -24,26 +23,24 @@ type usagePoint struct {
 // usageSeries gathers the run's model calls: the llm_call events of the
 // event log, and the supervisor run log for supervisors the log has no
 // calls of (their calls run in the background).
-func usageSeries(root, id string, s nodes.WorkflowState) []usagePoint {
+func usageSeries(events []graph.Event, s nodes.WorkflowState) []usagePoint {
 	var pts []usagePoint
 	seen := map[string]bool{}
-	if got, err := inspect.ReadEvents(inspect.EventsPath(root, id), 0, 0); err == nil {
-		for _, ev := range got.Events {
-			if ev.Kind != graph.EventCustom || ev.Name != "llm_call" {
-				continue
-			}
-			var d struct {
-				Label      string  `json:"label"`
-				Prompt     int     `json:"prompt_tokens"`
-				Completion int     `json:"completion_tokens"`
-				Cost       float64 `json:"cost_usd"`
-			}
-			if json.Unmarshal(ev.Data, &d) != nil || d.Label == "" {
-				continue
-			}
-			seen[d.Label] = true
-			pts = append(pts, usagePoint{At: ev.Time, Role: d.Label, Tokens: d.Prompt + d.Completion, Cost: d.Cost})
+	for _, ev := range events {
+		if ev.Kind != graph.EventCustom || ev.Name != "llm_call" {
+			continue
 		}
+		var d struct {
+			Label      string  `json:"label"`
+			Prompt     int     `json:"prompt_tokens"`
+			Completion int     `json:"completion_tokens"`
+			Cost       float64 `json:"cost_usd"`
+		}
+		if json.Unmarshal(ev.Data, &d) != nil || d.Label == "" {
+			continue
+		}
+		seen[d.Label] = true
+		pts = append(pts, usagePoint{At: ev.Time, Role: d.Label, Tokens: d.Prompt + d.Completion, Cost: d.Cost})
 	}
 	for _, r := range s.SupervisorRunLog {
 		if seen[r.Supervisor] {
@@ -58,8 +55,8 @@ func usageSeries(root, id string, s nodes.WorkflowState) []usagePoint {
 var palette = []string{"#2f6fdf", "#d9534f", "#2a9d5b", "#e69b00", "#8e44ad", "#16a2b8", "#7f6a00", "#c2185b", "#5d6d7e", "#1abc9c"}
 
 // usageCharts draws cumulative tokens and cost per role over the run's time.
-func usageCharts(root, id string, s nodes.WorkflowState) (template.HTML, template.HTML) {
-	pts := usageSeries(root, id, s)
+func usageCharts(events []graph.Event, s nodes.WorkflowState) (template.HTML, template.HTML) {
+	pts := usageSeries(events, s)
 	if len(pts) == 0 {
 		return "", ""
 	}

@@ -25,7 +25,7 @@ import (
 // fixture is a demo repository with real runs made against the scripted
 // model server, and a lemmings serve of it.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	repo   string
 	models *llmtest.Server
 	srv    *Server
@@ -52,7 +52,7 @@ const (
 	slowModels // runs resumed by the server get model answers that take 300ms
 )
 
-func newFixture(t *testing.T, kinds runKind) *fixture {
+func newFixture(t testing.TB, kinds runKind) *fixture {
 	t.Helper()
 	f := &fixture{t: t, repo: filepath.Join(t.TempDir(), "textstats")}
 	ctx := context.Background()

@@ -168,7 +168,7 @@ func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runView, 
 	if !full {
 		return v, nil
 	}
-	v.loadEvents(s.opts.Root, id)
+	events := v.loadEvents(s.opts.Root, id)
 	if r.Err == nil {
 		st := r.State
 		v.Gates, v.GatesErr = s.gateRuns(ctx, store, id)
@@ -176,7 +176,7 @@ func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runView, 
 		v.Usage = usageRows(st)
 		v.Directives = directiveRows(st)
 		v.Supervisor = st.SupervisorRunLog
-		v.TokensSVG, v.CostSVG = usageCharts(s.opts.Root, id, st)
+		v.TokensSVG, v.CostSVG = usageCharts(events, st)
 	}
 	if data, err := inspect.ReadReport(s.opts.Root, id); err != nil {
 		v.ReportErr = err.Error()
@@ -213,8 +213,9 @@ func boardOf(s nodes.WorkflowState) []milestoneView {
 	return out
 }
 
-// loadEvents reads the tail of the event log for the timeline.
-func (v *runView) loadEvents(root, id string) {
+// loadEvents reads the event log, keeps its tail for the timeline and
+// returns all of it (the usage chart reads it too).
+func (v *runView) loadEvents(root, id string) []graph.Event {
 	got, err := inspect.ReadEvents(inspect.EventsPath(root, id), 0, 0)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
@@ -222,7 +223,7 @@ func (v *runView) loadEvents(root, id string) {
 		} else {
 			v.EventsErr = "no event log"
 		}
-		return
+		return nil
 	}
 	v.EventsTotal, v.EventsBad, v.EventsFrom = len(got.Events), got.Bad, got.Next
 	evs := got.Events
@@ -232,6 +233,7 @@ func (v *runView) loadEvents(root, id string) {
 	for i := len(evs) - 1; i >= 0; i-- { // newest first, as the stream adds them
 		v.Events = append(v.Events, eventRowOf(evs[i]))
 	}
+	return got.Events
 }
 
 func eventRowOf(ev graph.Event) eventRow {
