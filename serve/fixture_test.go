@@ -50,6 +50,7 @@ const (
 	withDone runKind = 1 << iota
 	withPaused
 	slowModels // runs resumed by the server get model answers that take 300ms
+	deadModels // runs resumed by the server find no model server
 )
 
 func newFixture(t testing.TB, kinds runKind) *fixture {
@@ -76,8 +77,14 @@ func newFixture(t testing.TB, kinds runKind) *fixture {
 	if kinds&withPaused != 0 {
 		f.paused = f.startPaused("milestones")
 	}
+	resumeURL := resumeModels.URL()
+	if kinds&deadModels != 0 {
+		gone := demo.NewServer(&demo.Script{})
+		resumeURL = gone.URL()
+		gone.Close()
+	}
 	srv, err := New(Options{Root: f.repo, Poll: 20 * time.Millisecond,
-		LoadConfig: func() (*config.Config, error) { return scriptedConfig(resumeModels.URL(), false), nil }})
+		LoadConfig: func() (*config.Config, error) { return scriptedConfig(resumeURL, false), nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

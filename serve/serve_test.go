@@ -501,3 +501,18 @@ func TestAFlaggedItemStaysInTheQueueUntilTheUserConfirmsIt(t *testing.T) {
 		t.Fatalf("flag still on the branch:\n%s", got)
 	}
 }
+
+func TestAResumeThatFailsSaysWhyOnTheRunPage(t *testing.T) {
+	f := newFixture(t, withPaused|deadModels)
+	if resp, _ := f.post("/runs/"+f.paused+"/approve", nil); resp.StatusCode != 303 {
+		t.Fatalf("approve: %d", resp.StatusCode)
+	}
+	waitFor(t, "the resume to end", 60*time.Second, func() bool {
+		rs := f.srv.resumeStatus(f.paused)
+		return rs != nil && !rs.Running
+	})
+	_, body := f.get("/runs/" + f.paused)
+	mustContain(t, body, `id="resume-status"`, `class="error"`, "it did not start", "connection refused")
+	// Still paused and still answerable: the failed attempt changed nothing.
+	mustContain(t, body, `id="approve"`, `<span class="badge st-paused">paused</span>`)
+}
