@@ -4,10 +4,12 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 type runsPage struct {
@@ -20,6 +22,10 @@ type runsPage struct {
 
 func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 	p := runsPage{Root: s.opts.Root}
+	if _, err := os.Stat(filepath.Join(s.opts.Root, nodes.DataDir, nodes.CheckpointsDir)); errors.Is(err, os.ErrNotExist) {
+		s.render(w, http.StatusOK, "runs", pageData{Title: "Runs", Nav: "runs", CSRF: s.csrf, Body: p}) // no runs yet
+		return
+	}
 	store, err := s.store()
 	if err == nil {
 		var runs []inspect.Run

@@ -3,6 +3,7 @@ package serve
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -135,8 +136,10 @@ func TestTokenIsRequiredAwayFromLoopback(t *testing.T) {
 	}
 	// The cookie now lets the same client in, without the token in the URL.
 	resp, _ = c.Get(ts.URL + "/")
-	if resp.StatusCode != 200 {
-		t.Fatalf("with the cookie: %d, want 200", resp.StatusCode)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "No runs yet") {
+		t.Fatalf("with the cookie: %d, want 200 and no runs yet\n%s", resp.StatusCode, body)
 	}
 	// A forged cookie does not.
 	req, _ := http.NewRequest("GET", ts.URL+"/", nil)
