@@ -169,7 +169,7 @@ func renderFlow(g flowGraph, current []string) template.HTML {
 		}
 	}
 	isCurrent := func(id string) bool {
-		name := labelName(g.Labels[id])
+		name := g.Labels[id]
 		return slices.Contains(current, name)
 	}
 	var b strings.Builder
@@ -193,8 +193,8 @@ func renderFlow(g flowGraph, current []string) template.HTML {
 		if e.Dotted {
 			cls += " cond"
 		}
-		title := template.HTMLEscapeString(labelName(g.Labels[e.From]) + " → " + labelName(g.Labels[e.To]))
-		if e.Label != "" && e.Label != labelName(g.Labels[e.To]) {
+		title := template.HTMLEscapeString(g.Labels[e.From] + " → " + g.Labels[e.To])
+		if e.Label != "" && e.Label != g.Labels[e.To] {
 			title += " (" + template.HTMLEscapeString(e.Label) + ")"
 		}
 		fmt.Fprintf(&b, `<path class="%s" d="%s" marker-end="url(#arrow)"><title>%s</title></path>`, cls, d, title)
@@ -205,7 +205,7 @@ func renderFlow(g flowGraph, current []string) template.HTML {
 		if isCurrent(n) {
 			cls += " current"
 		}
-		label := labelName(g.Labels[n])
+		label := g.Labels[n]
 		shown, rx := label, 4
 		if label == graph.Start || label == graph.End {
 			shown, rx = strings.Trim(label, "_"), 14
@@ -216,6 +216,3 @@ func renderFlow(g flowGraph, current []string) template.HTML {
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) //nolint:gosec // every text is escaped above
 }
-
-// labelName maps the Mermaid label back to the node name.
-func labelName(l string) string { return l }

@@ -66,7 +66,6 @@ var funcs = template.FuncMap{
 		return "st-" + strings.ToLower(s)
 	},
 	"join": strings.Join,
-	"plus": func(a, b int) int { return a + b },
 }
 
 // render writes a page: the layout with the page's content.

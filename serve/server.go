@@ -98,9 +98,6 @@ func New(o Options) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: o, csrf: RandomToken(), pages: pages, ctx: ctx, cancel: cancel,
 		resuming: map[string]*resumeJob{}, qaCache: map[string][]gateRun{}, cop: http.NewCrossOriginProtection()}
-	s.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "cross-origin request refused: use the page lemmings serve shows", http.StatusForbidden)
-	}))
 	s.routes()
 	return s, nil
 }
