@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -310,14 +311,27 @@ var supSecretFiles = map[string]string{
 }
 
 func supQAReply(c llmtest.Call) any {
+	p := supFirstUser(c)
+	quote := supAddedLine(supSection(p, "DIFF"))
 	var verdicts []map[string]any
-	for _, line := range strings.Split(supSection(supFirstUser(c), "ACCEPTANCE CRITERIA"), "\n") {
-		_, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
+	for _, line := range strings.Split(supSection(p, "ACCEPTANCE CRITERIA"), "\n") {
+		num, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
 		if ok {
-			verdicts = append(verdicts, map[string]any{"criterion": crit, "met": true, "evidence": "the diff shows it"})
+			n, _ := strconv.Atoi(num)
+			verdicts = append(verdicts, map[string]any{"number": n, "criterion": crit, "met": true, "quote": quote, "evidence": "the diff shows it"})
 		}
 	}
 	return map[string]any{"criteria": verdicts, "feedback": ""}
+}
+
+// supAddedLine is the first added line of a diff: the reviewer's quote.
+func supAddedLine(diff string) string {
+	for _, l := range strings.Split(diff, "\n") {
+		if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") && strings.TrimSpace(l[1:]) != "" {
+			return strings.TrimSpace(l[1:])
+		}
+	}
+	return ""
 }
 
 func (tm *supTeam) assessorReply(c llmtest.Call) any {

@@ -42,7 +42,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 			sections = append(sections, completedSection(&s))
 		}
 		sections = append(sections, instr)
-		reply, _, err := ask[scopeReply](ctx, d, &s, call{Label: NodeScope, Data: data, Sections: sections})
+		reply, _, err := ask[scopeReply](ctx, d, &s, call{Label: NodeScope, Role: d.plannerRole(&s), Data: data, Sections: sections})
 		if err != nil {
 			if !modelFault(err) {
 				return s, err
