@@ -228,12 +228,12 @@ type CriterionResult struct {
 
 // Escalation is one call for cloud help on a task, or a review disputed.
 type Escalation struct {
-	Kind             string    `json:"kind"` // architect | cloud_review | review_disputed
-	TaskID           string    `json:"task_id"`
-	Attempt          int       `json:"attempt"`
-	PromptTokens     int       `json:"prompt_tokens,omitempty"`
-	CompletionTokens int       `json:"completion_tokens,omitempty"`
-	CostUSD          float64   `json:"cost_usd,omitempty"`
+	Kind             string  `json:"kind"` // architect | cloud_review | review_disputed
+	TaskID           string  `json:"task_id"`
+	Attempt          int     `json:"attempt"`
+	PromptTokens     int     `json:"prompt_tokens,omitempty"`
+	CompletionTokens int     `json:"completion_tokens,omitempty"`
+	CostUSD          float64 `json:"cost_usd,omitempty"`
 	// Outcome: pending, then helped | did_not_help (architect), passed | failed
 	// (cloud review), committed (review disputed), or error.
 	Outcome string    `json:"outcome"`
