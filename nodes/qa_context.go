@@ -36,8 +36,10 @@ func changedLines(diff string) map[string][]int {
 	file, line := "", 0
 	for _, l := range strings.Split(diff, "\n") {
 		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			file, line = "", 0
 		case strings.HasPrefix(l, "+++ "):
-			file = ""
+			file, line = "", 0
 			if p, ok := strings.CutPrefix(l, "+++ b/"); ok {
 				file = p
 			}
