@@ -167,10 +167,15 @@ func filterDiff(diff string, denied func(string) bool) string {
 
 // escalationsSection renders the report's account of cloud help.
 func escalationsSection(s *WorkflowState) string {
-	if len(s.Escalations) == 0 {
+	planner := s.Usage[NodePlanner].CostUSD + s.Usage[NodeScope].CostUSD
+	if len(s.Escalations) == 0 && planner == 0 {
 		return ""
 	}
 	var b strings.Builder
+	if len(s.Escalations) == 0 {
+		fmt.Fprintf(&b, "\n## Escalations\n\nNone; the cloud planner cost $%.4f (counted against supervisors.budget_usd).\n", planner)
+		return b.String()
+	}
 	calls, helped, architects := 0, 0, 0
 	cost := 0.0
 	for _, e := range s.Escalations {
@@ -185,7 +190,11 @@ func escalationsSection(s *WorkflowState) string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\n## Escalations\n\n%d cloud calls, $%.4f (counted against supervisors.budget_usd); the architect helped %d of %d tasks.\n\n", calls, cost, helped, architects)
+	fmt.Fprintf(&b, "\n## Escalations\n\n%d cloud calls, $%.4f (counted against supervisors.budget_usd); the architect helped %d of %d tasks.", calls, cost, helped, architects)
+	if planner > 0 {
+		fmt.Fprintf(&b, " The cloud planner cost $%.4f more.", planner)
+	}
+	b.WriteString("\n\n")
 	b.WriteString("| task | kind | attempt | tokens in/out | cost | outcome | note |\n|---|---|---|---|---|---|---|\n")
 	for _, e := range s.Escalations {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d/%d | $%.4f | %s | %s |\n", e.TaskID, e.Kind, e.Attempt, e.PromptTokens, e.CompletionTokens, e.CostUSD, e.Outcome, cell(clip(e.Note, 200)))

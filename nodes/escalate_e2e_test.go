@@ -368,6 +368,9 @@ func TestEscCloudPlannerPlansUntilTheBudgetIsSpent(t *testing.T) {
 	if res.State.TasksCompleted != 3 {
 		t.Errorf("completed %d, want 3", res.State.TasksCompleted)
 	}
+	if !strings.Contains(escReport(t, res), "the cloud planner cost $0.0549") {
+		t.Error("the report must show what the cloud planner cost")
+	}
 
 	// Offline, the cloud planner is never asked.
 	off := supNewEnv(t, tm)

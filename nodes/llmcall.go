@@ -40,8 +40,8 @@ func ask[T any](ctx context.Context, d *Deps, s *WorkflowState, c call) (T, llm.
 	}
 	out, resp, err := llm.Structured[T](ctx, d.Model, req)
 	s.AddUsage(c.Label, totals(resp.Usage))
-	if resp.Usage.CostUSD > 0 { // a cloud role (planner, architect) spends the supervisor budget
-		d.spend(ctx, s, resp.Usage.CostUSD)
+	if resp.Usage.CostUSD > 0 && (c.Role == RoleSupervisor || c.Role == RolePlanner) {
+		d.spend(ctx, s, resp.Usage.CostUSD) // escalations and a cloud planner share the supervisor budget
 	}
 	if err != nil {
 		graph.Emit(ctx, "model_error", map[string]any{"label": c.Label, "error": err.Error()})

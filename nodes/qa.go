@@ -99,18 +99,14 @@ func (d *Deps) review(ctx context.Context, s *WorkflowState, diff, code, role, l
 	}
 	sections = append(sections, instr)
 	// The template is the QA one; the label keeps cloud reviews apart in the accounting.
-	c := call{Label: NodeQA, Role: role, Data: qaData{}, Sections: sections}
-	if label != NodeQA {
-		c.Budget = d.Settings.budget(NodeQA)
-	}
-	req, err := d.compose(ctx, c)
+	req, err := d.compose(ctx, call{Label: NodeQA, Role: role, Data: qaData{}, Sections: sections})
 	if err != nil {
 		return qaReply{}, llm.Response{}, err
 	}
 	req.Label = label
 	out, resp, err := llm.Structured[qaReply](ctx, d.Model, req)
 	s.AddUsage(label, totals(resp.Usage))
-	if resp.Usage.CostUSD > 0 {
+	if resp.Usage.CostUSD > 0 && role == RoleSupervisor {
 		d.spend(ctx, s, resp.Usage.CostUSD)
 	}
 	if err != nil {
