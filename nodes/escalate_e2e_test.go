@@ -383,3 +383,31 @@ func TestEscCloudPlannerPlansUntilTheBudgetIsSpent(t *testing.T) {
 		t.Error("an offline run must not plan on the cloud")
 	}
 }
+
+func TestEscTheArchitectNeverSeesSecretsOrDeniedFiles(t *testing.T) {
+	t.Parallel()
+	e := supNewEnv(t, escArchitectTeam())
+	e.Team.Local = nil // the implementor writes the files; the gate fails them
+	escNoSupervisors(e.Cfg)
+	e.Cfg.Tasks.SplitAfter = 0
+	e.Cfg.Gates = []config.Gate{{Name: "check", Command: "test ! -e app.go && test ! -e .env", Timeout: time.Minute}}
+	if _, err := e.start(context.Background(), e.supPlanTitles([]string{"Write app.go", "Write .env"})); err != nil {
+		t.Fatal(err)
+	}
+	arch := supCallsOf(e.Cloud, LabelArchitect)
+	if len(arch) != 2 {
+		t.Fatalf("%d architect calls, want one per task", len(arch))
+	}
+	for _, c := range arch {
+		p := supFirstUser(c)
+		if strings.Contains(p, supSecretToken) || strings.Contains(p, supSecretKey) {
+			t.Errorf("a secret reached the architect:\n%s", p)
+		}
+	}
+	if p := supFirstUser(arch[0]); !strings.Contains(p, "deployToken") {
+		t.Errorf("the architect must see app.go's diff (redacted):\n%s", p)
+	}
+	if p := supFirstUser(arch[1]); !strings.Contains(p, "a change to .env is not shown") {
+		t.Errorf("a denied file's change must be left out, and said so:\n%s", p)
+	}
+}
