@@ -294,11 +294,17 @@ func TestEscSplitReplacesAFailingTaskAndRollsItsWorkBack(t *testing.T) {
 
 func TestEscAPlanBreakingTheLimitsGoesBackOnceWithTheReasons(t *testing.T) {
 	t.Parallel()
-	var sentBack []string
+	var sentBack, scopeSentBack []string
 	tm := &supTeam{Local: func(role string, c llmtest.Call) (any, bool) {
 		switch role {
 		case NodeScope:
-			return escScope("Write out/a.txt"), true
+			if last := c.Messages[len(c.Messages)-1].Content; strings.Contains(last, "breaks the task limits") {
+				scopeSentBack = append(scopeSentBack, last)
+				return escScope("Write out/a.txt"), true
+			}
+			long := escScope("Write out/a.txt")
+			long["milestones"].([]any)[0].(map[string]any)["tasks"].([]supTaskSpec)[0].Instructions = strings.Repeat("Write it well. ", 50)
+			return long, true
 		case NodePlanner:
 			last := c.Messages[len(c.Messages)-1].Content
 			if strings.Contains(last, "breaks the task limits") {
@@ -322,8 +328,11 @@ func TestEscAPlanBreakingTheLimitsGoesBackOnceWithTheReasons(t *testing.T) {
 	if len(sentBack) != 1 || !strings.Contains(sentBack[0], "names 3 target files: at most 2") {
 		t.Fatalf("sent back %d times: %q", len(sentBack), sentBack)
 	}
-	if ev := e.custom("plan_sent_back"); len(ev) != 1 {
-		t.Errorf("%d plan_sent_back events, want 1", len(ev))
+	if len(scopeSentBack) != 1 || !strings.Contains(scopeSentBack[0], "750 characters of instructions: at most 600") {
+		t.Fatalf("scope sent back %d times: %q", len(scopeSentBack), scopeSentBack)
+	}
+	if ev := e.custom("plan_sent_back"); len(ev) != 2 {
+		t.Errorf("%d plan_sent_back events, want 2 (scope, planner)", len(ev))
 	}
 	if d := res.State.DoneList; len(d) != 1 || len(d[0].Files) != 1 {
 		t.Errorf("done %+v: the task as answered the second time", d)

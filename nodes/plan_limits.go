@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
@@ -80,25 +81,46 @@ func (d *Deps) planProblems(s *WorkflowState, r plannerReply) []string {
 	return out
 }
 
-// enforcePlanLimits sends a plan that breaks the task limits back once, with
-// the reasons, as a follow-up turn of the same conversation.
+// enforcePlanLimits sends a planner's answer that breaks the task limits
+// back once.
 func (d *Deps) enforcePlanLimits(ctx context.Context, s *WorkflowState, c call, r plannerReply) plannerReply {
-	reasons := d.planProblems(s, r)
+	return sendBackOnce(ctx, d, s, c, r, func(r plannerReply) []string { return d.planProblems(s, r) })
+}
+
+// enforceScopeLimits does the same for the ScopeAgent's milestones.
+func (d *Deps) enforceScopeLimits(ctx context.Context, s *WorkflowState, c call, r scopeReply) scopeReply {
+	return sendBackOnce(ctx, d, s, c, r, func(r scopeReply) []string {
+		var out []string
+		for _, m := range r.Milestones {
+			for _, t := range m.Tasks {
+				out = append(out, taskProblems(t, d.Settings.Tasks)...)
+			}
+		}
+		return out
+	})
+}
+
+// sendBackOnce asks again, once, when an answer has problems: the answer and
+// the reasons are added as a follow-up turn of the same conversation. The
+// second answer is taken as it is (a warning says what is still wrong); an
+// unusable second answer keeps the first.
+func sendBackOnce[T any](ctx context.Context, d *Deps, s *WorkflowState, c call, r T, problems func(T) []string) T {
+	reasons := problems(r)
 	if len(reasons) == 0 {
 		return r
 	}
-	graph.Emit(ctx, "plan_sent_back", map[string]any{"reasons": reasons})
+	graph.Emit(ctx, "plan_sent_back", map[string]any{"label": c.Label, "reasons": reasons})
 	prev, _ := json.Marshal(r)
-	c.Messages = append(c.Messages,
+	c.Messages = append(slices.Clone(c.Messages),
 		llm.Message{Role: "assistant", Content: string(prev)},
 		llm.Message{Role: "user", Content: "This plan breaks the task limits:\n- " + strings.Join(reasons, "\n- ") +
 			"\nAnswer again with the whole JSON answer, every task within the limits."})
-	again, _, err := ask[plannerReply](ctx, d, s, c)
+	again, _, err := ask[T](ctx, d, s, c)
 	if err != nil {
 		graph.Emit(ctx, "warning", map[string]any{"message": "the plan sent back got no usable answer; keeping the first: " + err.Error()})
 		return r
 	}
-	if left := d.planProblems(s, again); len(left) > 0 {
+	if left := problems(again); len(left) > 0 {
 		graph.Emit(ctx, "warning", map[string]any{"message": "the plan still breaks the task limits after being sent back once: " + strings.Join(left, "; ")})
 	}
 	return again
