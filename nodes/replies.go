@@ -55,7 +55,7 @@ type implAction struct {
 }
 
 type criterionVerdict struct {
-	Number    int    `json:"number" jsonschema:"minimum=1,maximum=10"`
+	Number    int    `json:"number"`
 	Criterion string `json:"criterion" jsonschema:"maxLength=300"`
 	Met       bool   `json:"met"`
 	Quote     string `json:"quote" jsonschema:"maxLength=300"`
