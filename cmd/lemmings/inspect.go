@@ -24,6 +24,9 @@ import (
 func pickRun(ctx context.Context, root string, args []string, want func(graph.RunInfo) bool) (string, error) {
 	app, err := nodes.Store(root)
 	if err != nil {
+		if len(args) == 1 {
+			return "", usageErr("no run %q in %s: %v", args[0], root, err)
+		}
 		return "", err
 	}
 	return pickFrom(ctx, app, root, args, want)
@@ -49,8 +52,11 @@ func pickFrom(ctx context.Context, app *graph.Compiled[nodes.WorkflowState], roo
 			return r.ID, nil
 		}
 	}
-	return "", errors.New("no matching run (lemmings runs lists them)")
+	return "", errNoMatchingRun
 }
+
+// errNoMatchingRun: runs exist, but none is what the command wants.
+var errNoMatchingRun = errors.New("no matching run (lemmings runs lists them)")
 
 // loadRun picks a run (named in args, else the latest) and reads its last checkpoint.
 func (a *app) loadRun(ctx context.Context, args []string) (string, graph.Snapshot[nodes.WorkflowState], error) {
@@ -58,6 +64,9 @@ func (a *app) loadRun(ctx context.Context, args []string) (string, graph.Snapsho
 	root := a.repoRoot()
 	app, err := nodes.Store(root)
 	if err != nil {
+		if len(args) == 1 {
+			return "", none, usageErr("no run %q in %s: %v", args[0], root, err)
+		}
 		return "", none, err
 	}
 	id, err := pickFrom(ctx, app, root, args, nil)

@@ -21,6 +21,7 @@ lemmings knowledge init scaffolds it, lemmings knowledge lint checks it.
 The format is described in docs/knowledge.md.`,
 	}
 	cmd.AddCommand(newKnowledgeInitCmd(a), newKnowledgeListCmd(a), newKnowledgeShowCmd(a), newKnowledgeLintCmd(a))
+	groupCommand(cmd)
 	return cmd
 }
 

@@ -18,9 +18,6 @@ import (
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 // Exit codes (documented in the README).
 const (
 	exitOK          = 0
@@ -51,7 +48,9 @@ type app struct {
 	noSupervisors bool
 	model         string
 	embedModel    string
-	stdout        io.Writer
+	// demo says the run being summarised is a demo's (not resumable).
+	demo   demoMode
+	stdout io.Writer
 	stderr        io.Writer
 }
 
@@ -66,7 +65,17 @@ run on cloud models through OpenRouter. Start with lemmings demo (no GPU needed)
 then lemmings doctor, and lemmings run "what to do".`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionString(),
+		// A missing directory is refused before any command can create
+		// something in it (demo makes its own directory).
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			if c.Name() == "demo" || c.Name() == "help" || c.Name() == "version" {
+				return nil
+			}
+			return existingDir("-C", a.dir)
+		},
 	}
+	root.SetVersionTemplate("lemmings {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	pf := root.PersistentFlags()
@@ -77,7 +86,7 @@ then lemmings doctor, and lemmings run "what to do".`,
 	pf.StringVar(&a.model, "model", "", "Ollama model for the primary role (this invocation only)")
 	pf.StringVar(&a.embedModel, "embed-model", "", "Ollama model for the embedding role (this invocation only)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: exitUsage, err: fmt.Errorf("%w (see lemmings %s --help)", err, c.Name())}
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
 	root.AddCommand(
 		newRunCmd(a), newResumeCmd(a), newHaltCmd(a),
@@ -88,10 +97,16 @@ then lemmings doctor, and lemmings run "what to do".`,
 			Short: "Print the lemmings version",
 			Args:  cobra.NoArgs,
 			Run: func(cmd *cobra.Command, _ []string) {
-				fmt.Fprintln(cmd.OutOrStdout(), "lemmings", version)
+				if a.jsonOut {
+					a.printJSON(map[string]any{"version": versionString()})
+					return
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), "lemmings", versionString())
 			},
 		},
 	)
+	groupCommand(root)
+	usageArgs(root)
 	return root
 }
 
