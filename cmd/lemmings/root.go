@@ -51,7 +51,7 @@ type app struct {
 	// demo says the run being summarised is a demo's (not resumable).
 	demo   demoMode
 	stdout io.Writer
-	stderr        io.Writer
+	stderr io.Writer
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
