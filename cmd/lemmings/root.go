@@ -175,12 +175,25 @@ func (a *app) flagOverrides() map[string]string {
 
 // loadConfig reads the configuration for root; problems are usage errors
 // naming file, line and key. Warnings go to stderr.
+// A warning about supervisors is left to the commands that run them.
 func (a *app) loadConfig(root string) (*config.Config, *config.Sources, error) {
+	return a.loadConfigFor(root, false)
+}
+
+// loadRunConfig is loadConfig for run and resume, where supervisors run.
+func (a *app) loadRunConfig(root string) (*config.Config, *config.Sources, error) {
+	return a.loadConfigFor(root, true)
+}
+
+func (a *app) loadConfigFor(root string, supervisorsRun bool) (*config.Config, *config.Sources, error) {
 	cfg, src, err := config.Load(config.LoadOptions{RepoRoot: root, Flags: a.flagOverrides()})
 	if err != nil {
 		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("configuration:\n%w", err)}
 	}
 	for _, w := range src.Warnings() {
+		if w.SupervisorsOnly() && !supervisorsRun {
+			continue
+		}
 		fmt.Fprintln(a.stderr, "warning:", w.String())
 	}
 	return cfg, src, nil

@@ -53,7 +53,7 @@ lemmings resume continues.`,
 			if err != nil {
 				return err
 			}
-			cfg, _, err := a.loadConfig(root)
+			cfg, _, err := a.loadRunConfig(root)
 			if err != nil {
 				return err
 			}
@@ -88,7 +88,7 @@ func newResumeCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, _, err := a.loadConfig(root)
+			cfg, _, err := a.loadRunConfig(root)
 			if err != nil {
 				return err
 			}
