@@ -87,7 +87,7 @@ dir. With Ollama's embedding model unavailable it says so once and uses the offl
 				fmt.Fprintf(a.stdout, "%s\nembedder: %s\nindex: %s\n", st.String(), idx.Embedder(), filepath.Join(root, nodes.DataDir, nodes.IndexDir))
 			}
 			for _, s := range st.Skipped {
-				fmt.Fprintf(a.stderr, "skipped %s\n", s)
+				fmt.Fprintf(a.stderr, "skipped %s (%s)\n", s.Path, s.Reason)
 			}
 			return nil
 		},

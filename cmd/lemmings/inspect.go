@@ -209,6 +209,10 @@ func newReportCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if a.jsonOut {
+				a.printJSON(map[string]any{"run_id": id, "path": filepath.Join(root, nodes.DataDir, nodes.RunsDir, id, "report.md"), "markdown": string(data)})
+				return nil
+			}
 			_, err = a.stdout.Write(data)
 			return err
 		},
@@ -264,6 +268,10 @@ func newGraphCmd(a *app) *cobra.Command {
 			app, err := nodes.Build(&nodes.Deps{Settings: nodes.DefaultSettings()}).Compile()
 			if err != nil {
 				return err
+			}
+			if a.jsonOut {
+				a.printJSON(map[string]any{"mermaid": app.Mermaid()})
+				return nil
 			}
 			fmt.Fprintln(a.stdout, app.Mermaid())
 			return nil

@@ -30,6 +30,9 @@ lemmings resume continues.`,
 		Args: remitArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if planExample {
+				if a.jsonOut {
+					return usageErr("--plan-example has no JSON form: it prints a commented YAML file")
+				}
 				_, err := fmt.Fprint(a.stdout, nodes.PlanExample)
 				return err
 			}
@@ -225,6 +228,10 @@ func newHaltCmd(a *app) *cobra.Command {
 			}
 			if err := os.WriteFile(filepath.Join(dir, nodes.HaltFile), []byte("halt requested\n"), 0o644); err != nil {
 				return err
+			}
+			if a.jsonOut {
+				a.printJSON(map[string]any{"kind": "halt", "run_id": id, "requested": true})
+				return nil
 			}
 			fmt.Fprintf(a.stdout, "halt requested for %s: it stops after its current node (lemmings resume %s continues)\n", id, id)
 			return nil
