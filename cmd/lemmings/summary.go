@@ -95,6 +95,9 @@ func (a *app) summarizeDemo(res nodes.Result, err error) {
 		fmt.Fprintf(w, "branch:  %s   %s\n", res.Branch, mergeAdvice(res))
 	}
 	a.printRunFiles(res)
+	if res.RunID != "" {
+		fmt.Fprintf(w, "cleanup: lemmings clean %s removes the run's worktree (--branches its branch too)\n", res.RunID)
+	}
 }
 
 // warnUncommitted says, before a run starts, that changes in the user's

@@ -48,6 +48,9 @@ func describeBuild(override string, info *debug.BuildInfo) string {
 		}
 	}
 	out := v
+	if rev == "" && v == "(devel)" {
+		out += " (built without version control information: build with -buildvcs=true to stamp the commit)"
+	}
 	if rev != "" {
 		out += fmt.Sprintf(" (commit %.12s", rev)
 		if modified {
