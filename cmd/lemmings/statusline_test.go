@@ -26,7 +26,7 @@ func TestFitWidthCutsToTheColumnsLeft(t *testing.T) {
 		{"exactly ten", 12, "exactly ten"},
 		{"exactly ten", 11, "exactly t…"},
 		{"[1s] 日本語のタスク名", 12, "[1s] 日本…"}, // wide characters count twice
-		{"anything", 0, "anything"},         // unknown width: leave it
+		{"anything", 0, "anything"},       // unknown width: leave it
 	}
 	for _, tc := range cases {
 		got := fitWidth(tc.line, tc.width)
