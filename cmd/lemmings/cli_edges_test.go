@@ -272,7 +272,7 @@ func TestAnInterruptedDemoIsNotOfferedForResume(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := c.command(ctx, t.TempDir(), "demo", "--no-supervisors")
-	var out strings.Builder
+	var out syncBuffer // read while the process writes
 	cmd.Stdout = &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
