@@ -419,6 +419,12 @@ func TestSearchOfAModelIndexWithTheServerDownGoesByKeywordsAtOnce(t *testing.T) 
 	if string(after) != string(manifest) {
 		t.Errorf("the search rebuilt the index:\n%s", after)
 	}
+	// index too knows at once that the server is down.
+	start = time.Now()
+	expectExit(t, c, repo, exitOK, []string{"index"}, "using the offline embedder")
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("index took %s with the server down: it waited for retries", took)
+	}
 }
 
 func TestTheSupervisorKeyWarningOnlyWhereSupervisorsRun(t *testing.T) {
