@@ -88,7 +88,7 @@ func (a *app) summarizeDemo(res nodes.Result, err error) {
 		fmt.Fprintf(w, "%s; a demo run cannot be resumed (its scripted model server ended with it): run lemmings demo again\n", why)
 	}
 	if a.demo == demoRemoved {
-		fmt.Fprintln(w, "the demo repository was a temporary copy and has been removed; lemmings demo --dir DIR keeps it for inspection")
+		fmt.Fprintln(w, "the demo repository is a temporary copy, removed as the demo ends: lemmings demo --dir DIR keeps it for inspection")
 		return
 	}
 	if res.Branch != "" {
