@@ -55,6 +55,7 @@ func TestExitCodesFollowOneRule(t *testing.T) {
 		wants []string
 	}{
 		{[]string{"nosuchcmd"}, exitUsage, []string{`unknown command "nosuchcmd"`}},
+		{[]string{"staus"}, exitUsage, []string{"did you mean status?"}},
 		{[]string{"knowledge", "nosuch"}, exitUsage, []string{`unknown command "nosuch" for lemmings knowledge`}},
 		{[]string{"--nosuchflag"}, exitUsage, []string{"(see lemmings --help)"}},
 		{[]string{"run", "--nosuchflag", "x"}, exitUsage, []string{"(see lemmings run --help)"}},
