@@ -45,7 +45,7 @@ when named with --force; a run in progress never is.`,
 			app, err := nodes.Store(root)
 			if err != nil {
 				if len(args) == 1 {
-					return usageErr("no run %q in %s: %v", args[0], root, err)
+					return usageErr("no such run %q in %s: %v", args[0], root, err)
 				}
 				return err
 			}
@@ -69,7 +69,7 @@ when named with --force; a run in progress never is.`,
 				}
 			}
 			if len(args) == 1 && len(todo) == 0 {
-				return usageErr("no run %q in %s (lemmings runs lists them)", args[0], root)
+				return usageErr("no such run %q in %s (lemmings runs lists them)", args[0], root)
 			}
 			if len(todo) == 0 && !a.jsonOut {
 				fmt.Fprintln(a.stdout, "no finished run to clean")
