@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo test unit vet fmt-check bench fuzz ollama test-ollama clean
+.PHONY: all build demo test unit unit-plain check-binaries vet fmt-check bench fuzz ollama test-ollama clean
 
 all: build
 
@@ -14,13 +14,23 @@ build:
 demo:
 	$(GO) run ./cmd/lemmings demo
 
-# The test command CI runs: formatting, vet, unit and e2e tests under -race,
-# then the contract tests against a real Ollama server built here.
-test: fmt-check vet unit test-ollama
+# The test command CI runs: formatting, vet, no large binaries tracked, unit
+# and e2e tests under -race and once more without it (plain `go test` is what
+# contributors run; it caught a child process the runtime aborted for deadlock
+# only without -race), then the contract tests against a real Ollama server.
+test: fmt-check vet check-binaries unit unit-plain test-ollama
 
 # The real-server tests run once, in test-ollama, with the server they need.
 unit:
 	LEMMINGS_REAL_OLLAMA=0 $(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+# The whole suite without -race: about 1 minute.
+unit-plain:
+	LEMMINGS_REAL_OLLAMA=0 $(GO) test -count=1 -timeout 20m $(PKGS)
+
+# Built programs belong in .gitignore: fail on a tracked binary over 1 MiB.
+check-binaries:
+	./scripts/check-binaries.sh
 
 vet:
 	$(GO) vet $(PKGS)
