@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -190,4 +191,30 @@ func TestRedactIssue18Strings(t *testing.T) {
 			t.Errorf("Redact(%q) = %q, want it unchanged", in, out)
 		}
 	}
+}
+
+// One detector serves every goroutine (its constructor writes viper's global
+// instance, so it is built once): concurrent calls give the sequential
+// results, and -race sees no shared write.
+func TestRedactConcurrently(t *testing.T) {
+	t.Parallel()
+	ins := []string{"KEY=" + fakeOpenRouter, "git clone https://" + fakeGitHub + "@github.com/x/y",
+		strings.Repeat("an ordinary line with a token count\n", 20) + "aws_access_key_id = " + fakeAWS, "nothing here"}
+	want := make([]string, len(ins))
+	for i, in := range ins {
+		want[i] = redact(in)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ins {
+				if got := Redact(ins[(i+g)%len(ins)]); got != want[(i+g)%len(ins)] {
+					t.Errorf("concurrent Redact(%q) = %q, want %q", ins[(i+g)%len(ins)], got, want[(i+g)%len(ins)])
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
