@@ -60,6 +60,14 @@ func (r *wireRecorder) get(path string) [][]byte {
 // a warning; the run goes on to its report.
 func TestRealOllamaSupervisorsOnTheOpenAICompatibleEndpoint(t *testing.T) {
 	s := realollama.Start(t)
+	supervisorsOnV1(t, s, s.Models.Chat)
+}
+
+// supervisorsOnV1 runs lemmings with the supervisors on the server's /v1
+// (through a recording proxy) as model supervisorModel, the other roles on
+// its Ollama API with the random-weight chat model.
+func supervisorsOnV1(t *testing.T, s *realollama.Server, supervisorModel string) {
+	t.Helper()
 	proxy, wire := recordWire(t, s.URL)
 	dir := demoRepo(t)
 	c := newCLI(t, "OLLAMA_HOST="+s.Host)
@@ -72,11 +80,12 @@ func TestRealOllamaSupervisorsOnTheOpenAICompatibleEndpoint(t *testing.T) {
   supervisor:
     provider: openai
     base_url: ` + proxy.URL + `/v1
-    model: ` + s.Models.Chat + `
+    model: ` + supervisorModel + `
     max_tokens: 400
     timeout: 2m
 supervisors:
   mode: blocking
+  input_tokens: 1500
 limits:
   max_actions: 2
   max_retries: 1
@@ -123,7 +132,7 @@ limits:
 		if err := json.Unmarshal(body, &req); err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
-		if req.Model != s.Models.Chat || req.ResponseFormat.Type != "json_schema" || req.ResponseFormat.JSONSchema.Schema["type"] != "object" {
+		if req.Model != supervisorModel || req.ResponseFormat.Type != "json_schema" || req.ResponseFormat.JSONSchema.Schema["type"] != "object" {
 			t.Errorf("call %d sent model %q, response_format %+v", i, req.Model, req.ResponseFormat)
 		}
 	}
