@@ -106,10 +106,10 @@ func (c Comparison) Write(w io.Writer) {
 	fmt.Fprintf(w, "A: %s\nB: %s\n\n", c.A, c.B)
 	fmt.Fprintf(w, "%-28s %14s %14s\n", "", "A", "B")
 	line := func(name string, a, b string) { fmt.Fprintf(w, "%-28s %14s %14s\n", name, a, b) }
-	rate := func(n int, t Totals, r float64) string { return fmt.Sprintf("%d (%.1f%%)", n, r) }
+	rate := func(n int, r float64) string { return fmt.Sprintf("%d (%.1f%%)", n, r) }
 	line("scored exercises", fmt.Sprint(c.TotalsA.Scored), fmt.Sprint(c.TotalsB.Scored))
-	line("pass@1", rate(c.TotalsA.Pass1, c.TotalsA, c.TotalsA.Rate1()), rate(c.TotalsB.Pass1, c.TotalsB, c.TotalsB.Rate1()))
-	line("pass@2", rate(c.TotalsA.Pass2, c.TotalsA, c.TotalsA.Rate2()), rate(c.TotalsB.Pass2, c.TotalsB, c.TotalsB.Rate2()))
+	line("pass@1", rate(c.TotalsA.Pass1, c.TotalsA.Rate1()), rate(c.TotalsB.Pass1, c.TotalsB.Rate1()))
+	line("pass@2", rate(c.TotalsA.Pass2, c.TotalsA.Rate2()), rate(c.TotalsB.Pass2, c.TotalsB.Rate2()))
 	line("mean wall time", seconds(c.TotalsA.MeanWall()), seconds(c.TotalsB.MeanWall()))
 	line("tokens", fmt.Sprint(c.TotalsA.Tokens), fmt.Sprint(c.TotalsB.Tokens))
 	line("cost", fmt.Sprintf("$%.4f", c.TotalsA.CostUSD), fmt.Sprintf("$%.4f", c.TotalsB.CostUSD))

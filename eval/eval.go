@@ -263,6 +263,10 @@ func (e *evalRun) notify(r Result) {
 	e.o.OnResult(r)
 }
 
+// oracle reports whether the solver is the reference solution: its failures
+// are the toolchain's.
+func (e *evalRun) oracle() bool { return e.o.Solver.Name() == OracleName }
+
 func (e *evalRun) saveErr() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -335,7 +339,7 @@ func (e *evalRun) exercise(ctx context.Context, ex Exercise) (r Result, ok bool)
 		}
 		r.TestOutput = last.Output
 		feedback = last.Output
-		if _, oracle := e.o.Solver.(Oracle); oracle {
+		if e.oracle() {
 			break // the reference solution will not do better a second time
 		}
 	}
@@ -348,7 +352,7 @@ func (e *evalRun) exercise(ctx context.Context, ex Exercise) (r Result, ok bool)
 			reason += " (" + firstLine(lr.StopReason) + ")"
 		}
 	}
-	if _, oracle := e.o.Solver.(Oracle); oracle {
+	if e.oracle() {
 		r.Toolchain = true
 		r.Fix = "the reference solution fails its own tests: check the " + lang.Name + " toolchain (`" + lang.Test + "` in " + testDir + ") or the exercise"
 	}

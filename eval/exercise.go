@@ -123,14 +123,19 @@ func load(dir string, langs Languages) (Exercise, *Skip) {
 	skip := func(id, reason, fix string) (Exercise, *Skip) {
 		return Exercise{}, &Skip{ID: id, Dir: dir, Reason: reason, Fix: fix}
 	}
+	// Until the file lists are read, the folder names the language.
+	early := slug
+	if name, _ := langs.detect(dir, nil); name != "" {
+		early = name + "/" + slug
+	}
 	cfgPath := filepath.Join(dir, ".meta", "config.json")
 	data, err := os.ReadFile(cfgPath)
 	if err != nil {
-		return skip(slug, "no .meta/config.json", "add .meta/config.json with files.solution, files.test and files.example, as Exercism's exercises have")
+		return skip(early, "no .meta/config.json", "add .meta/config.json with files.solution, files.test and files.example, as Exercism's exercises have")
 	}
 	var mc metaConfig
 	if err := json.Unmarshal(data, &mc); err != nil {
-		return skip(slug, fmt.Sprintf("%s: %s", cfgPath, jsonErr(data, err)), "fix the JSON of .meta/config.json")
+		return skip(early, fmt.Sprintf("%s: %s", cfgPath, jsonErr(data, err)), "fix the JSON of .meta/config.json")
 	}
 	f := mc.Files
 	name, known := langs.detect(dir, f.Solution)
@@ -224,6 +229,24 @@ func (ex Exercise) exampleFiles() (map[string]string, error) {
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("cannot tell which example file replaces which of %s", strings.Join(ex.Solution, ", "))
+	}
+	return out, nil
+}
+
+// ReferenceSolution returns the exercise's reference solution as the files
+// that replace its stub (solution path → content).
+func (ex Exercise) ReferenceSolution() (map[string]string, error) {
+	files, err := ex.exampleFiles()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for sol, example := range files {
+		data, err := os.ReadFile(filepath.Join(ex.Dir, filepath.FromSlash(example)))
+		if err != nil {
+			return nil, err
+		}
+		out[sol] = string(data)
 	}
 	return out, nil
 }

@@ -59,7 +59,10 @@ type Preflighter interface {
 type Oracle struct{}
 
 // Name implements Solver.
-func (Oracle) Name() string { return "oracle" }
+func (Oracle) Name() string { return OracleName }
+
+// OracleName is the oracle's name in results.
+const OracleName = "oracle"
 
 // Solve implements Solver.
 func (Oracle) Solve(ctx context.Context, a Attempt) (Outcome, error) {
