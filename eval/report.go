@@ -17,7 +17,11 @@ func (f *File) Markdown() string {
 	}
 	fmt.Fprintf(&b, " · attempts: %d · started %s · updated %s\n\n", f.MaxAttempts, f.Started.Format(time.RFC3339), f.Updated.Format(time.RFC3339))
 	t := f.Totals
-	fmt.Fprintf(&b, "**pass@1 %.1f%% · pass@%d %.1f%%** of %d scored exercises", t.Rate1(), f.MaxAttempts, t.Rate2(), t.Scored)
+	if f.MaxAttempts > 1 {
+		fmt.Fprintf(&b, "**pass@1 %.1f%% · pass@%d %.1f%%** of %d scored exercises", t.Rate1(), f.MaxAttempts, t.Rate2(), t.Scored)
+	} else {
+		fmt.Fprintf(&b, "**pass@1 %.1f%%** of %d scored exercises", t.Rate1(), t.Scored)
+	}
 	if t.Skipped > 0 || t.Errors > 0 {
 		fmt.Fprintf(&b, " (%d skipped, %d errors: not counted)", t.Skipped, t.Errors)
 	}
