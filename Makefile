@@ -38,7 +38,7 @@ ollama:
 
 test-ollama:
 	GO="$(GO)" ./scripts/ollama.sh
-	LEMMINGS_REAL_OLLAMA=1 $(GO) test -count=1 -timeout 8m -run 'Real|Ollama' ./internal/realollama/... ./llm/... ./cmd/lemmings/
+	LEMMINGS_REAL_OLLAMA=1 $(GO) test -count=1 -timeout 8m -run 'Real|Ollama' ./internal/realollama/... ./llm/... ./cmd/lemmings/ ./eval/
 
 clean:
 	rm -rf bin .tools
