@@ -143,14 +143,15 @@ func (a *app) runEval(parent context.Context, dirs []string, f evalFlags) error 
 		}
 		return err
 	}
-	a.evalSummary(file, out)
 	switch {
 	case errors.Is(err, context.Canceled):
+		a.evalSummary(file, out)
 		fmt.Fprintf(a.stderr, "interrupted: run the same command again to go on where it stopped\n")
 		return &exitError{code: exitInterrupted, err: errors.New("")}
 	case err != nil:
-		return err
+		return err // the model is not there, or the results cannot be written: no figures to show
 	}
+	a.evalSummary(file, out)
 	t := file.Totals
 	if f.oracle && t.Pass1 != t.Exercises {
 		return &exitError{code: exitFailed, err: fmt.Errorf("the oracle passed %d of %d exercises: the others are toolchain or layout problems (%s)", t.Pass1, t.Exercises, filepath.Join(out, eval.ReportFile))}

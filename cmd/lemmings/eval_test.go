@@ -185,3 +185,19 @@ func TestEvalUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// A model that is not there stops the eval before any exercise, with the fix.
+func TestEvalWithAMissingModelStopsBeforeTheFirstExercise(t *testing.T) {
+	srv := evaltest.NewServer(&evaltest.Script{})
+	defer srv.Close()
+	c := newCLI(t)
+	c.config(fmt.Sprintf("ollama: {host: %s}\nsupervisors: {enabled: false}\nrag: {enabled: false}\n", srv.URL()))
+	dir := t.TempDir()
+	r := c.run(dir, "eval", "--builtin", "--model", "nosuch:1b", "--out", "out")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "ollama pull nosuch:1b") || strings.Contains(r.stdout, "pass@1") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", eval.WorkDir)); !os.IsNotExist(err) {
+		t.Errorf("an exercise was started: %v", err)
+	}
+}
