@@ -23,6 +23,7 @@ func (c *counting) Solve(ctx context.Context, a Attempt) (Outcome, error) {
 }
 
 func TestAStoppedEvalResumesWhereItStopped(t *testing.T) {
+	t.Parallel()
 	dirs := builtin(t)
 	out := t.TempDir()
 	filter := regexp.MustCompile(`^go/`)
@@ -77,6 +78,7 @@ func write(t *testing.T, path, content string) {
 }
 
 func TestBrokenExercisesAreSkippedWithReasonAndFix(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	ok := filepath.Join(root, "go", "exercises", "practice", "good")
 	write(t, filepath.Join(ok, ".docs", "instructions.md"), "# Good\nReturn 1.\n")
@@ -168,6 +170,7 @@ func TestBrokenExercisesAreSkippedWithReasonAndFix(t *testing.T) {
 // An oracle whose reference solution fails lists the exercise as a
 // toolchain problem.
 func TestOracleFailureIsAToolchainProblem(t *testing.T) {
+	t.Parallel()
 	dirs := builtin(t)
 	langs := DefaultLanguages().WithTestCommand("go", "go test -count=1 -run NoSuchTest ./... && false")
 	f, err := Run(context.Background(), Options{Dirs: dirs, Solver: Oracle{}, Out: t.TempDir(), Languages: langs, Filter: regexp.MustCompile(`^go/leap$`)})
@@ -184,6 +187,7 @@ func TestOracleFailureIsAToolchainProblem(t *testing.T) {
 }
 
 func TestKeyLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ out, want string }{
 		{"ok\n--- FAIL: TestX (0.00s)\n    x_test.go:3: bad\nFAIL\n", "--- FAIL: TestX (0.00s)"},
 		{"collected 2 items\nFAILED leap_test.py::LeapTest::test_years - AssertionError\n", "FAILED leap_test.py::LeapTest::test_years - AssertionError"},

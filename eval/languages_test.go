@@ -13,6 +13,7 @@ import (
 // Jest's skipped tests (xtest) are turned on. The JavaScript exercise tests
 // with node --test, so no package is installed.
 func TestJavaScriptAndRustExercises(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	var want []string
 	if _, err := exec.LookPath("node"); err == nil {

@@ -31,6 +31,7 @@ func scripted(t *testing.T) ([]string, *evaltest.Script, []Exercise) {
 }
 
 func TestLemmingsSolvesTheSuiteWithAScriptedModel(t *testing.T) {
+	t.Parallel()
 	dirs, sc, _ := scripted(t)
 	srv := evaltest.NewServer(sc)
 	defer srv.Close()
@@ -63,6 +64,7 @@ func TestLemmingsSolvesTheSuiteWithAScriptedModel(t *testing.T) {
 // A first attempt that fails the tests is followed by a second one that is
 // shown the failing output: pass@2 but not pass@1.
 func TestSecondAttemptSeesTheFailingTests(t *testing.T) {
+	t.Parallel()
 	dirs, sc, _ := scripted(t)
 	sc.FirstTry["go/leap"] = map[string]string{"leap.go": "package leap\n\n// IsLeapYear reports whether year is a leap year.\nfunc IsLeapYear(year int) bool {\n\treturn year%4 == 0\n}\n"}
 	srv := evaltest.NewServer(sc)

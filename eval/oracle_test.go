@@ -18,6 +18,7 @@ func builtin(t *testing.T) []string {
 }
 
 func TestOraclePassesEveryBuiltinExercise(t *testing.T) {
+	t.Parallel()
 	dirs := builtin(t)
 	out := t.TempDir()
 	var seen []string
@@ -55,6 +56,7 @@ func TestOraclePassesEveryBuiltinExercise(t *testing.T) {
 // The tests decide on the original tests: a stub that fails them fails,
 // whatever the solver did to its copy of the tests.
 func TestStubsFailTheirTests(t *testing.T) {
+	t.Parallel()
 	dirs := builtin(t)
 	f, err := Run(context.Background(), Options{Dirs: dirs, Solver: stubSolver{}, Out: t.TempDir(), Parallel: 4, MaxAttempts: 1})
 	if err != nil {

@@ -70,7 +70,11 @@ func (f *File) Markdown() string {
 	if len(skipped) > 0 {
 		b.WriteString("\n## Skipped\n\n")
 		for _, r := range skipped {
-			fmt.Fprintf(&b, "- **%s** (%s): %s. Fix: %s\n", mdText(r.ID), mdText(r.Dir), mdText(r.Reason), mdText(r.Fix))
+			where := ""
+			if r.Dir != "" && r.Dir != r.ID {
+				where = " (" + mdText(r.Dir) + ")"
+			}
+			fmt.Fprintf(&b, "- **%s**%s: %s. Fix: %s\n", mdText(r.ID), where, mdText(r.Reason), mdText(r.Fix))
 		}
 	}
 	return b.String()

@@ -30,6 +30,7 @@ func res(id, status string, attempt int, wall float64) Result {
 }
 
 func TestReportTotalsPerLanguage(t *testing.T) {
+	t.Parallel()
 	f := sample("qwen2.5-coder:7b",
 		res("go/a", StatusPassed, 1, 10), res("go/b", StatusPassed, 2, 20), res("go/c", StatusFailed, 0, 30),
 		res("python/a", StatusPassed, 1, 4), res("rust/a", StatusSkipped, 0, 0))
@@ -43,7 +44,7 @@ func TestReportTotalsPerLanguage(t *testing.T) {
 		"| python | 1 | 1 | 1 (100.0%) | 1 (100.0%) |",
 		"| go/c | ✗ | ✗ | 2 | 1200 | 30s | $0.0100 | tests failed: --- FAIL: TestX \\| y |",
 		"| go/b | ✗ | ✓ | 2 |",
-		"- **rust/a** (): toolchain for rust missing. Fix: install Rust",
+		"- **rust/a**: toolchain for rust missing. Fix: install Rust",
 		"](chart.svg)",
 	} {
 		if !strings.Contains(md, want) {
@@ -76,6 +77,7 @@ func TestReportTotalsPerLanguage(t *testing.T) {
 }
 
 func TestCompareExerciseByExercise(t *testing.T) {
+	t.Parallel()
 	a := sample("a", res("go/fixed", StatusFailed, 0, 10), res("go/broken", StatusPassed, 1, 10), res("go/better", StatusPassed, 2, 10),
 		res("go/same", StatusPassed, 1, 10), res("go/only-a", StatusPassed, 1, 10), res("rust/x", StatusSkipped, 0, 0))
 	b := sample("b", res("go/fixed", StatusPassed, 1, 5), res("go/broken", StatusFailed, 0, 5), res("go/better", StatusPassed, 1, 5),
