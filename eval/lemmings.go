@@ -30,6 +30,12 @@ type Lemmings struct {
 // Name implements Solver.
 func (l *Lemmings) Name() string { return "lemmings" }
 
+// notTheModel are the model-call failures that say nothing about the model's
+// skill: the server or the account failed, not the answer.
+var notTheModel = map[llm.ErrorKind]bool{
+	llm.KindUnavailable: true, llm.KindAuth: true, llm.KindQuota: true, llm.KindModelNotFound: true,
+}
+
 // Preflight checks that the primary model answers before any exercise runs.
 func (l *Lemmings) Preflight(ctx context.Context) error {
 	var opts []llm.Option
@@ -59,6 +65,10 @@ func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
 	}
 	if ctx.Err() != nil {
 		return Outcome{}, context.Cause(ctx)
+	}
+	var le *llm.Error
+	if errors.As(err, &le) && notTheModel[le.Kind] {
+		return Outcome{RunID: res.RunID}, err // the attempt is void: a resumed eval makes it again
 	}
 	s := res.State
 	out := Outcome{RunID: res.RunID, Status: string(res.Status), Outcome: s.Outcome, StopReason: s.StopReason,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lemmings-dev/lemmings/eval/evaltest"
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
 )
 
 // scripted discovers the built-in suite and a scripted team that solves it.
@@ -93,5 +94,24 @@ func TestSecondAttemptSeesTheFailingTests(t *testing.T) {
 	}
 	if !strings.Contains(remit2, "IsLeapYear(1996) = false, want true") {
 		t.Errorf("no second remit with the test output:\n%s", remit2)
+	}
+}
+
+// A server that fails mid-eval is not the model failing: the exercise is an
+// error (retried on resume), not a failure.
+func TestServerFailureIsAnErrorNotAFailure(t *testing.T) {
+	t.Parallel()
+	dirs, sc, _ := scripted(t)
+	srv := evaltest.NewServer(sc, llmtest.Step{Name: "unauthorized", API: llmtest.Ollama, Times: -1, Contains: "You are the ScopeAgent",
+		Reply: llmtest.Reply{Status: 401, Body: `{"error":"unauthorized"}`}})
+	defer srv.Close()
+	f, err := Run(context.Background(), Options{Dirs: dirs, Solver: &Lemmings{Config: evaltest.Config(srv.URL())}, Out: t.TempDir(), Model: "scripted",
+		Filter: regexp.MustCompile(`^go/hello-world$`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.Results[0]
+	if r.Status != StatusError || r.Scored() || !strings.Contains(r.Reason, "auth") || f.Totals.Errors != 1 || f.Totals.Scored != 0 {
+		t.Errorf("%+v", r)
 	}
 }

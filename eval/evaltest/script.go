@@ -33,14 +33,15 @@ func (sc *Script) Steps() []llmtest.Step {
 }
 
 // NewServer starts a scripted model server answering with sc, with the
-// demo's model names.
-func NewServer(sc *Script) *llmtest.Server {
+// demo's model names. Steps in first are tried before sc (tests use them to
+// inject faults).
+func NewServer(sc *Script, first ...llmtest.Step) *llmtest.Server {
 	srv := llmtest.NewServer(llmtest.WithModels(
 		llmtest.ModelInfo{Name: demo.PrimaryModel, ContextLength: 32768},
 		llmtest.ModelInfo{Name: demo.SummarizerModel, ContextLength: 32768},
 		llmtest.ModelInfo{Name: demo.EmbeddingModel, ContextLength: 8192, Capabilities: []string{"embedding"}},
 	))
-	srv.Script(sc.Steps()...)
+	srv.Script(append(first, sc.Steps()...)...)
 	return srv
 }
 
