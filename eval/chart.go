@@ -13,7 +13,7 @@ func (f *File) SVG() string {
 	langs = append(langs, Totals{Language: "all", Exercises: f.Totals.Exercises, Scored: f.Totals.Scored,
 		Pass1: f.Totals.Pass1, Pass2: f.Totals.Pass2, WallSeconds: f.Totals.WallSeconds})
 	const (
-		labelW, barW, gap, timeW = 110.0, 300.0, 40.0, 200.0
+		labelW, barW, gap, timeW = 130.0, 300.0, 100.0, 200.0
 		rowH, top, bottom        = 28.0, 56.0, 40.0
 	)
 	width := labelW + barW + gap + timeW + 70
@@ -27,7 +27,11 @@ func (f *File) SVG() string {
 	fmt.Fprintf(&b, `<title>lemmings eval %s: pass rate and mean time per language</title>`+"\n", html.EscapeString(f.Label))
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="#ffffff"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="8" y="18" font-size="14" font-weight="bold">%s</text>`+"\n", html.EscapeString("lemmings eval: "+f.Label))
-	fmt.Fprintf(&b, `<text x="%.0f" y="42">pass rate (%%): pass@1 dark, pass@%d light</text>`+"\n", labelW, f.MaxAttempts)
+	legend := "pass rate (%): pass@1"
+	if f.MaxAttempts > 1 {
+		legend = fmt.Sprintf("pass rate (%%): pass@1 dark, pass@%d light", f.MaxAttempts)
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="42">%s</text>`+"\n", labelW, legend)
 	fmt.Fprintf(&b, `<text x="%.0f" y="42">mean wall time per exercise</text>`+"\n", labelW+barW+gap)
 	for i, l := range langs {
 		y := top + rowH*float64(i)
