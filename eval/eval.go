@@ -23,6 +23,9 @@ type Options struct {
 	// Label names the eval in the report (the model, or "oracle").
 	Label string
 	Model string
+	// Implementor is recorded with the results (who did the implementor's
+	// work); evals of different implementors are not mixed in one folder.
+	Implementor string
 	// Filter keeps the exercises whose ID ("go/hello-world") it matches;
 	// Limit keeps the first n of those (0: all).
 	Filter *regexp.Regexp
@@ -167,7 +170,7 @@ feed:
 // open loads the eval found in o.Out, or starts a new one.
 func (o Options) open() (*File, error) {
 	path := filepath.Join(o.Out, ResultsFile)
-	fresh := &File{Version: FileVersion, Label: o.Label, Solver: o.Solver.Name(), Model: o.Model,
+	fresh := &File{Version: FileVersion, Label: o.Label, Solver: o.Solver.Name(), Model: o.Model, Implementor: o.Implementor,
 		MaxAttempts: o.MaxAttempts, Dirs: o.Dirs, Started: time.Now().UTC()}
 	if o.Fresh {
 		return fresh, nil
@@ -179,9 +182,9 @@ func (o Options) open() (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resume the eval in %s: %w (--fresh starts over)", o.Out, err)
 	}
-	if f.Solver != fresh.Solver || f.Model != fresh.Model || f.MaxAttempts != fresh.MaxAttempts {
-		return nil, fmt.Errorf("%w: %s is an eval of %s (model %q, %d attempts), not of %s (model %q, %d attempts): give another --out, or --fresh to start over",
-			ErrOtherEval, path, f.Solver, f.Model, f.MaxAttempts, fresh.Solver, fresh.Model, fresh.MaxAttempts)
+	if f.Solver != fresh.Solver || f.Model != fresh.Model || f.Implementor != fresh.Implementor || f.MaxAttempts != fresh.MaxAttempts {
+		return nil, fmt.Errorf("%w: %s is an eval of %s, not of %s: give another --out, or --fresh to start over",
+			ErrOtherEval, path, f.what(), fresh.what())
 	}
 	// Only verdicts are kept: skips and errors are tried again.
 	kept := f.Results[:0]

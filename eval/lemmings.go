@@ -25,6 +25,10 @@ type Lemmings struct {
 	Warn io.Writer
 	// Sinks, when set, gives the sinks of one attempt's run (progress).
 	Sinks func(a Attempt) []graph.Sink
+	// Implementor names who does the implementor's work in each run: ""
+	// (lemmings' own Implementor node) is the only one today; a coding CLI
+	// (e.g. "cli:qwen") is to be passed through to the run from here.
+	Implementor string
 }
 
 // Name implements Solver.
@@ -38,6 +42,9 @@ var notTheModel = map[llm.ErrorKind]bool{
 
 // Preflight checks that the primary model answers before any exercise runs.
 func (l *Lemmings) Preflight(ctx context.Context) error {
+	if err := l.checkImplementor(); err != nil {
+		return err
+	}
 	var opts []llm.Option
 	if l.HTTPClient != nil {
 		opts = append(opts, llm.WithHTTPClient(l.HTTPClient))
@@ -50,9 +57,19 @@ func (l *Lemmings) Preflight(ctx context.Context) error {
 	return router.Check(ctx, nodes.RolePrimary)
 }
 
+func (l *Lemmings) checkImplementor() error {
+	if l.Implementor != "" {
+		return fmt.Errorf("implementor %q: lemmings runs have no such implementor yet", l.Implementor)
+	}
+	return nil
+}
+
 // Solve implements Solver: one lemmings run on a.Repo, whose branch is then
 // fast-forwarded onto main.
 func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
+	if err := l.checkImplementor(); err != nil {
+		return Outcome{}, err
+	}
 	cfg := *l.Config
 	cfg.Gates = []config.Gate{{Name: "test", Command: a.Language.Test, Timeout: workspace.DefaultTestTimeout}}
 	o := nodes.Options{RepoDir: a.Repo, Remit: a.Remit, Config: &cfg, Warn: l.Warn, HTTPClient: l.HTTPClient}

@@ -115,3 +115,13 @@ func TestServerFailureIsAnErrorNotAFailure(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+func TestAnImplementorLemmingsLacksStopsTheEval(t *testing.T) {
+	t.Parallel()
+	dirs, _, _ := scripted(t)
+	_, err := Run(context.Background(), Options{Dirs: dirs, Solver: &Lemmings{Config: evaltest.Config("http://127.0.0.1:1"), Implementor: "cli:nothing"},
+		Out: t.TempDir(), Implementor: "cli:nothing", Filter: regexp.MustCompile(`^go/leap$`)})
+	if err == nil || !strings.Contains(err.Error(), `implementor "cli:nothing"`) {
+		t.Errorf("err %v", err)
+	}
+}

@@ -12,6 +12,9 @@ func (f *File) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# lemmings eval: %s\n\n", mdText(f.Label))
 	fmt.Fprintf(&b, "Solver: %s", f.Solver)
+	if f.Implementor != "" {
+		fmt.Fprintf(&b, " · implementor: %s", mdText(f.Implementor))
+	}
 	if f.Model != "" {
 		fmt.Fprintf(&b, " · model: %s", mdText(f.Model))
 	}

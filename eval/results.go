@@ -65,6 +65,7 @@ type File struct {
 	Label       string    `json:"label"`
 	Solver      string    `json:"solver"`
 	Model       string    `json:"model,omitempty"`
+	Implementor string    `json:"implementor,omitempty"`
 	MaxAttempts int       `json:"max_attempts"`
 	Dirs        []string  `json:"dirs"`
 	Started     time.Time `json:"started"`
@@ -73,6 +74,15 @@ type File struct {
 	// Totals and Languages are recomputed on every write.
 	Totals    Totals   `json:"totals"`
 	Languages []Totals `json:"languages"`
+}
+
+// what names what an eval measured, for messages.
+func (f *File) what() string {
+	s := f.Solver
+	if f.Implementor != "" {
+		s += " with implementor " + f.Implementor
+	}
+	return fmt.Sprintf("%s (model %q, %d attempts)", s, f.Model, f.MaxAttempts)
 }
 
 // Totals sums a set of results.

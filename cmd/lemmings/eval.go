@@ -131,7 +131,7 @@ func (a *app) runEval(parent context.Context, dirs []string, f evalFlags) error 
 	defer stop()
 	prog := newEvalProgress(a.stdout, a.jsonOut)
 	file, err := eval.Run(ctx, eval.Options{
-		Dirs: dirs, Languages: langs, Solver: solver, Out: out, Label: label, Model: model,
+		Dirs: dirs, Languages: langs, Solver: solver, Out: out, Label: label, Model: model, Implementor: implementorOf(solver),
 		Filter: filter, Limit: f.limit, Parallel: parallel, MaxAttempts: attempts, TestTimeout: f.testTimeout,
 		Fresh: f.fresh, KeepWork: f.keepWork,
 		OnPlan: prog.plan, OnStart: prog.start, OnResult: prog.result,
@@ -168,15 +168,26 @@ func (a *app) evalSolver(f evalFlags, cfg *config.Config) (eval.Solver, string, 
 	if f.oracle {
 		return eval.Oracle{}, "", nil
 	}
+	model := ""
+	if r, err := cfg.ResolvedRole(config.RolePrimary); err == nil {
+		model = r.Model
+	}
 	switch f.implementor {
 	case "lemmings":
-		model := ""
-		if r, err := cfg.ResolvedRole(config.RolePrimary); err == nil {
-			model = r.Model
-		}
 		return &eval.Lemmings{Config: cfg}, model, nil
 	}
+	// Coding-CLI implementors (e.g. cli:qwen) will be passed through here
+	// as eval.Lemmings{Implementor: f.implementor}.
 	return nil, "", usageErr("--implementor %q: lemmings eval knows lemmings (or --oracle)", f.implementor)
+}
+
+// implementorOf is the implementor recorded with the results ("" for
+// lemmings' own).
+func implementorOf(s eval.Solver) string {
+	if l, ok := s.(*eval.Lemmings); ok {
+		return l.Implementor
+	}
+	return ""
 }
 
 var unsafeFolder = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
