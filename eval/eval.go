@@ -89,7 +89,7 @@ func Run(ctx context.Context, o Options) (*File, error) {
 		return nil, err
 	}
 	exs, skips := Discover(o.Dirs, o.Languages)
-	exs, skips = o.select_(exs, skips)
+	exs, skips = o.choose(exs, skips)
 
 	done := map[string]bool{}
 	for _, r := range f.Results {
@@ -200,7 +200,7 @@ func (o Options) open() (*File, error) {
 
 // select_ applies the filter and the limit; folders without any exercise
 // are always reported.
-func (o Options) select_(exs []Exercise, skips []Skip) ([]Exercise, []Skip) {
+func (o Options) choose(exs []Exercise, skips []Skip) ([]Exercise, []Skip) {
 	keep := func(id string) bool { return o.Filter == nil || o.Filter.MatchString(id) }
 	var outEx []Exercise
 	var outSkip []Skip
@@ -212,7 +212,7 @@ func (o Options) select_(exs []Exercise, skips []Skip) ([]Exercise, []Skip) {
 		if j < len(skips) && (i >= len(exs) || skips[j].ID < exs[i].ID) {
 			s := skips[j]
 			j++
-			if strings.HasPrefix(s.Reason, "no exercise found") || strings.HasPrefix(s.Reason, "cannot read") {
+			if s.Folder {
 				outSkip = append(outSkip, s)
 			} else if keep(s.ID) && !limited() {
 				outSkip = append(outSkip, s)

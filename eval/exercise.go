@@ -35,6 +35,8 @@ type Skip struct {
 	Dir    string
 	Reason string
 	Fix    string
+	// Folder marks a folder given to the eval that holds no exercise at all.
+	Folder bool
 }
 
 // metaConfig is the part of .meta/config.json the eval reads.
@@ -66,7 +68,7 @@ func Discover(dirs []string, langs Languages) ([]Exercise, []Skip) {
 			}
 		}
 		if err != nil {
-			skips = append(skips, Skip{ID: root, Dir: root, Reason: fmt.Sprintf("cannot read %s: %v", root, err), Fix: layoutFix})
+			skips = append(skips, Skip{ID: root, Dir: root, Reason: fmt.Sprintf("cannot read %s: %v", root, err), Fix: layoutFix, Folder: true})
 			continue
 		}
 		_ = filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
@@ -101,7 +103,7 @@ func Discover(dirs []string, langs Languages) ([]Exercise, []Skip) {
 			return filepath.SkipDir
 		})
 		if found == 0 {
-			skips = append(skips, Skip{ID: root, Dir: abs, Reason: "no exercise found under " + root + " (no folder with .docs/instructions.md and .meta/config.json)", Fix: layoutFix})
+			skips = append(skips, Skip{ID: root, Dir: abs, Reason: "no exercise found under " + root + " (no folder with .docs/instructions.md and .meta/config.json)", Fix: layoutFix, Folder: true})
 		}
 	}
 	sort.Slice(exs, func(i, j int) bool { return exs[i].ID < exs[j].ID })
