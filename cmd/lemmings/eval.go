@@ -39,7 +39,7 @@ out "make the tests pass" on it, and the eval runs the exercise's tests itself w
 files restored from the original. A failed first attempt gets a second one that is shown the
 test output (pass@2, as Aider's benchmark scores).
 
-Results go to --out (default lemmings-eval/<model>): results.json, report.md and chart.svg,
+Results go to --out (default lemmings-eval/<model> in the -C folder): results.json, report.md and chart.svg,
 rewritten after every exercise; running the same command again resumes a stopped eval.
 --builtin runs lemmings' own micro-suite (Go and Python); --oracle puts each exercise's
 reference solution in place of a model, to check the harness and the toolchains.
@@ -109,7 +109,7 @@ func (a *app) runEval(parent context.Context, dirs []string, f evalFlags) error 
 	}
 	out := f.out
 	if out == "" {
-		out = filepath.Join("lemmings-eval", folderName(label))
+		out = filepath.Join(a.dir, "lemmings-eval", folderName(label))
 	}
 	if f.builtin {
 		b, err := eval.WriteBuiltin(filepath.Join(out, "suite"))
