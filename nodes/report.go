@@ -122,6 +122,7 @@ func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowS
 				r.PromptTokens, r.CompletionTokens, r.CostUSD, strings.Join(r.Directives, " "), strings.Join(r.Docs, " "), cell(firstNonEmpty(r.Summary, r.Warning)))
 		}
 	}
+	b.WriteString(escalationsSection(s))
 	var docs []string
 	for _, r := range s.SupervisorRunLog {
 		docs = append(docs, r.Docs...)
