@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/config"
@@ -189,12 +190,17 @@ func taskTitle(prompt string) string {
 	return strings.TrimSpace(title)
 }
 
+// qa passes every criterion, quoting a line the diff added as its evidence.
 func qa(prompt string) any {
+	quote := demo.AddedLine(demo.Section(prompt, "DIFF"))
 	var verdicts []map[string]any
 	for _, line := range strings.Split(demo.Section(prompt, "ACCEPTANCE CRITERIA"), "\n") {
-		if _, crit, ok := strings.Cut(strings.TrimSpace(line), ". "); ok {
-			verdicts = append(verdicts, map[string]any{"criterion": crit, "met": true, "evidence": "the tests pass"})
+		num, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
+		if !ok {
+			continue
 		}
+		n, _ := strconv.Atoi(num)
+		verdicts = append(verdicts, map[string]any{"number": n, "criterion": crit, "met": true, "quote": quote, "evidence": "the tests pass"})
 	}
 	return map[string]any{"criteria": verdicts, "feedback": ""}
 }
