@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo test unit vet fmt-check bench fuzz ollama test-ollama test-browser screenshots clean
+.PHONY: all build demo test unit unit-plain check-binaries vet fmt-check bench fuzz ollama test-ollama test-browser screenshots clean
 
 all: build
 
@@ -14,14 +14,24 @@ build:
 demo:
 	$(GO) run ./cmd/lemmings demo
 
-# The test command CI runs: formatting, vet, unit and e2e tests under -race,
-# the contract tests against a real Ollama server built here, and lemmings
-# serve in a real headless browser.
-test: fmt-check vet unit test-ollama test-browser
+# The test command CI runs: formatting, vet, no large binaries tracked, unit
+# and e2e tests under -race and once more without it (plain `go test` is what
+# contributors run; it caught a child process the runtime aborted for deadlock
+# only without -race), the contract tests against a real Ollama server built
+# here, and lemmings serve in a real headless browser.
+test: fmt-check vet check-binaries unit unit-plain test-ollama test-browser
 
 # The real-server tests run once, in test-ollama, with the server they need.
 unit:
 	LEMMINGS_REAL_OLLAMA=0 $(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+# The whole suite without -race: about 1 minute.
+unit-plain:
+	LEMMINGS_REAL_OLLAMA=0 $(GO) test -count=1 -timeout 20m $(PKGS)
+
+# Built programs belong in .gitignore: fail on a tracked binary over 1 MiB.
+check-binaries:
+	./scripts/check-binaries.sh
 
 vet:
 	$(GO) vet $(PKGS)
@@ -39,7 +49,7 @@ ollama:
 
 test-ollama:
 	GO="$(GO)" ./scripts/ollama.sh
-	LEMMINGS_REAL_OLLAMA=1 $(GO) test -count=1 -timeout 8m -run 'Real|Ollama' ./internal/realollama/... ./llm/... ./cmd/lemmings/ ./eval/
+	LEMMINGS_REAL_OLLAMA=1 $(GO) test -count=1 -timeout 15m -run 'Real|Ollama' ./internal/realollama/... ./llm/... ./cmd/lemmings/ ./eval/
 
 # lemmings serve end to end in Debian's chromium (apt-get install chromium;
 # .ci/run installs it), driven by playwright-core pinned in serve/e2e (~1 min).

@@ -221,7 +221,7 @@ type Prompts struct {
 
 // Log configures what a run records.
 type Log struct {
-	Prompts bool   `yaml:"prompts"` // append every prompt and response to .lemmings/prompts.jsonl
+	Prompts bool   `yaml:"prompts"` // append every prompt and response to .lemmings/runs/<id>/prompts.jsonl
 	Level   string `yaml:"level"`
 }
 

@@ -157,7 +157,7 @@ func specs() []spec {
 		{key: "prompts.dir", doc: "Directory of per-project role template overrides (`<role>.tmpl`), relative to the repository root.",
 			accepted: "a relative path inside the repository", check: checkString(checkLocalPath)},
 
-		{key: "log.prompts", doc: "Append every prompt and response (secrets redacted) to `.lemmings/prompts.jsonl`."},
+		{key: "log.prompts", doc: "Append every prompt and response (secrets redacted) to `.lemmings/runs/<run-id>/prompts.jsonl`."},
 		{key: "log.level", doc: "Least severity of the log lines lemmings prints.", accepted: "debug, info, warn, error", check: checkString(oneOf("debug", "info", "warn", "error"))},
 
 		{key: "offline", doc: "Work with no network: supervisors off, offline RAG embedder. Only local model servers are called."},
