@@ -49,7 +49,7 @@ ollama:
 
 test-ollama:
 	GO="$(GO)" ./scripts/ollama.sh
-	LEMMINGS_REAL_OLLAMA=1 $(GO) test -count=1 -timeout 15m -run 'Real|Ollama' ./internal/realollama/... ./llm/... ./cmd/lemmings/
+	LEMMINGS_REAL_OLLAMA=1 $(GO) test -count=1 -timeout 15m -run 'Real|Ollama' ./internal/realollama/... ./llm/... ./cmd/lemmings/ ./eval/
 
 # lemmings serve end to end in Debian's chromium (apt-get install chromium;
 # .ci/run installs it), driven by playwright-core pinned in serve/e2e (~1 min).
