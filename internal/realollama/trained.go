@@ -38,9 +38,9 @@ func TrainedModels() Trained {
 
 // The extracted weights, relative to the models folder (see scripts/models.sh).
 const (
-	smolFile   = "smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-	gemmaFile  = "gemma3-270m/gemma-3-270m-q4_k_m.gguf"
-	minilmDir  = "all-minilm-l6-v2"
+	smolFile  = "smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+	gemmaFile = "gemma3-270m/gemma-3-270m-q4_k_m.gguf"
+	minilmDir = "all-minilm-l6-v2"
 	// Ollama's own gemma3 turn template: the base model knows the turn tokens, the system
 	// message becomes a user turn (Gemma has no system role).
 	gemmaModel = `FROM %s
