@@ -56,7 +56,7 @@ TEMPLATE """{{- range $i, $_ := .Messages }}
 {{- end }}
 {{- end }}"""
 PARAMETER stop <end_of_turn>
-`
+` + singleThread
 )
 
 // ErrNoTrainedModels is wrapped by FindTrainedModels' error when `make models` has not run.
@@ -106,6 +106,12 @@ func trainedOrSkip(t testing.TB) string {
 // under LEMMINGS_REAL_OLLAMA=1.
 func WithTrainedModels() Option { return func(o *options) { o.trained = true } }
 
+// singleThread is in every trained model's parameters: the suite's machines run several
+// servers at once on few cores, and llama.cpp's spinning worker threads then collapse
+// (measured on 2 shared cores: 20 tokens in 227 s with the default threads, 20 s with one).
+// A request's own num_thread option still overrides it.
+const singleThread = "PARAMETER num_thread 1\n"
+
 // CreateTrainedModels creates the three trained models on this server from the folder dir.
 // The GGUF models go through `ollama create`, as a user would. MiniLM goes through the API:
 // v0.11.4's CLI uploads a safetensors folder's files under their base names, so the BERT
@@ -114,7 +120,7 @@ func WithTrainedModels() Option { return func(o *options) { o.trained = true } }
 func (s *Server) CreateTrainedModels(ctx context.Context, dir string) error {
 	names := TrainedModels()
 	mf := filepath.Join(s.Home, "Modelfile.smollm2")
-	if err := os.WriteFile(mf, []byte("FROM "+filepath.Join(dir, smolFile)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(mf, []byte("FROM "+filepath.Join(dir, smolFile)+"\n"+singleThread), 0o644); err != nil {
 		return err
 	}
 	if err := s.Create(ctx, names.Chat, mf); err != nil {
@@ -157,7 +163,8 @@ func (s *Server) CreateFromFolder(ctx context.Context, name, dir string) error {
 		return fmt.Errorf("create %s from %s: %w", name, dir, err)
 	}
 	stream := false
-	err = c.Create(ctx, &api.CreateRequest{Model: name, Files: files, Stream: &stream}, func(api.ProgressResponse) error { return nil })
+	err = c.Create(ctx, &api.CreateRequest{Model: name, Files: files, Stream: &stream, Parameters: map[string]any{"num_thread": 1}},
+		func(api.ProgressResponse) error { return nil })
 	if err != nil {
 		return fmt.Errorf("create %s from %s: %w", name, dir, err)
 	}
