@@ -41,9 +41,19 @@ ollama:
 models:
 	./scripts/models.sh
 
+# The real-server tests: tiny random-weight models, plus the short subset of the trained-model
+# tests (docs/testing-real-models.md). -p 1: one package's server at a time, so two model
+# runners never share the cores.
+REAL_PKGS := ./internal/realollama/... ./llm/... ./nodes/ ./rag/ ./cmd/lemmings/
 test-ollama: models
 	GO="$(GO)" ./scripts/ollama.sh
-	LEMMINGS_REAL_OLLAMA=1 $(GO) test -count=1 -timeout 8m -run 'Real|Ollama' ./internal/realollama/... ./llm/... ./cmd/lemmings/
+	LEMMINGS_REAL_OLLAMA=1 $(GO) test -p 1 -count=1 -timeout 40m -run 'Real|Ollama' $(REAL_PKGS)
+
+# Every trained-model test: each schema streaming and not, every micro-remit in Go and Python
+# with both models over several seeds (LEMMINGS_TRAINED_SEEDS, default 3), retrieval with MiniLM.
+test-models: models
+	GO="$(GO)" ./scripts/ollama.sh
+	LEMMINGS_REAL_OLLAMA=1 LEMMINGS_TRAINED_FULL=1 $(GO) test -p 1 -count=1 -timeout 180m -v -run 'Trained|MiniLM' $(REAL_PKGS)
 
 clean:
 	rm -rf bin .tools
