@@ -52,6 +52,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	if err := d.landSupervisorResults(ctx, &s); err != nil {
 		return s, err
 	}
+	d.applyReviews(ctx, &s) // knowledge decisions left by lemmings serve
 	ageDirectives(&s, d.Settings.DirectiveMaxAge, now)
 
 	if reason := d.stopReason(&s, now); reason != "" {

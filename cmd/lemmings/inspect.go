@@ -1,70 +1,56 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 // pickRun returns the run named in args, or the most recent run that want
 // accepts (want nil: any run).
 func pickRun(ctx context.Context, root string, args []string, want func(graph.RunInfo) bool) (string, error) {
-	app, err := nodes.Store(root)
+	store, err := inspect.Open(root)
 	if err != nil {
 		return "", err
 	}
-	return pickFrom(ctx, app, root, args, want)
+	return pickFrom(ctx, store, args, want)
 }
 
 // pickFrom is pickRun on a store already open.
-func pickFrom(ctx context.Context, app *graph.Compiled[nodes.WorkflowState], root string, args []string, want func(graph.RunInfo) bool) (string, error) {
-	runs, err := app.ListRuns(ctx)
-	if err != nil {
-		return "", err
-	}
+func pickFrom(ctx context.Context, store *inspect.Store, args []string, want func(graph.RunInfo) bool) (string, error) {
+	id := ""
 	if len(args) == 1 {
-		for _, r := range runs {
-			if r.ID == args[0] {
-				return r.ID, nil
-			}
-		}
-		return "", usageErr("no run %q in %s (lemmings runs lists them)", args[0], root)
+		id = args[0]
 	}
-	sort.Slice(runs, func(i, j int) bool { return runs[i].Updated.After(runs[j].Updated) })
-	for _, r := range runs {
-		if want == nil || want(r) {
-			return r.ID, nil
-		}
+	picked, err := store.Pick(ctx, id, want)
+	if errors.Is(err, inspect.ErrNoSuchRun) {
+		return "", usageErr("%v", err)
 	}
-	return "", errors.New("no matching run (lemmings runs lists them)")
+	return picked, err
 }
 
 // loadRun picks a run (named in args, else the latest) and reads its last checkpoint.
 func (a *app) loadRun(ctx context.Context, args []string) (string, graph.Snapshot[nodes.WorkflowState], error) {
 	var none graph.Snapshot[nodes.WorkflowState]
-	root := a.repoRoot()
-	app, err := nodes.Store(root)
+	store, err := inspect.Open(a.repoRoot())
 	if err != nil {
 		return "", none, err
 	}
-	id, err := pickFrom(ctx, app, root, args, nil)
+	id, err := pickFrom(ctx, store, args, nil)
 	if err != nil {
 		return "", none, err
 	}
-	snap, err := app.State(ctx, id)
+	snap, err := store.Snapshot(ctx, id)
 	return id, snap, err
 }
 
@@ -80,26 +66,17 @@ func newRunsCmd(a *app) *cobra.Command {
 		Short: "List the runs of this repository",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			root := a.repoRoot()
-			app, err := nodes.Store(root)
+			store, err := inspect.Open(a.repoRoot())
 			if err != nil {
 				return err
 			}
-			runs, err := app.ListRuns(cmd.Context())
+			runs, err := store.List(cmd.Context())
 			if err != nil {
 				return err
 			}
-			sort.Slice(runs, func(i, j int) bool { return runs[i].Updated.After(runs[j].Updated) })
 			for _, r := range runs {
-				status := string(r.Status)
-				if r.Status == graph.StatusRunning && !r.Active {
-					status = "crashed (resumable)"
-				}
-				snap, err := app.State(cmd.Context(), r.ID)
-				remit, done, failed := "", 0, 0
-				if err == nil {
-					remit, done, failed = snap.State.Remit, snap.State.TasksCompleted, snap.State.TasksFailed
-				}
+				status := r.DisplayStatus()
+				remit, done, failed := r.State.Remit, r.State.TasksCompleted, r.State.TasksFailed
 				if a.jsonOut {
 					a.printJSON(map[string]any{"run_id": r.ID, "status": status, "updated": r.Updated, "remit": remit, "tasks_completed": done, "tasks_failed": failed})
 					continue
@@ -175,10 +152,7 @@ func newReportCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			data, err := os.ReadFile(filepath.Join(root, nodes.DataDir, nodes.RunsDir, id, "report.md"))
-			if errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("run %s has no report yet (it is written when the run ends; lemmings status %s shows where it is)", id, id)
-			}
+			data, err := inspect.ReadReport(root, id)
 			if err != nil {
 				return err
 			}
@@ -255,8 +229,7 @@ func newLogCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			path := filepath.Join(root, nodes.DataDir, nodes.RunsDir, id, nodes.EventsFile)
-			return a.printEvents(cmd.Context(), root, id, path, follow)
+			return a.printEvents(cmd.Context(), root, id, follow)
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until the run stops")
@@ -265,30 +238,22 @@ func newLogCmd(a *app) *cobra.Command {
 
 // printEvents prints the event log; following, it polls for new lines until
 // no process holds the run any more.
-func (a *app) printEvents(ctx context.Context, root, id, path string, follow bool) error {
-	f, err := os.Open(path)
-	if err != nil {
+func (a *app) printEvents(ctx context.Context, root, id string, follow bool) error {
+	path := inspect.EventsPath(root, id)
+	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("run %s has no event log: %w", id, err)
 	}
-	defer f.Close()
 	prog := newProgress(a.stdout, a.jsonOut)
 	prog.live, prog.replay = false, true
-	r := bufio.NewReader(f)
-	var partial []byte
+	var offset int64
 	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			line = append(partial, line...)
-			partial = nil
-			var ev graph.Event
-			if json.Unmarshal(line, &ev) == nil {
-				prog.Handle(ev)
-			}
-			continue
-		}
-		partial = append(partial, line...)
-		if err != io.EOF {
+		got, err := inspect.ReadEvents(path, offset, 0)
+		if err != nil {
 			return err
+		}
+		offset = got.Next
+		for _, ev := range got.Events {
+			prog.Handle(ev)
 		}
 		if !follow || !runActive(ctx, root, id) {
 			return nil
@@ -302,20 +267,11 @@ func (a *app) printEvents(ctx context.Context, root, id, path string, follow boo
 }
 
 func runActive(ctx context.Context, root, id string) bool {
-	app, err := nodes.Store(root)
+	store, err := inspect.Open(root)
 	if err != nil {
 		return false
 	}
-	runs, err := app.ListRuns(ctx)
-	if err != nil {
-		return false
-	}
-	for _, r := range runs {
-		if r.ID == id {
-			return r.Active
-		}
-	}
-	return false
+	return store.Active(ctx, id)
 }
 
 func clipText(s string, n int) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/nodes"
 )
 
@@ -107,7 +108,7 @@ func newResumeCmd(a *app) *cobra.Command {
 
 // pausedFor says what a paused run waits for: the milestones or a task.
 func pausedFor(ctx context.Context, root, id string) (string, error) {
-	app, err := nodes.Store(root)
+	store, err := inspect.Open(root)
 	if err != nil {
 		return "", err
 	}
@@ -116,19 +117,15 @@ func pausedFor(ctx context.Context, root, id string) (string, error) {
 			return "", err
 		}
 	}
-	snap, err := app.State(ctx, id)
+	snap, err := store.Snapshot(ctx, id)
 	if err != nil {
 		return "", err
 	}
-	if snap.Status != graph.StatusPaused {
-		return "", usageErr("run %s is %s, not paused for an approval", id, snap.Status)
+	kind, err := inspect.PausedFor(snap)
+	if errors.Is(err, inspect.ErrNotPaused) {
+		return "", usageErr("%v", err)
 	}
-	for _, n := range snap.Nodes {
-		if n == nodes.NodeScope {
-			return "milestones", nil
-		}
-	}
-	return "task", nil
+	return kind, err
 }
 
 // drive runs (or resumes) with signals, progress and the closing summary.
@@ -201,11 +198,7 @@ func newHaltCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dir := filepath.Join(root, nodes.DataDir, nodes.RunsDir, id)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			if err := os.WriteFile(filepath.Join(dir, nodes.HaltFile), []byte("halt requested\n"), 0o644); err != nil {
+			if err := inspect.RequestHalt(root, id); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "halt requested for %s: it stops after its current node (lemmings resume %s continues)\n", id, id)
