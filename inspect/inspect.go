@@ -24,6 +24,9 @@ import (
 	"github.com/lemmings-dev/lemmings/nodes"
 )
 
+// ErrNoMatchingRun: runs are stored, but none is what Pick wants.
+var ErrNoMatchingRun = errors.New("no matching run (lemmings runs lists them)")
+
 // ErrNoSuchRun is returned when a named run is not stored.
 var ErrNoSuchRun = errors.New("no such run")
 
@@ -198,7 +201,7 @@ func (s *Store) Pick(ctx context.Context, id string, want func(graph.RunInfo) bo
 			return r.ID, nil
 		}
 	}
-	return "", errors.New("no matching run (lemmings runs lists them)")
+	return "", ErrNoMatchingRun
 }
 
 // Active reports whether a process holds the run now.

@@ -21,6 +21,9 @@ import (
 func pickRun(ctx context.Context, root string, args []string, want func(graph.RunInfo) bool) (string, error) {
 	store, err := inspect.Open(root)
 	if err != nil {
+		if len(args) == 1 {
+			return "", usageErr("no such run %q in %s: %v", args[0], root, err)
+		}
 		return "", err
 	}
 	return pickFrom(ctx, store, args, want)
@@ -36,14 +39,24 @@ func pickFrom(ctx context.Context, store *inspect.Store, args []string, want fun
 	if errors.Is(err, inspect.ErrNoSuchRun) {
 		return "", usageErr("%v", err)
 	}
+	if errors.Is(err, inspect.ErrNoMatchingRun) {
+		return "", errNoMatchingRun
+	}
 	return picked, err
 }
+
+// errNoMatchingRun: runs exist, but none is what the command wants.
+var errNoMatchingRun = errors.New("no matching run (lemmings runs lists them)")
 
 // loadRun picks a run (named in args, else the latest) and reads its last checkpoint.
 func (a *app) loadRun(ctx context.Context, args []string) (string, graph.Snapshot[nodes.WorkflowState], error) {
 	var none graph.Snapshot[nodes.WorkflowState]
-	store, err := inspect.Open(a.repoRoot())
+	root := a.repoRoot()
+	store, err := inspect.Open(root)
 	if err != nil {
+		if len(args) == 1 {
+			return "", none, usageErr("no such run %q in %s: %v", args[0], root, err)
+		}
 		return "", none, err
 	}
 	id, err := pickFrom(ctx, store, args, nil)
@@ -102,10 +115,26 @@ func newStatusCmd(a *app) *cobra.Command {
 				return err
 			}
 			s := snap.State
+			milestone := min(s.CurrentMilestone+1, len(s.Milestones))
+			cost := 0.0
+			for _, u := range s.Usage {
+				cost += u.CostUSD
+			}
+			// A Ctrl-C is how an interrupted run ends, not an error.
+			runErr := snap.Error
+			if snap.Status == graph.StatusInterrupted && strings.Contains(runErr, context.Canceled.Error()) {
+				runErr = ""
+			}
 			if a.jsonOut {
-				a.printJSON(map[string]any{"run_id": id, "status": snap.Status, "step": snap.Step, "next": snap.Next,
-					"phase": s.Phase, "milestone": s.CurrentMilestone + 1, "milestones": len(s.Milestones), "tasks_completed": s.TasksCompleted,
-					"tasks_failed": s.TasksFailed, "current_task": s.CurrentTask, "pending_directives": len(s.PendingDirectives), "reason": snap.Reason, "error": snap.Error})
+				out := map[string]any{"run_id": id, "status": snap.Status, "step": snap.Step, "next": snap.Next, "updated": snap.Updated,
+					"remit": s.Remit, "branch": s.Branch, "phase": s.Phase, "milestone": milestone, "milestones": len(s.Milestones),
+					"tasks_completed": s.TasksCompleted, "tasks_failed": s.TasksFailed, "tasks_planned": len(s.CarryForward),
+					"current_task": s.CurrentTask, "pending_directives": len(s.PendingDirectives), "cost_usd": cost,
+					"reason": snap.Reason, "error": runErr, "outcome": s.Outcome}
+				if !s.StartedAt.IsZero() {
+					out["started"] = s.StartedAt
+				}
+				a.printJSON(out)
 				return nil
 			}
 			w := a.stdout
@@ -114,11 +143,17 @@ func newStatusCmd(a *app) *cobra.Command {
 			if snap.Reason != "" {
 				fmt.Fprintf(w, "paused: %s\n", snap.Reason)
 			}
-			if snap.Error != "" {
-				fmt.Fprintf(w, "error: %s\n", snap.Error)
+			switch {
+			case runErr != "":
+				fmt.Fprintf(w, "error: %s\n", runErr)
+			case snap.Status == graph.StatusInterrupted:
+				fmt.Fprintf(w, "interrupted (Ctrl-C): lemmings resume %s continues\n", id)
 			}
 			if len(snap.Next) > 0 {
 				fmt.Fprintf(w, "next: %s\n", strings.Join(snap.Next, ", "))
+			}
+			if len(s.Milestones) > 0 {
+				fmt.Fprintf(w, "milestone %d of %d\n", milestone, len(s.Milestones))
 			}
 			for i, m := range s.Milestones {
 				mark := " "
@@ -129,10 +164,6 @@ func newStatusCmd(a *app) *cobra.Command {
 			}
 			if t := s.CurrentTask; t != nil {
 				fmt.Fprintf(w, "task: %s %s (attempt %d)\n", t.ID, t.Title, t.Attempt)
-			}
-			cost := 0.0
-			for _, u := range s.Usage {
-				cost += u.CostUSD
 			}
 			fmt.Fprintf(w, "tasks: %d done, %d failed, %d planned; directives pending: %d; cost: $%.4f\n",
 				s.TasksCompleted, s.TasksFailed, len(s.CarryForward), len(s.PendingDirectives), cost)
@@ -156,6 +187,10 @@ func newReportCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if a.jsonOut {
+				a.printJSON(map[string]any{"run_id": id, "path": inspect.ReportPath(root, id), "markdown": string(data)})
+				return nil
+			}
 			_, err = a.stdout.Write(data)
 			return err
 		},
@@ -173,28 +208,29 @@ func newDirectivesCmd(a *app) *cobra.Command {
 				return err
 			}
 			s := snap.State
+			rows := nodes.DirectiveRows(s.DirectiveLog, s.PendingDirectives)
 			if a.jsonOut {
-				for _, f := range s.DirectiveLog {
-					a.printJSON(f)
-				}
-				for _, d := range s.PendingDirectives {
-					a.printJSON(map[string]any{"directive_id": d.ID, "source": d.Source, "description": d.Description, "fate": "pending", "task_id": d.TaskID, "priority": d.Priority, "type": d.Type})
+				for _, r := range rows {
+					a.printJSON(r)
 				}
 				return nil
 			}
-			if len(s.DirectiveLog) == 0 && len(s.PendingDirectives) == 0 {
+			if len(rows) == 0 {
 				fmt.Fprintf(a.stdout, "run %s has no directives\n", id)
 				return nil
 			}
-			for _, f := range s.DirectiveLog {
-				fmt.Fprintf(a.stdout, "%-4s %-12s %-11s %-4s %s", f.DirectiveID, f.Source, f.Fate, f.TaskID, f.Description)
-				if f.Note != "" {
-					fmt.Fprintf(a.stdout, " — %s", f.Note)
+			for _, r := range rows {
+				fmt.Fprintf(a.stdout, "%-4s %-12s %-11s %-4s %s", r.ID, r.Source, r.Fate, r.TaskID, r.Description)
+				if r.Priority != "" {
+					fmt.Fprintf(a.stdout, " (%s %s)", r.Priority, r.Type)
+				}
+				if r.Trail != "" {
+					fmt.Fprintf(a.stdout, " — %s", r.Trail)
+				}
+				if r.Note != "" {
+					fmt.Fprintf(a.stdout, " — %s", r.Note)
 				}
 				fmt.Fprintln(a.stdout)
-			}
-			for _, d := range s.PendingDirectives {
-				fmt.Fprintf(a.stdout, "%-4s %-12s %-11s %-4s %s (%s %s)\n", d.ID, d.Source, "pending", d.TaskID, d.Description, d.Priority, d.Type)
 			}
 			return nil
 		},
@@ -210,6 +246,10 @@ func newGraphCmd(a *app) *cobra.Command {
 			app, err := nodes.Build(&nodes.Deps{Settings: nodes.DefaultSettings()}).Compile()
 			if err != nil {
 				return err
+			}
+			if a.jsonOut {
+				a.printJSON(map[string]any{"mermaid": app.Mermaid()})
+				return nil
 			}
 			fmt.Fprintln(a.stdout, app.Mermaid())
 			return nil
@@ -243,8 +283,7 @@ func (a *app) printEvents(ctx context.Context, root, id string, follow bool) err
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("run %s has no event log: %w", id, err)
 	}
-	prog := newProgress(a.stdout, a.jsonOut)
-	prog.live, prog.replay = false, true
+	prog := newReplay(a.stdout, a.jsonOut)
 	var offset int64
 	for {
 		got, err := inspect.ReadEvents(path, offset, 0)
