@@ -87,6 +87,10 @@ type Role struct {
 	KeepAlive string `yaml:"keep_alive"`
 	// Options are passed to the provider as they are (Ollama options, e.g. top_p).
 	Options map[string]any `yaml:"options"`
+	// EditProtocol is how the Implementor's model writes code when this role
+	// serves it: "text" (code as plain text after a JSON action) or "json"
+	// (code inside the JSON action). Empty: text.
+	EditProtocol string `yaml:"edit_protocol"`
 }
 
 // Concurrency bounds parallel model calls.
@@ -165,6 +169,9 @@ type Limits struct {
 	GateOutputBytes      int            `yaml:"gate_output_bytes"`
 	// MaxConsecutiveFailures stops the run when that many tasks fail in a row.
 	MaxConsecutiveFailures int `yaml:"max_consecutive_failures"`
+	// FixRounds: failing gates on the Implementor's finish go back to it this
+	// many times inside the attempt; 0 leaves them to QA.
+	FixRounds int `yaml:"fix_rounds"`
 }
 
 // Knowledge configures the docs/knowledge store.
@@ -213,6 +220,7 @@ func Default() *Config {
 				Provider: ProviderOllama, Model: "qwen2.5-coder:14b",
 				MaxTokens: 4096, Temperature: ptr(0.2),
 				Timeout: 10 * time.Minute, KeepAlive: "30m", Options: map[string]any{},
+				EditProtocol: "text",
 			},
 			RoleSummarizer: {
 				Provider: ProviderOllama, Model: "qwen2.5-coder:1.5b",
@@ -252,7 +260,7 @@ func Default() *Config {
 				"scope_agent": 12000, "task_planner": 12000, "implementor": 16000,
 				"qa": 12000, "assessor": 8000, "summarizer": 4000, "supervisor": 5000,
 			},
-			GateOutputBytes: 16384, MaxConsecutiveFailures: 3,
+			GateOutputBytes: 16384, MaxConsecutiveFailures: 3, FixRounds: 3,
 		},
 		Knowledge: Knowledge{Dir: "docs/knowledge", BudgetTokens: 2000, PromoteAfter: 3},
 		RAG:       RAG{Enabled: true, Embedder: "ollama", MaxFileBytes: 1 << 20, TopK: 8},

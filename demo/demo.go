@@ -98,6 +98,9 @@ func Config(url string) *config.Config {
 		r.Model = model
 		c.Roles[name] = r
 	}
+	p := c.Roles[config.RolePrimary]
+	p.EditProtocol = "json" // the script writes its code inside the JSON actions
+	c.Roles[config.RolePrimary] = p
 	c.Retry.InitialBackoff = 10 * time.Millisecond // the scripted server never needs patience
 	return c
 }

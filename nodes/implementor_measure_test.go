@@ -155,8 +155,8 @@ func TestMeasureImplementor(t *testing.T) {
 	}
 	var tot struct {
 		attempts, actions, calls, malformed, lengthCut, fixRounds, finished int
-		wall                                                              time.Duration
-		prompt, used                                                      int
+		wall                                                                time.Duration
+		prompt, used                                                        int
 	}
 	for ti, task := range tasks {
 		for a := 1; a <= attempts; a++ {

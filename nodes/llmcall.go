@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
@@ -27,6 +28,9 @@ type call struct {
 	Messages []llm.Message
 	// Budget overrides the label's token budget for the composed part.
 	Budget int
+	// Prefix, when set, is the already composed start of the prompt (the
+	// implementor's, built once per attempt): nothing is composed again.
+	Prefix []llm.Message
 }
 
 // ask composes the prompt, asks for a T and folds the usage into the state.
@@ -51,6 +55,10 @@ func (d *Deps) compose(ctx context.Context, c call) (llm.Request, error) {
 	role := c.Role
 	if role == "" {
 		role = RolePrimary
+	}
+	if c.Prefix != nil {
+		msgs := append(slices.Clone(c.Prefix), c.Messages...)
+		return llm.Request{Role: role, Label: c.Label, Messages: msgs}, nil
 	}
 	budget := d.Settings.budget(c.Label)
 	if c.Budget > 0 {
