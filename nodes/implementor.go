@@ -139,8 +139,12 @@ type implLoop struct {
 	wholeFile    map[string]bool // files whose targeted edits failed twice
 	failStreak   int             // edits in a row that did not apply
 	nudges       int
-	fixRounds    int
-	malformed    int
+	// hint is advice on the last failed edit, added after the loop
+	// detector has seen the result, so advice that varies does not hide a
+	// repeat.
+	hint      string
+	fixRounds int
+	malformed int
 }
 
 func newImplLoop(d *Deps, s *WorkflowState, t *Task) *implLoop {

@@ -13,6 +13,13 @@ import (
 // that names it and suggests another way; so do edits that keep failing.
 // Only when the nudges have not helped does it return why the attempt ends.
 func (l *implLoop) steer(act implAction, signature string, result *string) string {
+	hint := l.hint
+	l.hint = ""
+	defer func() {
+		if hint != "" {
+			*result += "\n" + hint
+		}
+	}()
 	if repeated, count := l.detector.Record(act.Action, signature, *result); repeated {
 		l.nudges++
 		if l.nudges > maxNudges {
@@ -77,7 +84,17 @@ func (l *implLoop) finish(ctx context.Context, act implAction, args string, n in
 			passed = append(passed, r.Name)
 		}
 	}
-	if workspace.AllPassed(results) || ctx.Err() != nil {
+	if workspace.AllPassed(results) && ctx.Err() == nil {
+		// QA reuses these results if nothing changes before it looks.
+		if diff, _, err := l.d.Work.Changes(ctx, l.t.StartCommit); err == nil {
+			done.GatesDiffHash = workspace.DiffHash(diff)
+			for _, r := range results {
+				done.Gates = append(done.Gates, GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Duration: r.Duration, Output: r.Output})
+			}
+		}
+		return done
+	}
+	if ctx.Err() != nil {
 		return done
 	}
 	failed := results[len(results)-1]

@@ -176,6 +176,10 @@ type ImplResult struct {
 	FixRounds int `json:"fix_rounds,omitempty"`
 	// Malformed counts replies that were not usable actions or code.
 	Malformed int `json:"malformed,omitempty"`
+	// Gates passed inside the loop on the tree whose diff hash is
+	// GatesDiffHash: QA reuses them when the attempt's DiffHash is the same.
+	Gates         []GateOutcome `json:"gates,omitempty"`
+	GatesDiffHash string        `json:"gates_diff_hash,omitempty"`
 }
 
 // QAResult is the QA node's verdict on one attempt.

@@ -103,7 +103,8 @@ func (l *implLoop) apply(ctx context.Context, edits []workspace.Edit) string {
 	}
 	results, err := l.d.Work.FS().Apply(edits)
 	if err != nil {
-		return "error: " + err.Error() + "\nNo file was changed. " + l.editFailed(edits)
+		l.hint = l.editFailed(edits)
+		return "error: " + err.Error() + "\nNo file was changed."
 	}
 	l.failStreak = 0
 	var b strings.Builder
