@@ -9,8 +9,10 @@ package nodes_test
 //
 // LEMMINGS_MEASURE_MODEL=smollm2 loads .tools/models/…/SmolLM2-135M-Instruct
 // (make models) instead of the random tiny model; LEMMINGS_MEASURE_ATTEMPTS
-// sets attempts per task (default 3); LEMMINGS_MEASURE_PROTOCOL picks the
-// edit protocol. docs/implementor.md quotes the numbers.
+// sets attempts per task (default 3), LEMMINGS_MEASURE_TASKS how many of the
+// two tasks run, LEMMINGS_MEASURE_ACTIONS the action cap (default 15);
+// LEMMINGS_MEASURE_PROTOCOL picks the edit protocol. docs/implementor.md
+// quotes the numbers.
 
 import (
 	"context"
@@ -103,14 +105,15 @@ func TestMeasureImplementor(t *testing.T) {
 	if os.Getenv("LEMMINGS_MEASURE_MODEL") == "smollm2" {
 		model, numCtx = "smollm2", 8192
 		gguf := findFile(t, "SmolLM2-135M-Instruct.Q4_1.gguf")
-		if err := srv.Create(ctx, model, "FROM "+gguf+"\nPARAMETER temperature 0.2\n"); err != nil {
+		modelfile := filepath.Join(t.TempDir(), "Modelfile")
+		if err := os.WriteFile(modelfile, []byte("FROM "+gguf+"\n"+chatML), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Create(ctx, model, modelfile); err != nil {
 			t.Fatal(err)
 		}
 	}
-	attempts := 3
-	if n, err := strconv.Atoi(os.Getenv("LEMMINGS_MEASURE_ATTEMPTS")); err == nil && n > 0 {
-		attempts = n
-	}
+	attempts := envInt("LEMMINGS_MEASURE_ATTEMPTS", 3)
 	router, err := llm.NewRouter(llm.RouterConfig{Roles: map[string]llm.RoleSpec{
 		nodes.RolePrimary: {Provider: llm.ProviderOllama, Model: model, BaseURL: srv.URL, NumCtx: numCtx, MaxTokens: 768},
 	}})
@@ -138,7 +141,7 @@ func TestMeasureImplementor(t *testing.T) {
 	}
 	set := nodes.DefaultSettings()
 	set.TokenBudgets["implementor"] = numCtx - 1200
-	set.MaxActions = 15
+	set.MaxActions = envInt("LEMMINGS_MEASURE_ACTIONS", 15)
 	if p := os.Getenv("LEMMINGS_MEASURE_PROTOCOL"); p != "" {
 		setProtocol(&set, p)
 	}
@@ -158,6 +161,7 @@ func TestMeasureImplementor(t *testing.T) {
 		wall                                                                time.Duration
 		prompt, used                                                        int
 	}
+	tasks = tasks[:min(len(tasks), envInt("LEMMINGS_MEASURE_TASKS", len(tasks)))]
 	for ti, task := range tasks {
 		for a := 1; a <= attempts; a++ {
 			task := task
@@ -202,6 +206,22 @@ func TestMeasureImplementor(t *testing.T) {
 	t.Logf("SUMMARY model=%s attempts=%d finished=%d actions/attempt=%.1f calls/attempt=%.1f malformed/attempt=%.2f length-cut/attempt=%.2f fix-rounds/attempt=%.2f cache=%.0f%% (%d of %d prompt tokens) wall/attempt=%v",
 		model, tot.attempts, tot.finished, float64(tot.actions)/n, float64(tot.calls)/n, float64(tot.malformed)/n, float64(tot.lengthCut)/n,
 		float64(tot.fixRounds)/n, pct(tot.used, tot.prompt), tot.used, tot.prompt, (tot.wall / time.Duration(tot.attempts)).Round(time.Millisecond))
+}
+
+// chatML is SmolLM2's chat template.
+const chatML = `TEMPLATE """{{- range .Messages }}<|im_start|>{{ .Role }}
+{{ .Content }}<|im_end|>
+{{ end }}<|im_start|>assistant
+"""
+PARAMETER stop "<|im_end|>"
+PARAMETER temperature 0.2
+`
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
 }
 
 func pct(a, b int) float64 {
