@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo test unit vet fmt-check bench fuzz ollama test-ollama clean
+.PHONY: all build demo test unit vet fmt-check bench fuzz ollama test-ollama test-browser screenshots clean
 
 all: build
 
@@ -15,8 +15,9 @@ demo:
 	$(GO) run ./cmd/lemmings demo
 
 # The test command CI runs: formatting, vet, unit and e2e tests under -race,
-# then the contract tests against a real Ollama server built here.
-test: fmt-check vet unit test-ollama
+# the contract tests against a real Ollama server built here, and lemmings
+# serve in a real headless browser.
+test: fmt-check vet unit test-ollama test-browser
 
 # The real-server tests run once, in test-ollama, with the server they need.
 unit:
@@ -40,5 +41,18 @@ test-ollama:
 	GO="$(GO)" ./scripts/ollama.sh
 	LEMMINGS_REAL_OLLAMA=1 $(GO) test -count=1 -timeout 8m -run 'Real|Ollama' ./internal/realollama/... ./llm/... ./cmd/lemmings/
 
+# lemmings serve end to end in Debian's chromium (apt-get install chromium;
+# .ci/run installs it), driven by playwright-core pinned in serve/e2e (~1 min).
+SERVE_E2E := serve/e2e
+$(SERVE_E2E)/node_modules/.package-lock.json: $(SERVE_E2E)/package-lock.json
+	cd $(SERVE_E2E) && npm ci --no-audit --no-fund
+
+test-browser: $(SERVE_E2E)/node_modules/.package-lock.json
+	LEMMINGS_BROWSER=1 $(GO) test -count=1 -timeout 10m -run '^TestBrowser$$' -v ./serve/
+
+# The screenshots in docs/serve.md, taken by the browser test.
+screenshots: $(SERVE_E2E)/node_modules/.package-lock.json
+	LEMMINGS_BROWSER=1 LEMMINGS_SCREENSHOTS=$(CURDIR)/docs/serve $(GO) test -count=1 -timeout 10m -run '^TestBrowser$$' ./serve/
+
 clean:
-	rm -rf bin .tools
+	rm -rf bin .tools $(SERVE_E2E)/node_modules

@@ -13,7 +13,10 @@ import (
 
 // Role names, in the order they are printed and documented.
 const (
-	RolePrimary    = "primary"
+	RolePrimary = "primary"
+	// RolePlanner plans scope and tasks; with no model of its own it is the
+	// primary, so a cloud model can plan while the local model implements.
+	RolePlanner    = "planner"
 	RoleSummarizer = "summarizer"
 	RoleSupervisor = "supervisor"
 	RoleEmbedding  = "embedding"
@@ -31,7 +34,7 @@ const DefaultGateTimeout = 10 * time.Minute
 
 // RoleNames returns the accepted role names in canonical order.
 func RoleNames() []string {
-	return []string{RolePrimary, RoleSummarizer, RoleSupervisor, RoleEmbedding}
+	return []string{RolePrimary, RolePlanner, RoleSummarizer, RoleSupervisor, RoleEmbedding}
 }
 
 // Config is the effective configuration of lemmings. YAML keys are the
@@ -39,12 +42,15 @@ func RoleNames() []string {
 type Config struct {
 	Ollama      Ollama          `yaml:"ollama"`
 	OpenRouter  OpenRouter      `yaml:"openrouter"`
-	Roles       map[string]Role `yaml:"roles" keys:"primary,summarizer,supervisor,embedding"`
+	Roles       map[string]Role `yaml:"roles" keys:"primary,planner,summarizer,supervisor,embedding"`
 	Concurrency Concurrency     `yaml:"concurrency"`
 	Retry       Retry           `yaml:"retry"`
 	Gates       []Gate          `yaml:"gates" merge:"replace"`
 	Supervisors Supervisors     `yaml:"supervisors"`
 	Limits      Limits          `yaml:"limits"`
+	Tasks       Tasks           `yaml:"tasks"`
+	QA          QA              `yaml:"qa"`
+	Escalation  Escalation      `yaml:"escalation"`
 	Knowledge   Knowledge       `yaml:"knowledge"`
 	RAG         RAG             `yaml:"rag"`
 	Prompts     Prompts         `yaml:"prompts"`
@@ -174,6 +180,29 @@ type Limits struct {
 	FixRounds int `yaml:"fix_rounds"`
 }
 
+// Tasks bound the size of a planned task so a small local model can finish it.
+type Tasks struct {
+	MaxTargetFiles      int `yaml:"max_target_files"`
+	MaxInstructionChars int `yaml:"max_instruction_chars"`
+	// SplitAfter failed attempts, the planner may split a task into 2-3 smaller ones.
+	SplitAfter int `yaml:"split_after"`
+}
+
+// QA configures the review of an attempt whose gates passed.
+type QA struct {
+	// RequireQuotes: a criterion is met only when the reviewer quotes the change.
+	RequireQuotes bool `yaml:"require_quotes"`
+	// Disputed is what happens when the gates pass and the review fails the
+	// same diff again: escalate (cloud review, else commit), commit, or retry.
+	Disputed string `yaml:"disputed"`
+}
+
+// Escalation configures the cloud help a failing task gets.
+type Escalation struct {
+	// ArchitectAfter failed attempts, one cloud call writes edit instructions.
+	ArchitectAfter int `yaml:"architect_after"`
+}
+
 // Knowledge configures the docs/knowledge store.
 type Knowledge struct {
 	Dir          string `yaml:"dir"`
@@ -199,7 +228,7 @@ type Prompts struct {
 
 // Log configures what a run records.
 type Log struct {
-	Prompts bool   `yaml:"prompts"` // append every prompt and response to .lemmings/prompts.jsonl
+	Prompts bool   `yaml:"prompts"` // append every prompt and response to .lemmings/runs/<id>/prompts.jsonl
 	Level   string `yaml:"level"`
 }
 
@@ -222,6 +251,8 @@ func Default() *Config {
 				Timeout: 10 * time.Minute, KeepAlive: "30m", Options: map[string]any{},
 				EditProtocol: "text",
 			},
+			// Empty provider and model: the planner is the primary.
+			RolePlanner: {MaxTokens: 4096, Temperature: ptr(0.2), Timeout: 10 * time.Minute, Options: map[string]any{}},
 			RoleSummarizer: {
 				Provider: ProviderOllama, Model: "qwen2.5-coder:1.5b",
 				MaxTokens: 1024, Temperature: ptr(0.1),
@@ -262,10 +293,13 @@ func Default() *Config {
 			},
 			GateOutputBytes: 16384, MaxConsecutiveFailures: 3, FixRounds: 3,
 		},
-		Knowledge: Knowledge{Dir: "docs/knowledge", BudgetTokens: 2000, PromoteAfter: 3},
-		RAG:       RAG{Enabled: true, Embedder: "ollama", MaxFileBytes: 1 << 20, TopK: 8},
-		Prompts:   Prompts{Dir: ".lemmings/prompts"},
-		Log:       Log{Prompts: true, Level: "info"},
+		Tasks:      Tasks{MaxTargetFiles: 2, MaxInstructionChars: 600, SplitAfter: 2},
+		QA:         QA{RequireQuotes: true, Disputed: "escalate"},
+		Escalation: Escalation{ArchitectAfter: 2},
+		Knowledge:  Knowledge{Dir: "docs/knowledge", BudgetTokens: 2000, PromoteAfter: 3},
+		RAG:        RAG{Enabled: true, Embedder: "ollama", MaxFileBytes: 1 << 20, TopK: 8},
+		Prompts:    Prompts{Dir: ".lemmings/prompts"},
+		Log:        Log{Prompts: true, Level: "info"},
 	}
 }
 
@@ -275,6 +309,9 @@ func (c *Config) ResolvedRole(name string) (Role, error) {
 	r, ok := c.Roles[name]
 	if !ok {
 		return Role{}, fmt.Errorf("config: unknown role %q (accepted: %s)", name, joinAccepted(RoleNames()))
+	}
+	if name == RolePlanner && r.Model == "" {
+		return c.ResolvedRole(RolePrimary)
 	}
 	switch r.Provider {
 	case ProviderOllama:

@@ -132,12 +132,12 @@ func TestReferenceListsEveryKeyWithItsDefault(t *testing.T) {
 	t.Parallel()
 	ref := Reference()
 	for _, want := range []string{
-		"| `roles.*.model` | string | primary: `qwen2.5-coder:14b`; summarizer: `qwen2.5-coder:1.5b`; supervisor: `anthropic/claude-sonnet-4.5`; embedding: `nomic-embed-text` |",
+		"| `roles.*.model` | string | primary: `qwen2.5-coder:14b`; planner: empty; summarizer: `qwen2.5-coder:1.5b`; supervisor: `anthropic/claude-sonnet-4.5`; embedding: `nomic-embed-text` |",
 		"| `limits.max_wall_time` | duration | `4h` |",
 		"| `supervisors.budget_usd` | number | `2` |",
 		"| `gates` | list of mappings | `[]` |",
 		"| `gates.*.timeout` | duration | `10m` |",
-		"| `roles.*.temperature` | number or null | primary: `0.2`; summarizer: `0.1`; supervisor: `0.2`; embedding: `null` |",
+		"| `roles.*.temperature` | number or null | primary: `0.2`; planner: `0.2`; summarizer: `0.1`; supervisor: `0.2`; embedding: `null` |",
 	} {
 		if !strings.Contains(ref, want) {
 			t.Errorf("reference lacks %q", want)

@@ -45,10 +45,15 @@ func specs() []spec {
 
 		{key: "roles", doc: "Which provider and model serve each role. Set only the keys you change: the rest of a role keeps its default.",
 			accepted: "a mapping with keys " + joinAccepted(RoleNames())},
-		{key: "roles.*.provider", doc: "`ollama` (local), `openrouter` (cloud), or `openai`: any OpenAI-compatible server (vLLM, LM Studio, llama.cpp server) at `base_url`.",
-			accepted: "ollama, openrouter, openai", check: checkString(oneOf(ProviderOllama, ProviderOpenRouter, ProviderOpenAI))},
+		{key: "roles.*.provider", doc: "`ollama` (local), `openrouter` (cloud), or `openai`: any OpenAI-compatible server (vLLM, LM Studio, llama.cpp server) at `base_url`. The `planner` role (ScopeAgent and TaskPlanner) leaves provider and model empty to be the primary; set them to plan on another model, e.g. the cloud one: a cloud planner is used only with supervisors on and not offline, and its cost counts against `supervisors.budget_usd` (the primary plans once the budget is spent).",
+			accepted: "ollama, openrouter, openai (planner: also empty)", check: checkString(func(s string) string {
+				if s == "" {
+					return "" // only the planner may leave it empty (validate says so for the others)
+				}
+				return oneOf(ProviderOllama, ProviderOpenRouter, ProviderOpenAI)(s)
+			})},
 		{key: "roles.*.model", doc: "Model name as the provider knows it (`ollama list`; OpenRouter model ids).",
-			accepted: "a non-empty string", check: checkString(nonEmpty)},
+			accepted: "a non-empty string (planner: empty for the primary)"},
 		{key: "roles.*.base_url", doc: "Server URL for this role. Empty: `ollama.host` for ollama, `openrouter.base_url` for openrouter; required for openai.",
 			accepted: "an http:// or https:// URL, or empty", check: checkString(checkURL(true))},
 		{key: "roles.*.api_key", doc: "API key for this role. Empty: `openrouter.api_key` for openrouter; none for ollama.",
@@ -125,6 +130,19 @@ func specs() []spec {
 		{key: "limits.gate_output_bytes", doc: "Bytes of a gate's output kept (the tail) for QA and the report.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "limits.fix_rounds", doc: "Times failing gates on the Implementor's finish go back to it inside the attempt, summarised, before QA. 0: finish ends the attempt at once.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
 		{key: "limits.max_consecutive_failures", doc: "Tasks failing in a row that stop the run (a circuit breaker: the model cannot do the work).", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "tasks.max_target_files", doc: "Most files one planned task may name; a plan over it goes back to the planner once with the reasons.",
+			accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "tasks.max_instruction_chars", doc: "Longest instructions of one planned task, in characters (a small model finishes short, precise tasks).",
+			accepted: "an integer >= 100", check: checkInt(atLeast(100))},
+		{key: "tasks.split_after", doc: "Failed attempts after which the planner may split a task into 2-3 smaller ones (the failed task's work is rolled back). 0: never split.",
+			accepted: "an integer >= 0", check: checkInt(atLeast(0))},
+
+		{key: "qa.require_quotes", doc: "A criterion is met only when the reviewer quotes the change (or a gate that passed checks it)."},
+		{key: "qa.disputed", doc: "When the gates pass and the review fails the same diff a second time: `escalate` asks the cloud reviewer (within the budget; otherwise commits), `commit` commits it flagged \"review disputed\" in the report, `retry` counts it as a loop (the work is rolled back if the task fails).",
+			accepted: "escalate, commit, retry", check: checkString(oneOf("escalate", "commit", "retry"))},
+
+		{key: "escalation.architect_after", doc: "Failed attempts of one task after which one cloud \"architect\" call writes precise edit instructions that the local model applies as the next attempt. Only with supervisors on and not offline, within `supervisors.budget_usd`. 0: never.",
+			accepted: "an integer >= 0", check: checkInt(atLeast(0))},
 
 		{key: "knowledge.dir", doc: "Knowledge store, relative to the repository root.", accepted: "a relative path inside the repository", check: checkString(checkLocalPath)},
 		{key: "knowledge.budget_tokens", doc: "Tokens of knowledge injected into a prompt. 0: none.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
@@ -142,7 +160,7 @@ func specs() []spec {
 		{key: "prompts.dir", doc: "Directory of per-project role template overrides (`<role>.tmpl`), relative to the repository root.",
 			accepted: "a relative path inside the repository", check: checkString(checkLocalPath)},
 
-		{key: "log.prompts", doc: "Append every prompt and response (secrets redacted) to `.lemmings/prompts.jsonl`."},
+		{key: "log.prompts", doc: "Append every prompt and response (secrets redacted) to `.lemmings/runs/<run-id>/prompts.jsonl`."},
 		{key: "log.level", doc: "Least severity of the log lines lemmings prints.", accepted: "debug, info, warn, error", check: checkString(oneOf("debug", "info", "warn", "error"))},
 
 		{key: "offline", doc: "Work with no network: supervisors off, offline RAG embedder. Only local model servers are called."},

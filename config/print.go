@@ -32,10 +32,18 @@ type printer struct {
 	w   io.Writer
 	s   *Sources
 	err error
+	// onValue, when set, receives each value instead of the YAML lines.
+	onValue func(key, text string)
 }
 
 func (p *printer) line(indent int, text, key string) {
 	if p.err != nil {
+		return
+	}
+	if p.onValue != nil {
+		if key != "" {
+			p.onValue(key, text)
+		}
 		return
 	}
 	comment := ""

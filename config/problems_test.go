@@ -17,7 +17,7 @@ func TestEachKindOfProblemIsOneProblemWithFileLineAndKey(t *testing.T) {
 	}{
 		{"an unknown top-level key", "colour: red\n", 1, "colour", "unknown key", "ollama, openrouter, roles"},
 		{"a misspelt nested key suggests the right one", "limits:\n  max_taks: 3\n", 2, "limits.max_taks", `did you mean "max_tasks"`, "max_tasks"},
-		{"an unknown role lists the roles", "roles:\n  critic:\n    model: x\n", 2, "roles.critic", "unknown key", "primary, summarizer, supervisor, embedding"},
+		{"an unknown role lists the roles", "roles:\n  critic:\n    model: x\n", 2, "roles.critic", "unknown key", "primary, planner, summarizer, supervisor, embedding"},
 		{"an unknown role key", "roles:\n  primary:\n    modle: x\n", 3, "roles.primary.modle", `did you mean "model"`, "provider, model"},
 		{"an unknown token budget label", "limits:\n  token_budgets:\n    critic: 5000\n", 3, "limits.token_budgets.critic", "unknown key", "scope_agent"},
 		{"an unknown gate key", "gates:\n  - name: t\n    cmd: make\n    command: make\n", 3, "gates.0.cmd", "unknown key", "name, command, timeout"},
@@ -57,6 +57,9 @@ func TestEachKindOfProblemIsOneProblemWithFileLineAndKey(t *testing.T) {
 		{"null clears a model, which is then empty", "roles:\n  embedding:\n    model:\n", 3, "roles.embedding.model", "must not be empty", "non-empty"},
 		{"a gate without a command points at the gate", "gates:\n  - name: lint\n", 2, "gates.0.command", "must not be empty", "non-empty"},
 		{"two gates with one name", "gates:\n  - {name: t, command: a}\n  - {name: t, command: b}\n", 3, "gates.1.name", `gate "t" is already gates.0`, "no other gate"},
+		{"a planner model without a provider", "roles:\n  planner:\n    model: x/y\n", 3, "roles.planner.model", "both provider and model, or neither", "set together"},
+		{"an unknown dispute policy", "qa:\n  disputed: ignore\n", 2, "qa.disputed", "unknown value", "escalate, commit, retry"},
+		{"a tiny instruction limit", "tasks:\n  max_instruction_chars: 20\n", 2, "tasks.max_instruction_chars", "20 is below 100", ">= 100"},
 		{"openai without a base URL", "roles:\n  primary:\n    provider: openai\n", 3, "roles.primary.provider", "needs base_url", "URL"},
 		{"num_ctx above max_num_ctx", "roles:\n  primary:\n    max_num_ctx: 4096\n    num_ctx: 8192\n", 4, "roles.primary.num_ctx", "above max_num_ctx", "num_ctx <= max_num_ctx"},
 		{"max_backoff below initial_backoff", "retry:\n  initial_backoff: 1m\n", 2, "retry.initial_backoff", "below initial_backoff", ">= initial_backoff"},
@@ -199,4 +202,26 @@ func TestProjectFileChoice(t *testing.T) {
 			t.Fatalf("problems = %v", ps)
 		}
 	})
+}
+
+func TestThePlannerIsThePrimaryUntilItIsGivenAModel(t *testing.T) {
+	t.Parallel()
+	c := Default()
+	p, err := c.ResolvedRole(RolePlanner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prim, _ := c.ResolvedRole(RolePrimary); p.Model != prim.Model || p.Provider != prim.Provider {
+		t.Errorf("default planner = %s/%s, want the primary %s/%s", p.Provider, p.Model, prim.Provider, prim.Model)
+	}
+	r := c.Roles[RolePlanner]
+	r.Provider, r.Model = ProviderOpenRouter, "vendor/big"
+	c.Roles[RolePlanner] = r
+	if err := c.Validate(); err != nil {
+		t.Fatalf("a cloud planner is valid: %v", err)
+	}
+	p, _ = c.ResolvedRole(RolePlanner)
+	if p.Model != "vendor/big" || p.BaseURL != c.OpenRouter.BaseURL {
+		t.Errorf("cloud planner resolved to %+v", p)
+	}
 }

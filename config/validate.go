@@ -64,6 +64,19 @@ func validate(c *Config, s *Sources) []Problem {
 			at("roles", "role "+name+" is missing", joinAccepted(RoleNames()))
 			continue
 		}
+		if name == RolePlanner {
+			if (r.Provider == "") != (r.Model == "") {
+				atFirstSet([]string{key + ".provider", key + ".model"}, "the planner needs both provider and model, or neither (then it is the primary)", "provider and model set together, or both empty")
+				continue
+			}
+		} else {
+			if r.Provider == "" {
+				at(key+".provider", "must not be empty", "ollama, openrouter, openai")
+			}
+			if r.Model == "" {
+				at(key+".model", "must not be empty", "a non-empty string")
+			}
+		}
 		if r.Provider == ProviderOpenAI && r.BaseURL == "" {
 			atFirstSet([]string{key + ".provider", key + ".base_url"}, "provider openai needs base_url (the server's /v1 URL)", "an http:// or https:// URL")
 		}

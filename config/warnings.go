@@ -32,12 +32,20 @@ func warnings(c *Config, s *Sources, opts LoadOptions, projectPath, projectShown
 	}
 	if c.Supervisors.Enabled && c.Supervisors.BudgetUSD > 0 {
 		if r, err := c.ResolvedRole(RoleSupervisor); err == nil && r.Provider == ProviderOpenRouter && r.APIKey == "" {
-			out = append(out, Problem{Key: "openrouter.api_key",
-				Message: "supervisors are enabled but no OpenRouter key is set: they will be skipped (set OPENROUTER_API_KEY, or offline: true to silence this)"})
+			out = append(out, Problem{Key: "openrouter.api_key", Message: NoSupervisorKeyMessage})
 		}
 	}
 	return out
 }
+
+// NoSupervisorKeyMessage warns that supervisors will be skipped for want of
+// a key. Only commands that run supervisors show it (Problem.SupervisorsOnly).
+const NoSupervisorKeyMessage = "supervisors are enabled but no OpenRouter key is set: they will be skipped " +
+	"(set OPENROUTER_API_KEY, or turn them off with --no-supervisors or supervisors.enabled: false)"
+
+// SupervisorsOnly reports whether a warning concerns only commands that run
+// supervisors (run, resume): others need not repeat it.
+func (p Problem) SupervisorsOnly() bool { return p.Message == NoSupervisorKeyMessage }
 
 // keyEnvName is the variable that can hold the key instead of a file.
 func keyEnvName(key string) string {

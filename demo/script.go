@@ -212,15 +212,29 @@ func taskTitle(prompt string) string {
 }
 
 func qaReply(c llmtest.Call) any {
+	p := firstUser(c)
+	quote := AddedLine(Section(p, "DIFF"))
 	var verdicts []map[string]any
-	for _, line := range strings.Split(Section(firstUser(c), "ACCEPTANCE CRITERIA"), "\n") {
-		_, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
+	for _, line := range strings.Split(Section(p, "ACCEPTANCE CRITERIA"), "\n") {
+		num, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
 		if !ok {
 			continue
 		}
-		verdicts = append(verdicts, map[string]any{"criterion": crit, "met": true, "evidence": "the diff implements it and the tests pass"})
+		n, _ := strconv.Atoi(num)
+		verdicts = append(verdicts, map[string]any{"number": n, "criterion": crit, "met": true, "quote": quote, "evidence": "the diff implements it and the tests pass"})
 	}
 	return map[string]any{"criteria": verdicts, "feedback": ""}
+}
+
+// AddedLine is the first added line of a diff, the quote a reviewer gives as
+// evidence ("" when the diff adds nothing).
+func AddedLine(diff string) string {
+	for _, l := range strings.Split(diff, "\n") {
+		if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") && strings.TrimSpace(l[1:]) != "" {
+			return strings.TrimSpace(l[1:])
+		}
+	}
+	return ""
 }
 
 var milestoneLine = regexp.MustCompile(`(?m)^- (m\d+) \[.*?( \(current\))?$`)

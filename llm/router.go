@@ -217,6 +217,13 @@ func (r *Router) Close() error {
 	return r.log.close()
 }
 
+// Local says whether a configured role's model runs on this machine or a
+// private network (it then sees unredacted prompts and costs nothing).
+func (r *Router) Local(role string) bool {
+	ro, ok := r.roles[role]
+	return ok && ro.isLocal
+}
+
 // Roles lists the configured role names, sorted.
 func (r *Router) Roles() []string {
 	out := make([]string, 0, len(r.roles))

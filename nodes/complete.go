@@ -39,6 +39,9 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 		}
 	} else {
 		entry.QA = "passed"
+		if s.QA != nil && s.QA.Disputed {
+			entry.QA = QADisputed
+		}
 		sha, files, err := d.commitTask(ctx, &s, t)
 		if err != nil {
 			return s, fmt.Errorf("mark_complete: %w", err)
@@ -63,6 +66,7 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 		settleDirective(&s, t.DirectiveID, t.ID, FateCompleted, "task "+t.ID+" completed", now)
 	}
 	d.countKnowledgeUse(ctx, &s, t)
+	settleEscalations(&s, t.ID, true)
 	d.refreshIndex(ctx)
 	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	return s, nil
@@ -169,6 +173,7 @@ func (d *Deps) abandon(ctx context.Context, s *WorkflowState, reason string) err
 		s.PolishTasks++
 	}
 	forgetKnowledgeUse(s, t)
+	settleEscalations(s, t.ID, false)
 	graph.Emit(ctx, "task_failed", map[string]any{"task": t.ID, "attempts": t.Attempt, "reason": clip(reason, 300)})
 	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	return nil

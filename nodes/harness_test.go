@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -58,6 +59,12 @@ type supTeam struct {
 	DirectiveFate func(id, line string) string
 	// Verdict is the answer to periodic assessments ("" = aligned).
 	Verdict string
+	// Local, when set, answers a local call first (role is who asks);
+	// ok=false falls back to the default answer.
+	Local func(role string, c llmtest.Call) (any, bool)
+	// CloudHelp answers the cloud calls that are not a supervisor's (the
+	// architect, a disputed review, a cloud planner); unset, they fail.
+	CloudHelp func(role string, c llmtest.Call) (any, bool)
 }
 
 func (tm *supTeam) setSupervisorLatency(d time.Duration) {
@@ -82,6 +89,7 @@ var supRoleMarkers = []struct{ marker, role string }{
 	{"You are the Code Style supervisor", SupCodeStyle},
 	{"You are the Design supervisor", SupDesign},
 	{"You are the Internaliser", SupInternaliser},
+	{"You are the Architect", LabelArchitect},
 }
 
 // supRoleOf names who asks, from the system prompt.
@@ -141,6 +149,11 @@ func (tm *supTeam) steps() (local, cloud []llmtest.Step) {
 
 func (tm *supTeam) respondLocal(c llmtest.Call) llmtest.Reply {
 	lat, _ := tm.latencies()
+	if tm.Local != nil {
+		if v, ok := tm.Local(supRoleOf(c), c); ok {
+			return llmtest.Reply{Content: supJSON(v), Latency: lat}
+		}
+	}
 	var v any
 	switch supRoleOf(c) {
 	case NodePlanner:
@@ -162,11 +175,20 @@ func (tm *supTeam) respondLocal(c llmtest.Call) llmtest.Reply {
 func (tm *supTeam) respondCloud(c llmtest.Call) llmtest.Reply {
 	_, lat := tm.latencies()
 	role := supRoleOf(c)
-	if !supIsSupervisor(role) {
+	var r llmtest.Reply
+	switch {
+	case !supIsSupervisor(role) && tm.CloudHelp != nil:
+		v, ok := tm.CloudHelp(role, c)
+		if !ok {
+			return llmtest.Reply{Status: 500, Body: `{"error":"sup team: no cloud answer for ` + role + `"}`}
+		}
+		r = llmtest.Reply{Content: supJSON(v)}
+	case !supIsSupervisor(role):
 		return llmtest.Reply{Status: 500, Body: `{"error":"sup team: the cloud answers supervisors only"}`}
+	default:
+		r = llmtest.Reply{Content: supJSON(supEmptySupervisorReply(role))}
 	}
-	r := llmtest.Reply{Content: supJSON(supEmptySupervisorReply(role))}
-	if tm.Supervisor != nil {
+	if tm.Supervisor != nil && supIsSupervisor(role) {
 		if custom, ok := tm.Supervisor(role, c); ok {
 			r = custom
 		}
@@ -310,14 +332,27 @@ var supSecretFiles = map[string]string{
 }
 
 func supQAReply(c llmtest.Call) any {
+	p := supFirstUser(c)
+	quote := supAddedLine(supSection(p, "DIFF"))
 	var verdicts []map[string]any
-	for _, line := range strings.Split(supSection(supFirstUser(c), "ACCEPTANCE CRITERIA"), "\n") {
-		_, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
+	for _, line := range strings.Split(supSection(p, "ACCEPTANCE CRITERIA"), "\n") {
+		num, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
 		if ok {
-			verdicts = append(verdicts, map[string]any{"criterion": crit, "met": true, "evidence": "the diff shows it"})
+			n, _ := strconv.Atoi(num)
+			verdicts = append(verdicts, map[string]any{"number": n, "criterion": crit, "met": true, "quote": quote, "evidence": "the diff shows it"})
 		}
 	}
 	return map[string]any{"criteria": verdicts, "feedback": ""}
+}
+
+// supAddedLine is the first added line of a diff: the reviewer's quote.
+func supAddedLine(diff string) string {
+	for _, l := range strings.Split(diff, "\n") {
+		if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") && strings.TrimSpace(l[1:]) != "" {
+			return strings.TrimSpace(l[1:])
+		}
+	}
+	return ""
 }
 
 func (tm *supTeam) assessorReply(c llmtest.Call) any {

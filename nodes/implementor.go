@@ -79,7 +79,8 @@ func (d *Deps) endAttempt(ctx context.Context, s WorkflowState, res *ImplResult)
 		}
 	}
 	if res.Status == ImplFinished && res.DiffHash != "" {
-		if i := slices.Index(t.DiffHashes, res.DiffHash); i >= 0 {
+		d.markDisputed(t, res.DiffHash) // a diff the review failed with the gates passing: QA resolves it
+		if i := slices.Index(t.DiffHashes, res.DiffHash); i >= 0 && !t.Disputed {
 			res.Status = ImplLoop
 			res.Summary = fmt.Sprintf("attempt %d produced the same change as attempt %d", t.Attempt, i+1)
 		}

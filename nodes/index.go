@@ -53,6 +53,12 @@ func ChooseEmbedder(ctx context.Context, c *config.Config, e Embedder, warn io.W
 	if err != nil {
 		return rag.NewOfflineEmbedder()
 	}
+	// A server that is down is known at once (a refused connection needs no
+	// backoff): ask it cheaply before the first embedding, which retries.
+	if err := checkEmbedder(ctx, e); err != nil {
+		fmt.Fprintf(warn, "warning: embedding model %s not available (%v); using the offline embedder\n", role.Model, err)
+		return rag.NewOfflineEmbedder()
+	}
 	me := &modelEmbedder{name: role.Provider + ":" + role.Model, e: e}
 	if _, err := me.Embed(ctx, []string{"lemmings"}); err != nil {
 		fmt.Fprintf(warn, "warning: embedding model %s not available (%v); using the offline embedder\n", role.Model, err)

@@ -2,8 +2,8 @@ package nodes
 
 import (
 	"context"
-	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/knowledge"
@@ -43,7 +43,7 @@ func (d *Deps) countKnowledgeUse(ctx context.Context, s *WorkflowState, t *Task)
 	if len(promoted) == 0 {
 		return
 	}
-	if _, err := d.Work.Commit(ctx, "knowledge: established "+fmt.Sprint(promoted), map[string]string{TrailerRun: s.RunID, "Lemmings-Promoted-After": t.ID}); err != nil {
+	if _, err := d.Work.Commit(ctx, "knowledge: established "+strings.Join(promoted, ", "), map[string]string{TrailerRun: s.RunID, "Lemmings-Promoted-After": t.ID}); err != nil {
 		graph.Emit(ctx, "warning", map[string]any{"message": "knowledge promotion not committed: " + err.Error()})
 		return
 	}

@@ -13,6 +13,7 @@ import (
 // Model roles (config roles), distinct from the labels that name who asks.
 const (
 	RolePrimary    = "primary"
+	RolePlanner    = "planner"
 	RoleSummarizer = "summarizer"
 	RoleSupervisor = "supervisor"
 )
@@ -43,6 +44,9 @@ func ask[T any](ctx context.Context, d *Deps, s *WorkflowState, c call) (T, llm.
 	}
 	out, resp, err := llm.Structured[T](ctx, d.Model, req)
 	s.AddUsage(c.Label, totals(resp.Usage))
+	if resp.Usage.CostUSD > 0 && (c.Role == RoleSupervisor || c.Role == RolePlanner) {
+		d.spend(ctx, s, resp.Usage.CostUSD) // escalations and a cloud planner share the supervisor budget
+	}
 	if err != nil {
 		graph.Emit(ctx, "model_error", map[string]any{"label": c.Label, "error": err.Error()})
 		return zero, resp, fmt.Errorf("%s: %w", c.Label, err)

@@ -21,6 +21,10 @@ type plannerData struct {
 	Attempt     int
 	MaxAttempts int
 	Approval    string
+	// Task limits (tasks.*) and whether the failing task may be split.
+	MaxFiles int
+	MaxChars int
+	CanSplit bool
 }
 
 // maxPlannerFailures: planning rounds in a row without a usable answer before
@@ -52,6 +56,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	if err := d.landSupervisorResults(ctx, &s); err != nil {
 		return s, err
 	}
+	d.applyReviews(ctx, &s) // knowledge decisions left by lemmings serve
 	ageDirectives(&s, d.Settings.DirectiveMaxAge, now)
 
 	if reason := d.stopReason(&s, now); reason != "" {
@@ -85,7 +90,13 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 		return d.startTask(ctx, s, next)
 	}
 
-	data := plannerData{Polish: polish, MaxAttempts: d.Settings.MaxRetries + 1}
+	// A task that keeps failing gets the cloud architect's instructions first.
+	s, escalated, err := d.architectRound(ctx, s)
+	if err != nil || escalated {
+		return s, err
+	}
+	data := plannerData{Polish: polish, MaxAttempts: d.Settings.MaxRetries + 1,
+		MaxFiles: d.Settings.Tasks.MaxTargetFiles, MaxChars: d.Settings.Tasks.MaxInstructionChars, CanSplit: d.canSplit(&s)}
 	if m := s.ActiveMilestone(); m != nil {
 		data.MilestoneID = m.ID
 	}
@@ -111,7 +122,8 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 		completedSection(&s),
 		instr,
 	}
-	reply, _, err := ask[plannerReply](ctx, d, &s, call{Label: NodePlanner, Data: data, Sections: sections})
+	c := call{Label: NodePlanner, Role: d.plannerRole(&s), Data: data, Sections: sections}
+	reply, _, err := ask[plannerReply](ctx, d, &s, c)
 	if err != nil {
 		if !modelFault(err) {
 			return s, err
@@ -119,6 +131,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 		return d.plannerFailed(ctx, s, err), nil
 	}
 	s.PlannerFailures = 0
+	reply = d.enforcePlanLimits(ctx, &s, c, reply)
 	return d.applyPlan(ctx, s, reply, shown, now)
 }
 
@@ -200,6 +213,12 @@ func (d *Deps) applyPlan(ctx context.Context, s WorkflowState, r plannerReply, s
 		return d.startTask(ctx, s, *critical)
 	}
 
+	if r.Decision == DecisionSplit {
+		if d.canSplit(&s) {
+			return d.splitTask(ctx, s, r)
+		}
+		r.Decision = DecisionImplement // a split not offered is a re-plan
+	}
 	switch r.Decision {
 	case DecisionImplement:
 		if s.CurrentTask != nil { // re-plan of a failed attempt
@@ -297,7 +316,7 @@ func (d *Deps) updateCarryForward(ctx context.Context, s *WorkflowState, next []
 		t := &plan[k]
 		if i := indexPlanned(s.CarryForward, t.Title); i >= 0 {
 			old := s.CarryForward[i] // what the plan already knew about the task stays
-			t.DirectiveID, t.Operator = old.DirectiveID, old.Operator
+			t.DirectiveID, t.Operator, t.SplitFrom = old.DirectiveID, old.Operator, old.SplitFrom
 			if old.Operator {
 				t.AcceptanceCriteria = old.AcceptanceCriteria
 			}
@@ -306,7 +325,7 @@ func (d *Deps) updateCarryForward(ctx context.Context, s *WorkflowState, next []
 		}
 	}
 	for _, t := range s.CarryForward {
-		if (t.DirectiveID != "" || t.Operator) && !containsPlanned(plan, t.Title) {
+		if (t.DirectiveID != "" || t.Operator || t.SplitFrom != "") && !containsPlanned(plan, t.Title) {
 			plan = append(plan, t)
 		}
 	}
@@ -358,6 +377,7 @@ func (d *Deps) newTask(s *WorkflowState, p PlannedTask) *Task {
 		TargetFiles:        p.TargetFiles,
 		DirectiveID:        p.DirectiveID,
 		Operator:           p.Operator,
+		SplitFrom:          p.SplitFrom,
 		Polish:             s.Phase == PhasePolish,
 	}
 	if m := s.ActiveMilestone(); m != nil {

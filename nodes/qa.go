@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
@@ -31,8 +32,8 @@ func (d *Deps) qaGates(ctx context.Context, impl *ImplResult) []workspace.GateRe
 }
 
 // QA judges one attempt. The orchestrator runs the gates itself; only when
-// they pass does a model review the diff against each acceptance criterion.
-// Workers never judge themselves.
+// they pass does a model review the change against each acceptance
+// criterion, quoting the change as evidence. Workers never judge themselves.
 func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) {
 	s := in.Clone()
 	t := s.CurrentTask
@@ -64,70 +65,79 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 		return d.qaFailed(ctx, s, "The attempt changed no file. Make the change the task asks for, or answer blocked if it cannot be done."), nil
 	}
 
-	var crit strings.Builder
-	for i, c := range t.AcceptanceCriteria {
-		fmt.Fprintf(&crit, "%d. %s\n", i+1, c)
+	code := changedCode(diff, d.readWorkFile, nil)
+	if t.Disputed {
+		t.Disputed = false
+		return d.resolveDispute(ctx, s, diff, code)
 	}
-	instr, err := d.instructionsSection(NodeQA, qaData{})
-	if err != nil {
-		return s, err
-	}
-	sections := []llm.Section{
-		{Title: "TASK", Body: t.ID + ": " + t.Title + "\n" + t.Instructions, Required: true},
-		{Title: "ACCEPTANCE CRITERIA", Body: strings.TrimSpace(crit.String()), Required: true},
-		{Title: "GATES", Body: gateSummary(qa.Gates), Priority: prioOverview},
-		{Title: "DIFF", Body: diff, Priority: prioContext},
-		instr,
-	}
-	reply, _, err := ask[qaReply](ctx, d, &s, call{Label: NodeQA, Data: qaData{}, Sections: sections})
+	reply, _, err := d.review(ctx, &s, diff, code, RolePrimary, NodeQA)
 	if err != nil {
 		if !modelFault(err) {
 			return s, err
 		}
 		return d.qaFailed(ctx, s, "The review could not be completed (the reviewer's answer was unusable): "+err.Error()), nil
 	}
-	qa.Criteria, qa.Passed = judgeCriteria(t.AcceptanceCriteria, reply.Criteria)
+	qa.Reviewer = "local"
+	qa.Criteria, qa.Passed = judgeReview(t.AcceptanceCriteria, reply.Criteria, reviewEvidence{change: diff + "\n" + code, gates: qa.Gates, requireQuotes: d.Settings.QA.RequireQuotes})
 	if !qa.Passed {
-		fb := strings.TrimSpace(reply.Feedback)
-		var unmet []string
-		for _, c := range qa.Criteria {
-			if !c.Met {
-				unmet = append(unmet, "- "+c.Criterion+": "+c.Evidence)
-			}
+		// The gates passed: if the next attempt brings this same diff back,
+		// the review is disputed rather than the work thrown away as a loop.
+		if s.Implementation != nil && s.Implementation.DiffHash != "" {
+			t.ReviewFailedHashes = append(slices.Clone(t.ReviewFailedHashes), s.Implementation.DiffHash)
 		}
-		return d.qaFailed(ctx, s, strings.TrimSpace("Acceptance criteria not met:\n"+strings.Join(unmet, "\n")+"\n"+fb)), nil
+		fb := strings.TrimSpace(reply.Feedback)
+		return d.qaFailed(ctx, s, strings.TrimSpace("Acceptance criteria not met:\n"+unmetFeedback(qa.Criteria)+"\n"+fb)), nil
 	}
 	graph.Emit(ctx, "qa", map[string]any{"task": t.ID, "passed": true})
 	return s, nil
 }
 
-// judgeCriteria matches the reviewer's verdicts to the task's criteria: a
-// criterion the reviewer did not mention is not met.
-func judgeCriteria(criteria []string, verdicts []criterionVerdict) ([]CriterionResult, bool) {
-	out := make([]CriterionResult, len(criteria))
-	pass := len(criteria) > 0
-	for i, c := range criteria {
-		out[i] = CriterionResult{Criterion: c, Evidence: "not assessed by the reviewer"}
-		if v, ok := findVerdict(c, i, verdicts); ok {
-			out[i].Met, out[i].Evidence = v.Met, v.Evidence
-		}
-		pass = pass && out[i].Met
+// review asks a model (the local primary, or the cloud for a disputed
+// review) to judge the change against each acceptance criterion, seeing the
+// changed functions whole as well as the diff.
+func (d *Deps) review(ctx context.Context, s *WorkflowState, diff, code, role, label string) (qaReply, llm.Response, error) {
+	t := s.CurrentTask
+	var crit strings.Builder
+	for i, c := range t.AcceptanceCriteria {
+		fmt.Fprintf(&crit, "%d. %s\n", i+1, c)
 	}
-	return out, pass
+	instr, err := d.instructionsSection(NodeQA, qaData{})
+	if err != nil {
+		return qaReply{}, llm.Response{}, err
+	}
+	sections := []llm.Section{
+		{Title: "TASK", Body: t.ID + ": " + t.Title + "\n" + t.Instructions, Required: true},
+		{Title: "ACCEPTANCE CRITERIA", Body: strings.TrimSpace(crit.String()), Required: true},
+		{Title: "GATES", Body: gateSummary(s.QA.Gates), Priority: prioOverview},
+		{Title: "DIFF", Body: diff, Priority: prioContext + 1},
+	}
+	if code != "" {
+		sections = append(sections, llm.Section{Title: "CHANGED CODE", Body: code, Priority: prioContext})
+	}
+	sections = append(sections, instr)
+	// The template is the QA one; the label keeps cloud reviews apart in the accounting.
+	req, err := d.compose(ctx, call{Label: NodeQA, Role: role, Data: qaData{}, Sections: sections})
+	if err != nil {
+		return qaReply{}, llm.Response{}, err
+	}
+	req.Label = label
+	out, resp, err := llm.Structured[qaReply](ctx, d.Model, req)
+	s.AddUsage(label, totals(resp.Usage))
+	if resp.Usage.CostUSD > 0 && role == RoleSupervisor {
+		d.spend(ctx, s, resp.Usage.CostUSD)
+	}
+	if err != nil {
+		graph.Emit(ctx, "model_error", map[string]any{"label": label, "error": err.Error()})
+		return out, resp, fmt.Errorf("%s: %w", label, err)
+	}
+	emitCall(ctx, label, resp)
+	return out, resp, nil
 }
 
-func findVerdict(c string, i int, vs []criterionVerdict) (criterionVerdict, bool) {
-	norm := func(x string) string { return strings.ToLower(strings.Join(strings.Fields(x), " ")) }
-	for _, v := range vs {
-		if norm(v.Criterion) == norm(c) {
-			return v, true
-		}
-	}
-	// Weak models paraphrase; fall back to position when the counts agree.
-	if len(vs) > i && len(vs) >= 1 {
-		return vs[i], true
-	}
-	return criterionVerdict{}, false
+// readWorkFile reads a file of the work tree as text.
+func (d *Deps) readWorkFile(p string) (string, error) {
+	b, err := d.Work.FS().ReadFile(p)
+	return string(b), err
 }
 
 func (d *Deps) qaFailed(ctx context.Context, s WorkflowState, feedback string) WorkflowState {

@@ -6,9 +6,9 @@ package nodes
 
 type taskSpec struct {
 	Title              string   `json:"title" jsonschema:"minLength=1,maxLength=120"`
-	Instructions       string   `json:"instructions" jsonschema:"maxLength=1500"`
-	AcceptanceCriteria []string `json:"acceptance_criteria" jsonschema:"maxItems=6,items.maxLength=300"`
-	TargetFiles        []string `json:"target_files,omitempty" jsonschema:"maxItems=10,items.maxLength=200"`
+	Instructions       string   `json:"instructions" jsonschema:"maxLength=1000"`
+	AcceptanceCriteria []string `json:"acceptance_criteria" jsonschema:"maxItems=4,items.maxLength=300"`
+	TargetFiles        []string `json:"target_files,omitempty" jsonschema:"maxItems=4,items.maxLength=200"`
 }
 
 func (t taskSpec) planned() PlannedTask {
@@ -26,9 +26,10 @@ type scopeReply struct {
 }
 
 type plannerReply struct {
-	Decision     string            `json:"decision" jsonschema:"enum=implement,enum=skip,enum=abort,enum=milestone_done"`
+	Decision     string            `json:"decision" jsonschema:"enum=implement,enum=skip,enum=abort,enum=milestone_done,enum=split"`
 	Reasoning    string            `json:"reasoning" jsonschema:"maxLength=600"`
 	Task         *taskSpec         `json:"task,omitempty"`
+	Subtasks     []taskSpec        `json:"subtasks,omitempty" jsonschema:"maxItems=3"`
 	CarryForward []taskSpec        `json:"carry_forward" jsonschema:"maxItems=8"`
 	Directives   []DirectiveAnswer `json:"directives" jsonschema:"maxItems=20"`
 }
@@ -57,8 +58,10 @@ type implAction struct {
 }
 
 type criterionVerdict struct {
+	Number    int    `json:"number"`
 	Criterion string `json:"criterion" jsonschema:"maxLength=300"`
 	Met       bool   `json:"met"`
+	Quote     string `json:"quote" jsonschema:"maxLength=300"`
 	Evidence  string `json:"evidence" jsonschema:"maxLength=400"`
 }
 

@@ -62,7 +62,10 @@ func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowS
 	}
 	fmt.Fprintf(b, "\n- **Branch:** `%s` (from `%s`)\n", s.Branch, short(s.BaseCommit))
 	if !s.StartedAt.IsZero() {
-		fmt.Fprintf(b, "- **Started:** %s\n", s.StartedAt.UTC().Format(time.RFC3339))
+		// One line, so that comparisons of two runs' reports drop it whole.
+		finished := time.Now().UTC()
+		fmt.Fprintf(b, "- **Started:** %s · **Finished:** %s · **Took:** %s\n", s.StartedAt.UTC().Format(time.RFC3339),
+			finished.Format(time.RFC3339), finished.Sub(s.StartedAt).Round(time.Second))
 	}
 	fmt.Fprintf(b, "- **Tasks:** %d completed, %d failed\n\n", s.TasksCompleted, s.TasksFailed)
 
@@ -89,6 +92,12 @@ func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowS
 	for _, f := range s.Failures {
 		fmt.Fprintf(b, "- **%s %s** (%d attempts): %s\n", f.TaskID, f.Title, f.Attempts, indentReason(f.Reason))
 	}
+	if attempts := failedAttempts(filepath.Join(d.RunDir, "events.jsonl")); len(attempts) > 0 {
+		b.WriteString("\n## Failed attempts\n\n")
+		for _, a := range attempts {
+			fmt.Fprintf(b, "- **%s attempt %d:** %s\n", a.TaskID, a.Attempt, cell(a.Reason))
+		}
+	}
 
 	if d.Work != nil && s.BaseCommit != "" {
 		if log, err := d.Work.Log(ctx, s.BaseCommit); err == nil {
@@ -104,11 +113,16 @@ func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowS
 		b.WriteString("None.\n")
 	} else {
 		b.WriteString("| directive | source | fate | task | description | note |\n|---|---|---|---|---|---|\n")
-		for _, f := range s.DirectiveLog {
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", f.DirectiveID, f.Source, f.Fate, f.TaskID, cell(f.Description), cell(f.Note))
-		}
-		for _, p := range s.PendingDirectives {
-			fmt.Fprintf(b, "| %s | %s | pending at end | %s | %s | |\n", p.ID, p.Source, p.TaskID, cell(p.Description))
+		for _, r := range DirectiveRows(s.DirectiveLog, s.PendingDirectives) {
+			fate := r.Fate
+			if fate == PendingFate {
+				fate = "pending at end"
+			}
+			note := r.Note
+			if r.Trail != "" {
+				note = strings.TrimSuffix(r.Trail+"; "+note, "; ")
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", r.ID, r.Source, fate, r.TaskID, cell(r.Description), cell(note))
 		}
 	}
 
@@ -122,6 +136,7 @@ func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowS
 				r.PromptTokens, r.CompletionTokens, r.CostUSD, strings.Join(r.Directives, " "), strings.Join(r.Docs, " "), cell(firstNonEmpty(r.Summary, r.Warning)))
 		}
 	}
+	b.WriteString(escalationsSection(s))
 	var docs []string
 	for _, r := range s.SupervisorRunLog {
 		docs = append(docs, r.Docs...)

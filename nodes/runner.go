@@ -234,6 +234,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 			set.Supervisors.Enabled = false
 		}
 	}
+	configurePlanner(ctx, &set, router, warn)
 
 	composer, err := llm.NewComposer(prompts.FS, filepath.Join(root, cfg.Prompts.Dir), cfg.Prompts.Global, cfg.Prompts.Project)
 	if err != nil {
@@ -312,6 +313,9 @@ func RouterConfigFrom(c *config.Config, supervisors bool) llm.RouterConfig {
 	for _, name := range config.RoleNames() {
 		if name == config.RoleSupervisor && (!supervisors || c.Offline) {
 			continue
+		}
+		if name == config.RolePlanner && !ownPlanner(c, supervisors) {
+			continue // the primary plans
 		}
 		r, err := c.ResolvedRole(name)
 		if err != nil {
@@ -413,6 +417,7 @@ func LatestResumable(ctx context.Context, root string) (string, error) {
 // localLabels are the prompts each local role serves.
 var localLabels = map[string][]string{
 	RolePrimary:    {NodeScope, NodePlanner, NodeImplementor, NodeQA, NodeAssessor},
+	RolePlanner:    {NodeScope, NodePlanner},
 	RoleSummarizer: {"summarizer"},
 }
 

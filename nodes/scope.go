@@ -12,6 +12,9 @@ import (
 type scopeData struct {
 	Remit    string
 	Feedback string
+	// Task limits (tasks.*).
+	MaxFiles int
+	MaxChars int
 }
 
 // overviewFiles are read into the project context when present.
@@ -29,7 +32,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 	if s.Plan != nil && !replan {
 		s.Milestones = planMilestones(s.Plan)
 	} else {
-		data := scopeData{Remit: s.Remit}
+		data := scopeData{Remit: s.Remit, MaxFiles: d.Settings.Tasks.MaxTargetFiles, MaxChars: d.Settings.Tasks.MaxInstructionChars}
 		if replan {
 			data.Feedback = firstNonEmpty(assessNotes(s.Assessment), s.EscalationContext, "the Assessor found a major divergence")
 		}
@@ -42,7 +45,8 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 			sections = append(sections, completedSection(&s))
 		}
 		sections = append(sections, instr)
-		reply, _, err := ask[scopeReply](ctx, d, &s, call{Label: NodeScope, Data: data, Sections: sections})
+		c := call{Label: NodeScope, Role: d.plannerRole(&s), Data: data, Sections: sections}
+		reply, _, err := ask[scopeReply](ctx, d, &s, c)
 		if err != nil {
 			if !modelFault(err) {
 				return s, err
@@ -56,7 +60,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 			s.ScopeRounds++
 			return s, nil
 		}
-		specs = reply.Milestones
+		specs = d.enforceScopeLimits(ctx, &s, c, reply).Milestones
 	}
 	if replan {
 		s.ScopeRounds++

@@ -28,6 +28,18 @@ type Settings struct {
 
 	Supervisors SupervisorSettings
 
+	Tasks TaskLimits
+	QA    QASettings
+	// ArchitectAfter failed attempts of one task, one cloud call writes edit
+	// instructions for the next attempt (0: never).
+	ArchitectAfter int
+	// PlannerRole serves the ScopeAgent and TaskPlanner: RolePlanner when the
+	// runner configured a planner model of its own, else RolePrimary.
+	PlannerRole string
+	// CloudPlanner: the planner role costs money and is paid from the
+	// supervisor budget; once it is spent the primary plans.
+	CloudPlanner bool
+
 	KnowledgeDir    string
 	KnowledgeBudget int
 	PromoteAfter    int
@@ -87,6 +99,28 @@ type SupervisorSettings struct {
 	Deny []string
 }
 
+// TaskLimits bound a planned task so a small local model can finish it.
+type TaskLimits struct {
+	MaxTargetFiles      int
+	MaxInstructionChars int
+	// SplitAfter failed attempts, the planner may split the task (0: never).
+	SplitAfter int
+}
+
+// QASettings configure the review.
+type QASettings struct {
+	RequireQuotes bool
+	// Disputed: escalate | commit | retry (see config qa.disputed).
+	Disputed string
+}
+
+// Dispute policies (QASettings.Disputed).
+const (
+	DisputeEscalate = "escalate"
+	DisputeCommit   = "commit"
+	DisputeRetry    = "retry"
+)
+
 // SupervisorKind is one supervisor's switch and periodic interval (0 = no
 // periodic trigger).
 type SupervisorKind struct {
@@ -123,6 +157,10 @@ func DefaultSettings() Settings {
 			MaxInterval:          40,
 			Deny:                 []string{".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "*.p12", "*.pfx", "secrets/**", "credentials*"},
 		},
+		Tasks:           TaskLimits{MaxTargetFiles: 2, MaxInstructionChars: 600, SplitAfter: 2},
+		QA:              QASettings{RequireQuotes: true, Disputed: DisputeEscalate},
+		ArchitectAfter:  2,
+		PlannerRole:     RolePrimary,
 		KnowledgeDir:    "docs/knowledge",
 		KnowledgeBudget: 2000,
 		PromoteAfter:    3,
@@ -161,6 +199,9 @@ func SettingsFrom(c *config.Config) Settings {
 	if p := c.Roles[config.RolePrimary].EditProtocol; p != "" {
 		s.EditProtocol = p
 	}
+	s.Tasks = TaskLimits{MaxTargetFiles: c.Tasks.MaxTargetFiles, MaxInstructionChars: c.Tasks.MaxInstructionChars, SplitAfter: c.Tasks.SplitAfter}
+	s.QA = QASettings{RequireQuotes: c.QA.RequireQuotes, Disputed: c.QA.Disputed}
+	s.ArchitectAfter = c.Escalation.ArchitectAfter
 	s.KnowledgeDir, s.KnowledgeBudget, s.PromoteAfter = c.Knowledge.Dir, c.Knowledge.BudgetTokens, c.Knowledge.PromoteAfter
 
 	sup := c.Supervisors

@@ -83,6 +83,10 @@ type WorkflowState struct {
 	// injected without trouble; at the configured count it becomes established.
 	KnowledgeUses map[string]int `json:"knowledge_uses"`
 
+	// Escalations are the calls for cloud help on failing tasks (architect,
+	// cloud review) and the reviews disputed, with what became of them.
+	Escalations []Escalation `json:"escalations,omitempty"`
+
 	Failures []Failure `json:"failures" graph:"append"`
 	Warnings []string  `json:"warnings" graph:"append"`
 
@@ -134,6 +138,8 @@ type PlannedTask struct {
 	DirectiveID string `json:"directive_id,omitempty" yaml:"-"`
 	// Operator marks tasks from --plan, which the planner must not rewrite.
 	Operator bool `json:"operator,omitempty" yaml:"-"`
+	// SplitFrom names the failed task this one was split from.
+	SplitFrom string `json:"split_from,omitempty" yaml:"-"`
 }
 
 // Task is the task in progress.
@@ -160,6 +166,17 @@ type Task struct {
 	Polish            bool     `json:"polish,omitempty"`
 	// Operator tasks come from --plan: their acceptance criteria are fixed.
 	Operator bool `json:"operator,omitempty"`
+	// ReviewFailedHashes are diffs whose gates passed but whose review failed;
+	// the same diff again is a disputed review, not a loop.
+	ReviewFailedHashes []string `json:"review_failed_hashes,omitempty"`
+	// Disputed: this attempt repeats a diff the review failed (see qa.disputed).
+	Disputed bool `json:"disputed,omitempty"`
+	// CloudReviewed: the task's dispute went to the cloud reviewer once.
+	CloudReviewed bool `json:"cloud_reviewed,omitempty"`
+	// Architect: the cloud architect wrote the instructions of a later attempt.
+	Architect bool `json:"architect,omitempty"`
+	// SplitFrom names the task this one was split from (it is not split again).
+	SplitFrom string `json:"split_from,omitempty"`
 }
 
 // ImplResult is what one implementor attempt produced.
@@ -188,6 +205,11 @@ type QAResult struct {
 	Gates    []GateOutcome     `json:"gates"`
 	Criteria []CriterionResult `json:"criteria,omitempty"`
 	Feedback string            `json:"feedback,omitempty"`
+	// Disputed: the gates passed, the review failed the same diff twice, and
+	// the work was committed anyway (qa.disputed: commit, or no cloud review).
+	Disputed bool `json:"disputed,omitempty"`
+	// Reviewer is who gave the verdict: local, or cloud for a disputed review.
+	Reviewer string `json:"reviewer,omitempty"`
 }
 
 // GateOutcome is one gate command's result, output tail kept for feedback.
@@ -206,6 +228,25 @@ type CriterionResult struct {
 	Criterion string `json:"criterion"`
 	Met       bool   `json:"met"`
 	Evidence  string `json:"evidence"`
+	// Quote is the line of the change the reviewer quoted as evidence.
+	Quote string `json:"quote,omitempty"`
+	// By is who decided: gates or reviewer.
+	By string `json:"by,omitempty"`
+}
+
+// Escalation is one call for cloud help on a task, or a review disputed.
+type Escalation struct {
+	Kind             string  `json:"kind"` // architect | cloud_review | review_disputed
+	TaskID           string  `json:"task_id"`
+	Attempt          int     `json:"attempt"`
+	PromptTokens     int     `json:"prompt_tokens,omitempty"`
+	CompletionTokens int     `json:"completion_tokens,omitempty"`
+	CostUSD          float64 `json:"cost_usd,omitempty"`
+	// Outcome: pending, then helped | did_not_help (architect), passed | failed
+	// (cloud review), committed (review disputed), or error.
+	Outcome string    `json:"outcome"`
+	Note    string    `json:"note,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 // DoneEntry is one finished task in the done list.
@@ -360,6 +401,7 @@ func (s WorkflowState) Clone() WorkflowState {
 	c.SupervisorJobs = append([]SupervisorJob(nil), s.SupervisorJobs...)
 	c.PendingTriggers = append([]string(nil), s.PendingTriggers...)
 	c.Failures = append([]Failure(nil), s.Failures...)
+	c.Escalations = append([]Escalation(nil), s.Escalations...)
 	c.Warnings = append([]string(nil), s.Warnings...)
 	c.Supervisors = cloneMap(s.Supervisors)
 	c.KnowledgeUses = cloneMap(s.KnowledgeUses)

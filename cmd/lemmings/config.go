@@ -14,12 +14,18 @@ func newConfigCmd(a *app) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if example {
+				if a.jsonOut {
+					return usageErr("config --example has no JSON form: it prints a commented YAML file")
+				}
 				_, err := a.stdout.Write([]byte(config.Example()))
 				return err
 			}
 			cfg, src, err := a.loadConfig(a.repoRoot())
 			if err != nil {
 				return err
+			}
+			if a.jsonOut {
+				return config.PrintJSON(a.stdout, cfg, src)
 			}
 			return config.Print(a.stdout, cfg, src)
 		},

@@ -14,7 +14,6 @@ import (
 )
 
 func newDemoCmd(a *app) *cobra.Command {
-	var dir string
 	var blocking bool
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -22,10 +21,14 @@ func newDemoCmd(a *app) *cobra.Command {
 		Long: `The demo copies a small Go module (a failing test and a missing feature) to a directory,
 starts a scripted model server in-process, and runs the real workflow on it: real worktree,
 real go build/vet/test gates, real commits, checkpoints and report. Only the models are
-scripted. --dir DIR keeps the repository (with .lemmings/ and the run branch) for inspection.`,
+scripted. Without --dir (-C) the repository is a temporary copy removed on exit;
+--dir DIR (a new or empty directory) keeps it, with .lemmings/ and the run branch, for
+inspection. A demo run cannot be resumed: its scripted server ends with it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			keep := dir != ""
+			// The global --dir (-C) names where the demo repository goes.
+			keep := cmd.Flags().Changed("dir")
+			dir := a.dir
 			if !keep {
 				tmp, err := os.MkdirTemp("", "lemmings-demo-")
 				if err != nil {
@@ -37,6 +40,15 @@ scripted. --dir DIR keeps the repository (with .lemmings/ and the run branch) fo
 			abs, err := filepath.Abs(dir)
 			if err != nil {
 				return err
+			}
+			if entries, err := os.ReadDir(abs); err == nil && len(entries) > 0 {
+				return usageErr("--dir %s is not empty: give a new or empty directory for the demo repository", abs)
+			} else if err != nil && !os.IsNotExist(err) {
+				return usageErr("--dir %s: %v", abs, err)
+			}
+			a.demo = demoRemoved
+			if keep {
+				a.demo = demoKept
 			}
 			if !a.jsonOut {
 				fmt.Fprintf(a.stdout, "lemmings demo — the models are SCRIPTED (llm/llmtest), everything else is real.\n")
@@ -52,13 +64,16 @@ scripted. --dir DIR keeps the repository (with .lemmings/ and the run branch) fo
 				return err
 			}
 			a.summarize(res, err)
-			if !a.jsonOut && keep {
-				fmt.Fprintf(a.stdout, "\ninspect: cd %s && git log --stat %s && lemmings report\n", abs, res.Branch)
+			if !a.jsonOut && keep && res.Branch != "" {
+				inspect := fmt.Sprintf("cd %s && git log --stat main..%s", abs, res.Branch)
+				if fileExists(res.State.ReportPath) {
+					inspect += " && lemmings report"
+				}
+				fmt.Fprintf(a.stdout, "\ninspect: %s\n", inspect)
 			}
 			return runExit(res.Status, res.State.Outcome, err)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "leave the demo repository here (a new or empty directory)")
 	cmd.Flags().BoolVar(&blocking, "blocking", false, "run supervisors inside the graph step instead of in the background")
 	return cmd
 }

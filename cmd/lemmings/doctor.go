@@ -65,7 +65,8 @@ func (a *app) doctor(ctx context.Context) []check {
 	repo, err := workspace.OpenRepo(ctx, a.dir)
 	switch {
 	case err != nil:
-		add("git", "fail", err.Error(), "run lemmings inside a git repository with at least one commit (git init && git commit)")
+		// The error says what to do (git init, a first commit…).
+		add("git", "fail", err.Error(), "")
 	default:
 		root = repo.Root()
 		head, _ := repo.HeadCommit(ctx)
@@ -90,7 +91,9 @@ func (a *app) doctor(ctx context.Context) []check {
 	}
 	add("config", "ok", detail, "")
 	for _, w := range src.Warnings() {
-		add("config", "warn", w.String(), "")
+		if !w.SupervisorsOnly() { // the supervisors line below says it
+			add("config", "warn", w.String(), "")
+		}
 	}
 
 	rc := nodes.RouterConfigFrom(cfg, cfg.Supervisors.Enabled && !cfg.Offline)
@@ -102,11 +105,11 @@ func (a *app) doctor(ctx context.Context) []check {
 	defer router.Close()
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	add(modelCheck(cctx, router, config.RolePrimary, cfg, "fail"))
-	add(modelCheck(cctx, router, config.RoleSummarizer, cfg, "warn"))
+	roles := []string{config.RolePrimary, config.RoleSummarizer}
 	if cfg.RAG.Enabled && cfg.RAG.Embedder == "ollama" && !cfg.Offline {
-		add(modelCheck(cctx, router, config.RoleEmbedding, cfg, "warn"))
+		roles = append(roles, config.RoleEmbedding)
 	}
+	out = append(out, modelChecks(cctx, router, cfg, src, roles)...)
 	switch {
 	case cfg.Offline:
 		add("supervisors", "ok", "off (offline): nothing leaves for the cloud", "")
@@ -114,7 +117,7 @@ func (a *app) doctor(ctx context.Context) []check {
 		add("supervisors", "ok", "off (supervisors.enabled: false or --no-supervisors)", "")
 	default:
 		if err := router.Check(cctx, config.RoleSupervisor); err != nil {
-			add("supervisors", "warn", "will be skipped: "+err.Error(), hintOf(err, "export OPENROUTER_API_KEY=… (or run with --no-supervisors)"))
+			add("supervisors", "warn", "will be skipped: "+causeOf(err), supervisorFix(err))
 		} else {
 			r, _ := cfg.ResolvedRole(config.RoleSupervisor)
 			add("supervisors", "ok", fmt.Sprintf("%s via %s (key set; budget $%.2f per run)", r.Model, r.Provider, cfg.Supervisors.BudgetUSD), "")
@@ -146,15 +149,6 @@ func (a *app) doctor(ctx context.Context) []check {
 		add("knowledge", "ok", cfg.Knowledge.Dir+" lints clean", "")
 	}
 	return out
-}
-
-func modelCheck(ctx context.Context, r *llm.Router, role string, cfg *config.Config, severity string) (string, string, string, string) {
-	rr, _ := cfg.ResolvedRole(role)
-	name := "model " + role
-	if err := r.Check(ctx, role); err != nil {
-		return name, severity, err.Error(), hintOf(err, "")
-	}
-	return name, "ok", fmt.Sprintf("%s on %s", rr.Model, rr.BaseURL), ""
 }
 
 // hintOf returns the fix an error suggests, unless its message already says it.

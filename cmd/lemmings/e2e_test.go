@@ -336,7 +336,7 @@ func TestHaltStopsAfterTheCurrentNodeAndResumeFinishes(t *testing.T) {
 	if !strings.Contains(st.stdout, `"status":"halted"`) {
 		t.Fatalf("status after halt: %s", st.stdout)
 	}
-	if r := c.run(repo, "resume"); r.code != 0 || !strings.Contains(r.stdout, "(done)") {
+	if r := c.run(repo, "resume"); r.code != 0 || !strings.Contains(r.stdout, ": done — ") {
 		t.Fatalf("resume after halt: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }

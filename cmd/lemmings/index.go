@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,59 +15,79 @@ import (
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
-// openIndex opens the retrieval index of dir (any directory, git or not) with
-// the configured embedder; when that is Ollama and it does not answer, it
-// says so once and uses the offline embedder.
-func (a *app) openIndex(cmd *cobra.Command, dir string) (*rag.Index, *config.Config, func(), error) {
+// indexRoot is the directory an index belongs to: the top of the git
+// repository around dir (as for runs), or dir itself outside git.
+func (a *app) indexRoot(cmd *cobra.Command, dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, nil, nil, err
+		return "", err
 	}
 	if repo, err := workspace.OpenRepo(cmd.Context(), abs); err == nil {
-		if err := repo.ExcludeRunData(); err != nil {
-			return nil, nil, nil, err
-		}
+		return repo.Root(), nil
 	}
-	cfg, _, err := a.loadConfig(abs)
+	return abs, nil
+}
+
+// router opens the model router the index commands embed with.
+func (a *app) indexRouter(root string) (*config.Config, *llm.Router, error) {
+	cfg, _, err := a.loadConfig(root)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	rc := nodes.RouterConfigFrom(cfg, false)
-	router, err := llm.NewRouter(rc)
+	router, err := llm.NewRouter(nodes.RouterConfigFrom(cfg, false))
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	idx, err := nodes.OpenIndex(cmd.Context(), filepath.Join(abs, nodes.DataDir, nodes.IndexDir), cfg, router, a.stderr)
-	if err != nil {
-		router.Close()
-		return nil, nil, nil, err
-	}
-	return idx, cfg, func() { idx.Close(); router.Close() }, nil
+	return cfg, router, nil
 }
 
 func newIndexCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "index [dir]",
-		Short: "Index a directory's code and knowledge for retrieval (incremental)",
-		Args:  cobra.MaximumNArgs(1),
+		Short: "Index a repository's code and knowledge for retrieval (incremental)",
+		Long: `Index the code and knowledge of the repository around dir (default: -C, or the current
+directory) for lemmings search and the agents' retrieval. Inside a git repository the
+index covers the whole repository and lives in its .lemmings/index; outside git it covers
+dir. With Ollama's embedding model unavailable it says so once and uses the offline embedder.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := a.dir
 			if len(args) == 1 {
 				dir = args[0]
+				if err := existingDir("index", dir); err != nil {
+					return err
+				}
 			}
-			idx, cfg, done, err := a.openIndex(cmd, dir)
+			root, err := a.indexRoot(cmd, dir)
 			if err != nil {
 				return err
 			}
-			defer done()
-			abs, _ := filepath.Abs(dir)
-			st, err := idx.Update(cmd.Context(), abs, rag.UpdateOptions{MaxFileSize: int64(cfg.RAG.MaxFileBytes), KnowledgeDir: cfg.Knowledge.Dir})
+			if repo, err := workspace.OpenRepo(cmd.Context(), root); err == nil {
+				if err := repo.ExcludeRunData(); err != nil {
+					return err
+				}
+			}
+			cfg, router, err := a.indexRouter(root)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "%s\nembedder: %s\n", st.String(), idx.Embedder())
+			defer router.Close()
+			idx, err := nodes.OpenIndex(cmd.Context(), filepath.Join(root, nodes.DataDir, nodes.IndexDir), cfg, router, a.stderr)
+			if err != nil {
+				return err
+			}
+			defer idx.Close()
+			st, err := idx.Update(cmd.Context(), root, rag.UpdateOptions{MaxFileSize: int64(cfg.RAG.MaxFileBytes), KnowledgeDir: cfg.Knowledge.Dir})
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				a.printJSON(map[string]any{"kind": "index", "root": root, "embedder": idx.Embedder(), "chunks": idx.Len(), "stats": st})
+			} else {
+				fmt.Fprintf(a.stdout, "%s\nembedder: %s\nindex: %s\n", st.String(), idx.Embedder(), filepath.Join(root, nodes.DataDir, nodes.IndexDir))
+			}
 			for _, s := range st.Skipped {
-				fmt.Fprintf(a.stderr, "skipped %s\n", s)
+				fmt.Fprintf(a.stderr, "skipped %s (%s)\n", s.Path, s.Reason)
 			}
 			return nil
 		},
@@ -78,20 +100,44 @@ func newSearchCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   `search "query"`,
 		Short: "Search the index: path, lines, score and a snippet per hit",
-		Args:  cobra.ExactArgs(1),
+		Long: `Search the index of the repository around -C (or the current directory), from any of
+its subdirectories. The query is embedded with the embedder the index was built with;
+when that is a model that does not answer, the search goes by keywords only. A search
+never creates an index: lemmings index builds it.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			query := strings.TrimSpace(args[0])
+			if query == "" {
+				return usageErr(`give a query: lemmings search "what you look for"`)
+			}
 			if kind != "" && kind != rag.KindCode && kind != rag.KindKnowledge {
 				return usageErr("--kind takes code or knowledge, not %q", kind)
 			}
-			idx, _, done, err := a.openIndex(cmd, a.dir)
+			if k <= 0 {
+				return usageErr("-k takes a number of hits above 0, not %d", k)
+			}
+			root, err := a.indexRoot(cmd, a.dir)
 			if err != nil {
 				return err
 			}
-			defer done()
-			if idx.Len() == 0 {
-				return fmt.Errorf("the index of %s is empty: run lemmings index first", a.dir)
+			dir := filepath.Join(root, nodes.DataDir, nodes.IndexDir)
+			if _, _, err := rag.Recorded(dir); errors.Is(err, rag.ErrNoIndex) {
+				return fmt.Errorf("%s has no index yet: lemmings index builds it (lemmings -C %s index)", root, root)
 			}
-			hits, err := idx.Search(cmd.Context(), args[0], k, rag.Filter{Kind: kind})
+			cfg, router, err := a.indexRouter(root)
+			if err != nil {
+				return err
+			}
+			defer router.Close()
+			idx, method, err := nodes.OpenIndexForSearch(cmd.Context(), dir, cfg, router, a.stderr)
+			if err != nil {
+				return err
+			}
+			defer idx.Close()
+			if idx.Len() == 0 {
+				return fmt.Errorf("the index of %s is empty: lemmings index fills it", root)
+			}
+			hits, err := idx.SearchWith(cmd.Context(), query, k, rag.Filter{Kind: kind}, method)
 			if err != nil {
 				return err
 			}

@@ -1,70 +1,69 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 // pickRun returns the run named in args, or the most recent run that want
 // accepts (want nil: any run).
 func pickRun(ctx context.Context, root string, args []string, want func(graph.RunInfo) bool) (string, error) {
-	app, err := nodes.Store(root)
+	store, err := inspect.Open(root)
 	if err != nil {
+		if len(args) == 1 {
+			return "", usageErr("no such run %q in %s: %v", args[0], root, err)
+		}
 		return "", err
 	}
-	return pickFrom(ctx, app, root, args, want)
+	return pickFrom(ctx, store, args, want)
 }
 
 // pickFrom is pickRun on a store already open.
-func pickFrom(ctx context.Context, app *graph.Compiled[nodes.WorkflowState], root string, args []string, want func(graph.RunInfo) bool) (string, error) {
-	runs, err := app.ListRuns(ctx)
-	if err != nil {
-		return "", err
-	}
+func pickFrom(ctx context.Context, store *inspect.Store, args []string, want func(graph.RunInfo) bool) (string, error) {
+	id := ""
 	if len(args) == 1 {
-		for _, r := range runs {
-			if r.ID == args[0] {
-				return r.ID, nil
-			}
-		}
-		return "", usageErr("no run %q in %s (lemmings runs lists them)", args[0], root)
+		id = args[0]
 	}
-	sort.Slice(runs, func(i, j int) bool { return runs[i].Updated.After(runs[j].Updated) })
-	for _, r := range runs {
-		if want == nil || want(r) {
-			return r.ID, nil
-		}
+	picked, err := store.Pick(ctx, id, want)
+	if errors.Is(err, inspect.ErrNoSuchRun) {
+		return "", usageErr("%v", err)
 	}
-	return "", errors.New("no matching run (lemmings runs lists them)")
+	if errors.Is(err, inspect.ErrNoMatchingRun) {
+		return "", errNoMatchingRun
+	}
+	return picked, err
 }
+
+// errNoMatchingRun: runs exist, but none is what the command wants.
+var errNoMatchingRun = errors.New("no matching run (lemmings runs lists them)")
 
 // loadRun picks a run (named in args, else the latest) and reads its last checkpoint.
 func (a *app) loadRun(ctx context.Context, args []string) (string, graph.Snapshot[nodes.WorkflowState], error) {
 	var none graph.Snapshot[nodes.WorkflowState]
 	root := a.repoRoot()
-	app, err := nodes.Store(root)
+	store, err := inspect.Open(root)
+	if err != nil {
+		if len(args) == 1 {
+			return "", none, usageErr("no such run %q in %s: %v", args[0], root, err)
+		}
+		return "", none, err
+	}
+	id, err := pickFrom(ctx, store, args, nil)
 	if err != nil {
 		return "", none, err
 	}
-	id, err := pickFrom(ctx, app, root, args, nil)
-	if err != nil {
-		return "", none, err
-	}
-	snap, err := app.State(ctx, id)
+	snap, err := store.Snapshot(ctx, id)
 	return id, snap, err
 }
 
@@ -80,26 +79,17 @@ func newRunsCmd(a *app) *cobra.Command {
 		Short: "List the runs of this repository",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			root := a.repoRoot()
-			app, err := nodes.Store(root)
+			store, err := inspect.Open(a.repoRoot())
 			if err != nil {
 				return err
 			}
-			runs, err := app.ListRuns(cmd.Context())
+			runs, err := store.List(cmd.Context())
 			if err != nil {
 				return err
 			}
-			sort.Slice(runs, func(i, j int) bool { return runs[i].Updated.After(runs[j].Updated) })
 			for _, r := range runs {
-				status := string(r.Status)
-				if r.Status == graph.StatusRunning && !r.Active {
-					status = "crashed (resumable)"
-				}
-				snap, err := app.State(cmd.Context(), r.ID)
-				remit, done, failed := "", 0, 0
-				if err == nil {
-					remit, done, failed = snap.State.Remit, snap.State.TasksCompleted, snap.State.TasksFailed
-				}
+				status := r.DisplayStatus()
+				remit, done, failed := r.State.Remit, r.State.TasksCompleted, r.State.TasksFailed
 				if a.jsonOut {
 					a.printJSON(map[string]any{"run_id": r.ID, "status": status, "updated": r.Updated, "remit": remit, "tasks_completed": done, "tasks_failed": failed})
 					continue
@@ -125,10 +115,26 @@ func newStatusCmd(a *app) *cobra.Command {
 				return err
 			}
 			s := snap.State
+			milestone := min(s.CurrentMilestone+1, len(s.Milestones))
+			cost := 0.0
+			for _, u := range s.Usage {
+				cost += u.CostUSD
+			}
+			// A Ctrl-C is how an interrupted run ends, not an error.
+			runErr := snap.Error
+			if snap.Status == graph.StatusInterrupted && strings.Contains(runErr, context.Canceled.Error()) {
+				runErr = ""
+			}
 			if a.jsonOut {
-				a.printJSON(map[string]any{"run_id": id, "status": snap.Status, "step": snap.Step, "next": snap.Next,
-					"phase": s.Phase, "milestone": s.CurrentMilestone + 1, "milestones": len(s.Milestones), "tasks_completed": s.TasksCompleted,
-					"tasks_failed": s.TasksFailed, "current_task": s.CurrentTask, "pending_directives": len(s.PendingDirectives), "reason": snap.Reason, "error": snap.Error})
+				out := map[string]any{"run_id": id, "status": snap.Status, "step": snap.Step, "next": snap.Next, "updated": snap.Updated,
+					"remit": s.Remit, "branch": s.Branch, "phase": s.Phase, "milestone": milestone, "milestones": len(s.Milestones),
+					"tasks_completed": s.TasksCompleted, "tasks_failed": s.TasksFailed, "tasks_planned": len(s.CarryForward),
+					"current_task": s.CurrentTask, "pending_directives": len(s.PendingDirectives), "cost_usd": cost,
+					"reason": snap.Reason, "error": runErr, "outcome": s.Outcome}
+				if !s.StartedAt.IsZero() {
+					out["started"] = s.StartedAt
+				}
+				a.printJSON(out)
 				return nil
 			}
 			w := a.stdout
@@ -137,11 +143,17 @@ func newStatusCmd(a *app) *cobra.Command {
 			if snap.Reason != "" {
 				fmt.Fprintf(w, "paused: %s\n", snap.Reason)
 			}
-			if snap.Error != "" {
-				fmt.Fprintf(w, "error: %s\n", snap.Error)
+			switch {
+			case runErr != "":
+				fmt.Fprintf(w, "error: %s\n", runErr)
+			case snap.Status == graph.StatusInterrupted:
+				fmt.Fprintf(w, "interrupted (Ctrl-C): lemmings resume %s continues\n", id)
 			}
 			if len(snap.Next) > 0 {
 				fmt.Fprintf(w, "next: %s\n", strings.Join(snap.Next, ", "))
+			}
+			if len(s.Milestones) > 0 {
+				fmt.Fprintf(w, "milestone %d of %d\n", milestone, len(s.Milestones))
 			}
 			for i, m := range s.Milestones {
 				mark := " "
@@ -152,10 +164,6 @@ func newStatusCmd(a *app) *cobra.Command {
 			}
 			if t := s.CurrentTask; t != nil {
 				fmt.Fprintf(w, "task: %s %s (attempt %d)\n", t.ID, t.Title, t.Attempt)
-			}
-			cost := 0.0
-			for _, u := range s.Usage {
-				cost += u.CostUSD
 			}
 			fmt.Fprintf(w, "tasks: %d done, %d failed, %d planned; directives pending: %d; cost: $%.4f\n",
 				s.TasksCompleted, s.TasksFailed, len(s.CarryForward), len(s.PendingDirectives), cost)
@@ -175,12 +183,13 @@ func newReportCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			data, err := os.ReadFile(filepath.Join(root, nodes.DataDir, nodes.RunsDir, id, "report.md"))
-			if errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("run %s has no report yet (it is written when the run ends; lemmings status %s shows where it is)", id, id)
-			}
+			data, err := inspect.ReadReport(root, id)
 			if err != nil {
 				return err
+			}
+			if a.jsonOut {
+				a.printJSON(map[string]any{"run_id": id, "path": inspect.ReportPath(root, id), "markdown": string(data)})
+				return nil
 			}
 			_, err = a.stdout.Write(data)
 			return err
@@ -199,28 +208,29 @@ func newDirectivesCmd(a *app) *cobra.Command {
 				return err
 			}
 			s := snap.State
+			rows := nodes.DirectiveRows(s.DirectiveLog, s.PendingDirectives)
 			if a.jsonOut {
-				for _, f := range s.DirectiveLog {
-					a.printJSON(f)
-				}
-				for _, d := range s.PendingDirectives {
-					a.printJSON(map[string]any{"directive_id": d.ID, "source": d.Source, "description": d.Description, "fate": "pending", "task_id": d.TaskID, "priority": d.Priority, "type": d.Type})
+				for _, r := range rows {
+					a.printJSON(r)
 				}
 				return nil
 			}
-			if len(s.DirectiveLog) == 0 && len(s.PendingDirectives) == 0 {
+			if len(rows) == 0 {
 				fmt.Fprintf(a.stdout, "run %s has no directives\n", id)
 				return nil
 			}
-			for _, f := range s.DirectiveLog {
-				fmt.Fprintf(a.stdout, "%-4s %-12s %-11s %-4s %s", f.DirectiveID, f.Source, f.Fate, f.TaskID, f.Description)
-				if f.Note != "" {
-					fmt.Fprintf(a.stdout, " — %s", f.Note)
+			for _, r := range rows {
+				fmt.Fprintf(a.stdout, "%-4s %-12s %-11s %-4s %s", r.ID, r.Source, r.Fate, r.TaskID, r.Description)
+				if r.Priority != "" {
+					fmt.Fprintf(a.stdout, " (%s %s)", r.Priority, r.Type)
+				}
+				if r.Trail != "" {
+					fmt.Fprintf(a.stdout, " — %s", r.Trail)
+				}
+				if r.Note != "" {
+					fmt.Fprintf(a.stdout, " — %s", r.Note)
 				}
 				fmt.Fprintln(a.stdout)
-			}
-			for _, d := range s.PendingDirectives {
-				fmt.Fprintf(a.stdout, "%-4s %-12s %-11s %-4s %s (%s %s)\n", d.ID, d.Source, "pending", d.TaskID, d.Description, d.Priority, d.Type)
 			}
 			return nil
 		},
@@ -236,6 +246,10 @@ func newGraphCmd(a *app) *cobra.Command {
 			app, err := nodes.Build(&nodes.Deps{Settings: nodes.DefaultSettings()}).Compile()
 			if err != nil {
 				return err
+			}
+			if a.jsonOut {
+				a.printJSON(map[string]any{"mermaid": app.Mermaid()})
+				return nil
 			}
 			fmt.Fprintln(a.stdout, app.Mermaid())
 			return nil
@@ -255,8 +269,7 @@ func newLogCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			path := filepath.Join(root, nodes.DataDir, nodes.RunsDir, id, nodes.EventsFile)
-			return a.printEvents(cmd.Context(), root, id, path, follow)
+			return a.printEvents(cmd.Context(), root, id, follow)
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until the run stops")
@@ -265,30 +278,21 @@ func newLogCmd(a *app) *cobra.Command {
 
 // printEvents prints the event log; following, it polls for new lines until
 // no process holds the run any more.
-func (a *app) printEvents(ctx context.Context, root, id, path string, follow bool) error {
-	f, err := os.Open(path)
-	if err != nil {
+func (a *app) printEvents(ctx context.Context, root, id string, follow bool) error {
+	path := inspect.EventsPath(root, id)
+	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("run %s has no event log: %w", id, err)
 	}
-	defer f.Close()
-	prog := newProgress(a.stdout, a.jsonOut)
-	prog.live, prog.replay = false, true
-	r := bufio.NewReader(f)
-	var partial []byte
+	prog := newReplay(a.stdout, a.jsonOut)
+	var offset int64
 	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			line = append(partial, line...)
-			partial = nil
-			var ev graph.Event
-			if json.Unmarshal(line, &ev) == nil {
-				prog.Handle(ev)
-			}
-			continue
-		}
-		partial = append(partial, line...)
-		if err != io.EOF {
+		got, err := inspect.ReadEvents(path, offset, 0)
+		if err != nil {
 			return err
+		}
+		offset = got.Next
+		for _, ev := range got.Events {
+			prog.Handle(ev)
 		}
 		if !follow || !runActive(ctx, root, id) {
 			return nil
@@ -302,20 +306,11 @@ func (a *app) printEvents(ctx context.Context, root, id, path string, follow boo
 }
 
 func runActive(ctx context.Context, root, id string) bool {
-	app, err := nodes.Store(root)
+	store, err := inspect.Open(root)
 	if err != nil {
 		return false
 	}
-	runs, err := app.ListRuns(ctx)
-	if err != nil {
-		return false
-	}
-	for _, r := range runs {
-		if r.ID == id {
-			return r.Active
-		}
-	}
-	return false
+	return store.Active(ctx, id)
 }
 
 func clipText(s string, n int) string {

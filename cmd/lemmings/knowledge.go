@@ -21,6 +21,7 @@ lemmings knowledge init scaffolds it, lemmings knowledge lint checks it.
 The format is described in docs/knowledge.md.`,
 	}
 	cmd.AddCommand(newKnowledgeInitCmd(a), newKnowledgeListCmd(a), newKnowledgeShowCmd(a), newKnowledgeLintCmd(a))
+	groupCommand(cmd)
 	return cmd
 }
 
@@ -48,6 +49,10 @@ func newKnowledgeInitCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if a.jsonOut {
+				a.printJSON(map[string]any{"kind": "knowledge_init", "dir": dir, "created": created})
+				return nil
+			}
 			if len(created) == 0 {
 				fmt.Fprintf(a.stdout, "%s already set up; nothing created\n", dir)
 				return nil
@@ -55,7 +60,7 @@ func newKnowledgeInitCmd(a *app) *cobra.Command {
 			for _, p := range created {
 				fmt.Fprintf(a.stdout, "created %s\n", p)
 			}
-			fmt.Fprintln(a.stdout, "edit the examples into your own conventions, then: lemmings knowledge lint")
+			fmt.Fprintln(a.stdout, "the _example.md files are templates: copy one to <category>/<name>.md (e.g. conventions/errors.md), edit it into your own rule, then: lemmings knowledge lint")
 			return nil
 		},
 	}
@@ -83,7 +88,11 @@ func newKnowledgeListCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.stdout, "%-40s %-12s %s\n", d.Path, d.EffectiveStatus(), d.Title)
 			}
 			if len(store.Docs()) == 0 && !a.jsonOut {
-				fmt.Fprintf(a.stdout, "no knowledge documents in %s (lemmings knowledge init scaffolds the store)\n", dir)
+				if _, err := os.Stat(dir); err != nil {
+					fmt.Fprintf(a.stdout, "no knowledge store in %s (lemmings knowledge init scaffolds it)\n", dir)
+				} else {
+					fmt.Fprintf(a.stdout, "no knowledge documents in %s yet: the _example.md files are templates, not documents; copy one to <category>/<name>.md (e.g. conventions/errors.md) and edit it\n", dir)
+				}
 			}
 			if len(probs) > 0 {
 				fmt.Fprintf(a.stderr, "%d problem(s); lemmings knowledge lint shows them\n", len(probs))
@@ -110,6 +119,10 @@ func newKnowledgeShowCmd(a *app) *cobra.Command {
 			want := strings.TrimPrefix(filepath.ToSlash(args[0]), "docs/knowledge/")
 			for _, d := range store.Docs() {
 				if d.Path == want || d.Path == want+".md" || strings.EqualFold(d.Title, args[0]) {
+					if a.jsonOut {
+						a.printJSON(map[string]any{"path": d.Path, "title": d.Title, "status": d.EffectiveStatus(), "markdown": string(d.Render())})
+						return nil
+					}
 					_, err := a.stdout.Write(d.Render())
 					return err
 				}

@@ -9,7 +9,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mattn/go-runewidth"
+	"golang.org/x/term"
+
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 // progress renders a run's events for a person: a live status line on a
@@ -29,6 +33,13 @@ type progress struct {
 	tokPerS float64
 	cost    float64
 	lastLen int
+	// haveCounts: a progress event has told the counts (a resumed run's
+	// first lines have none yet, and must not show zeros).
+	haveCounts bool
+	// width is the terminal's width in columns: the live line is cut to it,
+	// since a wrapped line cannot be cleared by \r\033[K. SIGWINCH updates it.
+	width      int
+	stopResize func()
 }
 
 type progressCounts struct {
@@ -41,7 +52,44 @@ type progressCounts struct {
 }
 
 func newProgress(w io.Writer, jsonOut bool) *progress {
-	return &progress{w: w, json: jsonOut, live: !jsonOut && isTerminal(w), start: time.Now()}
+	p := &progress{w: w, json: jsonOut, live: !jsonOut && isTerminal(w), start: time.Now()}
+	if p.live {
+		p.width = terminalWidth(w)
+		p.stopResize = onResize(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.width = terminalWidth(w)
+			if p.lastLen > 0 {
+				p.liveLine()
+			}
+		})
+	}
+	return p
+}
+
+// newReplay renders a stored event log: times count from the run's start.
+func newReplay(w io.Writer, jsonOut bool) *progress {
+	return &progress{w: w, json: jsonOut, replay: true}
+}
+
+// terminalWidth is the width of the terminal w writes to (80 when unknown).
+func terminalWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+			return cols
+		}
+	}
+	return 80
+}
+
+// fitWidth cuts line to fit in width columns without reaching the last one
+// (a terminal wraps a line that fills its last column), counting wide
+// characters as two.
+func fitWidth(line string, width int) string {
+	if width <= 1 {
+		return line
+	}
+	return runewidth.Truncate(line, width-1, "…")
 }
 
 func isTerminal(w io.Writer) bool {
@@ -58,7 +106,8 @@ func (p *progress) Handle(ev graph.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.replay {
-		if p.start.IsZero() {
+		// The run's start is its run_start event, else the first event.
+		if p.start.IsZero() || ev.Kind == graph.EventRunStart && ev.Time.Before(p.start) {
 			p.start = ev.Time
 		}
 		p.clock = ev.Time
@@ -74,7 +123,7 @@ func (p *progress) Handle(ev graph.Event) {
 	case graph.EventNodeStart:
 		p.node = ev.Node
 		if !p.live {
-			p.printf("%s %-16s %s", p.elapsed(), ev.Node, p.summary())
+			p.printf("%s", strings.TrimRight(fmt.Sprintf("%s %-16s %s", p.elapsed(), ev.Node, p.summary()), " "))
 		}
 	case graph.EventRetry:
 		p.printf("%s retry %s (attempt %d): %s", p.elapsed(), ev.Node, ev.Attempt, ev.Error)
@@ -96,6 +145,7 @@ func (p *progress) custom(name string, data map[string]any) {
 		b, _ := json.Marshal(data)
 		_ = json.Unmarshal(b, &p.counts)
 		p.cost = p.counts.CostUSD
+		p.haveCounts = true
 	case "task_planned":
 		p.task = fmt.Sprintf("%v %v", data["task"], data["title"])
 		p.printf("%s task %s", p.elapsed(), p.task)
@@ -113,7 +163,11 @@ func (p *progress) custom(name string, data map[string]any) {
 		if data["passed"] == true {
 			p.printf("%s   QA passed %v", p.elapsed(), data["task"])
 		} else {
-			p.printf("%s   QA failed %v: %v", p.elapsed(), data["task"], firstLineOf(fmt.Sprint(data["feedback"])))
+			feedback := fmt.Sprint(data["feedback"])
+			p.printf("%s   QA failed %v: %v", p.elapsed(), data["task"], strings.TrimSuffix(firstLineOf(feedback), " Output (tail):"))
+			for _, l := range nodes.FailureGist(feedback) {
+				p.printf("%s     %s", strings.Repeat(" ", len(p.elapsed())), l)
+			}
 		}
 	case "commit":
 		p.printf("%s   commit %.10v %v", p.elapsed(), data["sha"], data["task"])
@@ -131,6 +185,9 @@ func (p *progress) custom(name string, data map[string]any) {
 }
 
 func (p *progress) summary() string {
+	if !p.haveCounts {
+		return ""
+	}
 	c := p.counts
 	s := fmt.Sprintf("[milestone %d/%d · tasks %d done", c.Milestone, c.Milestones, c.Done)
 	if c.Failed > 0 {
@@ -164,13 +221,17 @@ func (p *progress) printf(format string, args ...any) {
 }
 
 func (p *progress) liveLine() {
-	line := fmt.Sprintf("%s %s %s %s", p.elapsed(), p.node, p.task, p.summary())
+	line := strings.Join(strings.Fields(fmt.Sprintf("%s %s %s %s", p.elapsed(), p.node, p.task, p.summary())), " ")
+	line = fitWidth(line, p.width)
 	fmt.Fprint(p.w, "\r\033[K"+line)
 	p.lastLen = len(line)
 }
 
 // Close ends the live line.
 func (p *progress) Close() {
+	if p.stopResize != nil {
+		p.stopResize()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.live && p.lastLen > 0 {

@@ -18,9 +18,6 @@ import (
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 // Exit codes (documented in the README).
 const (
 	exitOK          = 0
@@ -51,8 +48,10 @@ type app struct {
 	noSupervisors bool
 	model         string
 	embedModel    string
-	stdout        io.Writer
-	stderr        io.Writer
+	// demo says the run being summarised is a demo's (not resumable).
+	demo   demoMode
+	stdout io.Writer
+	stderr io.Writer
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -66,7 +65,17 @@ run on cloud models through OpenRouter. Start with lemmings demo (no GPU needed)
 then lemmings doctor, and lemmings run "what to do".`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionString(),
+		// A missing directory is refused before any command can create
+		// something in it (demo makes its own directory).
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			if c.Name() == "demo" || c.Name() == "help" || c.Name() == "version" {
+				return nil
+			}
+			return existingDir("-C", a.dir)
+		},
 	}
+	root.SetVersionTemplate("lemmings {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	pf := root.PersistentFlags()
@@ -77,21 +86,27 @@ then lemmings doctor, and lemmings run "what to do".`,
 	pf.StringVar(&a.model, "model", "", "Ollama model for the primary role (this invocation only)")
 	pf.StringVar(&a.embedModel, "embed-model", "", "Ollama model for the embedding role (this invocation only)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: exitUsage, err: fmt.Errorf("%w (see lemmings %s --help)", err, c.Name())}
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
 	root.AddCommand(
 		newRunCmd(a), newResumeCmd(a), newHaltCmd(a),
 		newStatusCmd(a), newRunsCmd(a), newLogCmd(a), newReportCmd(a), newDirectivesCmd(a), newGraphCmd(a),
-		newDoctorCmd(a), newDemoCmd(a), newConfigCmd(a), newKnowledgeCmd(a), newIndexCmd(a), newSearchCmd(a),
+		newDoctorCmd(a), newDemoCmd(a), newConfigCmd(a), newKnowledgeCmd(a), newIndexCmd(a), newSearchCmd(a), newCleanCmd(a), newServeCmd(a),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print the lemmings version",
 			Args:  cobra.NoArgs,
 			Run: func(cmd *cobra.Command, _ []string) {
-				fmt.Fprintln(cmd.OutOrStdout(), "lemmings", version)
+				if a.jsonOut {
+					a.printJSON(map[string]any{"version": versionString()})
+					return
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), "lemmings", versionString())
 			},
 		},
 	)
+	groupCommand(root)
+	usageArgs(root)
 	return root
 }
 
@@ -160,12 +175,25 @@ func (a *app) flagOverrides() map[string]string {
 
 // loadConfig reads the configuration for root; problems are usage errors
 // naming file, line and key. Warnings go to stderr.
+// A warning about supervisors is left to the commands that run them.
 func (a *app) loadConfig(root string) (*config.Config, *config.Sources, error) {
+	return a.loadConfigFor(root, false)
+}
+
+// loadRunConfig is loadConfig for run and resume, where supervisors run.
+func (a *app) loadRunConfig(root string) (*config.Config, *config.Sources, error) {
+	return a.loadConfigFor(root, true)
+}
+
+func (a *app) loadConfigFor(root string, supervisorsRun bool) (*config.Config, *config.Sources, error) {
 	cfg, src, err := config.Load(config.LoadOptions{RepoRoot: root, Flags: a.flagOverrides()})
 	if err != nil {
 		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("configuration:\n%w", err)}
 	}
 	for _, w := range src.Warnings() {
+		if w.SupervisorsOnly() && !supervisorsRun {
+			continue
+		}
 		fmt.Fprintln(a.stderr, "warning:", w.String())
 	}
 	return cfg, src, nil

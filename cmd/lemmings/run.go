@@ -7,17 +7,20 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 func newRunCmd(a *app) *cobra.Command {
 	var plan, approve string
+	var planExample bool
 	cmd := &cobra.Command{
 		Use:   `run "remit"`,
 		Short: "Carry out a remit on the repository (on a new branch, in a worktree)",
@@ -25,11 +28,18 @@ func newRunCmd(a *app) *cobra.Command {
 checked by the gates (build, vet, test…) and reviewed, and each one that passes is committed
 on the branch lemmings/<run-id>. Your checkout is never touched. Ctrl-C stops cleanly;
 lemmings resume continues.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: remitArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if planExample {
+				if a.jsonOut {
+					return usageErr("--plan-example has no JSON form: it prints a commented YAML file")
+				}
+				_, err := fmt.Fprint(a.stdout, nodes.PlanExample)
+				return err
+			}
 			remit := ""
 			if len(args) == 1 {
-				remit = args[0]
+				remit = strings.TrimSpace(args[0])
 			}
 			if remit == "" && plan == "" {
 				return usageErr(`give a remit: lemmings run "what to do" (or --plan plan.yaml)`)
@@ -37,17 +47,21 @@ lemmings resume continues.`,
 			if approve != "" && approve != "milestones" && approve != "tasks" {
 				return usageErr("--approve takes milestones or tasks, not %q", approve)
 			}
+			if plan != "" {
+				plan, _ = filepath.Abs(plan)
+				if _, err := nodes.LoadPlan(plan); err != nil {
+					return usageErr("%v (lemmings run --plan-example prints a plan to start from)", err)
+				}
+			}
 			root, err := a.gitRoot(cmd.Context())
 			if err != nil {
 				return err
 			}
-			cfg, _, err := a.loadConfig(root)
+			cfg, _, err := a.loadRunConfig(root)
 			if err != nil {
 				return err
 			}
-			if plan != "" {
-				plan, _ = filepath.Abs(plan)
-			}
+			a.warnUncommitted(cmd.Context(), root)
 			return a.drive(cmd.Context(), func(ctx context.Context, o nodes.Options) (nodes.Result, error) {
 				o.Remit, o.PlanFile, o.Approve = remit, plan, approve
 				return nodes.Start(ctx, o)
@@ -55,6 +69,7 @@ lemmings resume continues.`,
 		},
 	}
 	cmd.Flags().StringVar(&plan, "plan", "", "operator plan (YAML): milestones with tasks and acceptance criteria; skips the ScopeAgent")
+	cmd.Flags().BoolVar(&planExample, "plan-example", false, "print an example --plan file and exit")
 	cmd.Flags().StringVar(&approve, "approve", "", "pause for a human: milestones (after planning) or tasks (before each task)")
 	return cmd
 }
@@ -77,13 +92,15 @@ func newResumeCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, _, err := a.loadConfig(root)
+			cfg, _, err := a.loadRunConfig(root)
 			if err != nil {
 				return err
 			}
 			id := ""
 			if len(args) == 1 {
-				id = args[0]
+				if id, err = pickRun(cmd.Context(), root, args, nil); err != nil {
+					return err
+				}
 			}
 			var decision *nodes.Approval
 			if approve || reject != "" {
@@ -107,7 +124,7 @@ func newResumeCmd(a *app) *cobra.Command {
 
 // pausedFor says what a paused run waits for: the milestones or a task.
 func pausedFor(ctx context.Context, root, id string) (string, error) {
-	app, err := nodes.Store(root)
+	store, err := inspect.Open(root)
 	if err != nil {
 		return "", err
 	}
@@ -116,19 +133,15 @@ func pausedFor(ctx context.Context, root, id string) (string, error) {
 			return "", err
 		}
 	}
-	snap, err := app.State(ctx, id)
+	snap, err := store.Snapshot(ctx, id)
 	if err != nil {
 		return "", err
 	}
-	if snap.Status != graph.StatusPaused {
-		return "", usageErr("run %s is %s, not paused for an approval", id, snap.Status)
+	kind, err := inspect.PausedFor(snap)
+	if errors.Is(err, inspect.ErrNotPaused) {
+		return "", usageErr("%v", err)
 	}
-	for _, n := range snap.Nodes {
-		if n == nodes.NodeScope {
-			return "milestones", nil
-		}
-	}
-	return "task", nil
+	return kind, err
 }
 
 // drive runs (or resumes) with signals, progress and the closing summary.
@@ -162,12 +175,16 @@ func (a *app) summarize(res nodes.Result, err error) {
 	}
 	w := a.stdout
 	fmt.Fprintf(w, "\nrun %s: %s", res.RunID, res.Status)
-	if s.Outcome != "" {
+	if s.Outcome != "" && s.Outcome != string(res.Status) {
 		fmt.Fprintf(w, " (%s)", s.Outcome)
 	}
 	fmt.Fprintf(w, " — %d tasks done, %d failed\n", s.TasksCompleted, s.TasksFailed)
 	if s.StopReason != "" {
 		fmt.Fprintf(w, "stopped: %s\n", s.StopReason)
+	}
+	if a.demo != demoNone {
+		a.summarizeDemo(res, err)
+		return
 	}
 	switch {
 	case errors.Is(err, graph.ErrPaused) || res.Status == graph.StatusPaused:
@@ -180,13 +197,11 @@ func (a *app) summarize(res nodes.Result, err error) {
 		fmt.Fprintf(w, "failed: %v\nafter fixing the cause, lemmings resume %s continues\n", err, res.RunID)
 	}
 	if res.Branch != "" {
-		fmt.Fprintf(w, "branch:  %s   (git log %s; git merge %s)\n", res.Branch, res.Branch, res.Branch)
+		fmt.Fprintf(w, "branch:  %s   %s\n", res.Branch, mergeAdvice(res))
 	}
-	if s.ReportPath != "" {
-		fmt.Fprintf(w, "report:  %s\n", s.ReportPath)
-	}
-	if res.RunDir != "" {
-		fmt.Fprintf(w, "logs:    %s (events.jsonl, prompts.jsonl, board.md)\n", res.RunDir)
+	a.printRunFiles(res)
+	if res.Status == graph.StatusDone {
+		fmt.Fprintf(w, "cleanup: lemmings clean %s removes the run's worktree (--branches its branch too)\n", res.RunID)
 	}
 }
 
@@ -198,15 +213,18 @@ func newHaltCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root := a.repoRoot()
 			id, err := pickRun(cmd.Context(), root, args, func(r graph.RunInfo) bool { return r.Active })
+			if errors.Is(err, errNoMatchingRun) {
+				return fmt.Errorf("no run is running in %s: nothing to halt (lemmings runs lists the runs)", root)
+			}
 			if err != nil {
 				return err
 			}
-			dir := filepath.Join(root, nodes.DataDir, nodes.RunsDir, id)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			if err := inspect.RequestHalt(root, id); err != nil {
 				return err
 			}
-			if err := os.WriteFile(filepath.Join(dir, nodes.HaltFile), []byte("halt requested\n"), 0o644); err != nil {
-				return err
+			if a.jsonOut {
+				a.printJSON(map[string]any{"kind": "halt", "run_id": id, "requested": true})
+				return nil
 			}
 			fmt.Fprintf(a.stdout, "halt requested for %s: it stops after its current node (lemmings resume %s continues)\n", id, id)
 			return nil

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startServe starts lemmings serve in dir and returns the URL it printed.
+func startServe(t *testing.T, c *cli, dir string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	cmd := c.command(ctx, dir, append([]string{"serve"}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Ctrl-C stops the server cleanly, with exit 0.
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("serve after Ctrl-C: %v", err)
+		}
+		cancel()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve printed no URL: %v", err)
+	}
+	go io.Copy(io.Discard, out)
+	m := regexp.MustCompile(`lemmings serve: (http://\S+)`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("serve's first line: %q", line)
+	}
+	return m[1]
+}
+
+func TestServeCommandServesTheRepositorysRuns(t *testing.T) {
+	c := newCLI(t)
+	dir := filepath.Join(t.TempDir(), "demo")
+	if r := c.run(t.TempDir(), "demo", "--dir", dir, "--no-supervisors"); r.code != 0 {
+		t.Fatalf("demo: %d\n%s", r.code, r.stderr)
+	}
+	runs, _ := os.ReadDir(filepath.Join(dir, ".lemmings", "runs"))
+	if len(runs) != 1 {
+		t.Fatalf("demo runs: %d", len(runs))
+	}
+	url := startServe(t, c, dir, "--addr", "127.0.0.1:0")
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), runs[0].Name()) {
+		t.Fatalf("GET %s: %d\n%s", url, resp.StatusCode, body)
+	}
+
+	// Away from loopback the printed URL carries a token, and nothing works without it.
+	tokenURL := startServe(t, c, dir, "--addr", "0.0.0.0:0")
+	m := regexp.MustCompile(`^http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]{32})$`).FindStringSubmatch(tokenURL)
+	if m == nil {
+		t.Fatalf("non-loopback URL %q has no token", tokenURL)
+	}
+	local := "http://127.0.0.1:" + m[1] + "/"
+	if resp, err := http.Get(local); err != nil || resp.StatusCode != 401 {
+		t.Fatalf("without the token: %v %v", resp.StatusCode, err)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	if resp, err := browser.Get(local + "?token=" + m[2]); err != nil || resp.StatusCode != 200 || resp.Request.URL.RawQuery != "" {
+		t.Fatalf("with the token: %v %v (then the cookie, the token gone from the URL)", resp.StatusCode, err)
+	}
+}

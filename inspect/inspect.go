@@ -1,0 +1,333 @@
+// Package inspect reads a repository's runs the way the CLI (status, runs,
+// log, report, directives) and lemmings serve both show them: checkpoints,
+// event log, report and the request files a running run picks up. Every read
+// is safe while a run writes: checkpoints tolerate a torn tail, the event log
+// is read up to its last complete line, files the run rewrites are replaced
+// atomically. Nothing here takes a lock a run waits for, except the brief
+// probe that tells whether a run is active (graph.ListRuns).
+package inspect
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/nodes"
+)
+
+// ErrNoMatchingRun: runs are stored, but none is what Pick wants.
+var ErrNoMatchingRun = errors.New("no matching run (lemmings runs lists them)")
+
+// ErrNoSuchRun is returned when a named run is not stored.
+var ErrNoSuchRun = errors.New("no such run")
+
+// ErrNoReport is returned for a run whose report is not written yet.
+var ErrNoReport = errors.New("no report yet")
+
+// Store reads the runs of one repository.
+type Store struct {
+	root string
+	app  *graph.Compiled[nodes.WorkflowState]
+}
+
+// Open opens the run store of the repository at root.
+func Open(root string) (*Store, error) {
+	app, err := nodes.Store(root)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{root: root, app: app}, nil
+}
+
+// Root is the repository the store belongs to.
+func (s *Store) Root() string { return s.root }
+
+// App is the compiled workflow bound to the store (for History and StateAt).
+func (s *Store) App() *graph.Compiled[nodes.WorkflowState] { return s.app }
+
+// Run is one stored run with its last state; Err says why the state could
+// not be read (a damaged run), and then State is the zero value.
+type Run struct {
+	graph.RunInfo
+	State nodes.WorkflowState
+	Err   error
+}
+
+// DisplayStatus is the status as the CLI prints it: a run stored as running
+// that no process holds is a crashed run that lemmings resume continues.
+func (r Run) DisplayStatus() string {
+	if r.Err != nil && r.Status == "" {
+		return "damaged"
+	}
+	if r.Status == graph.StatusRunning && !r.Active {
+		return "crashed (resumable)"
+	}
+	return string(r.Status)
+}
+
+// CostUSD is the run's spend so far over every role.
+func (r Run) CostUSD() float64 { return TotalCost(r.State) }
+
+// TotalCost adds up the cost of every role of a state.
+func TotalCost(s nodes.WorkflowState) float64 {
+	cost := 0.0
+	for _, u := range s.Usage {
+		cost += u.CostUSD
+	}
+	return cost
+}
+
+// List returns every run, most recently updated first, each with its last
+// state. A damaged run does not spoil the list: it comes back with Err set.
+func (s *Store) List(ctx context.Context) ([]Run, error) {
+	infos, err := s.app.ListRuns(ctx)
+	if err != nil {
+		// One run's damaged tail fails the listing as a whole: read each run alone.
+		return s.listEach(ctx)
+	}
+	out := make([]Run, 0, len(infos))
+	for _, info := range infos {
+		r := Run{RunInfo: info}
+		snap, err := s.app.State(ctx, info.ID)
+		if err != nil {
+			r.Err = err
+		} else {
+			r.State = snap.State
+		}
+		out = append(out, r)
+	}
+	sortRecent(out)
+	return out, nil
+}
+
+func (s *Store) listEach(ctx context.Context) ([]Run, error) {
+	dir := filepath.Join(s.root, nodes.DataDir, nodes.CheckpointsDir)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list runs in %s: %w", dir, err)
+	}
+	var out []Run
+	for _, e := range ents {
+		if !e.IsDir() || !graph.ValidRunID(e.Name()) {
+			continue
+		}
+		out = append(out, s.Get(ctx, e.Name()))
+	}
+	sortRecent(out)
+	return out, nil
+}
+
+// Get reads one run; a damaged run comes back with Err set. Active is not
+// probed (State does not say); List has it.
+func (s *Store) Get(ctx context.Context, id string) Run {
+	r := Run{RunInfo: graph.RunInfo{ID: id}}
+	snap, err := s.app.State(ctx, id)
+	if err != nil {
+		r.Err = err
+		if fi, serr := os.Stat(RunDir(s.root, id)); serr == nil {
+			r.Updated = fi.ModTime()
+		}
+		return r
+	}
+	r.State = snap.State
+	r.Status, r.Step, r.Created, r.Updated = snap.Status, snap.Step, snap.Created, snap.Updated
+	r.Nodes, r.Next, r.Reason, r.Error = snap.Nodes, snap.Next, snap.Reason, snap.Error
+	return r
+}
+
+// Find returns the named run as List sees it (with Active), or ErrNoSuchRun.
+// It reads the state of that run only.
+func (s *Store) Find(ctx context.Context, id string) (Run, error) {
+	infos, err := s.app.ListRuns(ctx)
+	if err != nil {
+		// A damaged run elsewhere: read this one alone (Active unknown).
+		r := s.Get(ctx, id)
+		if errors.Is(r.Err, graph.ErrRunNotFound) {
+			return Run{}, fmt.Errorf("%w %q in %s (lemmings runs lists them)", ErrNoSuchRun, id, s.root)
+		}
+		return r, nil
+	}
+	for _, info := range infos {
+		if info.ID != id {
+			continue
+		}
+		r := Run{RunInfo: info}
+		if snap, err := s.app.State(ctx, id); err != nil {
+			r.Err = err
+		} else {
+			r.State = snap.State
+		}
+		return r, nil
+	}
+	return Run{}, fmt.Errorf("%w %q in %s (lemmings runs lists them)", ErrNoSuchRun, id, s.root)
+}
+
+// Snapshot reads a run's last checkpoint.
+func (s *Store) Snapshot(ctx context.Context, id string) (graph.Snapshot[nodes.WorkflowState], error) {
+	return s.app.State(ctx, id)
+}
+
+func sortRecent(runs []Run) {
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Updated.After(runs[j].Updated) })
+}
+
+// Pick returns the run named id (ErrNoSuchRun when it is not stored), or with
+// id empty the most recently updated run that want accepts (want nil: any).
+func (s *Store) Pick(ctx context.Context, id string, want func(graph.RunInfo) bool) (string, error) {
+	runs, err := s.app.ListRuns(ctx)
+	if err != nil {
+		return "", err
+	}
+	if id != "" {
+		for _, r := range runs {
+			if r.ID == id {
+				return r.ID, nil
+			}
+		}
+		return "", fmt.Errorf("%w %q in %s (lemmings runs lists them)", ErrNoSuchRun, id, s.root)
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Updated.After(runs[j].Updated) })
+	for _, r := range runs {
+		if want == nil || want(r) {
+			return r.ID, nil
+		}
+	}
+	return "", ErrNoMatchingRun
+}
+
+// Active reports whether a process holds the run now.
+func (s *Store) Active(ctx context.Context, id string) bool {
+	runs, err := s.app.ListRuns(ctx)
+	if err != nil {
+		return false
+	}
+	for _, r := range runs {
+		if r.ID == id {
+			return r.Active
+		}
+	}
+	return false
+}
+
+// RunDir is where a run keeps its event log, board and report.
+func RunDir(root, id string) string { return filepath.Join(root, nodes.DataDir, nodes.RunsDir, id) }
+
+// EventsPath is the run's event log (one JSON event per line).
+func EventsPath(root, id string) string { return filepath.Join(RunDir(root, id), nodes.EventsFile) }
+
+// ReportPath is the run's report, written when the run ends.
+func ReportPath(root, id string) string { return filepath.Join(RunDir(root, id), "report.md") }
+
+// ReadReport returns a run's report, or an error wrapping ErrNoReport that
+// says when it will exist.
+func ReadReport(root, id string) ([]byte, error) {
+	data, err := os.ReadFile(ReportPath(root, id))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("run %s has %w (it is written when the run ends; lemmings status %s shows where it is)", id, ErrNoReport, id)
+	}
+	return data, err
+}
+
+// RequestHalt asks a running run to stop cleanly after its current node: the
+// run polls for this file after every checkpoint.
+func RequestHalt(root, id string) error {
+	dir := RunDir(root, id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, nodes.HaltFile), []byte("halt requested\n"), 0o644)
+}
+
+// HaltRequested reports whether a halt request waits for the run.
+func HaltRequested(root, id string) bool {
+	_, err := os.Stat(filepath.Join(RunDir(root, id), nodes.HaltFile))
+	return err == nil
+}
+
+// ErrNotPaused is returned by PausedFor for a run that waits for nothing.
+var ErrNotPaused = errors.New("not paused for an approval")
+
+// PausedFor says what a paused run waits for: "milestones" or "task".
+func PausedFor(snap graph.Snapshot[nodes.WorkflowState]) (string, error) {
+	if snap.Status != graph.StatusPaused {
+		return "", fmt.Errorf("run %s is %s, %w", snap.RunID, snap.Status, ErrNotPaused)
+	}
+	for _, n := range snap.Nodes {
+		if n == nodes.NodeScope {
+			return "milestones", nil
+		}
+	}
+	return "task", nil
+}
+
+// Events is what ReadEvents found past an offset.
+type Events struct {
+	Events []graph.Event
+	// Next is the offset just past the last complete line: read on from there.
+	Next int64
+	// Bad counts complete lines that were not JSON events (a damaged log).
+	Bad int
+}
+
+// ReadEvents reads the events after offset from an event log. Only complete
+// lines count: a run may be writing the last one, so an unterminated tail is
+// left for the next read. max > 0 stops after that many events.
+func ReadEvents(path string, offset int64, max int) (Events, error) {
+	out := Events{Next: offset}
+	f, err := os.Open(path)
+	if err != nil {
+		return out, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return out, err
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
+	for max <= 0 || len(out.Events) < max {
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A long line: gather it whole, or leave it if it is not finished.
+			full := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = r.ReadSlice('\n')
+				full = append(full, line...)
+			}
+			line = full
+		}
+		if errors.Is(err, io.EOF) {
+			return out, nil // an unterminated tail: the run is still writing it
+		}
+		if err != nil {
+			return out, err
+		}
+		out.Next += int64(len(line))
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		var ev graph.Event
+		if json.Unmarshal(line, &ev) != nil || ev.Kind == "" {
+			out.Bad++
+			continue
+		}
+		out.Events = append(out.Events, ev)
+	}
+	return out, nil
+}
+
+// Elapsed is how long a run has run: from its start to its last update.
+func Elapsed(s nodes.WorkflowState, updated time.Time) time.Duration {
+	if s.StartedAt.IsZero() || updated.Before(s.StartedAt) {
+		return 0
+	}
+	return updated.Sub(s.StartedAt)
+}

@@ -1,0 +1,118 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm"
+)
+
+// architectReply is the cloud architect's answer: edit instructions precise
+// enough for the local model to apply (Aider's architect/editor split).
+type architectReply struct {
+	Diagnosis    string   `json:"diagnosis" jsonschema:"maxLength=600"`
+	Instructions string   `json:"instructions" jsonschema:"minLength=1,maxLength=4000"`
+	TargetFiles  []string `json:"target_files" jsonschema:"maxItems=4,items.maxLength=200"`
+}
+
+type architectData struct{}
+
+// architectCodeChars caps the code of the target files sent to the architect.
+const architectCodeChars = 20000
+
+// architectRound asks the cloud architect for the next attempt's instructions
+// once a task has failed escalation.architect_after times. It answers false
+// when the architect is not due (or its call failed): the local planner then
+// re-plans as usual.
+func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowState, bool, error) {
+	t := s.CurrentTask
+	n := d.Settings.ArchitectAfter
+	if t == nil || n <= 0 || t.Architect || t.Retries < n || !d.cloudAvailable(&s) {
+		return s, false, nil
+	}
+	t.Architect = true
+	instr, err := d.instructionsSection(LabelArchitect, architectData{})
+	if err != nil {
+		return s, false, err
+	}
+	var task strings.Builder
+	fmt.Fprintf(&task, "%s: %s\n%s\n", t.ID, t.Title, t.Instructions)
+	if len(t.TargetFiles) > 0 {
+		fmt.Fprintf(&task, "Files: %s\n", strings.Join(t.TargetFiles, ", "))
+	}
+	task.WriteString("Acceptance criteria:\n")
+	for i, c := range t.AcceptanceCriteria {
+		fmt.Fprintf(&task, "%d. %s\n", i+1, c)
+	}
+	sections := []llm.Section{
+		{Title: "TASK", Body: strings.TrimSpace(task.String()), Required: true},
+		{Title: "FAILED", Body: fmt.Sprintf("%d attempts failed. The last failure:\n%s", t.Retries, clip(t.Feedback, 6000)), Required: true},
+	}
+	if diff, err := d.Work.Diff(ctx, t.StartCommit); err == nil && strings.TrimSpace(diff) != "" {
+		sections = append(sections, llm.Section{Title: "DIFF OF THE LAST ATTEMPT", Body: filterDiff(diff, d.denied), Priority: prioContext})
+	}
+	if code := d.architectCode(t); code != "" {
+		sections = append(sections, llm.Section{Title: "CODE", Body: code, Priority: prioContext + 1})
+	}
+	sections = append(sections, instr)
+	reply, resp, err := ask[architectReply](ctx, d, &s, call{Label: LabelArchitect, Role: RoleSupervisor, Data: architectData{},
+		Sections: sections, Budget: d.Settings.budget(NodeImplementor)})
+	esc := d.escalation(EscArchitect, t, resp)
+	esc.Attempt = t.Attempt + 1 // the attempt the instructions are for
+	if err != nil {
+		if ctx.Err() != nil {
+			return s, false, ctx.Err()
+		}
+		esc.Outcome, esc.Note = EscCallFailed, clip(err.Error(), 300)
+		s.Escalations = append(s.Escalations, esc)
+		graph.Emit(ctx, "warning", map[string]any{"message": "architect unavailable, the local planner re-plans: " + err.Error()})
+		return s, false, nil
+	}
+	esc.Outcome, esc.Note = EscPending, clip(reply.Diagnosis, 300)
+	s.Escalations = append(s.Escalations, esc)
+	t.Instructions = strings.TrimSpace(reply.Instructions)
+	if files := cleanFiles(reply.TargetFiles); len(files) > 0 {
+		t.TargetFiles = files
+	}
+	graph.Emit(ctx, "escalation", map[string]any{"kind": EscArchitect, "task": t.ID, "attempt": esc.Attempt, "cost_usd": esc.CostUSD})
+	s.PlannerDecision = DecisionImplement
+	return d.prepareAttempt(s), true, nil
+}
+
+// architectCode is the current content of the task's files (those that may
+// leave the machine), with line numbers.
+func (d *Deps) architectCode(t *Task) string {
+	var b strings.Builder
+	for _, p := range t.TargetFiles {
+		if d.denied(p) {
+			continue
+		}
+		src, err := d.readWorkFile(p)
+		if err != nil {
+			fmt.Fprintf(&b, "### %s\n(does not exist yet)\n", p)
+			continue
+		}
+		fmt.Fprintf(&b, "### %s\n", p)
+		for i, l := range strings.Split(strings.TrimRight(src, "\n"), "\n") {
+			fmt.Fprintf(&b, "%4d  %s\n", i+1, l)
+		}
+		if b.Len() > architectCodeChars {
+			return clip(b.String(), architectCodeChars) + "\n(cut)"
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// cleanFiles keeps the plausible repository paths of a model's list.
+func cleanFiles(fs []string) []string {
+	var out []string
+	for _, f := range fs {
+		f = strings.TrimPrefix(strings.TrimSpace(f), "./")
+		if f != "" && !strings.HasPrefix(f, "/") && !strings.Contains(f, "..") && !strings.ContainsAny(f, " \n") {
+			out = append(out, f)
+		}
+	}
+	return out
+}

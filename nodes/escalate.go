@@ -1,0 +1,203 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm"
+)
+
+// Escalation kinds and the labels their calls are accounted under.
+const (
+	EscArchitect      = "architect"
+	EscCloudReview    = "cloud_review"
+	EscReviewDisputed = "review_disputed"
+
+	LabelArchitect   = "architect"
+	LabelCloudReview = "qa_cloud"
+
+	// QADisputed is the done list's QA column for work committed with its
+	// review disputed.
+	QADisputed = "review disputed"
+	// QASplit marks a task replaced by smaller ones.
+	QASplit = "split"
+)
+
+// Escalation outcomes.
+const (
+	EscPending    = "pending"
+	EscHelped     = "helped"
+	EscNotHelped  = "did_not_help"
+	EscPassed     = "passed"
+	EscFailed     = "failed"
+	EscCommitted  = "committed"
+	EscCallFailed = "error"
+)
+
+// cloudAvailable says whether a task may get cloud help now: supervisors on
+// (which offline turns off) and budget left. Offline runs never escalate.
+func (d *Deps) cloudAvailable(s *WorkflowState) bool {
+	sup := d.Settings.Supervisors
+	return sup.Enabled && d.Supervisors != nil && budgetLeft(s, sup)
+}
+
+func budgetLeft(s *WorkflowState, sup SupervisorSettings) bool {
+	return sup.BudgetUSD > 0 && s.SupervisorSpendUSD < sup.BudgetUSD
+}
+
+// plannerRole is the role that plans: the planner role when it has a model of
+// its own, the primary once a cloud planner's budget is spent.
+func (d *Deps) plannerRole(s *WorkflowState) string {
+	r := d.Settings.PlannerRole
+	if r == "" || (d.Settings.CloudPlanner && !budgetLeft(s, d.Settings.Supervisors)) {
+		return RolePrimary
+	}
+	return r
+}
+
+// markDisputed flags an attempt whose diff the review already failed with the
+// gates passing: QA then resolves the dispute instead of calling it a loop.
+func (d *Deps) markDisputed(t *Task, diffHash string) {
+	t.Disputed = d.Settings.QA.Disputed != DisputeRetry && diffHash != "" && slices.Contains(t.ReviewFailedHashes, diffHash)
+}
+
+// resolveDispute handles an attempt whose gates passed and whose diff the
+// review already failed once: the cloud reviewer decides (qa.disputed:
+// escalate, when available), or the work is committed flagged "review
+// disputed". Passing work is never silently thrown away.
+func (d *Deps) resolveDispute(ctx context.Context, s WorkflowState, diff, code string) (WorkflowState, error) {
+	t, qa := s.CurrentTask, s.QA
+	graph.Emit(ctx, "review_disputed", map[string]any{"task": t.ID, "attempt": t.Attempt, "policy": d.Settings.QA.Disputed})
+	if d.Settings.QA.Disputed == DisputeRetry {
+		return d.qaFailed(ctx, s, "The attempt repeats a change the review already failed."), nil
+	}
+	note := ""
+	if d.Settings.QA.Disputed == DisputeEscalate && !t.CloudReviewed {
+		if !d.cloudAvailable(&s) {
+			note = "no cloud review: supervisors off, offline, or the budget is spent"
+		} else {
+			t.CloudReviewed = true
+			reply, resp, err := d.review(ctx, &s, filterDiff(diff, d.denied), changedCode(diff, d.readWorkFile, d.denied), RoleSupervisor, LabelCloudReview)
+			esc := d.escalation(EscCloudReview, t, resp)
+			if err != nil {
+				if ctx.Err() != nil {
+					return s, ctx.Err()
+				}
+				esc.Outcome, esc.Note = EscCallFailed, clip(err.Error(), 300)
+				s.Escalations = append(s.Escalations, esc)
+				note = "the cloud review failed: " + clip(err.Error(), 200)
+			} else {
+				qa.Reviewer = "cloud"
+				qa.Criteria, qa.Passed = judgeReview(t.AcceptanceCriteria, reply.Criteria, reviewEvidence{change: diff + "\n" + code, gates: qa.Gates, requireQuotes: d.Settings.QA.RequireQuotes})
+				graph.Emit(ctx, "escalation", map[string]any{"kind": EscCloudReview, "task": t.ID, "passed": qa.Passed, "cost_usd": esc.CostUSD})
+				if qa.Passed {
+					esc.Outcome = EscPassed
+					s.Escalations = append(s.Escalations, esc)
+					graph.Emit(ctx, "qa", map[string]any{"task": t.ID, "passed": true, "reviewer": "cloud"})
+					return s, nil
+				}
+				esc.Outcome = EscFailed
+				s.Escalations = append(s.Escalations, esc)
+				// The cloud agrees with the local review: the same diff again is a loop.
+				if s.Implementation != nil {
+					h := s.Implementation.DiffHash
+					t.ReviewFailedHashes = slices.DeleteFunc(slices.Clone(t.ReviewFailedHashes), func(x string) bool { return x == h })
+				}
+				return d.qaFailed(ctx, s, strings.TrimSpace("The cloud reviewer confirmed the review: acceptance criteria not met:\n"+unmetFeedback(qa.Criteria)+"\n"+reply.Feedback)), nil
+			}
+		}
+	}
+	qa.Passed, qa.Disputed = true, true
+	why := fmt.Sprintf("the gates passed and the review failed the same diff twice (attempt %d)", t.Attempt)
+	if note != "" {
+		why += "; " + note
+	}
+	qa.Feedback = "review disputed: " + why
+	s.Escalations = append(s.Escalations, Escalation{Kind: EscReviewDisputed, TaskID: t.ID, Attempt: t.Attempt, Outcome: EscCommitted, Note: why, At: d.now()})
+	s.Warnings = append(s.Warnings, fmt.Sprintf("task %s committed with its review disputed: %s", t.ID, why))
+	graph.Emit(ctx, "qa", map[string]any{"task": t.ID, "passed": true, "disputed": true})
+	return s, nil
+}
+
+func (d *Deps) escalation(kind string, t *Task, resp llm.Response) Escalation {
+	return Escalation{Kind: kind, TaskID: t.ID, Attempt: t.Attempt, PromptTokens: resp.Usage.PromptTokens,
+		CompletionTokens: resp.Usage.CompletionTokens, CostUSD: resp.Usage.CostUSD, At: d.now()}
+}
+
+// settleEscalations records whether the architect's help led to a completed task.
+func settleEscalations(s *WorkflowState, taskID string, completed bool) {
+	for i := range s.Escalations {
+		e := &s.Escalations[i]
+		if e.TaskID != taskID || e.Outcome != EscPending {
+			continue
+		}
+		e.Outcome = EscNotHelped
+		if completed {
+			e.Outcome = EscHelped
+		}
+	}
+}
+
+// filterDiff drops the files a cloud model must never see from a unified diff.
+func filterDiff(diff string, denied func(string) bool) string {
+	var b strings.Builder
+	keep := true
+	for _, l := range strings.SplitAfter(diff, "\n") {
+		if rest, ok := strings.CutPrefix(l, "diff --git "); ok {
+			keep = true
+			for _, f := range strings.Fields(rest) {
+				f = strings.TrimPrefix(strings.TrimPrefix(f, "a/"), "b/")
+				if denied(f) {
+					keep = false
+				}
+			}
+			if !keep {
+				fmt.Fprintf(&b, "(a change to %s is not shown: the file never leaves this machine)\n", strings.TrimPrefix(strings.Fields(rest)[0], "a/"))
+			}
+		}
+		if keep {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
+
+// escalationsSection renders the report's account of cloud help.
+func escalationsSection(s *WorkflowState) string {
+	planner := s.Usage[NodePlanner].CostUSD + s.Usage[NodeScope].CostUSD
+	if len(s.Escalations) == 0 && planner == 0 {
+		return ""
+	}
+	var b strings.Builder
+	if len(s.Escalations) == 0 {
+		fmt.Fprintf(&b, "\n## Escalations\n\nNone; the cloud planner cost $%.4f (counted against supervisors.budget_usd).\n", planner)
+		return b.String()
+	}
+	calls, helped, architects := 0, 0, 0
+	cost := 0.0
+	for _, e := range s.Escalations {
+		if e.Kind != EscReviewDisputed {
+			calls++
+		}
+		cost += e.CostUSD
+		if e.Kind == EscArchitect {
+			architects++
+			if e.Outcome == EscHelped {
+				helped++
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\n## Escalations\n\n%d cloud calls, $%.4f (counted against supervisors.budget_usd); the architect helped %d of %d tasks.", calls, cost, helped, architects)
+	if planner > 0 {
+		fmt.Fprintf(&b, " The cloud planner cost $%.4f more.", planner)
+	}
+	b.WriteString("\n\n")
+	b.WriteString("| task | kind | attempt | tokens in/out | cost | outcome | note |\n|---|---|---|---|---|---|---|\n")
+	for _, e := range s.Escalations {
+		fmt.Fprintf(&b, "| %s | %s | %d | %d/%d | $%.4f | %s | %s |\n", e.TaskID, e.Kind, e.Attempt, e.PromptTokens, e.CompletionTokens, e.CostUSD, e.Outcome, cell(clip(e.Note, 200)))
+	}
+	return b.String()
+}

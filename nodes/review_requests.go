@@ -1,0 +1,199 @@
+package nodes
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/knowledge"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// ReviewDir holds a run's pending knowledge review decisions (lemmings serve
+// writes them; the run applies them at its next task boundary).
+const ReviewDir = "knowledge-review"
+
+// Review decisions a user can make on a knowledge document.
+const (
+	ReviewConfirm = "confirm" // → established
+	ReviewReject  = "reject"  // → deprecated
+)
+
+// ReviewRequest is a user's decision on one document of a run's knowledge store.
+type ReviewRequest struct {
+	Path     string    `json:"path"` // relative to the knowledge dir
+	Decision string    `json:"decision"`
+	Reason   string    `json:"reason,omitempty"`
+	At       time.Time `json:"at"`
+	file     string
+}
+
+// RequestReview leaves a decision for the run in runDir; it returns the
+// request file's path.
+func RequestReview(runDir string, r ReviewRequest) (string, error) {
+	if r.Decision != ReviewConfirm && r.Decision != ReviewReject {
+		return "", fmt.Errorf("review decision %q: want %s or %s", r.Decision, ReviewConfirm, ReviewReject)
+	}
+	if r.At.IsZero() {
+		r.At = time.Now().UTC()
+	}
+	dir := filepath.Join(runDir, ReviewDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	name := fmt.Sprintf("%d-%s.json", r.At.UnixNano(), hex.EncodeToString(b[:]))
+	data, _ := json.Marshal(r)
+	// Written under a dot name and renamed, so the run never reads half a request.
+	tmp := filepath.Join(dir, "."+name)
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return "", err
+	}
+	final := filepath.Join(dir, name)
+	return final, os.Rename(tmp, final)
+}
+
+// PendingReviews lists the decisions waiting in runDir, oldest first. A
+// request file that does not parse is returned as an error naming it.
+func PendingReviews(runDir string) ([]ReviewRequest, error) {
+	dir := filepath.Join(runDir, ReviewDir)
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []ReviewRequest
+	var errs []error
+	for _, e := range ents {
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var r ReviewRequest
+		if err := json.Unmarshal(data, &r); err != nil || r.Path == "" {
+			// Set aside (a dot name is never read again), so it is reported once.
+			aside := filepath.Join(dir, "."+e.Name()+".bad")
+			_ = os.Rename(p, aside)
+			errs = append(errs, fmt.Errorf("review request %s is not a decision (%v): set aside as %s", p, err, aside))
+			continue
+		}
+		r.file = p
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].file < out[j].file })
+	return out, errors.Join(errs...)
+}
+
+// ApplyReviews applies the pending decisions of runDir to the knowledge store
+// of the worktree and commits them on the run's branch, one commit for all.
+// The worktree must have no work in progress (a task boundary). Applied
+// requests are removed only after the commit, so a crash in between applies
+// them again, which changes nothing.
+func ApplyReviews(ctx context.Context, wt *workspace.Worktree, knowledgeDir, runDir, runID string) ([]ReviewRequest, error) {
+	reqs, rerr := PendingReviews(runDir)
+	if len(reqs) == 0 {
+		return nil, rerr
+	}
+	store, _, err := knowledge.Open(filepath.Join(wt.Dir(), knowledgeDir))
+	if err != nil {
+		return nil, err
+	}
+	var done []ReviewRequest
+	var lines []string
+	var errs []error
+	for _, r := range reqs {
+		status, verb := knowledge.Established, "confirmed"
+		if r.Decision == ReviewReject {
+			status, verb = knowledge.Deprecated, "rejected"
+		}
+		reason := "confirmed by the user"
+		if r.Decision == ReviewReject {
+			reason = "rejected by the user"
+		}
+		if strings.TrimSpace(r.Reason) != "" {
+			reason += ": " + r.Reason
+		}
+		if err := clearReviewFlag(store, r); err != nil {
+			errs = append(errs, fmt.Errorf("review of %s: %w", r.Path, err))
+			continue
+		}
+		if err := store.SetStatus(r.Path, status, knowledge.User, reason); err != nil {
+			errs = append(errs, fmt.Errorf("review of %s: %w", r.Path, err))
+			_ = os.Remove(r.file) // a decision that can never apply is dropped, and said so
+			continue
+		}
+		done = append(done, r)
+		lines = append(lines, verb+" "+r.Path)
+	}
+	if len(done) > 0 {
+		_, err := wt.Commit(ctx, "knowledge: user "+strings.Join(lines, ", "), map[string]string{TrailerRun: runID})
+		if err != nil && !errors.Is(err, workspace.ErrNothingToCommit) {
+			return nil, errors.Join(append(errs, fmt.Errorf("commit knowledge review: %w", err))...)
+		}
+		for _, r := range done {
+			_ = os.Remove(r.file)
+		}
+	}
+	return done, errors.Join(append(errs, rerr)...)
+}
+
+// NeedsReviewMark starts the sentence the Internaliser adds to the rationale
+// of an item it flags needs_user_review.
+const NeedsReviewMark = "Needs user review"
+
+// clearReviewFlag takes the needs-review sentence out of a confirmed doc's
+// rationale (the user has reviewed it), so it leaves the review queue even
+// when its status does not change.
+func clearReviewFlag(store *knowledge.Store, r ReviewRequest) error {
+	doc, ok := store.Get(r.Path)
+	if !ok || r.Decision != ReviewConfirm {
+		return nil
+	}
+	i := strings.Index(doc.Rationale, NeedsReviewMark)
+	if i < 0 {
+		return nil
+	}
+	rest := doc.Rationale[i:]
+	end := strings.Index(rest, ". ")
+	if end < 0 {
+		end = len(rest)
+	} else {
+		end += 2
+	}
+	doc.Rationale = strings.TrimSpace(doc.Rationale[:i] + rest[end:])
+	if doc.Rationale == "" {
+		doc.Rationale = "Confirmed by the user."
+	}
+	return store.Write(knowledge.User, doc, "", "")
+}
+
+// applyReviews runs ApplyReviews at a task boundary of the workflow.
+func (d *Deps) applyReviews(ctx context.Context, s *WorkflowState) {
+	if d.RunDir == "" || d.Work == nil || s.CurrentTask != nil {
+		return
+	}
+	done, err := ApplyReviews(ctx, d.Work, d.Settings.KnowledgeDir, d.RunDir, s.RunID)
+	for _, r := range done {
+		graph.Emit(ctx, "knowledge_reviewed", map[string]any{"doc": r.Path, "decision": r.Decision, "reason": r.Reason})
+	}
+	if err != nil {
+		graph.Emit(ctx, "warning", map[string]any{"message": err.Error()})
+	}
+}

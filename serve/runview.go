@@ -1,0 +1,455 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/nodes"
+)
+
+// runRow is one line of the runs page.
+type runRow struct {
+	ID, Status, Remit, Branch, Err string
+	Done, Failed                   int
+	Cost                           float64
+	Duration                       time.Duration
+	Updated                        time.Time
+}
+
+func rowOf(r inspect.Run) runRow {
+	row := runRow{ID: r.ID, Status: r.DisplayStatus(), Updated: r.Updated}
+	if r.Err != nil {
+		row.Err = r.Err.Error()
+		return row
+	}
+	s := r.State
+	row.Remit, row.Branch, row.Done, row.Failed, row.Cost = s.Remit, s.Branch, s.TasksCompleted, s.TasksFailed, inspect.TotalCost(s)
+	row.Duration = inspect.Elapsed(s, r.Updated)
+	return row
+}
+
+// runView is everything the run page shows. Each section carries its own
+// error, so a damaged part of a run leaves the rest readable.
+type runView struct {
+	Run       runRow
+	Active    bool
+	Resumable bool
+	Step      int
+	Reason    string // why it paused
+	Error     string // why it failed
+	PausedFor string
+	Halting   bool
+	Resume    *resumeStatus
+	Phase     string
+	Current   *nodes.Task
+	Board     []milestoneView
+	Graph     template.HTML
+	GraphErr  string
+
+	Events      []eventRow
+	EventsTotal int
+	EventsBad   int
+	EventsFrom  int64
+	EventsErr   string
+	Live        bool
+
+	Gates    []gateRun
+	GatesErr string
+
+	Commits    []commitView
+	CommitsErr string
+
+	Usage      []usageRow
+	TokensSVG  template.HTML
+	CostSVG    template.HTML
+	Directives []directiveRow
+	Supervisor []nodes.SupervisorRun
+	Report     template.HTML
+	ReportErr  string
+	Warnings   []string
+}
+
+type milestoneView struct {
+	ID, Goal, Status string
+	Current          bool
+	Done             []nodes.DoneEntry
+	Failed           []nodes.Failure
+	InProgress       *nodes.Task
+	Planned          []nodes.PlannedTask
+}
+
+type eventRow struct {
+	Step  int       `json:"step"`
+	Time  time.Time `json:"time"`
+	Node  string    `json:"node"`
+	Kind  string    `json:"kind"`
+	Text  string    `json:"text"`
+	Class string    `json:"class"`
+}
+
+type gateRun struct {
+	Step    int
+	Task    string
+	Title   string
+	Attempt int
+	Passed  bool
+	Gates   []nodes.GateOutcome
+	Failing []nodes.CriterionResult
+}
+
+type commitView struct {
+	SHA, Subject, Task, When string
+	Diff                     []diffLine
+	Cut                      bool
+}
+
+type diffLine struct{ Class, Text string }
+
+type usageRow struct {
+	Role                   string
+	Calls, Prompt, Compl   int
+	Cost                   float64
+	Elapsed                time.Duration
+	PromptShare, CostShare int
+}
+
+type directiveRow struct {
+	ID, Source, Fate, Task, Description, Note, Priority, Type string
+	At                                                        time.Time
+}
+
+// maxEventsShown bounds the timeline a page carries; the stream adds the rest.
+const maxEventsShown = 400
+
+func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runView, error) {
+	store, err := s.store()
+	if err != nil {
+		return nil, err
+	}
+	r, err := store.Find(ctx, id)
+	if err != nil {
+		// Not listed: it may still have a damaged checkpoint dir of its own.
+		r = store.Get(ctx, id)
+		if r.Err != nil && errors.Is(r.Err, graph.ErrRunNotFound) {
+			if _, serr := os.Stat(inspect.RunDir(s.opts.Root, id)); serr != nil {
+				return nil, err
+			}
+		}
+	}
+	v := &runView{Run: rowOf(r), Active: r.Active, Step: r.Step, Reason: r.Reason, Error: r.Error,
+		Halting: inspect.HaltRequested(s.opts.Root, id), Resume: s.resumeStatus(id)}
+	v.Live = r.Status != graph.StatusDone || v.Resume != nil
+	if r.Err == nil {
+		st := r.State
+		v.Phase, v.Current, v.Warnings = st.Phase, st.CurrentTask, st.Warnings
+		v.Board = boardOf(st)
+		v.Resumable = !r.Active && r.Status != graph.StatusDone && v.Resume == nil
+		if r.Status == graph.StatusPaused {
+			snap, err := store.Snapshot(ctx, id)
+			if err == nil {
+				v.PausedFor, _ = inspect.PausedFor(snap)
+			}
+		}
+	}
+	v.Graph, v.GraphErr = workflowSVG(r)
+	if !full {
+		return v, nil
+	}
+	events := v.loadEvents(s.opts.Root, id)
+	if r.Err == nil {
+		st := r.State
+		v.Gates, v.GatesErr = s.gateRuns(ctx, store, id)
+		v.Commits, v.CommitsErr = commitsOf(ctx, s.opts.Root, st)
+		v.Usage = usageRows(st)
+		v.Directives = directiveRows(st)
+		v.Supervisor = st.SupervisorRunLog
+		v.TokensSVG, v.CostSVG = usageCharts(events, st)
+	}
+	if data, err := inspect.ReadReport(s.opts.Root, id); err != nil {
+		v.ReportErr = err.Error()
+	} else {
+		v.Report = markdownHTML(data)
+	}
+	return v, nil
+}
+
+func boardOf(s nodes.WorkflowState) []milestoneView {
+	var out []milestoneView
+	for i, m := range s.Milestones {
+		mv := milestoneView{ID: m.ID, Goal: m.Goal, Status: m.Status, Current: i == s.CurrentMilestone && s.Phase != nodes.PhaseDone}
+		for _, e := range s.DoneList {
+			if e.Milestone == m.ID {
+				mv.Done = append(mv.Done, e)
+			}
+		}
+		for _, f := range s.Failures {
+			if f.Milestone == m.ID {
+				mv.Failed = append(mv.Failed, f)
+			}
+		}
+		if mv.Current {
+			if t := s.CurrentTask; t != nil && (t.Milestone == m.ID || t.Milestone == "") {
+				mv.InProgress = t
+			}
+			mv.Planned = s.CarryForward
+		} else if m.Status == nodes.MilestonePending {
+			mv.Planned = m.Tasks
+		}
+		out = append(out, mv)
+	}
+	return out
+}
+
+// loadEvents reads the event log, keeps its tail for the timeline and
+// returns all of it (the usage chart reads it too).
+func (v *runView) loadEvents(root, id string) []graph.Event {
+	got, err := inspect.ReadEvents(inspect.EventsPath(root, id), 0, 0)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			v.EventsErr = err.Error()
+		} else {
+			v.EventsErr = "no event log"
+		}
+		return nil
+	}
+	v.EventsTotal, v.EventsBad, v.EventsFrom = len(got.Events), got.Bad, got.Next
+	evs := got.Events
+	if len(evs) > maxEventsShown {
+		evs = evs[len(evs)-maxEventsShown:]
+	}
+	for i := len(evs) - 1; i >= 0; i-- { // newest first, as the stream adds them
+		v.Events = append(v.Events, eventRowOf(evs[i]))
+	}
+	return got.Events
+}
+
+func eventRowOf(ev graph.Event) eventRow {
+	row := eventRow{Step: ev.Step, Time: ev.Time, Node: ev.Node, Kind: ev.Kind, Class: "ev-" + ev.Kind}
+	if ev.Kind == graph.EventCustom {
+		row.Kind = ev.Name
+		row.Class = "ev-" + ev.Name
+	}
+	row.Text = eventText(ev)
+	return row
+}
+
+// eventText is a one-line summary of an event.
+func eventText(ev graph.Event) string {
+	switch ev.Kind {
+	case graph.EventCustom:
+		var m map[string]any
+		_ = json.Unmarshal(ev.Data, &m)
+		if msg, ok := m["message"].(string); ok {
+			return msg
+		}
+		if sum, ok := m["summary"].(string); ok {
+			return fmt.Sprintf("%v: %s", m["supervisor"], sum)
+		}
+		if t, ok := m["title"].(string); ok {
+			return fmt.Sprintf("%v %s", m["task"], t)
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var parts []string
+		for _, k := range keys {
+			var text string
+			if f, ok := m[k].(float64); ok {
+				text = strconv.FormatFloat(f, 'g', 6, 64) // not 0.10980000000000001
+			} else {
+				b, _ := json.Marshal(m[k])
+				text = string(b)
+			}
+			parts = append(parts, k+"="+clip(text, 80))
+		}
+		return strings.Join(parts, " ")
+	case graph.EventNodeEnd:
+		if ev.Duration < time.Millisecond {
+			return ev.Node + " in <1ms"
+		}
+		return fmt.Sprintf("%s in %s", ev.Node, ev.Duration.Round(time.Millisecond))
+	case graph.EventError:
+		return ev.Error
+	case graph.EventRunEnd, graph.EventInterrupt:
+		return strings.TrimSpace(string(ev.Status) + " " + ev.Reason + " " + ev.Error)
+	case graph.EventCheckpoint:
+		return strings.Join(ev.Changed, ", ")
+	}
+	return strings.TrimSpace(ev.Node + " " + ev.Error)
+}
+
+func clip(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// gateRuns collects every QA verdict of the run, with the gates' output, from
+// the checkpoints of the steps where QA ran. A checkpoint never changes once
+// written, so each is read once.
+func (s *Server) gateRuns(ctx context.Context, store *inspect.Store, id string) ([]gateRun, string) {
+	hist, err := store.App().History(ctx, id)
+	if err != nil {
+		return nil, err.Error()
+	}
+	var out []gateRun
+	for _, h := range hist {
+		if !slices.Contains(h.Nodes, nodes.NodeQA) {
+			continue
+		}
+		key := fmt.Sprintf("%s@%d", id, h.Step)
+		s.cacheMu.Lock()
+		cached, ok := s.qaCache[key]
+		s.cacheMu.Unlock()
+		if !ok {
+			st, err := store.App().StateAt(ctx, id, h.Step)
+			if err != nil {
+				return out, err.Error()
+			}
+			cached = nil
+			if st.QA != nil {
+				g := gateRun{Step: h.Step, Passed: st.QA.Passed, Gates: st.QA.Gates}
+				if t := st.CurrentTask; t != nil {
+					g.Task, g.Title, g.Attempt = t.ID, t.Title, t.Attempt
+				}
+				for _, c := range st.QA.Criteria {
+					if !c.Met {
+						g.Failing = append(g.Failing, c)
+					}
+				}
+				cached = []gateRun{g}
+			}
+			s.cacheMu.Lock()
+			s.qaCache[key] = cached
+			s.cacheMu.Unlock()
+		}
+		out = append(out, cached...)
+	}
+	return out, ""
+}
+
+var shaPattern = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+
+// maxDiffBytes bounds one commit's diff on the run page.
+const maxDiffBytes = 200 << 10
+
+// commitsOf lists the run branch's commits with their diffs (real git).
+func commitsOf(ctx context.Context, root string, s nodes.WorkflowState) ([]commitView, string) {
+	if s.Branch == "" || s.BaseCommit == "" {
+		return nil, ""
+	}
+	out, err := gitOut(ctx, root, "log", "--reverse", "--no-color", "--format=%H%x1f%s%x1f%aI%x1f%(trailers:key=Lemmings-Task,valueonly)%x1e", s.BaseCommit+".."+s.Branch, "--")
+	if err != nil {
+		return nil, err.Error()
+	}
+	var commits []commitView
+	for _, rec := range strings.Split(out, "\x1e") {
+		rec = strings.TrimSpace(rec)
+		if rec == "" {
+			continue
+		}
+		f := strings.SplitN(rec, "\x1f", 4)
+		if len(f) < 4 {
+			continue
+		}
+		c := commitView{SHA: f[0], Subject: f[1], When: f[2], Task: strings.TrimSpace(f[3])}
+		if t, err := time.Parse(time.RFC3339, f[2]); err == nil {
+			c.When = t.Local().Format("2006-01-02 15:04:05")
+		}
+		c.Diff, c.Cut = diffOf(ctx, root, c.SHA)
+		commits = append(commits, c)
+	}
+	// Newest first: the latest work is what one looks at.
+	slices.Reverse(commits)
+	return commits, ""
+}
+
+func diffOf(ctx context.Context, root, sha string) ([]diffLine, bool) {
+	out, err := gitOut(ctx, root, "show", "--no-color", "--format=", "--stat", "--patch", sha, "--")
+	if err != nil {
+		return []diffLine{{Class: "d-err", Text: err.Error()}}, false
+	}
+	cut := len(out) > maxDiffBytes
+	if cut {
+		out = out[:maxDiffBytes]
+	}
+	var lines []diffLine
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		cls := ""
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"), strings.HasPrefix(l, "diff --git"):
+			cls = "d-file"
+		case strings.HasPrefix(l, "+"):
+			cls = "d-add"
+		case strings.HasPrefix(l, "-"):
+			cls = "d-del"
+		case strings.HasPrefix(l, "@@"):
+			cls = "d-hunk"
+		}
+		lines = append(lines, diffLine{Class: cls, Text: l})
+	}
+	return lines, cut
+}
+
+func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", fmt.Errorf("git %s: %s", args[0], strings.TrimSpace(string(ee.Stderr)))
+		}
+		return "", fmt.Errorf("git %s: %w", args[0], err)
+	}
+	return string(out), nil
+}
+
+func usageRows(s nodes.WorkflowState) []usageRow {
+	var rows []usageRow
+	maxPrompt, maxCost := 0, 0.0
+	for role, u := range s.Usage {
+		rows = append(rows, usageRow{Role: role, Calls: u.Calls, Prompt: u.PromptTokens, Compl: u.CompletionTokens, Cost: u.CostUSD, Elapsed: u.Elapsed})
+		maxPrompt = max(maxPrompt, u.PromptTokens+u.CompletionTokens)
+		maxCost = max(maxCost, u.CostUSD)
+	}
+	for i := range rows {
+		if maxPrompt > 0 {
+			rows[i].PromptShare = 100 * (rows[i].Prompt + rows[i].Compl) / maxPrompt
+		}
+		if maxCost > 0 {
+			rows[i].CostShare = int(100 * rows[i].Cost / maxCost)
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Role < rows[j].Role })
+	return rows
+}
+
+func directiveRows(s nodes.WorkflowState) []directiveRow {
+	var rows []directiveRow
+	for _, f := range s.DirectiveLog {
+		rows = append(rows, directiveRow{ID: f.DirectiveID, Source: f.Source, Fate: f.Fate, Task: f.TaskID, Description: f.Description, Note: f.Note, At: f.At})
+	}
+	for _, d := range s.PendingDirectives {
+		rows = append(rows, directiveRow{ID: d.ID, Source: d.Source, Fate: "pending", Task: d.TaskID, Description: d.Description, Priority: d.Priority, Type: d.Type})
+	}
+	return rows
+}

@@ -1,0 +1,225 @@
+// Package serve is lemmings serve: a local web app to watch and steer the runs
+// of a repository. It reads the same files the CLI reads (package inspect),
+// streams a running run's events with server-sent events, and acts only
+// through the run's own channels: a resume started here, a halt request file,
+// knowledge decisions committed on the run's branch. The user's checkout is
+// never changed.
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/inspect"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed assets
+var assetFS embed.FS
+
+// DefaultAddr is where lemmings serve listens unless told otherwise.
+const DefaultAddr = "127.0.0.1:7766"
+
+// tokenCookie carries the access token after the first ?token= visit.
+const tokenCookie = "lemmings_token"
+
+// Options configure a Server.
+type Options struct {
+	// Root is the repository whose runs are served.
+	Root string
+	// Token, when set, is required of every request (?token= once, then a
+	// cookie). lemmings serve sets a random one for any non-loopback address.
+	Token string
+	// LoadConfig reads the repository's configuration (for resumes and the
+	// knowledge directory); nil uses the defaults.
+	LoadConfig func() (*config.Config, error)
+	// HTTPClient is given to runs resumed here (tests).
+	HTTPClient *http.Client
+	// Log receives one line per action taken (approve, halt, review).
+	Log io.Writer
+	// Poll is how often live views look for new events (default 250ms).
+	Poll time.Duration
+}
+
+// Server serves the web app of one repository.
+type Server struct {
+	opts  Options
+	csrf  string
+	pages map[string]*template.Template
+	mux   *http.ServeMux
+	cop   *http.CrossOriginProtection
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	resuming map[string]*resumeJob
+
+	cacheMu sync.Mutex
+	qaCache map[string][]gateRun // run id + step → QA result, immutable once written
+}
+
+// New builds a Server.
+func New(o Options) (*Server, error) {
+	if o.Root == "" {
+		return nil, errors.New("serve: no repository root")
+	}
+	if o.LoadConfig == nil {
+		o.LoadConfig = func() (*config.Config, error) { return config.Default(), nil }
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Poll <= 0 {
+		o.Poll = 250 * time.Millisecond
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{opts: o, csrf: RandomToken(), pages: pages, ctx: ctx, cancel: cancel,
+		resuming: map[string]*resumeJob{}, qaCache: map[string][]gateRun{}, cop: http.NewCrossOriginProtection()}
+	s.routes()
+	return s, nil
+}
+
+// Close stops the runs resumed by this server (they stop cleanly at their
+// next checkpoint, resumable) and waits for them.
+func (s *Server) Close() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+// RandomToken returns 32 random hex digits.
+func RandomToken() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported systems
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// IsLoopback reports whether a listen address only accepts local connections.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /{$}", s.handleRuns)
+	m.HandleFunc("GET /runs/{id}", s.handleRun)
+	m.HandleFunc("GET /runs/{id}/live", s.handleLive)
+	m.HandleFunc("GET /runs/{id}/events", s.handleEvents)
+	m.HandleFunc("GET /runs/{id}/commits/{sha}", s.handleCommit)
+	m.HandleFunc("POST /runs/{id}/approve", s.handleApprove)
+	m.HandleFunc("POST /runs/{id}/reject", s.handleReject)
+	m.HandleFunc("POST /runs/{id}/halt", s.handleHalt)
+	m.HandleFunc("GET /knowledge", s.handleKnowledge)
+	m.HandleFunc("POST /knowledge/review", s.handleReview)
+	sub, _ := fs.Sub(assetFS, "assets")
+	m.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(sub)))
+	s.mux = m
+}
+
+// ServeHTTP applies the access rules, then routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'")
+	if !s.allowed(w, r) {
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if err := s.cop.Check(r); err != nil {
+			http.Error(w, "cross-origin request refused: use the page lemmings serve shows", http.StatusForbidden)
+			return
+		}
+		if !sameSecret(r.PostFormValue("csrf"), s.csrf) {
+			http.Error(w, "missing or stale form token: reload the page and try again", http.StatusForbidden)
+			return
+		}
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// allowed enforces the token when one is set, and otherwise (loopback) that
+// the Host header names this machine, so a web page cannot reach the server
+// through a rebound DNS name.
+func (s *Server) allowed(w http.ResponseWriter, r *http.Request) bool {
+	if s.opts.Token == "" {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(r.Host); err == nil {
+			host = h
+		}
+		ip := net.ParseIP(strings.Trim(host, "[]"))
+		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			http.Error(w, "this server answers to localhost and loopback addresses only", http.StatusForbidden)
+			return false
+		}
+		return true
+	}
+	if q := r.URL.Query().Get("token"); q != "" {
+		if !sameSecret(q, s.opts.Token) {
+			http.Error(w, "wrong token: use the URL lemmings serve printed", http.StatusUnauthorized)
+			return false
+		}
+		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: s.opts.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		if r.Method == http.MethodGet {
+			// Drop the token from the address bar and history.
+			u := *r.URL
+			q := u.Query()
+			q.Del("token")
+			u.RawQuery = q.Encode()
+			http.Redirect(w, r, (&url.URL{Path: u.Path, RawQuery: u.RawQuery}).String(), http.StatusSeeOther)
+			return false
+		}
+		return true
+	}
+	if c, err := r.Cookie(tokenCookie); err == nil && sameSecret(c.Value, s.opts.Token) {
+		return true
+	}
+	http.Error(w, "this server needs its token: open the URL lemmings serve printed (…/?token=…)", http.StatusUnauthorized)
+	return false
+}
+
+func sameSecret(a, b string) bool {
+	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// store opens the run store; a repository without runs yet is no error here.
+func (s *Server) store() (*inspect.Store, error) {
+	return inspect.Open(s.opts.Root)
+}
+
+func (s *Server) logf(format string, args ...any) {
+	fmt.Fprintf(s.opts.Log, time.Now().Format("15:04:05")+" "+format+"\n", args...)
+}
