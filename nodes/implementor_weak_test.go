@@ -450,7 +450,7 @@ func TestTheSymbolMapListsTheTargetPackageAndWhatItImports(t *testing.T) {
 
 func TestQAReusesGatesThatPassedInsideTheLoopOnTheSameTree(t *testing.T) {
 	counter := filepath.Join(t.TempDir(), "runs")
-	qa := act(t, map[string]any{"criteria": []map[string]any{{"criterion": "the check passes", "met": true, "evidence": "it passed"}}, "feedback": ""})
+	qa := act(t, map[string]any{"criteria": []map[string]any{{"number": 1, "criterion": "the check passes", "met": true, "quote": "return float64(total) / float64(len(xs))", "evidence": "it passed"}}, "feedback": ""})
 	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"}),
 		text("```go\n"+meanFixed+"```"),
