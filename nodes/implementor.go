@@ -164,7 +164,9 @@ func (l *implLoop) run(ctx context.Context) (*ImplResult, error) {
 
 func (l *implLoop) loop(ctx context.Context) (*ImplResult, error) {
 	d := l.d
-	if err := l.buildPrefix(ctx); err != nil {
+	if err := l.buildPrefix(ctx); tooLarge(err) {
+		return &ImplResult{Status: ImplExhausted, Summary: "the task's prompt does not fit the model's context window: " + err.Error()}, nil
+	} else if err != nil {
 		return nil, err
 	}
 	bad := 0

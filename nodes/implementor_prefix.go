@@ -34,8 +34,15 @@ func (l *implLoop) buildPrefix(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	budget := l.d.Settings.budget(NodeImplementor) * prefixShare / 100
-	req, err := l.d.compose(ctx, call{Label: NodeImplementor, Data: implData{Text: l.text}, Sections: sections, Budget: budget})
+	full := l.d.Settings.budget(NodeImplementor)
+	c := call{Label: NodeImplementor, Data: implData{Text: l.text}, Sections: sections, Budget: full * prefixShare / 100}
+	req, err := l.d.compose(ctx, c)
+	if tooLarge(err) {
+		// A small budget: the required parts take what they need; the
+		// history then has little room and the loop says so when it is gone.
+		c.Budget = full
+		req, err = l.d.compose(ctx, c)
+	}
 	if err != nil {
 		return err
 	}
