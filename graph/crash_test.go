@@ -61,7 +61,10 @@ func fanGraph(dir string, block bool) *Graph[crashState] {
 		return func(_ context.Context, s crashState) (crashState, error) {
 			effect(dir, name)
 			if name == "b" && block {
-				select {} // the child is killed here
+				// The child is killed here. A sleep, not select {}: with every
+				// goroutine blocked on channels the runtime aborts the process
+				// for deadlock (without -race) before the SIGKILL arrives.
+				time.Sleep(time.Hour)
 			}
 			s.Log = append(s.Log, v)
 			return s, nil

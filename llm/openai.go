@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -316,12 +317,42 @@ func (p *openaiProvider) check(ctx context.Context) error {
 	if len(list.Models) == 0 {
 		return nil
 	}
-	for _, m := range list.Models {
-		if m.ID == p.spec.Model {
+	ids := make([]string, len(list.Models))
+	for i, m := range list.Models {
+		if sameModel(m.ID, p.spec.Model) {
 			return nil
 		}
+		ids[i] = m.ID
 	}
-	return &Error{Kind: KindModelNotFound, Status: http.StatusOK, Err: fmt.Errorf("the server lists %d models, not %q", len(list.Models), p.spec.Model)}
+	slices.Sort(ids)
+	shown := ids
+	if len(shown) > 10 {
+		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(ids)-10))
+	}
+	return &Error{Kind: KindModelNotFound, Status: http.StatusOK,
+		Err:  fmt.Errorf("the server lists %d models, none of them %q: %s", len(ids), p.spec.Model, strings.Join(shown, ", ")),
+		Hint: "set the role's model to a name the server lists, or load the model on that server"}
+}
+
+// sameModel reports whether the server's model id names the configured
+// model as the server resolves names: Ollama (and servers copying its
+// naming) lists "name:latest" for a model asked for as "name", and compares
+// names without regard to case.
+func sameModel(listed, wanted string) bool {
+	if strings.EqualFold(listed, wanted) {
+		return true
+	}
+	return strings.EqualFold(withDefaultTag(listed), withDefaultTag(wanted))
+}
+
+// withDefaultTag appends ":latest" to a model name without a tag (the tag
+// follows the last colon after the last slash: "host:port/ns/name" has none).
+func withDefaultTag(name string) string {
+	base := name[strings.LastIndex(name, "/")+1:]
+	if strings.Contains(base, ":") {
+		return name
+	}
+	return name + ":latest"
 }
 
 // classify turns a go-openai error into an *Error, recovering OpenRouter's

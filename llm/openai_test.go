@@ -233,6 +233,38 @@ func TestCheckOpenAICompatible(t *testing.T) {
 	}
 }
 
+// An OpenAI-compatible Ollama lists "tiny:latest" for the model a user
+// names "tiny": the check matches names as the server resolves them, and when
+// none matches it names what the server does list.
+func TestCheckOpenAICompatibleMatchesModelsAsTheServerResolvesThem(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(llmtest.WithModels(llmtest.ModelInfo{Name: "tiny:latest"}, llmtest.ModelInfo{Name: "qwen2.5-coder:14b"},
+		llmtest.ModelInfo{Name: "hf.co/org/Model-GGUF:Q4_K_M"}))
+	defer srv.Close()
+	ctx := context.Background()
+	check := func(model string) error {
+		r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"supervisor": {Provider: ProviderOpenAI, Model: model, BaseURL: srv.URL() + "/v1"}}})
+		return r.Check(ctx, "supervisor")
+	}
+	for _, model := range []string{"tiny", "tiny:latest", "Tiny", "qwen2.5-coder:14b", "hf.co/org/Model-GGUF:Q4_K_M"} {
+		if err := check(model); err != nil {
+			t.Errorf("%s: %v", model, err)
+		}
+	}
+	for _, model := range []string{"tiny:7b", "qwen2.5-coder", "qwen2.5-coder:7b", "hf.co/org/Model-GGUF", "tin"} {
+		e := asError(t, check(model))
+		if e.Kind != KindModelNotFound {
+			t.Errorf("%s: %v", model, e)
+			continue
+		}
+		for _, want := range []string{`none of them "` + model + `"`, "tiny:latest", "qwen2.5-coder:14b", "hf.co/org/Model-GGUF:Q4_K_M"} {
+			if !strings.Contains(e.Error(), want) {
+				t.Errorf("%s: %q lacks %q", model, e.Error(), want)
+			}
+		}
+	}
+}
+
 func TestOpenAIEmbeddings(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(llmtest.WithEmbeddingDim(8))

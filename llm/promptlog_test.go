@@ -79,7 +79,7 @@ func TestPromptLogIsRedactedAndCloudPromptsToo(t *testing.T) {
 	}
 	e := entries[0]
 	if e.Role != "supervisor" || e.Label != "code_style" || e.Provider != "openrouter" || e.Model != "big/model" ||
-		e.Usage.CostUSD != 0.002 || e.Usage.PromptTokens != 50 || e.Attempts != 1 || !strings.Contains(e.Reply, "[REDACTED:github-token]") {
+		e.Usage.CostUSD != 0.002 || e.Usage.PromptTokens != 50 || e.Attempts != 1 || !strings.Contains(e.Reply, "[REDACTED:github-pat]") {
 		t.Errorf("entry 0 %+v", e)
 	}
 	if len(e.Messages) != 1 || !strings.Contains(e.Messages[0].Content, "[REDACTED:") {
@@ -88,7 +88,7 @@ func TestPromptLogIsRedactedAndCloudPromptsToo(t *testing.T) {
 	if e1 := entries[1]; e1.Label != "implementor" || strings.Join(e1.Tools, ",") != "read_file,finish" || e1.NumCtx == 0 || e1.Usage.TokensPerSecond == 0 {
 		t.Errorf("entry 1 %+v", e1)
 	}
-	if e2 := entries[2]; e2.ErrorKind != KindBadRequest || !strings.Contains(e2.Error, "[REDACTED:assigned-secret]") {
+	if e2 := entries[2]; e2.ErrorKind != KindBadRequest || !strings.Contains(e2.Error, "[REDACTED:password-assignment]") {
 		t.Errorf("entry 2 %+v", e2)
 	}
 	if info, err := os.Stat(logPath); err != nil || info.Mode().Perm() != 0o600 {

@@ -1,18 +1,46 @@
 package llm
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
+
+	"github.com/zricethezav/gitleaks/v8/detect"
+	"github.com/zricethezav/gitleaks/v8/report"
 )
 
-// Redaction uses a curated rule set rather than gitleaks' detect package.
-// gitleaks would bring ~220 rules but link ~60 modules (+10 MB), is not
-// documented as a library API, and honours an inline "gitleaks:allow" marker
-// that a model's text could use to smuggle a secret past it. The rules here
-// follow gitleaks' for the credentials a coding agent is likely to meet, run
-// in microseconds, and honour no marker at all.
+// Redaction runs gitleaks' detector (github.com/zricethezav/gitleaks/v8,
+// its default ~220 rules, the ones its project keeps up to date) and, after
+// it, lemmings' own rules for what gitleaks has no rule for (OpenRouter keys,
+// Google OAuth tokens, passwords in URLs, --password flags). Neither honours
+// an inline marker: model text cannot opt out with "gitleaks:allow".
+
+var (
+	leaksOnce     sync.Once
+	leaksDetector *detect.Detector
+	leaksErr      error
+)
+
+// gitleaks returns the shared detector. Its constructor writes viper's
+// global instance, so it runs once; DetectString is safe for concurrent use.
+func gitleaks() (*detect.Detector, error) {
+	leaksOnce.Do(func() {
+		d, err := detect.NewDetectorDefaultConfig()
+		if err != nil {
+			leaksErr = fmt.Errorf("gitleaks default config: %w", err)
+			return
+		}
+		d.IgnoreGitleaksAllow = true
+		d.MaxDecodeDepth = 0 // secrets as written; no base64 decoding passes
+		leaksDetector = d
+	})
+	return leaksDetector, leaksErr
+}
 
 // secretRule finds one kind of secret. group is the submatch holding the
 // secret itself (0: the whole match); keywords are lower-case strings one of
@@ -33,78 +61,199 @@ type secretRule struct {
 	needs     string
 }
 
-var secretRules = []secretRule{
+// ownRules cover secrets gitleaks has no rule for.
+var ownRules = []secretRule{
+	// A key block cut off before its END line (a reply stopped mid-key);
+	// gitleaks' private-key rule wants the whole block.
 	{id: "private-key", keywords: []string{"private key"}, multiline: true,
-		re: regexp.MustCompile(`-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:,-]*)`)},
+		re:    regexp.MustCompile(`-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----\s*[A-Za-z0-9+/=]{16,}[A-Za-z0-9+/=\s:,-]*`),
+		check: func(block string) bool { return !strings.Contains(block, "-----END") }},
 	{id: "openrouter-key", keywords: []string{"sk-or-"},
 		re: regexp.MustCompile(`\bsk-or-(?:v1-)?[A-Za-z0-9]{32,}\b`)},
-	{id: "anthropic-key", keywords: []string{"sk-ant-"},
-		re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{32,}`)},
-	{id: "openai-key", keywords: []string{"sk-"},
-		re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), check: hasDigitAndLetter},
-	{id: "github-token", keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
-		re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})\b`)},
-	{id: "gitlab-token", keywords: []string{"glpat-"},
-		re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)},
-	{id: "aws-access-key", keywords: []string{"akia", "asia", "abia", "acca"},
-		re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
-	{id: "slack-token", keywords: []string{"xox"},
-		re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`)},
-	{id: "slack-webhook", keywords: []string{"hooks.slack.com"},
-		re: regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9+/_-]{20,}`)},
-	{id: "google-api-key", keywords: []string{"aiza"},
-		re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
 	{id: "google-oauth-token", keywords: []string{"ya29."},
 		re: regexp.MustCompile(`\bya29\.[0-9A-Za-z_-]{20,}`)},
-	{id: "stripe-key", keywords: []string{"_live_", "_test_"},
-		re: regexp.MustCompile(`\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}\b`)},
-	{id: "huggingface-token", keywords: []string{"hf_"},
-		re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{34,}\b`)},
-	{id: "jwt", keywords: []string{"eyj"},
-		re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`)},
-	{id: "bearer-token", keywords: []string{"bearer"}, group: 1,
-		re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)`), check: hasDigitAndLetter},
 	{id: "url-password", keywords: []string{"://"}, group: 1, needs: "@",
 		re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@"'<>\[\]]+:([^\s/@"'<>\[\]]{3,})@`), check: notPlaceholder},
 	// --password hunter2, --api-key=…
 	{id: "flag-secret", keywords: []string{"--"}, group: 1, needs: "= \t",
 		re:    regexp.MustCompile(`(?i)--(?:password|passwd|token|secret|api-key|apikey|access-key|client-secret)(?:=|[ \t]+)["']?([^\s"']{4,})`),
 		check: looksLikeSecretValue},
-	// key = "value", "key": "value", key := 'value' (a quoted literal).
-	{id: "assigned-secret", keywords: secretKeywords, group: 1, needs: ":=>",
-		re:    regexp.MustCompile(`(?i)` + secretKeyPattern + `["']?[ \t]*(?::=|=>|=|:)[ \t]*["'` + "`" + `]([^"'` + "`" + `\s]{4,200})["'` + "`" + `]`),
+	// A password assigned in code or config, also a short or low-entropy
+	// one (DB_PASSWORD=hunter2hunter2) that gitleaks' generic rule, which
+	// wants 10+ characters of entropy > 3.5, lets through.
+	{id: "password-assignment", keywords: []string{"pass", "pwd"}, group: 1, needs: ":=>",
+		re:    regexp.MustCompile(`(?i)` + passwordKeyPattern + `["']?[ \t]*(?::=|=>|=|:)[ \t]*["'` + "`" + `]([^"'` + "`" + `\s]{4,200})["'` + "`" + `]`),
 		check: quotedSecretValue},
-	// KEY=value, key: value (unquoted, as in .env and YAML files).
-	{id: "assigned-secret", keywords: secretKeywords, group: 1, needs: ":=>",
-		re:    regexp.MustCompile(`(?i)` + secretKeyPattern + `["']?[ \t]*(?::=|=>|=|:)[ \t]*([^\s"'` + "`" + `,;<>]{4,})`),
+	{id: "password-assignment", keywords: []string{"pass", "pwd"}, group: 1, needs: ":=>",
+		re:    regexp.MustCompile(`(?i)` + passwordKeyPattern + `["']?[ \t]*(?::=|=>|=|:)[ \t]*([^\s"'` + "`" + `,;<>]{4,})`),
 		check: looksLikeSecretValue},
 }
 
-// secretKeyPattern matches a name that ends like a secret's: DB_PASSWORD,
-// apiKey, client_secret, aws_secret_access_key, GITHUB_TOKEN…
-const secretKeyPattern = `[\w.-]*(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?key|credentials?)(?:[_-]?(?:value|str|string|hash))?`
+// passwordKeyPattern matches a name that ends like a password's: DB_PASSWORD,
+// passwd, adminPwd, ssh_passphrase.
+const passwordKeyPattern = `\b[\w.-]*(?:password|passwd|pwd|passphrase)`
 
-var secretKeywords = []string{"pass", "pwd", "secret", "token", "key", "credential"}
-
-// Redact replaces secrets in text with [REDACTED:<kind>]: API keys
-// (OpenAI, OpenRouter, Anthropic, GitHub, GitLab, AWS, Slack, Google, Stripe,
-// Hugging Face), bearer tokens, JWTs, private key blocks, passwords in URLs,
-// and values assigned to password/secret/token/key-like names. Code that only
-// names a secret (os.Getenv("API_KEY"), ${TOKEN}, max_tokens: 4096) is left
-// alone. No inline marker switches it off.
+// Redact replaces secrets in text with [REDACTED:<rule>], where rule is the
+// gitleaks rule id (github-pat, aws-access-token, generic-api-key, …) or one
+// of lemmings' own (openrouter-key, google-oauth-token, url-password,
+// flag-secret). Text without a secret comes back unchanged (the same string).
+// If the detector cannot be built, nothing is let through: the whole text is
+// replaced.
 func Redact(text string) string {
 	if text == "" {
 		return text
 	}
-	for _, r := range secretRules {
+	if len(text) < memoMinLen {
+		return redact(text)
+	}
+	key := sha256.Sum256([]byte(text))
+	if out, ok := redactMemo.get(key); ok {
+		if out == nil {
+			return text
+		}
+		return *out
+	}
+	out := redact(text)
+	if out == text {
+		redactMemo.put(key, nil)
+	} else {
+		redactMemo.put(key, &out)
+	}
+	return out
+}
+
+func redact(text string) string {
+	d, err := gitleaks()
+	if err != nil {
+		return "[REDACTED:redactor-unavailable: " + err.Error() + "]"
+	}
+	text = redactFindings(text, d.DetectString(text))
+	return applyOwnRules(text)
+}
+
+// gitleaks' rules run at about 0.5 MB/s on code full of words like key and
+// token, and a conversation's earlier messages are redacted again with every
+// call that resends them (prompt log, cloud requests): results of longer
+// texts are remembered, by hash, in two generations of memoGen entries.
+const (
+	memoMinLen = 256
+	memoGen    = 2048
+)
+
+var redactMemo memo
+
+type memo struct {
+	mu       sync.Mutex
+	cur, old map[[32]byte]*string // nil value: the text had no secret
+}
+
+func (m *memo) get(k [32]byte) (*string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if v, ok := m.cur[k]; ok {
+		return v, true
+	}
+	v, ok := m.old[k]
+	if ok {
+		m.putLocked(k, v)
+	}
+	return v, ok
+}
+
+func (m *memo) put(k [32]byte, v *string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.putLocked(k, v)
+}
+
+func (m *memo) putLocked(k [32]byte, v *string) {
+	if m.cur == nil || len(m.cur) >= memoGen {
+		m.old, m.cur = m.cur, make(map[[32]byte]*string, memoGen)
+	}
+	m.cur[k] = v
+}
+
+// redactFindings cuts each finding's secret out of the places its match
+// occurs (a finding carries the matched text and the secret within it, not
+// byte offsets).
+func redactFindings(text string, findings []report.Finding) string {
+	if len(findings) == 0 {
+		return text
+	}
+	type span struct {
+		start, end int
+		rule       string
+	}
+	var spans []span
+	for _, f := range findings {
+		if f.Secret == "" {
+			continue
+		}
+		within := strings.Index(f.Match, f.Secret)
+		found := false
+		if within >= 0 {
+			for off := 0; ; {
+				i := strings.Index(text[off:], f.Match)
+				if i < 0 {
+					break
+				}
+				start := off + i + within
+				spans = append(spans, span{start, start + len(f.Secret), f.RuleID})
+				found = true
+				off += i + len(f.Match)
+			}
+		}
+		if !found { // the match was not found as is: cut the secret wherever it occurs
+			for off := 0; ; {
+				i := strings.Index(text[off:], f.Secret)
+				if i < 0 {
+					break
+				}
+				spans = append(spans, span{off + i, off + i + len(f.Secret), f.RuleID})
+				off += i + len(f.Secret)
+			}
+		}
+	}
+	if len(spans) == 0 {
+		return text
+	}
+	// Longest first at each start, then merge overlaps into the first span.
+	slices.SortFunc(spans, func(a, b span) int {
+		if a.start != b.start {
+			return a.start - b.start
+		}
+		return b.end - a.end
+	})
+	var b strings.Builder
+	b.Grow(len(text))
+	last := 0
+	for i := 0; i < len(spans); {
+		cur := spans[i]
+		for i++; i < len(spans) && spans[i].start < cur.end; i++ {
+			cur.end = max(cur.end, spans[i].end)
+		}
+		if cur.start < last {
+			continue
+		}
+		b.WriteString(text[last:cur.start])
+		b.WriteString("[REDACTED:" + cur.rule + "]")
+		last = cur.end
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// applyOwnRules runs lemmings' own rules, line by line but for multiline ones.
+func applyOwnRules(text string) string {
+	for _, r := range ownRules {
 		if r.multiline && hasAny(asciiLower(text), r.keywords) {
 			text = r.apply(text)
 		}
 	}
 	lowerAll := asciiLower(text)
 	var active []*secretRule
-	for i := range secretRules {
-		if r := &secretRules[i]; !r.multiline && hasAny(lowerAll, r.keywords) {
+	for i := range ownRules {
+		if r := &ownRules[i]; !r.multiline && hasAny(lowerAll, r.keywords) {
 			active = append(active, r)
 		}
 	}
@@ -194,12 +343,6 @@ func hasAny(s string, subs []string) bool {
 	return false
 }
 
-func hasDigitAndLetter(s string) bool {
-	return strings.ContainsAny(s, "0123456789") && strings.IndexFunc(s, func(r rune) bool {
-		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
-	}) >= 0
-}
-
 func notPlaceholder(s string) bool {
 	l := strings.ToLower(s)
 	for _, p := range []string{"${", "{{", "<", "%s", "xxx", "***", "redacted", "password", "passwd", "secret", "changeme", "example"} {
@@ -280,6 +423,10 @@ func redactMessages(msgs []Message) []Message {
 	}
 	return out
 }
+
+// RedactJSON returns raw with secrets removed from every string in it (and
+// short secrets under secret-like keys), still valid JSON.
+func RedactJSON(raw json.RawMessage) json.RawMessage { return redactJSON(raw) }
 
 // redactJSON redacts every string in a JSON document.
 func redactJSON(raw json.RawMessage) json.RawMessage {

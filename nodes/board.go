@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/llm"
 )
 
 // writeBoard keeps board.md, a kanban of milestones and tasks (seed 004), in
@@ -17,7 +19,7 @@ func (d *Deps) writeBoard(s *WorkflowState) error {
 	if board == d.lastBoard {
 		return nil
 	}
-	if err := writeFileAtomic(filepath.Join(d.RunDir, "board.md"), []byte(board)); err != nil {
+	if err := writeFileAtomic(filepath.Join(d.RunDir, "board.md"), []byte(llm.Redact(board))); err != nil {
 		return err
 	}
 	d.lastBoard = board

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm"
 )
 
 // Run outcomes (WorkflowState.Outcome).
@@ -37,7 +38,7 @@ func (d *Deps) Report(ctx context.Context, in WorkflowState) (WorkflowState, err
 	var b strings.Builder
 	d.writeReport(ctx, &b, &s)
 	path := filepath.Join(d.RunDir, "report.md")
-	if err := writeFileAtomic(path, []byte(b.String())); err != nil {
+	if err := writeFileAtomic(path, []byte(llm.Redact(b.String()))); err != nil {
 		return s, fmt.Errorf("report: %w", err)
 	}
 	s.ReportPath = path

@@ -266,10 +266,11 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		return nil, err
 	}
 	env.events = events
+	logged := redactingSink{events}
 	for _, w := range startup.lines() {
 		ev := graph.Event{Kind: graph.EventCustom, Name: "warning", RunID: wt.RunID(), Time: time.Now().UTC()}
 		ev.Data, _ = json.Marshal(map[string]any{"message": w})
-		for _, sink := range append([]graph.Sink{events}, o.Sinks...) {
+		for _, sink := range append([]graph.Sink{logged}, o.Sinks...) {
 			sink.Handle(ev)
 		}
 	}
@@ -280,7 +281,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	haltPath := filepath.Join(runDir, HaltFile)
 	app, err := Build(deps).Compile(
 		graph.WithCheckpointer(store),
-		graph.WithSinks(append([]graph.Sink{events}, o.Sinks...)...),
+		graph.WithSinks(append([]graph.Sink{logged}, o.Sinks...)...),
 		graph.WithMetadata(func(ctx context.Context, s WorkflowState) map[string]string {
 			head, _ := wt.Head(ctx)
 			return map[string]string{"git_head": head, "branch": wt.Branch()}
@@ -459,4 +460,17 @@ func orDiscard(w io.Writer) io.Writer {
 		return io.Discard
 	}
 	return w
+}
+
+// redactingSink removes secrets from what an event carries (a node's error,
+// a task title, a gate's feedback…) before events.jsonl records it.
+type redactingSink struct{ next graph.Sink }
+
+func (r redactingSink) Handle(ev graph.Event) {
+	ev.Error = llm.Redact(ev.Error)
+	ev.Reason = llm.Redact(ev.Reason)
+	if len(ev.Data) > 0 {
+		ev.Data = llm.RedactJSON(ev.Data)
+	}
+	r.next.Handle(ev)
 }

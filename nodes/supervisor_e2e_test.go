@@ -6,6 +6,7 @@ package nodes
 // OpenRouter.
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -362,7 +363,8 @@ func TestSupE2EOfflineSendsNothingToTheCloud(t *testing.T) {
 
 // TestSupE2ESecretsNeverReachTheCloud: deny-listed files are never sent to a
 // supervisor and secrets in the files that are sent are redacted; the prompt
-// log records what was sent.
+// log records what was sent; no secret reaches the prompt log, the event log
+// or the report either.
 func TestSupE2ESecretsNeverReachTheCloud(t *testing.T) {
 	t.Parallel()
 	e := supNewEnv(t, nil)
@@ -381,7 +383,7 @@ func TestSupE2ESecretsNeverReachTheCloud(t *testing.T) {
 		}
 	}
 	p := supFirstUser(calls[0])
-	if !strings.Contains(p, "### app.go") || !strings.Contains(p, "deployToken = \"[REDACTED:github-token]\"") {
+	if !strings.Contains(p, "### app.go") || !strings.Contains(p, "deployToken = \"[REDACTED:github-pat]\"") {
 		t.Fatalf("app.go not sent (redacted):\n%s", p)
 	}
 	if strings.Contains(p, "### .env") {
@@ -391,12 +393,18 @@ func TestSupE2ESecretsNeverReachTheCloud(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(log), "[REDACTED:github-token]") {
+	if !strings.Contains(string(log), "[REDACTED:github-pat]") {
 		t.Error("the prompt log does not show the redacted prompt")
 	}
-	for _, line := range strings.Split(string(log), "\n") {
-		if strings.Contains(line, `"code_style"`) && strings.Contains(line, supSecretToken) {
-			t.Fatal("the prompt log records an unredacted supervisor prompt")
+	for _, name := range []string{PromptsFile, EventsFile, "report.md"} {
+		data, err := os.ReadFile(filepath.Join(res.RunDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{supSecretKey, supSecretToken} {
+			if strings.Contains(string(data), secret) {
+				t.Errorf("%s holds the secret %.12s…", name, secret)
+			}
 		}
 	}
 }
@@ -480,5 +488,41 @@ func TestSupE2ETaskAbortPullsEveryoneForward(t *testing.T) {
 	}
 	if first := supFirstUser(supCallsOf(e.Cloud, SupDesign)[0]); !strings.Contains(supSection(first, "RECENT RESULTS AND QA FEEDBACK"), "FAILED t1") {
 		t.Errorf("design did not see the abandoned task:\n%s", first)
+	}
+}
+
+// TestSupE2ESecretsStayOutOfTheLogsAndReport: a secret in the remit and in a
+// task's title (both echoed in events and the report) is redacted in
+// events.jsonl, prompts.jsonl and report.md, and never reaches the cloud.
+func TestSupE2ESecretsStayOutOfTheLogsAndReport(t *testing.T) {
+	t.Parallel()
+	e := supNewEnv(t, nil)
+	e.Cfg.Log.Prompts = true
+	o := e.options(e.supPlanTitles([]string{"Write app.go for the deploy token " + supSecretToken}))
+	o.Remit = "ship the app; the deploy key is " + supSecretKey
+	res, err := Start(context.Background(), o)
+	if err != nil {
+		t.Fatalf("run: %v\nevents:\n%s", err, e.eventLog())
+	}
+	for _, name := range []string{PromptsFile, EventsFile, "report.md"} {
+		data, err := os.ReadFile(filepath.Join(res.RunDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{supSecretKey, supSecretToken} {
+			if strings.Contains(string(data), secret) {
+				t.Errorf("%s holds the secret %.12s…", name, secret)
+			}
+		}
+		if !strings.Contains(string(data), "[REDACTED:") {
+			t.Errorf("%s shows no redaction", name)
+		}
+	}
+	for _, c := range e.Cloud.Calls() {
+		for _, secret := range []string{supSecretKey, supSecretToken} {
+			if strings.Contains(string(c.Body), secret) {
+				t.Fatalf("a secret reached the cloud in call %d", c.Seq)
+			}
+		}
 	}
 }

@@ -43,6 +43,7 @@ type Server struct {
 	URL     string        // base URL, "http://127.0.0.1:PORT"
 	Host    string        // "127.0.0.1:PORT", the value for OLLAMA_HOST
 	Models  Models        // created unless WithoutModels was given
+	Trained Trained       // created when WithTrainedModels was given, else empty
 	Bin     string        // the server binary
 	Version string        // what /api/version reported
 	Files   tinymodel.Set // the generated weights and Modelfiles
@@ -60,6 +61,9 @@ type Timings struct {
 	Generate time.Duration // writing the GGUF files and Modelfiles
 	Ready    time.Duration // from exec to the first 200 from /api/version
 	Create   time.Duration // creating the three models
+	// CreateTrained is creating the trained models (WithTrainedModels), MiniLM's conversion
+	// from safetensors most of it.
+	CreateTrained time.Duration
 }
 
 type options struct {
@@ -69,6 +73,7 @@ type options struct {
 	env          map[string]string
 	startTimeout time.Duration
 	grace        time.Duration
+	trained      bool
 }
 
 // Option adjusts Start.
@@ -102,6 +107,10 @@ func Start(t testing.TB, opts ...Option) *Server {
 		opt(&o)
 	}
 	bin := binaryOrSkip(t)
+	var trainedDir string
+	if o.trained {
+		trainedDir = trainedOrSkip(t)
+	}
 
 	dir := t.TempDir()
 	s := &Server{Bin: bin, Models: o.models, Home: filepath.Join(dir, "home"),
@@ -140,9 +149,13 @@ func Start(t testing.TB, opts ...Option) *Server {
 		}
 		s.Timings.Create = time.Since(t0)
 	}
-	t.Logf("realollama: ollama %s at %s (pid %d): generate %v, ready %v, create %v",
+	if o.trained {
+		s.createTrained(t, trainedDir)
+	}
+	t.Logf("realollama: ollama %s at %s (pid %d): generate %v, ready %v, create %v, create trained %v",
 		s.Version, s.URL, s.proc.pid(), s.Timings.Generate.Round(time.Millisecond),
-		s.Timings.Ready.Round(time.Millisecond), s.Timings.Create.Round(time.Millisecond))
+		s.Timings.Ready.Round(time.Millisecond), s.Timings.Create.Round(time.Millisecond),
+		s.Timings.CreateTrained.Round(time.Millisecond))
 	return s
 }
 

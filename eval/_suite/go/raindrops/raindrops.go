@@ -1,0 +1,6 @@
+package raindrops
+
+// Convert turns a number into raindrop sounds.
+func Convert(number int) string {
+	return ""
+}

@@ -1,0 +1,6 @@
+package twofer
+
+// ShareWith says who gets the other cookie.
+func ShareWith(name string) string {
+	return ""
+}

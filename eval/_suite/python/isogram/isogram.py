@@ -1,0 +1,2 @@
+def is_isogram(string):
+    pass

@@ -1,0 +1,2 @@
+def leap_year(year):
+    pass

@@ -1,0 +1,206 @@
+// Package evaltest is a scripted team of models that solves eval exercises
+// with lemmings: every role answers as a capable model would, and the
+// implementor writes the solution it is given for each exercise. Tests use it
+// to run lemmings eval end to end (real worktrees, gates, commits and tests)
+// without a GPU.
+package evaltest
+
+import (
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/demo"
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
+)
+
+// Script answers every role of a lemmings run on an eval exercise.
+type Script struct {
+	// Solutions maps an exercise ID ("go/leap") to the files the
+	// implementor writes (path → content).
+	Solutions map[string]map[string]string
+	// FirstTry, when it has an exercise, is what the implementor writes on
+	// the eval's first attempt at it; the second attempt (shown the failing
+	// tests) writes Solutions. It makes pass@2 testable.
+	FirstTry map[string]map[string]string
+}
+
+// Steps returns the llmtest script: one catch-all step for the local roles.
+func (sc *Script) Steps() []llmtest.Step {
+	return []llmtest.Step{{Name: "eval-local", API: llmtest.Ollama, Times: -1, Respond: sc.respond}}
+}
+
+// NewServer starts a scripted model server answering with sc, with the
+// demo's model names. Steps in first are tried before sc (tests use them to
+// inject faults).
+func NewServer(sc *Script, first ...llmtest.Step) *llmtest.Server {
+	srv := llmtest.NewServer(llmtest.WithModels(
+		llmtest.ModelInfo{Name: demo.PrimaryModel, ContextLength: 32768},
+		llmtest.ModelInfo{Name: demo.SummarizerModel, ContextLength: 32768},
+		llmtest.ModelInfo{Name: demo.EmbeddingModel, ContextLength: 8192, Capabilities: []string{"embedding"}},
+	))
+	srv.Script(append(first, sc.Steps()...)...)
+	return srv
+}
+
+// Config points lemmings at the scripted server: local roles only, no
+// supervisors, no retrieval (an exercise is a handful of files).
+func Config(url string) *config.Config {
+	c := demo.Config(url)
+	c.Supervisors.Enabled = false
+	c.RAG.Enabled = false
+	c.Limits.MaxRetries = 1
+	return c
+}
+
+var (
+	exerciseID = regexp.MustCompile(`exercise "([^"]+)"`)
+	plannedRe  = regexp.MustCompile(`(?m)^\d+\. (.+?)(?: \[directive (d\d+)\])?$`)
+	inProgress = regexp.MustCompile(`(?m)^Task in progress: (t\d+) — (.+) \(attempt \d+\)$`)
+	titleRe    = regexp.MustCompile(`^(Solve|Fix) (\S+)$`)
+)
+
+func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
+	system := ""
+	if len(c.Messages) > 0 && c.Messages[0].Role == "system" {
+		system = c.Messages[0].Content
+	}
+	var v any
+	switch demo.RoleOf(system) {
+	case "scope_agent":
+		v = sc.scope(firstUser(c))
+	case "task_planner":
+		v = plan(firstUser(c))
+	case "implementor":
+		v = sc.implement(c)
+	case "qa":
+		v = qa(firstUser(c))
+	case "assessor":
+		v = map[string]any{"verdict": "all_done", "notes": "The tests pass.", "milestone_complete": true}
+	case "summarizer":
+		v = map[string]any{"summary": "Solved the exercise."}
+	default:
+		return llmtest.Reply{Status: 500, Body: `{"error":"evaltest script: unknown role"}`}
+	}
+	body, _ := json.Marshal(v)
+	return llmtest.Reply{Content: string(body)}
+}
+
+func firstUser(c llmtest.Call) string {
+	for _, m := range c.Messages {
+		if m.Role == "user" {
+			return m.Content
+		}
+	}
+	return ""
+}
+
+type taskSpec struct {
+	Title              string   `json:"title"`
+	Instructions       string   `json:"instructions"`
+	AcceptanceCriteria []string `json:"acceptance_criteria"`
+	TargetFiles        []string `json:"target_files,omitempty"`
+}
+
+func (sc *Script) spec(title string) taskSpec {
+	m := titleRe.FindStringSubmatch(title)
+	if m == nil {
+		return taskSpec{Title: title, Instructions: title, AcceptanceCriteria: []string{"the tests pass"}}
+	}
+	var files []string
+	for p := range sc.Solutions[m[2]] {
+		files = append(files, p)
+	}
+	sort.Strings(files)
+	return taskSpec{Title: title, Instructions: "Edit " + strings.Join(files, ", ") + " so that the exercise's tests pass; do not change the tests.",
+		AcceptanceCriteria: []string{"the exercise's tests pass"}, TargetFiles: files}
+}
+
+func (sc *Script) scope(prompt string) any {
+	id := "unknown"
+	if m := exerciseID.FindStringSubmatch(prompt); m != nil {
+		id = m[1]
+	}
+	verb := "Solve"
+	if strings.Contains(prompt, "# Test failures of the previous attempt") {
+		verb = "Fix"
+	}
+	return map[string]any{"milestones": []any{map[string]any{
+		"goal": "The tests of " + id + " pass.", "themes": []string{"exercise"},
+		"tasks": []taskSpec{sc.spec(verb + " " + id)},
+	}}}
+}
+
+func plan(prompt string) any {
+	ms := demo.Section(prompt, "CURRENT MILESTONE")
+	reply := map[string]any{"directives": []any{}, "carry_forward": []taskSpec{}}
+	if m := inProgress.FindStringSubmatch(ms); m != nil {
+		reply["decision"], reply["reasoning"], reply["task"] = "implement", "The last attempt failed; try again.", taskSpec{Title: m[2], Instructions: m[2], AcceptanceCriteria: []string{"the exercise's tests pass"}}
+		return reply
+	}
+	_, rest, _ := strings.Cut(ms, "Planned next tasks (carry-forward):")
+	var planned []taskSpec
+	for _, m := range plannedRe.FindAllStringSubmatch(rest, -1) {
+		planned = append(planned, taskSpec{Title: m[1], Instructions: m[1], AcceptanceCriteria: []string{"the exercise's tests pass"}})
+	}
+	if len(planned) == 0 {
+		reply["decision"], reply["reasoning"] = "milestone_done", "The exercise is solved."
+		return reply
+	}
+	reply["decision"], reply["reasoning"], reply["task"], reply["carry_forward"] = "implement", "Solve the exercise.", planned[0], planned[1:]
+	return reply
+}
+
+// implement writes the exercise's files one action at a time, then finishes.
+func (sc *Script) implement(c llmtest.Call) any {
+	p := firstUser(c)
+	step := 0
+	for _, m := range c.Messages[2:] {
+		if m.Role == "assistant" {
+			step++
+		}
+	}
+	title := taskTitle(p)
+	m := titleRe.FindStringSubmatch(title)
+	if m == nil {
+		return map[string]any{"thought": "no such exercise", "action": "blocked", "summary": "the script has no exercise for " + title}
+	}
+	files := sc.Solutions[m[2]]
+	if first, ok := sc.FirstTry[m[2]]; ok && m[1] == "Solve" {
+		files = first
+	}
+	var paths []string
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	if step < len(paths) {
+		return map[string]any{"thought": "write " + paths[step], "action": "write_file", "path": paths[step], "content": files[paths[step]]}
+	}
+	return map[string]any{"thought": "done", "action": "finish", "summary": "Wrote " + strings.Join(paths, ", ") + "."}
+}
+
+// taskTitle finds "tN: Title" at the start of the TASK section.
+func taskTitle(prompt string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(demo.Section(prompt, "TASK")), "\n")
+	_, title, _ := strings.Cut(first, ": ")
+	return strings.TrimSpace(title)
+}
+
+// qa passes every criterion, quoting a line the diff added as its evidence.
+func qa(prompt string) any {
+	quote := demo.AddedLine(demo.Section(prompt, "DIFF"))
+	var verdicts []map[string]any
+	for _, line := range strings.Split(demo.Section(prompt, "ACCEPTANCE CRITERIA"), "\n") {
+		num, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.Atoi(num)
+		verdicts = append(verdicts, map[string]any{"number": n, "criterion": crit, "met": true, "quote": quote, "evidence": "the tests pass"})
+	}
+	return map[string]any{"criteria": verdicts, "feedback": ""}
+}

@@ -1,0 +1,117 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// Lemmings is the Solver that carries out the exercise's remit with lemmings
+// in-process, through the same nodes.Start that `lemmings run` calls. Its one
+// gate is the exercise's test command, so the team sees the tests it must
+// pass; the eval still runs them itself on the result.
+type Lemmings struct {
+	Config     *config.Config
+	HTTPClient *http.Client
+	// Warn receives the runs' start-up warnings (nil: dropped).
+	Warn io.Writer
+	// Sinks, when set, gives the sinks of one attempt's run (progress).
+	Sinks func(a Attempt) []graph.Sink
+	// Implementor names who does the implementor's work in each run: ""
+	// (lemmings' own Implementor node) is the only one today; a coding CLI
+	// (e.g. "cli:qwen") is to be passed through to the run from here.
+	Implementor string
+}
+
+// Name implements Solver.
+func (l *Lemmings) Name() string { return "lemmings" }
+
+// notTheModel are the model-call failures that say nothing about the model's
+// skill: the server or the account failed, not the answer.
+var notTheModel = map[llm.ErrorKind]bool{
+	llm.KindUnavailable: true, llm.KindAuth: true, llm.KindQuota: true, llm.KindModelNotFound: true,
+}
+
+// Preflight checks that the primary model answers before any exercise runs.
+func (l *Lemmings) Preflight(ctx context.Context) error {
+	if err := l.checkImplementor(); err != nil {
+		return err
+	}
+	var opts []llm.Option
+	if l.HTTPClient != nil {
+		opts = append(opts, llm.WithHTTPClient(l.HTTPClient))
+	}
+	router, err := llm.NewRouter(nodes.RouterConfigFrom(l.Config, false), opts...)
+	if err != nil {
+		return fmt.Errorf("models: %w", err)
+	}
+	defer router.Close()
+	return router.Check(ctx, nodes.RolePrimary)
+}
+
+func (l *Lemmings) checkImplementor() error {
+	if l.Implementor != "" {
+		return fmt.Errorf("implementor %q: lemmings runs have no such implementor yet", l.Implementor)
+	}
+	return nil
+}
+
+// Solve implements Solver: one lemmings run on a.Repo, whose branch is then
+// fast-forwarded onto main.
+func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
+	if err := l.checkImplementor(); err != nil {
+		return Outcome{}, err
+	}
+	cfg := *l.Config
+	cfg.Gates = []config.Gate{{Name: "test", Command: a.Language.Test, Timeout: workspace.DefaultTestTimeout}}
+	o := nodes.Options{RepoDir: a.Repo, Remit: a.Remit, Config: &cfg, Warn: l.Warn, HTTPClient: l.HTTPClient}
+	if l.Sinks != nil {
+		o.Sinks = l.Sinks(a)
+	}
+	res, err := nodes.Start(ctx, o)
+	if res.RunID == "" && err != nil {
+		return Outcome{}, err // the run could not start: not the model's doing
+	}
+	if ctx.Err() != nil {
+		return Outcome{}, context.Cause(ctx)
+	}
+	var le *llm.Error
+	if errors.As(err, &le) && notTheModel[le.Kind] {
+		return Outcome{RunID: res.RunID}, err // the attempt is void: a resumed eval makes it again
+	}
+	s := res.State
+	out := Outcome{RunID: res.RunID, Status: string(res.Status), Outcome: s.Outcome, StopReason: s.StopReason,
+		TasksCompleted: s.TasksCompleted, TasksFailed: s.TasksFailed}
+	for _, u := range s.Usage {
+		out.PromptTokens += u.PromptTokens
+		out.CompletionTokens += u.CompletionTokens
+		out.CostUSD += u.CostUSD
+	}
+	if err != nil {
+		out.Error = err.Error()
+		if out.Outcome == "" {
+			out.Outcome = "failed"
+		}
+	}
+	// Whatever the run committed is its answer.
+	if res.Branch != "" {
+		if _, gerr := git(ctx, a.Repo, "merge", "-q", "--ff-only", res.Branch); gerr != nil {
+			return out, fmt.Errorf("take the run's answer: %w", gerr)
+		}
+	}
+	if repo, rerr := workspace.OpenRepo(ctx, a.Repo); rerr == nil {
+		_ = repo.RemoveWorktree(context.WithoutCancel(ctx), res.RunID) // a copy of main now; its logs stay in .lemmings/runs
+	}
+	if errors.Is(err, context.Canceled) {
+		return out, err
+	}
+	return out, nil
+}
