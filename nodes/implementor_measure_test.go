@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,19 +69,11 @@ func (m *countingModel) take() []measuredCall {
 	return out
 }
 
-// cacheSlotLine is the server's debug line for each request: how many prompt
-// tokens it had and how many it reused from the slot's cache.
-var cacheSlotLine = regexp.MustCompile(`loading cache slot.*?prompt=(\d+).*?used=(\d+)`)
-
-// cacheShare sums prompt and reused tokens over the log lines in text.
+// cacheShare sums prompt and reused tokens over the server's debug lines in
+// text (realollama.ParseCacheSlots).
 func cacheShare(text string) (prompt, used int) {
-	for _, m := range cacheSlotLine.FindAllStringSubmatch(text, -1) {
-		p, _ := strconv.Atoi(m[1])
-		u, _ := strconv.Atoi(m[2])
-		prompt += p
-		used += u
-	}
-	return prompt, used
+	sum := realollama.SumCacheSlots(realollama.ParseCacheSlots(text))
+	return sum.Prompt, sum.Used
 }
 
 func TestCacheShareReadsTheServersSlotLines(t *testing.T) {
