@@ -93,6 +93,10 @@ type Role struct {
 	KeepAlive string `yaml:"keep_alive"`
 	// Options are passed to the provider as they are (Ollama options, e.g. top_p).
 	Options map[string]any `yaml:"options"`
+	// EditProtocol is how the Implementor's model writes code when this role
+	// serves it: "text" (code as plain text after a JSON action) or "json"
+	// (code inside the JSON action). Empty: text.
+	EditProtocol string `yaml:"edit_protocol"`
 }
 
 // Concurrency bounds parallel model calls.
@@ -171,6 +175,9 @@ type Limits struct {
 	GateOutputBytes      int            `yaml:"gate_output_bytes"`
 	// MaxConsecutiveFailures stops the run when that many tasks fail in a row.
 	MaxConsecutiveFailures int `yaml:"max_consecutive_failures"`
+	// FixRounds: failing gates on the Implementor's finish go back to it this
+	// many times inside the attempt; 0 leaves them to QA.
+	FixRounds int `yaml:"fix_rounds"`
 }
 
 // Tasks bound the size of a planned task so a small local model can finish it.
@@ -242,6 +249,7 @@ func Default() *Config {
 				Provider: ProviderOllama, Model: "qwen2.5-coder:14b",
 				MaxTokens: 4096, Temperature: ptr(0.2),
 				Timeout: 10 * time.Minute, KeepAlive: "30m", Options: map[string]any{},
+				EditProtocol: "text",
 			},
 			// Empty provider and model: the planner is the primary.
 			RolePlanner: {MaxTokens: 4096, Temperature: ptr(0.2), Timeout: 10 * time.Minute, Options: map[string]any{}},
@@ -283,7 +291,7 @@ func Default() *Config {
 				"scope_agent": 12000, "task_planner": 12000, "implementor": 16000,
 				"qa": 12000, "assessor": 8000, "summarizer": 4000, "supervisor": 5000,
 			},
-			GateOutputBytes: 16384, MaxConsecutiveFailures: 3,
+			GateOutputBytes: 16384, MaxConsecutiveFailures: 3, FixRounds: 3,
 		},
 		Tasks:      Tasks{MaxTargetFiles: 2, MaxInstructionChars: 600, SplitAfter: 2},
 		QA:         QA{RequireQuotes: true, Disputed: "escalate"},

@@ -70,6 +70,8 @@ func specs() []spec {
 			accepted: "a duration > 0 such as 90s, 5m or 1h30m", check: checkDuration(true)},
 		{key: "roles.*.keep_alive", doc: "Ollama `keep_alive`: how long the model stays loaded after a call. A duration, or seconds; negative keeps it loaded; empty: the server's default.",
 			accepted: "a duration such as 30m, an integer number of seconds, or empty", check: checkString(checkKeepAlive)},
+		{key: "roles.*.edit_protocol", doc: "How the Implementor's model writes code when this role serves it: `text` asks for the action in JSON and then for the code as plain text (a whole small file in one fenced block, SEARCH/REPLACE blocks for larger files); `json` takes the code inside the JSON action (some hosted models do better with it). Empty: `text`.",
+			accepted: "text, json, or empty", check: checkString(oneOf("", "text", "json"))},
 		{key: "roles.*.options", doc: "Extra provider options passed as they are (for Ollama: `top_p`, `num_gpu`, `seed`…). Merged by key across sources; an option set to null is removed.",
 			accepted: "a mapping of option name to value"},
 
@@ -126,6 +128,7 @@ func specs() []spec {
 			accepted: "a mapping with keys scope_agent, task_planner, implementor, qa, assessor, summarizer, supervisor"},
 		{key: "limits.token_budgets.*", doc: "Budget for one label.", accepted: "an integer >= 256", check: checkInt(atLeast(256))},
 		{key: "limits.gate_output_bytes", doc: "Bytes of a gate's output kept (the tail) for QA and the report.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "limits.fix_rounds", doc: "Times failing gates on the Implementor's finish go back to it inside the attempt, summarised, before QA. 0: finish ends the attempt at once.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
 		{key: "limits.max_consecutive_failures", doc: "Tasks failing in a row that stop the run (a circuit breaker: the model cannot do the work).", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "tasks.max_target_files", doc: "Most files one planned task may name; a plan over it goes back to the planner once with the reasons.",
 			accepted: "an integer >= 1", check: checkInt(atLeast(1))},

@@ -98,6 +98,13 @@ func Config(url string) *config.Config {
 		r.Model = model
 		c.Roles[name] = r
 	}
+	p := c.Roles[config.RolePrimary]
+	p.EditProtocol = "json" // the script writes its code inside the JSON actions
+	c.Roles[config.RolePrimary] = p
+	// The demo tells QA's story: a failing gate goes back to the planner and
+	// a second attempt. Fix rounds inside the loop are the implementor's own
+	// tests' business.
+	c.Limits.FixRounds = 0
 	c.Retry.InitialBackoff = 10 * time.Millisecond // the scripted server never needs patience
 	return c
 }

@@ -424,6 +424,9 @@ func supConfig(localURL, cloudURL string) *config.Config {
 		r.Model = model
 		c.Roles[name] = r
 	}
+	p := c.Roles[config.RolePrimary]
+	p.EditProtocol = "json" // the scripted implementor writes its files inside the JSON action
+	c.Roles[config.RolePrimary] = p
 	c.Retry = config.Retry{MaxAttempts: 2, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}
 	c.Gates = []config.Gate{{Name: "check", Command: "true", Timeout: time.Minute}}
 	c.RAG.Enabled = false

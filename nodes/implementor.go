@@ -25,18 +25,23 @@ const (
 )
 
 // Loop detection: the same action with the same result this many times within
-// the recent window stops the attempt.
+// the recent window gets a nudge; maxNudges nudges that did not help end the
+// attempt.
 const (
 	loopWindow    = 8
 	loopThreshold = 3
+	maxNudges     = 2
+	// failedEditNudge edits in a row that did not apply get a nudge;
+	// failedEditLimit end the attempt.
+	failedEditNudge = 3
+	failedEditLimit = 6
 	// maxBadReplies in a row end the attempt: the model is not following the format.
 	maxBadReplies = 3
-	// keepResults is how many recent tool results stay in full in the
-	// conversation; older ones are elided so the prompt stays within budget.
-	keepResults = 6
 )
 
-type implData struct{}
+// implData is what the implementor's template sees: Text selects the edit
+// protocol's instructions and examples.
+type implData struct{ Text bool }
 
 // Implementor runs one attempt at the current task: a bounded tool loop in
 // which every model reply is one schema-constrained action, executed by the
@@ -57,8 +62,7 @@ func (d *Deps) Implementor(ctx context.Context, in WorkflowState) (WorkflowState
 	if err := d.Work.ResetHard(ctx, t.AttemptBase); err != nil {
 		return s, fmt.Errorf("implementor: reset to attempt base: %w", err)
 	}
-	loop := &implLoop{d: d, s: &s, t: t, detector: workspace.NewActionLoop(loopWindow, loopThreshold)}
-	res, err := loop.run(ctx)
+	res, err := newImplLoop(d, &s, t).run(ctx)
 	if err != nil {
 		return s, err
 	}
@@ -90,7 +94,8 @@ func (d *Deps) endAttempt(ctx context.Context, s WorkflowState, res *ImplResult)
 		}
 	}
 	s.Implementation = res
-	graph.Emit(ctx, "implementation", map[string]any{"task": t.ID, "attempt": t.Attempt, "status": res.Status, "actions": res.Actions, "files": res.Files})
+	graph.Emit(ctx, "implementation", map[string]any{"task": t.ID, "attempt": t.Attempt, "status": res.Status, "actions": res.Actions, "files": res.Files,
+		"fix_rounds": res.FixRounds, "malformed": res.Malformed})
 	return s
 }
 
@@ -120,14 +125,48 @@ type implLoop struct {
 	s        *WorkflowState
 	t        *Task
 	detector *workspace.ActionLoop
-	history  []llm.Message
-	touched  []string
+	// text: the code comes as plain text in a second call (EditText).
+	text bool
+	// prefix is the system message and the first user message, composed
+	// once per attempt so every call starts with the same bytes and the
+	// server's prompt cache is reused.
+	prefix       []llm.Message
+	prefixTokens int
+	history      []llm.Message
+	dropped      int // exchanges dropped from the history so far
+	touched      []string
+	focus        map[string]int  // file → the line last read or changed
+	failedEdits  map[string]int  // file → edits that did not apply
+	wholeFile    map[string]bool // files whose targeted edits failed twice
+	failStreak   int             // edits in a row that did not apply
+	nudges       int
+	// hint is advice on the last failed edit, added after the loop
+	// detector has seen the result, so advice that varies does not hide a
+	// repeat.
+	hint      string
+	fixRounds int
+	malformed int
+}
+
+func newImplLoop(d *Deps, s *WorkflowState, t *Task) *implLoop {
+	return &implLoop{d: d, s: s, t: t, detector: workspace.NewActionLoop(loopWindow, loopThreshold),
+		text:  d.Settings.EditProtocol != EditJSON,
+		focus: map[string]int{}, failedEdits: map[string]int{}, wholeFile: map[string]bool{}}
 }
 
 func (l *implLoop) run(ctx context.Context) (*ImplResult, error) {
+	res, err := l.loop(ctx)
+	if res != nil {
+		res.FixRounds, res.Malformed = l.fixRounds, l.malformed
+	}
+	return res, err
+}
+
+func (l *implLoop) loop(ctx context.Context) (*ImplResult, error) {
 	d := l.d
-	sections, err := l.sections(ctx)
-	if err != nil {
+	if err := l.buildPrefix(ctx); tooLarge(err) {
+		return &ImplResult{Status: ImplExhausted, Summary: "the task's prompt does not fit the model's context window: " + err.Error()}, nil
+	} else if err != nil {
 		return nil, err
 	}
 	bad, runaways := 0, 0
@@ -135,9 +174,7 @@ func (l *implLoop) run(ctx context.Context) (*ImplResult, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		history, used := l.compactHistory(d.Settings.budget(NodeImplementor) / 2)
-		act, resp, err := ask[implAction](ctx, d, l.s, call{Label: NodeImplementor, Data: implData{}, Sections: sections,
-			Messages: history, Budget: d.Settings.budget(NodeImplementor) - used, Variation: runaways})
+		act, resp, err := l.nextAction(ctx, runaways)
 		if tooLarge(err) {
 			return &ImplResult{Status: ImplExhausted, Actions: n, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil
 		}
@@ -161,69 +198,81 @@ func (l *implLoop) run(ctx context.Context) (*ImplResult, error) {
 			}
 			if err != nil {
 				bad++
+				l.malformed++
 				if bad >= maxBadReplies {
 					return &ImplResult{Status: ImplError, Actions: n, Summary: "the model's replies were not valid actions: " + err.Error()}, nil
 				}
-				l.note(resp.Content, "Your reply was not a valid action ("+err.Error()+"). Answer with one JSON action.")
+				l.note(resp.Content, "Your reply was not a valid action ("+err.Error()+"). "+l.reminder())
 				continue
 			}
 		}
+		if resp.DoneReason == "length" && writesCode(act) {
+			// A reply cut at the length limit may still parse (the JSON
+			// repair closes it): never write half a change.
+			bad++
+			l.malformed++
+			if bad >= maxBadReplies {
+				return &ImplResult{Status: ImplError, Actions: n, Summary: "the model's replies kept hitting the reply limit"}, nil
+			}
+			l.note(resp.Content, fmt.Sprintf("Your reply was cut off at %d tokens (the reply limit), so nothing was written. Make a smaller change. %s", resp.Usage.CompletionTokens, l.reminder()))
+			continue
+		}
 		bad = 0
+		args := actionArgs(act)
 		switch act.Action {
 		case "finish":
-			return &ImplResult{Status: ImplFinished, Actions: n, Summary: firstNonEmpty(act.Summary, act.Thought)}, nil
+			if res := l.finish(ctx, act, args, n); res != nil {
+				return res, nil
+			}
+			continue
 		case "blocked":
 			return &ImplResult{Status: ImplBlocked, Actions: n, Summary: firstNonEmpty(act.Summary, act.Thought)}, nil
 		case "ask":
 			return &ImplResult{Status: ImplQuestion, Actions: n, Summary: "the implementor asked a question", Question: firstNonEmpty(act.Question, act.Summary)}, nil
 		}
-		result := l.execute(ctx, act)
-		args, _ := json.Marshal(act)
-		if repeated, count := l.detector.Record(act.Action, string(args), result); repeated {
-			return &ImplResult{Status: ImplLoop, Actions: n, Summary: fmt.Sprintf("repeated the same %s action %d times with the same result", act.Action, count)}, nil
+		var result, signature string
+		if l.text && (act.Action == "edit" || act.Action == "write_file") {
+			ex, err := l.codeEdit(ctx, act, args)
+			if tooLarge(err) {
+				return &ImplResult{Status: ImplExhausted, Actions: n, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			l.note(args, ex.instruction)
+			args, result, signature = ex.reply, ex.result, ex.reply
+		} else {
+			result = l.execute(ctx, act)
+			signature = args
 		}
-		l.note(string(args), "RESULT of "+act.Action+":\n"+result)
+		if end := l.steer(act, signature, &result); end != "" {
+			return &ImplResult{Status: ImplLoop, Actions: n, Summary: end}, nil
+		}
+		l.note(args, "RESULT of "+act.Action+":\n"+result+"\n"+l.reminder())
 	}
 	return &ImplResult{Status: ImplExhausted, Actions: d.Settings.MaxActions, Summary: fmt.Sprintf("used all %d actions without finishing", d.Settings.MaxActions)}, nil
 }
 
-// note appends one exchange to the conversation.
+// writesCode says whether an action carries code in its JSON.
+func writesCode(a implAction) bool {
+	switch a.Action {
+	case "edit", "edit_blocks", "write_file":
+		return len(a.Edits) > 0 || a.Blocks != "" || a.Content != ""
+	}
+	return false
+}
+
+func actionArgs(a implAction) string {
+	b, _ := json.Marshal(a)
+	return string(b)
+}
+
+// note appends one exchange to the conversation and keeps it within budget.
 func (l *implLoop) note(assistant, user string) {
 	l.history = append(l.history,
 		llm.Message{Role: "assistant", Content: assistant},
 		llm.Message{Role: "user", Content: user})
-}
-
-// compactHistory keeps the latest tool results in full and elides older ones,
-// then drops the oldest exchanges while the history exceeds budget tokens: the
-// model still sees what it did last, and the prompt does not grow without
-// end. It returns the history and its size.
-func (l *implLoop) compactHistory(budget int) ([]llm.Message, int) {
-	out := slices.Clone(l.history)
-	cut := len(out) - 2*keepResults
-	for i := 0; i < cut; i++ {
-		if out[i].Role == "user" && len(out[i].Content) > 200 {
-			first, _, _ := strings.Cut(out[i].Content, "\n")
-			out[i].Content = first + "\n(output elided; repeat the action if you need it again)"
-		}
-	}
-	size := func(ms []llm.Message) int {
-		n := 0
-		for _, m := range ms {
-			n += llm.CountTokens(m.Content)
-		}
-		return n
-	}
-	dropped := 0
-	for len(out) > 2 && size(out) > budget {
-		out = out[2:]
-		dropped++
-	}
-	if dropped > 0 {
-		note := llm.Message{Role: "user", Content: fmt.Sprintf("(%d earlier actions are no longer shown; their changes are in the files)", dropped)}
-		out = append([]llm.Message{note}, out...)
-	}
-	return out, size(out)
+	l.compact()
 }
 
 func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
@@ -241,11 +290,14 @@ func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
 	if files := l.targetFiles(); files != "" {
 		secs = append(secs, llm.Section{Title: "TARGET FILES", Body: files, Priority: prioContext})
 	}
+	if symbols := l.symbolMap(); symbols != "" {
+		secs = append(secs, llm.Section{Title: "SYMBOLS", Body: symbols, Priority: prioContext - 5})
+	}
 	if tree, err := d.Work.FS().Tree(".", 200); err == nil {
 		secs = append(secs, llm.Section{Title: "REPOSITORY", Body: tree, Priority: prioOverview})
 	}
 	secs = append(secs, llm.Section{Title: "GATES", Body: gateList(d.Gates), Priority: prioOverview})
-	instr, err := d.instructionsSection(NodeImplementor, implData{})
+	instr, err := d.instructionsSection(NodeImplementor, implData{Text: l.text})
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +313,7 @@ func (l *implLoop) targetFiles() string {
 			fmt.Fprintf(&b, "%s: (does not exist yet)\n", p)
 			continue
 		}
-		fmt.Fprintf(&b, "%s:\n%s\n", p, numbered(string(data), 400))
+		fmt.Fprintf(&b, "%s:\n%s\n", p, numberedFrom(string(data), 1, targetFileLines))
 	}
 	return strings.TrimSpace(b.String())
 }
@@ -286,16 +338,24 @@ func firstNonEmpty(vs ...string) string {
 	return ""
 }
 
-// numbered renders text with line numbers, cut at maxLines.
-func numbered(text string, maxLines int) string {
+// numberedFrom renders lines first..first+count-1 of text (1-based) with
+// line numbers, and says what lies outside the window and how to see it.
+func numberedFrom(text string, first, count int) string {
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if text == "" {
+		return "(empty file)\n"
+	}
+	first = max(1, min(first, len(lines)))
+	last := min(len(lines), first+count-1)
 	var b strings.Builder
-	for i, line := range lines {
-		if i == maxLines {
-			fmt.Fprintf(&b, "… (%d more lines)\n", len(lines)-maxLines)
-			break
-		}
-		fmt.Fprintf(&b, "%4d| %s\n", i+1, line)
+	if first > 1 {
+		fmt.Fprintf(&b, "… (lines 1-%d above are not shown)\n", first-1)
+	}
+	for i := first; i <= last; i++ {
+		fmt.Fprintf(&b, "%4d| %s\n", i, lines[i-1])
+	}
+	if last < len(lines) {
+		fmt.Fprintf(&b, "… (lines %d-%d below are not shown: read_file with start_line %d)\n", last+1, len(lines), last+1)
 	}
 	return b.String()
 }

@@ -7,30 +7,37 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
-func TestImplementorHistoryStaysWithinItsBudget(t *testing.T) {
-	l := &implLoop{}
-	for i := 0; i < 30; i++ {
-		l.note(`{"action":"read_file","path":"big.go"}`, "RESULT of read_file:\n"+strings.Repeat("line of code\n", 200))
+func TestImplementorHistoryStaysWithinItsBudgetAndItsPrefixStable(t *testing.T) {
+	d := &Deps{Settings: DefaultSettings()}
+	d.Settings.TokenBudgets[NodeImplementor] = 6000
+	l := newImplLoop(d, &WorkflowState{}, &Task{})
+	l.prefixTokens = 1000
+	var prev []llm.Message
+	breaks := 0
+	for i := 0; i < 40; i++ {
+		l.note(`{"action":"read_file","path":"big.go"}`, "RESULT of read_file:\n"+strings.Repeat("line of code\n", 60))
+		cur := l.messages("")
+		// The prompt of this turn must start with all of the last one's
+		// messages unless a batch was elided or dropped.
+		for j := range prev {
+			if j >= len(cur) || cur[j].Content != prev[j].Content {
+				breaks++
+				break
+			}
+		}
+		prev = cur
+		if used := tokensOf(cur); used > 6000-1000-replyReserve {
+			t.Fatalf("turn %d: history of %d tokens exceeds what the budget leaves", i, used)
+		}
 	}
-	full := 0
-	for _, m := range l.history {
-		full += llm.CountTokens(m.Content)
+	if breaks == 0 || breaks > 40/elideBatch {
+		t.Errorf("the history changed before its end %d times in 40 turns; want a few batches (≤ %d)", breaks, 40/elideBatch)
 	}
-	out, used := l.compactHistory(3000)
-	if used > 3000 {
-		t.Errorf("history of %d tokens exceeds the budget of 3000", used)
-	}
-	if used >= full {
-		t.Errorf("nothing was compacted: %d of %d", used, full)
-	}
-	last := out[len(out)-1].Content
+	last := l.history[len(l.history)-1].Content
 	if !strings.HasPrefix(last, "RESULT of read_file:") || strings.Contains(last, "elided") {
 		t.Error("the latest result must stay in full")
 	}
-	if !strings.Contains(out[0].Content, "earlier actions are no longer shown") {
-		t.Errorf("dropping history must be said: %q", out[0].Content)
-	}
-	if len(l.history) != 60 {
-		t.Error("compaction must not change the loop's own record")
+	if !strings.Contains(l.history[0].Content, "earlier actions are no longer shown") {
+		t.Errorf("dropping history must be said: %q", l.history[0].Content)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
@@ -30,6 +31,9 @@ type call struct {
 	Budget int
 	// Variation > 0 varies the sampling (after runaway replies).
 	Variation int
+	// Prefix, when set, is the already composed start of the prompt (the
+	// implementor's, built once per attempt): nothing is composed again.
+	Prefix []llm.Message
 }
 
 // ask composes the prompt, asks for a T and folds the usage into the state.
@@ -65,6 +69,10 @@ func (d *Deps) compose(ctx context.Context, c call) (llm.Request, error) {
 	role := c.Role
 	if role == "" {
 		role = RolePrimary
+	}
+	if c.Prefix != nil {
+		msgs := append(slices.Clone(c.Prefix), c.Messages...)
+		return llm.Request{Role: role, Label: c.Label, Messages: msgs}, nil
 	}
 	budget := d.Settings.budget(c.Label)
 	if c.Budget > 0 {

@@ -325,7 +325,9 @@ func TestTheSameDiffTwiceIsCountedAsALoop(t *testing.T) {
 			return implementorFor("Fix MeanWordLength", true)(c) && !strings.Contains(c.Messages[1].Content, "same change")
 		}, Reply: llmtest.Reply{Content: finish}},
 	}
-	r := runLoop(t, runSetup{first: steps})
+	// No fix rounds: the failing test would send attempt 1 back to the
+	// model, and this test is about what QA sees across attempts.
+	r := runLoop(t, runSetup{first: steps, opts: func(o *nodes.Options) { o.Config.Limits.FixRounds = 0 }})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}

@@ -14,6 +14,23 @@ import (
 
 type qaData struct{}
 
+// qaGates runs the gates, or takes the results of the implementor's own run
+// when they all passed on exactly the tree QA judges (same diff hash).
+func (d *Deps) qaGates(ctx context.Context, impl *ImplResult) []workspace.GateResult {
+	if impl != nil && impl.GatesDiffHash != "" && impl.GatesDiffHash == impl.DiffHash && len(impl.Gates) == len(d.Gates) {
+		out := make([]workspace.GateResult, 0, len(impl.Gates))
+		for i, g := range impl.Gates {
+			if !g.Passed || g.Name != d.Gates[i].Name || g.Command != d.Gates[i].Command {
+				return workspace.RunGates(ctx, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes)
+			}
+			out = append(out, workspace.GateResult{Name: g.Name, Command: g.Command, Passed: true, Duration: g.Duration, Output: g.Output})
+		}
+		graph.Emit(ctx, "gates_reused", map[string]any{"diff_hash": impl.DiffHash})
+		return out
+	}
+	return workspace.RunGates(ctx, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes)
+}
+
 // QA judges one attempt. The orchestrator runs the gates itself; only when
 // they pass does a model review the change against each acceptance
 // criterion, quoting the change as evidence. Workers never judge themselves.
@@ -25,7 +42,7 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 	}
 	qa := &QAResult{}
 	s.QA = qa
-	results := workspace.RunGates(ctx, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes)
+	results := d.qaGates(ctx, s.Implementation)
 	if err := ctx.Err(); err != nil {
 		return s, err
 	}

@@ -41,17 +41,20 @@ type editSpec struct {
 }
 
 type implAction struct {
-	Thought  string     `json:"thought" jsonschema:"maxLength=400"`
-	Action   string     `json:"action" jsonschema:"enum=read_file,enum=list_files,enum=grep,enum=rag_search,enum=edit,enum=edit_blocks,enum=write_file,enum=run_gate,enum=finish,enum=blocked,enum=ask"`
-	Path     string     `json:"path,omitempty" jsonschema:"maxLength=200"`
-	Pattern  string     `json:"pattern,omitempty" jsonschema:"maxLength=200"`
-	Query    string     `json:"query,omitempty" jsonschema:"maxLength=300"`
-	Edits    []editSpec `json:"edits,omitempty" jsonschema:"maxItems=10"`
-	Blocks   string     `json:"blocks,omitempty"`
-	Content  string     `json:"content,omitempty"`
-	Gate     string     `json:"gate,omitempty" jsonschema:"maxLength=40"`
-	Summary  string     `json:"summary,omitempty" jsonschema:"maxLength=800"`
-	Question string     `json:"question,omitempty" jsonschema:"maxLength=600"`
+	Thought string `json:"thought" jsonschema:"maxLength=400"`
+	Action  string `json:"action" jsonschema:"enum=read_file,enum=list_files,enum=grep,enum=rag_search,enum=edit,enum=edit_blocks,enum=write_file,enum=run_gate,enum=finish,enum=blocked,enum=ask"`
+	Path    string `json:"path,omitempty" jsonschema:"maxLength=200"`
+	// StartLine and EndLine pick read_file's window.
+	StartLine int        `json:"start_line,omitempty" jsonschema:"minimum=0"`
+	EndLine   int        `json:"end_line,omitempty" jsonschema:"minimum=0"`
+	Pattern   string     `json:"pattern,omitempty" jsonschema:"maxLength=200"`
+	Query     string     `json:"query,omitempty" jsonschema:"maxLength=300"`
+	Edits     []editSpec `json:"edits,omitempty" jsonschema:"maxItems=10"`
+	Blocks    string     `json:"blocks,omitempty"`
+	Content   string     `json:"content,omitempty"`
+	Gate      string     `json:"gate,omitempty" jsonschema:"maxLength=40"`
+	Summary   string     `json:"summary,omitempty" jsonschema:"maxLength=800"`
+	Question  string     `json:"question,omitempty" jsonschema:"maxLength=600"`
 }
 
 type criterionVerdict struct {

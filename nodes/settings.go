@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // Settings are the workflow's knobs, filled from config by the runner. Tests
@@ -47,7 +48,27 @@ type Settings struct {
 	// assessor, summarizer, supervisor).
 	TokenBudgets    map[string]int
 	GateOutputBytes int
+
+	// EditProtocol is how the implementor's model writes code: EditText (the
+	// action in JSON, the code as plain text in a second call) or EditJSON
+	// (the code inside the JSON action).
+	EditProtocol string
+	// WholeFileLines: files up to this size are rewritten whole in the text
+	// protocol; larger ones get SEARCH/REPLACE blocks.
+	WholeFileLines int
+	// FixRounds is how often failing gates on finish go back to the model
+	// inside the attempt (0: finish ends the attempt at once).
+	FixRounds int
+	// SyntaxChecks are run after each edit, by file extension
+	// (workspace.DefaultSyntaxChecks); nil or empty: none.
+	SyntaxChecks map[string]string
 }
+
+// Edit protocols of the implementor.
+const (
+	EditText = "text"
+	EditJSON = "json"
+)
 
 // SupervisorSettings configure the supervisor layer (seed 003).
 type SupervisorSettings struct {
@@ -148,6 +169,10 @@ func DefaultSettings() Settings {
 			"qa": 12000, "assessor": 8000, "summarizer": 4000, "supervisor": 5000,
 		},
 		GateOutputBytes: 16384,
+		EditProtocol:    EditText,
+		WholeFileLines:  250,
+		FixRounds:       3,
+		SyntaxChecks:    workspace.DefaultSyntaxChecks(),
 	}
 }
 
@@ -170,6 +195,10 @@ func SettingsFrom(c *config.Config) Settings {
 	}
 	s.TokenBudgets = cloneMap(l.TokenBudgets)
 	s.GateOutputBytes = l.GateOutputBytes
+	s.FixRounds = l.FixRounds
+	if p := c.Roles[config.RolePrimary].EditProtocol; p != "" {
+		s.EditProtocol = p
+	}
 	s.Tasks = TaskLimits{MaxTargetFiles: c.Tasks.MaxTargetFiles, MaxInstructionChars: c.Tasks.MaxInstructionChars, SplitAfter: c.Tasks.SplitAfter}
 	s.QA = QASettings{RequireQuotes: c.QA.RequireQuotes, Disputed: c.QA.Disputed}
 	s.ArchitectAfter = c.Escalation.ArchitectAfter

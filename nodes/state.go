@@ -189,6 +189,14 @@ type ImplResult struct {
 	Commit   string   `json:"commit,omitempty"` // work-in-progress commit of this attempt
 	DiffHash string   `json:"diff_hash,omitempty"`
 	Error    string   `json:"error,omitempty"`
+	// FixRounds counts failing gates sent back to the model on finish.
+	FixRounds int `json:"fix_rounds,omitempty"`
+	// Malformed counts replies that were not usable actions or code.
+	Malformed int `json:"malformed,omitempty"`
+	// Gates passed inside the loop on the tree whose diff hash is
+	// GatesDiffHash: QA reuses them when the attempt's DiffHash is the same.
+	Gates         []GateOutcome `json:"gates,omitempty"`
+	GatesDiffHash string        `json:"gates_diff_hash,omitempty"`
 }
 
 // QAResult is the QA node's verdict on one attempt.

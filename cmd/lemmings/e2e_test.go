@@ -27,7 +27,7 @@ openrouter:
   base_url: %[1]s/v1
   api_key: test-key
 roles:
-  primary: {model: %[2]s}
+  primary: {model: %[2]s, edit_protocol: json}
   summarizer: {model: %[3]s}
   embedding: {model: %[4]s}
   supervisor: {model: %[5]s}
@@ -35,6 +35,8 @@ supervisors:
   mode: %[6]s
 retry:
   initial_backoff: 10ms
+limits:
+  fix_rounds: 0
 `, url, demo.PrimaryModel, demo.SummarizerModel, demo.EmbeddingModel, demo.SupervisorModel, mode)
 }
 

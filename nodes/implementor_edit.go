@@ -1,0 +1,270 @@
+package nodes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// implTextAction is an action of the text protocol: the JSON names what to
+// do and carries no code; an edit or write_file is followed by a second call,
+// without a JSON format, in which the model writes the code as plain text.
+type implTextAction struct {
+	Thought   string `json:"thought" jsonschema:"maxLength=400"`
+	Action    string `json:"action" jsonschema:"enum=read_file,enum=list_files,enum=grep,enum=rag_search,enum=edit,enum=write_file,enum=run_gate,enum=finish,enum=blocked,enum=ask"`
+	Path      string `json:"path,omitempty" jsonschema:"maxLength=200"`
+	StartLine int    `json:"start_line,omitempty" jsonschema:"minimum=0"`
+	EndLine   int    `json:"end_line,omitempty" jsonschema:"minimum=0"`
+	Pattern   string `json:"pattern,omitempty" jsonschema:"maxLength=200"`
+	Query     string `json:"query,omitempty" jsonschema:"maxLength=300"`
+	Gate      string `json:"gate,omitempty" jsonschema:"maxLength=40"`
+	Summary   string `json:"summary,omitempty" jsonschema:"maxLength=800"`
+	Question  string `json:"question,omitempty" jsonschema:"maxLength=600"`
+}
+
+func (a implTextAction) action() implAction {
+	return implAction{Thought: a.Thought, Action: a.Action, Path: a.Path, StartLine: a.StartLine, EndLine: a.EndLine,
+		Pattern: a.Pattern, Query: a.Query, Gate: a.Gate, Summary: a.Summary, Question: a.Question}
+}
+
+// codeExchange is one code call as the history keeps it: the request for
+// code (without the transient view of the file), the model's final reply,
+// and what became of it.
+type codeExchange struct {
+	instruction, reply, result string
+}
+
+// codeEdit asks for the code of an edit or write_file action as plain text:
+// the whole file in one fenced block when it is new, small, or its targeted
+// edits failed twice; SEARCH/REPLACE blocks otherwise. A reply cut off at the
+// length limit, or one that cannot be read, gets one re-ask; nothing
+// half-made is written.
+func (l *implLoop) codeEdit(ctx context.Context, act implAction, args string) (codeExchange, error) {
+	p := strings.TrimSpace(act.Path)
+	if p == "" {
+		return codeExchange{instruction: "error: " + act.Action + " needs a path.", reply: "(no code asked for)",
+			result: "error: give the path of the file to " + act.Action}, nil
+	}
+	old, readErr := l.d.Work.FS().ReadFile(p)
+	exists := readErr == nil
+	lines := strings.Count(string(old), "\n")
+	whole := !exists || act.Action == "write_file" || lines <= l.d.Settings.WholeFileLines || l.wholeFile[p]
+	instr := codeInstruction(p, whole, exists, lines)
+	msgs := append(l.messages(""), llm.Message{Role: "assistant", Content: args},
+		llm.Message{Role: "user", Content: instr + l.codeView(p, string(old), exists, whole)})
+	resp, err := l.chatText(ctx, msgs)
+	if err != nil {
+		return codeExchange{}, err
+	}
+	edits, content, problem := parseCode(resp, p, whole, string(old))
+	if problem != "" {
+		l.malformed++
+		graph.Emit(ctx, "implementor_bad_code", map[string]any{"task": l.t.ID, "path": p, "problem": problem, "done_reason": resp.DoneReason})
+		retry := problem
+		if resp.DoneReason == "length" {
+			retry = fmt.Sprintf("Your reply was cut off at %d tokens (the reply limit), so nothing was written. Make a smaller change.", resp.Usage.CompletionTokens)
+			if whole && exists && lines > 40 {
+				whole = false // a smaller change: blocks, not the whole file
+			}
+		}
+		retry += "\n" + codeInstruction(p, whole, exists, lines)
+		msgs = append(msgs, llm.Message{Role: "assistant", Content: resp.Content}, llm.Message{Role: "user", Content: retry})
+		resp, err = l.chatText(ctx, msgs)
+		if err != nil {
+			return codeExchange{}, err
+		}
+		edits, content, problem = parseCode(resp, p, whole, string(old))
+		if problem != "" {
+			l.malformed++
+			l.failStreak++
+			return codeExchange{instruction: instr, reply: resp.Content, result: "error: " + problem + "\nNo file was changed."}, nil
+		}
+	}
+	var result string
+	if edits != nil {
+		result = l.apply(ctx, edits)
+	} else {
+		result = l.writeWhole(ctx, p, content)
+	}
+	return codeExchange{instruction: instr, reply: resp.Content, result: result}, nil
+}
+
+// chatText makes a plain-text call after the prefix, counting its usage.
+func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message) (llm.Response, error) {
+	req, err := l.d.compose(ctx, call{Label: NodeImplementor, Prefix: l.prefix, Messages: msgs})
+	if err != nil {
+		return llm.Response{}, err
+	}
+	resp, err := l.d.Model.Chat(ctx, req)
+	l.s.AddUsage(NodeImplementor, totals(resp.Usage))
+	if err != nil {
+		graph.Emit(ctx, "model_error", map[string]any{"label": NodeImplementor, "error": err.Error()})
+		return resp, fmt.Errorf("%s: %w", NodeImplementor, err)
+	}
+	emitCall(ctx, NodeImplementor, resp)
+	return resp, nil
+}
+
+// fenceFor is the fence a file's content is written in: four backticks for
+// Markdown, which has fences of its own.
+func fenceFor(p string) string {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".md", ".markdown":
+		return "````"
+	}
+	return "```"
+}
+
+func langOf(p string) string {
+	switch ext := strings.TrimPrefix(strings.ToLower(path.Ext(p)), "."); ext {
+	case "py":
+		return "python"
+	case "js", "mjs", "cjs":
+		return "javascript"
+	case "ts":
+		return "typescript"
+	case "rs":
+		return "rust"
+	case "md":
+		return "markdown"
+	case "yml":
+		return "yaml"
+	default:
+		return ext
+	}
+}
+
+// codeInstruction asks for the code; it is kept in the history.
+func codeInstruction(p string, whole, exists bool, lines int) string {
+	fence := fenceFor(p)
+	if whole {
+		what := "the new file " + p
+		if exists {
+			what = fmt.Sprintf("the complete new content of %s (%d lines now)", p, lines)
+		}
+		return fmt.Sprintf("Now write %s in one fenced code block, as plain text (not JSON):\n%s%s\n<every line of the file>\n%s\n"+
+			"Write the whole file with your change made: every line, nothing left out or replaced by \"...\", no line numbers. Nothing after the closing %s.",
+			what, fence, langOf(p), fence, fence)
+	}
+	return fmt.Sprintf("Now write your change to %s as SEARCH/REPLACE blocks, as plain text (not JSON):\n%s\n<<<<<<< SEARCH\n<lines copied exactly from the file>\n=======\n<the new lines>\n>>>>>>> REPLACE\n"+
+		"Copy the SEARCH lines exactly as the file has them now, without line numbers, with two or three lines of context; use several small blocks rather than one large one.", p, p)
+}
+
+// codeView is the file as the code call shows it (not kept in the history):
+// plain lines, so none of them is copied with a number.
+func (l *implLoop) codeView(p, old string, exists, whole bool) string {
+	if !exists {
+		return ""
+	}
+	if old == "" {
+		return "\n\n" + p + " is empty now."
+	}
+	lines := strings.Split(strings.TrimRight(old, "\n"), "\n")
+	first, last := 1, len(lines)
+	if !whole && len(lines) > readWhole {
+		first = max(1, l.focus[p]-50)
+		last = min(len(lines), first+readWhole-1)
+	}
+	fence := fenceFor(p)
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n\n%s now", p)
+	if first > 1 || last < len(lines) {
+		fmt.Fprintf(&b, ", lines %d-%d of %d (the rest is not shown)", first, last, len(lines))
+	}
+	fmt.Fprintf(&b, ":\n%s%s\n%s\n%s", fence, langOf(p), strings.Join(lines[first-1:last], "\n"), fence)
+	return b.String()
+}
+
+// lazyElision spots a whole file with parts left out ("// ... rest of the
+// code"), which would delete them.
+var lazyElision = regexp.MustCompile(`(?im)^\s*(//|#|/\*|<!--|--|;)\s*(\.\.\.|…).*$|^\s*(//|#)\s*(rest of|remaining|existing|unchanged|other) (the )?(code|file|functions?|methods?|lines?|content)`)
+
+// parseCode reads the code reply: SEARCH/REPLACE blocks wherever they are
+// written, else (whole-file mode) the one fenced block. problem says why a
+// reply cannot be used.
+func parseCode(resp llm.Response, p string, whole bool, old string) (edits []workspace.Edit, content, problem string) {
+	reply := resp.Content
+	if resp.DoneReason == "length" {
+		return nil, "", fmt.Sprintf("the reply was cut off at %d tokens (the reply limit)", resp.Usage.CompletionTokens)
+	}
+	if hasBlockMarkers(reply) {
+		edits, err := workspace.ParseEditBlocks(reply)
+		var pe *workspace.ParseError
+		if errors.As(err, &pe) && strings.HasPrefix(pe.Problem, "no file path") {
+			edits, err = workspace.ParseEditBlocks(p + "\n" + reply)
+		}
+		if err != nil {
+			return nil, "", "the SEARCH/REPLACE blocks could not be read: " + err.Error()
+		}
+		if len(edits) == 0 {
+			return nil, "", "no SEARCH/REPLACE block was found"
+		}
+		return edits, "", ""
+	}
+	if !whole {
+		return nil, "", "no SEARCH/REPLACE block was found: write <<<<<<< SEARCH, the old lines, =======, the new lines, >>>>>>> REPLACE"
+	}
+	code, ok := fencedBlock(reply, fenceFor(p))
+	if !ok {
+		return nil, "", "the file was not in a fenced code block: put the whole file between a line " + fenceFor(p) + langOf(p) + " and a line " + fenceFor(p)
+	}
+	if strings.TrimSpace(code) == "" {
+		return nil, "", "the code block is empty"
+	}
+	if m := lazyElision.FindString(code); m != "" && !lazyElision.MatchString(old) {
+		return nil, "", fmt.Sprintf("the file has a part left out (%q): write every line of the file", strings.TrimSpace(m))
+	}
+	return nil, code, ""
+}
+
+var blockMarker = regexp.MustCompile(`(?m)^\s*<{5,9}\s*(?i:SEARCH)\s*$`)
+
+func hasBlockMarkers(s string) bool { return blockMarker.MatchString(s) }
+
+var fenceOpen = regexp.MustCompile("^\\s*(`{3,}|~{3,})\\s*([^`]*)$")
+
+// fencedBlock returns the longest fenced block of reply. A block still open
+// at the end of a reply that stopped normally is taken to the end (models
+// drop the closing fence); the caller has refused replies cut at the limit.
+// The preferred fence (four backticks for Markdown) is tried first so inner
+// fences stay part of the file.
+func fencedBlock(reply, preferred string) (string, bool) {
+	lines := strings.Split(strings.ReplaceAll(reply, "\r\n", "\n"), "\n")
+	best, found := "", false
+	for i := 0; i < len(lines); i++ {
+		m := fenceOpen.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		fence := m[1]
+		if len(preferred) > 3 && len(fence) < len(preferred) && strings.Contains(reply, preferred) {
+			continue
+		}
+		j := i + 1
+		for ; j < len(lines); j++ {
+			t := strings.TrimSpace(lines[j])
+			if strings.HasPrefix(t, fence[:1]) && strings.Trim(t, fence[:1]) == "" && len(t) >= len(fence) {
+				break
+			}
+		}
+		body := strings.Join(lines[i+1:min(j, len(lines))], "\n")
+		if j >= len(lines) {
+			body = strings.TrimRight(body, "\n ")
+		}
+		if !found || len(body) > len(best) {
+			best, found = body, true
+		}
+		i = j
+	}
+	if !found {
+		return "", false
+	}
+	return best + "\n", true
+}

@@ -1,0 +1,131 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/llm"
+)
+
+// The conversation's shape. The prefix (system message and task prompt) is
+// composed once per attempt within prefixShare of the budget and never
+// re-packed; old results are elided in batches of elideBatch, so from one
+// call to the next the prompt only grows at its end and Ollama reuses its
+// cache of everything before.
+const (
+	prefixShare = 50 // percent of the implementor's budget
+	// keepResults is how many recent exchanges stay in full.
+	keepResults = 6
+	// elideBatch old exchanges are elided at once, not one per turn.
+	elideBatch = 4
+	// replyReserve is kept free for the fresh views and the reply.
+	replyReserve = 2500
+	// elideOver: longer messages outside the kept window are elided.
+	elideOver = 300
+)
+
+const elidedNote = "\n(output elided; repeat the action if you need it again)"
+
+// buildPrefix composes the system message and the first user message.
+func (l *implLoop) buildPrefix(ctx context.Context) error {
+	sections, err := l.sections(ctx)
+	if err != nil {
+		return err
+	}
+	full := l.d.Settings.budget(NodeImplementor)
+	c := call{Label: NodeImplementor, Data: implData{Text: l.text}, Sections: sections, Budget: full * prefixShare / 100}
+	req, err := l.d.compose(ctx, c)
+	if tooLarge(err) {
+		// A small budget: the required parts take what they need; the
+		// history then has little room and the loop says so when it is gone.
+		c.Budget = full
+		req, err = l.d.compose(ctx, c)
+	}
+	if err != nil {
+		return err
+	}
+	l.prefix = req.Messages
+	l.prefixTokens = tokensOf(l.prefix)
+	return nil
+}
+
+func tokensOf(ms []llm.Message) int {
+	n := 0
+	for _, m := range ms {
+		n += llm.CountTokens(m.Content)
+	}
+	return n
+}
+
+// messages is the history after the prefix with the transient text (fresh
+// views) added to its last message; the history itself is not changed.
+func (l *implLoop) messages(transient string) []llm.Message {
+	out := slices.Clone(l.history)
+	if transient == "" {
+		return out
+	}
+	if n := len(out); n > 0 && out[n-1].Role == "user" {
+		out[n-1].Content += "\n\n" + transient
+		return out
+	}
+	return append(out, llm.Message{Role: "user", Content: transient})
+}
+
+// nextAction asks for one action in the attempt's protocol.
+func (l *implLoop) nextAction(ctx context.Context, variation int) (implAction, llm.Response, error) {
+	c := call{Label: NodeImplementor, Prefix: l.prefix, Messages: l.messages(l.freshViews()), Variation: variation}
+	if !l.text {
+		return ask[implAction](ctx, l.d, l.s, c)
+	}
+	a, resp, err := ask[implTextAction](ctx, l.d, l.s, c)
+	return a.action(), resp, err
+}
+
+// reminder closes every tool result: the reply format in one line.
+func (l *implLoop) reminder() string {
+	if l.text {
+		return "Reply with one JSON action (code is asked for after an edit or write_file action)."
+	}
+	return "Reply with one JSON action."
+}
+
+// compact keeps the history within budget in batches: once elideBatch
+// exchanges older than the last keepResults carry long text, all of them are
+// elided at once; when the whole prompt would pass the budget, the oldest
+// half of the history goes.
+func (l *implLoop) compact() {
+	keepFrom := len(l.history) - 2*keepResults
+	var long []int
+	for i := 0; i < keepFrom; i++ {
+		if m := l.history[i]; len(m.Content) > elideOver && !strings.HasSuffix(m.Content, elidedNote) {
+			long = append(long, i)
+		}
+	}
+	if len(long) >= 2*elideBatch {
+		for _, i := range long {
+			first, _, _ := strings.Cut(l.history[i].Content, "\n")
+			if len(first) > 200 {
+				first = first[:200] + "…"
+			}
+			l.history[i].Content = first + elidedNote
+		}
+	}
+	avail := l.d.Settings.budget(NodeImplementor) - l.prefixTokens - replyReserve
+	if tokensOf(l.history) <= avail {
+		return
+	}
+	// Drop the oldest exchanges until the history is down to half of what
+	// is available, so this happens seldom.
+	h := l.history
+	if len(h) > 0 && strings.HasPrefix(h[0].Content, "(") && strings.Contains(h[0].Content, "earlier actions are no longer shown") {
+		h = h[1:]
+	}
+	for len(h) > 2 && tokensOf(h) > avail/2 {
+		h = h[2:]
+		l.dropped++
+	}
+	note := llm.Message{Role: "user", Content: fmt.Sprintf("(%d earlier actions are no longer shown; their changes are in the files)", l.dropped)}
+	l.history = append([]llm.Message{note}, h...)
+}

@@ -1,0 +1,114 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// steer watches for a model going round in circles. A repeat (same action,
+// same arguments, same result) first gets a nudge appended to its result
+// that names it and suggests another way; so do edits that keep failing.
+// Only when the nudges have not helped does it return why the attempt ends.
+func (l *implLoop) steer(act implAction, signature string, result *string) string {
+	hint := l.hint
+	l.hint = ""
+	defer func() {
+		if hint != "" {
+			*result += "\n" + hint
+		}
+	}()
+	if repeated, count := l.detector.Record(act.Action, signature, *result); repeated {
+		l.nudges++
+		if l.nudges > maxNudges {
+			return fmt.Sprintf("repeated the same %s action %d times with the same result, after %d nudges", act.Action, count, maxNudges)
+		}
+		*result += fmt.Sprintf("\nNOTE: this is the %s time you did this same %s and got this same result. Doing it again will not help: %s",
+			ordinal(count), act.Action, suggestion(act.Action))
+	}
+	switch {
+	case l.failStreak >= failedEditLimit:
+		return fmt.Sprintf("%d edits in a row did not apply", l.failStreak)
+	case l.failStreak >= failedEditNudge && strings.HasPrefix(*result, "error"):
+		*result += fmt.Sprintf("\nNOTE: your last %d edits did not apply. Read the file again (read_file) and copy the lines exactly, or change a smaller part.", l.failStreak)
+		if l.text {
+			*result += " The file can also be rewritten whole (write_file)."
+		}
+	}
+	return ""
+}
+
+func ordinal(n int) string {
+	switch n {
+	case 1:
+		return "first"
+	case 2:
+		return "second"
+	case 3:
+		return "third"
+	}
+	return fmt.Sprintf("%dth", n)
+}
+
+func suggestion(action string) string {
+	switch action {
+	case "read_file", "list_files":
+		return "you have that content above. Make your change now, or read another part (start_line) or another file."
+	case "grep", "rag_search":
+		return "search for something else, or read the file you need."
+	case "run_gate":
+		return "its result will not change until you change the code. Edit the code the output points at."
+	case "edit", "edit_blocks", "write_file":
+		return "read the file again and change what it says now, or take another approach."
+	}
+	return "take another approach."
+}
+
+// finish runs the gates inside the loop before the attempt ends: a failure
+// goes back to the model, summarised, up to FixRounds times; then the
+// attempt ends anyway and QA judges it. It returns nil when the loop goes on.
+func (l *implLoop) finish(ctx context.Context, act implAction, args string, n int) *ImplResult {
+	done := &ImplResult{Status: ImplFinished, Actions: n, Summary: firstNonEmpty(act.Summary, act.Thought)}
+	gates := l.d.Gates
+	if l.d.Settings.FixRounds <= 0 || len(gates) == 0 {
+		return done
+	}
+	dir := l.d.Work.Dir()
+	results := workspace.RunGates(ctx, dir, gates, l.d.Settings.GateOutputBytes)
+	var passed []string
+	for _, r := range results {
+		emitGate(ctx, l.t, "finish", r)
+		if r.Passed {
+			passed = append(passed, r.Name)
+		}
+	}
+	if workspace.AllPassed(results) && ctx.Err() == nil {
+		// QA reuses these results if nothing changes before it looks.
+		if diff, _, err := l.d.Work.Changes(ctx, l.t.StartCommit); err == nil {
+			done.GatesDiffHash = workspace.DiffHash(diff)
+			for _, r := range results {
+				done.Gates = append(done.Gates, GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Duration: r.Duration, Output: r.Output})
+			}
+		}
+		return done
+	}
+	if ctx.Err() != nil {
+		return done
+	}
+	failed := results[len(results)-1]
+	if failed.Canceled || l.fixRounds >= l.d.Settings.FixRounds {
+		return done
+	}
+	l.fixRounds++
+	var b strings.Builder
+	fmt.Fprintf(&b, "RESULT of finish: not finished yet: a gate fails (fix round %d of %d).\n", l.fixRounds, l.d.Settings.FixRounds)
+	if len(passed) > 0 {
+		fmt.Fprintf(&b, "Passed: %s.\n", strings.Join(passed, ", "))
+	}
+	b.WriteString(failed.ModelFeedback(dir, workspace.DefaultSummaryBytes))
+	b.WriteString("\nFix the cause, then finish again.\n" + l.reminder())
+	l.note(args, b.String())
+	return nil
+}

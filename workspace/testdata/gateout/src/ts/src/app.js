@@ -1,0 +1,10 @@
+const unused = 1;
+
+function compare(a, b) {
+  if (a == b) {
+    return missing;
+  }
+  return 0;
+}
+
+module.exports = { compare };
