@@ -240,16 +240,10 @@ func runTrained(t *testing.T, s *realollama.Server, model string, m microRemit, 
 	reportPath, _ := res["report"].(string)
 	report, rerr := os.ReadFile(reportPath)
 	switch {
-	case rerr != nil && errText != "":
-		// Known, reported to be fixed in nodes/: a call that fails as a system fault — a
-		// degenerate reply (a stream stopped without done:true) or a model too slow for its
-		// timeout — ends the run at that step with the error and without a report. Recorded,
-		// not hidden; the error must say what happened.
+	case rerr != nil:
+		// Every run that ends, a system fault included, leaves its report.
 		o.KnownFault = errText
-		t.Logf("KNOWN FAULT: the run ended without a report: %s", errText)
-		if !strings.Contains(errText, "ollama") {
-			t.Errorf("the error does not name the model server: %s", errText)
-		}
+		t.Errorf("the run ended without a report (%v); error: %s", rerr, errText)
 	default:
 		failures := section(string(report), "## Failures")
 		reasons := 0
@@ -337,16 +331,17 @@ func trainedServer(t *testing.T) *realollama.Server {
 	return realollama.Start(t, realollama.WithTrainedModels())
 }
 
-// TestRealTrainedRun is the short subset `make test` runs: one Go run with SmolLM2 and one
-// Python run with Gemma 3 270M.
+// TestRealTrainedRun is the short subset `make test` runs: one Go run with SmolLM2.
 func TestRealTrainedRun(t *testing.T) {
 	s := trainedServer(t)
 	for _, tc := range []struct {
 		model string
 		remit microRemit
 	}{
-		{s.Trained.Chat, microRemits[2]},  // go fix-operator
-		{s.Trained.Gemma, microRemits[5]}, // python change-string
+		{s.Trained.Chat, microRemits[2]}, // go fix-operator
+		// Gemma 3 270M (a base model, minutes per grammar-constrained call on 2 cores) runs in
+		// TestRealTrainedRunAll, under make test-models: two runs would double make test's
+		// trained-model time.
 	} {
 		t.Run(tc.model+"/"+tc.remit.lang+"/"+tc.remit.name, func(t *testing.T) {
 			runTrained(t, s, tc.model, tc.remit, 1)
