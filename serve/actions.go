@@ -108,7 +108,7 @@ func (s *Server) resume(ctx context.Context, id string, approve bool, reason str
 	if err != nil {
 		return err
 	}
-	cfg, err := s.opts.LoadConfig()
+	cfg, err := s.opts.LoadConfig(id)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
@@ -134,7 +134,7 @@ func (s *Server) resume(ctx context.Context, id string, approve bool, reason str
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		res, err := nodes.Resume(s.ctx, nodes.Options{RepoDir: s.opts.Root, RunID: id, Config: cfg, Decision: decision,
+		res, err := nodes.Resume(s.ctx, nodes.Options{RepoDir: s.opts.Root, RunID: id, Config: cfg, Decision: decision, Choices: nodes.ChoicesOf(cfg),
 			Warn: lockedWriter{job}, HTTPClient: s.opts.HTTPClient})
 		job.mu.Lock()
 		job.ended, job.status, job.err = time.Now(), res.Status, err

@@ -84,7 +84,7 @@ func newFixture(t testing.TB, kinds runKind) *fixture {
 		gone.Close()
 	}
 	srv, err := New(Options{Root: f.repo, Poll: 20 * time.Millisecond,
-		LoadConfig: func() (*config.Config, error) { return scriptedConfig(resumeURL, false), nil }})
+		LoadConfig: func(string) (*config.Config, error) { return scriptedConfig(resumeURL, false), nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ type queueItem struct {
 
 // knowledgeDir is the configured knowledge directory, relative to a tree.
 func (s *Server) knowledgeDir() string {
-	cfg, err := s.opts.LoadConfig()
+	cfg, err := s.opts.LoadConfig("")
 	if err != nil || cfg.Knowledge.Dir == "" {
 		return "docs/knowledge"
 	}

@@ -47,9 +47,10 @@ type Options struct {
 	// Token, when set, is required of every request (?token= once, then a
 	// cookie). lemmings serve sets a random one for any non-loopback address.
 	Token string
-	// LoadConfig reads the repository's configuration (for resumes and the
-	// knowledge directory); nil uses the defaults.
-	LoadConfig func() (*config.Config, error)
+	// LoadConfig reads the repository's configuration: for a run (resumes go
+	// on with the choices the run was started with) or, with runID "", for
+	// the knowledge directory; nil uses the defaults.
+	LoadConfig func(runID string) (*config.Config, error)
 	// HTTPClient is given to runs resumed here (tests).
 	HTTPClient *http.Client
 	// Log receives one line per action taken (approve, halt, review).
@@ -83,7 +84,7 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("serve: no repository root")
 	}
 	if o.LoadConfig == nil {
-		o.LoadConfig = func() (*config.Config, error) { return config.Default(), nil }
+		o.LoadConfig = func(string) (*config.Config, error) { return config.Default(), nil }
 	}
 	if o.Log == nil {
 		o.Log = io.Discard

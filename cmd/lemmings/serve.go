@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/serve"
 )
 
@@ -40,10 +42,7 @@ It listens on 127.0.0.1:7766. Any other address needs the token printed at start
 				token = serve.RandomToken()
 			}
 			srv, err := serve.New(serve.Options{Root: root, Token: token, Log: a.stderr,
-				LoadConfig: func() (*config.Config, error) {
-					cfg, _, err := config.Load(config.LoadOptions{RepoRoot: root, Flags: a.flagOverrides()})
-					return cfg, err
-				}})
+				LoadConfig: a.serveConfig(root)})
 			if err != nil {
 				return err
 			}
@@ -90,4 +89,23 @@ It listens on 127.0.0.1:7766. Any other address needs the token printed at start
 	}
 	cmd.Flags().StringVar(&addr, "addr", serve.DefaultAddr, "address to listen on (not loopback: a token is required)")
 	return cmd
+}
+
+// serveConfig loads the configuration serve uses: for a run resumed from the
+// browser, the choices the run was started with (as `lemmings resume` does),
+// with serve's own flags over them.
+func (a *app) serveConfig(root string) func(runID string) (*config.Config, error) {
+	return func(runID string) (*config.Config, error) {
+		flags := nodes.Choices{}
+		if runID != "" {
+			ch, err := nodes.LoadChoices(root, runID)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(flags, ch)
+		}
+		maps.Copy(flags, a.flagOverrides())
+		cfg, _, err := config.Load(config.LoadOptions{RepoRoot: root, Flags: flags})
+		return cfg, err
+	}
 }
