@@ -19,7 +19,8 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 )
 
-// scriptedConfig points every role at a scripted model server.
+// scriptedConfig points every role at a scripted model server. Its limits
+// block comes last so that a test may append more limits to it.
 func scriptedConfig(url, mode string) string {
 	return fmt.Sprintf(`ollama:
   host: %[1]s

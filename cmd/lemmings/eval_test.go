@@ -55,12 +55,12 @@ func TestEvalBuiltinSuiteWithAScriptedModelScoresEverything(t *testing.T) {
 	c := newCLI(t)
 	c.config(fmt.Sprintf(`ollama: {host: %s}
 roles:
-  primary: {model: %s}
+  primary: {model: %s, edit_protocol: json}
   summarizer: {model: %s}
 supervisors: {enabled: false}
 rag: {enabled: false}
 concurrency: {local: 3}
-limits: {max_retries: 1}
+limits: {max_retries: 1, fix_rounds: 0}
 retry: {initial_backoff: 10ms}
 `, srv.URL(), demo.PrimaryModel, demo.SummarizerModel))
 	dir := t.TempDir()

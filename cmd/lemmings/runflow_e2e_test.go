@@ -98,7 +98,7 @@ func TestRunawayImplementorAndQAFailInTheWorkflowsTerms(t *testing.T) {
 			srv := demo.NewServer(&demo.Script{}, roleStep(role, runaway))
 			defer srv.Close()
 			c := newCLI(t)
-			c.config(scriptedConfig(srv.URL(), "blocking") + "limits:\n  max_retries: 0\n  max_consecutive_failures: 1\n")
+			c.config(scriptedConfig(srv.URL(), "blocking") + "  max_retries: 0\n  max_consecutive_failures: 1\n")
 			repo := prepared(t)
 			r := c.run(repo, "run", demo.Remit, "--json", "--no-supervisors")
 			if r.code != exitFailed {
@@ -125,7 +125,7 @@ func TestAWriteFileCutAtTheLengthLimitIsNeverWritten(t *testing.T) {
 	srv := demo.NewServer(&demo.Script{}, roleStep("implementor", cut))
 	defer srv.Close()
 	c := newCLI(t)
-	c.config(scriptedConfig(srv.URL(), "blocking") + "limits:\n  max_retries: 0\n  max_consecutive_failures: 1\n")
+	c.config(scriptedConfig(srv.URL(), "blocking") + "  max_retries: 0\n  max_consecutive_failures: 1\n")
 	repo := prepared(t)
 	r := c.run(repo, "run", demo.Remit, "--json", "--no-supervisors")
 	res := lastJSON(t, r.stdout)
