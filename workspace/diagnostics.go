@@ -317,17 +317,7 @@ func (r *sourceReader) context(d Diagnostic, n int) string {
 // ModelFeedback renders a result for a model: what ran, how it ended, and
 // the output summarised (SummarizeGateOutput) against the sources in dir.
 func (r GateResult) ModelFeedback(dir string, maxBytes int) string {
-	var status string
-	switch {
-	case r.Passed:
-		status = "passed"
-	case r.TimedOut:
-		status = "timed out"
-	case r.Canceled:
-		status = "was cancelled"
-	default:
-		status = fmt.Sprintf("FAILED (exit code %d)", r.ExitCode)
-	}
+	status := r.status("FAILED")
 	head := fmt.Sprintf("gate %s (`%s`) %s", r.Name, r.Command, status)
 	if r.Passed {
 		return head

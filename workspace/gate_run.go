@@ -36,19 +36,23 @@ type GateResult struct {
 	Canceled bool          `json:"canceled"` // ctx was cancelled: not the work's fault
 }
 
-// Feedback renders a result for a prompt: what ran, how it ended, the output.
-func (r GateResult) Feedback() string {
-	var status string
+// status says how the gate ended; failed is the word for a failure.
+func (r GateResult) status(failed string) string {
 	switch {
 	case r.Passed:
-		status = "passed"
+		return "passed"
 	case r.TimedOut:
-		status = "timed out"
+		return "timed out"
 	case r.Canceled:
-		status = "was cancelled"
+		return "was cancelled"
 	default:
-		status = fmt.Sprintf("failed (exit code %d)", r.ExitCode)
+		return fmt.Sprintf("%s (exit code %d)", failed, r.ExitCode)
 	}
+}
+
+// Feedback renders a result for a prompt: what ran, how it ended, the output.
+func (r GateResult) Feedback() string {
+	status := r.status("failed")
 	out := strings.TrimRight(r.Output, "\n")
 	if out == "" {
 		out = "(no output)"
