@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 // Exercise statuses in a result.
@@ -185,34 +187,6 @@ func Load(path string) (*File, error) {
 	return &f, nil
 }
 
-// writeAtomic writes data to path through a temporary file and a rename, so
-// a reader (or a killed eval) never sees half a file.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
-}
-
 // save writes the results file, the report and the chart.
 func (f *File) save(dir string) error {
 	f.summarize()
@@ -220,13 +194,13 @@ func (f *File) save(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(dir, ResultsFile), append(data, '\n')); err != nil {
+	if err := nodes.WriteFileAtomic(filepath.Join(dir, ResultsFile), append(data, '\n')); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(dir, ReportFile), []byte(f.Markdown())); err != nil {
+	if err := nodes.WriteFileAtomic(filepath.Join(dir, ReportFile), []byte(f.Markdown())); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(dir, ChartFile), []byte(f.SVG())); err != nil {
+	if err := nodes.WriteFileAtomic(filepath.Join(dir, ChartFile), []byte(f.SVG())); err != nil {
 		return fmt.Errorf("write chart: %w", err)
 	}
 	return nil

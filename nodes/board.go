@@ -19,7 +19,7 @@ func (d *Deps) writeBoard(s *WorkflowState) error {
 	if board == d.lastBoard {
 		return nil
 	}
-	if err := writeFileAtomic(filepath.Join(d.RunDir, "board.md"), []byte(llm.Redact(board))); err != nil {
+	if err := WriteFileAtomic(filepath.Join(d.RunDir, "board.md"), []byte(llm.Redact(board))); err != nil {
 		return err
 	}
 	d.lastBoard = board

@@ -79,5 +79,5 @@ func saveChoices(runDir string, ch Choices) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return changed, writeFileAtomic(path, append(data, '\n'))
+	return changed, WriteFileAtomic(path, append(data, '\n'))
 }

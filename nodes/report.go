@@ -59,7 +59,7 @@ func (d *Deps) saveReport(ctx context.Context, s *WorkflowState, end runEnd) (st
 	var b strings.Builder
 	d.writeReport(ctx, &b, s, end)
 	path := filepath.Join(d.RunDir, "report.md")
-	if err := writeFileAtomic(path, []byte(llm.Redact(b.String()))); err != nil {
+	if err := WriteFileAtomic(path, []byte(llm.Redact(b.String()))); err != nil {
 		return "", fmt.Errorf("report: %w", err)
 	}
 	return path, nil
@@ -284,8 +284,9 @@ func indentReason(r string) string {
 	return "\n\n  ```\n  " + strings.ReplaceAll(clip(r, 1500), "\n", "\n  ") + "\n  ```"
 }
 
-// writeFileAtomic writes via a temp file and rename, so readers never see half a file.
-func writeFileAtomic(path string, data []byte) error {
+// WriteFileAtomic writes path through a synced temporary file and a rename,
+// so a reader, or a process killed mid-write, never sees half a file.
+func WriteFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -293,14 +294,18 @@ func writeFileAtomic(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	return os.Rename(tmp.Name(), path)
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
