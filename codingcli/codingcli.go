@@ -1,0 +1,292 @@
+// Package codingcli runs a coding CLI (Claude Code, Codex, Gemini CLI, Qwen
+// Code or a custom command) as a stateless worker in one directory and reads
+// the event stream it prints. It knows nothing of tasks, gates or commits: the
+// caller renders the prompt and judges the result.
+package codingcli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Format names how a CLI reports its work on stdout.
+type Format string
+
+// Stream formats. FormatText is any CLI without an event stream: its whole
+// stdout is the final message.
+const (
+	FormatText   Format = "text"
+	FormatClaude Format = "claude-stream-json"
+	FormatCodex  Format = "codex-json"
+	FormatGemini Format = "gemini-json"
+	FormatQwen   Format = "qwen-stream-json"
+)
+
+// Preset is one CLI's command line and what a user needs to have it work.
+type Preset struct {
+	Name string
+	// Args is the command line. "{prompt}" is replaced by the prompt (unless
+	// Stdin) and "{model}" by the model; an argument pair whose value is
+	// "{model}" is dropped when no model is given.
+	Args []string
+	// Stdin sends the prompt on standard input instead of in Args.
+	Stdin  bool
+	Format Format
+	// Install and Login are the advice shown when the CLI is missing or
+	// cannot work (not logged in, no key).
+	Install string
+	Login   string
+	// Env names the variables passed through from lemmings' environment to
+	// the CLI (its own keys and settings). Nothing else of lemmings' passes.
+	Env []string
+}
+
+// Request is one run of a CLI.
+type Request struct {
+	Dir     string
+	Prompt  string
+	Model   string
+	Timeout time.Duration
+	// Env is set in the CLI's environment on top of the base set (PATH,
+	// HOME, locale, TMPDIR) and the preset's Env.
+	Env map[string]string
+	// OnEvent sees every event as it is parsed (for a progress line).
+	OnEvent func(Event)
+}
+
+// EventKind classifies one parsed event.
+type EventKind string
+
+// Event kinds.
+const (
+	EventMessage  EventKind = "message"
+	EventToolCall EventKind = "tool_call"
+	EventUsage    EventKind = "usage"
+	EventError    EventKind = "error"
+	EventResult   EventKind = "result"
+)
+
+// Event is one thing the CLI reported.
+type Event struct {
+	Kind  EventKind
+	Tool  string // for tool calls
+	Text  string
+	Usage Usage
+}
+
+// Usage is what the CLI said it spent.
+type Usage struct {
+	InputTokens  int
+	OutputTokens int
+	CostUSD      float64
+}
+
+// Add sums two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{u.InputTokens + o.InputTokens, u.OutputTokens + o.OutputTokens, u.CostUSD + o.CostUSD}
+}
+
+// Result is how a run ended.
+type Result struct {
+	// Final is the CLI's last message (its own summary of the work).
+	Final     string
+	Usage     Usage
+	ToolCalls int
+	Events    []Event
+	ExitCode  int
+	TimedOut  bool
+	// Failed is the CLI's own report of an error (an error event or result).
+	Failed string
+	// Stderr is the tail of standard error, for the failure message.
+	Stderr string
+	// Unparsed counts stdout lines the format's parser could not read.
+	Unparsed int
+}
+
+// parser reads one stdout line into zero or more events; ok is false for a
+// line it could not read.
+type parser func(line []byte) (events []Event, ok bool)
+
+// parsers is filled per format; a format without a parser reads as text.
+var parsers = map[Format]parser{}
+
+// ErrNotFound is returned (wrapped, with the install advice) when the
+// preset's program is not on PATH.
+var ErrNotFound = errors.New("coding CLI not found")
+
+// Check says whether the preset's program can be started.
+func (p Preset) Check() error {
+	if len(p.Args) == 0 {
+		return fmt.Errorf("coding CLI %q has no command line", p.Name)
+	}
+	if _, err := exec.LookPath(p.Args[0]); err != nil {
+		return fmt.Errorf("%w: %s is not on PATH; install it: %s", ErrNotFound, p.Args[0], p.Install)
+	}
+	return nil
+}
+
+// baseEnv is what every CLI gets from lemmings' environment.
+var baseEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TERM"}
+
+func (p Preset) environ(r Request) []string {
+	var env []string
+	for _, k := range append(append([]string{}, baseEnv...), p.Env...) {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for k, v := range r.Env {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+func (p Preset) argv(r Request) []string {
+	var out []string
+	for i := 0; i < len(p.Args); i++ {
+		a := p.Args[i]
+		if r.Model == "" && i+1 < len(p.Args) && p.Args[i+1] == "{model}" && strings.HasPrefix(a, "-") {
+			i++
+			continue
+		}
+		if r.Model == "" && a == "{model}" {
+			continue
+		}
+		a = strings.ReplaceAll(a, "{model}", r.Model)
+		if !p.Stdin {
+			a = strings.ReplaceAll(a, "{prompt}", r.Prompt)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// Run starts the CLI in r.Dir with the prompt, reads its events until it
+// exits or the timeout passes, and returns what it reported. An error means
+// the CLI could not be run at all; a CLI that ran and failed is a Result with
+// ExitCode, TimedOut or Failed set.
+func Run(ctx context.Context, p Preset, r Request) (Result, error) {
+	if err := p.Check(); err != nil {
+		return Result{}, err
+	}
+	if r.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
+		defer cancel()
+	}
+	argv := p.argv(r)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = r.Dir
+	cmd.Env = p.environ(r)
+	setProcessGroup(cmd)
+	if p.Stdin {
+		cmd.Stdin = strings.NewReader(r.Prompt)
+	}
+	var stderr tailBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return Result{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return Result{}, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	res := read(out, parsers[p.Format], r.OnEvent)
+	werr := cmd.Wait()
+	res.Stderr = stderr.String()
+	if ctx.Err() != nil {
+		res.TimedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
+		if !res.TimedOut {
+			return res, ctx.Err()
+		}
+	}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(werr, &ee):
+		res.ExitCode = ee.ExitCode()
+	case werr != nil && !res.TimedOut:
+		return res, werr
+	}
+	return res, nil
+}
+
+// read parses stdout line by line; with no parser the whole output is the
+// final message.
+func read(out io.Reader, parse parser, onEvent func(Event)) Result {
+	var res Result
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	var text strings.Builder
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if parse == nil {
+			text.Write(sc.Bytes())
+			text.WriteByte('\n')
+			continue
+		}
+		if len(line) == 0 {
+			continue
+		}
+		evs, ok := parse(line)
+		if !ok {
+			res.Unparsed++
+			continue
+		}
+		for _, ev := range evs {
+			res.add(ev)
+			if onEvent != nil {
+				onEvent(ev)
+			}
+		}
+	}
+	if parse == nil {
+		res.Final = strings.TrimSpace(text.String())
+	}
+	return res
+}
+
+func (res *Result) add(ev Event) {
+	res.Events = append(res.Events, ev)
+	switch ev.Kind {
+	case EventToolCall:
+		res.ToolCalls++
+	case EventMessage, EventResult:
+		if ev.Text != "" {
+			res.Final = ev.Text
+		}
+	case EventError:
+		res.Failed = ev.Text
+	}
+	res.Usage = res.Usage.Add(ev.Usage)
+}
+
+// tailBuffer keeps the last 8 KiB written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if n := len(t.buf); n > 8<<10 {
+		t.buf = t.buf[n-8<<10:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

@@ -1,0 +1,17 @@
+//go:build unix
+
+package codingcli
+
+import (
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// setProcessGroup puts the CLI in a group of its own so a timeout kills the
+// tools it started too (node CLIs spawn shells).
+func setProcessGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+}
