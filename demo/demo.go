@@ -20,7 +20,7 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 // Remit is what the demo asks of the team.
@@ -53,9 +53,9 @@ type Options struct {
 
 // Run prepares the sample repository in o.Dir, starts the scripted model
 // server in-process and runs the workflow on it.
-func Run(ctx context.Context, o Options) (nodes.Result, error) {
+func Run(ctx context.Context, o Options) (run.Result, error) {
 	if err := PrepareRepo(ctx, o.Dir); err != nil {
-		return nodes.Result{}, err
+		return run.Result{}, err
 	}
 	sc := o.Script
 	if sc == nil {
@@ -68,7 +68,7 @@ func Run(ctx context.Context, o Options) (nodes.Result, error) {
 	if o.Blocking {
 		cfg.Supervisors.Mode = "blocking"
 	}
-	return nodes.Start(ctx, nodes.Options{RepoDir: o.Dir, Remit: Remit, Config: cfg, Sinks: o.Sinks, Warn: o.Warn})
+	return run.Start(ctx, run.Options{RepoDir: o.Dir, Remit: Remit, Config: cfg, Sinks: o.Sinks, Warn: o.Warn})
 }
 
 // NewServer starts the scripted model server with the demo's models. Steps in

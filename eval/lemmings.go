@@ -11,11 +11,12 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // Lemmings is the Solver that carries out the exercise's remit with lemmings
-// in-process, through the same nodes.Start that `lemmings run` calls. Its one
+// in-process, through the same run.Start that `lemmings run` calls. Its one
 // gate is the exercise's test command, so the team sees the tests it must
 // pass; the eval still runs them itself on the result.
 type Lemmings struct {
@@ -49,7 +50,7 @@ func (l *Lemmings) Preflight(ctx context.Context) error {
 	if l.HTTPClient != nil {
 		opts = append(opts, llm.WithHTTPClient(l.HTTPClient))
 	}
-	router, err := llm.NewRouter(nodes.RouterConfigFrom(l.Config, false), opts...)
+	router, err := llm.NewRouter(run.RouterConfigFrom(l.Config, false), opts...)
 	if err != nil {
 		return fmt.Errorf("models: %w", err)
 	}
@@ -72,11 +73,11 @@ func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
 	}
 	cfg := *l.Config
 	cfg.Gates = []config.Gate{{Name: "test", Command: a.Language.Test, Timeout: workspace.DefaultTestTimeout}}
-	o := nodes.Options{RepoDir: a.Repo, Remit: a.Remit, Config: &cfg, Warn: l.Warn, HTTPClient: l.HTTPClient}
+	o := run.Options{RepoDir: a.Repo, Remit: a.Remit, Config: &cfg, Warn: l.Warn, HTTPClient: l.HTTPClient}
 	if l.Sinks != nil {
 		o.Sinks = l.Sinks(a)
 	}
-	res, err := nodes.Start(ctx, o)
+	res, err := run.Start(ctx, o)
 	if res.RunID == "" && err != nil {
 		return Outcome{}, err // the run could not start: not the model's doing
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 // ErrNoMatchingRun: runs are stored, but none is what Pick wants.
@@ -41,7 +42,7 @@ type Store struct {
 
 // Open opens the run store of the repository at root.
 func Open(root string) (*Store, error) {
-	app, err := nodes.Store(root)
+	app, err := run.Store(root)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +111,7 @@ func (s *Store) List(ctx context.Context) ([]Run, error) {
 }
 
 func (s *Store) listEach(ctx context.Context) ([]Run, error) {
-	dir := filepath.Join(s.root, nodes.DataDir, nodes.CheckpointsDir)
+	dir := filepath.Join(s.root, run.DataDir, run.CheckpointsDir)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("list runs in %s: %w", dir, err)
@@ -219,10 +220,10 @@ func (s *Store) Active(ctx context.Context, id string) bool {
 }
 
 // RunDir is where a run keeps its event log, board and report.
-func RunDir(root, id string) string { return filepath.Join(root, nodes.DataDir, nodes.RunsDir, id) }
+func RunDir(root, id string) string { return filepath.Join(root, run.DataDir, run.RunsDir, id) }
 
 // EventsPath is the run's event log (one JSON event per line).
-func EventsPath(root, id string) string { return filepath.Join(RunDir(root, id), nodes.EventsFile) }
+func EventsPath(root, id string) string { return filepath.Join(RunDir(root, id), run.EventsFile) }
 
 // ReportPath is the run's report, written when the run ends.
 func ReportPath(root, id string) string { return filepath.Join(RunDir(root, id), "report.md") }
@@ -244,12 +245,12 @@ func RequestHalt(root, id string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, nodes.HaltFile), []byte("halt requested\n"), 0o644)
+	return os.WriteFile(filepath.Join(dir, run.HaltFile), []byte("halt requested\n"), 0o644)
 }
 
 // HaltRequested reports whether a halt request waits for the run.
 func HaltRequested(root, id string) bool {
-	_, err := os.Stat(filepath.Join(RunDir(root, id), nodes.HaltFile))
+	_, err := os.Stat(filepath.Join(RunDir(root, id), run.HaltFile))
 	return err == nil
 }
 

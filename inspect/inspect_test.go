@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 func TestReadEventsLeavesAnUnterminatedLastLineForLater(t *testing.T) {
@@ -54,7 +54,7 @@ func TestReadEventsStopsAtMax(t *testing.T) {
 
 func TestADamagedRunIsListedWithItsError(t *testing.T) {
 	root := t.TempDir()
-	bad := filepath.Join(root, nodes.DataDir, nodes.CheckpointsDir, "20260101-000000-bad000")
+	bad := filepath.Join(root, run.DataDir, run.CheckpointsDir, "20260101-000000-bad000")
 	if err := os.MkdirAll(bad, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowSta
 	}
 	sections = append(sections, instr)
 	reply, resp, err := ask[architectReply](ctx, d, &s, call{Label: LabelArchitect, Role: RoleSupervisor, Data: architectData{},
-		Sections: sections, Budget: d.Settings.budget(NodeImplementor)})
+		Sections: sections, Budget: d.Settings.Budget(NodeImplementor)})
 	esc := d.escalation(EscArchitect, t, resp)
 	esc.Attempt = t.Attempt + 1 // the attempt the instructions are for
 	if err != nil {

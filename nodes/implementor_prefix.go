@@ -34,7 +34,7 @@ func (l *implLoop) buildPrefix(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	full := l.d.Settings.budget(NodeImplementor)
+	full := l.d.Settings.Budget(NodeImplementor)
 	c := call{Label: NodeImplementor, Data: implData{Text: l.text}, Sections: sections, Budget: full * prefixShare / 100}
 	req, err := l.d.compose(ctx, c)
 	if tooLarge(err) {
@@ -112,7 +112,7 @@ func (l *implLoop) compact() {
 			l.history[i].Content = first + elidedNote
 		}
 	}
-	avail := l.d.Settings.budget(NodeImplementor) - l.prefixTokens - replyReserve
+	avail := l.d.Settings.Budget(NodeImplementor) - l.prefixTokens - replyReserve
 	if tokensOf(l.history) <= avail {
 		return
 	}

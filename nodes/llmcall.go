@@ -74,7 +74,7 @@ func (d *Deps) compose(ctx context.Context, c call) (llm.Request, error) {
 		msgs := append(slices.Clone(c.Prefix), c.Messages...)
 		return llm.Request{Role: role, Label: c.Label, Messages: msgs}, nil
 	}
-	budget := d.Settings.budget(c.Label)
+	budget := d.Settings.Budget(c.Label)
 	if c.Budget > 0 {
 		budget = c.Budget
 	}

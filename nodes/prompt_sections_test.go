@@ -27,7 +27,7 @@ func TestPlannerPromptStaysWithinBudgetAsTheRunGrows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	budget := DefaultSettings().budget(NodePlanner)
+	budget := DefaultSettings().Budget(NodePlanner)
 	p, err := c.Compose(NodePlanner, plannerData{}, budget,
 		projectContextSection(&s),
 		llm.Section{Title: SecProjectKnowledge, Body: "(none)", Priority: prioKnowledge},

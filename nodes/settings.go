@@ -3,7 +3,6 @@ package nodes
 import (
 	"time"
 
-	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -176,51 +175,10 @@ func DefaultSettings() Settings {
 	}
 }
 
-func (s Settings) budget(label string) int {
+// Budget is the token budget of a prompt label (8000 when none is set).
+func (s Settings) Budget(label string) int {
 	if b := s.TokenBudgets[label]; b > 0 {
 		return b
 	}
 	return 8000
-}
-
-// SettingsFrom maps the configuration onto the workflow's settings.
-func SettingsFrom(c *config.Config) Settings {
-	s := DefaultSettings()
-	l := c.Limits
-	s.MaxTasks, s.MaxRetries, s.MaxActions, s.MaxWallTime = l.MaxTasks, l.MaxRetries, l.MaxActions, l.MaxWallTime
-	s.ReviewInterval, s.PolishTasks = l.ReviewInterval, l.PolishTasks
-	s.DirectiveMaxAge, s.MaxCleanupDirectives = l.DirectiveMaxAge, l.MaxCleanupDirectives
-	if l.MaxConsecutiveFailures > 0 {
-		s.MaxConsecutiveFailures = l.MaxConsecutiveFailures
-	}
-	s.TokenBudgets = cloneMap(l.TokenBudgets)
-	s.GateOutputBytes = l.GateOutputBytes
-	s.FixRounds = l.FixRounds
-	if p := c.Roles[config.RolePrimary].EditProtocol; p != "" {
-		s.EditProtocol = p
-	}
-	s.Tasks = TaskLimits{MaxTargetFiles: c.Tasks.MaxTargetFiles, MaxInstructionChars: c.Tasks.MaxInstructionChars, SplitAfter: c.Tasks.SplitAfter}
-	s.QA = QASettings{RequireQuotes: c.QA.RequireQuotes, Disputed: c.QA.Disputed}
-	s.ArchitectAfter = c.Escalation.ArchitectAfter
-	s.KnowledgeDir, s.KnowledgeBudget, s.PromoteAfter = c.Knowledge.Dir, c.Knowledge.BudgetTokens, c.Knowledge.PromoteAfter
-
-	sup := c.Supervisors
-	s.Supervisors = SupervisorSettings{
-		Enabled:              sup.Enabled && !c.Offline,
-		Blocking:             sup.Mode == "blocking",
-		BudgetUSD:            sup.BudgetUSD,
-		InputTokens:          sup.InputTokens,
-		UrgencyThreshold:     sup.UrgencyThreshold,
-		WeightQAFailure:      sup.UrgencyWeights.QAFailure,
-		WeightTaskAbort:      sup.UrgencyWeights.TaskAbort,
-		WeightChurn:          sup.UrgencyWeights.Churn,
-		WeightMinorDrift:     sup.UrgencyWeights.MinorDrift,
-		CodeStyle:            SupervisorKind{Enabled: sup.CodeStyle.Enabled, Interval: sup.CodeStyle.Interval},
-		Design:               SupervisorKind{Enabled: sup.Design.Enabled},
-		Internaliser:         SupervisorKind{Enabled: sup.Internaliser.Enabled, Interval: sup.Internaliser.Interval},
-		ConvergenceThreshold: sup.Convergence.Threshold,
-		MaxInterval:          sup.Convergence.MaxInterval,
-		Deny:                 append([]string(nil), sup.Deny...),
-	}
-	return s
 }

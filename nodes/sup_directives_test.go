@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
@@ -221,7 +222,7 @@ func supPlannerAnswer(reply map[string]any) func(llm.Request) (string, error) {
 	return func(req llm.Request) (string, error) {
 		switch req.Label {
 		case NodePlanner:
-			return supJSON(reply), nil
+			return suptest.JSON(reply), nil
 		case "summarizer":
 			return `{"summary":"done"}`, nil
 		}
@@ -338,7 +339,7 @@ func TestSupDirectivesInPlannerPrompt(t *testing.T) {
 		t.Fatalf("%d planner calls", len(reqs))
 	}
 	prompt := reqs[0].Messages[len(reqs[0].Messages)-1].Content
-	sec := supSection(prompt, SecDirectives)
+	sec := suptest.Section(prompt, SecDirectives)
 	i1 := strings.Index(sec, "- [d1] NORMAL functional from design: Stop: the store corrupts data")
 	i2 := strings.Index(sec, "- [d2] LOW cleanup from code_style: Tidy names")
 	if i1 < 0 || i2 < i1 {
@@ -347,8 +348,8 @@ func TestSupDirectivesInPlannerPrompt(t *testing.T) {
 	if !strings.Contains(sec, "files: store.go") {
 		t.Errorf("directive files missing:\n%s", sec)
 	}
-	if !strings.Contains(supSection(prompt, SecInstructions), "MUST be addressed") {
-		t.Errorf("instructions do not demand an answer for each directive:\n%s", supSection(prompt, SecInstructions))
+	if !strings.Contains(suptest.Section(prompt, SecInstructions), "MUST be addressed") {
+		t.Errorf("instructions do not demand an answer for each directive:\n%s", suptest.Section(prompt, SecInstructions))
 	}
 	if got := supFates(out); !slices.Equal(got, []string{"d1:task", "d2:handled"}) {
 		t.Fatalf("fates %v", got)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -50,12 +51,12 @@ func (m *supFakeModel) requests(label string) []llm.Request {
 
 func supAnswerAssessor(verdict string) func(llm.Request) (string, error) {
 	return func(llm.Request) (string, error) {
-		return supJSON(map[string]any{"verdict": verdict, "notes": "scripted", "milestone_complete": false}), nil
+		return suptest.JSON(map[string]any{"verdict": verdict, "notes": "scripted", "milestone_complete": false}), nil
 	}
 }
 
 func supAnswerEmptySupervisor(req llm.Request) (string, error) {
-	return supJSON(supEmptySupervisorReply(req.Label)), nil
+	return suptest.JSON(suptest.EmptySupervisorReply(req.Label)), nil
 }
 
 // supDeps builds the workflow's collaborators for single-node tests; with
@@ -76,13 +77,24 @@ func supDeps(t *testing.T, m Model, work bool) *Deps {
 func supWorktree(t *testing.T) *workspace.Worktree {
 	t.Helper()
 	ctx := context.Background()
-	repo, err := workspace.OpenRepo(ctx, supMakeRepo(t))
+	repo, err := workspace.OpenRepo(ctx, suptest.MakeRepo(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wt, err := repo.CreateWorktree(ctx, NewRunID())
+	wt, err := repo.CreateWorktree(ctx, "20260101-000000-sup")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return wt
+}
+
+// supRunLog returns the supervisor runs of one supervisor.
+func supRunLog(s WorkflowState, name string) []SupervisorRun {
+	var out []SupervisorRun
+	for _, r := range s.SupervisorRunLog {
+		if r.Supervisor == name {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -12,13 +12,14 @@ import (
 	"testing"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
 func supCodeStyleOutcome(job SupervisorJob, docs []docSpec, dirs []directiveSpec, findings []string) supervisorOutcome {
 	return supervisorOutcome{Job: job, CodeStyle: &codeStyleReply{Docs: docs, Directives: dirs, Findings: findings, Summary: "scripted"},
-		Response: llm.Response{Usage: llm.Usage{Calls: 1, PromptTokens: supPromptTokens, CompletionTokens: supCompletionToks, CostUSD: supCallCost}}}
+		Response: llm.Response{Usage: llm.Usage{Calls: 1, PromptTokens: suptest.PromptTokens, CompletionTokens: suptest.CompletionToks, CostUSD: suptest.CallCost}}}
 }
 
 func supLandState(d *Deps, t *testing.T) WorkflowState {
@@ -85,7 +86,7 @@ func TestSupOwnershipRefusal(t *testing.T) {
 	if len(log) != 1 || log[0].Trailers[TrailerSupervisorJob] != job.ID || log[0].Trailers[TrailerRun] != "sup-run" {
 		t.Fatalf("commits %+v, want one knowledge commit with the job trailer", log)
 	}
-	if s.SupervisorSpendUSD != supCallCost || s.Usage[SupCodeStyle].PromptTokens != supPromptTokens {
+	if s.SupervisorSpendUSD != suptest.CallCost || s.Usage[SupCodeStyle].PromptTokens != suptest.PromptTokens {
 		t.Errorf("spend %v usage %+v", s.SupervisorSpendUSD, s.Usage[SupCodeStyle])
 	}
 
@@ -218,7 +219,7 @@ func TestSupInputLeavesDeniedFilesOut(t *testing.T) {
 	ctx := context.Background()
 	d := supDeps(t, nil, true)
 	for p, body := range map[string]string{
-		".env":             "OPENROUTER_API_KEY=" + supSecretKey + "\n",
+		".env":             "OPENROUTER_API_KEY=" + suptest.SecretKey + "\n",
 		"certs/server.pem": "-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----\n",
 		"app.go":           "package app\n\nfunc Run() {}\n",
 	} {
@@ -235,11 +236,11 @@ func TestSupInputLeavesDeniedFilesOut(t *testing.T) {
 	for _, sec := range d.supervisorInput(ctx, &s, job) {
 		all.WriteString("## " + sec.Title + "\n" + sec.Body + "\n")
 	}
-	files := supSection(all.String(), "FILES CHANGED")
+	files := suptest.Section(all.String(), "FILES CHANGED")
 	if !strings.Contains(files, "### app.go") || !strings.Contains(files, "func Run()") {
 		t.Fatalf("app.go missing from FILES CHANGED:\n%s", files)
 	}
-	for _, leak := range []string{supSecretKey, "BEGIN PRIVATE KEY", "### .env", "### certs/server.pem"} {
+	for _, leak := range []string{suptest.SecretKey, "BEGIN PRIVATE KEY", "### .env", "### certs/server.pem"} {
 		if strings.Contains(all.String(), leak) {
 			t.Errorf("supervisor input contains %q:\n%s", leak, all.String())
 		}
@@ -400,7 +401,7 @@ func TestSupBudgetWarnsOnce(t *testing.T) {
 			n++
 		}
 	}
-	if n != 1 || s.SupervisorSpendUSD < 3*supCallCost-1e-9 {
+	if n != 1 || s.SupervisorSpendUSD < 3*suptest.CallCost-1e-9 {
 		t.Fatalf("%d budget warnings (spend %v): %q", n, s.SupervisorSpendUSD, warnings)
 	}
 	if got := supDueNames(s, d.Settings); len(got) != 0 {
@@ -424,7 +425,7 @@ func TestSupAssessorSeesSupervisorFindings(t *testing.T) {
 	if len(reqs) != 1 {
 		t.Fatalf("%d assessor calls", len(reqs))
 	}
-	sec := supSection(reqs[0].Messages[len(reqs[0].Messages)-1].Content, "SUPERVISOR FINDINGS")
+	sec := suptest.Section(reqs[0].Messages[len(reqs[0].Messages)-1].Content, "SUPERVISOR FINDINGS")
 	for _, want := range []string{"design (task_abort, after task 4): the storage layer bypasses the entity API; 1 directives", "pending normal functional directive: Route storage through the entity API"} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("SUPERVISOR FINDINGS lacks %q:\n%s", want, sec)
@@ -443,8 +444,8 @@ func TestSupBlockingStepRerunCommitsOnce(t *testing.T) {
 			return supAnswerEmptySupervisor(req)
 		}
 		calls++ // a real model words its second answer differently
-		return supJSON(map[string]any{"conventions_updated": []string{supConventionPath}, "directives": []any{}, "findings": []string{}, "summary": "s",
-			"docs": []any{map[string]any{"path": supConventionPath, "title": "Output file names", "rules": []string{fmt.Sprintf("Name files after their task (answer %d).", calls)}}}}), nil
+		return suptest.JSON(map[string]any{"conventions_updated": []string{suptest.ConventionPath}, "directives": []any{}, "findings": []string{}, "summary": "s",
+			"docs": []any{map[string]any{"path": suptest.ConventionPath, "title": "Output file names", "rules": []string{fmt.Sprintf("Name files after their task (answer %d).", calls)}}}}), nil
 	}}
 	d := supDeps(t, m, true)
 	d.Settings.Supervisors.Blocking = true
@@ -457,7 +458,7 @@ func TestSupBlockingStepRerunCommitsOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := supRunLog(out, SupCodeStyle); len(r) != 1 || !slices.Equal(r[0].Docs, []string{supConventionPath}) {
+		if r := supRunLog(out, SupCodeStyle); len(r) != 1 || !slices.Equal(r[0].Docs, []string{suptest.ConventionPath}) {
 			t.Fatalf("process %d: run %+v", process, r)
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/lemmings-dev/lemmings/config"
 )
 
 // supDueNames lists the due supervisors as "name:trigger".
@@ -60,12 +58,12 @@ func TestSupPeriodicTriggers(t *testing.T) {
 	}
 }
 
-// TestSupIntervalsConfigurable: intervals come from the configuration.
+// TestSupIntervalsConfigurable: intervals are settings (run.SettingsFrom
+// fills them from the configuration).
 func TestSupIntervalsConfigurable(t *testing.T) {
-	c := config.Default()
-	c.Supervisors.CodeStyle.Interval = 2
-	c.Supervisors.Internaliser.Interval = 0 // no periodic run
-	set := SettingsFrom(c)
+	set := DefaultSettings()
+	set.Supervisors.CodeStyle.Interval = 2
+	set.Supervisors.Internaliser.Interval = 0 // no periodic run
 	s := supExecState()
 	for range 2 {
 		supCompleteTask(&s)
@@ -231,10 +229,10 @@ func TestSupUrgencyWeights(t *testing.T) {
 	}
 	supWantUrgency(t, "Assessor minor drift", s, 0.5)
 
-	// Weights are configuration.
-	c := config.Default()
-	c.Supervisors.UrgencyWeights.QAFailure = 0.45
-	d2 := &Deps{Settings: SettingsFrom(c)}
+	// Weights are settings (run.SettingsFrom fills them from the configuration).
+	set := DefaultSettings()
+	set.Supervisors.WeightQAFailure = 0.45
+	d2 := &Deps{Settings: set}
 	s = supExecState()
 	s.CurrentTask, s.QA = &Task{ID: "t1"}, &QAResult{}
 	s = d2.qaFailed(ctx, s, "gate failed")

@@ -13,6 +13,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 // resumeJob is a run this server resumed in-process (approve / reject).
@@ -93,11 +94,11 @@ func (s *Server) resume(ctx context.Context, id string, approve bool, reason str
 	if err != nil {
 		return err
 	}
-	run, err := store.Find(ctx, id)
+	found, err := store.Find(ctx, id)
 	if err != nil {
 		return err
 	}
-	if run.Active {
+	if found.Active {
 		return fmt.Errorf("run %s is running in another process", id)
 	}
 	snap, err := store.Snapshot(ctx, id)
@@ -134,7 +135,7 @@ func (s *Server) resume(ctx context.Context, id string, approve bool, reason str
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		res, err := nodes.Resume(s.ctx, nodes.Options{RepoDir: s.opts.Root, RunID: id, Config: cfg, Decision: decision, Choices: nodes.ChoicesOf(cfg),
+		res, err := run.Resume(s.ctx, run.Options{RepoDir: s.opts.Root, RunID: id, Config: cfg, Decision: decision, Choices: run.ChoicesOf(cfg),
 			Warn: lockedWriter{job}, HTTPClient: s.opts.HTTPClient})
 		job.mu.Lock()
 		job.ended, job.status, job.err = time.Now(), res.Status, err

@@ -19,7 +19,7 @@ import (
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 // fixture is a demo repository with real runs made against the scripted
@@ -68,7 +68,7 @@ func newFixture(t testing.TB, kinds runKind) *fixture {
 		t.Cleanup(resumeModels.Close)
 	}
 	if kinds&withDone != 0 {
-		res, err := nodes.Start(ctx, nodes.Options{RepoDir: f.repo, Remit: demo.Remit, Config: scriptedConfig(f.models.URL(), true)})
+		res, err := run.Start(ctx, run.Options{RepoDir: f.repo, Remit: demo.Remit, Config: scriptedConfig(f.models.URL(), true)})
 		if err != nil || res.Status != graph.StatusDone {
 			t.Fatalf("demo run: %s %v", res.Status, err)
 		}
@@ -97,7 +97,7 @@ func newFixture(t testing.TB, kinds runKind) *fixture {
 // startPaused starts a run that pauses for approval ("milestones" or "tasks").
 func (f *fixture) startPaused(mode string) string {
 	f.t.Helper()
-	res, err := nodes.Start(context.Background(), nodes.Options{RepoDir: f.repo, Remit: demo.Remit, Approve: mode, Config: scriptedConfig(f.models.URL(), false)})
+	res, err := run.Start(context.Background(), run.Options{RepoDir: f.repo, Remit: demo.Remit, Approve: mode, Config: scriptedConfig(f.models.URL(), false)})
 	if !errors.Is(err, graph.ErrPaused) || res.Status != graph.StatusPaused {
 		f.t.Fatalf("run --approve %s: %s %v", mode, res.Status, err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 type runsPage struct {
@@ -22,7 +22,7 @@ type runsPage struct {
 
 func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 	p := runsPage{Root: s.opts.Root}
-	if _, err := os.Stat(filepath.Join(s.opts.Root, nodes.DataDir, nodes.CheckpointsDir)); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(s.opts.Root, run.DataDir, run.CheckpointsDir)); errors.Is(err, os.ErrNotExist) {
 		s.render(w, http.StatusOK, "runs", pageData{Title: "Runs", Nav: "runs", CSRF: s.csrf, Body: p}) // no runs yet
 		return
 	}

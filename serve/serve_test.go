@@ -19,6 +19,7 @@ import (
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 func TestRunsAndRunPagesShowWhatTheRunDid(t *testing.T) {
@@ -235,7 +236,7 @@ func TestTornEventLogAndDamagedRunsDoNotStopTheServer(t *testing.T) {
 	}
 	// A damaged run: its checkpoints are garbage, its page says so, the rest is served.
 	bad := "20260101-000000-bad000"
-	dir := filepath.Join(f.repo, nodes.DataDir, nodes.CheckpointsDir, bad)
+	dir := filepath.Join(f.repo, run.DataDir, run.CheckpointsDir, bad)
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "0000000000000000.seg"), []byte("garbage, not a checkpoint segment"), 0o644)
 	code, body = f.get("/")

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -42,7 +42,7 @@ when named with --force; a run in progress never is.`,
 				return err
 			}
 			root := repo.Root()
-			app, err := nodes.Store(root)
+			app, err := run.Store(root)
 			if err != nil {
 				if len(args) == 1 {
 					return usageErr("no such run %q in %s: %v", args[0], root, err)
@@ -92,7 +92,7 @@ when named with --force; a run in progress never is.`,
 					if err := app.DeleteRun(ctx, r.ID); err != nil {
 						return err
 					}
-					if err := os.RemoveAll(filepath.Join(root, nodes.DataDir, nodes.RunsDir, r.ID)); err != nil {
+					if err := os.RemoveAll(filepath.Join(root, run.DataDir, run.RunsDir, r.ID)); err != nil {
 						return err
 					}
 				}

@@ -15,7 +15,7 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -75,7 +75,7 @@ func (a *app) doctor(ctx context.Context) []check {
 			add("git changes", "warn", fmt.Sprintf("%d uncommitted change(s); a run starts from HEAD and will not see them", len(dirty)), "commit what the agents should build on")
 		}
 	}
-	if err := checkWritable(filepath.Join(root, nodes.DataDir)); err != nil {
+	if err := checkWritable(filepath.Join(root, run.DataDir)); err != nil {
 		add("run data", "fail", err.Error(), "make the repository writable; lemmings keeps its runs in .lemmings/")
 	}
 
@@ -96,7 +96,7 @@ func (a *app) doctor(ctx context.Context) []check {
 		}
 	}
 
-	rc := nodes.RouterConfigFrom(cfg, cfg.Supervisors.Enabled && !cfg.Offline)
+	rc := run.RouterConfigFrom(cfg, cfg.Supervisors.Enabled && !cfg.Offline)
 	router, err := llm.NewRouter(rc)
 	if err != nil {
 		add("models", "fail", err.Error(), "fix the roles in your configuration")
@@ -124,7 +124,7 @@ func (a *app) doctor(ctx context.Context) []check {
 		}
 	}
 
-	gates := nodes.GatesFrom(cfg, root)
+	gates := run.GatesFrom(cfg, root)
 	if len(gates) == 0 {
 		add("gates", "warn", "none configured or detected: QA can only review diffs", "add gates to lemmings.yaml (e.g. {name: test, command: make test})")
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/llm"
-	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/rag"
+	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -34,7 +34,7 @@ func (a *app) indexRouter(root string) (*config.Config, *llm.Router, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	router, err := llm.NewRouter(nodes.RouterConfigFrom(cfg, false))
+	router, err := llm.NewRouter(run.RouterConfigFrom(cfg, false))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -72,7 +72,7 @@ dir. With Ollama's embedding model unavailable it says so once and uses the offl
 				return err
 			}
 			defer router.Close()
-			idx, err := nodes.OpenIndex(cmd.Context(), filepath.Join(root, nodes.DataDir, nodes.IndexDir), cfg, router, a.stderr)
+			idx, err := run.OpenIndex(cmd.Context(), filepath.Join(root, run.DataDir, run.IndexDir), cfg, router, a.stderr)
 			if err != nil {
 				return err
 			}
@@ -84,7 +84,7 @@ dir. With Ollama's embedding model unavailable it says so once and uses the offl
 			if a.jsonOut {
 				a.printJSON(map[string]any{"kind": "index", "root": root, "embedder": idx.Embedder(), "chunks": idx.Len(), "stats": st})
 			} else {
-				fmt.Fprintf(a.stdout, "%s\nembedder: %s\nindex: %s\n", st.String(), idx.Embedder(), filepath.Join(root, nodes.DataDir, nodes.IndexDir))
+				fmt.Fprintf(a.stdout, "%s\nembedder: %s\nindex: %s\n", st.String(), idx.Embedder(), filepath.Join(root, run.DataDir, run.IndexDir))
 			}
 			for _, s := range st.Skipped {
 				fmt.Fprintf(a.stderr, "skipped %s (%s)\n", s.Path, s.Reason)
@@ -120,7 +120,7 @@ never creates an index: lemmings index builds it.`,
 			if err != nil {
 				return err
 			}
-			dir := filepath.Join(root, nodes.DataDir, nodes.IndexDir)
+			dir := filepath.Join(root, run.DataDir, run.IndexDir)
 			if _, _, err := rag.Recorded(dir); errors.Is(err, rag.ErrNoIndex) {
 				return fmt.Errorf("%s has no index yet: lemmings index builds it (lemmings -C %s index)", root, root)
 			}
@@ -129,7 +129,7 @@ never creates an index: lemmings index builds it.`,
 				return err
 			}
 			defer router.Close()
-			idx, method, err := nodes.OpenIndexForSearch(cmd.Context(), dir, cfg, router, a.stderr)
+			idx, method, err := run.OpenIndexForSearch(cmd.Context(), dir, cfg, router, a.stderr)
 			if err != nil {
 				return err
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 func newRunCmd(a *app) *cobra.Command {
@@ -68,9 +69,9 @@ lemmings resume continues.`,
 				return err
 			}
 			a.warnUncommitted(cmd.Context(), root)
-			return a.drive(cmd.Context(), func(ctx context.Context, o nodes.Options) (nodes.Result, error) {
+			return a.drive(cmd.Context(), func(ctx context.Context, o run.Options) (run.Result, error) {
 				o.Remit, o.PlanFile, o.Approve = remit, plan, approve
-				return nodes.Start(ctx, o)
+				return run.Start(ctx, o)
 			}, root, cfg)
 		},
 	}
@@ -106,17 +107,17 @@ func newResumeCmd(a *app) *cobra.Command {
 				if id, err = pickRun(cmd.Context(), root, args, nil); err != nil {
 					return err
 				}
-			} else if id, err = nodes.LatestResumable(cmd.Context(), root); err != nil {
+			} else if id, err = run.LatestResumable(cmd.Context(), root); err != nil {
 				return err
 			}
 			// The run goes on with the choices it was started with; a flag
 			// given now overrides one and is recorded.
-			flags, err := nodes.LoadChoices(root, id)
+			flags, err := run.LoadChoices(root, id)
 			if err != nil {
 				return err
 			}
 			if flags == nil {
-				flags = nodes.Choices{}
+				flags = run.Choices{}
 			}
 			maps.Copy(flags, a.resumeOverrides(cmd))
 			cfg, _, err := a.loadConfigFor(root, true, flags)
@@ -131,9 +132,9 @@ func newResumeCmd(a *app) *cobra.Command {
 				}
 				decision = &nodes.Approval{Kind: kind, Approved: approve, Reason: reject}
 			}
-			return a.drive(cmd.Context(), func(ctx context.Context, o nodes.Options) (nodes.Result, error) {
+			return a.drive(cmd.Context(), func(ctx context.Context, o run.Options) (run.Result, error) {
 				o.RunID, o.Decision, o.Approve = id, decision, approveMode
-				return nodes.Resume(ctx, o)
+				return run.Resume(ctx, o)
 			}, root, cfg)
 		},
 	}
@@ -164,7 +165,7 @@ func pausedFor(ctx context.Context, root, id string) (string, error) {
 		return "", err
 	}
 	if id == "" {
-		if id, err = nodes.LatestResumable(ctx, root); err != nil {
+		if id, err = run.LatestResumable(ctx, root); err != nil {
 			return "", err
 		}
 	}
@@ -180,11 +181,11 @@ func pausedFor(ctx context.Context, root, id string) (string, error) {
 }
 
 // drive runs (or resumes) with signals, progress and the closing summary.
-func (a *app) drive(parent context.Context, start func(context.Context, nodes.Options) (nodes.Result, error), root string, cfg *config.Config) error {
+func (a *app) drive(parent context.Context, start func(context.Context, run.Options) (run.Result, error), root string, cfg *config.Config) error {
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(a.stdout, a.jsonOut)
-	o := nodes.Options{RepoDir: root, Config: cfg, Sinks: []graph.Sink{prog}, Warn: a.stderr, Choices: nodes.ChoicesOf(cfg)}
+	o := run.Options{RepoDir: root, Config: cfg, Sinks: []graph.Sink{prog}, Warn: a.stderr, Choices: run.ChoicesOf(cfg)}
 	res, err := start(ctx, o)
 	prog.Close()
 	if res.RunID == "" && err != nil {
@@ -194,7 +195,7 @@ func (a *app) drive(parent context.Context, start func(context.Context, nodes.Op
 	return runExit(res.Status, res.State.Outcome, err)
 }
 
-func (a *app) summarize(res nodes.Result, err error) {
+func (a *app) summarize(res run.Result, err error) {
 	s := res.State
 	if a.jsonOut {
 		out := map[string]any{"kind": "result", "run_id": res.RunID, "status": res.Status, "outcome": s.Outcome,
@@ -223,7 +224,7 @@ func (a *app) summarize(res nodes.Result, err error) {
 	}
 	switch {
 	case errors.Is(err, graph.ErrPaused) || res.Status == graph.StatusPaused:
-		if pe := (*nodes.PausedError)(nil); errors.As(err, &pe) {
+		if pe := (*run.PausedError)(nil); errors.As(err, &pe) {
 			fmt.Fprintf(w, "still paused, waiting for a decision: %s\n", pe.Reason)
 		}
 		fmt.Fprintf(w, "paused for approval: lemmings resume %s --approve   (or --reject \"why\")\n", res.RunID)

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lemmings-dev/lemmings/config"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/serve"
 )
 
@@ -96,9 +96,9 @@ It listens on 127.0.0.1:7766. Any other address needs the token printed at start
 // with serve's own flags over them.
 func (a *app) serveConfig(root string) func(runID string) (*config.Config, error) {
 	return func(runID string) (*config.Config, error) {
-		flags := nodes.Choices{}
+		flags := run.Choices{}
 		if runID != "" {
-			ch, err := nodes.LoadChoices(root, runID)
+			ch, err := run.LoadChoices(root, runID)
 			if err != nil {
 				return nil, err
 			}

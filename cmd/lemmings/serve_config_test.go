@@ -5,19 +5,19 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 // A run resumed from the browser goes on with the model and offline mode it was
 // started with, and serve's own flags still override them.
 func TestServeConfigKeepsTheRunsChoices(t *testing.T) {
 	root := t.TempDir()
-	dir := filepath.Join(root, nodes.DataDir, nodes.RunsDir, "r1")
+	dir := filepath.Join(root, run.DataDir, run.RunsDir, "r1")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	choices := `{"roles.primary.model":"tiny","offline":"true","supervisors.enabled":"false"}`
-	if err := os.WriteFile(filepath.Join(dir, nodes.ChoicesFile), []byte(choices), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, run.ChoicesFile), []byte(choices), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	a := &app{}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -30,7 +30,7 @@ const wipPrefix = "lemmings wip:"
 // mergeAdvice says what of the run's branch can be merged: all of it when the
 // run is done and its last commit is finished work, otherwise only up to the
 // last finished commit, or nothing.
-func mergeAdvice(res nodes.Result) string {
+func mergeAdvice(res run.Result) string {
 	s := res.State
 	if s.BaseCommit == "" || res.RunDir == "" {
 		return fmt.Sprintf("(git log %s)", res.Branch)
@@ -64,7 +64,7 @@ func mergeAdvice(res nodes.Result) string {
 
 // printRunFiles names the report and logs that exist (a report is written
 // when the run ends; never point at one that is not there).
-func (a *app) printRunFiles(res nodes.Result) {
+func (a *app) printRunFiles(res run.Result) {
 	if p := res.State.ReportPath; p != "" && fileExists(p) {
 		fmt.Fprintf(a.stdout, "report:  %s\n", p)
 	}
@@ -75,7 +75,7 @@ func (a *app) printRunFiles(res nodes.Result) {
 
 // summarizeDemo ends a demo's summary: a demo cannot be resumed (its scripted
 // model server ended with it) and, without --dir, its repository is gone.
-func (a *app) summarizeDemo(res nodes.Result, err error) {
+func (a *app) summarizeDemo(res run.Result, err error) {
 	w := a.stdout
 	stopped := res.Status != graph.StatusDone
 	if stopped {

@@ -1,4 +1,4 @@
-package nodes_test
+package run_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 // loopRun is one workflow run against the scripted team, with fault steps
@@ -21,7 +22,7 @@ import (
 type loopRun struct {
 	srv    *llmtest.Server
 	repo   string
-	result nodes.Result
+	result run.Result
 	err    error
 	mu     sync.Mutex
 	events []graph.Event
@@ -62,7 +63,7 @@ func (r *loopRun) calls(role string) []llmtest.Call {
 type runSetup struct {
 	first   []llmtest.Step
 	prepare func(t *testing.T, repo string)
-	opts    func(o *nodes.Options)
+	opts    func(o *run.Options)
 }
 
 func runLoop(t *testing.T, setup runSetup) *loopRun {
@@ -79,11 +80,11 @@ func runLoop(t *testing.T, setup runSetup) *loopRun {
 	}
 	cfg := demo.Config(r.srv.URL())
 	cfg.Supervisors.Enabled = false
-	o := nodes.Options{RepoDir: r.repo, Remit: demo.Remit, Config: cfg, Sinks: []graph.Sink{r}}
+	o := run.Options{RepoDir: r.repo, Remit: demo.Remit, Config: cfg, Sinks: []graph.Sink{r}}
 	if setup.opts != nil {
 		setup.opts(&o)
 	}
-	r.result, r.err = nodes.Start(context.Background(), o)
+	r.result, r.err = run.Start(context.Background(), o)
 	return r
 }
 
@@ -327,7 +328,7 @@ func TestTheSameDiffTwiceIsCountedAsALoop(t *testing.T) {
 	}
 	// No fix rounds: the failing test would send attempt 1 back to the
 	// model, and this test is about what QA sees across attempts.
-	r := runLoop(t, runSetup{first: steps, opts: func(o *nodes.Options) { o.Config.Limits.FixRounds = 0 }})
+	r := runLoop(t, runSetup{first: steps, opts: func(o *run.Options) { o.Config.Limits.FixRounds = 0 }})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -357,7 +358,7 @@ func TestAnOperatorPlanSkipsTheScopeAgent(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := runLoop(t, runSetup{opts: func(o *nodes.Options) { o.PlanFile, o.Remit = plan, "" }})
+	r := runLoop(t, runSetup{opts: func(o *run.Options) { o.PlanFile, o.Remit = plan, "" }})
 	if r.err != nil || r.result.State.Outcome != nodes.OutcomeDone {
 		t.Fatalf("run: %v %q", r.err, r.result.State.StopReason)
 	}

@@ -1,4 +1,4 @@
-package nodes
+package run
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 // ownPlanner says whether the planner role gets a model of its own: it names
@@ -23,19 +24,19 @@ func ownPlanner(c *config.Config, supervisors bool) bool {
 
 // configurePlanner makes the planner role the one that plans when the router
 // has it and it answers; otherwise the primary plans, with a warning.
-func configurePlanner(ctx context.Context, set *Settings, router *llm.Router, warn io.Writer) {
-	set.PlannerRole, set.CloudPlanner = RolePrimary, false
-	if !slices.Contains(router.Roles(), RolePlanner) {
+func configurePlanner(ctx context.Context, set *nodes.Settings, router *llm.Router, warn io.Writer) {
+	set.PlannerRole, set.CloudPlanner = nodes.RolePrimary, false
+	if !slices.Contains(router.Roles(), nodes.RolePlanner) {
 		return
 	}
-	cloud := !router.Local(RolePlanner)
+	cloud := !router.Local(nodes.RolePlanner)
 	if cloud && !set.Supervisors.Enabled {
 		fmt.Fprintf(warn, "warning: the cloud planner is off for this run (supervisors are off): the primary plans\n")
 		return
 	}
-	if err := router.Check(ctx, RolePlanner); err != nil {
+	if err := router.Check(ctx, nodes.RolePlanner); err != nil {
 		fmt.Fprintf(warn, "warning: the planner role is off for this run, the primary plans: %v\n", err)
 		return
 	}
-	set.PlannerRole, set.CloudPlanner = RolePlanner, cloud
+	set.PlannerRole, set.CloudPlanner = nodes.RolePlanner, cloud
 }

@@ -1,4 +1,4 @@
-package nodes
+package run
 
 // End-to-end tests of issue 13: QA that keeps passing work, task limits,
 // splitting, the cloud architect, the cloud planner, and their accounting
@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 // escNoSupervisors keeps the cloud reachable (the pool exists) but runs no
@@ -28,7 +30,7 @@ func escNoSupervisors(c *config.Config) {
 // escRejectingQA fails every criterion without quoting anything: a weak
 // reviewer that cannot see the work is there.
 func escRejectingQA(role string, c llmtest.Call) (any, bool) {
-	if role != NodeQA {
+	if role != nodes.NodeQA {
 		return nil, false
 	}
 	return map[string]any{"criteria": []map[string]any{{"number": 1, "criterion": "the file exists", "met": false, "quote": "", "evidence": "I cannot tell from the diff"}},
@@ -51,8 +53,8 @@ func escReport(t *testing.T, res Result) string {
 	return string(b)
 }
 
-func escOf(s WorkflowState, kind string) []Escalation {
-	var out []Escalation
+func escOf(s nodes.WorkflowState, kind string) []nodes.Escalation {
+	var out []nodes.Escalation
 	for _, e := range s.Escalations {
 		if e.Kind == kind {
 			out = append(out, e)
@@ -64,7 +66,7 @@ func escOf(s WorkflowState, kind string) []Escalation {
 func TestEscDisputedReviewGoesToTheCloudReviewer(t *testing.T) {
 	t.Parallel()
 	tm := &supTeam{Local: escRejectingQA, CloudHelp: func(role string, c llmtest.Call) (any, bool) {
-		if role != NodeQA {
+		if role != nodes.NodeQA {
 			return nil, false
 		}
 		return supQAReply(c), true // the cloud quotes the diff and passes it
@@ -76,20 +78,20 @@ func TestEscDisputedReviewGoesToTheCloudReviewer(t *testing.T) {
 	if d := res.State.DoneList; len(d) != 1 || d[0].QA != "passed" || d[0].Commit == "" {
 		t.Fatalf("done list %+v: the work the gates passed must be committed", d)
 	}
-	cr := escOf(res.State, EscCloudReview)
-	if len(cr) != 1 || cr[0].Outcome != EscPassed || cr[0].CostUSD != supCallCost || cr[0].PromptTokens != supPromptTokens {
+	cr := escOf(res.State, nodes.EscCloudReview)
+	if len(cr) != 1 || cr[0].Outcome != nodes.EscPassed || cr[0].CostUSD != suptest.CallCost || cr[0].PromptTokens != suptest.PromptTokens {
 		t.Fatalf("cloud reviews %+v", cr)
 	}
-	if got := supCallsOf(e.Cloud, NodeQA); len(got) != 1 {
+	if got := supCallsOf(e.Cloud, nodes.NodeQA); len(got) != 1 {
 		t.Fatalf("%d cloud QA calls, want 1", len(got))
 	} else if !strings.Contains(supFirstUser(got[0]), "## CHANGED CODE") || !strings.Contains(supFirstUser(got[0]), "## DIFF") {
 		t.Error("the cloud reviewer must see the diff and the changed code")
 	}
-	if math.Abs(res.State.SupervisorSpendUSD-supCallCost) > 1e-9 {
-		t.Errorf("spend %.4f, want the cloud review's %.4f counted against the budget", res.State.SupervisorSpendUSD, supCallCost)
+	if math.Abs(res.State.SupervisorSpendUSD-suptest.CallCost) > 1e-9 {
+		t.Errorf("spend %.4f, want the cloud review's %.4f counted against the budget", res.State.SupervisorSpendUSD, suptest.CallCost)
 	}
-	if u := res.State.Usage[LabelCloudReview]; u.Calls != 1 || u.CostUSD != supCallCost {
-		t.Errorf("usage of %s: %+v", LabelCloudReview, u)
+	if u := res.State.Usage[nodes.LabelCloudReview]; u.Calls != 1 || u.CostUSD != suptest.CallCost {
+		t.Errorf("usage of %s: %+v", nodes.LabelCloudReview, u)
 	}
 	rep := escReport(t, res)
 	for _, want := range []string{"## Escalations", "| t1 | cloud_review | 2 |", "1 cloud calls, $0.0183"} {
@@ -108,16 +110,16 @@ func TestEscDisputedReviewWithoutTheCloudIsCommittedAndFlagged(t *testing.T) {
 		t.Fatal("an offline run must never escalate")
 	}
 	d := res.State.DoneList
-	if len(d) != 1 || d[0].QA != QADisputed || d[0].Commit == "" {
-		t.Fatalf("done list %+v: want the work committed, flagged %q", d, QADisputed)
+	if len(d) != 1 || d[0].QA != nodes.QADisputed || d[0].Commit == "" {
+		t.Fatalf("done list %+v: want the work committed, flagged %q", d, nodes.QADisputed)
 	}
-	if files := supGit(t, e.Repo, "show", "--name-only", "--format=", d[0].Commit); !strings.Contains(files, "out/m1-1.txt") {
+	if files := suptest.Git(t, e.Repo, "show", "--name-only", "--format=", d[0].Commit); !strings.Contains(files, "out/m1-1.txt") {
 		t.Errorf("the disputed commit lacks the work: %s", files)
 	}
 	if !strings.Contains(escReport(t, res), "| review disputed |") {
 		t.Error("the report must flag the disputed review")
 	}
-	if got := escOf(res.State, EscReviewDisputed); len(got) != 1 || !strings.Contains(got[0].Note, "no cloud review") {
+	if got := escOf(res.State, nodes.EscReviewDisputed); len(got) != 1 || !strings.Contains(got[0].Note, "no cloud review") {
 		t.Errorf("disputes %+v", got)
 	}
 }
@@ -126,7 +128,7 @@ func TestEscDisputedReviewRetryPolicyKeepsTheOldLoop(t *testing.T) {
 	t.Parallel()
 	e := supNewEnv(t, &supTeam{Local: escRejectingQA})
 	e.Cfg.Offline = true
-	e.Cfg.QA.Disputed = DisputeRetry
+	e.Cfg.QA.Disputed = nodes.DisputeRetry
 	e.Cfg.Tasks.SplitAfter = 0
 	res, err := e.start(context.Background(), e.supPlan(1))
 	if err != nil {
@@ -142,16 +144,16 @@ func TestEscDisputedReviewRetryPolicyKeepsTheOldLoop(t *testing.T) {
 func escArchitectTeam() *supTeam {
 	return &supTeam{
 		Local: func(role string, c llmtest.Call) (any, bool) {
-			if role == NodeImplementor && !strings.Contains(supSection(supFirstUser(c), "TASK"), "ARCHITECT STEP") {
+			if role == nodes.NodeImplementor && !strings.Contains(suptest.Section(supFirstUser(c), "TASK"), "ARCHITECT STEP") {
 				return map[string]any{"thought": "stuck", "action": "blocked", "summary": "I do not know where the file goes (compiler said: undefined: Foo)"}, true
 			}
 			return nil, false
 		},
 		CloudHelp: func(role string, c llmtest.Call) (any, bool) {
-			if role != LabelArchitect {
+			if role != nodes.LabelArchitect {
 				return nil, false
 			}
-			task := supSection(supFirstUser(c), "TASK")
+			task := suptest.Section(supFirstUser(c), "TASK")
 			file := supFileOf(task)
 			return map[string]any{"diagnosis": "The model did not know the path.",
 				"instructions": "ARCHITECT STEP 1: create " + file + " with one line naming the task.", "target_files": []string{file}}, true
@@ -165,7 +167,7 @@ func TestEscArchitectWritesTheNextAttempt(t *testing.T) {
 	escNoSupervisors(e.Cfg)
 	res := e.mustStart(e.supPlan(1))
 
-	arch := supCallsOf(e.Cloud, LabelArchitect)
+	arch := supCallsOf(e.Cloud, nodes.LabelArchitect)
 	if len(arch) != 1 {
 		t.Fatalf("%d architect calls, want 1", len(arch))
 	}
@@ -178,12 +180,12 @@ func TestEscArchitectWritesTheNextAttempt(t *testing.T) {
 	if d := res.State.DoneList; len(d) != 1 || d[0].QA != "passed" || d[0].Attempts != 3 {
 		t.Fatalf("done list %+v: want the third attempt (the architect's) to pass", d)
 	}
-	esc := escOf(res.State, EscArchitect)
-	if len(esc) != 1 || esc[0].Outcome != EscHelped || esc[0].Attempt != 3 || esc[0].CostUSD != supCallCost {
+	esc := escOf(res.State, nodes.EscArchitect)
+	if len(esc) != 1 || esc[0].Outcome != nodes.EscHelped || esc[0].Attempt != 3 || esc[0].CostUSD != suptest.CallCost {
 		t.Fatalf("architect escalations %+v", esc)
 	}
-	if math.Abs(res.State.SupervisorSpendUSD-supCallCost) > 1e-9 {
-		t.Errorf("spend %.4f, want %.4f", res.State.SupervisorSpendUSD, supCallCost)
+	if math.Abs(res.State.SupervisorSpendUSD-suptest.CallCost) > 1e-9 {
+		t.Errorf("spend %.4f, want %.4f", res.State.SupervisorSpendUSD, suptest.CallCost)
 	}
 	if !strings.Contains(escReport(t, res), "the architect helped 1 of 1 tasks") {
 		t.Error("the report must say whether the architect helped")
@@ -200,7 +202,7 @@ func TestEscTheBudgetStopsTheArchitect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := supCallsOf(e.Cloud, LabelArchitect); len(got) != 1 {
+	if got := supCallsOf(e.Cloud, nodes.LabelArchitect); len(got) != 1 {
 		t.Fatalf("%d architect calls, want 1: the budget is spent after the first", len(got))
 	}
 	if res.State.TasksCompleted != 1 || res.State.TasksFailed != 1 {
@@ -213,7 +215,7 @@ func TestEscTheBudgetStopsTheArchitect(t *testing.T) {
 	if !warned {
 		t.Errorf("no budget warning in %v", e.warnings())
 	}
-	if esc := escOf(res.State, EscArchitect); len(esc) != 1 || esc[0].TaskID != "t1" || esc[0].Outcome != EscHelped {
+	if esc := escOf(res.State, nodes.EscArchitect); len(esc) != 1 || esc[0].TaskID != "t1" || esc[0].Outcome != nodes.EscHelped {
 		t.Errorf("architect escalations %+v", esc)
 	}
 }
@@ -246,9 +248,9 @@ func TestEscSplitReplacesAFailingTaskAndRollsItsWorkBack(t *testing.T) {
 	var sawOffer bool
 	tm := &supTeam{Local: func(role string, c llmtest.Call) (any, bool) {
 		switch role {
-		case NodeScope:
+		case nodes.NodeScope:
 			return escScope("Write out/big.txt"), true
-		case NodePlanner:
+		case nodes.NodePlanner:
 			p := supFirstUser(c)
 			if strings.Contains(p, `you may answer "split"`) {
 				sawOffer = true
@@ -270,7 +272,7 @@ func TestEscSplitReplacesAFailingTaskAndRollsItsWorkBack(t *testing.T) {
 		t.Fatal("the planner was never offered a split")
 	}
 	d := res.State.DoneList
-	if len(d) != 3 || d[0].QA != QASplit || d[0].TaskID != "t1" || d[1].QA != "passed" || d[2].QA != "passed" {
+	if len(d) != 3 || d[0].QA != nodes.QASplit || d[0].TaskID != "t1" || d[1].QA != "passed" || d[2].QA != "passed" {
 		t.Fatalf("done list %+v: want t1 split, then its two parts passed", d)
 	}
 	if !strings.Contains(d[0].Summary, "Write out/part1.txt") || !strings.Contains(d[0].Summary, "rolled back") {
@@ -279,7 +281,7 @@ func TestEscSplitReplacesAFailingTaskAndRollsItsWorkBack(t *testing.T) {
 	if res.State.TasksFailed != 0 || res.State.TasksCompleted != 2 {
 		t.Errorf("failed %d completed %d", res.State.TasksFailed, res.State.TasksCompleted)
 	}
-	tree := supGit(t, e.Repo, "ls-tree", "-r", "--name-only", res.Branch)
+	tree := suptest.Git(t, e.Repo, "ls-tree", "-r", "--name-only", res.Branch)
 	if strings.Contains(tree, "out/big.txt") || !strings.Contains(tree, "out/part1.txt") || !strings.Contains(tree, "out/part2.txt") {
 		t.Errorf("branch tree:\n%s\nwant the parts and none of the split task's work", tree)
 	}
@@ -297,7 +299,7 @@ func TestEscAPlanBreakingTheLimitsGoesBackOnceWithTheReasons(t *testing.T) {
 	var sentBack, scopeSentBack []string
 	tm := &supTeam{Local: func(role string, c llmtest.Call) (any, bool) {
 		switch role {
-		case NodeScope:
+		case nodes.NodeScope:
 			if last := c.Messages[len(c.Messages)-1].Content; strings.Contains(last, "breaks the task limits") {
 				scopeSentBack = append(scopeSentBack, last)
 				return escScope("Write out/a.txt"), true
@@ -305,13 +307,13 @@ func TestEscAPlanBreakingTheLimitsGoesBackOnceWithTheReasons(t *testing.T) {
 			long := escScope("Write out/a.txt")
 			long["milestones"].([]any)[0].(map[string]any)["tasks"].([]supTaskSpec)[0].Instructions = strings.Repeat("Write it well. ", 50)
 			return long, true
-		case NodePlanner:
+		case nodes.NodePlanner:
 			last := c.Messages[len(c.Messages)-1].Content
 			if strings.Contains(last, "breaks the task limits") {
 				sentBack = append(sentBack, last)
 				return nil, false // the default answer is within the limits
 			}
-			if strings.Contains(supSection(supFirstUser(c), SecMilestone), "out/a.txt") && len(sentBack) == 0 {
+			if strings.Contains(suptest.Section(supFirstUser(c), nodes.SecMilestone), "out/a.txt") && len(sentBack) == 0 {
 				big := supSpec("Write out/a.txt", "")
 				big.TargetFiles = []string{"out/a.txt", "b.go", "c.go"}
 				return map[string]any{"decision": "implement", "reasoning": "all at once", "task": big, "carry_forward": []any{}, "directives": []any{}}, true
@@ -322,7 +324,7 @@ func TestEscAPlanBreakingTheLimitsGoesBackOnceWithTheReasons(t *testing.T) {
 	e := supNewEnv(t, tm)
 	e.Cfg.Offline = true
 	res, err := escStartRemit(e)
-	if err != nil || res.State.Outcome != OutcomeDone {
+	if err != nil || res.State.Outcome != nodes.OutcomeDone {
 		t.Fatalf("run: %v %q %q", err, res.State.Outcome, res.State.StopReason)
 	}
 	if len(sentBack) != 1 || !strings.Contains(sentBack[0], "names 3 target files: at most 2") {
@@ -344,9 +346,9 @@ func TestEscCloudPlannerPlansUntilTheBudgetIsSpent(t *testing.T) {
 	tm := &supTeam{}
 	tm.CloudHelp = func(role string, c llmtest.Call) (any, bool) {
 		switch role {
-		case NodeScope:
+		case nodes.NodeScope:
 			return escScope("Write out/c1.txt", "Write out/c2.txt", "Write out/c3.txt"), true
-		case NodePlanner:
+		case nodes.NodePlanner:
 			return tm.plannerReply(c), true
 		}
 		return nil, false
@@ -358,21 +360,21 @@ func TestEscCloudPlannerPlansUntilTheBudgetIsSpent(t *testing.T) {
 	pl.Provider, pl.Model = config.ProviderOpenRouter, supCloudModel
 	e.Cfg.Roles[config.RolePlanner] = pl
 	res, err := escStartRemit(e)
-	if err != nil || res.State.Outcome != OutcomeDone {
+	if err != nil || res.State.Outcome != nodes.OutcomeDone {
 		t.Fatalf("run: %v %q %q\n%s", err, res.State.Outcome, res.State.StopReason, e.eventLog())
 	}
-	cloudPlans := len(supCallsOf(e.Cloud, NodeScope)) + len(supCallsOf(e.Cloud, NodePlanner))
+	cloudPlans := len(supCallsOf(e.Cloud, nodes.NodeScope)) + len(supCallsOf(e.Cloud, nodes.NodePlanner))
 	if cloudPlans != 3 {
 		t.Errorf("%d cloud planning calls, want 3 (the budget holds three)", cloudPlans)
 	}
-	if len(supCallsOf(e.Local, NodePlanner)) == 0 {
+	if len(supCallsOf(e.Local, nodes.NodePlanner)) == 0 {
 		t.Error("once the budget is spent the local primary must plan")
 	}
-	if len(supCallsOf(e.Local, NodeScope)) != 0 {
+	if len(supCallsOf(e.Local, nodes.NodeScope)) != 0 {
 		t.Error("the scope was the cloud planner's")
 	}
-	if got := res.State.SupervisorSpendUSD; math.Abs(got-3*supCallCost) > 1e-9 {
-		t.Errorf("spend %.4f, want %.4f", got, 3*supCallCost)
+	if got := res.State.SupervisorSpendUSD; math.Abs(got-3*suptest.CallCost) > 1e-9 {
+		t.Errorf("spend %.4f, want %.4f", got, 3*suptest.CallCost)
 	}
 	if res.State.TasksCompleted != 3 {
 		t.Errorf("completed %d, want 3", res.State.TasksCompleted)
@@ -403,13 +405,13 @@ func TestEscTheArchitectNeverSeesSecretsOrDeniedFiles(t *testing.T) {
 	if _, err := e.start(context.Background(), e.supPlanTitles([]string{"Write app.go", "Write .env"})); err != nil {
 		t.Fatal(err)
 	}
-	arch := supCallsOf(e.Cloud, LabelArchitect)
+	arch := supCallsOf(e.Cloud, nodes.LabelArchitect)
 	if len(arch) != 2 {
 		t.Fatalf("%d architect calls, want one per task", len(arch))
 	}
 	for _, c := range arch {
 		p := supFirstUser(c)
-		if strings.Contains(p, supSecretToken) || strings.Contains(p, supSecretKey) {
+		if strings.Contains(p, suptest.SecretToken) || strings.Contains(p, suptest.SecretKey) {
 			t.Errorf("a secret reached the architect:\n%s", p)
 		}
 	}

@@ -1,4 +1,4 @@
-package nodes
+package run
 
 import (
 	"context"
@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 // Injected model latency of BenchmarkSupervisorModes: small by default so
@@ -38,18 +40,18 @@ var supBenchLastTask = regexp.MustCompile(`(?m)^- (t\d+) \[`)
 // converges and they all keep their default intervals) and the Internaliser
 // writes a lesson each time, as a busy real run would.
 func supBenchSupervisor(role string, c llmtest.Call) (llmtest.Reply, bool) {
-	done := supBenchLastTask.FindAllStringSubmatch(supSection(supFirstUser(c), "DONE LIST (recent)"), -1)
+	done := supBenchLastTask.FindAllStringSubmatch(suptest.Section(supFirstUser(c), "DONE LIST (recent)"), -1)
 	last := "t0"
 	if len(done) > 0 {
 		last = done[len(done)-1][1]
 	}
 	switch role {
-	case SupInternaliser:
+	case nodes.SupInternaliser:
 		return supReply(map[string]any{"knowledge_items": []any{map[string]any{
 			"category": "lesson", "title": "What " + last + " taught", "content": "Files are written whole, then committed.",
 			"source_task": last, "confidence": "medium", "needs_user_review": false}}, "summary": "one lesson"}), true
-	case SupCodeStyle:
-		r := supEmptySupervisorReply(role)
+	case nodes.SupCodeStyle:
+		r := suptest.EmptySupervisorReply(role)
 		r["findings"] = []string{"style note after " + last}
 		return supReply(r), true
 	}
@@ -103,14 +105,14 @@ func BenchmarkSupervisorModes(b *testing.B) {
 			res, err := e.start(context.Background(), plan)
 			wall[mode] += time.Since(start)
 			b.StopTimer()
-			if err != nil || res.State.Outcome != OutcomeDone || res.State.TasksCompleted != 20 {
+			if err != nil || res.State.Outcome != nodes.OutcomeDone || res.State.TasksCompleted != 20 {
 				b.Fatalf("%s: %v, outcome %q, %d tasks (%s)", mode, err, res.State.Outcome, res.State.TasksCompleted, res.State.StopReason)
 			}
 			if mode != "off" && (len(res.State.SupervisorRunLog) == 0 || len(res.State.SupervisorJobs) != 0) {
 				b.Fatalf("%s: %d supervisor runs, %d jobs left", mode, len(res.State.SupervisorRunLog), len(res.State.SupervisorJobs))
 			}
 			runs[mode] += len(res.State.SupervisorRunLog)
-			waits[mode] += e.nodeTime(NodeSupervisors) + e.nodeTime(NodePolish)
+			waits[mode] += e.nodeTime(nodes.NodeSupervisors) + e.nodeTime(nodes.NodePolish)
 			b.StartTimer()
 		}
 	}

@@ -1,4 +1,4 @@
-package nodes
+package run
 
 // End-to-end tests of resuming a run whose supervisor work was interrupted:
 // nothing lost, nothing applied twice.
@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 // supCancelAfter cancels the run when pred first holds for an event.
@@ -29,7 +31,7 @@ func supCancelAfter(e *supEnv, cancel context.CancelFunc, pred func(graph.Event,
 	}
 }
 
-func supStoredState(t *testing.T, repo, runID string) WorkflowState {
+func supStoredState(t *testing.T, repo, runID string) nodes.WorkflowState {
 	t.Helper()
 	app, err := Store(repo)
 	if err != nil {
@@ -46,7 +48,7 @@ func supStoredState(t *testing.T, repo, runID string) WorkflowState {
 // job under test; later runs are never bootstraps once it landed).
 func supBootstrapCalls(e *supEnv) int {
 	n := 0
-	for _, c := range supCallsOf(e.Cloud, SupCodeStyle) {
+	for _, c := range supCallsOf(e.Cloud, nodes.SupCodeStyle) {
 		if strings.Contains(c.Messages[0].Content, "BOOTSTRAP MODE") {
 			n++
 		}
@@ -62,14 +64,14 @@ func supCheckOnce(t *testing.T, e *supEnv, res Result, jobID string) {
 	if n := supBootstrapCalls(e); n != 2 {
 		t.Errorf("%d bootstrap code_style calls, want the interrupted one and one re-run", n)
 	}
-	if c := supTrailerCommits(t, e.Repo, res.Branch, TrailerSupervisorJob, jobID); len(c) != 1 {
-		t.Errorf("commits with %s: %s: %v, want exactly one", TrailerSupervisorJob, jobID, c)
+	if c := supTrailerCommits(t, e.Repo, res.Branch, nodes.TrailerSupervisorJob, jobID); len(c) != 1 {
+		t.Errorf("commits with %s: %s: %v, want exactly one", nodes.TrailerSupervisorJob, jobID, c)
 	}
 	runs := 0
 	for _, r := range res.State.SupervisorRunLog {
 		if r.JobID == jobID {
 			runs++
-			if r.Status != "ok" || !slices.Equal(r.Docs, []string{supConventionPath}) || !slices.Equal(r.Directives, []string{"d1"}) {
+			if r.Status != "ok" || !slices.Equal(r.Docs, []string{suptest.ConventionPath}) || !slices.Equal(r.Directives, []string{"d1"}) {
 				t.Errorf("run %+v", r)
 			}
 		}
@@ -118,7 +120,7 @@ func TestSupE2EResumeWithJobInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, e.eventLog())
 	}
-	if res2.State.Outcome != OutcomeDone {
+	if res2.State.Outcome != nodes.OutcomeDone {
 		t.Fatalf("resumed run ended %q: %s", res2.State.Outcome, res2.State.StopReason)
 	}
 	supCheckOnce(t, e, res2, "code_style-2-1")
@@ -143,13 +145,13 @@ func TestSupE2EResumeOfflineWithJobInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, e.eventLog())
 	}
-	if res2.State.Outcome != OutcomeDone {
+	if res2.State.Outcome != nodes.OutcomeDone {
 		t.Fatalf("resumed run ended %q: %s", res2.State.Outcome, res2.State.StopReason)
 	}
 	if n := len(e.Cloud.Calls()) - before; n != 0 {
 		t.Fatalf("%d requests reached the cloud after an offline resume", n)
 	}
-	runs := supRunLog(res2.State, SupCodeStyle)
+	runs := supRunLog(res2.State, nodes.SupCodeStyle)
 	if len(runs) != 1 || runs[0].JobID != "code_style-2-1" || runs[0].Status != "skipped" || len(res2.State.SupervisorJobs) != 0 {
 		t.Fatalf("runs %+v jobs %v", runs, res2.State.SupervisorJobs)
 	}
@@ -171,7 +173,7 @@ func supStartUntilJobInFlight(t *testing.T, e *supEnv, plan string) Result {
 		}
 		for i := len(seen) - 2; i >= 0; i-- {
 			if seen[i].Kind == graph.EventNodeEnd {
-				if seen[i].Node != NodeSupervisors {
+				if seen[i].Node != nodes.NodeSupervisors {
 					return false
 				}
 				for deadline := time.Now().Add(10 * time.Second); supBootstrapCalls(e) == 0 && time.Now().Before(deadline); {
@@ -236,10 +238,10 @@ func TestSupE2EResumeAfterLandingBeforeCheckpoint(t *testing.T) {
 	if err == nil {
 		t.Fatalf("the first run was not interrupted: %s", res.Status)
 	}
-	if landedIn != NodePlanner {
+	if landedIn != nodes.NodePlanner {
 		t.Fatalf("the job landed in %q, want a planning round", landedIn)
 	}
-	if c := supTrailerCommits(t, e.Repo, res.Branch, TrailerSupervisorJob, "code_style-2-1"); len(c) != 1 {
+	if c := supTrailerCommits(t, e.Repo, res.Branch, nodes.TrailerSupervisorJob, "code_style-2-1"); len(c) != 1 {
 		t.Fatalf("the first process did not commit the job's documents: %v", c)
 	}
 	stored := supStoredState(t, e.Repo, res.RunID)
@@ -254,7 +256,7 @@ func TestSupE2EResumeAfterLandingBeforeCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, e.eventLog())
 	}
-	if res2.State.Outcome != OutcomeDone {
+	if res2.State.Outcome != nodes.OutcomeDone {
 		t.Fatalf("resumed run ended %q: %s", res2.State.Outcome, res2.State.StopReason)
 	}
 	supCheckOnce(t, e, res2, "code_style-2-1")

@@ -1,4 +1,4 @@
-package nodes
+package run
 
 // End-to-end tests of the supervisor layer: the real workflow (Start and
 // Resume, git worktree, gates, checkpoints) against llmtest servers — the
@@ -16,36 +16,35 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes"
 )
 
-const (
-	supConventionPath = "conventions/file-names.md"
-	supDirectiveDesc  = "Give every output file a task-named header (out/style.txt)"
-)
+const supDirectiveDesc = "Give every output file a task-named header (out/style.txt)"
 
 // supBootstrapStyle is a Code Style supervisor that, on an empty store,
 // establishes a convention and asks for one cleanup; afterwards it finds
 // nothing.
 func supBootstrapStyle(role string, c llmtest.Call) (llmtest.Reply, bool) {
-	if role != SupCodeStyle || !strings.Contains(c.Messages[0].Content, "BOOTSTRAP MODE") {
+	if role != nodes.SupCodeStyle || !strings.Contains(c.Messages[0].Content, "BOOTSTRAP MODE") {
 		return llmtest.Reply{}, false
 	}
 	return supReply(map[string]any{
-		"conventions_updated": []string{supConventionPath},
+		"conventions_updated": []string{suptest.ConventionPath},
 		"docs": []any{map[string]any{
-			"path": supConventionPath, "title": "Output file names",
+			"path": suptest.ConventionPath, "title": "Output file names",
 			"rules":    []string{"Name each output file after the milestone and task that writes it."},
 			"examples": "Good: out/m1-2.txt\nBad: out/file.txt",
 		}},
 		"directives": []any{map[string]any{"type": "cleanup", "description": supDirectiveDesc,
-			"rationale": "Convention " + supConventionPath + ".", "priority": "low", "files": []string{"out/style.txt"}}},
+			"rationale": "Convention " + suptest.ConventionPath + ".", "priority": "low", "files": []string{"out/style.txt"}}},
 		"findings": []string{"output files lack headers"},
 		"summary":  "Bootstrap: established the file-name convention; one cleanup.",
 	}), true
 }
 
-func supTaskFate(string, string) string { return FateTask }
+func supTaskFate(string, string) string { return nodes.FateTask }
 
 // TestSupE2EBootstrapAndDirective: on an empty store the first Code Style run
 // bootstraps — it sees a sample of the code, writes a convention that is
@@ -60,7 +59,7 @@ func TestSupE2EBootstrapAndDirective(t *testing.T) {
 	res := e.mustStart(e.supPlan(3))
 	s := res.State
 
-	styleCalls := supCallsOf(e.Cloud, SupCodeStyle)
+	styleCalls := supCallsOf(e.Cloud, nodes.SupCodeStyle)
 	if len(styleCalls) != 2 {
 		t.Fatalf("%d code_style calls, want the interval run and the milestone run", len(styleCalls))
 	}
@@ -73,29 +72,29 @@ func TestSupE2EBootstrapAndDirective(t *testing.T) {
 		t.Error("the second run bootstrapped again although the store has a convention")
 	}
 
-	runs := supRunLog(s, SupCodeStyle)
+	runs := supRunLog(s, nodes.SupCodeStyle)
 	if len(runs) != 2 {
 		t.Fatalf("code_style runs %+v", runs)
 	}
 	r := runs[0]
-	if r.Status != "ok" || r.Trigger != TriggerInterval || r.AtTask != 2 || !r.Bootstrap || !slices.Equal(r.Docs, []string{supConventionPath}) ||
-		!slices.Equal(r.Directives, []string{"d1"}) || r.PromptTokens != supPromptTokens || r.CompletionTokens != supCompletionToks || r.CostUSD != supCallCost {
+	if r.Status != "ok" || r.Trigger != nodes.TriggerInterval || r.AtTask != 2 || !r.Bootstrap || !slices.Equal(r.Docs, []string{suptest.ConventionPath}) ||
+		!slices.Equal(r.Directives, []string{"d1"}) || r.PromptTokens != suptest.PromptTokens || r.CompletionTokens != suptest.CompletionToks || r.CostUSD != suptest.CallCost {
 		t.Fatalf("bootstrap run %+v", r)
 	}
 
 	// The convention is committed on the run branch, once, provisional.
-	if c := supTrailerCommits(t, e.Repo, res.Branch, TrailerSupervisorJob, r.JobID); len(c) != 1 {
-		t.Fatalf("commits with %s: %s = %v, want 1", TrailerSupervisorJob, r.JobID, c)
+	if c := supTrailerCommits(t, e.Repo, res.Branch, nodes.TrailerSupervisorJob, r.JobID); len(c) != 1 {
+		t.Fatalf("commits with %s: %s = %v, want 1", nodes.TrailerSupervisorJob, r.JobID, c)
 	}
-	doc := supGit(t, e.Repo, "show", res.Branch+":docs/knowledge/"+supConventionPath)
+	doc := suptest.Git(t, e.Repo, "show", res.Branch+":docs/knowledge/"+suptest.ConventionPath)
 	if !strings.Contains(doc, "Name each output file after the milestone") || !strings.Contains(doc, "provisional") {
 		t.Fatalf("committed convention:\n%s", doc)
 	}
 
 	// The directive is in the next planning prompt, in ACTIVE DIRECTIVES.
 	var seen bool
-	for _, c := range supCallsOf(e.Local, NodePlanner) {
-		sec := supSection(supFirstUser(c), SecDirectives)
+	for _, c := range supCallsOf(e.Local, nodes.NodePlanner) {
+		sec := suptest.Section(supFirstUser(c), nodes.SecDirectives)
 		if strings.Contains(sec, "- [d1] LOW cleanup from code_style: "+supDirectiveDesc) && strings.Contains(sec, "files: out/style.txt") {
 			seen = true
 		}
@@ -114,14 +113,14 @@ func TestSupE2EBootstrapAndDirective(t *testing.T) {
 	if last.DirectiveID != "d1" || !slices.Equal(last.Files, []string{"out/style.txt"}) {
 		t.Fatalf("directive task %+v", last)
 	}
-	if c := supTrailerCommits(t, e.Repo, res.Branch, TrailerDirective, "d1"); len(c) != 1 {
+	if c := supTrailerCommits(t, e.Repo, res.Branch, nodes.TrailerDirective, "d1"); len(c) != 1 {
 		t.Fatalf("commits for directive d1: %v", c)
 	}
 
 	// Blocking mode: every result landed inside run_supervisors.
 	for _, ev := range e.custom("supervisor_done") {
-		if ev.Node != NodeSupervisors {
-			t.Errorf("supervisor_done in %s, want %s", ev.Node, NodeSupervisors)
+		if ev.Node != nodes.NodeSupervisors {
+			t.Errorf("supervisor_done in %s, want %s", ev.Node, nodes.NodeSupervisors)
 		}
 	}
 	if len(e.custom("supervisor_done")) != len(s.SupervisorRunLog) {
@@ -133,7 +132,7 @@ func TestSupE2EBootstrapAndDirective(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"docs/knowledge/" + supConventionPath, "| d1 | code_style | completed | t4 |", "| code_style | interval | 2 | ok | 4200/380 |"} {
+	for _, want := range []string{"docs/knowledge/" + suptest.ConventionPath, "| d1 | code_style | completed | t4 |", "| code_style | interval | 2 | ok | 4200/380 |"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -155,19 +154,19 @@ func TestSupE2EBackgroundLandsAtNextPlanningRound(t *testing.T) {
 		t.Fatalf("%d starts, %d landings, %d runs logged", len(starts), len(dones), len(s.SupervisorRunLog))
 	}
 	for _, ev := range starts {
-		if ev.Node != NodeSupervisors {
+		if ev.Node != nodes.NodeSupervisors {
 			t.Errorf("supervisor_start in %s", ev.Node)
 		}
 	}
 	for _, ev := range dones {
-		if ev.Node != NodePlanner && ev.Node != NodePolish {
+		if ev.Node != nodes.NodePlanner && ev.Node != nodes.NodePolish {
 			t.Errorf("supervisor_done in %s, want a later planning round or the polish phase", ev.Node)
 		}
 	}
 	if len(s.SupervisorJobs) != 0 {
 		t.Fatalf("jobs still in flight at the end: %v", s.SupervisorJobs)
 	}
-	if c := supTrailerCommits(t, e.Repo, res.Branch, TrailerSupervisorJob, ""); len(c) != 1 {
+	if c := supTrailerCommits(t, e.Repo, res.Branch, nodes.TrailerSupervisorJob, ""); len(c) != 1 {
 		t.Fatalf("knowledge commits %v, want the bootstrap convention once", c)
 	}
 	if got := supFates(s); !slices.Equal(got, []string{"d1:task", "d1:completed"}) {
@@ -256,11 +255,11 @@ func TestSupE2EGracefulDegradation(t *testing.T) {
 			if warned != 3 {
 				t.Errorf("%d supervisor warnings about %s, want 3: %q", warned, tc.want, e.warnings())
 			}
-			if c := supTrailerCommits(t, e.Repo, res.Branch, TrailerSupervisorJob, ""); len(c) != 0 {
+			if c := supTrailerCommits(t, e.Repo, res.Branch, nodes.TrailerSupervisorJob, ""); len(c) != 0 {
 				t.Errorf("knowledge committed despite the fault: %v", c)
 			}
 			if tc.reply != nil {
-				for _, name := range supervisorOrder {
+				for _, name := range []string{nodes.SupCodeStyle, nodes.SupDesign, nodes.SupInternaliser} {
 					if n := len(supCallsOf(e.Cloud, name)); n != tc.calls {
 						t.Errorf("%s: %d calls, want %d", name, n, tc.calls)
 					}
@@ -308,7 +307,7 @@ func TestSupE2EBudgetStopsCalls(t *testing.T) {
 	if n := len(e.Cloud.ChatCalls()); n != 2 {
 		t.Fatalf("%d cloud calls, want 2", n)
 	}
-	if d := s.SupervisorSpendUSD - 2*supCallCost; d > 1e-9 || d < -1e-9 {
+	if d := s.SupervisorSpendUSD - 2*suptest.CallCost; d > 1e-9 || d < -1e-9 {
 		t.Errorf("spend %v", s.SupervisorSpendUSD)
 	}
 	n := 0
@@ -371,12 +370,12 @@ func TestSupE2ESecretsNeverReachTheCloud(t *testing.T) {
 	e.Cfg.Supervisors.CodeStyle.Interval = 2
 	e.Cfg.Log.Prompts = true
 	res := e.mustStart(e.supPlanTitles([]string{"Write .env", "Write app.go"}))
-	calls := supCallsOf(e.Cloud, SupCodeStyle)
+	calls := supCallsOf(e.Cloud, nodes.SupCodeStyle)
 	if len(calls) == 0 {
 		t.Fatal("no code_style call")
 	}
 	for _, c := range e.Cloud.Calls() {
-		for _, secret := range []string{supSecretKey, supSecretToken} {
+		for _, secret := range []string{suptest.SecretKey, suptest.SecretToken} {
 			if strings.Contains(string(c.Body), secret) {
 				t.Fatalf("a secret reached the cloud in call %d", c.Seq)
 			}
@@ -401,7 +400,7 @@ func TestSupE2ESecretsNeverReachTheCloud(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, secret := range []string{supSecretKey, supSecretToken} {
+		for _, secret := range []string{suptest.SecretKey, suptest.SecretToken} {
 			if strings.Contains(string(data), secret) {
 				t.Errorf("%s holds the secret %.12s…", name, secret)
 			}
@@ -415,7 +414,7 @@ func TestSupE2EPolishIsBounded(t *testing.T) {
 	t.Parallel()
 	tm := &supTeam{DirectiveFate: supTaskFate}
 	tm.Supervisor = func(role string, c llmtest.Call) (llmtest.Reply, bool) {
-		if role != SupCodeStyle || !strings.Contains(supFirstUser(c), "milestone_complete") && !strings.Contains(c.Messages[0].Content, "BOOTSTRAP") {
+		if role != nodes.SupCodeStyle || !strings.Contains(supFirstUser(c), "milestone_complete") && !strings.Contains(c.Messages[0].Content, "BOOTSTRAP") {
 			return llmtest.Reply{}, false
 		}
 		var dirs []any
@@ -449,8 +448,8 @@ func TestSupE2EIgnoredDirectiveIsForced(t *testing.T) {
 	e.Cfg.Supervisors.Internaliser.Interval = 0
 	res := e.mustStart(e.supPlan(3))
 	shown := 0
-	for _, c := range supCallsOf(e.Local, NodePlanner) {
-		if strings.Contains(supSection(supFirstUser(c), SecDirectives), "[d1]") {
+	for _, c := range supCallsOf(e.Local, nodes.NodePlanner) {
+		if strings.Contains(suptest.Section(supFirstUser(c), nodes.SecDirectives), "[d1]") {
 			shown++
 		}
 	}
@@ -486,7 +485,7 @@ func TestSupE2ETaskAbortPullsEveryoneForward(t *testing.T) {
 	if s.SupervisorUrgency != 0 {
 		t.Fatalf("urgency %v after the supervisors ran", s.SupervisorUrgency)
 	}
-	if first := supFirstUser(supCallsOf(e.Cloud, SupDesign)[0]); !strings.Contains(supSection(first, "RECENT RESULTS AND QA FEEDBACK"), "FAILED t1") {
+	if first := supFirstUser(supCallsOf(e.Cloud, nodes.SupDesign)[0]); !strings.Contains(suptest.Section(first, "RECENT RESULTS AND QA FEEDBACK"), "FAILED t1") {
 		t.Errorf("design did not see the abandoned task:\n%s", first)
 	}
 }
@@ -498,8 +497,8 @@ func TestSupE2ESecretsStayOutOfTheLogsAndReport(t *testing.T) {
 	t.Parallel()
 	e := supNewEnv(t, nil)
 	e.Cfg.Log.Prompts = true
-	o := e.options(e.supPlanTitles([]string{"Write app.go for the deploy token " + supSecretToken}))
-	o.Remit = "ship the app; the deploy key is " + supSecretKey
+	o := e.options(e.supPlanTitles([]string{"Write app.go for the deploy token " + suptest.SecretToken}))
+	o.Remit = "ship the app; the deploy key is " + suptest.SecretKey
 	res, err := Start(context.Background(), o)
 	if err != nil {
 		t.Fatalf("run: %v\nevents:\n%s", err, e.eventLog())
@@ -509,7 +508,7 @@ func TestSupE2ESecretsStayOutOfTheLogsAndReport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, secret := range []string{supSecretKey, supSecretToken} {
+		for _, secret := range []string{suptest.SecretKey, suptest.SecretToken} {
 			if strings.Contains(string(data), secret) {
 				t.Errorf("%s holds the secret %.12s…", name, secret)
 			}
@@ -519,7 +518,7 @@ func TestSupE2ESecretsStayOutOfTheLogsAndReport(t *testing.T) {
 		}
 	}
 	for _, c := range e.Cloud.Calls() {
-		for _, secret := range []string{supSecretKey, supSecretToken} {
+		for _, secret := range []string{suptest.SecretKey, suptest.SecretToken} {
 			if strings.Contains(string(c.Body), secret) {
 				t.Fatalf("a secret reached the cloud in call %d", c.Seq)
 			}

@@ -1,4 +1,4 @@
-package nodes_test
+package run_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 // writePlan writes an operator plan of n trivial tasks: create fNN.txt.
@@ -85,7 +85,7 @@ func BenchmarkScriptedRun20Tasks(b *testing.B) {
 		b.StartTimer()
 		start := time.Now()
 		u0, s0 := cpuTime()
-		res, err := nodes.Start(context.Background(), nodes.Options{RepoDir: repo, PlanFile: plan, Config: cfg})
+		res, err := run.Start(context.Background(), run.Options{RepoDir: repo, PlanFile: plan, Config: cfg})
 		wall += time.Since(start)
 		u1, s1 := cpuTime()
 		user, sys = user+u1-u0, sys+s1-s0

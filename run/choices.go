@@ -1,4 +1,4 @@
-package nodes
+package run
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 // ChoicesFile, in a run's folder, holds the choices the run was started with
@@ -79,5 +80,5 @@ func saveChoices(runDir string, ch Choices) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return changed, WriteFileAtomic(path, append(data, '\n'))
+	return changed, nodes.WriteFileAtomic(path, append(data, '\n'))
 }

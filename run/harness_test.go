@@ -1,4 +1,4 @@
-package nodes
+package run
 
 // Harness of the supervisor tests: a scripted team whose every reply is a pure
 // function of the request, a small git repository, operator plans of trivial
@@ -9,12 +9,12 @@ package nodes
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -25,7 +25,9 @@ import (
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 // Model names the scripted servers answer for.
@@ -34,13 +36,6 @@ const (
 	supSummarizerModel = "sup-summarizer:1b"
 	supEmbedModel      = "sup-embed"
 	supCloudModel      = "sup/cloud-model"
-)
-
-// What one scripted supervisor call costs, as OpenRouter would report it.
-const (
-	supCallCost       = 0.0183
-	supPromptTokens   = 4200
-	supCompletionToks = 380
 )
 
 // supTeam plays every model of a run. The zero value answers every role with
@@ -80,16 +75,16 @@ func (tm *supTeam) latencies() (local, sup time.Duration) {
 }
 
 var supRoleMarkers = []struct{ marker, role string }{
-	{"You are the ScopeAgent", NodeScope},
-	{"You are the TaskPlanner", NodePlanner},
-	{"You are the Implementor", NodeImplementor},
-	{"You are the QA reviewer", NodeQA},
-	{"You are the Assessor", NodeAssessor},
+	{"You are the ScopeAgent", nodes.NodeScope},
+	{"You are the TaskPlanner", nodes.NodePlanner},
+	{"You are the Implementor", nodes.NodeImplementor},
+	{"You are the QA reviewer", nodes.NodeQA},
+	{"You are the Assessor", nodes.NodeAssessor},
 	{"You summarise a finished coding task", "summarizer"},
-	{"You are the Code Style supervisor", SupCodeStyle},
-	{"You are the Design supervisor", SupDesign},
-	{"You are the Internaliser", SupInternaliser},
-	{"You are the Architect", LabelArchitect},
+	{"You are the Code Style supervisor", nodes.SupCodeStyle},
+	{"You are the Design supervisor", nodes.SupDesign},
+	{"You are the Internaliser", nodes.SupInternaliser},
+	{"You are the Architect", nodes.LabelArchitect},
 }
 
 // supRoleOf names who asks, from the system prompt.
@@ -106,7 +101,7 @@ func supRoleOf(c llmtest.Call) string {
 }
 
 func supIsSupervisor(role string) bool {
-	return role == SupCodeStyle || role == SupDesign || role == SupInternaliser
+	return role == nodes.SupCodeStyle || role == nodes.SupDesign || role == nodes.SupInternaliser
 }
 
 // supFirstUser is the composed prompt (later user messages are tool results
@@ -120,26 +115,6 @@ func supFirstUser(c llmtest.Call) string {
 	return ""
 }
 
-// supSection returns the body of "## TITLE" in a prompt.
-func supSection(prompt, title string) string {
-	_, rest, ok := strings.Cut(prompt, "## "+title+"\n")
-	if !ok {
-		return ""
-	}
-	if i := strings.Index(rest, "\n## "); i >= 0 {
-		rest = rest[:i]
-	}
-	return rest
-}
-
-func supJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
 // steps returns the scripts of the local and the cloud server.
 func (tm *supTeam) steps() (local, cloud []llmtest.Step) {
 	local = []llmtest.Step{{Name: "sup-local", API: llmtest.Ollama, Times: -1, Respond: tm.respondLocal}}
@@ -151,25 +126,25 @@ func (tm *supTeam) respondLocal(c llmtest.Call) llmtest.Reply {
 	lat, _ := tm.latencies()
 	if tm.Local != nil {
 		if v, ok := tm.Local(supRoleOf(c), c); ok {
-			return llmtest.Reply{Content: supJSON(v), Latency: lat}
+			return llmtest.Reply{Content: suptest.JSON(v), Latency: lat}
 		}
 	}
 	var v any
 	switch supRoleOf(c) {
-	case NodePlanner:
+	case nodes.NodePlanner:
 		v = tm.plannerReply(c)
-	case NodeImplementor:
+	case nodes.NodeImplementor:
 		v = supImplementorReply(c)
-	case NodeQA:
+	case nodes.NodeQA:
 		v = supQAReply(c)
-	case NodeAssessor:
+	case nodes.NodeAssessor:
 		v = tm.assessorReply(c)
 	case "summarizer":
 		v = map[string]any{"summary": "The task is done."}
 	default:
 		return llmtest.Reply{Status: 500, Body: `{"error":"sup team: no local role answers this prompt"}`}
 	}
-	return llmtest.Reply{Content: supJSON(v), Latency: lat}
+	return llmtest.Reply{Content: suptest.JSON(v), Latency: lat}
 }
 
 func (tm *supTeam) respondCloud(c llmtest.Call) llmtest.Reply {
@@ -182,11 +157,11 @@ func (tm *supTeam) respondCloud(c llmtest.Call) llmtest.Reply {
 		if !ok {
 			return llmtest.Reply{Status: 500, Body: `{"error":"sup team: no cloud answer for ` + role + `"}`}
 		}
-		r = llmtest.Reply{Content: supJSON(v)}
+		r = llmtest.Reply{Content: suptest.JSON(v)}
 	case !supIsSupervisor(role):
 		return llmtest.Reply{Status: 500, Body: `{"error":"sup team: the cloud answers supervisors only"}`}
 	default:
-		r = llmtest.Reply{Content: supJSON(supEmptySupervisorReply(role))}
+		r = llmtest.Reply{Content: suptest.JSON(suptest.EmptySupervisorReply(role))}
 	}
 	if tm.Supervisor != nil && supIsSupervisor(role) {
 		if custom, ok := tm.Supervisor(role, c); ok {
@@ -197,25 +172,13 @@ func (tm *supTeam) respondCloud(c llmtest.Call) llmtest.Reply {
 		r.Latency = lat
 	}
 	if r.Status == 0 && r.Body == "" && r.Cost == 0 {
-		r.PromptTokens, r.CompletionTokens, r.Cost = supPromptTokens, supCompletionToks, supCallCost
+		r.PromptTokens, r.CompletionTokens, r.Cost = suptest.PromptTokens, suptest.CompletionToks, suptest.CallCost
 	}
 	return r
 }
 
-// supEmptySupervisorReply is a valid reply that finds nothing.
-func supEmptySupervisorReply(role string) map[string]any {
-	switch role {
-	case SupCodeStyle:
-		return map[string]any{"conventions_updated": []string{}, "docs": []any{}, "directives": []any{}, "findings": []string{}, "summary": "No findings."}
-	case SupDesign:
-		return map[string]any{"design_updates": []string{}, "docs": []any{}, "directives": []any{}, "findings": []string{}, "summary": "No findings."}
-	default:
-		return map[string]any{"knowledge_items": []any{}, "summary": "Nothing new."}
-	}
-}
-
 // supReply wraps a supervisor reply value.
-func supReply(v any) llmtest.Reply { return llmtest.Reply{Content: supJSON(v)} }
+func supReply(v any) llmtest.Reply { return llmtest.Reply{Content: suptest.JSON(v)} }
 
 var (
 	supDirectiveLine = regexp.MustCompile(`(?m)^- \[(d\d+)\] .*$`)
@@ -236,7 +199,7 @@ type supTaskSpec struct {
 func (tm *supTeam) plannerReply(c llmtest.Call) any {
 	p := supFirstUser(c)
 	answers := []map[string]string{}
-	for _, m := range supDirectiveLine.FindAllStringSubmatch(supSection(p, SecDirectives), -1) {
+	for _, m := range supDirectiveLine.FindAllStringSubmatch(suptest.Section(p, nodes.SecDirectives), -1) {
 		fate := ""
 		if tm.DirectiveFate != nil {
 			fate = tm.DirectiveFate(m[1], m[0])
@@ -246,7 +209,7 @@ func (tm *supTeam) plannerReply(c llmtest.Call) any {
 		}
 	}
 	reply := map[string]any{"directives": answers, "carry_forward": []supTaskSpec{}}
-	ms := supSection(p, SecMilestone)
+	ms := suptest.Section(p, nodes.SecMilestone)
 	if m := supInProgress.FindStringSubmatch(ms); m != nil {
 		reply["decision"], reply["reasoning"], reply["task"] = "implement", "retry", supSpec(m[2], "")
 		return reply
@@ -288,7 +251,7 @@ func supFileOf(title string) string {
 // supImplementorReply writes the task's file, then finishes.
 func supImplementorReply(c llmtest.Call) any {
 	p := supFirstUser(c)
-	task := supSection(p, "TASK")
+	task := suptest.Section(p, "TASK")
 	first, _, _ := strings.Cut(strings.TrimSpace(task), "\n")
 	id, title, _ := strings.Cut(first, ": ")
 	steps := 0
@@ -320,22 +283,16 @@ func supImplementorReply(c llmtest.Call) any {
 	return map[string]any{"thought": "write it", "action": "write_file", "path": strings.TrimSpace(path), "content": content}
 }
 
-// Secrets some tests plant in the work tree; they must never reach the cloud.
-const (
-	supSecretKey   = "sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef0123456789ab"
-	supSecretToken = "ghp_Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
-)
-
 var supSecretFiles = map[string]string{
-	".env":   "OPENROUTER_API_KEY=" + supSecretKey + "\n",
-	"app.go": "package app\n\n// token used by the deploy script\nconst deployToken = \"" + supSecretToken + "\"\n",
+	".env":   "OPENROUTER_API_KEY=" + suptest.SecretKey + "\n",
+	"app.go": "package app\n\n// token used by the deploy script\nconst deployToken = \"" + suptest.SecretToken + "\"\n",
 }
 
 func supQAReply(c llmtest.Call) any {
 	p := supFirstUser(c)
-	quote := supAddedLine(supSection(p, "DIFF"))
+	quote := supAddedLine(suptest.Section(p, "DIFF"))
 	var verdicts []map[string]any
-	for _, line := range strings.Split(supSection(p, "ACCEPTANCE CRITERIA"), "\n") {
+	for _, line := range strings.Split(suptest.Section(p, "ACCEPTANCE CRITERIA"), "\n") {
 		num, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
 		if ok {
 			n, _ := strconv.Atoi(num)
@@ -357,15 +314,15 @@ func supAddedLine(diff string) string {
 
 func (tm *supTeam) assessorReply(c llmtest.Call) any {
 	p := supFirstUser(c)
-	if strings.Contains(supSection(p, SecInstructions), "says milestone") {
-		lines := supMilestoneLine.FindAllStringSubmatch(supSection(p, "MILESTONES"), -1)
+	if strings.Contains(suptest.Section(p, nodes.SecInstructions), "says milestone") {
+		lines := supMilestoneLine.FindAllStringSubmatch(suptest.Section(p, "MILESTONES"), -1)
 		verdict := "aligned"
 		if len(lines) > 0 && lines[len(lines)-1][2] != "" {
 			verdict = "all_done"
 		}
 		return map[string]any{"verdict": verdict, "notes": "Milestone met.", "milestone_complete": true}
 	}
-	return map[string]any{"verdict": firstNonEmpty(tm.Verdict, "aligned"), "notes": "Periodic review.", "milestone_complete": false}
+	return map[string]any{"verdict": cmp.Or(tm.Verdict, "aligned"), "notes": "Periodic review.", "milestone_complete": false}
 }
 
 // supEnv is one test's world: servers, repository, configuration, and what
@@ -406,7 +363,7 @@ func supNewEnv(t testing.TB, tm *supTeam) *supEnv {
 	e.Cloud.Script(cloud...)
 	t.Cleanup(e.Local.Close)
 	t.Cleanup(e.Cloud.Close)
-	e.Repo = supMakeRepo(t)
+	e.Repo = suptest.MakeRepo(t)
 	e.Cfg = supConfig(e.Local.URL(), e.Cloud.URL()+"/v1")
 	return e
 }
@@ -434,41 +391,6 @@ func supConfig(localURL, cloudURL string) *config.Config {
 	c.Supervisors.Mode = "blocking"
 	c.Limits.ReviewInterval = 0
 	return c
-}
-
-// supMakeRepo makes a small committed repository.
-func supMakeRepo(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "repo")
-	files := map[string]string{
-		"README.md": "# sample\n\nA sample project for the supervisor tests.\n",
-		"lib.go":    "package sample\n\n// Greet says hello to name.\nfunc Greet(name string) string { return \"hello \" + name }\n",
-	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	supGit(t, dir, "init", "-q", "-b", "main")
-	supGit(t, dir, "add", "-A")
-	supGit(t, dir, "-c", "user.name=sup test", "-c", "user.email=sup@test.invalid", "commit", "-q", "--no-verify", "-m", "initial")
-	return dir
-}
-
-func supGit(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
 }
 
 // supPlan writes an operator plan: one milestone per count, each with that
@@ -545,7 +467,7 @@ func (e *supEnv) mustStart(plan string) Result {
 	if err != nil {
 		e.t.Fatalf("run: %v\nevents:\n%s", err, e.eventLog())
 	}
-	if res.Status != graph.StatusDone || res.State.Outcome != OutcomeDone {
+	if res.Status != graph.StatusDone || res.State.Outcome != nodes.OutcomeDone {
 		e.t.Fatalf("run ended %s, outcome %q, stop %q\nevents:\n%s", res.Status, res.State.Outcome, res.State.StopReason, e.eventLog())
 	}
 	return res
@@ -617,7 +539,7 @@ func supCallsOf(srv *llmtest.Server, role string) []llmtest.Call {
 // carries the trailer key (with any value when value is "").
 func supTrailerCommits(t *testing.T, repo, branch, key, value string) []string {
 	t.Helper()
-	out := supGit(t, repo, "log", "--format=%H%x00%(trailers:key="+key+",valueonly)%x00%x01", "main.."+branch)
+	out := suptest.Git(t, repo, "log", "--format=%H%x00%(trailers:key="+key+",valueonly)%x00%x01", "main.."+branch)
 	var shas []string
 	for _, rec := range strings.Split(out, "\x01") {
 		sha, val, ok := strings.Cut(strings.TrimSpace(rec), "\x00")
@@ -648,12 +570,29 @@ func supClosedURL(t *testing.T) string {
 }
 
 // supRunLog returns the supervisor runs of one supervisor.
-func supRunLog(s WorkflowState, name string) []SupervisorRun {
-	var out []SupervisorRun
+func supRunLog(s nodes.WorkflowState, name string) []nodes.SupervisorRun {
+	var out []nodes.SupervisorRun
 	for _, r := range s.SupervisorRunLog {
 		if r.Supervisor == name {
 			out = append(out, r)
 		}
+	}
+	return out
+}
+
+// supFates lists the log as "id:fate".
+func supFates(s nodes.WorkflowState) []string {
+	var out []string
+	for _, f := range s.DirectiveLog {
+		out = append(out, f.DirectiveID+":"+f.Fate)
+	}
+	return out
+}
+
+func supIDs(ds []nodes.Directive) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.ID)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
-package nodes
+package run
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -16,11 +17,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/rag"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -52,7 +52,7 @@ type Options struct {
 	Approve string
 	// Decision answers a pause on resume. A paused run is not resumed
 	// without one.
-	Decision *Approval
+	Decision *nodes.Approval
 	// Choices are recorded with the run (ChoicesOf the configuration it
 	// runs with) so a later resume can go on with them; nil records none.
 	Choices Choices
@@ -67,7 +67,7 @@ type Options struct {
 type Result struct {
 	RunID  string
 	Status graph.Status
-	State  WorkflowState
+	State  nodes.WorkflowState
 	Branch string
 	RunDir string
 }
@@ -77,9 +77,9 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 	if o.Remit == "" && o.PlanFile == "" {
 		return Result{}, errors.New("a remit is required: lemmings run \"what to do\" (or --plan plan.yaml)")
 	}
-	var plan *Plan
+	var plan *nodes.Plan
 	if o.PlanFile != "" {
-		p, err := LoadPlan(o.PlanFile)
+		p, err := nodes.LoadPlan(o.PlanFile)
 		if err != nil {
 			return Result{}, err
 		}
@@ -109,8 +109,8 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 		return Result{}, err
 	}
 	defer closeInto(env, &err)
-	initial := WorkflowState{
-		RunID: runID, Remit: o.Remit, Phase: PhaseExecute, Plan: plan, Approve: o.Approve,
+	initial := nodes.WorkflowState{
+		RunID: runID, Remit: o.Remit, Phase: nodes.PhaseExecute, Plan: plan, Approve: o.Approve,
 		ReviewInterval: o.Config.Limits.ReviewInterval, StartedAt: time.Now().UTC(),
 		BaseCommit: base, Branch: wt.Branch(),
 	}
@@ -189,11 +189,11 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 		to := snap.Metadata[MetaGitHead]
 		env.note(o.RunID, "world_reset", map[string]any{"to": to, "from": reset, "step": snap.Step}, o.Sinks)
 		fmt.Fprintf(orDiscard(o.Warn), "warning: the work tree was put back at %s, where the last checkpoint left it (it was at %s): the step that was cut off runs again from its start. Recover anything else with git branch rescue %s\n",
-			short(to), reset, strings.Fields(reset)[0])
+			to[:min(len(to), 10)], reset, strings.Fields(reset)[0])
 	}
 	var opts []graph.ResumeOption
 	if o.Decision != nil || o.Approve != "" {
-		opts = append(opts, graph.WithUpdate(func(s WorkflowState) (WorkflowState, error) {
+		opts = append(opts, graph.WithUpdate(func(s nodes.WorkflowState) (nodes.WorkflowState, error) {
 			if o.Decision != nil {
 				dec := *o.Decision
 				s.Approval = &dec
@@ -241,7 +241,7 @@ func resetToCheckpoint(ctx context.Context, wt *workspace.Worktree, head string)
 }
 
 // runActive reports whether a process holds the run now.
-func runActive(ctx context.Context, store *graph.Compiled[WorkflowState], runID string) (bool, error) {
+func runActive(ctx context.Context, store *graph.Compiled[nodes.WorkflowState], runID string) (bool, error) {
 	runs, err := store.ListRuns(ctx)
 	if err != nil {
 		return false, err
@@ -278,14 +278,14 @@ func (e *PausedError) Unwrap() error { return graph.ErrPaused }
 
 // runEnv is everything one process needs to advance a run.
 type runEnv struct {
-	app    *graph.Compiled[WorkflowState]
+	app    *graph.Compiled[nodes.WorkflowState]
 	router *llm.Router
-	pool   *SupervisorPool
+	pool   *nodes.SupervisorPool
 	index  *rag.Index
 	events *graph.JSONLSink
 	runDir string
 	branch string
-	deps   *Deps
+	deps   *nodes.Deps
 }
 
 // close releases what the process held; an error means the event or prompt
@@ -314,7 +314,7 @@ func closeInto(env *runEnv, err *error) {
 	}
 }
 
-func (e *runEnv) result(ctx context.Context, runID string, final WorkflowState, runErr error) (Result, error) {
+func (e *runEnv) result(ctx context.Context, runID string, final nodes.WorkflowState, runErr error) (Result, error) {
 	res := Result{RunID: runID, State: final, Branch: e.branch, RunDir: e.runDir}
 	wctx := context.WithoutCancel(ctx)
 	snap, err := e.app.State(wctx, runID)
@@ -324,7 +324,7 @@ func (e *runEnv) result(ctx context.Context, runID string, final WorkflowState, 
 	if res.Status != graph.StatusDone && e.deps != nil {
 		// The Report node did not run: the run still leaves a report that
 		// says where it stands, why, and how to go on.
-		reason := firstNonEmpty(snap.Reason, snap.Error)
+		reason := cmp.Or(snap.Reason, snap.Error)
 		if reason == "" && runErr != nil {
 			reason = runErr.Error()
 		}
@@ -386,12 +386,12 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		return nil, fmt.Errorf("models: %w", err)
 	}
 	env.router = router
-	if err := router.Check(ctx, RolePrimary); err != nil {
+	if err := router.Check(ctx, nodes.RolePrimary); err != nil {
 		return nil, err
 	}
 	fitBudgets(ctx, &set, router)
 	if set.Supervisors.Enabled {
-		if err := router.Check(ctx, RoleSupervisor); err != nil {
+		if err := router.Check(ctx, nodes.RoleSupervisor); err != nil {
 			fmt.Fprintf(warn, "warning: supervisors off for this run: %v\n", err)
 			set.Supervisors.Enabled = false
 		}
@@ -404,8 +404,8 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	}
 	gates := GatesFrom(cfg, wt.Dir())
 
-	var search Searcher
-	var index Indexer
+	var search nodes.Searcher
+	var index nodes.Indexer
 	if cfg.RAG.Enabled {
 		idx, err := OpenIndex(ctx, filepath.Join(root, DataDir, IndexDir), cfg, router, warn)
 		if err != nil {
@@ -419,9 +419,9 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		}
 	}
 	if set.Supervisors.Enabled {
-		env.pool = NewSupervisorPool(ctx, router)
+		env.pool = nodes.NewSupervisorPool(ctx, router)
 	}
-	deps := &Deps{Model: router, Composer: composer, Work: wt, Gates: gates, Search: search, Index: index, Settings: set, Supervisors: env.pool, RunDir: runDir}
+	deps := &nodes.Deps{Model: router, Composer: composer, Work: wt, Gates: gates, Search: search, Index: index, Settings: set, Supervisors: env.pool, RunDir: runDir}
 
 	events, err := graph.OpenJSONLSink(filepath.Join(runDir, EventsFile))
 	if err != nil {
@@ -450,10 +450,10 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		return nil, err
 	}
 	haltPath := filepath.Join(runDir, HaltFile)
-	app, err := Build(deps).Compile(
+	app, err := nodes.Build(deps).Compile(
 		graph.WithCheckpointer(store),
 		graph.WithSinks(append([]graph.Sink{logged}, o.Sinks...)...),
-		graph.WithMetadata(func(ctx context.Context, s WorkflowState) map[string]string {
+		graph.WithMetadata(func(ctx context.Context, s nodes.WorkflowState) map[string]string {
 			// Not cancelled with the run: a checkpoint written as Ctrl-C
 			// arrives must still record the HEAD its step left.
 			head, err := wt.Head(context.WithoutCancel(ctx))
@@ -476,52 +476,6 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	return env, nil
 }
 
-// RouterConfigFrom maps config roles to llm role specs. Without supervisors
-// the cloud role is left out, so no request can leave for the cloud.
-func RouterConfigFrom(c *config.Config, supervisors bool) llm.RouterConfig {
-	rc := llm.RouterConfig{
-		Roles:            map[string]llm.RoleSpec{},
-		LocalConcurrency: c.Concurrency.Local,
-		CloudConcurrency: c.Concurrency.Cloud,
-		Retry:            llm.RetryPolicy{MaxAttempts: c.Retry.MaxAttempts, InitialBackoff: c.Retry.InitialBackoff, MaxBackoff: c.Retry.MaxBackoff},
-		AppName:          c.OpenRouter.AppName,
-		AppURL:           c.OpenRouter.AppURL,
-	}
-	for _, name := range config.RoleNames() {
-		if name == config.RoleSupervisor && (!supervisors || c.Offline) {
-			continue
-		}
-		if name == config.RolePlanner && !ownPlanner(c, supervisors) {
-			continue // the primary plans
-		}
-		r, err := c.ResolvedRole(name)
-		if err != nil {
-			continue
-		}
-		if c.Offline && r.Provider != config.ProviderOllama {
-			continue // offline: nothing but the local Ollama
-		}
-		rc.Roles[name] = llm.RoleSpec{
-			Provider: r.Provider, Model: r.Model, BaseURL: r.BaseURL, APIKey: r.APIKey,
-			NumCtx: r.NumCtx, MaxNumCtx: r.MaxNumCtx, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
-			Timeout: r.Timeout, KeepAlive: r.KeepAlive, Options: r.Options,
-		}
-	}
-	return rc
-}
-
-// GatesFrom returns the configured gates, or those detected in dir.
-func GatesFrom(c *config.Config, dir string) []workspace.Gate {
-	if len(c.Gates) == 0 {
-		return workspace.DetectGates(dir)
-	}
-	out := make([]workspace.Gate, 0, len(c.Gates))
-	for _, g := range c.Gates {
-		out = append(out, workspace.Gate{Name: g.Name, Command: g.Command, Timeout: g.Timeout})
-	}
-	return out
-}
-
 // NewRunID names a run by its start time, with a random suffix so two runs in
 // the same second never collide.
 func NewRunID() string {
@@ -530,37 +484,8 @@ func NewRunID() string {
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// LoadPlan reads an operator plan (lemmings run --plan plan.yaml).
-func LoadPlan(path string) (*Plan, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
-	}
-	var p Plan
-	if err := yaml.UnmarshalWithOptions(data, &p, yaml.Strict()); err != nil {
-		return nil, fmt.Errorf("plan %s: %s", path, yaml.FormatError(err, false, true))
-	}
-	if len(p.Milestones) == 0 {
-		return nil, fmt.Errorf("plan %s: no milestones (expected milestones: [{goal, tasks: [{title, instructions, acceptance_criteria}]}])", path)
-	}
-	for i, m := range p.Milestones {
-		if m.Goal == "" {
-			return nil, fmt.Errorf("plan %s: milestone %d has no goal", path, i+1)
-		}
-		if len(m.Tasks) == 0 {
-			return nil, fmt.Errorf("plan %s: milestone %d (%s) has no tasks", path, i+1, m.Goal)
-		}
-		for j, t := range m.Tasks {
-			if t.Title == "" || len(t.AcceptanceCriteria) == 0 {
-				return nil, fmt.Errorf("plan %s: milestone %d task %d needs a title and acceptance_criteria", path, i+1, j+1)
-			}
-		}
-	}
-	return &p, nil
-}
-
 // Store opens the run store of a repository for reading (status, runs, log).
-func Store(root string) (*graph.Compiled[WorkflowState], error) {
+func Store(root string) (*graph.Compiled[nodes.WorkflowState], error) {
 	dir := filepath.Join(root, DataDir, CheckpointsDir)
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("no lemmings runs in %s (start one with lemmings run \"remit\")", root)
@@ -569,7 +494,7 @@ func Store(root string) (*graph.Compiled[WorkflowState], error) {
 	if err != nil {
 		return nil, err
 	}
-	return Build(&Deps{Settings: DefaultSettings()}).Compile(graph.WithCheckpointer(store))
+	return nodes.Build(&nodes.Deps{Settings: nodes.DefaultSettings()}).Compile(graph.WithCheckpointer(store))
 }
 
 // LatestResumable finds the most recent run that is not done.
@@ -593,15 +518,15 @@ func LatestResumable(ctx context.Context, root string) (string, error) {
 
 // localLabels are the prompts each local role serves.
 var localLabels = map[string][]string{
-	RolePrimary:    {NodeScope, NodePlanner, NodeImplementor, NodeQA, NodeAssessor},
-	RolePlanner:    {NodeScope, NodePlanner},
-	RoleSummarizer: {"summarizer"},
+	nodes.RolePrimary:    {nodes.NodeScope, nodes.NodePlanner, nodes.NodeImplementor, nodes.NodeQA, nodes.NodeAssessor},
+	nodes.RolePlanner:    {nodes.NodeScope, nodes.NodePlanner},
+	nodes.RoleSummarizer: {"summarizer"},
 }
 
 // fitBudgets caps each local prompt budget at what the role's model window
 // holds, so prompts are packed to fit instead of being refused (or, worse,
 // cut by the server).
-func fitBudgets(ctx context.Context, set *Settings, router *llm.Router) {
+func fitBudgets(ctx context.Context, set *nodes.Settings, router *llm.Router) {
 	for role, labels := range localLabels {
 		limit, err := router.PromptLimit(ctx, role)
 		if err != nil || limit <= 0 {
@@ -611,7 +536,7 @@ func fitBudgets(ctx context.Context, set *Settings, router *llm.Router) {
 			set.TokenBudgets = map[string]int{}
 		}
 		for _, l := range labels {
-			set.TokenBudgets[l] = min(set.budget(l), limit)
+			set.TokenBudgets[l] = min(set.Budget(l), limit)
 		}
 	}
 }
