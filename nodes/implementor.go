@@ -40,8 +40,11 @@ const (
 )
 
 // implData is what the implementor's template sees: Text selects the edit
-// protocol's instructions and examples.
-type implData struct{ Text bool }
+// protocol's instructions and examples, Tools are the actions it offers.
+type implData struct {
+	Text  bool
+	Tools []toolDoc
+}
 
 // Implementor runs one attempt at the current task: a bounded tool loop in
 // which every model reply is one schema-constrained action, executed by the
@@ -219,19 +222,15 @@ func (l *implLoop) loop(ctx context.Context) (*ImplResult, error) {
 		}
 		bad = 0
 		args := actionArgs(act)
-		switch act.Action {
-		case "finish":
-			if res := l.finish(ctx, act, args, n); res != nil {
+		tool, _ := toolNamed(act.Action)
+		if tool.end != nil {
+			if res := tool.end(l, ctx, act, args, n); res != nil {
 				return res, nil
 			}
 			continue
-		case "blocked":
-			return &ImplResult{Status: ImplBlocked, Actions: n, Summary: firstNonEmpty(act.Summary, act.Thought)}, nil
-		case "ask":
-			return &ImplResult{Status: ImplQuestion, Actions: n, Summary: "the implementor asked a question", Question: firstNonEmpty(act.Question, act.Summary)}, nil
 		}
 		var result, signature string
-		if l.text && (act.Action == "edit" || act.Action == "write_file") {
+		if l.text && tool.codeAfter {
 			ex, err := l.codeEdit(ctx, act, args)
 			if tooLarge(err) {
 				return &ImplResult{Status: ImplExhausted, Actions: n, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil
@@ -255,11 +254,8 @@ func (l *implLoop) loop(ctx context.Context) (*ImplResult, error) {
 
 // writesCode says whether an action carries code in its JSON.
 func writesCode(a implAction) bool {
-	switch a.Action {
-	case "edit", "edit_blocks", "write_file":
-		return len(a.Edits) > 0 || a.Blocks != "" || a.Content != ""
-	}
-	return false
+	t, _ := toolNamed(a.Action)
+	return t.writes && (len(a.Edits) > 0 || a.Blocks != "" || a.Content != "")
 }
 
 func actionArgs(a implAction) string {
@@ -275,7 +271,7 @@ func (l *implLoop) note(assistant, user string) {
 	l.compact()
 }
 
-func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
+func (l *implLoop) sections(ctx context.Context, data implData) ([]llm.Section, error) {
 	d, t, s := l.d, l.t, l.s
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", t.ID, t.Title)
@@ -297,7 +293,7 @@ func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
 		secs = append(secs, llm.Section{Title: "REPOSITORY", Body: tree, Priority: prioOverview})
 	}
 	secs = append(secs, llm.Section{Title: "GATES", Body: gateList(d.Gates), Priority: prioOverview})
-	instr, err := d.instructionsSection(NodeImplementor, implData{Text: l.text})
+	instr, err := d.instructionsSection(NodeImplementor, data)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/invopop/jsonschema"
+
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -18,7 +20,7 @@ import (
 // without a JSON format, in which the model writes the code as plain text.
 type implTextAction struct {
 	Thought   string `json:"thought" jsonschema:"maxLength=400"`
-	Action    string `json:"action" jsonschema:"enum=read_file,enum=list_files,enum=grep,enum=rag_search,enum=edit,enum=write_file,enum=run_gate,enum=finish,enum=blocked,enum=ask"`
+	Action    string `json:"action"` // one of toolNames(true): see JSONSchemaExtend
 	Path      string `json:"path,omitempty" jsonschema:"maxLength=200"`
 	StartLine int    `json:"start_line,omitempty" jsonschema:"minimum=0"`
 	EndLine   int    `json:"end_line,omitempty" jsonschema:"minimum=0"`
@@ -28,6 +30,10 @@ type implTextAction struct {
 	Summary   string `json:"summary,omitempty" jsonschema:"maxLength=800"`
 	Question  string `json:"question,omitempty" jsonschema:"maxLength=600"`
 }
+
+// JSONSchemaExtend sets the enum of "action" to the tools the text protocol
+// offers (llm.SchemaFor calls it).
+func (implTextAction) JSONSchemaExtend(s *jsonschema.Schema) { setActionEnum(s, toolNames(true)) }
 
 func (a implTextAction) action() implAction {
 	return implAction{Thought: a.Thought, Action: a.Action, Path: a.Path, StartLine: a.StartLine, EndLine: a.EndLine,

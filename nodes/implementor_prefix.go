@@ -30,12 +30,17 @@ const elidedNote = "\n(output elided; repeat the action if you need it again)"
 
 // buildPrefix composes the system message and the first user message.
 func (l *implLoop) buildPrefix(ctx context.Context) error {
-	sections, err := l.sections(ctx)
+	tools, err := toolDocsFor(l.text)
+	if err != nil {
+		return err
+	}
+	data := implData{Text: l.text, Tools: tools}
+	sections, err := l.sections(ctx, data)
 	if err != nil {
 		return err
 	}
 	full := l.d.Settings.Budget(NodeImplementor)
-	c := call{Label: NodeImplementor, Data: implData{Text: l.text}, Sections: sections, Budget: full * prefixShare / 100}
+	c := call{Label: NodeImplementor, Data: data, Sections: sections, Budget: full * prefixShare / 100}
 	req, err := l.d.compose(ctx, c)
 	if tooLarge(err) {
 		// A small budget: the required parts take what they need; the

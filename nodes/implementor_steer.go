@@ -53,15 +53,8 @@ func ordinal(n int) string {
 }
 
 func suggestion(action string) string {
-	switch action {
-	case "read_file", "list_files":
-		return "you have that content above. Make your change now, or read another part (start_line) or another file."
-	case "grep", "rag_search":
-		return "search for something else, or read the file you need."
-	case "run_gate":
-		return "its result will not change until you change the code. Edit the code the output points at."
-	case "edit", "edit_blocks", "write_file":
-		return "read the file again and change what it says now, or take another approach."
+	if t, ok := toolNamed(action); ok && t.onRepeat != "" {
+		return t.onRepeat
 	}
 	return "take another approach."
 }

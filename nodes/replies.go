@@ -4,6 +4,8 @@ package nodes
 // generated from these types; bounds (maxLength, maxItems, enum) keep weak or
 // noisy models from rambling until the context runs out.
 
+import "github.com/invopop/jsonschema"
+
 type taskSpec struct {
 	Title              string   `json:"title" jsonschema:"minLength=1,maxLength=120"`
 	Instructions       string   `json:"instructions" jsonschema:"maxLength=1000"`
@@ -42,7 +44,7 @@ type editSpec struct {
 
 type implAction struct {
 	Thought string `json:"thought" jsonschema:"maxLength=400"`
-	Action  string `json:"action" jsonschema:"enum=read_file,enum=list_files,enum=grep,enum=rag_search,enum=edit,enum=edit_blocks,enum=write_file,enum=run_gate,enum=finish,enum=blocked,enum=ask"`
+	Action  string `json:"action"` // one of toolNames(false): see JSONSchemaExtend
 	Path    string `json:"path,omitempty" jsonschema:"maxLength=200"`
 	// StartLine and EndLine pick read_file's window.
 	StartLine int        `json:"start_line,omitempty" jsonschema:"minimum=0"`
@@ -55,6 +57,19 @@ type implAction struct {
 	Gate      string     `json:"gate,omitempty" jsonschema:"maxLength=40"`
 	Summary   string     `json:"summary,omitempty" jsonschema:"maxLength=800"`
 	Question  string     `json:"question,omitempty" jsonschema:"maxLength=600"`
+}
+
+// JSONSchemaExtend sets the enum of "action" to the tools the JSON protocol
+// offers (llm.SchemaFor calls it).
+func (implAction) JSONSchemaExtend(s *jsonschema.Schema) { setActionEnum(s, toolNames(false)) }
+
+func setActionEnum(s *jsonschema.Schema, names []string) {
+	if p, ok := s.Properties.Get("action"); ok {
+		p.Enum = nil
+		for _, n := range names {
+			p.Enum = append(p.Enum, n)
+		}
+	}
 }
 
 type criterionVerdict struct {

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"fmt"
 	"strings"
@@ -23,69 +24,188 @@ const (
 	maxSearchHits   = 6
 )
 
-// execute runs one implementor action. Whatever goes wrong the model could fix
-// (a bad path, a search text that matches nowhere) comes back as text for it to
-// read; nothing here fails the step.
-func (l *implLoop) execute(ctx context.Context, a implAction) string {
-	fs := l.d.Work.FS()
-	switch a.Action {
-	case "read_file":
-		return l.readFile(a)
-	case "list_files":
-		dir := a.Path
-		if dir == "" {
-			dir = "."
+// implTool is one action of the Implementor, defined once: the schema's
+// enum, the prompt's list of actions, the dispatch and the advice on a
+// repeat all come from implTools.
+type implTool struct {
+	name string
+	// inText and inJSON: the edit protocols that offer it.
+	inText, inJSON bool
+	// params are the fields of implAction (and implTextAction) it reads.
+	params []string
+	// run executes it in the work tree and returns what the model reads
+	// back. Whatever goes wrong that the model could fix (a bad path, a
+	// search text that matches nowhere) comes back as text.
+	run func(l *implLoop, ctx context.Context, a implAction) string
+	// end is an action that may end the attempt (finish, blocked, ask): it
+	// returns the attempt's result, or nil when the loop goes on.
+	end func(l *implLoop, ctx context.Context, a implAction, args string, n int) *ImplResult
+	// writes: the action carries code in the JSON protocol.
+	writes bool
+	// codeAfter: in the text protocol the code is asked for in a second,
+	// plain-text call (implLoop.codeEdit) instead of running the tool.
+	codeAfter bool
+	// onRepeat is the advice when the same action brings the same result
+	// again.
+	onRepeat string
+}
+
+// implTools are the Implementor's actions in the order the prompt lists them.
+// Each one's description is tools/<name>.md (tools/<name>.text.md for the
+// text protocol when that differs): the first line says what it does, the
+// second is an example reply.
+var implTools = []implTool{
+	{name: "read_file", inText: true, inJSON: true, params: []string{"path", "start_line", "end_line"},
+		run:      func(l *implLoop, _ context.Context, a implAction) string { return l.readFile(a) },
+		onRepeat: haveIt},
+	{name: "list_files", inText: true, inJSON: true, params: []string{"path"},
+		run:      func(l *implLoop, _ context.Context, a implAction) string { return l.listFiles(a.Path) },
+		onRepeat: haveIt},
+	{name: "grep", inText: true, inJSON: true, params: []string{"pattern", "path"},
+		run:      func(l *implLoop, ctx context.Context, a implAction) string { return l.grep(ctx, a.Pattern, a.Path) },
+		onRepeat: searchElse},
+	{name: "rag_search", inText: true, inJSON: true, params: []string{"query"},
+		run:      func(l *implLoop, ctx context.Context, a implAction) string { return l.ragSearch(ctx, a.Query) },
+		onRepeat: searchElse},
+	{name: "edit", inText: true, inJSON: true, params: []string{"path", "edits"}, writes: true, codeAfter: true,
+		run: func(l *implLoop, ctx context.Context, a implAction) string {
+			edits := make([]workspace.Edit, 0, len(a.Edits))
+			for _, e := range a.Edits {
+				edits = append(edits, workspace.Edit{Path: e.Path, Search: e.Search, Replace: e.Replace})
+			}
+			return l.apply(ctx, edits)
+		},
+		onRepeat: editAgain},
+	{name: "edit_blocks", inJSON: true, params: []string{"blocks"}, writes: true,
+		run: func(l *implLoop, ctx context.Context, a implAction) string {
+			edits, err := workspace.ParseEditBlocks(a.Blocks)
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			return l.apply(ctx, edits)
+		},
+		onRepeat: editAgain},
+	{name: "write_file", inText: true, inJSON: true, params: []string{"path", "content"}, writes: true, codeAfter: true,
+		run: func(l *implLoop, ctx context.Context, a implAction) string {
+			return l.writeWhole(ctx, a.Path, a.Content)
+		},
+		onRepeat: editAgain},
+	{name: "run_gate", inText: true, inJSON: true, params: []string{"gate"},
+		run:      func(l *implLoop, ctx context.Context, a implAction) string { return l.runGate(ctx, a.Gate) },
+		onRepeat: "its result will not change until you change the code. Edit the code the output points at."},
+	{name: "finish", inText: true, inJSON: true, params: []string{"summary"},
+		end: func(l *implLoop, ctx context.Context, a implAction, args string, n int) *ImplResult {
+			return l.finish(ctx, a, args, n)
+		}},
+	{name: "blocked", inText: true, inJSON: true, params: []string{"summary"},
+		end: func(_ *implLoop, _ context.Context, a implAction, _ string, n int) *ImplResult {
+			return &ImplResult{Status: ImplBlocked, Actions: n, Summary: firstNonEmpty(a.Summary, a.Thought)}
+		}},
+	{name: "ask", inText: true, inJSON: true, params: []string{"question"},
+		end: func(_ *implLoop, _ context.Context, a implAction, _ string, n int) *ImplResult {
+			return &ImplResult{Status: ImplQuestion, Actions: n, Summary: "the implementor asked a question", Question: firstNonEmpty(a.Question, a.Summary)}
+		}},
+}
+
+// Advice on a repeated action, shared by tools of one kind.
+const (
+	haveIt     = "you have that content above. Make your change now, or read another part (start_line) or another file."
+	searchElse = "search for something else, or read the file you need."
+	editAgain  = "read the file again and change what it says now, or take another approach."
+)
+
+// toolNamed returns the tool of an action name.
+func toolNamed(name string) (implTool, bool) {
+	for _, t := range implTools {
+		if t.name == name {
+			return t, true
 		}
-		entries, err := fs.List(dir, maxListing)
-		if err != nil && !errors.Is(err, workspace.ErrTruncated) {
-			return "error: " + err.Error()
-		}
-		var b strings.Builder
-		for _, e := range entries {
-			b.WriteString(e.String())
-			b.WriteByte('\n')
-		}
-		if err != nil { // truncated: the entries so far, and how to narrow the listing
-			b.WriteString(err.Error())
-		}
-		if b.Len() == 0 {
-			return "(empty)"
-		}
-		return b.String()
-	case "grep":
-		matches, err := fs.Grep(ctx, a.Pattern, a.Path, maxGrepHits)
-		if err != nil && !errors.Is(err, workspace.ErrTruncated) {
-			return "error: " + err.Error()
-		}
-		if len(matches) == 0 {
-			return "no matches"
-		}
-		var b strings.Builder
-		for _, m := range matches {
-			fmt.Fprintf(&b, "%s:%d: %s\n", m.Path, m.Line, m.Text)
-		}
-		return b.String()
-	case "rag_search":
-		return l.ragSearch(ctx, a.Query)
-	case "edit":
-		edits := make([]workspace.Edit, 0, len(a.Edits))
-		for _, e := range a.Edits {
-			edits = append(edits, workspace.Edit{Path: e.Path, Search: e.Search, Replace: e.Replace})
-		}
-		return l.apply(ctx, edits)
-	case "edit_blocks":
-		edits, err := workspace.ParseEditBlocks(a.Blocks)
-		if err != nil {
-			return "error: " + err.Error()
-		}
-		return l.apply(ctx, edits)
-	case "write_file":
-		return l.writeWhole(ctx, a.Path, a.Content)
-	case "run_gate":
-		return l.runGate(ctx, a.Gate)
-	default:
-		return fmt.Sprintf("error: unknown action %q", a.Action)
 	}
+	return implTool{}, false
+}
+
+// toolNames lists the actions a protocol offers: the schema's enum.
+func toolNames(text bool) []string {
+	var out []string
+	for _, t := range implTools {
+		if t.offered(text) {
+			out = append(out, t.name)
+		}
+	}
+	return out
+}
+
+func (t implTool) offered(text bool) bool { return (text && t.inText) || (!text && t.inJSON) }
+
+//go:embed tools/*.md
+var toolDocs embed.FS
+
+// toolDoc is one line of the prompt's list of actions.
+type toolDoc struct{ Name, Description, Example string }
+
+// toolDocs lists the actions a protocol offers as the prompt describes them.
+func toolDocsFor(text bool) ([]toolDoc, error) {
+	var out []toolDoc
+	for _, t := range implTools {
+		if !t.offered(text) {
+			continue
+		}
+		data, err := toolDocs.ReadFile("tools/" + t.name + ".text.md")
+		if !text || err != nil {
+			data, err = toolDocs.ReadFile("tools/" + t.name + ".md")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("implementor tool %s: %w", t.name, err)
+		}
+		desc, example, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
+		out = append(out, toolDoc{Name: t.name, Description: desc, Example: strings.TrimSpace(example)})
+	}
+	return out, nil
+}
+
+// execute runs one implementor action that works in the tree.
+func (l *implLoop) execute(ctx context.Context, a implAction) string {
+	if t, ok := toolNamed(a.Action); ok && t.run != nil {
+		return t.run(l, ctx, a)
+	}
+	return fmt.Sprintf("error: unknown action %q", a.Action)
+}
+
+func (l *implLoop) listFiles(dir string) string {
+	if dir == "" {
+		dir = "."
+	}
+	entries, err := l.d.Work.FS().List(dir, maxListing)
+	if err != nil && !errors.Is(err, workspace.ErrTruncated) {
+		return "error: " + err.Error()
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		b.WriteString(e.String())
+		b.WriteByte('\n')
+	}
+	if err != nil { // truncated: the entries so far, and how to narrow the listing
+		b.WriteString(err.Error())
+	}
+	if b.Len() == 0 {
+		return "(empty)"
+	}
+	return b.String()
+}
+
+func (l *implLoop) grep(ctx context.Context, pattern, path string) string {
+	matches, err := l.d.Work.FS().Grep(ctx, pattern, path, maxGrepHits)
+	if err != nil && !errors.Is(err, workspace.ErrTruncated) {
+		return "error: " + err.Error()
+	}
+	if len(matches) == 0 {
+		return "no matches"
+	}
+	var b strings.Builder
+	for _, m := range matches {
+		fmt.Fprintf(&b, "%s:%d: %s\n", m.Path, m.Line, m.Text)
+	}
+	return b.String()
 }
 
 // apply applies edits all or nothing; the answer shows the changed lines

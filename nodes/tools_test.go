@@ -1,0 +1,82 @@
+package nodes
+
+import (
+	"encoding/json"
+	"io/fs"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+)
+
+// TestToolTableAgrees: the schema's enum, the prompt's list of actions and
+// each description's example all name the same tools, per protocol, and every
+// parameter a tool names is a field of the protocol's action.
+func TestToolTableAgrees(t *testing.T) {
+	c, err := llm.NewComposer(prompts.FS, "", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := regexp.MustCompile(`(?m)^- ([a-z_]+): `)
+	for _, text := range []bool{true, false} {
+		raw, _ := llm.SchemaFor[implAction]()
+		if text {
+			raw, _ = llm.SchemaFor[implTextAction]()
+		}
+		var schema struct {
+			Properties map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(raw, &schema); err != nil {
+			t.Fatal(err)
+		}
+		enum := schema.Properties["action"].Enum
+		if !slices.Equal(enum, toolNames(text)) || len(enum) == 0 {
+			t.Errorf("text=%v: schema enum %v, tools %v", text, enum, toolNames(text))
+		}
+		docs, err := toolDocsFor(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := c.Compose(NodeImplementor, implData{Text: text, Tools: docs}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inPrompt []string
+		for _, m := range listed.FindAllStringSubmatch(p.Messages[0].Content, -1) {
+			inPrompt = append(inPrompt, m[1])
+		}
+		if !slices.Equal(inPrompt, enum) {
+			t.Errorf("text=%v: the prompt lists %v, the schema allows %v", text, inPrompt, enum)
+		}
+		for _, d := range docs {
+			var ex map[string]any
+			if err := json.Unmarshal([]byte(d.Example), &ex); err != nil || ex["action"] != d.Name {
+				t.Errorf("text=%v: the example of %s is not a %s action: %s (%v)", text, d.Name, d.Name, d.Example, err)
+			}
+			tool, _ := toolNamed(d.Name)
+			for _, param := range tool.params {
+				if _, ok := schema.Properties[param]; !ok && (text && !tool.codeAfter || !text) {
+					t.Errorf("text=%v: %s reads %q, which the schema does not have", text, d.Name, param)
+				}
+			}
+			for k := range ex {
+				if k != "thought" && k != "action" && !slices.Contains(tool.params, k) {
+					t.Errorf("text=%v: the example of %s gives %q, which is not one of its params %v", text, d.Name, k, tool.params)
+				}
+			}
+		}
+	}
+	// Every description belongs to a tool.
+	files, _ := fs.Glob(toolDocs, "tools/*.md")
+	for _, f := range files {
+		name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(f, "tools/"), ".md"), ".text")
+		if _, ok := toolNamed(name); !ok {
+			t.Errorf("%s describes no tool", f)
+		}
+	}
+}
