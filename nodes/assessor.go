@@ -17,7 +17,8 @@ type assessorData struct {
 
 // Assessor checks alignment every review_interval tasks, after a failure and
 // at the end of each milestone, reading supervisor findings as evidence of
-// drift (seed 003 "Assessor-Supervisor Collaboration").
+// drift (docs/supervisors.md: a review due with the supervisors runs after
+// them).
 func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, error) {
 	s := in.Clone()
 	reason := s.ReviewReason

@@ -8,7 +8,8 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
-// writeBoard keeps board.md, a kanban of milestones and tasks (seed 004), in
+// writeBoard keeps board.md, a kanban of milestones and tasks (docs/architecture.md
+// "The run on disk"), in
 // step with the state after every node.
 // Only a changed board is written: most steps leave it as it was.
 func (d *Deps) writeBoard(s *WorkflowState) error {

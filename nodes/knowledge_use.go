@@ -10,7 +10,7 @@ import (
 )
 
 // countKnowledgeUse promotes provisional documents that guided enough tasks
-// without trouble (seed 003 "Provisional status"). A failed task resets the
+// without trouble (docs/knowledge.md "Lifecycle"). A failed task resets the
 // count of the documents it was given.
 func (d *Deps) countKnowledgeUse(ctx context.Context, s *WorkflowState, t *Task) {
 	if len(t.KnowledgeInjected) == 0 || d.Settings.PromoteAfter <= 0 {

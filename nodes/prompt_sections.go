@@ -20,7 +20,7 @@ const (
 	prioContext   = 40
 )
 
-// Section titles of the planning prompts, in the order seed 003 gives them.
+// Section titles of the planning prompts, in the order the prompts give them.
 const (
 	SecProjectContext   = "PROJECT CONTEXT"
 	SecProjectKnowledge = "PROJECT KNOWLEDGE"

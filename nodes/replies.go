@@ -96,7 +96,7 @@ type summaryReply struct {
 	Summary string `json:"summary" jsonschema:"minLength=1,maxLength=600"`
 }
 
-// Supervisor replies keep seed 003's keys exactly and add what a single model
+// Supervisor replies keep the keys docs/supervisors.md names and add what a single model
 // call needs to hand back: the documents' content ("docs") and a list of
 // distinct findings for convergence.
 

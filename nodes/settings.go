@@ -69,10 +69,10 @@ const (
 	EditJSON = "json"
 )
 
-// SupervisorSettings configure the supervisor layer (seed 003).
+// SupervisorSettings configure the supervisors (docs/supervisors.md).
 type SupervisorSettings struct {
 	Enabled bool
-	// Blocking runs supervisors inside the graph step (the seed's behaviour);
+	// Blocking runs supervisors inside the graph step;
 	// otherwise they run in the background and land at the next planning round.
 	Blocking  bool
 	BudgetUSD float64

@@ -61,7 +61,7 @@ type WorkflowState struct {
 	Assessment   *Assessment `json:"assessment,omitempty"`
 	ScopeRounds  int         `json:"scope_rounds"`
 
-	// Supervisors (seed 003 "Graph Integration").
+	// Supervisors (docs/supervisors.md).
 	PendingDirectives  []Directive                `json:"pending_directives"`
 	DirectiveLog       []DirectiveFate            `json:"directive_log" graph:"append"`
 	NextDirectiveID    int                        `json:"next_directive_id"`
@@ -281,7 +281,8 @@ type Assessment struct {
 	Reason  string `json:"reason"`
 }
 
-// Directive is a supervisor's instruction to the TaskPlanner (seed 003 "Directives").
+// Directive is a supervisor's instruction to the TaskPlanner (docs/supervisors.md
+// "Directives").
 type Directive struct {
 	ID          string   `json:"id"`
 	Type        string   `json:"type"` // functional | cleanup

@@ -34,7 +34,7 @@ const (
 const ignoredRoundsBeforeForcing = 2
 
 // addDirectives files new directives from a supervisor: ids assigned, the
-// cleanup cap enforced (oldest dropped, seed 003 "Hard cap").
+// cleanup cap enforced (at most maxCleanup pending: the oldest is dropped).
 func addDirectives(s *WorkflowState, source string, ds []Directive, maxCleanup int, now time.Time) []string {
 	var ids []string
 	for _, d := range ds {
@@ -83,7 +83,7 @@ func countPendingCleanup(s *WorkflowState) int {
 }
 
 // ageDirectives drops cleanup directives nobody picked up within maxAge
-// completed tasks (seed 003 "Directive aging").
+// completed tasks (docs/supervisors.md "Directives").
 func ageDirectives(s *WorkflowState, maxAge int, now time.Time) {
 	if maxAge <= 0 {
 		return

@@ -28,8 +28,8 @@ const (
 	supRemitBytes = 4000
 )
 
-// supervisorInput compresses the state for a supervisor (seed 003 "Supervisor
-// Contracts"): remit and milestones, done list, carry-forward, recent results
+// supervisorInput compresses the state for a supervisor (docs/supervisors.md
+// "Cost and privacy"): remit and milestones, done list, carry-forward, recent results
 // and QA feedback, the files changed (read from the work tree, deny-listed
 // files never included) and the knowledge store.
 func (d *Deps) supervisorInput(ctx context.Context, s *WorkflowState, job SupervisorJob) []llm.Section {

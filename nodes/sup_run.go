@@ -397,8 +397,8 @@ func (d *Deps) jobCommitted(ctx context.Context, s *WorkflowState, jobID string)
 }
 
 // converge compares a run's findings with the previous run's: when few are
-// new, the supervisor is converging and its interval doubles (seed 003
-// "Supervisor self-assessment").
+// new, the supervisor is converging and its interval doubles
+// (docs/supervisors.md, "Convergence").
 func (d *Deps) converge(ctx context.Context, s *WorkflowState, name string, findings []string) {
 	track := s.Supervisors[name]
 	norm := make([]string, 0, len(findings))

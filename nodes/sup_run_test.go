@@ -164,7 +164,7 @@ func TestSupFailedCallsAreWarnings(t *testing.T) {
 	}
 }
 
-// TestSupReplySchemas: the replies keep seed 003's output keys, and a reply
+// TestSupReplySchemas: the replies keep their documented output keys, and a reply
 // that breaks the schema is rejected (then discarded by land).
 func TestSupReplySchemas(t *testing.T) {
 	want := map[string][]string{

@@ -9,7 +9,7 @@ const (
 	SupInternaliser = "internaliser"
 )
 
-// Trigger events a supervisor reacts to (seed 003 "Trigger Conditions").
+// Trigger events a supervisor reacts to (the table in docs/supervisors.md).
 const (
 	TriggerInterval          = "interval"
 	TriggerMilestoneComplete = "milestone_complete"
@@ -45,8 +45,8 @@ type DueSupervisor struct {
 }
 
 // dueSupervisors decides which supervisors run now. A supervisor with a job in
-// flight is not started again; the polish phase starts none (seed 003: polish
-// works off existing cleanup directives only); a spent budget stops them all.
+// flight is not started again; the polish phase starts none (polish works off
+// the cleanup directives already filed); a spent budget stops them all.
 func dueSupervisors(s WorkflowState, set Settings) []DueSupervisor {
 	sup := set.Supervisors
 	if !sup.Enabled || s.Phase != PhaseExecute {
@@ -110,7 +110,7 @@ func jobInFlight(s WorkflowState, name string) bool {
 const urgencyEpsilon = 1e-9
 
 // urgencyReached says whether accumulated urgency pulls every supervisor
-// forward (seed 003 "Pull-Forward Mechanism").
+// forward (docs/supervisors.md, "Urgency pulls them forward").
 func urgencyReached(s WorkflowState, sup SupervisorSettings) bool {
 	return sup.UrgencyThreshold > 0 && s.SupervisorUrgency+urgencyEpsilon >= sup.UrgencyThreshold
 }
@@ -142,7 +142,7 @@ func remainingTriggers(s WorkflowState, sup SupervisorSettings, started []DueSup
 	return keep
 }
 
-// addUrgency accumulates pull-forward urgency (seed 003 "Pull-Forward Mechanism").
+// addUrgency accumulates the urgency that pulls supervisors forward.
 func addUrgency(s *WorkflowState, w float64) {
 	s.SupervisorUrgency += w
 }

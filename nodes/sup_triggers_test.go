@@ -73,8 +73,8 @@ func TestSupIntervalsConfigurable(t *testing.T) {
 	}
 }
 
-// TestSupEventTriggers: each event wakes exactly the supervisors seed 003
-// names for it.
+// TestSupEventTriggers: each event wakes exactly the supervisors
+// docs/supervisors.md names for it.
 func TestSupEventTriggers(t *testing.T) {
 	set := DefaultSettings()
 	set.Supervisors.UrgencyThreshold = 0 // events alone, without the abort's urgency

@@ -7,17 +7,9 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 )
 
-// Build wires the workflow of DESIGN §4 (seed 003 "Updated Graph Topology"):
-//
-//	START → scope_agent → task_planner
-//	task_planner → implementor | mark_complete (skip) | mark_failed (abort) | assessor (milestone done)
-//	implementor → qa (finished) | task_planner (blocked, loop) | mark_failed (retries spent)
-//	qa → mark_complete (pass) | task_planner (fail, with feedback) | mark_failed (max retries)
-//	mark_complete → run_supervisors (trigger) | assessor (review due) | task_planner
-//	run_supervisors → task_planner | assessor (both due: supervisors first)
-//	mark_failed → assessor (through run_supervisors when a supervisor is due)
-//	assessor → task_planner (aligned) | scope_agent (major divergence) | polish (all done)
-//	polish → task_planner (cleanup directives) | report → END
+// Build wires the workflow graph: its nodes, and the routing functions that
+// choose each conditional edge. `lemmings graph` prints the edges from this
+// code; docs/architecture.md "The workflow graph" says why they are so.
 //
 // Every node works on a copy of the state and leaves board.md current.
 func Build(d *Deps) *graph.Graph[WorkflowState] {

@@ -73,7 +73,7 @@ func (e *supEnv) nodeTime(node string) time.Duration {
 
 // BenchmarkSupervisorModes runs a 20-task plan (two milestones, a trivial
 // gate) with injected latency — L per local call, 5·L per supervisor call by
-// default — three times: supervisors off, blocking (the seed's behaviour) and
+// default — three times: supervisors off, blocking and
 // background. It reports each wall time, the overhead of blocking and
 // background over off (the target is background ≤ 5%), and the time the loop
 // spent waiting for supervisors (in run_supervisors and at the polish phase's
