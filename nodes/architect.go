@@ -17,8 +17,6 @@ type architectReply struct {
 	TargetFiles  []string `json:"target_files" jsonschema:"maxItems=4,items.maxLength=200"`
 }
 
-type architectData struct{}
-
 // architectCodeChars caps the code of the target files sent to the architect.
 const architectCodeChars = 20000
 
@@ -33,10 +31,6 @@ func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowSta
 		return s, false, nil
 	}
 	t.Architect = true
-	instr, err := d.instructionsSection(LabelArchitect, architectData{})
-	if err != nil {
-		return s, false, err
-	}
 	var task strings.Builder
 	fmt.Fprintf(&task, "%s: %s\n%s\n", t.ID, t.Title, t.Instructions)
 	if len(t.TargetFiles) > 0 {
@@ -56,8 +50,7 @@ func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowSta
 	if code := d.architectCode(t); code != "" {
 		sections = append(sections, llm.Section{Title: "CODE", Body: code, Priority: prioContext + 1})
 	}
-	sections = append(sections, instr)
-	reply, resp, err := ask[architectReply](ctx, d, &s, call{Label: LabelArchitect, Role: RoleSupervisor, Data: architectData{},
+	reply, resp, err := ask[architectReply](ctx, d, &s, call{Label: LabelArchitect, Role: RoleSupervisor,
 		Sections: sections, Budget: d.Settings.Budget(NodeImplementor)})
 	esc := d.escalation(EscArchitect, t, resp)
 	esc.Attempt = t.Attempt + 1 // the attempt the instructions are for

@@ -36,16 +36,11 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 	if m != nil {
 		data.MilestoneID = m.ID
 	}
-	instr, err := d.instructionsSection(NodeAssessor, data)
-	if err != nil {
-		return s, err
-	}
 	sections := []llm.Section{
 		projectContextSection(&s),
 		{Title: "MILESTONES", Body: milestoneOverview(&s), Required: true},
 		completedSection(&s),
 		{Title: "SUPERVISOR FINDINGS", Body: supervisorEvidence(&s), Priority: prioKnowledge},
-		instr,
 	}
 	reply, _, err := ask[assessorReply](ctx, d, &s, call{Label: NodeAssessor, Data: data, Sections: sections})
 	if err != nil {

@@ -18,8 +18,6 @@ const (
 	TrailerDirective = "Lemmings-Directive"
 )
 
-type summaryData struct{}
-
 // MarkComplete squashes the task's attempts into one commit on the run branch
 // and records it in the done list. Re-running it after a crash finds the commit
 // already made and does not make another.
@@ -120,12 +118,8 @@ func (d *Deps) summarize(ctx context.Context, s *WorkflowState, t *Task) string 
 	if t.Attempt > 1 {
 		fmt.Fprintf(&b, "Attempts: %d (last feedback: %s)\n", t.Attempt, clip(t.Feedback, 400))
 	}
-	instr, err := d.instructionsSection("summarizer", summaryData{})
-	if err != nil {
-		return fallback
-	}
-	reply, _, err := ask[summaryReply](ctx, d, s, call{Label: "summarizer", Role: RoleSummarizer, Data: summaryData{}, Sections: []llm.Section{
-		{Title: "TASK RESULT", Body: b.String(), Required: true}, instr,
+	reply, _, err := ask[summaryReply](ctx, d, s, call{Label: "summarizer", Role: RoleSummarizer, Sections: []llm.Section{
+		{Title: "TASK RESULT", Body: b.String(), Required: true},
 	}})
 	if err != nil {
 		graph.Emit(ctx, "warning", map[string]any{"message": "summarizer unavailable, using the implementor's summary: " + err.Error()})

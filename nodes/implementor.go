@@ -271,7 +271,7 @@ func (l *implLoop) note(assistant, user string) {
 	l.compact()
 }
 
-func (l *implLoop) sections(ctx context.Context, data implData) ([]llm.Section, error) {
+func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
 	d, t, s := l.d, l.t, l.s
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", t.ID, t.Title)
@@ -293,11 +293,7 @@ func (l *implLoop) sections(ctx context.Context, data implData) ([]llm.Section, 
 		secs = append(secs, llm.Section{Title: "REPOSITORY", Body: tree, Priority: prioOverview})
 	}
 	secs = append(secs, llm.Section{Title: "GATES", Body: gateList(d.Gates), Priority: prioOverview})
-	instr, err := d.instructionsSection(NodeImplementor, data)
-	if err != nil {
-		return nil, err
-	}
-	return append(secs, instr), nil
+	return secs, nil
 }
 
 // targetFiles shows the task's files up front so a weak model need not ask.

@@ -35,7 +35,7 @@ func (l *implLoop) buildPrefix(ctx context.Context) error {
 		return err
 	}
 	data := implData{Text: l.text, Tools: tools}
-	sections, err := l.sections(ctx, data)
+	sections, err := l.sections(ctx)
 	if err != nil {
 		return err
 	}

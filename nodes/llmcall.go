@@ -78,15 +78,29 @@ func (d *Deps) compose(ctx context.Context, c call) (llm.Request, error) {
 	if c.Budget > 0 {
 		budget = c.Budget
 	}
-	p, err := d.Composer.Compose(c.Label, c.Data, budget, c.Sections...)
+	p, err := d.composePrompt(c.Label, c.Data, budget, c.Sections)
 	if err != nil {
-		return llm.Request{}, fmt.Errorf("compose %s prompt: %w", c.Label, err)
+		return llm.Request{}, err
 	}
 	if len(p.Dropped) > 0 {
 		graph.Emit(ctx, "prompt_packed", map[string]any{"label": c.Label, "dropped": p.Dropped, "tokens": p.Tokens})
 	}
 	msgs := append(p.Messages, c.Messages...)
 	return llm.Request{Role: role, Label: c.Label, Messages: msgs}, nil
+}
+
+// composePrompt composes label's prompt from its template, data and the
+// context sections, closing with the template's instructions block.
+func (d *Deps) composePrompt(label string, data any, budget int, sections []llm.Section) (llm.Prompt, error) {
+	instr, err := d.instructionsSection(label, data)
+	if err != nil {
+		return llm.Prompt{}, fmt.Errorf("compose %s prompt: %w", label, err)
+	}
+	p, err := d.Composer.Compose(label, data, budget, append(slices.Clip(sections), instr)...)
+	if err != nil {
+		return llm.Prompt{}, fmt.Errorf("compose %s prompt: %w", label, err)
+	}
+	return p, nil
 }
 
 // emitReasks records each reply that was asked again for: a reply cut off at

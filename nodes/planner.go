@@ -106,10 +106,6 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	if a := s.Approval; a != nil && a.Kind == "task" && !a.Approved {
 		data.Approval = a.Reason
 	}
-	instr, err := d.instructionsSection(NodePlanner, data)
-	if err != nil {
-		return s, err
-	}
 	milestone := milestoneSection(&s)
 	if related := d.relatedCode(ctx, &s); related != "" {
 		milestone.Body += "\n\nRelated code (retrieval):\n" + related
@@ -120,7 +116,6 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 		milestone,
 		directivesSection(shown),
 		completedSection(&s),
-		instr,
 	}
 	c := call{Label: NodePlanner, Role: d.plannerRole(&s), Data: data, Sections: sections}
 	reply, _, err := ask[plannerReply](ctx, d, &s, c)

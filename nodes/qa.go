@@ -12,8 +12,6 @@ import (
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
-type qaData struct{}
-
 // qaGates runs the gates, or takes the results of the implementor's own run
 // when they all passed on exactly the tree QA judges (same diff hash).
 func (d *Deps) qaGates(ctx context.Context, impl *ImplResult) []workspace.GateResult {
@@ -101,10 +99,6 @@ func (d *Deps) review(ctx context.Context, s *WorkflowState, diff, code, role, l
 	for i, c := range t.AcceptanceCriteria {
 		fmt.Fprintf(&crit, "%d. %s\n", i+1, c)
 	}
-	instr, err := d.instructionsSection(NodeQA, qaData{})
-	if err != nil {
-		return qaReply{}, llm.Response{}, err
-	}
 	sections := []llm.Section{
 		{Title: "TASK", Body: t.ID + ": " + t.Title + "\n" + t.Instructions, Required: true},
 		{Title: "ACCEPTANCE CRITERIA", Body: strings.TrimSpace(crit.String()), Required: true},
@@ -114,9 +108,8 @@ func (d *Deps) review(ctx context.Context, s *WorkflowState, diff, code, role, l
 	if code != "" {
 		sections = append(sections, llm.Section{Title: "CHANGED CODE", Body: code, Priority: prioContext})
 	}
-	sections = append(sections, instr)
 	// The template is the QA one; the label keeps cloud reviews apart in the accounting.
-	req, err := d.compose(ctx, call{Label: NodeQA, Role: role, Data: qaData{}, Sections: sections})
+	req, err := d.compose(ctx, call{Label: NodeQA, Role: role, Sections: sections})
 	if err != nil {
 		return qaReply{}, llm.Response{}, err
 	}

@@ -36,15 +36,10 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 		if replan {
 			data.Feedback = firstNonEmpty(assessNotes(s.Assessment), s.EscalationContext, "the Assessor found a major divergence")
 		}
-		instr, err := d.instructionsSection(NodeScope, data)
-		if err != nil {
-			return s, err
-		}
 		sections := []llm.Section{projectContextSection(&s), d.knowledgeSection(ctx, &s)}
 		if replan {
 			sections = append(sections, completedSection(&s))
 		}
-		sections = append(sections, instr)
 		c := call{Label: NodeScope, Role: d.plannerRole(&s), Data: data, Sections: sections}
 		reply, _, err := ask[scopeReply](ctx, d, &s, c)
 		if err != nil {

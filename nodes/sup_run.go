@@ -84,13 +84,9 @@ func (d *Deps) knowledgeEmpty() bool {
 func (d *Deps) launch(ctx context.Context, s *WorkflowState, job SupervisorJob, fresh bool) error {
 	in := d.supervisorInput(ctx, s, job)
 	data := supervisorData{Bootstrap: job.Bootstrap, Trigger: job.Trigger}
-	instr, err := d.instructionsSection(job.Supervisor, data)
+	p, err := d.composePrompt(job.Supervisor, data, d.Settings.Supervisors.InputTokens, in)
 	if err != nil {
 		return err
-	}
-	p, err := d.Composer.Compose(job.Supervisor, data, d.Settings.Supervisors.InputTokens, append(in, instr)...)
-	if err != nil {
-		return fmt.Errorf("compose %s prompt: %w", job.Supervisor, err)
 	}
 	d.Supervisors.launch(job, llm.Request{Role: RoleSupervisor, Label: job.Supervisor, Messages: p.Messages}, fresh)
 	return nil
