@@ -3,7 +3,6 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -164,57 +163,75 @@ func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) (W
 	return s, nil
 }
 
+// applyPlan carries out the planner's answer: the plan and the directives'
+// fates first, then a critical directive, which pre-empts everything, or else
+// the planner's decision.
 func (d *Deps) applyPlan(ctx context.Context, s WorkflowState, r plannerReply, shown []Directive, now time.Time) (WorkflowState, error) {
-	var chosen *PlannedTask
-	if r.Task != nil && strings.TrimSpace(r.Task.Title) != "" {
-		t := r.Task.planned()
-		// A planned task keeps what the plan knew about it: its directive, and
-		// an operator's fixed acceptance criteria.
-		for _, p := range s.CarryForward {
-			if strings.EqualFold(p.Title, t.Title) {
-				t.DirectiveID, t.Operator = p.DirectiveID, p.Operator
-				if p.Operator || len(t.AcceptanceCriteria) == 0 {
-					t.AcceptanceCriteria = p.AcceptanceCriteria
-				}
-				break
-			}
-		}
-		for _, sd := range shown { // the planner may name a directive in its task title or text
-			if t.DirectiveID == "" && strings.Contains(t.Title+" "+t.Instructions, sd.ID) {
-				t.DirectiveID = sd.ID
-				break
-			}
-		}
-		chosen = &t
-	}
+	chosen := chosenTask(&s, r, shown)
 	if (s.Plan == nil || s.Phase == PhasePolish) && s.CurrentTask == nil {
 		d.updateCarryForward(ctx, &s, r.CarryForward)
 	}
-	critical := applyDirectiveAnswers(&s, shown, r.Directives, chosen, now)
-	if critical != nil { // a critical directive pre-empts whatever the planner chose
-		if chosen != nil && chosen.DirectiveID != critical.DirectiveID && s.CurrentTask == nil {
-			s.CarryForward = append([]PlannedTask{*chosen}, dropPlanned(s.CarryForward, chosen.Title)...)
-		}
-		if t := s.CurrentTask; t != nil {
-			// The interrupted task restarts later from its plan; its work in
-			// progress must not leak into the critical task's commit.
-			if err := d.resetTo(ctx, t); err != nil {
-				return s, err
-			}
-			s.CarryForward = append([]PlannedTask{{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
-				TargetFiles: t.TargetFiles, DirectiveID: t.DirectiveID, Operator: t.Operator}}, s.CarryForward...)
-			s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
-		}
-		graph.Emit(ctx, "directive_preempt", map[string]any{"directive": critical.DirectiveID})
-		return d.startTask(ctx, s, *critical)
+	if critical := applyDirectiveAnswers(&s, shown, r.Directives, chosen, now); critical != nil {
+		return d.preempt(ctx, s, chosen, *critical)
 	}
-
 	if r.Decision == DecisionSplit {
 		if d.canSplit(&s) {
 			return d.splitTask(ctx, s, r)
 		}
 		r.Decision = DecisionImplement // a split not offered is a re-plan
 	}
+	return d.decide(ctx, s, r, chosen)
+}
+
+// chosenTask is the task the planner's answer names, if any, with what the
+// plan knew about it: its directive, and an operator's fixed acceptance
+// criteria.
+func chosenTask(s *WorkflowState, r plannerReply, shown []Directive) *PlannedTask {
+	if r.Task == nil || strings.TrimSpace(r.Task.Title) == "" {
+		return nil
+	}
+	t := r.Task.planned()
+	for _, p := range s.CarryForward {
+		if strings.EqualFold(p.Title, t.Title) {
+			t.DirectiveID, t.Operator = p.DirectiveID, p.Operator
+			if p.Operator || len(t.AcceptanceCriteria) == 0 {
+				t.AcceptanceCriteria = p.AcceptanceCriteria
+			}
+			break
+		}
+	}
+	for _, sd := range shown { // the planner may name a directive in its task title or text
+		if t.DirectiveID == "" && strings.Contains(t.Title+" "+t.Instructions, sd.ID) {
+			t.DirectiveID = sd.ID
+			break
+		}
+	}
+	return &t
+}
+
+// preempt starts a critical directive's task: the planner's choice and a task
+// in progress go back to the head of the plan.
+func (d *Deps) preempt(ctx context.Context, s WorkflowState, chosen *PlannedTask, critical PlannedTask) (WorkflowState, error) {
+	if chosen != nil && chosen.DirectiveID != critical.DirectiveID && s.CurrentTask == nil {
+		s.CarryForward = append([]PlannedTask{*chosen}, dropPlanned(s.CarryForward, chosen.Title)...)
+	}
+	if t := s.CurrentTask; t != nil {
+		// The interrupted task restarts later from its plan; its work in
+		// progress must not leak into the critical task's commit.
+		if err := d.resetTo(ctx, t); err != nil {
+			return s, err
+		}
+		s.CarryForward = append([]PlannedTask{{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
+			TargetFiles: t.TargetFiles, DirectiveID: t.DirectiveID, Operator: t.Operator}}, s.CarryForward...)
+		s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
+	}
+	graph.Emit(ctx, "directive_preempt", map[string]any{"directive": critical.DirectiveID})
+	return d.startTask(ctx, s, critical)
+}
+
+// decide carries out the planner's decision: implement (a new task or the
+// failed one re-planned), skip, abort, or the milestone done.
+func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chosen *PlannedTask) (WorkflowState, error) {
 	switch r.Decision {
 	case DecisionImplement:
 		if s.CurrentTask != nil { // re-plan of a failed attempt
@@ -285,135 +302,6 @@ func (d *Deps) applyPlan(ctx context.Context, s WorkflowState, r plannerReply, s
 		d.milestoneDone(&s)
 		return s, nil
 	}
-}
-
-func (d *Deps) milestoneDone(s *WorkflowState) {
-	s.PlannerDecision = DecisionMilestoneDone
-	s.ReviewReason = "milestone"
-	addTrigger(s, TriggerMilestoneComplete)
-}
-
-// updateCarryForward takes the planner's new plan, noting churn: a plan that
-// keeps changing under the planner is a signal for the supervisors. Weak
-// models drop tasks by accident, so an empty answer keeps the old plan, and
-// directive and operator tasks the answer left out are kept at the end.
-func (d *Deps) updateCarryForward(ctx context.Context, s *WorkflowState, next []taskSpec) {
-	var plan []PlannedTask
-	for _, t := range next {
-		if strings.TrimSpace(t.Title) != "" && !containsPlanned(plan, t.Title) {
-			plan = append(plan, t.planned())
-		}
-	}
-	if len(plan) == 0 {
-		return
-	}
-	changed := 0
-	for k := range plan {
-		t := &plan[k]
-		if i := indexPlanned(s.CarryForward, t.Title); i >= 0 {
-			old := s.CarryForward[i] // what the plan already knew about the task stays
-			t.DirectiveID, t.Operator, t.SplitFrom = old.DirectiveID, old.Operator, old.SplitFrom
-			if old.Operator {
-				t.AcceptanceCriteria = old.AcceptanceCriteria
-			}
-		} else {
-			changed++
-		}
-	}
-	for _, t := range s.CarryForward {
-		if (t.DirectiveID != "" || t.Operator || t.SplitFrom != "") && !containsPlanned(plan, t.Title) {
-			plan = append(plan, t)
-		}
-	}
-	if len(s.CarryForward) > 0 && changed*2 > len(s.CarryForward) {
-		addUrgency(s, d.Settings.Supervisors.WeightChurn)
-		graph.Emit(ctx, "carry_forward_churn", map[string]any{"changed": changed, "was": len(s.CarryForward)})
-	}
-	s.CarryForward = plan
-}
-
-func indexPlanned(ts []PlannedTask, title string) int {
-	for i, t := range ts {
-		if strings.EqualFold(t.Title, title) {
-			return i
-		}
-	}
-	return -1
-}
-
-func containsPlanned(ts []PlannedTask, title string) bool { return indexPlanned(ts, title) >= 0 }
-
-func dropPlanned(ts []PlannedTask, title string) []PlannedTask {
-	out := ts[:0:0]
-	for _, t := range ts {
-		if !strings.EqualFold(t.Title, title) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-func hasPolishWork(s *WorkflowState) bool {
-	for _, t := range s.CarryForward {
-		if t.DirectiveID != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// newTask gives a planned task an id in the current milestone.
-func (d *Deps) newTask(s *WorkflowState, p PlannedTask) *Task {
-	s.NextTaskID++
-	t := &Task{
-		ID:                 fmt.Sprintf("t%d", s.NextTaskID),
-		Title:              p.Title,
-		Instructions:       p.Instructions,
-		AcceptanceCriteria: p.AcceptanceCriteria,
-		TargetFiles:        p.TargetFiles,
-		DirectiveID:        p.DirectiveID,
-		Operator:           p.Operator,
-		SplitFrom:          p.SplitFrom,
-		Polish:             s.Phase == PhasePolish,
-	}
-	if m := s.ActiveMilestone(); m != nil {
-		t.Milestone = m.ID
-	}
-	if t.DirectiveID != "" {
-		markDirectiveTask(s, t.DirectiveID, t.ID)
-	}
-	return t
-}
-
-// startTask makes p the current task, starting at the work tree's HEAD.
-func (d *Deps) startTask(ctx context.Context, s WorkflowState, p PlannedTask) (WorkflowState, error) {
-	t := d.newTask(&s, p)
-	head, err := d.Work.Head(ctx)
-	if err != nil {
-		return s, fmt.Errorf("start task %s: %w", t.ID, err)
-	}
-	t.StartCommit, t.AttemptBase = head, head
-	t.KnowledgeInjected = slices.Clone(s.LastKnowledge)
-	if len(t.AcceptanceCriteria) == 0 {
-		t.AcceptanceCriteria = []string{"The change does what the task title says: " + t.Title}
-	}
-	s.CurrentTask = t
-	s.Implementation, s.QA = nil, nil
-	s.PlannerDecision = DecisionImplement
-	graph.Emit(ctx, "task_planned", map[string]any{"task": t.ID, "title": t.Title, "milestone": t.Milestone, "directive": t.DirectiveID})
-	return d.prepareAttempt(s), nil
-}
-
-// prepareAttempt counts the attempt and sets where it starts: a retry builds on
-// the previous attempt's work-in-progress commit.
-func (d *Deps) prepareAttempt(s WorkflowState) WorkflowState {
-	t := s.CurrentTask
-	t.Attempt++
-	if s.Implementation != nil && s.Implementation.Commit != "" {
-		t.AttemptBase = s.Implementation.Commit
-	}
-	s.Implementation, s.QA = nil, nil
-	return s
 }
 
 // stopReason enforces the run's limits before any new work is planned.

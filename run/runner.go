@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -212,57 +211,6 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 // the step: where a resumed run's next step starts from.
 const MetaGitHead = "git_head"
 
-// resetToCheckpoint puts the work tree and branch back at head, the HEAD
-// recorded with the last checkpoint, dropping commits and files a killed step
-// left. It returns the HEAD it moved away from ("" when nothing moved: the
-// same HEAD and a clean tree, or no HEAD recorded).
-func resetToCheckpoint(ctx context.Context, wt *workspace.Worktree, head string) (string, error) {
-	if head == "" {
-		return "", nil
-	}
-	cur, err := wt.Head(ctx)
-	if err != nil {
-		return "", err
-	}
-	clean, err := wt.IsClean(ctx)
-	if err != nil {
-		return "", err
-	}
-	if cur == head && clean {
-		return "", nil
-	}
-	if err := wt.ResetHard(ctx, head); err != nil {
-		return "", fmt.Errorf("reset the work tree to the checkpoint's HEAD: %w", err)
-	}
-	if cur == head {
-		cur += " (with uncommitted changes)"
-	}
-	return cur, nil
-}
-
-// runActive reports whether a process holds the run now.
-func runActive(ctx context.Context, store *graph.Compiled[nodes.WorkflowState], runID string) (bool, error) {
-	runs, err := store.ListRuns(ctx)
-	if err != nil {
-		return false, err
-	}
-	for _, r := range runs {
-		if r.ID == runID {
-			return r.Active, nil
-		}
-	}
-	return false, nil
-}
-
-// note writes one event into the run's log and sinks outside any node.
-func (e *runEnv) note(runID, name string, data map[string]any, sinks []graph.Sink) {
-	ev := graph.Event{Kind: graph.EventCustom, Name: name, RunID: runID, Time: time.Now().UTC()}
-	ev.Data, _ = json.Marshal(data)
-	for _, sink := range append([]graph.Sink{e.events}, sinks...) {
-		sink.Handle(ev)
-	}
-}
-
 // PausedError: a paused run was resumed without a decision; it stays paused.
 type PausedError struct {
 	RunID  string
@@ -351,6 +299,9 @@ func (e *runEnv) result(ctx context.Context, runID string, final nodes.WorkflowS
 	return res, runErr
 }
 
+// prepare opens everything a process needs to advance the run on wt: the
+// models, the gates, the index, the logs, and the compiled graph over the
+// run store.
 func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree) (*runEnv, error) {
 	cfg := o.Config
 	if cfg == nil {
@@ -367,15 +318,49 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 			_ = env.close() // the error that stopped prepare is the one to report
 		}
 	}()
-	set := SettingsFrom(cfg)
 	// Warnings before the run starts go to the user and, once the event log
 	// is open, into it too.
 	var startup warningLog
 	warn := io.MultiWriter(&startup, orDiscard(o.Warn))
 
+	set, err := env.openModels(ctx, o, cfg, warn)
+	if err != nil {
+		return nil, err
+	}
+	composer, err := llm.NewComposer(prompts.FS, filepath.Join(root, cfg.Prompts.Dir), cfg.Prompts.Global, cfg.Prompts.Project)
+	if err != nil {
+		return nil, fmt.Errorf("prompt templates: %w", err)
+	}
+	search, index := env.openIndex(ctx, root, wt, cfg, warn)
+	if set.Supervisors.Enabled {
+		env.pool = nodes.NewSupervisorPool(ctx, env.router)
+	}
+	deps := &nodes.Deps{Model: env.router, Composer: composer, Work: wt, Gates: GatesFrom(cfg, wt.Dir()), Search: search, Index: index,
+		Settings: set, Supervisors: env.pool, RunDir: runDir}
+
+	logged, err := env.openLog(wt.RunID(), o, &startup, warn)
+	if err != nil {
+		return nil, err
+	}
+	app, err := compile(deps, filepath.Join(root, DataDir, CheckpointsDir), wt, filepath.Join(runDir, HaltFile),
+		append([]graph.Sink{logged}, o.Sinks...))
+	if err != nil {
+		return nil, err
+	}
+	deps.Mermaid = app.Mermaid()
+	env.app, env.deps = app, deps
+	ok = true
+	return env, nil
+}
+
+// openModels opens the model router and returns the run's settings, fitted
+// to what the models can do: prompt budgets within their windows, the
+// supervisors off when the cloud does not answer, the planner's role.
+func (env *runEnv) openModels(ctx context.Context, o Options, cfg *config.Config, warn io.Writer) (nodes.Settings, error) {
+	set := SettingsFrom(cfg)
 	rc := RouterConfigFrom(cfg, set.Supervisors.Enabled)
 	if cfg.Log.Prompts {
-		rc.PromptLog = filepath.Join(runDir, PromptsFile)
+		rc.PromptLog = filepath.Join(env.runDir, PromptsFile)
 	}
 	var ropts []llm.Option
 	if o.HTTPClient != nil {
@@ -383,11 +368,11 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	}
 	router, err := llm.NewRouter(rc, ropts...)
 	if err != nil {
-		return nil, fmt.Errorf("models: %w", err)
+		return set, fmt.Errorf("models: %w", err)
 	}
 	env.router = router
 	if err := router.Check(ctx, nodes.RolePrimary); err != nil {
-		return nil, err
+		return set, err
 	}
 	fitBudgets(ctx, &set, router)
 	if set.Supervisors.Enabled {
@@ -397,62 +382,65 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		}
 	}
 	configurePlanner(ctx, &set, router, warn)
+	return set, nil
+}
 
-	composer, err := llm.NewComposer(prompts.FS, filepath.Join(root, cfg.Prompts.Dir), cfg.Prompts.Global, cfg.Prompts.Project)
+// openIndex opens the retrieval index and brings it up to date with the
+// work tree; a run goes on without retrieval when it cannot.
+func (env *runEnv) openIndex(ctx context.Context, root string, wt *workspace.Worktree, cfg *config.Config, warn io.Writer) (nodes.Searcher, nodes.Indexer) {
+	if !cfg.RAG.Enabled {
+		return nil, nil
+	}
+	idx, err := OpenIndex(ctx, filepath.Join(root, DataDir, IndexDir), cfg, env.router, warn)
 	if err != nil {
-		return nil, fmt.Errorf("prompt templates: %w", err)
+		fmt.Fprintf(warn, "warning: retrieval off for this run: %v\n", err)
+		return nil, nil
 	}
-	gates := GatesFrom(cfg, wt.Dir())
+	env.index = idx
+	if _, err := idx.Update(ctx, wt.Dir(), rag.UpdateOptions{MaxFileSize: int64(cfg.RAG.MaxFileBytes), KnowledgeDir: cfg.Knowledge.Dir}); err != nil {
+		fmt.Fprintf(warn, "warning: index not updated: %v\n", err)
+	}
+	return idx, idx
+}
 
-	var search nodes.Searcher
-	var index nodes.Indexer
-	if cfg.RAG.Enabled {
-		idx, err := OpenIndex(ctx, filepath.Join(root, DataDir, IndexDir), cfg, router, warn)
-		if err != nil {
-			fmt.Fprintf(warn, "warning: retrieval off for this run: %v\n", err)
-		} else {
-			env.index = idx
-			if _, err := idx.Update(ctx, wt.Dir(), rag.UpdateOptions{MaxFileSize: int64(cfg.RAG.MaxFileBytes), KnowledgeDir: cfg.Knowledge.Dir}); err != nil {
-				fmt.Fprintf(warn, "warning: index not updated: %v\n", err)
-			}
-			search, index = idx, idx
-		}
-	}
-	if set.Supervisors.Enabled {
-		env.pool = nodes.NewSupervisorPool(ctx, router)
-	}
-	deps := &nodes.Deps{Model: router, Composer: composer, Work: wt, Gates: gates, Search: search, Index: index, Settings: set, Supervisors: env.pool, RunDir: runDir}
-
-	events, err := graph.OpenJSONLSink(filepath.Join(runDir, EventsFile))
+// openLog opens the run's event log, records the run's choices, and writes
+// the warnings given before the log was open into it; it returns the sink
+// the graph logs to (secrets redacted).
+func (env *runEnv) openLog(runID string, o Options, startup *warningLog, warn io.Writer) (graph.Sink, error) {
+	events, err := graph.OpenJSONLSink(filepath.Join(env.runDir, EventsFile))
 	if err != nil {
 		return nil, err
 	}
 	env.events = events
-	changed, err := saveChoices(runDir, o.Choices)
+	changed, err := saveChoices(env.runDir, o.Choices)
 	if err != nil {
 		return nil, fmt.Errorf("record the run's choices: %w", err)
 	}
-	if len(changed) > 0 {
-		for _, k := range changed {
-			fmt.Fprintf(warn, "warning: %s is now %s for this run (recorded for later resumes)\n", k, o.Choices[k])
-		}
+	for _, k := range changed {
+		fmt.Fprintf(warn, "warning: %s is now %s for this run (recorded for later resumes)\n", k, o.Choices[k])
 	}
 	logged := redactingSink{events}
 	for _, w := range startup.lines() {
-		ev := graph.Event{Kind: graph.EventCustom, Name: "warning", RunID: wt.RunID(), Time: time.Now().UTC()}
+		ev := graph.Event{Kind: graph.EventCustom, Name: "warning", RunID: runID, Time: time.Now().UTC()}
 		ev.Data, _ = json.Marshal(map[string]any{"message": w})
 		for _, sink := range append([]graph.Sink{logged}, o.Sinks...) {
 			sink.Handle(ev)
 		}
 	}
-	store, err := graph.NewFileCheckpointer(filepath.Join(root, DataDir, CheckpointsDir))
+	return logged, nil
+}
+
+// compile builds the workflow over the run store in checkpoints: each
+// checkpoint records the branch's HEAD after its step, and a halt file stops
+// the run between steps.
+func compile(deps *nodes.Deps, checkpoints string, wt *workspace.Worktree, haltPath string, sinks []graph.Sink) (*graph.Compiled[nodes.WorkflowState], error) {
+	store, err := graph.NewFileCheckpointer(checkpoints)
 	if err != nil {
 		return nil, err
 	}
-	haltPath := filepath.Join(runDir, HaltFile)
 	app, err := nodes.Build(deps).Compile(
 		graph.WithCheckpointer(store),
-		graph.WithSinks(append([]graph.Sink{logged}, o.Sinks...)...),
+		graph.WithSinks(sinks...),
 		graph.WithMetadata(func(ctx context.Context, s nodes.WorkflowState) map[string]string {
 			// Not cancelled with the run: a checkpoint written as Ctrl-C
 			// arrives must still record the HEAD its step left.
@@ -470,10 +458,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if err != nil {
 		return nil, fmt.Errorf("workflow graph: %w", err)
 	}
-	deps.Mermaid = app.Mermaid()
-	env.app, env.deps = app, deps
-	ok = true
-	return env, nil
+	return app, nil
 }
 
 // NewRunID names a run by its start time, with a random suffix so two runs in
@@ -482,38 +467,6 @@ func NewRunID() string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
-}
-
-// Store opens the run store of a repository for reading (status, runs, log).
-func Store(root string) (*graph.Compiled[nodes.WorkflowState], error) {
-	dir := filepath.Join(root, DataDir, CheckpointsDir)
-	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("no lemmings runs in %s (start one with lemmings run \"remit\")", root)
-	}
-	store, err := graph.NewFileCheckpointer(dir)
-	if err != nil {
-		return nil, err
-	}
-	return nodes.Build(&nodes.Deps{Settings: nodes.DefaultSettings()}).Compile(graph.WithCheckpointer(store))
-}
-
-// LatestResumable finds the most recent run that is not done.
-func LatestResumable(ctx context.Context, root string) (string, error) {
-	app, err := Store(root)
-	if err != nil {
-		return "", err
-	}
-	runs, err := app.ListRuns(ctx)
-	if err != nil {
-		return "", err
-	}
-	sort.Slice(runs, func(i, j int) bool { return runs[i].Updated.After(runs[j].Updated) })
-	for _, r := range runs {
-		if r.Status != graph.StatusDone && !r.Active {
-			return r.ID, nil
-		}
-	}
-	return "", errors.New("no run to resume (lemmings runs lists them)")
 }
 
 // localLabels are the prompts each local role serves.
@@ -539,44 +492,4 @@ func fitBudgets(ctx context.Context, set *nodes.Settings, router *llm.Router) {
 			set.TokenBudgets[l] = min(set.Budget(l), limit)
 		}
 	}
-}
-
-// warningLog keeps the warning lines written to it.
-type warningLog struct{ buf strings.Builder }
-
-func (w *warningLog) Write(p []byte) (int, error) { return w.buf.Write(p) }
-
-func (w *warningLog) lines() []string {
-	var out []string
-	for _, l := range strings.Split(w.buf.String(), "\n") {
-		if l = strings.TrimSpace(strings.TrimPrefix(l, "warning: ")); l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-func orDiscard(w io.Writer) io.Writer {
-	if w == nil {
-		return io.Discard
-	}
-	return w
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-// redactingSink removes secrets from what an event carries (a node's error,
-// a task title, a gate's feedback…) before events.jsonl records it.
-type redactingSink struct{ next graph.Sink }
-
-func (r redactingSink) Handle(ev graph.Event) {
-	ev.Error = llm.Redact(ev.Error)
-	ev.Reason = llm.Redact(ev.Reason)
-	if len(ev.Data) > 0 {
-		ev.Data = llm.RedactJSON(ev.Data)
-	}
-	r.next.Handle(ev)
 }

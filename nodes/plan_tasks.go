@@ -1,0 +1,142 @@
+package nodes
+
+// The plan's bookkeeping: the carry-forward list the planner keeps, and the
+// tasks taken from it.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/graph"
+)
+
+func (d *Deps) milestoneDone(s *WorkflowState) {
+	s.PlannerDecision = DecisionMilestoneDone
+	s.ReviewReason = "milestone"
+	addTrigger(s, TriggerMilestoneComplete)
+}
+
+// updateCarryForward takes the planner's new plan, noting churn: a plan that
+// keeps changing under the planner is a signal for the supervisors. Weak
+// models drop tasks by accident, so an empty answer keeps the old plan, and
+// directive and operator tasks the answer left out are kept at the end.
+func (d *Deps) updateCarryForward(ctx context.Context, s *WorkflowState, next []taskSpec) {
+	var plan []PlannedTask
+	for _, t := range next {
+		if strings.TrimSpace(t.Title) != "" && !containsPlanned(plan, t.Title) {
+			plan = append(plan, t.planned())
+		}
+	}
+	if len(plan) == 0 {
+		return
+	}
+	changed := 0
+	for k := range plan {
+		t := &plan[k]
+		if i := indexPlanned(s.CarryForward, t.Title); i >= 0 {
+			old := s.CarryForward[i] // what the plan already knew about the task stays
+			t.DirectiveID, t.Operator, t.SplitFrom = old.DirectiveID, old.Operator, old.SplitFrom
+			if old.Operator {
+				t.AcceptanceCriteria = old.AcceptanceCriteria
+			}
+		} else {
+			changed++
+		}
+	}
+	for _, t := range s.CarryForward {
+		if (t.DirectiveID != "" || t.Operator || t.SplitFrom != "") && !containsPlanned(plan, t.Title) {
+			plan = append(plan, t)
+		}
+	}
+	if len(s.CarryForward) > 0 && changed*2 > len(s.CarryForward) {
+		addUrgency(s, d.Settings.Supervisors.WeightChurn)
+		graph.Emit(ctx, "carry_forward_churn", map[string]any{"changed": changed, "was": len(s.CarryForward)})
+	}
+	s.CarryForward = plan
+}
+
+func indexPlanned(ts []PlannedTask, title string) int {
+	for i, t := range ts {
+		if strings.EqualFold(t.Title, title) {
+			return i
+		}
+	}
+	return -1
+}
+
+func containsPlanned(ts []PlannedTask, title string) bool { return indexPlanned(ts, title) >= 0 }
+
+func dropPlanned(ts []PlannedTask, title string) []PlannedTask {
+	out := ts[:0:0]
+	for _, t := range ts {
+		if !strings.EqualFold(t.Title, title) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func hasPolishWork(s *WorkflowState) bool {
+	for _, t := range s.CarryForward {
+		if t.DirectiveID != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// newTask gives a planned task an id in the current milestone.
+func (d *Deps) newTask(s *WorkflowState, p PlannedTask) *Task {
+	s.NextTaskID++
+	t := &Task{
+		ID:                 fmt.Sprintf("t%d", s.NextTaskID),
+		Title:              p.Title,
+		Instructions:       p.Instructions,
+		AcceptanceCriteria: p.AcceptanceCriteria,
+		TargetFiles:        p.TargetFiles,
+		DirectiveID:        p.DirectiveID,
+		Operator:           p.Operator,
+		SplitFrom:          p.SplitFrom,
+		Polish:             s.Phase == PhasePolish,
+	}
+	if m := s.ActiveMilestone(); m != nil {
+		t.Milestone = m.ID
+	}
+	if t.DirectiveID != "" {
+		markDirectiveTask(s, t.DirectiveID, t.ID)
+	}
+	return t
+}
+
+// startTask makes p the current task, starting at the work tree's HEAD.
+func (d *Deps) startTask(ctx context.Context, s WorkflowState, p PlannedTask) (WorkflowState, error) {
+	t := d.newTask(&s, p)
+	head, err := d.Work.Head(ctx)
+	if err != nil {
+		return s, fmt.Errorf("start task %s: %w", t.ID, err)
+	}
+	t.StartCommit, t.AttemptBase = head, head
+	t.KnowledgeInjected = slices.Clone(s.LastKnowledge)
+	if len(t.AcceptanceCriteria) == 0 {
+		t.AcceptanceCriteria = []string{"The change does what the task title says: " + t.Title}
+	}
+	s.CurrentTask = t
+	s.Implementation, s.QA = nil, nil
+	s.PlannerDecision = DecisionImplement
+	graph.Emit(ctx, "task_planned", map[string]any{"task": t.ID, "title": t.Title, "milestone": t.Milestone, "directive": t.DirectiveID})
+	return d.prepareAttempt(s), nil
+}
+
+// prepareAttempt counts the attempt and sets where it starts: a retry builds on
+// the previous attempt's work-in-progress commit.
+func (d *Deps) prepareAttempt(s WorkflowState) WorkflowState {
+	t := s.CurrentTask
+	t.Attempt++
+	if s.Implementation != nil && s.Implementation.Commit != "" {
+		t.AttemptBase = s.Implementation.Commit
+	}
+	s.Implementation, s.QA = nil, nil
+	return s
+}

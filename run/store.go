@@ -1,0 +1,91 @@
+package run
+
+// Reading the run store, and putting a work tree back where a checkpoint
+// left it.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// Store opens the run store of a repository for reading (status, runs, log).
+func Store(root string) (*graph.Compiled[nodes.WorkflowState], error) {
+	dir := filepath.Join(root, DataDir, CheckpointsDir)
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("no lemmings runs in %s (start one with lemmings run \"remit\")", root)
+	}
+	store, err := graph.NewFileCheckpointer(dir)
+	if err != nil {
+		return nil, err
+	}
+	return nodes.Build(&nodes.Deps{Settings: nodes.DefaultSettings()}).Compile(graph.WithCheckpointer(store))
+}
+
+// LatestResumable finds the most recent run that is not done.
+func LatestResumable(ctx context.Context, root string) (string, error) {
+	app, err := Store(root)
+	if err != nil {
+		return "", err
+	}
+	runs, err := app.ListRuns(ctx)
+	if err != nil {
+		return "", err
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Updated.After(runs[j].Updated) })
+	for _, r := range runs {
+		if r.Status != graph.StatusDone && !r.Active {
+			return r.ID, nil
+		}
+	}
+	return "", errors.New("no run to resume (lemmings runs lists them)")
+}
+
+// runActive reports whether a process holds the run now.
+func runActive(ctx context.Context, store *graph.Compiled[nodes.WorkflowState], runID string) (bool, error) {
+	runs, err := store.ListRuns(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range runs {
+		if r.ID == runID {
+			return r.Active, nil
+		}
+	}
+	return false, nil
+}
+
+// resetToCheckpoint puts the work tree and branch back at head, the HEAD
+// recorded with the last checkpoint, dropping commits and files a killed step
+// left. It returns the HEAD it moved away from ("" when nothing moved: the
+// same HEAD and a clean tree, or no HEAD recorded).
+func resetToCheckpoint(ctx context.Context, wt *workspace.Worktree, head string) (string, error) {
+	if head == "" {
+		return "", nil
+	}
+	cur, err := wt.Head(ctx)
+	if err != nil {
+		return "", err
+	}
+	clean, err := wt.IsClean(ctx)
+	if err != nil {
+		return "", err
+	}
+	if cur == head && clean {
+		return "", nil
+	}
+	if err := wt.ResetHard(ctx, head); err != nil {
+		return "", fmt.Errorf("reset the work tree to the checkpoint's HEAD: %w", err)
+	}
+	if cur == head {
+		cur += " (with uncommitted changes)"
+	}
+	return cur, nil
+}
