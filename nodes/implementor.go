@@ -195,7 +195,7 @@ func (l *implLoop) loop(ctx context.Context) (*ImplResult, error) {
 			// is taken from it.
 			if errors.As(err, &se) && se.Stop != llm.StopLength {
 				if edits, perr := workspace.ParseEditBlocks(se.Raw); perr == nil && len(edits) > 0 {
-					act = implAction{Action: "edit_blocks", Blocks: se.Raw, Thought: "(edit blocks in prose)"}
+					act = implAction{actionHead: actionHead{Action: "edit_blocks", Thought: "(edit blocks in prose)"}, Blocks: se.Raw}
 					err = nil
 				}
 			}

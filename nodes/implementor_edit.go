@@ -19,16 +19,8 @@ import (
 // do and carries no code; an edit or write_file is followed by a second call,
 // without a JSON format, in which the model writes the code as plain text.
 type implTextAction struct {
-	Thought   string `json:"thought" jsonschema:"maxLength=400"`
-	Action    string `json:"action"` // one of toolNames(true): see JSONSchemaExtend
-	Path      string `json:"path,omitempty" jsonschema:"maxLength=200"`
-	StartLine int    `json:"start_line,omitempty" jsonschema:"minimum=0"`
-	EndLine   int    `json:"end_line,omitempty" jsonschema:"minimum=0"`
-	Pattern   string `json:"pattern,omitempty" jsonschema:"maxLength=200"`
-	Query     string `json:"query,omitempty" jsonschema:"maxLength=300"`
-	Gate      string `json:"gate,omitempty" jsonschema:"maxLength=40"`
-	Summary   string `json:"summary,omitempty" jsonschema:"maxLength=800"`
-	Question  string `json:"question,omitempty" jsonschema:"maxLength=600"`
+	actionHead
+	actionTail
 }
 
 // JSONSchemaExtend sets the enum of "action" to the tools the text protocol
@@ -36,8 +28,7 @@ type implTextAction struct {
 func (implTextAction) JSONSchemaExtend(s *jsonschema.Schema) { setActionEnum(s, toolNames(true)) }
 
 func (a implTextAction) action() implAction {
-	return implAction{Thought: a.Thought, Action: a.Action, Path: a.Path, StartLine: a.StartLine, EndLine: a.EndLine,
-		Pattern: a.Pattern, Query: a.Query, Gate: a.Gate, Summary: a.Summary, Question: a.Question}
+	return implAction{actionHead: a.actionHead, actionTail: a.actionTail}
 }
 
 // codeExchange is one code call as the history keeps it: the request for

@@ -42,21 +42,34 @@ type editSpec struct {
 	Replace string `json:"replace"`
 }
 
+// implAction is an action of the JSON protocol: the code, when it writes
+// any, comes inside the JSON. The fields both protocols share are embedded
+// (actionHead, actionTail) in the order the schema lists them.
 type implAction struct {
+	actionHead
+	Edits   []editSpec `json:"edits,omitempty" jsonschema:"maxItems=10"`
+	Blocks  string     `json:"blocks,omitempty"`
+	Content string     `json:"content,omitempty"`
+	actionTail
+}
+
+// actionHead and actionTail are the fields of an action both edit protocols
+// have.
+type actionHead struct {
 	Thought string `json:"thought" jsonschema:"maxLength=400"`
-	Action  string `json:"action"` // one of toolNames(false): see JSONSchemaExtend
+	Action  string `json:"action"` // one of toolNames: see JSONSchemaExtend
 	Path    string `json:"path,omitempty" jsonschema:"maxLength=200"`
 	// StartLine and EndLine pick read_file's window.
-	StartLine int        `json:"start_line,omitempty" jsonschema:"minimum=0"`
-	EndLine   int        `json:"end_line,omitempty" jsonschema:"minimum=0"`
-	Pattern   string     `json:"pattern,omitempty" jsonschema:"maxLength=200"`
-	Query     string     `json:"query,omitempty" jsonschema:"maxLength=300"`
-	Edits     []editSpec `json:"edits,omitempty" jsonschema:"maxItems=10"`
-	Blocks    string     `json:"blocks,omitempty"`
-	Content   string     `json:"content,omitempty"`
-	Gate      string     `json:"gate,omitempty" jsonschema:"maxLength=40"`
-	Summary   string     `json:"summary,omitempty" jsonschema:"maxLength=800"`
-	Question  string     `json:"question,omitempty" jsonschema:"maxLength=600"`
+	StartLine int    `json:"start_line,omitempty" jsonschema:"minimum=0"`
+	EndLine   int    `json:"end_line,omitempty" jsonschema:"minimum=0"`
+	Pattern   string `json:"pattern,omitempty" jsonschema:"maxLength=200"`
+	Query     string `json:"query,omitempty" jsonschema:"maxLength=300"`
+}
+
+type actionTail struct {
+	Gate     string `json:"gate,omitempty" jsonschema:"maxLength=40"`
+	Summary  string `json:"summary,omitempty" jsonschema:"maxLength=800"`
+	Question string `json:"question,omitempty" jsonschema:"maxLength=600"`
 }
 
 // JSONSchemaExtend sets the enum of "action" to the tools the JSON protocol
