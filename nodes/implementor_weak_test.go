@@ -88,15 +88,8 @@ func newWeakRun(t *testing.T, protocol string, files map[string]string, replies 
 	}
 	git("add", "-A")
 	git("commit", "-q", "-m", "init")
+	wt := testWorktree(t, dir)
 	ctx := context.Background()
-	repo, err := workspace.OpenRepo(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wt, err := repo.CreateWorktree(ctx, "r1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := &weakModel{replies: replies}
 	srv := llmtest.NewServer(llmtest.WithModels(llmtest.ModelInfo{Name: "weak", ContextLength: 32768}))
 	t.Cleanup(srv.Close)

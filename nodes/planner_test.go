@@ -16,15 +16,18 @@ import (
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
-// plannerDeps gives a TaskPlanner a real worktree and a scripted model that
-// answers every planning call with reply.
-func plannerDeps(t *testing.T, reply any) (*Deps, *workspace.Worktree) {
+// testWorktree makes a git repository in dir (with an empty first commit when
+// it has none) and the run r1's worktree of it.
+func testWorktree(t *testing.T, dir string) *workspace.Worktree {
 	t.Helper()
-	dir := t.TempDir()
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"}} {
+	git := func(args ...string) {
 		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v %s", args, err, out)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
+		git("init", "-q", "-b", "main")
+		git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init")
 	}
 	ctx := context.Background()
 	repo, err := workspace.OpenRepo(ctx, dir)
@@ -35,6 +38,14 @@ func plannerDeps(t *testing.T, reply any) (*Deps, *workspace.Worktree) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return wt
+}
+
+// plannerDeps gives a TaskPlanner a real worktree and a scripted model that
+// answers every planning call with reply.
+func plannerDeps(t *testing.T, reply any) (*Deps, *workspace.Worktree) {
+	t.Helper()
+	wt := testWorktree(t, t.TempDir())
 	body, _ := json.Marshal(reply)
 	srv := llmtest.NewServer(llmtest.WithModels(llmtest.ModelInfo{Name: "m", ContextLength: 32768}))
 	t.Cleanup(srv.Close)

@@ -3,7 +3,6 @@ package nodes
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,21 +13,8 @@ import (
 
 func reviewWorktree(t *testing.T) *workspace.Worktree {
 	t.Helper()
-	dir := t.TempDir()
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"}} {
-		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-	}
+	wt := testWorktree(t, t.TempDir())
 	ctx := context.Background()
-	repo, err := workspace.OpenRepo(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wt, err := repo.CreateWorktree(ctx, "r1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	store, _, _ := knowledge.Open(filepath.Join(wt.Dir(), "docs/knowledge"))
 	for _, p := range []string{"conventions/a.md", "lessons/b.md"} {
 		if err := store.Write(knowledge.Internaliser, &knowledge.Doc{Path: p, Title: "Doc " + p, Rules: "1. A rule."}, "t1", "m1"); err != nil && !strings.Contains(err.Error(), "may not write") {

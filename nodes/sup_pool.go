@@ -81,25 +81,27 @@ func runSupervisorCall(ctx context.Context, m Model, job SupervisorJob, req llm.
 
 // known says whether this process launched the job.
 func (p *SupervisorPool) known(id string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.jobs[id]
+	_, ok := p.job(id)
 	return ok
 }
 
 // fresh says whether this process started the job itself in run_supervisors.
 func (p *SupervisorPool) fresh(id string) bool {
+	pj, ok := p.job(id)
+	return ok && pj.fresh
+}
+
+// job returns the job of id this process launched.
+func (p *SupervisorPool) job(id string) (*poolJob, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pj, ok := p.jobs[id]
-	return ok && pj.fresh
+	return pj, ok
 }
 
 // result returns a finished job's outcome without waiting.
 func (p *SupervisorPool) result(id string) (supervisorOutcome, bool) {
-	p.mu.Lock()
-	pj, ok := p.jobs[id]
-	p.mu.Unlock()
+	pj, ok := p.job(id)
 	if !ok {
 		return supervisorOutcome{}, false
 	}
@@ -113,9 +115,7 @@ func (p *SupervisorPool) result(id string) (supervisorOutcome, bool) {
 
 // wait blocks until the job finishes or ctx ends.
 func (p *SupervisorPool) wait(ctx context.Context, id string) (supervisorOutcome, bool) {
-	p.mu.Lock()
-	pj, ok := p.jobs[id]
-	p.mu.Unlock()
+	pj, ok := p.job(id)
 	if !ok {
 		return supervisorOutcome{}, false
 	}
