@@ -454,7 +454,7 @@ type verdict struct {
 }
 
 // routerEmbedder adapts the router's embedding role to rag.Embedder, as the
-// workflow does (nodes.ChooseEmbedder): the dimension is learned from the
+// workflow does (run.ChooseEmbedder): the dimension is learned from the
 // first answer.
 type routerEmbedder struct {
 	r    *Router
