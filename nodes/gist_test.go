@@ -10,7 +10,7 @@ func TestFailureGistFindsTheFailingLines(t *testing.T) {
 		name, feedback string
 		want           []string
 	}{
-		{"go test", "gate test (`go test ./...`) failed (exit code 1) after 1.2s:\nok  \texample.com/a\t0.1s\n--- FAIL: TestTopWords (0.00s)\n    topwords_test.go:12: TopWords = [c a], want [b a]\nFAIL\nFAIL\texample.com/textstats\t0.002s\n",
+		{"go test", "Gate \"test\" (go test ./...) failed, exit code 1. Output (tail):\nok  \texample.com/a\t0.1s\n--- FAIL: TestTopWords (0.00s)\n    topwords_test.go:12: TopWords = [c a], want [b a]\nFAIL\nFAIL\texample.com/textstats\t0.002s\n",
 			[]string{"--- FAIL: TestTopWords (0.00s)", "topwords_test.go:12: TopWords = [c a], want [b a]", "FAIL"}},
 		{"criteria", "Acceptance criteria not met:\n- the table test covers ties: no test with equal counts\n",
 			[]string{"- the table test covers ties: no test with equal counts"}},

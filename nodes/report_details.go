@@ -119,7 +119,7 @@ func failedAttempts(path string) []FailedAttempt {
 		}
 		switch {
 		case ev.Name == "qa" && !d.Passed:
-			reason := strings.TrimSuffix(firstLine(d.Feedback), ":")
+			reason := strings.TrimSuffix(firstLine(d.Feedback), " Output (tail):")
 			if gist := FailureGist(d.Feedback); len(gist) > 0 {
 				reason += " " + strings.Join(gist, " / ")
 			}

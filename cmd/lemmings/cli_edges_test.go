@@ -173,7 +173,7 @@ func TestAFinishedDemoRunAsANewUserMeetsIt(t *testing.T) {
 		t.Errorf("summary says done twice:\n%s", r.stdout)
 	}
 	// Item 3: the failing assertion shows in the progress output.
-	if !regexp.MustCompile("QA failed t2: gate test \\(`go test ./...`\\) failed \\(exit code 1\\) after [0-9.]+[mµn]?s\n\\s+--- FAIL: TestTopWords[^\n]*\n\\s+topwords_test.go:\\d+: TopWords = ").MatchString(r.stdout) {
+	if !regexp.MustCompile(`QA failed t2: Gate "test" \(go test ./...\) failed, exit code 1\.\n\s+--- FAIL: TestTopWords[^\n]*\n\s+topwords_test.go:\d+: TopWords = `).MatchString(r.stdout) {
 		t.Errorf("the QA failure hides its failing lines:\n%s", r.stdout)
 	}
 
@@ -191,7 +191,7 @@ func TestAFinishedDemoRunAsANewUserMeetsIt(t *testing.T) {
 	})
 	t.Run("report", func(t *testing.T) {
 		rep := c.run(dir, "report").stdout
-		for _, want := range []string{"## Failed attempts", "- **t2 attempt 1:** QA failed: gate test (`go test ./...`) failed (exit code 1)", "TestTopWords", "**Finished:**", "**Took:**"} {
+		for _, want := range []string{"## Failed attempts", "- **t2 attempt 1:** QA failed: Gate \"test\"", "TestTopWords", "**Finished:**", "**Took:**"} {
 			if !strings.Contains(rep, want) {
 				t.Errorf("report lacks %q:\n%s", want, rep)
 			}

@@ -164,7 +164,7 @@ func (p *progress) custom(name string, data map[string]any) {
 			p.printf("%s   QA passed %v", p.elapsed(), data["task"])
 		} else {
 			feedback := fmt.Sprint(data["feedback"])
-			p.printf("%s   QA failed %v: %v", p.elapsed(), data["task"], strings.TrimSuffix(firstLineOf(feedback), ":"))
+			p.printf("%s   QA failed %v: %v", p.elapsed(), data["task"], strings.TrimSuffix(firstLineOf(feedback), " Output (tail):"))
 			for _, l := range nodes.FailureGist(feedback) {
 				p.printf("%s     %s", strings.Repeat(" ", len(p.elapsed())), l)
 			}
