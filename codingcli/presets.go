@@ -2,13 +2,27 @@ package codingcli
 
 import "sort"
 
-// presets are the CLIs lemmings knows. The command lines and formats are
-// filled in and tested against the real CLIs (see docs/backends.md).
+// presets are the CLIs lemmings knows. Each command line runs the CLI once,
+// headless, allowed to edit files and run commands in its directory without
+// asking (lemmings' gates and review judge the result; its worktree bounds
+// the damage), printing an event stream. The flags and formats were read from
+// each CLI's --help and sources and, for Qwen Code, from real runs (see
+// docs/backends.md and testdata/README.md).
 var presets = map[string]Preset{
-	"qwen": {Name: "qwen", Args: []string{"qwen", "-p", "{prompt}", "--model", "{model}", "--output-format", "stream-json", "--yolo"},
-		Format: FormatQwen, Install: "npm install -g @qwen-code/qwen-code",
-		Login: "set OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL (any OpenAI-compatible server, e.g. Ollama's /v1)",
-		Env:   []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"}},
+	// Qwen Code reads the prompt from stdin when it is not a terminal (no
+	// argv length limit, no prompt mistaken for a flag). It talks to any
+	// OpenAI-compatible server.
+	"qwen": {Name: "qwen",
+		Args:    []string{"qwen", "--output-format", "stream-json", "--approval-mode", "yolo", "--model", "{model}"},
+		Stdin:   true,
+		Format:  FormatQwen,
+		Install: "npm install -g @qwen-code/qwen-code@0.24.4 (Node.js 20 or later; `make clis` installs it into .tools/clis)",
+		Login:   "set OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL for any OpenAI-compatible server (Ollama: OPENAI_BASE_URL=http://127.0.0.1:11434/v1, any key), or run `qwen` once interactively to log in",
+		Env:     []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "QWEN_HOME"},
+		SetEnv: map[string]string{
+			"QWEN_USAGE_STATISTICS_ENABLED":   "false",
+			"QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
+		}},
 }
 
 // Lookup returns the preset of that name.

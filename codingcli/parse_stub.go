@@ -1,0 +1,4 @@
+package codingcli
+
+func newCodexParser() parser  { return nil }
+func newGeminiParser() parser { return nil }
