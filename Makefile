@@ -52,8 +52,9 @@ ollama:
 models:
 	./scripts/models.sh
 
-# Coding CLIs the real tests drive (issue 14): Qwen Code pinned in scripts/clis/package-lock.json,
-# installed into .tools/clis/ (~4 s cold with npm's cache, 120 MB; a no-op when current).
+# Coding CLIs the real tests drive (issue 14): Qwen Code and Codex CLI pinned in
+# scripts/clis/package-lock.json, installed into .tools/clis/ (~25 s cold, 550 MB, most of it
+# Codex's native binary; 0.1 s when current).
 clis:
 	./scripts/clis.sh
 

@@ -77,6 +77,9 @@ const (
 	EventUsage    EventKind = "usage"
 	EventError    EventKind = "error"
 	EventResult   EventKind = "result"
+	// EventWarning is a problem the CLI reported and went on from (a retry,
+	// a model it has no metadata for); it does not fail the run.
+	EventWarning EventKind = "warning"
 )
 
 // Event is one thing the CLI reported.

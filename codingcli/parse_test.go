@@ -25,6 +25,11 @@ var recordings = []struct {
 		final: "[API Error: 401 invalid api key]", failed: "error_during_execution: [API Error: 401 invalid api key]"},
 	{file: "qwen-cut.jsonl", format: FormatQwen, failed: "other side closed",
 		final: "partial answer partial answer partial answer partial answer [API Error: terminated (cause: UND_ERR_SOCKET: other side closed)]"},
+	{file: "codex-write.jsonl", format: FormatCodex, tools: []string{"shell"},
+		usage: Usage{InputTokens: 2534, OutputTokens: 63}, final: "Wrote hello.txt."},
+	{file: "codex-fail.jsonl", format: FormatCodex, tools: []string{"shell"},
+		usage: Usage{InputTokens: 1900, OutputTokens: 21}, final: "The command is missing; nothing changed."},
+	{file: "codex-error.jsonl", format: FormatCodex, failed: "unexpected status 401 Unauthorized: invalid api key"},
 }
 
 func TestParseRecordings(t *testing.T) {

@@ -23,6 +23,28 @@ var presets = map[string]Preset{
 			"QWEN_USAGE_STATISTICS_ENABLED":   "false",
 			"QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
 		}},
+	// Codex CLI: `exec` never asks for approval; the workspace-write sandbox
+	// lets its commands write in the directory only (and reach no network).
+	// "-" reads the prompt from stdin. A local server is a model provider in
+	// $CODEX_HOME/config.toml with wire_api = "responses" (docs/backends.md).
+	"codex": {Name: "codex",
+		Args:    []string{"codex", "exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "--ephemeral", "--color", "never", "--model", "{model}", "-"},
+		Stdin:   true,
+		Format:  FormatCodex,
+		Install: "npm install -g @openai/codex (a native binary inside the npm package)",
+		Login:   "run `codex login` (ChatGPT account) or set CODEX_API_KEY; for a local server add a model provider with base_url and wire_api = \"responses\" to $CODEX_HOME/config.toml",
+		Env:     []string{"CODEX_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"}},
+	// Gemini CLI: yolo approves its tools (its own sandbox is off unless
+	// configured). It speaks only the Gemini API; GOOGLE_GEMINI_BASE_URL
+	// moves that API elsewhere, but no OpenAI-compatible server speaks it.
+	"gemini": {Name: "gemini",
+		Args:    []string{"gemini", "--output-format", "stream-json", "--approval-mode", "yolo", "--skip-trust", "--model", "{model}", "-p", ""},
+		Stdin:   true,
+		Format:  FormatGemini,
+		Install: "npm install -g @google/gemini-cli",
+		Login:   "set GEMINI_API_KEY (a key from Google AI Studio), or run `gemini` once interactively to sign in with Google, or set GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION",
+		Env: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_GENAI_USE_VERTEXAI",
+			"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS", "GEMINI_CLI_HOME"}},
 }
 
 // Lookup returns the preset of that name.

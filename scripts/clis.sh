@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the coding CLIs the real tests drive (codingcli, docs/backends.md) into .tools/clis/
 # from the committed scripts/clis/package.json and package-lock.json: every package is pinned by
-# version and integrity hash. Optional native add-ons (clipboard, pty, image and audio capture)
-# are left out: headless runs do not use them.
+# version and integrity hash. Installed: Qwen Code (JavaScript, Node 20+) and Codex CLI (a native
+# binary in a per-platform optional dependency, hence optional dependencies stay in). No install
+# scripts run: neither CLI needs one.
 #
 # `npm install --no-save` with the committed lock, not `npm ci`: Qwen Code 0.24.4 names optional
 # per-platform clipboard packages that were never published, so no lock npm writes for it passes
@@ -28,18 +29,18 @@ mkdir -p "$dest"
 exec 9>"$dest/.lock"
 flock 9
 
-# Installed and current: the lock npm ci last installed equals the committed one.
+# Installed and current: the lock last installed equals the committed one.
 if [ -f "$dest/.stamp" ] && cmp -s "$dest/.stamp" "$src/package-lock.json" && [ -d "$dest/node_modules/.bin" ]; then
   exit 0
 fi
 
 rm -rf "$dest/node_modules" "$dest/.stamp"
 cp "$src/package.json" "$src/package-lock.json" "$dest/"
-(cd "$dest" && "$npm" install --no-save --no-audit --no-fund --omit=optional --loglevel=error) || die "npm ci failed in $dest"
+(cd "$dest" && "$npm" install --no-save --no-audit --no-fund --ignore-scripts --loglevel=error) || die "npm install failed in $dest"
 # Qwen Code ships its ripgrep without the execute bit; without it the CLI falls back to a
 # slower grep of its own and says so on every run.
 find "$dest/node_modules/@qwen-code/qwen-code/vendor/ripgrep" -type f -name rg -exec chmod +x {} + 2>/dev/null || true
 cp "$src/package-lock.json" "$dest/.stamp"
-for b in "$dest"/node_modules/.bin/*; do
+for b in "$dest"/node_modules/.bin/{qwen,codex}; do
   echo "clis.sh: $(basename "$b") $("$b" --version 2>/dev/null | head -1)"
 done

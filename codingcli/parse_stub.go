@@ -1,4 +1,0 @@
-package codingcli
-
-func newCodexParser() parser  { return nil }
-func newGeminiParser() parser { return nil }
