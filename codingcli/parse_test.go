@@ -38,7 +38,7 @@ var recordings = []struct {
 	{file: "claude-error.jsonl", format: FormatClaude,
 		final: "Invalid API key · Fix external API key", failed: "Invalid API key · Fix external API key", warnings: 10},
 	{file: "gemini-write.jsonl", format: FormatGemini, tools: []string{"write_file", "run_shell_command"},
-		usage: Usage{InputTokens: 3784, OutputTokens: 93}, final: "Wrote hello.txt.", warnings: 1},
+		usage: Usage{InputTokens: 3784, OutputTokens: 93}, final: "Wrote hello.txt."},
 	{file: "gemini-error.jsonl", format: FormatGemini, failed: "API key not valid"},
 }
 

@@ -3,8 +3,9 @@
 // /api/show and /api/version, and OpenAI's /v1/chat/completions (streaming SSE
 // and not, tool_calls, usage with OpenRouter's cost), OpenAI's Responses API
 // (/v1/responses, streaming and not: what Codex CLI speaks), Anthropic's
-// /v1/messages (streaming and not: what Claude Code speaks), /v1/embeddings and
-// /v1/models, on a loopback httptest server. It answers from a script of Steps,
+// /v1/messages (streaming and not: what Claude Code speaks), Google's Gemini
+// API (:generateContent, :streamGenerateContent: what Gemini CLI speaks),
+// /v1/embeddings and /v1/models, on a loopback httptest server. It answers from a script of Steps,
 // records every call, and can misbehave on request: status codes, Retry-After,
 // latency, malformed bodies, cut streams, streams without their end marker,
 // mid-stream errors. Its Ollama side refuses and cuts as a real v0.11.4
@@ -205,6 +206,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.responses(w, r)
 	case strings.HasSuffix(p, "/v1/messages"):
 		s.anthropicMessages(w, r)
+	case isGemini(p):
+		s.gemini(w, r)
 	case strings.HasSuffix(p, "/embeddings"):
 		s.openaiEmbed(w, r)
 	case strings.HasSuffix(p, "/models"):

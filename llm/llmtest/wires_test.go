@@ -154,3 +154,57 @@ func TestAnthropicMessagesAPI(t *testing.T) {
 		t.Errorf("status %d body %s", resp.StatusCode, b)
 	}
 }
+
+func TestGeminiAPI(t *testing.T) {
+	s := NewServer()
+	defer s.Close()
+	s.Script(
+		Step{Name: "call", API: Gemini, Match: func(c Call) bool { return len(c.Tools) == 1 && len(c.Messages) == 2 },
+			Reply: Reply{Content: "Writing it.", ToolCalls: []ToolCall{{Name: "write_file", Arguments: json.RawMessage(`{"file_path":"a.txt"}`)}}, PromptTokens: 50, CompletionTokens: 9}},
+		Step{Name: "done", Contains: "written", Reply: Reply{Content: "Done.", PromptTokens: 60, CompletionTokens: 2}},
+	)
+	resp := postWire(t, s.URL()+"/v1beta/models/gemini-x:streamGenerateContent?alt=sse", `{
+		"systemInstruction":{"parts":[{"text":"be brief"}]},
+		"contents":[{"role":"user","parts":[{"text":"write a.txt"}]}],
+		"tools":[{"functionDeclarations":[{"name":"write_file","parametersJsonSchema":{"type":"object"}}]}]}`)
+	var chunks []map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); strings.HasPrefix(line, "data: ") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &m); err != nil {
+				t.Fatal(err)
+			}
+			chunks = append(chunks, m)
+		}
+	}
+	last := chunks[len(chunks)-1]
+	cand := last["candidates"].([]any)[0].(map[string]any)
+	part := cand["content"].(map[string]any)["parts"].([]any)[0].(map[string]any)
+	if cand["finishReason"] != "STOP" || part["functionCall"].(map[string]any)["name"] != "write_file" {
+		t.Errorf("last chunk %v", last)
+	}
+	if u := last["usageMetadata"].(map[string]any); u["promptTokenCount"] != 50.0 || u["candidatesTokenCount"] != 9.0 {
+		t.Errorf("usage %v", u)
+	}
+	c := s.Calls()[0]
+	if c.Model != "gemini-x" || !c.Stream || c.Messages[0].Role != "system" || c.Tools[0].Parameters == nil {
+		t.Errorf("call decoded as %+v", c)
+	}
+	resp = postWire(t, s.URL()+"/v1beta/models/gemini-x:generateContent", `{"contents":[
+		{"role":"user","parts":[{"text":"write a.txt"}]},
+		{"role":"model","parts":[{"functionCall":{"name":"write_file","args":{"file_path":"a.txt"}}}]},
+		{"role":"user","parts":[{"functionResponse":{"name":"write_file","response":{"output":"written"}}}]}]}`)
+	var whole map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&whole); err != nil {
+		t.Fatal(err)
+	}
+	text := whole["candidates"].([]any)[0].(map[string]any)["content"].(map[string]any)["parts"].([]any)[0].(map[string]any)["text"]
+	if text != "Done." {
+		t.Errorf("response %v", whole)
+	}
+	c = s.Calls()[1]
+	if c.Stream || len(c.Messages) != 3 || c.Messages[1].ToolCalls[0].Name != "write_file" || c.Messages[2].Role != "tool" {
+		t.Errorf("call decoded as %+v", c.Messages)
+	}
+}
