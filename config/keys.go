@@ -92,7 +92,7 @@ func specs() []spec {
 			accepted: "a duration >= 0 (0 = 10m)", check: checkDuration(false)},
 
 		{key: "supervisors.enabled", doc: "Run the cloud supervisors. `offline: true` turns them off whatever this says."},
-		{key: "supervisors.mode", doc: "`background`: the local loop goes on while supervisors think; `blocking`: it waits for them (as in seed 003).",
+		{key: "supervisors.mode", doc: "`background`: the local loop goes on while supervisors think; `blocking`: it waits for them at every trigger, so the next task is planned with their directives.",
 			accepted: "background, blocking", check: checkString(oneOf("background", "blocking"))},
 		{key: "supervisors.budget_usd", doc: "Most a run may spend on cloud calls, in US dollars, as OpenRouter reports cost. 0: no cloud spend (supervisors skip).",
 			accepted: "a number >= 0", check: checkFloat(0, math.Inf(1), false)},

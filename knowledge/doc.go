@@ -1,6 +1,6 @@
 // Package knowledge reads and writes the knowledge store of a repository
 // (docs/knowledge/): short Markdown documents of rules that supervisors write,
-// users seed by hand, and planning prompts carry (seed 003, "Knowledge Store").
+// users seed by hand, and planning prompts carry (docs/knowledge.md).
 package knowledge
 
 import (

@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// MaxRulesChars is the longest a Rules section may be (seed 003: "500 chars or
-// less for the rules section").
+// MaxRulesChars is the longest a Rules section may be: rules are read in every
+// planning prompt, so they stay short (docs/knowledge.md, "Document format").
 const MaxRulesChars = 500
 
 type secKind int
