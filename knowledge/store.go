@@ -151,9 +151,6 @@ func (s *Store) duplicateTitles() []Problem {
 	return probs
 }
 
-// Dir returns the knowledge directory.
-func (s *Store) Dir() string { return s.dir }
-
 // Docs returns copies of all documents, sorted by path.
 func (s *Store) Docs() []*Doc {
 	s.mu.Lock()
