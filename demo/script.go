@@ -37,7 +37,7 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 	if len(c.Messages) > 0 && c.Messages[0].Role == "system" {
 		system = c.Messages[0].Content
 	}
-	role := RoleOf(system)
+	role := llmtest.RoleOf(system)
 
 	var v any
 	switch role {
@@ -70,40 +70,6 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 		r.PromptTokens, r.CompletionTokens, r.Cost = 4200, 380, 0.0183
 	}
 	return r
-}
-
-var roleMarkers = []struct{ marker, role string }{
-	{"You are the ScopeAgent", "scope_agent"},
-	{"You are the TaskPlanner", "task_planner"},
-	{"You are the Implementor", "implementor"},
-	{"You are the QA reviewer", "qa"},
-	{"You are the Assessor", "assessor"},
-	{"You summarise a finished coding task", "summarizer"},
-	{"You are the Code Style supervisor", "code_style"},
-	{"You are the Design supervisor", "design"},
-	{"You are the Internaliser", "internaliser"},
-}
-
-// RoleOf names the role whose system prompt this is ("" if none).
-func RoleOf(system string) string {
-	for _, m := range roleMarkers {
-		if strings.Contains(system, m.marker) {
-			return m.role
-		}
-	}
-	return ""
-}
-
-// Section returns the body of "## TITLE" in a prompt.
-func Section(prompt, title string) string {
-	_, rest, ok := strings.Cut(prompt, "## "+title+"\n")
-	if !ok {
-		return ""
-	}
-	if i := strings.Index(rest, "\n## "); i >= 0 {
-		rest = rest[:i]
-	}
-	return rest
 }
 
 // The demo's tasks, by title.
@@ -160,14 +126,14 @@ func firstUser(c llmtest.Call) string {
 func plannerReply(c llmtest.Call) any {
 	p := firstUser(c)
 	answers := []map[string]string{}
-	for _, m := range directiveID.FindAllStringSubmatch(Section(p, "ACTIVE DIRECTIVES"), -1) {
+	for _, m := range directiveID.FindAllStringSubmatch(llmtest.Section(p, "ACTIVE DIRECTIVES"), -1) {
 		answers = append(answers, map[string]string{"id": m[1], "fate": "task", "note": "planned as a cleanup task after the feature work"})
 	}
 	reply := map[string]any{"directives": answers, "carry_forward": []taskSpec{}}
-	ms := Section(p, "CURRENT MILESTONE")
+	ms := llmtest.Section(p, "CURRENT MILESTONE")
 	if m := inProgress.FindStringSubmatch(ms); m != nil {
 		spec := specFor(m[2])
-		spec.Instructions = "Fix what QA reported: " + firstLine(Section(p, "INSTRUCTIONS")) + " " + spec.Instructions
+		spec.Instructions = "Fix what QA reported: " + firstLine(llmtest.Section(p, "INSTRUCTIONS")) + " " + spec.Instructions
 		reply["decision"], reply["reasoning"], reply["task"] = "implement", "QA failed the last attempt; re-plan it with the feedback.", spec
 		return reply
 	}
@@ -202,9 +168,9 @@ func firstLine(s string) string {
 
 // taskTitle finds "tN: Title" at the start of the TASK section.
 func taskTitle(prompt string) string {
-	sec := Section(prompt, "TASK")
+	sec := llmtest.Section(prompt, "TASK")
 	if sec == "" {
-		sec = Section(prompt, "TASK RESULT")
+		sec = llmtest.Section(prompt, "TASK RESULT")
 		sec = strings.TrimPrefix(firstLine(sec), "Task ")
 	}
 	_, title, _ := strings.Cut(firstLine(sec), ": ")
@@ -213,9 +179,9 @@ func taskTitle(prompt string) string {
 
 func qaReply(c llmtest.Call) any {
 	p := firstUser(c)
-	quote := AddedLine(Section(p, "DIFF"))
+	quote := AddedLine(llmtest.Section(p, "DIFF"))
 	var verdicts []map[string]any
-	for _, line := range strings.Split(Section(p, "ACCEPTANCE CRITERIA"), "\n") {
+	for _, line := range strings.Split(llmtest.Section(p, "ACCEPTANCE CRITERIA"), "\n") {
 		num, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
 		if !ok {
 			continue
@@ -241,9 +207,9 @@ var milestoneLine = regexp.MustCompile(`(?m)^- (m\d+) \[.*?( \(current\))?$`)
 
 func assessorReply(c llmtest.Call) any {
 	p := firstUser(c)
-	lines := milestoneLine.FindAllStringSubmatch(Section(p, "MILESTONES"), -1)
+	lines := milestoneLine.FindAllStringSubmatch(llmtest.Section(p, "MILESTONES"), -1)
 	last := len(lines) > 0 && lines[len(lines)-1][2] != ""
-	if strings.Contains(Section(p, "INSTRUCTIONS"), "says milestone") {
+	if strings.Contains(llmtest.Section(p, "INSTRUCTIONS"), "says milestone") {
 		verdict := "aligned"
 		if last {
 			verdict = "all_done"
@@ -307,7 +273,7 @@ func implementorReply(c llmtest.Call) any {
 			step++
 		}
 	}
-	retry := Section(p, "FEEDBACK FROM THE LAST ATTEMPT") != ""
+	retry := llmtest.Section(p, "FEEDBACK FROM THE LAST ATTEMPT") != ""
 	title := taskTitle(p)
 	acts := implementorPlan(title, retry)
 	if step >= len(acts) {

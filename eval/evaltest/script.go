@@ -69,7 +69,7 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 		system = c.Messages[0].Content
 	}
 	var v any
-	switch demo.RoleOf(system) {
+	switch llmtest.RoleOf(system) {
 	case "scope_agent":
 		v = sc.scope(firstUser(c))
 	case "task_planner":
@@ -135,7 +135,7 @@ func (sc *Script) scope(prompt string) any {
 }
 
 func plan(prompt string) any {
-	ms := demo.Section(prompt, "CURRENT MILESTONE")
+	ms := llmtest.Section(prompt, "CURRENT MILESTONE")
 	reply := map[string]any{"directives": []any{}, "carry_forward": []taskSpec{}}
 	if m := inProgress.FindStringSubmatch(ms); m != nil {
 		reply["decision"], reply["reasoning"], reply["task"] = "implement", "The last attempt failed; try again.", taskSpec{Title: m[2], Instructions: m[2], AcceptanceCriteria: []string{"the exercise's tests pass"}}
@@ -185,16 +185,16 @@ func (sc *Script) implement(c llmtest.Call) any {
 
 // taskTitle finds "tN: Title" at the start of the TASK section.
 func taskTitle(prompt string) string {
-	first, _, _ := strings.Cut(strings.TrimSpace(demo.Section(prompt, "TASK")), "\n")
+	first, _, _ := strings.Cut(strings.TrimSpace(llmtest.Section(prompt, "TASK")), "\n")
 	_, title, _ := strings.Cut(first, ": ")
 	return strings.TrimSpace(title)
 }
 
 // qa passes every criterion, quoting a line the diff added as its evidence.
 func qa(prompt string) any {
-	quote := demo.AddedLine(demo.Section(prompt, "DIFF"))
+	quote := demo.AddedLine(llmtest.Section(prompt, "DIFF"))
 	var verdicts []map[string]any
-	for _, line := range strings.Split(demo.Section(prompt, "ACCEPTANCE CRITERIA"), "\n") {
+	for _, line := range strings.Split(llmtest.Section(prompt, "ACCEPTANCE CRITERIA"), "\n") {
 		num, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
 		if !ok {
 			continue
