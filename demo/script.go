@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 )
 
@@ -133,7 +134,7 @@ func plannerReply(c llmtest.Call) any {
 	ms := llmtest.Section(p, "CURRENT MILESTONE")
 	if m := inProgress.FindStringSubmatch(ms); m != nil {
 		spec := specFor(m[2])
-		spec.Instructions = "Fix what QA reported: " + firstLine(llmtest.Section(p, "INSTRUCTIONS")) + " " + spec.Instructions
+		spec.Instructions = "Fix what QA reported: " + textutil.FirstLine(llmtest.Section(p, "INSTRUCTIONS")) + " " + spec.Instructions
 		reply["decision"], reply["reasoning"], reply["task"] = "implement", "QA failed the last attempt; re-plan it with the feedback.", spec
 		return reply
 	}
@@ -161,19 +162,14 @@ func after(s, marker string) string {
 	return rest
 }
 
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
-}
-
 // taskTitle finds "tN: Title" at the start of the TASK section.
 func taskTitle(prompt string) string {
 	sec := llmtest.Section(prompt, "TASK")
 	if sec == "" {
 		sec = llmtest.Section(prompt, "TASK RESULT")
-		sec = strings.TrimPrefix(firstLine(sec), "Task ")
+		sec = strings.TrimPrefix(textutil.FirstLine(sec), "Task ")
 	}
-	_, title, _ := strings.Cut(firstLine(sec), ": ")
+	_, title, _ := strings.Cut(textutil.FirstLine(sec), ": ")
 	return strings.TrimSpace(title)
 }
 

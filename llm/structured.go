@@ -13,6 +13,8 @@ import (
 
 	"github.com/invopop/jsonschema"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // compiledSchema is a schema in the two forms a call needs: the JSON sent to
@@ -151,7 +153,7 @@ func Structured[T any](ctx context.Context, c Chatter, req Request) (T, Response
 				reasks = append(reasks, Reask{Stop: StopLength, Tokens: tokens, Problem: problem})
 				next = req
 				next.Messages = append(append([]Message(nil), req.Messages...),
-					Message{Role: "assistant", Content: clip(resp.Content, 300) + " [cut off]"},
+					Message{Role: "assistant", Content: textutil.Clip(resp.Content, 300) + " [cut off]"},
 					Message{Role: "user", Content: cutText(tokens, cs.raw)})
 				continue
 			}
@@ -277,7 +279,7 @@ func Text(ctx context.Context, c Chatter, req Request) (Response, error) {
 		reasks = append(reasks, Reask{Stop: StopLength, Tokens: tokens, Problem: fmt.Sprintf("the reply was cut off at %d tokens, the most one reply may have", tokens)})
 		next = req
 		next.Messages = append(append([]Message(nil), req.Messages...),
-			Message{Role: "assistant", Content: clip(resp.Content, 300) + " [cut off]"},
+			Message{Role: "assistant", Content: textutil.Clip(resp.Content, 300) + " [cut off]"},
 			Message{Role: "user", Content: fmt.Sprintf("Your reply was cut off at %d tokens, so none of it was used. Make a smaller change (or a shorter answer) that fits in one reply, in the same form as asked.", tokens)})
 	}
 }

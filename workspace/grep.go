@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/internal/pathglob"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // Limits of Grep: bigger files are skipped, longer lines cut.
@@ -78,24 +79,11 @@ func (f *FS) Grep(ctx context.Context, pattern, pathGlob string, maxMatches int)
 			if len(matches) == maxMatches {
 				return matches, fmt.Errorf("search stopped after %d matches; narrow the pattern or the path glob: %w", maxMatches, ErrTruncated)
 			}
-			matches = append(matches, Match{Path: p, Line: n, Text: cutLine(string(bytes.TrimRight(line, "\r")))})
+			matches = append(matches, Match{Path: p, Line: n, Text: textutil.Clip(string(bytes.TrimRight(line, "\r")), maxMatchLineLen)})
 		}
 	}
 	return matches, nil
 }
-
-func cutLine(s string) string {
-	if len(s) <= maxMatchLineLen {
-		return s
-	}
-	cut := maxMatchLineLen
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // compileGlob turns a path filter into a matcher in the dialect of package
 // pathglob (that of .gitignore): "*.go" matches file names anywhere,
