@@ -22,6 +22,9 @@ import (
 // the old content (or nothing) is; the temporary file never outlives a failed
 // call.
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	return Write(path, perm, func(f *os.File) error {
 		_, err := f.Write(data)
 		return err
@@ -29,13 +32,10 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 }
 
 // Write is WriteFile for content that write produces into the temporary file
-// (a file, not a writer, for encoders that seek). An error from write leaves
-// path as it was.
+// (a file, not a writer, for encoders that seek), in a directory that must
+// exist already. An error from write leaves path as it was.
 func Write(path string, perm fs.FileMode, write func(*os.File) error) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

@@ -3,6 +3,7 @@ package llmtest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -400,4 +401,32 @@ func joinPrompt(msgs []Message) string {
 		b.WriteString(m.Content)
 	}
 	return b.String()
+}
+
+// decodeRequest reads r's JSON body into req and starts the Call that every
+// handler records, whichever protocol it speaks.
+func decodeRequest(r *http.Request, api API, req any) (Call, error) {
+	body, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(body, req); err != nil {
+		return Call{}, err
+	}
+	return Call{API: api, Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Time: time.Now()}, nil
+}
+
+// wireTool is a tool offered in a chat request; both protocols send the
+// OpenAI shape.
+type wireTool struct {
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+func toolsOf(ws []wireTool) []Tool {
+	var out []Tool
+	for _, t := range ws {
+		out = append(out, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	return out
 }
