@@ -157,4 +157,3 @@ func TestNoCheckpointer(t *testing.T) {
 		t.Error(err)
 	}
 }
-
