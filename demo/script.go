@@ -49,11 +49,11 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 	case "implementor":
 		v = implementorReply(c)
 	case "qa":
-		v = qaReply(c)
+		v = PassingQA(c.FirstUser(), "the diff implements it and the tests pass")
 	case "assessor":
 		v = assessorReply(c)
 	case "summarizer":
-		v = map[string]any{"summary": "Completed: " + taskTitle(firstUser(c)) + "."}
+		v = map[string]any{"summary": "Completed: " + llmtest.TaskTitle(c.FirstUser()) + "."}
 	case "code_style", "design", "internaliser":
 		v = supervisorReply(role, c)
 	default:
@@ -113,19 +113,8 @@ var (
 	inProgress  = regexp.MustCompile(`(?m)^Task in progress: (t\d+) — (.+) \(attempt \d+\)$`)
 )
 
-// firstUser is the composed prompt; later user messages are tool results or
-// a re-ask quoting a validation error.
-func firstUser(c llmtest.Call) string {
-	for _, m := range c.Messages {
-		if m.Role == "user" {
-			return m.Content
-		}
-	}
-	return ""
-}
-
 func plannerReply(c llmtest.Call) any {
-	p := firstUser(c)
+	p := c.FirstUser()
 	answers := []map[string]string{}
 	for _, m := range directiveID.FindAllStringSubmatch(llmtest.Section(p, "ACTIVE DIRECTIVES"), -1) {
 		answers = append(answers, map[string]string{"id": m[1], "fate": "task", "note": "planned as a cleanup task after the feature work"})
@@ -162,28 +151,18 @@ func after(s, marker string) string {
 	return rest
 }
 
-// taskTitle finds "tN: Title" at the start of the TASK section.
-func taskTitle(prompt string) string {
-	sec := llmtest.Section(prompt, "TASK")
-	if sec == "" {
-		sec = llmtest.Section(prompt, "TASK RESULT")
-		sec = strings.TrimPrefix(textutil.FirstLine(sec), "Task ")
-	}
-	_, title, _ := strings.Cut(textutil.FirstLine(sec), ": ")
-	return strings.TrimSpace(title)
-}
-
-func qaReply(c llmtest.Call) any {
-	p := firstUser(c)
-	quote := AddedLine(llmtest.Section(p, "DIFF"))
+// PassingQA is a QA reply that passes every acceptance criterion of the
+// prompt, quoting the first line the diff added and giving evidence.
+func PassingQA(prompt, evidence string) map[string]any {
+	quote := AddedLine(llmtest.Section(prompt, "DIFF"))
 	var verdicts []map[string]any
-	for _, line := range strings.Split(llmtest.Section(p, "ACCEPTANCE CRITERIA"), "\n") {
+	for _, line := range strings.Split(llmtest.Section(prompt, "ACCEPTANCE CRITERIA"), "\n") {
 		num, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
 		if !ok {
 			continue
 		}
 		n, _ := strconv.Atoi(num)
-		verdicts = append(verdicts, map[string]any{"number": n, "criterion": crit, "met": true, "quote": quote, "evidence": "the diff implements it and the tests pass"})
+		verdicts = append(verdicts, map[string]any{"number": n, "criterion": crit, "met": true, "quote": quote, "evidence": evidence})
 	}
 	return map[string]any{"criteria": verdicts, "feedback": ""}
 }
@@ -202,7 +181,7 @@ func AddedLine(diff string) string {
 var milestoneLine = regexp.MustCompile(`(?m)^- (m\d+) \[.*?( \(current\))?$`)
 
 func assessorReply(c llmtest.Call) any {
-	p := firstUser(c)
+	p := c.FirstUser()
 	lines := milestoneLine.FindAllStringSubmatch(llmtest.Section(p, "MILESTONES"), -1)
 	last := len(lines) > 0 && lines[len(lines)-1][2] != ""
 	if strings.Contains(llmtest.Section(p, "INSTRUCTIONS"), "says milestone") {
@@ -250,7 +229,7 @@ func supervisorReply(role string, c llmtest.Call) any {
 		return r
 	default:
 		r := map[string]any{"knowledge_items": []any{}, "summary": "Nothing new to capture."}
-		if strings.Contains(firstUser(c), titleFixMean) && first {
+		if strings.Contains(c.FirstUser(), titleFixMean) && first {
 			r["knowledge_items"] = []any{map[string]any{"category": "lesson", "title": "Integer division truncates averages",
 				"content": "Convert to float64 before dividing: float64(total / n) truncates first.", "source_task": "t1", "confidence": "high", "needs_user_review": false}}
 			r["summary"] = "Captured one lesson from the MeanWordLength fix."
@@ -262,7 +241,7 @@ func supervisorReply(role string, c llmtest.Call) any {
 // implementorReply plays the implementor: the step is the number of actions
 // already taken in this attempt, the attempt shows in the feedback section.
 func implementorReply(c llmtest.Call) any {
-	p := firstUser(c)
+	p := c.FirstUser()
 	step := 0
 	for _, m := range c.Messages[2:] {
 		if m.Role == "assistant" {
@@ -270,7 +249,7 @@ func implementorReply(c llmtest.Call) any {
 		}
 	}
 	retry := llmtest.Section(p, "FEEDBACK FROM THE LAST ATTEMPT") != ""
-	title := taskTitle(p)
+	title := llmtest.TaskTitle(p)
 	acts := implementorPlan(title, retry)
 	if step >= len(acts) {
 		return act("finish", "summary", "Done.")

@@ -93,14 +93,7 @@ func supIsSupervisor(role string) bool {
 
 // supFirstUser is the composed prompt (later user messages are tool results
 // or a re-ask).
-func supFirstUser(c llmtest.Call) string {
-	for _, m := range c.Messages {
-		if m.Role == "user" {
-			return m.Content
-		}
-	}
-	return ""
-}
+func supFirstUser(c llmtest.Call) string { return c.FirstUser() }
 
 // supSection returns the body of "## TITLE" in a prompt.
 func supSection(prompt, title string) string { return llmtest.Section(prompt, title) }

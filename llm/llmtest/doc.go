@@ -10,6 +10,6 @@
 // capabilities, and a prompt longer than the window counted as one whole
 // window, silently.
 //
-// It imports nothing of lemmings and nothing of package testing, so the demo
-// can run it in-process.
+// It imports nothing of lemmings but the leaf internal/textutil, and nothing
+// of package testing, so the demo can run it in-process.
 package llmtest

@@ -1,6 +1,10 @@
 package llmtest
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/internal/textutil"
+)
 
 // Helpers for scripts that answer lemmings' own prompts: which role asks, and
 // what a section of the prompt says. The markers follow the first lines of
@@ -41,4 +45,26 @@ func Section(prompt, title string) string {
 		rest = rest[:i]
 	}
 	return rest
+}
+
+// FirstUser is the first user message of the call: lemmings' composed prompt
+// (later user messages are tool results or a re-ask).
+func (c Call) FirstUser() string {
+	for _, m := range c.Messages {
+		if m.Role == "user" {
+			return m.Content
+		}
+	}
+	return ""
+}
+
+// TaskTitle finds the title of "tN: Title" at the start of the prompt's TASK
+// section, or of "Task tN: Title" in its TASK RESULT section.
+func TaskTitle(prompt string) string {
+	sec := Section(prompt, "TASK")
+	if sec == "" {
+		sec = strings.TrimPrefix(textutil.FirstLine(Section(prompt, "TASK RESULT")), "Task ")
+	}
+	_, title, _ := strings.Cut(textutil.FirstLine(sec), ": ")
+	return strings.TrimSpace(title)
 }
