@@ -13,6 +13,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +50,16 @@ type Preset struct {
 	// Env names the variables passed through from lemmings' environment to
 	// the CLI (its own keys and settings). Nothing else of lemmings' passes.
 	Env []string
+	// SetEnv are values the preset always sets (telemetry off, no update
+	// checks); Request.Env overrides them.
+	SetEnv map[string]string
+	// Settings, when set, is written to a temporary file for the run only
+	// and the variable SettingsEnv names points at it: how a CLI's state
+	// that outlives a run (Qwen Code's memories) is switched off without
+	// touching the user's own settings or the worktree. A SettingsEnv the
+	// request sets wins.
+	Settings    string
+	SettingsEnv string
 }
 
 // Request is one run of a CLI.
@@ -73,6 +85,9 @@ const (
 	EventUsage    EventKind = "usage"
 	EventError    EventKind = "error"
 	EventResult   EventKind = "result"
+	// EventWarning is a problem the CLI reported and went on from (a retry,
+	// a model it has no metadata for); it does not fail the run.
+	EventWarning EventKind = "warning"
 )
 
 // Event is one thing the CLI reported.
@@ -113,11 +128,25 @@ type Result struct {
 }
 
 // parser reads one stdout line into zero or more events; ok is false for a
-// line it could not read.
+// line it could not read. A parser may keep state across the lines of one run.
 type parser func(line []byte) (events []Event, ok bool)
 
-// parsers is filled per format; a format without a parser reads as text.
-var parsers = map[Format]parser{}
+// parsers makes a fresh parser per run for each format; a format without
+// one reads as text.
+var parsers = map[Format]func() parser{
+	FormatClaude: newClaudeParser,
+	FormatQwen:   newQwenParser,
+	FormatCodex:  newCodexParser,
+	FormatGemini: newGeminiParser,
+}
+
+// newParser returns the format's parser, or nil for text.
+func newParser(f Format) parser {
+	if mk, ok := parsers[f]; ok {
+		return mk()
+	}
+	return nil
+}
 
 // ErrNotFound is returned (wrapped, with the install advice) when the
 // preset's program is not on PATH.
@@ -144,8 +173,16 @@ func (p Preset) environ(r Request) []string {
 			env = append(env, k+"="+v)
 		}
 	}
-	for k, v := range r.Env {
-		env = append(env, k+"="+v)
+	// Later entries win (os/exec keeps the last value of a duplicated key).
+	for _, set := range []map[string]string{p.SetEnv, r.Env} {
+		keys := make([]string, 0, len(set))
+		for k := range set {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			env = append(env, k+"="+set[k])
+		}
 	}
 	return env
 }
@@ -183,6 +220,11 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
 		defer cancel()
 	}
+	r, cleanup, err := p.withSettings(r)
+	if err != nil {
+		return Result{}, err
+	}
+	defer cleanup()
 	argv := p.argv(r)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = r.Dir
@@ -193,16 +235,29 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 	}
 	var stderr tailBuffer
 	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return Result{}, err
-	}
+	// stdout goes through a pipe of ours, not StdoutPipe: Wait then returns
+	// when the CLI has exited even if a process it left behind still holds
+	// its stdout (after the WaitDelay), and the reader sees the end.
+	out, toReader := io.Pipe()
+	cmd.Stdout = toReader
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	res := read(out, parsers[p.Format], r.OnEvent)
+	done := make(chan Result, 1)
+	go func() {
+		res := read(out, newParser(p.Format), r.OnEvent)
+		_, _ = io.Copy(io.Discard, out) // not reached in practice: read reads to the end
+		done <- res
+	}()
 	werr := cmd.Wait()
+	// Whatever the CLI started and left running goes with it.
+	killGroup(cmd)
+	toReader.Close()
+	res := <-done
 	res.Stderr = stderr.String()
+	if errors.Is(werr, exec.ErrWaitDelay) {
+		werr = nil // the CLI exited; only a leftover held its output open
+	}
 	if ctx.Err() != nil {
 		res.TimedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
 		if !res.TimedOut {
@@ -219,39 +274,76 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 	return res, nil
 }
 
-// read parses stdout line by line; with no parser the whole output is the
-// final message.
+// maxLine bounds one stdout line: a longer line is skipped (and counted
+// unparsed) rather than held in memory; reading goes on after it so the CLI
+// never blocks on a full pipe. maxText bounds a text-format CLI's kept output.
+const (
+	maxLine = 16 << 20
+	maxText = 1 << 20
+)
+
+// read parses stdout line by line; with no parser the whole output (its last
+// maxText bytes) is the final message. It reads to EOF whatever the lines hold.
 func read(out io.Reader, parse parser, onEvent func(Event)) Result {
 	var res Result
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	var text strings.Builder
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if parse == nil {
-			text.Write(sc.Bytes())
-			text.WriteByte('\n')
+	br := bufio.NewReaderSize(out, 64<<10)
+	var text []byte
+	var line []byte
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > maxLine {
+			tooLong, line = true, line[:0]
+		} else if !tooLong {
+			line = append(line, chunk...)
+		}
+		if err == bufio.ErrBufferFull {
 			continue
 		}
-		if len(line) == 0 {
-			continue
-		}
-		evs, ok := parse(line)
-		if !ok {
-			res.Unparsed++
-			continue
-		}
-		for _, ev := range evs {
-			res.add(ev)
-			if onEvent != nil {
-				onEvent(ev)
+		if len(chunk) > 0 || len(line) > 0 || tooLong {
+			switch {
+			case parse == nil:
+				if !tooLong {
+					text = append(text, line...)
+					if len(text) > 2*maxText {
+						text = append(text[:0], text[len(text)-maxText:]...)
+					}
+				}
+			case tooLong:
+				res.Unparsed++
+			default:
+				res.parseLine(bytes.TrimSpace(line), parse, onEvent)
 			}
+		}
+		line, tooLong = line[:0], false
+		if err != nil {
+			break
 		}
 	}
 	if parse == nil {
-		res.Final = strings.TrimSpace(text.String())
+		if len(text) > maxText {
+			text = text[len(text)-maxText:]
+		}
+		res.Final = strings.TrimSpace(string(text))
 	}
 	return res
+}
+
+func (res *Result) parseLine(line []byte, parse parser, onEvent func(Event)) {
+	if len(line) == 0 {
+		return
+	}
+	evs, ok := parse(line)
+	if !ok {
+		res.Unparsed++
+		return
+	}
+	for _, ev := range evs {
+		res.add(ev)
+		if onEvent != nil {
+			onEvent(ev)
+		}
+	}
 }
 
 func (res *Result) add(ev Event) {
@@ -265,6 +357,12 @@ func (res *Result) add(ev Event) {
 		}
 	case EventError:
 		res.Failed = ev.Text
+	}
+	// A result's usage is the CLI's own total for the run: it replaces the
+	// sum of what the turns reported so far.
+	if ev.Kind == EventResult && ev.Usage != (Usage{}) {
+		res.Usage = ev.Usage
+		return
 	}
 	res.Usage = res.Usage.Add(ev.Usage)
 }
@@ -289,4 +387,31 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
+}
+
+// withSettings writes the preset's Settings to a file of the run's own and
+// points SettingsEnv at it.
+func (p Preset) withSettings(r Request) (Request, func(), error) {
+	if p.Settings == "" || p.SettingsEnv == "" {
+		return r, func() {}, nil
+	}
+	if _, set := r.Env[p.SettingsEnv]; set {
+		return r, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "lemmings-"+p.Name+"-")
+	if err != nil {
+		return r, nil, fmt.Errorf("%s settings: %w", p.Name, err)
+	}
+	path := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(path, []byte(p.Settings), 0o600); err != nil {
+		os.RemoveAll(dir)
+		return r, nil, fmt.Errorf("%s settings: %w", p.Name, err)
+	}
+	env := make(map[string]string, len(r.Env)+1)
+	for k, v := range r.Env {
+		env[k] = v
+	}
+	env[p.SettingsEnv] = path
+	r.Env = env
+	return r, func() { os.RemoveAll(dir) }, nil
 }

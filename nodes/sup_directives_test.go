@@ -10,6 +10,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
 )
 
 var supNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -339,7 +340,7 @@ func TestSupDirectivesInPlannerPrompt(t *testing.T) {
 		t.Fatalf("%d planner calls", len(reqs))
 	}
 	prompt := reqs[0].Messages[len(reqs[0].Messages)-1].Content
-	sec := suptest.Section(prompt, SecDirectives)
+	sec := llmtest.Section(prompt, SecDirectives)
 	i1 := strings.Index(sec, "- [d1] NORMAL functional from design: Stop: the store corrupts data")
 	i2 := strings.Index(sec, "- [d2] LOW cleanup from code_style: Tidy names")
 	if i1 < 0 || i2 < i1 {
@@ -348,8 +349,8 @@ func TestSupDirectivesInPlannerPrompt(t *testing.T) {
 	if !strings.Contains(sec, "files: store.go") {
 		t.Errorf("directive files missing:\n%s", sec)
 	}
-	if !strings.Contains(suptest.Section(prompt, SecInstructions), "MUST be addressed") {
-		t.Errorf("instructions do not demand an answer for each directive:\n%s", suptest.Section(prompt, SecInstructions))
+	if !strings.Contains(llmtest.Section(prompt, SecInstructions), "MUST be addressed") {
+		t.Errorf("instructions do not demand an answer for each directive:\n%s", llmtest.Section(prompt, SecInstructions))
 	}
 	if got := supFates(out); !slices.Equal(got, []string{"d1:task", "d2:handled"}) {
 		t.Fatalf("fates %v", got)

@@ -15,6 +15,7 @@ import (
 	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
 )
 
 func supCodeStyleOutcome(job SupervisorJob, docs []docSpec, dirs []directiveSpec, findings []string) supervisorOutcome {
@@ -236,7 +237,7 @@ func TestSupInputLeavesDeniedFilesOut(t *testing.T) {
 	for _, sec := range d.supervisorInput(ctx, &s, job) {
 		all.WriteString("## " + sec.Title + "\n" + sec.Body + "\n")
 	}
-	files := suptest.Section(all.String(), "FILES CHANGED")
+	files := llmtest.Section(all.String(), "FILES CHANGED")
 	if !strings.Contains(files, "### app.go") || !strings.Contains(files, "func Run()") {
 		t.Fatalf("app.go missing from FILES CHANGED:\n%s", files)
 	}
@@ -425,7 +426,7 @@ func TestSupAssessorSeesSupervisorFindings(t *testing.T) {
 	if len(reqs) != 1 {
 		t.Fatalf("%d assessor calls", len(reqs))
 	}
-	sec := suptest.Section(reqs[0].Messages[len(reqs[0].Messages)-1].Content, "SUPERVISOR FINDINGS")
+	sec := llmtest.Section(reqs[0].Messages[len(reqs[0].Messages)-1].Content, "SUPERVISOR FINDINGS")
 	for _, want := range []string{"design (task_abort, after task 4): the storage layer bypasses the entity API; 1 directives", "pending normal functional directive: Route storage through the entity API"} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("SUPERVISOR FINDINGS lacks %q:\n%s", want, sec)

@@ -144,7 +144,7 @@ func TestEscDisputedReviewRetryPolicyKeepsTheOldLoop(t *testing.T) {
 func escArchitectTeam() *supTeam {
 	return &supTeam{
 		Local: func(role string, c llmtest.Call) (any, bool) {
-			if role == nodes.NodeImplementor && !strings.Contains(suptest.Section(supFirstUser(c), "TASK"), "ARCHITECT STEP") {
+			if role == nodes.NodeImplementor && !strings.Contains(llmtest.Section(supFirstUser(c), "TASK"), "ARCHITECT STEP") {
 				return map[string]any{"thought": "stuck", "action": "blocked", "summary": "I do not know where the file goes (compiler said: undefined: Foo)"}, true
 			}
 			return nil, false
@@ -153,7 +153,7 @@ func escArchitectTeam() *supTeam {
 			if role != nodes.LabelArchitect {
 				return nil, false
 			}
-			task := suptest.Section(supFirstUser(c), "TASK")
+			task := llmtest.Section(supFirstUser(c), "TASK")
 			file := supFileOf(task)
 			return map[string]any{"diagnosis": "The model did not know the path.",
 				"instructions": "ARCHITECT STEP 1: create " + file + " with one line naming the task.", "target_files": []string{file}}, true
@@ -313,7 +313,7 @@ func TestEscAPlanBreakingTheLimitsGoesBackOnceWithTheReasons(t *testing.T) {
 				sentBack = append(sentBack, last)
 				return nil, false // the default answer is within the limits
 			}
-			if strings.Contains(suptest.Section(supFirstUser(c), nodes.SecMilestone), "out/a.txt") && len(sentBack) == 0 {
+			if strings.Contains(llmtest.Section(supFirstUser(c), nodes.SecMilestone), "out/a.txt") && len(sentBack) == 0 {
 				big := supSpec("Write out/a.txt", "")
 				big.TargetFiles = []string{"out/a.txt", "b.go", "c.go"}
 				return map[string]any{"decision": "implement", "reasoning": "all at once", "task": big, "carry_forward": []any{}, "directives": []any{}}, true

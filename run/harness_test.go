@@ -74,30 +74,12 @@ func (tm *supTeam) latencies() (local, sup time.Duration) {
 	return tm.LocalLatency, tm.SupervisorLatency
 }
 
-var supRoleMarkers = []struct{ marker, role string }{
-	{"You are the ScopeAgent", nodes.NodeScope},
-	{"You are the TaskPlanner", nodes.NodePlanner},
-	{"You are the Implementor", nodes.NodeImplementor},
-	{"You are the QA reviewer", nodes.NodeQA},
-	{"You are the Assessor", nodes.NodeAssessor},
-	{"You summarise a finished coding task", "summarizer"},
-	{"You are the Code Style supervisor", nodes.SupCodeStyle},
-	{"You are the Design supervisor", nodes.SupDesign},
-	{"You are the Internaliser", nodes.SupInternaliser},
-	{"You are the Architect", nodes.LabelArchitect},
-}
-
 // supRoleOf names who asks, from the system prompt.
 func supRoleOf(c llmtest.Call) string {
 	if len(c.Messages) == 0 || c.Messages[0].Role != "system" {
 		return ""
 	}
-	for _, m := range supRoleMarkers {
-		if strings.Contains(c.Messages[0].Content, m.marker) {
-			return m.role
-		}
-	}
-	return ""
+	return llmtest.RoleOf(c.Messages[0].Content)
 }
 
 func supIsSupervisor(role string) bool {
@@ -106,14 +88,7 @@ func supIsSupervisor(role string) bool {
 
 // supFirstUser is the composed prompt (later user messages are tool results
 // or a re-ask).
-func supFirstUser(c llmtest.Call) string {
-	for _, m := range c.Messages {
-		if m.Role == "user" {
-			return m.Content
-		}
-	}
-	return ""
-}
+func supFirstUser(c llmtest.Call) string { return c.FirstUser() }
 
 // steps returns the scripts of the local and the cloud server.
 func (tm *supTeam) steps() (local, cloud []llmtest.Step) {
@@ -199,7 +174,7 @@ type supTaskSpec struct {
 func (tm *supTeam) plannerReply(c llmtest.Call) any {
 	p := supFirstUser(c)
 	answers := []map[string]string{}
-	for _, m := range supDirectiveLine.FindAllStringSubmatch(suptest.Section(p, nodes.SecDirectives), -1) {
+	for _, m := range supDirectiveLine.FindAllStringSubmatch(llmtest.Section(p, nodes.SecDirectives), -1) {
 		fate := ""
 		if tm.DirectiveFate != nil {
 			fate = tm.DirectiveFate(m[1], m[0])
@@ -209,7 +184,7 @@ func (tm *supTeam) plannerReply(c llmtest.Call) any {
 		}
 	}
 	reply := map[string]any{"directives": answers, "carry_forward": []supTaskSpec{}}
-	ms := suptest.Section(p, nodes.SecMilestone)
+	ms := llmtest.Section(p, nodes.SecMilestone)
 	if m := supInProgress.FindStringSubmatch(ms); m != nil {
 		reply["decision"], reply["reasoning"], reply["task"] = "implement", "retry", supSpec(m[2], "")
 		return reply
@@ -251,7 +226,7 @@ func supFileOf(title string) string {
 // supImplementorReply writes the task's file, then finishes.
 func supImplementorReply(c llmtest.Call) any {
 	p := supFirstUser(c)
-	task := suptest.Section(p, "TASK")
+	task := llmtest.Section(p, "TASK")
 	first, _, _ := strings.Cut(strings.TrimSpace(task), "\n")
 	id, title, _ := strings.Cut(first, ": ")
 	steps := 0
@@ -290,9 +265,9 @@ var supSecretFiles = map[string]string{
 
 func supQAReply(c llmtest.Call) any {
 	p := supFirstUser(c)
-	quote := supAddedLine(suptest.Section(p, "DIFF"))
+	quote := supAddedLine(llmtest.Section(p, "DIFF"))
 	var verdicts []map[string]any
-	for _, line := range strings.Split(suptest.Section(p, "ACCEPTANCE CRITERIA"), "\n") {
+	for _, line := range strings.Split(llmtest.Section(p, "ACCEPTANCE CRITERIA"), "\n") {
 		num, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
 		if ok {
 			n, _ := strconv.Atoi(num)
@@ -314,8 +289,8 @@ func supAddedLine(diff string) string {
 
 func (tm *supTeam) assessorReply(c llmtest.Call) any {
 	p := supFirstUser(c)
-	if strings.Contains(suptest.Section(p, nodes.SecInstructions), "says milestone") {
-		lines := supMilestoneLine.FindAllStringSubmatch(suptest.Section(p, "MILESTONES"), -1)
+	if strings.Contains(llmtest.Section(p, nodes.SecInstructions), "says milestone") {
+		lines := supMilestoneLine.FindAllStringSubmatch(llmtest.Section(p, "MILESTONES"), -1)
 		verdict := "aligned"
 		if len(lines) > 0 && lines[len(lines)-1][2] != "" {
 			verdict = "all_done"

@@ -40,7 +40,7 @@ var supBenchLastTask = regexp.MustCompile(`(?m)^- (t\d+) \[`)
 // converges and they all keep their default intervals) and the Internaliser
 // writes a lesson each time, as a busy real run would.
 func supBenchSupervisor(role string, c llmtest.Call) (llmtest.Reply, bool) {
-	done := supBenchLastTask.FindAllStringSubmatch(suptest.Section(supFirstUser(c), "DONE LIST (recent)"), -1)
+	done := supBenchLastTask.FindAllStringSubmatch(llmtest.Section(supFirstUser(c), "DONE LIST (recent)"), -1)
 	last := "t0"
 	if len(done) > 0 {
 		last = done[len(done)-1][1]

@@ -94,7 +94,7 @@ func TestSupE2EBootstrapAndDirective(t *testing.T) {
 	// The directive is in the next planning prompt, in ACTIVE DIRECTIVES.
 	var seen bool
 	for _, c := range supCallsOf(e.Local, nodes.NodePlanner) {
-		sec := suptest.Section(supFirstUser(c), nodes.SecDirectives)
+		sec := llmtest.Section(supFirstUser(c), nodes.SecDirectives)
 		if strings.Contains(sec, "- [d1] LOW cleanup from code_style: "+supDirectiveDesc) && strings.Contains(sec, "files: out/style.txt") {
 			seen = true
 		}
@@ -449,7 +449,7 @@ func TestSupE2EIgnoredDirectiveIsForced(t *testing.T) {
 	res := e.mustStart(e.supPlan(3))
 	shown := 0
 	for _, c := range supCallsOf(e.Local, nodes.NodePlanner) {
-		if strings.Contains(suptest.Section(supFirstUser(c), nodes.SecDirectives), "[d1]") {
+		if strings.Contains(llmtest.Section(supFirstUser(c), nodes.SecDirectives), "[d1]") {
 			shown++
 		}
 	}
@@ -485,7 +485,7 @@ func TestSupE2ETaskAbortPullsEveryoneForward(t *testing.T) {
 	if s.SupervisorUrgency != 0 {
 		t.Fatalf("urgency %v after the supervisors ran", s.SupervisorUrgency)
 	}
-	if first := supFirstUser(supCallsOf(e.Cloud, nodes.SupDesign)[0]); !strings.Contains(suptest.Section(first, "RECENT RESULTS AND QA FEEDBACK"), "FAILED t1") {
+	if first := supFirstUser(supCallsOf(e.Cloud, nodes.SupDesign)[0]); !strings.Contains(llmtest.Section(first, "RECENT RESULTS AND QA FEEDBACK"), "FAILED t1") {
 		t.Errorf("design did not see the abandoned task:\n%s", first)
 	}
 }

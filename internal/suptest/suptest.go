@@ -30,18 +30,6 @@ const (
 // supervisor writes.
 const ConventionPath = "conventions/file-names.md"
 
-// Section returns the body of "## TITLE" in a prompt.
-func Section(prompt, title string) string {
-	_, rest, ok := strings.Cut(prompt, "## "+title+"\n")
-	if !ok {
-		return ""
-	}
-	if i := strings.Index(rest, "\n## "); i >= 0 {
-		rest = rest[:i]
-	}
-	return rest
-}
-
 // JSON marshals v; a test value that cannot be marshalled is a bug in the test.
 func JSON(v any) string {
 	b, err := json.Marshal(v)
