@@ -55,6 +55,7 @@ type Config struct {
 	RAG         RAG             `yaml:"rag"`
 	Prompts     Prompts         `yaml:"prompts"`
 	Log         Log             `yaml:"log"`
+	Implementor Implementor     `yaml:"implementor"`
 	// Offline forces supervisors off and the offline RAG embedder.
 	Offline bool `yaml:"offline"`
 }
@@ -232,6 +233,49 @@ type Log struct {
 	Level   string `yaml:"level"`
 }
 
+// Implementor backends (implementor.backend).
+const (
+	BackendLemmings = "lemmings" // lemmings' own tool loop on the primary role
+	BackendCLI      = "cli"      // a coding CLI (Claude Code, Codex, Gemini CLI, Qwen Code, a custom command)
+)
+
+// CLIPresets are the preset names of package codingcli (config imports
+// nothing else of lemmings; a test in nodes keeps the two lists equal).
+var CLIPresets = []string{"claude", "codex", "gemini", "qwen"}
+
+// CLIFormats are the stream formats a custom command may print (codingcli's
+// Format values).
+var CLIFormats = []string{"text", "claude-stream-json", "codex-json", "gemini-json", "qwen-stream-json"}
+
+// Implementor chooses who writes the code of an attempt; the gates, review,
+// commits and budget stay lemmings' either way.
+type Implementor struct {
+	Backend string `yaml:"backend"`
+	CLI     CLI    `yaml:"cli"`
+}
+
+// CLI configures the coding CLI of implementor.backend: cli.
+type CLI struct {
+	// Preset names a known CLI; Command replaces its command line.
+	Preset string `yaml:"preset"`
+	// Command is an argv list with {prompt} and {model} placeholders.
+	Command []string `yaml:"command" merge:"replace"`
+	// Format is how Command reports its work on stdout (empty: the
+	// preset's, or text).
+	Format  string        `yaml:"format"`
+	Model   string        `yaml:"model"`
+	Timeout time.Duration `yaml:"timeout"`
+	// Env is set in the CLI's environment; values may name ${VAR} of
+	// lemmings' own environment (the way to pass a key on purpose).
+	Env map[string]string `yaml:"env"`
+	// PassEnv names variables passed through from lemmings' environment as
+	// they are.
+	PassEnv []string `yaml:"pass_env" merge:"replace"`
+	// BudgetUSD stops the run once the CLI has reported spending this much;
+	// 0: no limit.
+	BudgetUSD float64 `yaml:"budget_usd"`
+}
+
 func ptr[T any](v T) *T { return &v }
 
 // Default returns the built-in configuration: it works out of the box with a
@@ -300,6 +344,9 @@ func Default() *Config {
 		RAG:        RAG{Enabled: true, Embedder: "ollama", MaxFileBytes: 1 << 20, TopK: 8},
 		Prompts:    Prompts{Dir: ".lemmings/prompts"},
 		Log:        Log{Prompts: true, Level: "info"},
+		Implementor: Implementor{Backend: BackendLemmings, CLI: CLI{
+			Command: []string{}, Timeout: 20 * time.Minute, Env: map[string]string{}, PassEnv: []string{},
+		}},
 	}
 }
 
