@@ -51,3 +51,30 @@ func ExpandCLIEnv(env map[string]string, lookup func(string) (string, bool)) (ma
 	}
 	return out, nil
 }
+
+// WithImplementor returns a copy of c whose Implementor is the one named as
+// lemmings eval's --implementor names it: "lemmings", "cli" (implementor.cli
+// as configured) or "cli:<preset>".
+func (c *Config) WithImplementor(name string) (*Config, error) {
+	out := *c
+	switch {
+	case name == "" || name == BackendLemmings:
+		out.Implementor.Backend = BackendLemmings
+	case name == BackendCLI:
+		if c.Implementor.CLI.Preset == "" && len(c.Implementor.CLI.Command) == 0 {
+			return nil, fmt.Errorf("implementor %q: set implementor.cli.preset or implementor.cli.command, or name a preset (cli:%s)", name, strings.Join(CLIPresets, ", cli:"))
+		}
+		out.Implementor.Backend = BackendCLI
+	case strings.HasPrefix(name, BackendCLI+":"):
+		preset := strings.TrimPrefix(name, BackendCLI+":")
+		if msg := oneOf(CLIPresets...)(preset); msg != "" {
+			return nil, fmt.Errorf("implementor %q: %s (accepted: cli:%s)", name, msg, strings.Join(CLIPresets, ", cli:"))
+		}
+		out.Implementor.Backend = BackendCLI
+		out.Implementor.CLI.Preset = preset
+		out.Implementor.CLI.Command = nil // the preset's own command line
+	default:
+		return nil, fmt.Errorf("implementor %q: accepted: lemmings, cli, cli:<preset> (%s)", name, strings.Join(CLIPresets, ", "))
+	}
+	return &out, nil
+}

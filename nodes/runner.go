@@ -368,6 +368,9 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		}
 	}()
 	set := SettingsFrom(cfg)
+	if err := CheckCLI(cfg); err != nil {
+		return nil, err // before any model call: the CLI is missing or not set up
+	}
 	// Warnings before the run starts go to the user and, once the event log
 	// is open, into it too.
 	var startup warningLog

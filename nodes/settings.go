@@ -62,6 +62,8 @@ type Settings struct {
 	// SyntaxChecks are run after each edit, by file extension
 	// (workspace.DefaultSyntaxChecks); nil or empty: none.
 	SyntaxChecks map[string]string
+	// CLI, when set, has a coding CLI write the code (implementor.backend: cli).
+	CLI *CLISettings
 }
 
 // Edit protocols of the implementor.
@@ -202,6 +204,7 @@ func SettingsFrom(c *config.Config) Settings {
 	s.Tasks = TaskLimits{MaxTargetFiles: c.Tasks.MaxTargetFiles, MaxInstructionChars: c.Tasks.MaxInstructionChars, SplitAfter: c.Tasks.SplitAfter}
 	s.QA = QASettings{RequireQuotes: c.QA.RequireQuotes, Disputed: c.QA.Disputed}
 	s.ArchitectAfter = c.Escalation.ArchitectAfter
+	s.CLI = cliSettingsFrom(c)
 	s.KnowledgeDir, s.KnowledgeBudget, s.PromoteAfter = c.Knowledge.Dir, c.Knowledge.BudgetTokens, c.Knowledge.PromoteAfter
 
 	sup := c.Supervisors
