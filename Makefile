@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo test unit vet fmt-check bench fuzz ollama models test-ollama test-models test-browser screenshots clean
+.PHONY: all build demo test unit vet fmt-check bench fuzz ollama models test-ollama test-models test-browser screenshots clis clean
 
 all: build
 
@@ -52,11 +52,17 @@ ollama:
 models:
 	./scripts/models.sh
 
+# Coding CLIs the real tests drive (issue 14): Qwen Code and Codex CLI pinned in
+# scripts/clis/package-lock.json, installed into .tools/clis/ (~25 s cold, 550 MB, most of it
+# Codex's native binary; 0.1 s when current).
+clis:
+	./scripts/clis.sh
+
 # The real-server tests: tiny random-weight models, plus the short subset of the trained-model
 # tests (docs/testing-real-models.md). -p 1: one package's server at a time, so two model
 # runners never share the cores.
-REAL_PKGS := ./internal/realollama/... ./llm/... ./nodes/ ./rag/ ./cmd/lemmings/ ./eval/
-test-ollama: models
+REAL_PKGS := ./internal/realollama/... ./llm/... ./nodes/ ./rag/ ./cmd/lemmings/ ./eval/ ./codingcli/
+test-ollama: models clis
 	GO="$(GO)" ./scripts/ollama.sh
 	LEMMINGS_REAL_OLLAMA=1 $(GO) test -p 1 -count=1 -timeout 40m -run 'Real|Ollama' $(REAL_PKGS)
 

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +49,9 @@ type Preset struct {
 	// Env names the variables passed through from lemmings' environment to
 	// the CLI (its own keys and settings). Nothing else of lemmings' passes.
 	Env []string
+	// SetEnv are values the preset always sets (telemetry off, no update
+	// checks); Request.Env overrides them.
+	SetEnv map[string]string
 }
 
 // Request is one run of a CLI.
@@ -73,6 +77,9 @@ const (
 	EventUsage    EventKind = "usage"
 	EventError    EventKind = "error"
 	EventResult   EventKind = "result"
+	// EventWarning is a problem the CLI reported and went on from (a retry,
+	// a model it has no metadata for); it does not fail the run.
+	EventWarning EventKind = "warning"
 )
 
 // Event is one thing the CLI reported.
@@ -113,11 +120,25 @@ type Result struct {
 }
 
 // parser reads one stdout line into zero or more events; ok is false for a
-// line it could not read.
+// line it could not read. A parser may keep state across the lines of one run.
 type parser func(line []byte) (events []Event, ok bool)
 
-// parsers is filled per format; a format without a parser reads as text.
-var parsers = map[Format]parser{}
+// parsers makes a fresh parser per run for each format; a format without
+// one reads as text.
+var parsers = map[Format]func() parser{
+	FormatClaude: newClaudeParser,
+	FormatQwen:   newQwenParser,
+	FormatCodex:  newCodexParser,
+	FormatGemini: newGeminiParser,
+}
+
+// newParser returns the format's parser, or nil for text.
+func newParser(f Format) parser {
+	if mk, ok := parsers[f]; ok {
+		return mk()
+	}
+	return nil
+}
 
 // ErrNotFound is returned (wrapped, with the install advice) when the
 // preset's program is not on PATH.
@@ -144,8 +165,16 @@ func (p Preset) environ(r Request) []string {
 			env = append(env, k+"="+v)
 		}
 	}
-	for k, v := range r.Env {
-		env = append(env, k+"="+v)
+	// Later entries win (os/exec keeps the last value of a duplicated key).
+	for _, set := range []map[string]string{p.SetEnv, r.Env} {
+		keys := make([]string, 0, len(set))
+		for k := range set {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			env = append(env, k+"="+set[k])
+		}
 	}
 	return env
 }
@@ -200,7 +229,7 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	res := read(out, parsers[p.Format], r.OnEvent)
+	res := read(out, newParser(p.Format), r.OnEvent)
 	werr := cmd.Wait()
 	res.Stderr = stderr.String()
 	if ctx.Err() != nil {
@@ -219,39 +248,76 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 	return res, nil
 }
 
-// read parses stdout line by line; with no parser the whole output is the
-// final message.
+// maxLine bounds one stdout line: a longer line is skipped (and counted
+// unparsed) rather than held in memory; reading goes on after it so the CLI
+// never blocks on a full pipe. maxText bounds a text-format CLI's kept output.
+const (
+	maxLine = 16 << 20
+	maxText = 1 << 20
+)
+
+// read parses stdout line by line; with no parser the whole output (its last
+// maxText bytes) is the final message. It reads to EOF whatever the lines hold.
 func read(out io.Reader, parse parser, onEvent func(Event)) Result {
 	var res Result
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	var text strings.Builder
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if parse == nil {
-			text.Write(sc.Bytes())
-			text.WriteByte('\n')
+	br := bufio.NewReaderSize(out, 64<<10)
+	var text []byte
+	var line []byte
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > maxLine {
+			tooLong, line = true, line[:0]
+		} else if !tooLong {
+			line = append(line, chunk...)
+		}
+		if err == bufio.ErrBufferFull {
 			continue
 		}
-		if len(line) == 0 {
-			continue
-		}
-		evs, ok := parse(line)
-		if !ok {
-			res.Unparsed++
-			continue
-		}
-		for _, ev := range evs {
-			res.add(ev)
-			if onEvent != nil {
-				onEvent(ev)
+		if len(chunk) > 0 || len(line) > 0 || tooLong {
+			switch {
+			case parse == nil:
+				if !tooLong {
+					text = append(text, line...)
+					if len(text) > 2*maxText {
+						text = append(text[:0], text[len(text)-maxText:]...)
+					}
+				}
+			case tooLong:
+				res.Unparsed++
+			default:
+				res.parseLine(bytes.TrimSpace(line), parse, onEvent)
 			}
+		}
+		line, tooLong = line[:0], false
+		if err != nil {
+			break
 		}
 	}
 	if parse == nil {
-		res.Final = strings.TrimSpace(text.String())
+		if len(text) > maxText {
+			text = text[len(text)-maxText:]
+		}
+		res.Final = strings.TrimSpace(string(text))
 	}
 	return res
+}
+
+func (res *Result) parseLine(line []byte, parse parser, onEvent func(Event)) {
+	if len(line) == 0 {
+		return
+	}
+	evs, ok := parse(line)
+	if !ok {
+		res.Unparsed++
+		return
+	}
+	for _, ev := range evs {
+		res.add(ev)
+		if onEvent != nil {
+			onEvent(ev)
+		}
+	}
 }
 
 func (res *Result) add(ev Event) {
@@ -265,6 +331,12 @@ func (res *Result) add(ev Event) {
 		}
 	case EventError:
 		res.Failed = ev.Text
+	}
+	// A result's usage is the CLI's own total for the run: it replaces the
+	// sum of what the turns reported so far.
+	if ev.Kind == EventResult && ev.Usage != (Usage{}) {
+		res.Usage = ev.Usage
+		return
 	}
 	res.Usage = res.Usage.Add(ev.Usage)
 }

@@ -2,13 +2,49 @@ package codingcli
 
 import "sort"
 
-// presets are the CLIs lemmings knows. The command lines and formats are
-// filled in and tested against the real CLIs (see docs/backends.md).
+// presets are the CLIs lemmings knows. Each command line runs the CLI once,
+// headless, allowed to edit files and run commands in its directory without
+// asking (lemmings' gates and review judge the result; its worktree bounds
+// the damage), printing an event stream. The flags and formats were read from
+// each CLI's --help and sources and, for Qwen Code, from real runs (see
+// docs/backends.md and testdata/README.md).
 var presets = map[string]Preset{
-	"qwen": {Name: "qwen", Args: []string{"qwen", "-p", "{prompt}", "--model", "{model}", "--output-format", "stream-json", "--yolo"},
-		Format: FormatQwen, Install: "npm install -g @qwen-code/qwen-code",
-		Login: "set OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL (any OpenAI-compatible server, e.g. Ollama's /v1)",
-		Env:   []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"}},
+	// Qwen Code reads the prompt from stdin when it is not a terminal (no
+	// argv length limit, no prompt mistaken for a flag). It talks to any
+	// OpenAI-compatible server.
+	"qwen": {Name: "qwen",
+		Args:    []string{"qwen", "--output-format", "stream-json", "--approval-mode", "yolo", "--model", "{model}"},
+		Stdin:   true,
+		Format:  FormatQwen,
+		Install: "npm install -g @qwen-code/qwen-code@0.24.4 (Node.js 20 or later; `make clis` installs it into .tools/clis)",
+		Login:   "set OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL for any OpenAI-compatible server (Ollama: OPENAI_BASE_URL=http://127.0.0.1:11434/v1, any key), or run `qwen` once interactively to log in",
+		Env:     []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "QWEN_HOME"},
+		SetEnv: map[string]string{
+			"QWEN_USAGE_STATISTICS_ENABLED":   "false",
+			"QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
+		}},
+	// Codex CLI: `exec` never asks for approval; the workspace-write sandbox
+	// lets its commands write in the directory only (and reach no network).
+	// "-" reads the prompt from stdin. A local server is a model provider in
+	// $CODEX_HOME/config.toml with wire_api = "responses" (docs/backends.md).
+	"codex": {Name: "codex",
+		Args:    []string{"codex", "exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "--ephemeral", "--color", "never", "--model", "{model}", "-"},
+		Stdin:   true,
+		Format:  FormatCodex,
+		Install: "npm install -g @openai/codex (a native binary inside the npm package)",
+		Login:   "run `codex login` (ChatGPT account) or set CODEX_API_KEY; for a local server add a model provider with base_url and wire_api = \"responses\" to $CODEX_HOME/config.toml",
+		Env:     []string{"CODEX_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"}},
+	// Gemini CLI: yolo approves its tools (its own sandbox is off unless
+	// configured). It speaks only the Gemini API; GOOGLE_GEMINI_BASE_URL
+	// moves that API elsewhere, but no OpenAI-compatible server speaks it.
+	"gemini": {Name: "gemini",
+		Args:    []string{"gemini", "--output-format", "stream-json", "--approval-mode", "yolo", "--skip-trust", "--model", "{model}", "-p", ""},
+		Stdin:   true,
+		Format:  FormatGemini,
+		Install: "npm install -g @google/gemini-cli",
+		Login:   "set GEMINI_API_KEY (a key from Google AI Studio), or run `gemini` once interactively to sign in with Google, or set GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION",
+		Env: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_GENAI_USE_VERTEXAI",
+			"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS", "GEMINI_CLI_HOME"}},
 }
 
 // Lookup returns the preset of that name.

@@ -1,7 +1,8 @@
 // Package llmtest is a scripted model server for tests and the demo. It speaks
 // Ollama's /api/chat (streaming NDJSON and not), /api/embed, /api/tags,
 // /api/show and /api/version, and OpenAI's /v1/chat/completions (streaming SSE
-// and not, tool_calls, usage with OpenRouter's cost), /v1/embeddings and
+// and not, tool_calls, usage with OpenRouter's cost), OpenAI's Responses API
+// (/v1/responses, streaming and not: what Codex CLI speaks), /v1/embeddings and
 // /v1/models, on a loopback httptest server. It answers from a script of Steps,
 // records every call, and can misbehave on request: status codes, Retry-After,
 // latency, malformed bodies, cut streams, streams without their end marker,
@@ -199,6 +200,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"version": s.version})
 	case strings.HasSuffix(p, "/chat/completions"):
 		s.openaiChat(w, r)
+	case isResponses(p):
+		s.responses(w, r)
 	case strings.HasSuffix(p, "/embeddings"):
 		s.openaiEmbed(w, r)
 	case strings.HasSuffix(p, "/models"):
