@@ -102,7 +102,7 @@ func CheckCLI(c *config.Config) error {
 	if cli == nil {
 		return nil
 	}
-	p, env, err := cli.Worker(os.LookupEnv)
+	p, _, err := cli.Worker(os.LookupEnv)
 	if err != nil {
 		return err
 	}
@@ -113,34 +113,40 @@ func CheckCLI(c *config.Config) error {
 		}
 		return &CLIError{Name: p.Name, Cause: strings.TrimPrefix(err.Error(), codingcli.ErrNotFound.Error()+": "), Fix: fix}
 	}
-	if missing := missingLogin(p, env); len(missing) > 0 {
-		return &CLIError{Name: p.Name, Cause: "not set up: " + strings.Join(missing, ", ") + " not set for it", Fix: firstNonEmpty(p.Login, "set them in implementor.cli.env")}
-	}
 	return nil
 }
 
-// missingLogin lists the preset's variables that the CLI will not see.
-// A preset that reads its key from the environment (Qwen Code) cannot work
-// without them; those that log in through their own files (Claude Code,
-// Codex, Gemini CLI) list none that are required and are checked by
-// running them.
-func missingLogin(p codingcli.Preset, env map[string]string) []string {
-	var missing []string
-	for _, k := range loginVars[p.Name] {
-		if _, ok := env[k]; ok {
-			continue
-		}
-		if v, ok := os.LookupEnv(k); ok && v != "" && slices.Contains(p.Env, k) {
-			continue
-		}
-		missing = append(missing, k)
+// CLILoginWarning says, when the configured CLI sees none of the variables
+// its preset reads its key or server from, that it may not be logged in
+// ("" otherwise). Whether a CLI that logs in through its own files (its
+// home folder) is logged in shows only when it runs: an attempt then ends
+// with its error.
+func CLILoginWarning(c *config.Config) string {
+	cli := cliSettingsFrom(c)
+	if cli == nil {
+		return ""
 	}
-	return missing
-}
-
-// loginVars are the variables a preset cannot work without.
-var loginVars = map[string][]string{
-	"qwen": {"OPENAI_BASE_URL"},
+	p, env, err := cli.Worker(os.LookupEnv)
+	if err != nil || p.Login == "" {
+		return ""
+	}
+	var keys []string
+	for _, k := range p.Env {
+		if strings.HasSuffix(k, "_HOME") || slices.Contains(cli.PassEnv, k) {
+			continue // a folder, not a key; or one the user passes on purpose
+		}
+		keys = append(keys, k)
+		if _, ok := env[k]; ok {
+			return ""
+		}
+		if v, ok := os.LookupEnv(k); ok && v != "" {
+			return ""
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("coding CLI %s sees none of %s: unless it is logged in through its own files, its runs will fail. To log in: %s", p.Name, strings.Join(keys, ", "), p.Login)
 }
 
 // cliAttempt is one attempt by the coding CLI: a fresh run on the task, then

@@ -6,7 +6,6 @@ import (
 	"github.com/lemmings-dev/lemmings/eval"
 	"os"
 	"os/exec"
-	"strings"
 	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
@@ -27,6 +26,13 @@ func cliUsable(cfg *config.Config) error {
 		return &exitError{code: code, err: err}
 	}
 	return err
+}
+
+// warnCLILogin prints the login warning before a run with a coding CLI.
+func (a *app) warnCLILogin(cfg *config.Config) {
+	if w := nodes.CLILoginWarning(cfg); w != "" {
+		fmt.Fprintln(a.stderr, "warning:", w)
+	}
 }
 
 // cliChecks are the doctor's lines on the Implementor's backend.
@@ -50,9 +56,8 @@ func cliChecks(cfg *config.Config) []check {
 		detail += ", model " + s.Model
 	}
 	out := []check{{Name: "coding CLI", Status: "ok", Detail: detail}}
-	if p.Login != "" {
-		// Found, but whether it is logged in shows only when it runs.
-		out = append(out, check{Name: "coding CLI login", Status: "ok", Detail: "not checked without running it: " + strings.TrimSuffix(p.Login, ".")})
+	if w := nodes.CLILoginWarning(cfg); w != "" {
+		out = append(out, check{Name: "coding CLI login", Status: "warn", Detail: w, Fix: p.Login})
 	}
 	return out
 }

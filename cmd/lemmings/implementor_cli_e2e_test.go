@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/demo"
+	"github.com/lemmings-dev/lemmings/eval"
+	"github.com/lemmings-dev/lemmings/eval/evaltest"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 )
@@ -113,6 +115,9 @@ func writeFile(t *testing.T, path, content string) {
 func (k *cliCase) run() (result, map[string]any) {
 	k.t.Helper()
 	r := k.c.run(k.repo, "run", "--plan", k.plan, "--no-supervisors", "--json")
+	if !strings.Contains(r.stdout, `"kind":"result"`) {
+		k.t.Fatalf("exit %d and no result:\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
 	return r, lastJSON(k.t, r.stdout)
 }
 
@@ -212,7 +217,7 @@ func TestACodingCLIImplementsATaskThatLemmingsGatesReviewsAndCommits(t *testing.
 
 func TestAFailingGateGoesBackToAFreshCLIRunThenTheTaskIsRolledBack(t *testing.T) {
 	noop := map[string]any{"write": map[string]string{"NOTES.md": "looked at it\n"}, "input_tokens": 10, "output_tokens": 5}
-	k := newCLICase(t, []map[string]any{noop, noop}, "  fix_rounds: 1\n  max_retries: 0\n  max_consecutive_failures: 1\n", "")
+	k := newCLICase(t, []map[string]any{noop, noop}, "  max_retries: 0\n  max_consecutive_failures: 1\n", "", "LEMMINGS_LIMITS__FIX_ROUNDS=1")
 	r, res := k.run()
 	if r.code != exitFailed || res["tasks_failed"] != float64(1) {
 		t.Fatalf("exit %d, result %v\nstderr:\n%s", r.code, res, r.stderr)
@@ -355,4 +360,54 @@ func TestDoctorShowsAWorkingCLI(t *testing.T) {
 	if !strings.Contains(d.stdout, "ok    coding CLI") || !strings.Contains(d.stdout, "fakecli at "+fakeCLIBin(t)+" (qwen-stream-json)") {
 		t.Errorf("doctor:\n%s", d.stdout)
 	}
+}
+
+func TestEvalWithACodingCLIImplementorScoresAndRecordsIt(t *testing.T) {
+	sc := suiteScript(t)
+	srv := evaltest.NewServer(sc)
+	defer srv.Close()
+	tmp := t.TempDir()
+	script := filepath.Join(tmp, "script.json")
+	data, _ := json.Marshal(map[string]any{"runs": []map[string]any{{"input_tokens": 300, "output_tokens": 40, "cost_usd": 0.002}}, "solutions": sc.Solutions})
+	writeFile(t, script, string(data))
+	c := newCLI(t)
+	c.config(fmt.Sprintf(`ollama: {host: %s}
+roles:
+  primary: {model: %s, edit_protocol: json}
+  summarizer: {model: %s}
+supervisors: {enabled: false}
+rag: {enabled: false}
+concurrency: {local: 2}
+limits: {max_retries: 1, fix_rounds: 0}
+retry: {initial_backoff: 10ms}
+implementor:
+  cli:
+    command: [%q, --script, %q]
+    format: qwen-stream-json
+    model: fake-model
+`, srv.URL(), demo.PrimaryModel, demo.SummarizerModel, fakeCLIBin(t), script))
+	dir := t.TempDir()
+	r := c.run(dir, "--json", "eval", "--builtin", "--implementor", "cli", "--filter", `^(go/(leap|hello-world|two-fer)|python/leap)$`)
+	if r.code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	sum := evalLine(t, r.stdout)
+	if sum["scored"] != 4.0 || sum["pass1_rate"] != 100.0 || sum["model"] != "fake-model" || sum["cost_usd"].(float64) < 0.008 {
+		t.Errorf("summary %v", sum)
+	}
+	f, err := eval.Load(filepath.Join(dir, "lemmings-eval", "cli-fake-model", eval.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Implementor != "cli" || f.Label != "cli:fake-model" {
+		t.Errorf("results record implementor %q, label %q", f.Implementor, f.Label)
+	}
+	// No implementor model call: the CLI did the implementing.
+	for _, call := range srv.ChatCalls() {
+		if len(call.Messages) > 0 && demo.RoleOf(call.Messages[0].Content) == "implementor" {
+			t.Fatal("the primary model was asked to implement")
+		}
+	}
+	// An unknown preset is a usage error naming the accepted ones.
+	expectExit(t, c, dir, exitUsage, []string{"eval", "--builtin", "--implementor", "cli:qwne"}, `did you mean "qwen"`)
 }

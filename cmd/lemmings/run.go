@@ -184,6 +184,7 @@ func (a *app) drive(parent context.Context, start func(context.Context, nodes.Op
 	if err := cliUsable(cfg); err != nil {
 		return err // before a worktree or a model call
 	}
+	a.warnCLILogin(cfg)
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(a.stdout, a.jsonOut)

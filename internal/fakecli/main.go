@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -25,7 +26,13 @@ type Script struct {
 	// Record, when set, is a directory where each run writes its prompt
 	// (prompt-N.txt) and environment (env-N.txt).
 	Record string `json:"record"`
+	// Solutions plays a capable CLI on eval exercises: the files of the
+	// exercise the prompt's task names ("Solve go/leap") are written, on
+	// top of what the run does.
+	Solutions map[string]map[string]string `json:"solutions"`
 }
+
+var exerciseTask = regexp.MustCompile(`(?:Solve|Fix) (\S+)`)
 
 // Run is what one invocation does, in this order.
 type Run struct {
@@ -87,6 +94,14 @@ func run(path, prompt string) error {
 		return fmt.Errorf("%s has no runs", path)
 	}
 	r := sc.Runs[min(n, len(sc.Runs))-1]
+	if m := exerciseTask.FindStringSubmatch(prompt); m != nil && sc.Solutions[m[1]] != nil {
+		if r.Write == nil {
+			r.Write = map[string]string{}
+		}
+		for p, content := range sc.Solutions[m[1]] {
+			r.Write[p] = content
+		}
+	}
 	cwd, _ := os.Getwd()
 	emit(map[string]any{"type": "system", "subtype": "init", "cwd": cwd, "model": "fake", "tools": []string{"write_file", "edit"}})
 	calls := len(r.Replace) + len(r.Write)
