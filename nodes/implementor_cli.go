@@ -218,7 +218,13 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 			return nil, ctx.Err()
 		}
 		if workspace.AllPassed(results) {
-			res.GatesDiffHash = workspace.DiffHash(diff)
+			// QA reuses these results when the attempt's diff (from the
+			// task's start, as wipCommit hashes it) is the same.
+			whole, _, err := d.Work.Changes(ctx, t.StartCommit)
+			if err != nil {
+				return nil, err
+			}
+			res.GatesDiffHash = workspace.DiffHash(whole)
 			for _, r := range results {
 				res.Gates = append(res.Gates, GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Duration: r.Duration, Output: r.Output})
 			}

@@ -313,7 +313,7 @@ func alive(pid int) bool {
 func TestTheCLIsOwnCommitsAreDroppedAndItsChangesKept(t *testing.T) {
 	commit := fixMean()
 	commit["commit"] = "fake: fix the mean"
-	k := newCLICase(t, []map[string]any{commit}, "", "")
+	k := newCLICase(t, []map[string]any{commit}, "", "", "LEMMINGS_LIMITS__FIX_ROUNDS=1")
 	r, res := k.run()
 	if r.code != 0 || res["outcome"] != "done" {
 		t.Fatalf("exit %d, result %v\nstderr:\n%s", r.code, res, r.stderr)
@@ -327,6 +327,14 @@ func TestTheCLIsOwnCommitsAreDroppedAndItsChangesKept(t *testing.T) {
 	}
 	if ev := k.events(res, "cli_commits_dropped"); len(ev) != 1 || ev[0]["commits"] != float64(1) {
 		t.Errorf("cli_commits_dropped %v", ev)
+	}
+	// The gates ran inside the attempt on the CLI's change; QA took their
+	// results for the same tree.
+	if ev := k.events(res, "implementor_gate"); len(ev) == 0 || ev[0]["from"] != "cli" {
+		t.Errorf("implementor_gate %v", ev)
+	}
+	if ev := k.events(res, "gates_reused"); len(ev) != 1 {
+		t.Errorf("QA ran the gates again (gates_reused %v)", ev)
 	}
 }
 
