@@ -213,6 +213,10 @@ func TestACodingCLIImplementsATaskThatLemmingsGatesReviewsAndCommits(t *testing.
 	if st := git(t, k.repo, "status", "--porcelain"); st != "" {
 		t.Errorf("the user's checkout changed:\n%s", st)
 	}
+	// The progress lines (replayed by lemmings log) show the CLI's run.
+	if l := k.c.run(k.repo, "log", res["run_id"].(string)); !strings.Contains(l.stdout, "cli fakecli done: 1 tool calls, 1200/80 tokens, $0.0123") {
+		t.Errorf("lemmings log lacks the CLI's line:\n%s", l.stdout)
+	}
 }
 
 func TestAFailingGateGoesBackToAFreshCLIRunThenTheTaskIsRolledBack(t *testing.T) {
@@ -360,6 +364,25 @@ func TestAMissingCLIFailsTheRunBeforeAnyModelCallAndDoctorSaysHowToInstall(t *te
 	// configuration's fault: exit 2.
 	c.config(scriptedConfig(srv.URL(), "blocking") + "implementor:\n  backend: cli\n  cli:\n    command: [fakecli, '{prompt}']\n    env: {K: '${NOT_SET_ANYWHERE}'}\n")
 	expectExit(t, c, repo, exitUsage, []string{"run", "fix the mean"}, "implementor.cli.env.K: ${NOT_SET_ANYWHERE} is not set")
+}
+
+// A preset found on PATH whose key variables are all unset: doctor warns
+// with the login advice (it cannot see a login kept in the CLI's files).
+func TestDoctorWarnsWhenAPresetSeesNoneOfItsKeys(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.Symlink(fakeCLIBin(t), filepath.Join(bin, "qwen")); err != nil {
+		t.Fatal(err)
+	}
+	srv := demo.NewServer(&demo.Script{})
+	defer srv.Close()
+	c := newCLI(t, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OPENAI_MODEL=")
+	c.config(scriptedConfig(srv.URL(), "blocking") + "implementor:\n  backend: cli\n  cli: {preset: qwen}\n")
+	d := c.run(prepared(t), "doctor")
+	for _, want := range []string{"ok    coding CLI", "qwen at " + filepath.Join(bin, "qwen"), "warn  coding CLI login", "sees none of OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL", "fix: set OPENAI_API_KEY"} {
+		if !strings.Contains(d.stdout, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, d.stdout)
+		}
+	}
 }
 
 func TestDoctorShowsAWorkingCLI(t *testing.T) {
