@@ -285,8 +285,9 @@ func runTrained(t *testing.T, s *realollama.Server, model string, m microRemit, 
 		if data, err := os.ReadFile(filepath.Join(dir, ".lemmings", "runs", id, "prompts.jsonl")); err == nil {
 			for _, p := range jsonLines(t, string(data)) {
 				o.Calls++
-				o.PromptTokens += int(jsonNum(p["prompt_tokens"]))
-				o.CompletionTokens += int(jsonNum(p["completion_tokens"]))
+				usage, _ := p["usage"].(map[string]any) // the prompt log nests the counts under "usage"
+				o.PromptTokens += int(jsonNum(usage["prompt_tokens"]))
+				o.CompletionTokens += int(jsonNum(usage["completion_tokens"]))
 			}
 		}
 	}
