@@ -190,7 +190,7 @@ func specs() []spec {
 			accepted: "a string"},
 		{key: "implementor.cli.pass_env", doc: "Names of variables passed from lemmings' environment to the CLI as they are.",
 			accepted: "a list of variable names", each: checkEnvName},
-		{key: "implementor.cli.budget_usd", doc: "Most the CLI may spend in a run, in US dollars, as it reports cost; the run then stops with a report (resume goes on). 0: no limit. The CLI's cost is shown in the report and the progress line either way.",
+		{key: "implementor.cli.budget_usd", doc: "Most the CLI may spend in a run, in US dollars, as it reports cost; no new task starts after the one that reached it (its work still goes to QA), and the run ends with a report, as at the other limits. 0: no limit. The CLI's cost is shown in the report and the progress line either way.",
 			accepted: "a number >= 0", check: checkFloat(0, math.Inf(1), false)},
 
 		{key: "offline", doc: "Work with no network: supervisors off, offline RAG embedder. Only local model servers are called."},

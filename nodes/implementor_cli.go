@@ -166,8 +166,8 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 	gateFeedback := ""
 	for round := 0; ; round++ {
 		if reason := d.cliBudgetSpent(s); reason != "" {
-			s.StopReason = reason
 			if round == 0 {
+				s.StopReason = reason
 				return &ImplResult{Status: ImplExhausted, Summary: reason}, nil
 			}
 			break // the work paid for so far goes to QA
@@ -179,6 +179,11 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 		run, err := d.runCLI(ctx, s, t, preset, env, prompt, round)
 		if err != nil {
 			return nil, err
+		}
+		if reason := d.cliBudgetSpent(s); reason != "" && s.StopReason == "" {
+			// No new task after this one; its work still goes to QA.
+			s.StopReason = reason
+			graph.Emit(ctx, "warning", map[string]any{"message": reason + ": the run stops after this task"})
 		}
 		res.Actions += run.ToolCalls
 		res.Summary = firstNonEmpty(run.Final, res.Summary)

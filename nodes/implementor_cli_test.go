@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lemmings-dev/lemmings/codingcli"
 	"github.com/lemmings-dev/lemmings/config"
@@ -99,3 +101,52 @@ func TestTheOutsideCheckSeesRefsTheUsersCheckoutAndSiblings(t *testing.T) {
 		t.Errorf("a moved HEAD is not seen:\n%s", got)
 	}
 }
+
+// buildFakeCLI builds internal/fakecli for the in-process tests.
+func buildFakeCLI(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fakecli")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/lemmings-dev/lemmings/internal/fakecli").CombinedOutput(); err != nil {
+		t.Fatalf("build fakecli: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// One attempt in-process (under -race in make test): the first CLI run
+// leaves a gate failing, a fresh run is shown it and fixes it, the attempt
+// finishes with the gates' results for QA and the CLI's usage counted.
+func TestACLIAttemptRunsTheGatesAndSendsAFailureToAFreshRun(t *testing.T) {
+	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo})
+	script := filepath.Join(t.TempDir(), "script.json")
+	record := filepath.Join(t.TempDir(), "record")
+	writeScript := `{"record": ` + strconvQuote(record) + `, "runs": [
+	  {"write": {"NOTES.md": "todo\n"}, "input_tokens": 100, "output_tokens": 10, "cost_usd": 0.001, "final": "Looked."},
+	  {"replace": [{"path": "stats.go", "old": "float64(total / len(xs))", "new": "float64(total) / float64(len(xs))"}], "input_tokens": 200, "output_tokens": 20, "cost_usd": 0.002, "final": "Fixed the division."}]}`
+	if err := os.WriteFile(script, []byte(writeScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.d.Settings.CLI = &CLISettings{Command: []string{buildFakeCLI(t), "--script", script, "--prompt", "{prompt}"}, Format: "qwen-stream-json", Timeout: time.Minute}
+	r.d.Settings.FixRounds = 2
+	r.d.Gates = []workspace.Gate{{Name: "divides-as-floats", Command: "grep -q 'float64(total) / float64' stats.go"}}
+	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := out.Implementation
+	if res.Status != ImplFinished || res.FixRounds != 1 || res.Summary != "Fixed the division." || res.Commit == "" || len(res.Gates) != 1 || res.GatesDiffHash != res.DiffHash {
+		t.Fatalf("result %+v", res)
+	}
+	u := out.Usage[LabelCLI]
+	if u.Calls != 2 || u.PromptTokens != 300 || u.CompletionTokens != 30 || u.CostUSD < 0.0029 {
+		t.Errorf("usage %+v", u)
+	}
+	data, err := os.ReadFile(filepath.Join(record, "prompt-2.txt"))
+	if err != nil || !strings.Contains(string(data), "fix round 1 of 2") || !strings.Contains(string(data), "divides-as-floats") {
+		t.Errorf("the second run's prompt lacks the failing check (%v):\n%s", err, data)
+	}
+	if !strings.Contains(r.file(t, "stats.go"), "float64(total) / float64(len(xs))") {
+		t.Error("the fix is not in the work tree")
+	}
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }

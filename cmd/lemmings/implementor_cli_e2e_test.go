@@ -442,3 +442,31 @@ implementor:
 	// An unknown preset is a usage error naming the accepted ones.
 	expectExit(t, c, dir, exitUsage, []string{"eval", "--builtin", "--implementor", "cli:qwne"}, `did you mean "qwen"`)
 }
+
+// The CLI's reported cost counts against implementor.cli.budget_usd: once
+// spent, the task in flight goes on to QA and commit, and no new task starts.
+func TestTheCLIBudgetStopsTheRunAfterTheTaskThatSpentIt(t *testing.T) {
+	k := newCLICase(t, []map[string]any{fixMean(), fixMean()}, "", "    budget_usd: 0.01\n")
+	writeFile(t, k.plan, `milestones:
+  - goal: The test suite passes and is documented.
+    tasks:
+      - title: Fix MeanWordLength integer division
+        instructions: MeanWordLength in textstats.go divides two ints before converting to float64. Convert before dividing.
+        acceptance_criteria: ["MeanWordLength returns the exact mean"]
+        target_files: [textstats.go]
+      - title: Add a doc comment to MeanWordLength
+        instructions: Add a one-line doc comment above MeanWordLength in textstats.go.
+        acceptance_criteria: ["MeanWordLength has a doc comment"]
+        target_files: [textstats.go]
+`)
+	r, res := k.run()
+	if r.code != exitFailed || res["tasks_completed"] != float64(1) || !strings.Contains(fmt.Sprint(res["stop_reason"]), "implementor.cli.budget_usd") {
+		t.Fatalf("exit %d, result %v\nstderr:\n%s", r.code, res, r.stderr)
+	}
+	if runs := k.events(res, "cli_run"); len(runs) != 1 {
+		t.Errorf("%d CLI runs after the budget was spent by the first", len(runs))
+	}
+	if rep := k.report(res); !strings.Contains(rep, "$0.0123") || !strings.Contains(rep, "implementor.cli.budget_usd") {
+		t.Errorf("the report lacks the CLI's spend or the stop:\n%s", rep)
+	}
+}
