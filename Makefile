@@ -53,7 +53,7 @@ models:
 	./scripts/models.sh
 
 # Coding CLIs the real tests drive (issue 14): Qwen Code and Codex CLI pinned in
-# scripts/clis/package-lock.json, installed into .tools/clis/ (~25 s cold, 550 MB, most of it
+# scripts/clis/package-lock.json, installed into .tools/clis/ (8–25 s cold, 550 MB, most of it
 # Codex's native binary; 0.1 s when current).
 clis:
 	./scripts/clis.sh

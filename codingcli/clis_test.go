@@ -11,9 +11,13 @@ import (
 // installedCLI returns the path of a CLI `make clis` installed into
 // .tools/clis (or $LEMMINGS_CLIS_DIR). It skips t when the CLI is missing,
 // unless LEMMINGS_REAL_OLLAMA=1 (make test-ollama, which runs make clis
-// first) requires it.
+// first) requires it; LEMMINGS_REAL_OLLAMA=0 (make test's unit runs) skips
+// it, so the real CLIs run once per make test, like the real server.
 func installedCLI(t *testing.T, name string) string {
 	t.Helper()
+	if os.Getenv("LEMMINGS_REAL_OLLAMA") == "0" {
+		t.Skip("real CLI tests disabled by LEMMINGS_REAL_OLLAMA=0")
+	}
 	dir := os.Getenv("LEMMINGS_CLIS_DIR")
 	if dir == "" {
 		root, err := moduleRoot()

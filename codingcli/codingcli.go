@@ -222,16 +222,29 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 	}
 	var stderr tailBuffer
 	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return Result{}, err
-	}
+	// stdout goes through a pipe of ours, not StdoutPipe: Wait then returns
+	// when the CLI has exited even if a process it left behind still holds
+	// its stdout (after the WaitDelay), and the reader sees the end.
+	out, toReader := io.Pipe()
+	cmd.Stdout = toReader
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	res := read(out, newParser(p.Format), r.OnEvent)
+	done := make(chan Result, 1)
+	go func() {
+		res := read(out, newParser(p.Format), r.OnEvent)
+		_, _ = io.Copy(io.Discard, out) // not reached in practice: read reads to the end
+		done <- res
+	}()
 	werr := cmd.Wait()
+	// Whatever the CLI started and left running goes with it.
+	killGroup(cmd)
+	toReader.Close()
+	res := <-done
 	res.Stderr = stderr.String()
+	if errors.Is(werr, exec.ErrWaitDelay) {
+		werr = nil // the CLI exited; only a leftover held its output open
+	}
 	if ctx.Err() != nil {
 		res.TimedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
 		if !res.TimedOut {

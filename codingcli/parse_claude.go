@@ -3,6 +3,7 @@ package codingcli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -27,10 +28,14 @@ type claudeLine struct {
 	Result       *string      `json:"result"`
 	TotalCostUSD float64      `json:"total_cost_usd"`
 	Usage        *claudeUsage `json:"usage"`
-	Error        *struct {
-		Message string `json:"message"`
-	} `json:"error"`
-	Errors []string `json:"errors"`
+	// Qwen Code's error result: {"message": …}; Claude Code puts a bare
+	// string ("authentication_failed") on some lines.
+	Error  json.RawMessage `json:"error"`
+	Errors []string        `json:"errors"`
+	// system api_retry lines (Claude Code)
+	Attempt     int `json:"attempt"`
+	MaxRetries  int `json:"max_retries"`
+	ErrorStatus int `json:"error_status"`
 }
 
 type claudeUsage struct {
@@ -74,6 +79,10 @@ func newClaudeLikeParser(cacheSeparate bool) parser {
 			return nil, false
 		}
 		switch l.Type {
+		case "system":
+			if l.Subtype == "api_retry" {
+				return []Event{{Kind: EventWarning, Text: fmt.Sprintf("API retry %d/%d after status %d", l.Attempt, l.MaxRetries, l.ErrorStatus)}}, true
+			}
 		case "assistant":
 			if l.Message == nil {
 				return nil, false
@@ -115,8 +124,8 @@ func newClaudeLikeParser(cacheSeparate bool) parser {
 			}
 			msg := ""
 			switch {
-			case l.Error != nil && l.Error.Message != "":
-				msg = l.Error.Message
+			case errorMessage(l.Error) != "":
+				msg = errorMessage(l.Error)
 			case len(l.Errors) > 0:
 				msg = strings.Join(l.Errors, "; ")
 			case res.Text != "":
@@ -124,7 +133,7 @@ func newClaudeLikeParser(cacheSeparate bool) parser {
 			default:
 				msg = l.Subtype
 			}
-			if l.Subtype != "" && !strings.Contains(msg, l.Subtype) {
+			if strings.HasPrefix(l.Subtype, "error") && !strings.Contains(msg, l.Subtype) {
 				msg = l.Subtype + ": " + msg
 			}
 			return []Event{{Kind: EventError, Text: msg}, res}, true
@@ -155,4 +164,17 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// errorMessage reads {"message": …} or a bare string.
+func errorMessage(raw json.RawMessage) string {
+	var obj struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &obj) == nil && obj.Message != "" {
+		return obj.Message
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
 }

@@ -18,6 +18,7 @@ var recordings = []struct {
 	final    string
 	failed   string // substring of Result.Failed; "" when the run succeeded
 	unparsed int
+	warnings int
 }{
 	{file: "qwen-write.jsonl", format: FormatQwen, tools: []string{"write_file", "run_shell_command", "edit"},
 		usage: Usage{InputTokens: 3784, OutputTokens: 93}, final: "Wrote hello.txt."},
@@ -26,10 +27,19 @@ var recordings = []struct {
 	{file: "qwen-cut.jsonl", format: FormatQwen, failed: "other side closed",
 		final: "partial answer partial answer partial answer partial answer [API Error: terminated (cause: UND_ERR_SOCKET: other side closed)]"},
 	{file: "codex-write.jsonl", format: FormatCodex, tools: []string{"shell"},
-		usage: Usage{InputTokens: 2534, OutputTokens: 63}, final: "Wrote hello.txt."},
+		usage: Usage{InputTokens: 2534, OutputTokens: 63}, final: "Wrote hello.txt.", warnings: 1},
 	{file: "codex-fail.jsonl", format: FormatCodex, tools: []string{"shell"},
-		usage: Usage{InputTokens: 1900, OutputTokens: 21}, final: "The command is missing; nothing changed."},
-	{file: "codex-error.jsonl", format: FormatCodex, failed: "unexpected status 401 Unauthorized: invalid api key"},
+		usage: Usage{InputTokens: 1900, OutputTokens: 21}, final: "The command is missing; nothing changed.", warnings: 1},
+	{file: "codex-error.jsonl", format: FormatCodex, failed: "unexpected status 401 Unauthorized: invalid api key", warnings: 7},
+	// Claude Code repeats a message's usage on each of its content blocks'
+	// lines; the result's total (and cost) is what counts.
+	{file: "claude-write.jsonl", format: FormatClaude, tools: []string{"Write", "Bash"},
+		usage: Usage{InputTokens: 3784, OutputTokens: 93, CostUSD: 0.012747}, final: "Wrote hello.txt."},
+	{file: "claude-error.jsonl", format: FormatClaude,
+		final: "Invalid API key · Fix external API key", failed: "Invalid API key · Fix external API key", warnings: 10},
+	{file: "gemini-write.jsonl", format: FormatGemini, tools: []string{"write_file", "run_shell_command"},
+		usage: Usage{InputTokens: 3784, OutputTokens: 93}, final: "Wrote hello.txt."},
+	{file: "gemini-error.jsonl", format: FormatGemini, failed: "API key not valid"},
 }
 
 func TestParseRecordings(t *testing.T) {
@@ -42,7 +52,11 @@ func TestParseRecordings(t *testing.T) {
 			defer f.Close()
 			res := read(f, newParser(rec.format), nil)
 			var tools []string
+			warnings := 0
 			for _, e := range res.Events {
+				if e.Kind == EventWarning {
+					warnings++
+				}
 				if e.Kind == EventToolCall {
 					tools = append(tools, e.Tool)
 					if e.Text == "" {
@@ -61,6 +75,9 @@ func TestParseRecordings(t *testing.T) {
 			}
 			if (rec.failed == "") != (res.Failed == "") || !strings.Contains(res.Failed, rec.failed) {
 				t.Errorf("failed = %q, want %q", res.Failed, rec.failed)
+			}
+			if warnings != rec.warnings {
+				t.Errorf("warnings = %d, want %d", warnings, rec.warnings)
 			}
 			if res.Unparsed != rec.unparsed {
 				t.Errorf("unparsed = %d, want %d", res.Unparsed, rec.unparsed)
@@ -98,4 +115,30 @@ func FuzzParsers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The command lines, as the CLIs' --help of the pinned versions documents
+// them: headless, an event stream, unattended edits, the prompt on stdin.
+func TestPresetCommandLines(t *testing.T) {
+	want := map[string]string{
+		"claude": "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --model m1",
+		"codex":  "codex exec --json --sandbox workspace-write --skip-git-repo-check --ephemeral --color never --model m1 -",
+		"gemini": "gemini --output-format stream-json --approval-mode yolo --skip-trust --model m1 -p ",
+		"qwen":   "qwen --output-format stream-json --approval-mode yolo --model m1",
+	}
+	if strings.Join(Names(), ",") != "claude,codex,gemini,qwen" {
+		t.Fatalf("presets = %v", Names())
+	}
+	for name, line := range want {
+		p, _ := Lookup(name)
+		if got := strings.Join(p.argv(Request{Prompt: "do it", Model: "m1"}), " "); got != line {
+			t.Errorf("%s: %q, want %q", name, got, line)
+		}
+		if got := strings.Join(p.argv(Request{Prompt: "do it"}), " "); strings.Contains(got, "--model") {
+			t.Errorf("%s without a model: %q", name, got)
+		}
+		if !p.Stdin || p.Format == FormatText || len(p.Env) == 0 {
+			t.Errorf("%s: stdin %v, format %q, env %v", name, p.Stdin, p.Format, p.Env)
+		}
+	}
 }

@@ -9,6 +9,19 @@ import "sort"
 // each CLI's --help and sources and, for Qwen Code, from real runs (see
 // docs/backends.md and testdata/README.md).
 var presets = map[string]Preset{
+	// Claude Code: -p with the prompt on stdin; acceptEdits lets it edit
+	// files in its directory without asking (anything else it may not do
+	// is denied, not asked, in -p mode). ANTHROPIC_BASE_URL points it at any
+	// server speaking Anthropic's Messages API.
+	"claude": {Name: "claude",
+		Args:    []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits", "--model", "{model}"},
+		Stdin:   true,
+		Format:  FormatClaude,
+		Install: "npm install -g @anthropic-ai/claude-code (a native binary inside the npm package)",
+		Login:   "run `claude` once and log in with a Claude account, or set ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL points it at another Anthropic-compatible server",
+		Env: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL", "CLAUDE_CONFIG_DIR",
+			"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "AWS_REGION", "AWS_PROFILE", "CLOUD_ML_REGION", "ANTHROPIC_VERTEX_PROJECT_ID"},
+		SetEnv: map[string]string{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}},
 	// Qwen Code reads the prompt from stdin when it is not a terminal (no
 	// argv length limit, no prompt mistaken for a flag). It talks to any
 	// OpenAI-compatible server.

@@ -181,3 +181,28 @@ func TestReadHugeLines(t *testing.T) {
 		t.Errorf("text final %d bytes, ends %q", len(res.Final), res.Final[max(0, len(res.Final)-10):])
 	}
 }
+
+// A CLI that exits leaving a background process holding its stdout: Run
+// returns (after the wait delay, not the timeout), with the output read, and
+// the leftover is killed.
+func TestRunLeftoverProcess(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	bin := script(t, fmt.Sprintf("sleep 300 &\necho $! > %s\necho done\nexit 0\n", pidFile))
+	start := time.Now()
+	res, err := Run(context.Background(), textPreset(bin), Request{Dir: t.TempDir(), Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 30*time.Second || res.TimedOut || res.ExitCode != 0 || res.Final != "done" {
+		t.Fatalf("after %v: %+v", d, res)
+	}
+	raw, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+	deadline := time.Now().Add(3 * time.Second)
+	for pid > 0 && syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("leftover %d still runs", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/internal/pathglob"
 )
 
 // spec documents and checks the values of one key pattern ("*" stands for a
@@ -91,7 +92,7 @@ func specs() []spec {
 			accepted: "a duration >= 0 (0 = 10m)", check: checkDuration(false)},
 
 		{key: "supervisors.enabled", doc: "Run the cloud supervisors. `offline: true` turns them off whatever this says."},
-		{key: "supervisors.mode", doc: "`background`: the local loop goes on while supervisors think; `blocking`: it waits for them (as in seed 003).",
+		{key: "supervisors.mode", doc: "`background`: the local loop goes on while supervisors think; `blocking`: it waits for them at every trigger, so the next task is planned with their directives.",
 			accepted: "background, blocking", check: checkString(oneOf("background", "blocking"))},
 		{key: "supervisors.budget_usd", doc: "Most a run may spend on cloud calls, in US dollars, as OpenRouter reports cost. 0: no cloud spend (supervisors skip).",
 			accepted: "a number >= 0", check: checkFloat(0, math.Inf(1), false)},
@@ -113,7 +114,7 @@ func specs() []spec {
 			accepted: "a number > 0 and <= 1", check: checkFloat(0, 1, true)},
 		{key: "supervisors.convergence.max_interval", doc: "Ceiling for a doubled interval, in tasks.",
 			accepted: "an integer >= 1, not below the supervisors' intervals", check: checkInt(atLeast(1))},
-		{key: "supervisors.deny", doc: "Globs of paths never sent to a cloud model (matched against the path and its base name; `**` spans directories). Lists from every source are appended: a project can add patterns, never remove one.",
+		{key: "supervisors.deny", doc: "Globs of paths never sent to a cloud model (the dialect of .gitignore: without `/` a pattern matches any path element, with `/` from the root; `**` spans directories). Lists from every source are appended: a project can add patterns, never remove one.",
 			accepted: "a list of glob patterns", each: checkGlob},
 
 		{key: "limits.max_tasks", doc: "Most tasks in one run.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
@@ -376,13 +377,8 @@ func checkGlob(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return "an empty pattern"
 	}
-	for _, part := range strings.Split(s, "/") {
-		if part == "**" {
-			continue
-		}
-		if _, err := path.Match(part, ""); err != nil {
-			return fmt.Sprintf("%q is not a valid glob: %v", s, err)
-		}
+	if _, err := pathglob.Compile(s); err != nil { // names the pattern and the cause
+		return err.Error()
 	}
 	return ""
 }

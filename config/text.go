@@ -10,6 +10,8 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // Values from environment variables and flags arrive as text addressed by a
@@ -79,18 +81,13 @@ func (d *decoder) walkSet(v reflect.Value, segs []string, key string, f field, r
 func (d *decoder) parseText(raw, key string) (ast.Node, bool) {
 	f, err := parser.ParseBytes([]byte(raw), 0)
 	if err != nil {
-		d.problem(0, key, "cannot read the value as YAML: "+firstLine(err.Error()), "")
+		d.problem(0, key, "cannot read the value as YAML: "+textutil.FirstLine(err.Error()), "")
 		return nil, false
 	}
 	if len(f.Docs) == 0 || f.Docs[0] == nil || f.Docs[0].Body == nil {
 		return nil, true
 	}
 	return f.Docs[0].Body, true
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 func (d *decoder) setText(v reflect.Value, key string, f field, raw string) {

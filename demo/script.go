@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 )
 
@@ -37,7 +38,7 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 	if len(c.Messages) > 0 && c.Messages[0].Role == "system" {
 		system = c.Messages[0].Content
 	}
-	role := RoleOf(system)
+	role := llmtest.RoleOf(system)
 
 	var v any
 	switch role {
@@ -48,11 +49,11 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 	case "implementor":
 		v = implementorReply(c)
 	case "qa":
-		v = qaReply(c)
+		v = PassingQA(c.FirstUser(), "the diff implements it and the tests pass")
 	case "assessor":
 		v = assessorReply(c)
 	case "summarizer":
-		v = map[string]any{"summary": "Completed: " + taskTitle(firstUser(c)) + "."}
+		v = map[string]any{"summary": "Completed: " + llmtest.TaskTitle(c.FirstUser()) + "."}
 	case "code_style", "design", "internaliser":
 		v = supervisorReply(role, c)
 	default:
@@ -70,40 +71,6 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 		r.PromptTokens, r.CompletionTokens, r.Cost = 4200, 380, 0.0183
 	}
 	return r
-}
-
-var roleMarkers = []struct{ marker, role string }{
-	{"You are the ScopeAgent", "scope_agent"},
-	{"You are the TaskPlanner", "task_planner"},
-	{"You are the Implementor", "implementor"},
-	{"You are the QA reviewer", "qa"},
-	{"You are the Assessor", "assessor"},
-	{"You summarise a finished coding task", "summarizer"},
-	{"You are the Code Style supervisor", "code_style"},
-	{"You are the Design supervisor", "design"},
-	{"You are the Internaliser", "internaliser"},
-}
-
-// RoleOf names the role whose system prompt this is ("" if none).
-func RoleOf(system string) string {
-	for _, m := range roleMarkers {
-		if strings.Contains(system, m.marker) {
-			return m.role
-		}
-	}
-	return ""
-}
-
-// Section returns the body of "## TITLE" in a prompt.
-func Section(prompt, title string) string {
-	_, rest, ok := strings.Cut(prompt, "## "+title+"\n")
-	if !ok {
-		return ""
-	}
-	if i := strings.Index(rest, "\n## "); i >= 0 {
-		rest = rest[:i]
-	}
-	return rest
 }
 
 // The demo's tasks, by title.
@@ -146,28 +113,17 @@ var (
 	inProgress  = regexp.MustCompile(`(?m)^Task in progress: (t\d+) — (.+) \(attempt \d+\)$`)
 )
 
-// firstUser is the composed prompt; later user messages are tool results or
-// a re-ask quoting a validation error.
-func firstUser(c llmtest.Call) string {
-	for _, m := range c.Messages {
-		if m.Role == "user" {
-			return m.Content
-		}
-	}
-	return ""
-}
-
 func plannerReply(c llmtest.Call) any {
-	p := firstUser(c)
+	p := c.FirstUser()
 	answers := []map[string]string{}
-	for _, m := range directiveID.FindAllStringSubmatch(Section(p, "ACTIVE DIRECTIVES"), -1) {
+	for _, m := range directiveID.FindAllStringSubmatch(llmtest.Section(p, "ACTIVE DIRECTIVES"), -1) {
 		answers = append(answers, map[string]string{"id": m[1], "fate": "task", "note": "planned as a cleanup task after the feature work"})
 	}
 	reply := map[string]any{"directives": answers, "carry_forward": []taskSpec{}}
-	ms := Section(p, "CURRENT MILESTONE")
+	ms := llmtest.Section(p, "CURRENT MILESTONE")
 	if m := inProgress.FindStringSubmatch(ms); m != nil {
 		spec := specFor(m[2])
-		spec.Instructions = "Fix what QA reported: " + firstLine(Section(p, "INSTRUCTIONS")) + " " + spec.Instructions
+		spec.Instructions = "Fix what QA reported: " + textutil.FirstLine(llmtest.Section(p, "INSTRUCTIONS")) + " " + spec.Instructions
 		reply["decision"], reply["reasoning"], reply["task"] = "implement", "QA failed the last attempt; re-plan it with the feedback.", spec
 		return reply
 	}
@@ -195,33 +151,18 @@ func after(s, marker string) string {
 	return rest
 }
 
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
-}
-
-// taskTitle finds "tN: Title" at the start of the TASK section.
-func taskTitle(prompt string) string {
-	sec := Section(prompt, "TASK")
-	if sec == "" {
-		sec = Section(prompt, "TASK RESULT")
-		sec = strings.TrimPrefix(firstLine(sec), "Task ")
-	}
-	_, title, _ := strings.Cut(firstLine(sec), ": ")
-	return strings.TrimSpace(title)
-}
-
-func qaReply(c llmtest.Call) any {
-	p := firstUser(c)
-	quote := AddedLine(Section(p, "DIFF"))
+// PassingQA is a QA reply that passes every acceptance criterion of the
+// prompt, quoting the first line the diff added and giving evidence.
+func PassingQA(prompt, evidence string) map[string]any {
+	quote := AddedLine(llmtest.Section(prompt, "DIFF"))
 	var verdicts []map[string]any
-	for _, line := range strings.Split(Section(p, "ACCEPTANCE CRITERIA"), "\n") {
+	for _, line := range strings.Split(llmtest.Section(prompt, "ACCEPTANCE CRITERIA"), "\n") {
 		num, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
 		if !ok {
 			continue
 		}
 		n, _ := strconv.Atoi(num)
-		verdicts = append(verdicts, map[string]any{"number": n, "criterion": crit, "met": true, "quote": quote, "evidence": "the diff implements it and the tests pass"})
+		verdicts = append(verdicts, map[string]any{"number": n, "criterion": crit, "met": true, "quote": quote, "evidence": evidence})
 	}
 	return map[string]any{"criteria": verdicts, "feedback": ""}
 }
@@ -240,10 +181,10 @@ func AddedLine(diff string) string {
 var milestoneLine = regexp.MustCompile(`(?m)^- (m\d+) \[.*?( \(current\))?$`)
 
 func assessorReply(c llmtest.Call) any {
-	p := firstUser(c)
-	lines := milestoneLine.FindAllStringSubmatch(Section(p, "MILESTONES"), -1)
+	p := c.FirstUser()
+	lines := milestoneLine.FindAllStringSubmatch(llmtest.Section(p, "MILESTONES"), -1)
 	last := len(lines) > 0 && lines[len(lines)-1][2] != ""
-	if strings.Contains(Section(p, "INSTRUCTIONS"), "says milestone") {
+	if strings.Contains(llmtest.Section(p, "INSTRUCTIONS"), "says milestone") {
 		verdict := "aligned"
 		if last {
 			verdict = "all_done"
@@ -288,7 +229,7 @@ func supervisorReply(role string, c llmtest.Call) any {
 		return r
 	default:
 		r := map[string]any{"knowledge_items": []any{}, "summary": "Nothing new to capture."}
-		if strings.Contains(firstUser(c), titleFixMean) && first {
+		if strings.Contains(c.FirstUser(), titleFixMean) && first {
 			r["knowledge_items"] = []any{map[string]any{"category": "lesson", "title": "Integer division truncates averages",
 				"content": "Convert to float64 before dividing: float64(total / n) truncates first.", "source_task": "t1", "confidence": "high", "needs_user_review": false}}
 			r["summary"] = "Captured one lesson from the MeanWordLength fix."
@@ -300,15 +241,15 @@ func supervisorReply(role string, c llmtest.Call) any {
 // implementorReply plays the implementor: the step is the number of actions
 // already taken in this attempt, the attempt shows in the feedback section.
 func implementorReply(c llmtest.Call) any {
-	p := firstUser(c)
+	p := c.FirstUser()
 	step := 0
 	for _, m := range c.Messages[2:] {
 		if m.Role == "assistant" {
 			step++
 		}
 	}
-	retry := Section(p, "FEEDBACK FROM THE LAST ATTEMPT") != ""
-	title := taskTitle(p)
+	retry := llmtest.Section(p, "FEEDBACK FROM THE LAST ATTEMPT") != ""
+	title := llmtest.TaskTitle(p)
 	acts := implementorPlan(title, retry)
 	if step >= len(acts) {
 		return act("finish", "summary", "Done.")

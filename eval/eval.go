@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // Options say what to evaluate and how.
@@ -348,11 +350,11 @@ func (e *evalRun) exercise(ctx context.Context, ex Exercise) (r Result, ok bool)
 	}
 	reason := "tests failed: " + KeyLine(last.Output)
 	if lr := r.Runs[len(r.Runs)-1]; lr.Error != "" {
-		reason += "; solver: " + firstLine(lr.Error)
+		reason += "; solver: " + textutil.FirstLine(lr.Error)
 	} else if lr.Outcome != "" && lr.Outcome != "done" {
 		reason += "; lemmings run " + lr.Outcome
 		if lr.StopReason != "" {
-			reason += " (" + firstLine(lr.StopReason) + ")"
+			reason += " (" + textutil.FirstLine(lr.StopReason) + ")"
 		}
 	}
 	if e.oracle() {

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // Language says how the exercises of one language are recognised and tested.
@@ -155,7 +157,7 @@ func (t *toolchains) check(ctx context.Context, l Language) error {
 		}
 		if l.Check != "" {
 			if out, err := exec.CommandContext(ctx, "sh", "-c", l.Check).CombinedOutput(); err != nil {
-				return fmt.Errorf("`%s` failed: %v: %s", l.Check, err, firstLine(string(out)))
+				return fmt.Errorf("`%s` failed: %v: %s", l.Check, err, textutil.FirstLine(string(out)))
 			}
 		}
 		return nil
@@ -164,9 +166,4 @@ func (t *toolchains) check(ctx context.Context, l Language) error {
 		t.seen[l.Name] = err
 	}
 	return err
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(l)
 }

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/internal/atomicfile"
 )
 
 // Exercise statuses in a result.
@@ -194,13 +194,13 @@ func (f *File) save(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := nodes.WriteFileAtomic(filepath.Join(dir, ResultsFile), append(data, '\n')); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, ResultsFile), append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
-	if err := nodes.WriteFileAtomic(filepath.Join(dir, ReportFile), []byte(f.Markdown())); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, ReportFile), []byte(f.Markdown()), 0o644); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
-	if err := nodes.WriteFileAtomic(filepath.Join(dir, ChartFile), []byte(f.SVG())); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, ChartFile), []byte(f.SVG()), 0o644); err != nil {
 		return fmt.Errorf("write chart: %w", err)
 	}
 	return nil

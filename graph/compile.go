@@ -84,25 +84,56 @@ func (g *Graph[S]) Compile(opts ...CompileOption) (*Compiled[S], error) {
 		}
 	}
 	c.start.name = Start
-	node := func(name string) *cnode[S] {
-		if name == Start {
-			return &c.start
-		}
-		if i, ok := c.byName[name]; ok {
-			return &c.nodes[i]
-		}
-		return nil
+	errs = append(errs, c.wireEdges(g)...)
+	errs = append(errs, c.checkTopology()...)
+	errs = append(errs, c.applyOptions(&cfg)...)
+	plan, err := buildPlan(reflect.TypeFor[S]())
+	if err != nil {
+		errs = append(errs, err)
 	}
-	dest := func(name string) (int, bool) {
-		if name == End {
-			return endIdx, true
-		}
-		i, ok := c.byName[name]
-		return i, ok
+	c.plan = plan
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("graph: compile: %w", errors.Join(errs...))
 	}
+	for i := range c.nodes {
+		n := &c.nodes[i]
+		sort.Ints(n.static)
+		if len(n.static) == 1 && len(n.conds) == 0 {
+			n.single, n.simple = n.static[0], true
+		}
+	}
+	sort.Ints(c.start.static)
+	c.mermaid = g.renderMermaid()
+	return c, nil
+}
+
+// source is the node an edge may leave from (Start included), nil if none.
+func (c *Compiled[S]) source(name string) *cnode[S] {
+	if name == Start {
+		return &c.start
+	}
+	if i, ok := c.byName[name]; ok {
+		return &c.nodes[i]
+	}
+	return nil
+}
+
+// target is the index an edge may lead to (End included).
+func (c *Compiled[S]) target(name string) (int, bool) {
+	if name == End {
+		return endIdx, true
+	}
+	i, ok := c.byName[name]
+	return i, ok
+}
+
+// wireEdges resolves the graph's static and conditional edges to node
+// indexes, with an error for each edge that names no node or breaks a rule.
+func (c *Compiled[S]) wireEdges(g *Graph[S]) []error {
+	var errs []error
 	for _, e := range g.edges {
-		from := node(e.from)
-		to, ok := dest(e.to)
+		from := c.source(e.from)
+		to, ok := c.target(e.to)
 		switch {
 		case e.from == End:
 			errs = append(errs, fmt.Errorf("edge %s → %s: End has no outgoing edges", e.from, e.to))
@@ -119,7 +150,7 @@ func (g *Graph[S]) Compile(opts ...CompileOption) (*Compiled[S], error) {
 		}
 	}
 	for _, cd := range g.conds {
-		from := node(cd.from)
+		from := c.source(cd.from)
 		if from == nil {
 			errs = append(errs, fmt.Errorf("conditional edges from %q: unknown node", cd.from))
 			continue
@@ -131,13 +162,13 @@ func (g *Graph[S]) Compile(opts ...CompileOption) (*Compiled[S], error) {
 			keys = sortedKeys(cd.routes)
 		}
 		for _, k := range keys {
-			target := k
+			name := k
 			if cd.routes != nil {
-				target = cd.routes[k]
+				name = cd.routes[k]
 			}
-			i, ok := dest(target)
+			i, ok := c.target(name)
 			if !ok {
-				errs = append(errs, fmt.Errorf("conditional edges from %q: unknown destination %q", cd.from, target))
+				errs = append(errs, fmt.Errorf("conditional edges from %q: unknown destination %q", cd.from, name))
 				bad = true
 				continue
 			}
@@ -148,7 +179,14 @@ func (g *Graph[S]) Compile(opts ...CompileOption) (*Compiled[S], error) {
 			from.conds = append(from.conds, cc)
 		}
 	}
-	errs = append(errs, c.checkTopology()...)
+	return errs
+}
+
+// applyOptions sets the interrupts and the typed hooks of cfg on c, with an
+// error for each option that names no node, is out of range or does not take
+// the graph's state type.
+func (c *Compiled[S]) applyOptions(cfg *compileConfig) []error {
+	var errs []error
 	for _, name := range cfg.interruptBefore {
 		if i, ok := c.byName[name]; ok {
 			c.nodes[i].flags |= flagInterruptBefore
@@ -184,24 +222,7 @@ func (g *Graph[S]) Compile(opts ...CompileOption) (*Compiled[S], error) {
 		}
 		c.merge = fn
 	}
-	plan, err := buildPlan(stateType)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	c.plan = plan
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("graph: compile: %w", errors.Join(errs...))
-	}
-	for i := range c.nodes {
-		n := &c.nodes[i]
-		sort.Ints(n.static)
-		if len(n.static) == 1 && len(n.conds) == 0 {
-			n.single, n.simple = n.static[0], true
-		}
-	}
-	sort.Ints(c.start.static)
-	c.mermaid = g.renderMermaid()
-	return c, nil
+	return errs
 }
 
 func containsInt(xs []int, x int) bool {

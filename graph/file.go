@@ -79,6 +79,15 @@ func (c *FileCheckpointer) runDir(runID string) (string, error) {
 	return filepath.Join(c.dir, runID), nil
 }
 
+// runSegments lists the segments of the run runID (checked as a name first).
+func (c *FileCheckpointer) runSegments(runID string) ([]segRef, error) {
+	rd, err := c.runDir(runID)
+	if err != nil {
+		return nil, err
+	}
+	return c.segments(runID, rd)
+}
+
 // segments lists a run's segments by step; a missing run gives ErrRunNotFound.
 func (c *FileCheckpointer) segments(runID, rd string) ([]segRef, error) {
 	ents, err := c.fs.ReadDir(rd)
@@ -131,11 +140,7 @@ func (c *FileCheckpointer) readSegment(s segRef, last bool) (scanResult, error) 
 
 // Tail implements Checkpointer: it reads the last segment only.
 func (c *FileCheckpointer) Tail(_ context.Context, runID string) ([]Record, error) {
-	rd, err := c.runDir(runID)
-	if err != nil {
-		return nil, err
-	}
-	segs, err := c.segments(runID, rd)
+	segs, err := c.runSegments(runID)
 	if err != nil {
 		return nil, err
 	}
@@ -154,11 +159,7 @@ func (c *FileCheckpointer) Tail(_ context.Context, runID string) ([]Record, erro
 
 // Records implements Checkpointer.
 func (c *FileCheckpointer) Records(_ context.Context, runID string) ([]Record, error) {
-	rd, err := c.runDir(runID)
-	if err != nil {
-		return nil, err
-	}
-	segs, err := c.segments(runID, rd)
+	segs, err := c.runSegments(runID)
 	if err != nil {
 		return nil, err
 	}

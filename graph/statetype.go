@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 )
 
 // fieldKind says how a field is compared for change detection.
@@ -29,16 +28,6 @@ const (
 	reduceAppend                 // slices: base + each branch's new elements, in node order
 	reduceMerge                  // maps: union of the keys each branch set or deleted
 )
-
-func (r reducer) String() string {
-	switch r {
-	case reduceAppend:
-		return "append"
-	case reduceMerge:
-		return "merge"
-	}
-	return "replace"
-}
 
 // fieldPlan is one top-level field of the state, resolved once at Compile.
 type fieldPlan struct {
@@ -198,13 +187,4 @@ func checkJSONType(t reflect.Type, path string, seen map[reflect.Type]bool) erro
 		return nil
 	}
 	return fmt.Errorf("field %s: unsupported type %v", path, t)
-}
-
-// fieldNames lists the stored field names, for messages.
-func (p *statePlan) fieldNames() string {
-	names := make([]string, len(p.fields))
-	for i, f := range p.fields {
-		names[i] = f.name
-	}
-	return strings.Join(names, ", ")
 }

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/internal/atomicfile"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // Index regenerates _index.md: one line per document with its path, title,
@@ -78,10 +81,10 @@ func (s *Store) writeIndexLocked() error {
 	if old, err := os.ReadFile(full); err == nil && bytes.Equal(old, text) {
 		return nil
 	}
-	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return fmt.Errorf("knowledge: write index: %w", err)
+	if err := atomicfile.WriteFile(full, text, 0o644); err != nil {
+		return fmt.Errorf("knowledge: index: %w", err)
 	}
-	return atomicWrite(full, text)
+	return nil
 }
 
 var (
@@ -115,5 +118,5 @@ func (d *Doc) Summary() string {
 	if loc := reSentence.FindStringIndex(src); loc != nil {
 		src = src[:loc[0]+1]
 	}
-	return clip(src, 160)
+	return textutil.Clip(src, 160)
 }

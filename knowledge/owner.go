@@ -8,7 +8,8 @@ import (
 // Writer identifies who writes to the store; ownership follows from it.
 type Writer string
 
-// Writers of the knowledge store (seed 003, "Supervisor Scope Boundaries").
+// Writers of the knowledge store; each may write only its own categories
+// (docs/knowledge.md, "Who may write where").
 const (
 	CodeStyle    Writer = "code_style"
 	Design       Writer = "design"
@@ -62,7 +63,8 @@ func (e *OwnershipError) Error() string {
 }
 
 // InvalidDocError is returned when a write is refused because the document
-// breaks the format (seed 003, "Supervisor Output Validation").
+// breaks the format (docs/knowledge.md, "Document format"): a supervisor's
+// output is checked before it reaches the store.
 type InvalidDocError struct {
 	Path     string
 	Problems []string

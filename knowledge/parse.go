@@ -6,10 +6,12 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
-// MaxRulesChars is the longest a Rules section may be (seed 003: "500 chars or
-// less for the rules section").
+// MaxRulesChars is the longest a Rules section may be: rules are read in every
+// planning prompt, so they stay short (docs/knowledge.md, "Document format").
 const MaxRulesChars = 500
 
 type secKind int
@@ -119,7 +121,7 @@ func Parse(p string, data []byte) (*Doc, []Problem) {
 			continue
 		}
 		if reBadHead.MatchString(l) {
-			add(i+1, "malformed heading %q: put a space after the #", clip(l, 40))
+			add(i+1, "malformed heading %q: put a space after the #", textutil.Clip(l, 40))
 		}
 		if reSetext.MatchString(l) && i > from && strings.TrimSpace(d.lines[i-1]) != "" && d.titleAt < 0 {
 			add(i+1, "underlined heading: write the title as '# Title'")
@@ -225,7 +227,7 @@ func (d *Doc) parseHeader(from int, add func(int, string, ...any)) {
 			t := strings.TrimSpace(l)
 			if (strings.HasPrefix(t, "_") || strings.HasPrefix(t, "*")) &&
 				(strings.Contains(low, "status") || strings.Contains(low, "last updated") || strings.Contains(low, "themes")) {
-				add(i+1, "malformed metadata line %q: write it as '_Key: value_'", clip(t, 50))
+				add(i+1, "malformed metadata line %q: write it as '_Key: value_'", textutil.Clip(t, 50))
 			}
 			continue
 		}
@@ -358,12 +360,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n]) + "…"
 }

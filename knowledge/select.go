@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultBudget is the token budget of the PROJECT KNOWLEDGE section (seed 003:
-// "Token budget for knowledge injection: ~2k tokens").
+// DefaultBudget is the token budget of the PROJECT KNOWLEDGE section, about 2k
+// tokens (docs/knowledge.md, "What goes into a prompt").
 const DefaultBudget = 2000
 
 // SelectRequest says what the prompt is for.

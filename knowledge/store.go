@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/internal/atomicfile"
 )
 
 // IndexFile is the generated summary of the store, one line per document.
@@ -151,9 +153,6 @@ func (s *Store) duplicateTitles() []Problem {
 	return probs
 }
 
-// Dir returns the knowledge directory.
-func (s *Store) Dir() string { return s.dir }
-
 // Docs returns copies of all documents, sorted by path.
 func (s *Store) Docs() []*Doc {
 	s.mu.Lock()
@@ -204,37 +203,12 @@ func checkPath(p string) (string, string, error) {
 	return rel, cat, nil
 }
 
-// writeFile writes data to the store atomically: temp file, sync, rename.
+// writeFile writes data to the store atomically: a reader never sees half a
+// document.
 func (s *Store) writeFile(rel string, data []byte) error {
 	full := filepath.Join(s.dir, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		return fmt.Errorf("knowledge: write %s: %w", rel, err)
-	}
-	return atomicWrite(full, data)
-}
-
-func atomicWrite(full string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(full), "."+filepath.Base(full)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("knowledge: write %s: %w", full, err)
-	}
-	name := tmp.Name()
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(name, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(name, full)
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("knowledge: write %s: %w", full, err)
+	if err := atomicfile.WriteFile(full, data, 0o644); err != nil {
+		return fmt.Errorf("knowledge: %w", err)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/internal/realollama"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/rag"
 )
 
@@ -219,7 +220,7 @@ var contractCases = []contractCase{
 		// The premise: 200, and a whole window evaluated, is all the server
 		// says about a prompt it cut.
 		if first := chats[0].lines(t); chats[0].Status != 200 || jsonInt(first[len(first)-1]["prompt_eval_count"]) != 2048 {
-			t.Errorf("first reply %d %s", chats[0].Status, clip(string(chats[0].RespBody), 300))
+			t.Errorf("first reply %d %s", chats[0].Status, textutil.Clip(string(chats[0].RespBody), 300))
 		}
 		second := chats[1].lines(t)
 		if n := jsonInt(second[len(second)-1]["prompt_eval_count"]); n >= s.Window || resp.NumCtx != s.Window || resp.Usage.Calls != 2 || resp.Usage.PromptTokens != 2048+n {
@@ -241,7 +242,7 @@ var contractCases = []contractCase{
 			t.Fatalf("num_ctx sent %v", s.wire.numCtx())
 		}
 		if last := chats[1].lines(t); chats[1].Status != 200 || jsonInt(last[len(last)-1]["prompt_eval_count"]) != s.Window {
-			t.Errorf("the server did not cut the prompt silently: %d %s", chats[1].Status, clip(string(chats[1].RespBody), 300))
+			t.Errorf("the server did not cut the prompt silently: %d %s", chats[1].Status, textutil.Clip(string(chats[1].RespBody), 300))
 		}
 	}},
 
@@ -256,7 +257,7 @@ var contractCases = []contractCase{
 			resp, err := r.Chat(ctx, Request{Role: "primary", Messages: userMsg("hello 1")})
 			if err == nil {
 				if s.Real {
-					t.Skipf("this build's model finished normally (%q): the runaway case did not reproduce", clip(resp.Content, 80))
+					t.Skipf("this build's model finished normally (%q): the runaway case did not reproduce", textutil.Clip(resp.Content, 80))
 				}
 				t.Fatalf("noStream=%v: no error", noStream)
 			}
@@ -270,7 +271,7 @@ var contractCases = []contractCase{
 			for _, c := range chats {
 				lines := c.lines(t)
 				if c.Status != 200 || len(lines) == 0 || slices.ContainsFunc(lines, func(l map[string]any) bool { return l["done"] == true }) {
-					t.Errorf("noStream=%v: reply %d with %d lines, %s", noStream, c.Status, len(lines), clip(string(c.RespBody), 200))
+					t.Errorf("noStream=%v: reply %d with %d lines, %s", noStream, c.Status, len(lines), textutil.Clip(string(c.RespBody), 200))
 				}
 			}
 		}
@@ -404,7 +405,7 @@ var contractCases = []contractCase{
 			in, _ := c.Req["input"].([]any)
 			out, _ := c.lines(t)[0]["embeddings"].([]any)
 			if c.Req["model"] != s.Models.Embed || len(in) == 0 || len(out) != len(in) {
-				t.Fatalf("embed request %s → %d vectors", clip(string(c.ReqBody), 200), len(out))
+				t.Fatalf("embed request %s → %d vectors", textutil.Clip(string(c.ReqBody), 200), len(out))
 			}
 			for _, v := range out {
 				if n := vectorNorm(v.([]any)); len(v.([]any)) != 64 || math.Abs(n-1) > 1e-3 {
@@ -437,7 +438,7 @@ func (s *contractServer) noTruncation(t *testing.T) {
 	for _, c := range s.wire.calls("/api/chat") {
 		lines := c.lines(t)
 		if len(lines) > 0 && jsonInt(lines[len(lines)-1]["prompt_eval_count"]) >= c.option("num_ctx") {
-			t.Errorf("a reply evaluated a whole window: %s", clip(string(c.RespBody), 200))
+			t.Errorf("a reply evaluated a whole window: %s", textutil.Clip(string(c.RespBody), 200))
 		}
 	}
 	if s.log != nil && strings.Contains(s.log(), "truncating input prompt") {

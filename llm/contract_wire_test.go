@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"sync"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // wireCall is one request that went through the recording proxy, and its
@@ -45,7 +47,7 @@ func (c wireCall) lines(t *testing.T) []map[string]any {
 		}
 		var m map[string]any
 		if err := json.Unmarshal(line, &m); err != nil {
-			t.Fatalf("%s answered a line that is not a JSON object (%v): %s", c.Path, err, clip(string(line), 200))
+			t.Fatalf("%s answered a line that is not a JSON object (%v): %s", c.Path, err, textutil.Clip(string(line), 200))
 		}
 		out = append(out, m)
 	}

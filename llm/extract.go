@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // maxCandidates bounds how many top-level {…}/[…] spans are examined, so
@@ -37,7 +39,7 @@ func ExtractJSON(text string) ([]byte, error) {
 	}
 	spans := topLevelSpans(region)
 	if len(spans) == 0 {
-		return nil, fmt.Errorf("no JSON object or array in the reply (%d bytes starting %q)", len(trimmed), clip(trimmed, 60))
+		return nil, fmt.Errorf("no JSON object or array in the reply (%d bytes starting %q)", len(trimmed), textutil.Clip(trimmed, 60))
 	}
 	// The payload is the largest valid span: prose may mention [1] or {x}.
 	best := -1

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // ollamaProvider talks to an Ollama server through its own Go client.
@@ -178,7 +180,7 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window) 
 			// on v0.11.4 with a token-repeating model). The network is fine;
 			// the same request would run away the same way.
 			return Response{}, false, &Error{Kind: KindRunaway, Status: cap.Status(),
-				Err: fmt.Errorf("the server stopped the reply without done:true after %d bytes of content (%q…)", content.Len(), clip(content.String(), 60))}
+				Err: fmt.Errorf("the server stopped the reply without done:true after %d bytes of content (%q…)", content.Len(), textutil.Clip(content.String(), 60))}
 		}
 		return Response{}, false, &Error{Kind: KindStreamCut, Status: cap.Status(), Retriable: true,
 			Err: fmt.Errorf("the reply ended without done:true after %d bytes of content: %v", content.Len(), cmp.Or(cap.ReadErr(), io.EOF))}
@@ -258,14 +260,14 @@ func (p *ollamaProvider) classify(err error, cap *capture) error {
 	var typ *json.UnmarshalTypeError
 	if errors.As(err, &syn) || errors.As(err, &typ) || !bodyIsJSONLines(cap.Body()) {
 		return &Error{Kind: KindBadResponse, Status: cap.Status(), Retriable: true,
-			Err: fmt.Errorf("unreadable reply: %s", clip(err.Error(), 200))}
+			Err: fmt.Errorf("unreadable reply: %s", textutil.Clip(err.Error(), 200))}
 	}
 	// A {"error": …} line inside a 200 stream: the runner failed mid-reply,
 	// or (a bad format) the request was refused once the model was loaded.
 	if refusedRequest(err.Error()) {
-		return &Error{Kind: KindBadRequest, Status: cap.Status(), Err: fmt.Errorf("error in stream: %s", clip(err.Error(), 300)), Hint: refusedHint}
+		return &Error{Kind: KindBadRequest, Status: cap.Status(), Err: fmt.Errorf("error in stream: %s", textutil.Clip(err.Error(), 300)), Hint: refusedHint}
 	}
-	return &Error{Kind: KindServer, Status: cap.Status(), Retriable: true, Err: fmt.Errorf("error in stream: %s", clip(err.Error(), 300))}
+	return &Error{Kind: KindServer, Status: cap.Status(), Retriable: true, Err: fmt.Errorf("error in stream: %s", textutil.Clip(err.Error(), 300))}
 }
 
 func (p *ollamaProvider) statusError(status int, msg string, cap *capture) *Error {
@@ -280,7 +282,7 @@ func (p *ollamaProvider) statusError(status int, msg string, cap *capture) *Erro
 		kind, retry, hint = KindBadRequest, false, refusedHint
 	}
 	return &Error{Kind: kind, Status: status, Retriable: retry, RetryAfter: parseRetryAfter(cap.Header(), time.Now()),
-		Err: errors.New(clip(msg, 300)), Hint: hint}
+		Err: errors.New(textutil.Clip(msg, 300)), Hint: hint}
 }
 
 // refusedHint is the fix for a request Ollama refused with a 500.
@@ -306,13 +308,6 @@ func bodyIsJSONLines(b []byte) bool {
 		}
 	}
 	return true
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 func toOllamaMessages(msgs []Message) []api.Message {

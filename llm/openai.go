@@ -15,6 +15,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // openaiProvider talks to OpenRouter or any OpenAI-compatible server through
@@ -92,7 +94,7 @@ func (e *orError) describe() string {
 			b, _ := json.Marshal(e.Metadata.Raw)
 			raw = string(b)
 		}
-		msg += " (" + clip(raw, 300) + ")"
+		msg += " (" + textutil.Clip(raw, 300) + ")"
 	}
 	return msg
 }
@@ -216,7 +218,7 @@ func (p *openaiProvider) stream(ctx context.Context, creq openai.ChatCompletionR
 		var ch streamChunk
 		if err := json.Unmarshal(raw, &ch); err != nil {
 			return Response{}, &Error{Kind: KindBadResponse, Status: cap.Status(), Retriable: true,
-				Err: fmt.Errorf("unreadable stream chunk %s: %w", clip(string(raw), 120), err)}
+				Err: fmt.Errorf("unreadable stream chunk %s: %w", textutil.Clip(string(raw), 120), err)}
 		}
 		if ch.Model != "" {
 			resp.Model = ch.Model
@@ -259,7 +261,7 @@ func (p *openaiProvider) stream(ctx context.Context, creq openai.ChatCompletionR
 	// raw bytes tell whether data: [DONE] arrived.
 	if chunks == 0 && !looksLikeSSE(cap.Body()) {
 		return Response{}, &Error{Kind: KindBadResponse, Status: cap.Status(), Retriable: true,
-			Err: fmt.Errorf("the reply is not an event stream: %q", clip(string(cap.Body()), 120))}
+			Err: fmt.Errorf("the reply is not an event stream: %q", textutil.Clip(string(cap.Body()), 120))}
 	}
 	if !bytes.Contains(cap.Tail(), []byte("[DONE]")) {
 		return Response{}, &Error{Kind: KindStreamCut, Status: cap.Status(), Retriable: true,
@@ -384,7 +386,7 @@ func (p *openaiProvider) classify(err error, cap *capture, req Request) error {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
-		return &Error{Kind: KindBadResponse, Status: cap.Status(), Retriable: true, Err: fmt.Errorf("unreadable reply: %s", clip(err.Error(), 200))}
+		return &Error{Kind: KindBadResponse, Status: cap.Status(), Retriable: true, Err: fmt.Errorf("unreadable reply: %s", textutil.Clip(err.Error(), 200))}
 	}
 	var env struct {
 		Error *orError `json:"error"`
@@ -400,7 +402,7 @@ func (p *openaiProvider) classify(err error, cap *capture, req Request) error {
 	case status == http.StatusForbidden && (strings.Contains(lower, "moderation") || strings.Contains(lower, "flagged")):
 		kind = KindBadRequest
 	}
-	return &Error{Kind: kind, Status: status, Retriable: retry, RetryAfter: parseRetryAfter(cap.Header(), time.Now()), Err: errors.New(clip(msg, 400))}
+	return &Error{Kind: kind, Status: status, Retriable: retry, RetryAfter: parseRetryAfter(cap.Header(), time.Now()), Err: errors.New(textutil.Clip(msg, 400))}
 }
 
 func toOpenAIMessages(msgs []Message) []openai.ChatCompletionMessage {

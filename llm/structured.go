@@ -13,6 +13,8 @@ import (
 
 	"github.com/invopop/jsonschema"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // compiledSchema is a schema in the two forms a call needs: the JSON sent to
@@ -109,37 +111,31 @@ func Structured[T any](ctx context.Context, c Chatter, req Request) (T, Response
 	}
 	req.Schema = cs.raw
 	var (
-		usage   Usage
-		elapsed time.Duration
-		reasks  []Reask
-		quoted  Response // the whole but unusable reply quoted in the re-ask
-		next    = req
+		spent  tally
+		quoted Response // the whole but unusable reply quoted in the re-ask
+		next   = req
 	)
-	done := func(r Response) Response {
-		r.Usage, r.Elapsed, r.Reasks = usage, elapsed, reasks
-		return r
-	}
 	for attempt := 1; ; attempt++ {
 		resp, err := c.Chat(ctx, next)
-		usage, elapsed = usage.Add(resp.Usage), elapsed+resp.Elapsed
+		spent.add(resp)
 		if err != nil {
 			var e *Error
 			switch {
 			case errors.As(err, &e) && e.Kind == KindRunaway:
 				problem := "the reply ran on without ending until the server stopped it"
 				if attempt == 1 {
-					reasks = append(reasks, Reask{Stop: StopRunaway, Problem: problem})
+					spent.reasks = append(spent.reasks, Reask{Stop: StopRunaway, Problem: problem})
 					next = req
 					next.Variation = req.Variation + 1
 					continue
 				}
-				return zero, done(resp), &StructuredError{Problem: problem, Attempts: attempt, Stop: StopRunaway}
+				return zero, spent.done(resp), &StructuredError{Problem: problem, Attempts: attempt, Stop: StopRunaway}
 			case errors.As(err, &e) && e.Kind == KindContextTooLarge && quoted.Content != "":
 				// The unusable reply quoted back does not fit the model's
 				// window: the reply stays the model's failure, not a fault.
-				return zero, done(quoted), &StructuredError{Raw: quoted.Content, Problem: reasks[len(reasks)-1].Problem + " (no re-ask: quoting the reply back would not fit the context window)", Attempts: 1}
+				return zero, spent.done(quoted), &StructuredError{Raw: quoted.Content, Problem: spent.reasks[len(spent.reasks)-1].Problem + " (no re-ask: quoting the reply back would not fit the context window)", Attempts: 1}
 			}
-			return zero, done(resp), err
+			return zero, spent.done(resp), err
 		}
 		if resp.Stop() == StopLength {
 			tokens := resp.Usage.CompletionTokens
@@ -148,24 +144,24 @@ func Structured[T any](ctx context.Context, c Chatter, req Request) (T, Response
 			}
 			problem := fmt.Sprintf("the reply was cut off at %d tokens, the most one reply may have", tokens)
 			if attempt == 1 {
-				reasks = append(reasks, Reask{Stop: StopLength, Tokens: tokens, Problem: problem})
+				spent.reasks = append(spent.reasks, Reask{Stop: StopLength, Tokens: tokens, Problem: problem})
 				next = req
 				next.Messages = append(append([]Message(nil), req.Messages...),
-					Message{Role: "assistant", Content: clip(resp.Content, 300) + " [cut off]"},
+					Message{Role: "assistant", Content: textutil.Clip(resp.Content, 300) + " [cut off]"},
 					Message{Role: "user", Content: cutText(tokens, cs.raw)})
 				continue
 			}
-			return zero, done(resp), &StructuredError{Raw: resp.Content, Problem: problem, Attempts: attempt, Stop: StopLength, Tokens: tokens}
+			return zero, spent.done(resp), &StructuredError{Raw: resp.Content, Problem: problem, Attempts: attempt, Stop: StopLength, Tokens: tokens}
 		}
 		out, problem := decodeReply[T](resp.Content, cs)
 		if problem == "" {
-			return out, done(resp), nil
+			return out, spent.done(resp), nil
 		}
 		if attempt == 2 {
-			return zero, done(resp), &StructuredError{Raw: resp.Content, Problem: problem, Attempts: attempt, Stop: StopEnd}
+			return zero, spent.done(resp), &StructuredError{Raw: resp.Content, Problem: problem, Attempts: attempt, Stop: StopEnd}
 		}
 		// One re-ask: show the model its reply and what was wrong with it.
-		reasks = append(reasks, Reask{Stop: StopEnd, Tokens: resp.Usage.CompletionTokens, Problem: problem})
+		spent.reasks = append(spent.reasks, Reask{Stop: StopEnd, Tokens: resp.Usage.CompletionTokens, Problem: problem})
 		quoted = resp
 		next = req
 		next.Messages = append(append([]Message(nil), req.Messages...),
@@ -238,46 +234,57 @@ func validationProblem(err error) string {
 // Response.Reasks says why each re-ask was made.
 func Text(ctx context.Context, c Chatter, req Request) (Response, error) {
 	var (
-		usage   Usage
-		elapsed time.Duration
-		reasks  []Reask
-		next    = req
+		spent tally
+		next  = req
 	)
-	done := func(r Response) Response {
-		r.Usage, r.Elapsed, r.Reasks = usage, elapsed, reasks
-		return r
-	}
 	for attempt := 1; ; attempt++ {
 		resp, err := c.Chat(ctx, next)
-		usage, elapsed = usage.Add(resp.Usage), elapsed+resp.Elapsed
+		spent.add(resp)
 		var e *Error
 		if errors.As(err, &e) && e.Kind == KindRunaway {
 			problem := "the reply ran on without ending until the server stopped it"
 			if attempt > 1 {
-				return done(resp), &StructuredError{Problem: problem, Attempts: attempt, Stop: StopRunaway}
+				return spent.done(resp), &StructuredError{Problem: problem, Attempts: attempt, Stop: StopRunaway}
 			}
-			reasks = append(reasks, Reask{Stop: StopRunaway, Problem: problem})
+			spent.reasks = append(spent.reasks, Reask{Stop: StopRunaway, Problem: problem})
 			next = req
 			next.Variation = req.Variation + 1
 			continue
 		}
 		if err != nil {
-			return done(resp), err
+			return spent.done(resp), err
 		}
 		if resp.Stop() != StopLength {
-			return done(resp), nil
+			return spent.done(resp), nil
 		}
 		tokens := resp.Usage.CompletionTokens
 		if tokens == 0 {
 			tokens = next.MaxTokens
 		}
 		if attempt > 1 {
-			return done(resp), &TruncatedError{Tokens: tokens, Raw: resp.Content}
+			return spent.done(resp), &TruncatedError{Tokens: tokens, Raw: resp.Content}
 		}
-		reasks = append(reasks, Reask{Stop: StopLength, Tokens: tokens, Problem: fmt.Sprintf("the reply was cut off at %d tokens, the most one reply may have", tokens)})
+		spent.reasks = append(spent.reasks, Reask{Stop: StopLength, Tokens: tokens, Problem: fmt.Sprintf("the reply was cut off at %d tokens, the most one reply may have", tokens)})
 		next = req
 		next.Messages = append(append([]Message(nil), req.Messages...),
-			Message{Role: "assistant", Content: clip(resp.Content, 300) + " [cut off]"},
+			Message{Role: "assistant", Content: textutil.Clip(resp.Content, 300) + " [cut off]"},
 			Message{Role: "user", Content: fmt.Sprintf("Your reply was cut off at %d tokens, so none of it was used. Make a smaller change (or a shorter answer) that fits in one reply, in the same form as asked.", tokens)})
 	}
+}
+
+// tally adds up the calls of one ask, re-asks included, for its Response.
+type tally struct {
+	usage   Usage
+	elapsed time.Duration
+	reasks  []Reask
+}
+
+func (t *tally) add(r Response) {
+	t.usage, t.elapsed = t.usage.Add(r.Usage), t.elapsed+r.Elapsed
+}
+
+// done is r carrying the totals.
+func (t *tally) done(r Response) Response {
+	r.Usage, r.Elapsed, r.Reasks = t.usage, t.elapsed, t.reasks
+	return r
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
@@ -82,7 +83,4 @@ func renderBoard(s *WorkflowState) string {
 	return b.String()
 }
 
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return line
-}
+func firstLine(s string) string { return textutil.FirstLine(s) }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // Directive types, priorities and fates.
@@ -260,14 +262,4 @@ func normaliseChoice(v, def string, allowed ...string) string {
 	return def
 }
 
-func clip(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && (s[cut]&0xC0) == 0x80 { // stay on a rune boundary
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func clip(s string, n int) string { return textutil.Clip(strings.TrimSpace(s), n) }

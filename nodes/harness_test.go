@@ -79,30 +79,12 @@ func (tm *supTeam) latencies() (local, sup time.Duration) {
 	return tm.LocalLatency, tm.SupervisorLatency
 }
 
-var supRoleMarkers = []struct{ marker, role string }{
-	{"You are the ScopeAgent", NodeScope},
-	{"You are the TaskPlanner", NodePlanner},
-	{"You are the Implementor", NodeImplementor},
-	{"You are the QA reviewer", NodeQA},
-	{"You are the Assessor", NodeAssessor},
-	{"You summarise a finished coding task", "summarizer"},
-	{"You are the Code Style supervisor", SupCodeStyle},
-	{"You are the Design supervisor", SupDesign},
-	{"You are the Internaliser", SupInternaliser},
-	{"You are the Architect", LabelArchitect},
-}
-
 // supRoleOf names who asks, from the system prompt.
 func supRoleOf(c llmtest.Call) string {
 	if len(c.Messages) == 0 || c.Messages[0].Role != "system" {
 		return ""
 	}
-	for _, m := range supRoleMarkers {
-		if strings.Contains(c.Messages[0].Content, m.marker) {
-			return m.role
-		}
-	}
-	return ""
+	return llmtest.RoleOf(c.Messages[0].Content)
 }
 
 func supIsSupervisor(role string) bool {
@@ -111,26 +93,10 @@ func supIsSupervisor(role string) bool {
 
 // supFirstUser is the composed prompt (later user messages are tool results
 // or a re-ask).
-func supFirstUser(c llmtest.Call) string {
-	for _, m := range c.Messages {
-		if m.Role == "user" {
-			return m.Content
-		}
-	}
-	return ""
-}
+func supFirstUser(c llmtest.Call) string { return c.FirstUser() }
 
 // supSection returns the body of "## TITLE" in a prompt.
-func supSection(prompt, title string) string {
-	_, rest, ok := strings.Cut(prompt, "## "+title+"\n")
-	if !ok {
-		return ""
-	}
-	if i := strings.Index(rest, "\n## "); i >= 0 {
-		rest = rest[:i]
-	}
-	return rest
-}
+func supSection(prompt, title string) string { return llmtest.Section(prompt, title) }
 
 func supJSON(v any) string {
 	b, err := json.Marshal(v)

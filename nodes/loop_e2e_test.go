@@ -52,7 +52,7 @@ func (r *loopRun) custom(name string) []map[string]any {
 func (r *loopRun) calls(role string) []llmtest.Call {
 	var out []llmtest.Call
 	for _, c := range r.srv.ChatCalls() {
-		if len(c.Messages) > 0 && demo.RoleOf(c.Messages[0].Content) == role {
+		if len(c.Messages) > 0 && llmtest.RoleOf(c.Messages[0].Content) == role {
 			out = append(out, c)
 		}
 	}
@@ -91,12 +91,12 @@ func runLoop(t *testing.T, setup runSetup) *loopRun {
 // feedback section.
 func implementorFor(title string, retry bool) func(llmtest.Call) bool {
 	return func(c llmtest.Call) bool {
-		if demo.RoleOf(c.Messages[0].Content) != "implementor" {
+		if llmtest.RoleOf(c.Messages[0].Content) != "implementor" {
 			return false
 		}
 		p := c.Messages[1].Content
-		hasFeedback := demo.Section(p, "FEEDBACK FROM THE LAST ATTEMPT") != ""
-		return strings.Contains(demo.Section(p, "TASK"), title) && hasFeedback == retry
+		hasFeedback := llmtest.Section(p, "FEEDBACK FROM THE LAST ATTEMPT") != ""
+		return strings.Contains(llmtest.Section(p, "TASK"), title) && hasFeedback == retry
 	}
 }
 
@@ -133,17 +133,17 @@ func TestPlannerPromptSectionsComeInTheDesignOrder(t *testing.T) {
 		if strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Fatalf("planner sections %v, want %v", got, want)
 		}
-		if !strings.Contains(demo.Section(c.Messages[1].Content, nodes.SecInstructions), "Each directive MUST be addressed") {
+		if !strings.Contains(llmtest.Section(c.Messages[1].Content, nodes.SecInstructions), "Each directive MUST be addressed") {
 			t.Error("the instructions do not say each directive must be addressed")
 		}
 	}
-	if ms := demo.Section(planner[0].Messages[1].Content, nodes.SecMilestone); !strings.Contains(ms, "Related code (retrieval):\n- textstats") {
+	if ms := llmtest.Section(planner[0].Messages[1].Content, nodes.SecMilestone); !strings.Contains(ms, "Related code (retrieval):\n- textstats") {
 		t.Errorf("the planner gets no retrieval hits for the milestone:\n%s", ms)
 	}
 	// The stable sections come first so a local prompt cache is reused: the
 	// project context is byte-identical across planning rounds.
-	first := demo.Section(planner[0].Messages[1].Content, nodes.SecProjectContext)
-	last := demo.Section(planner[len(planner)-1].Messages[1].Content, nodes.SecProjectContext)
+	first := llmtest.Section(planner[0].Messages[1].Content, nodes.SecProjectContext)
+	last := llmtest.Section(planner[len(planner)-1].Messages[1].Content, nodes.SecProjectContext)
 	if first != last {
 		t.Error("the project context changed between planning rounds")
 	}
@@ -197,13 +197,13 @@ _Status: deprecated_
 	if len(planner) == 0 {
 		t.Fatal("no planner call")
 	}
-	k := demo.Section(planner[0].Messages[1].Content, nodes.SecProjectKnowledge)
+	k := llmtest.Section(planner[0].Messages[1].Content, nodes.SecProjectKnowledge)
 	if !strings.Contains(k, "Wrap every returned error with the operation that failed") {
 		t.Errorf("the established convention is not in the planner's PROJECT KNOWLEDGE:\n%s", k)
 	}
 	for _, c := range r.srv.ChatCalls() {
 		if strings.Contains(c.Prompt, "ZEBRA-RULE") {
-			t.Fatalf("a deprecated rule reached a prompt (%s)", demo.RoleOf(c.Messages[0].Content))
+			t.Fatalf("a deprecated rule reached a prompt (%s)", llmtest.RoleOf(c.Messages[0].Content))
 		}
 	}
 	impl := r.calls("implementor")
@@ -235,7 +235,7 @@ func TestAnImplementorRepeatingItselfIsStoppedAndRetried(t *testing.T) {
 	retry := r.calls("implementor")
 	var fb string
 	for _, c := range retry {
-		if s := demo.Section(c.Messages[1].Content, "FEEDBACK FROM THE LAST ATTEMPT"); s != "" {
+		if s := llmtest.Section(c.Messages[1].Content, "FEEDBACK FROM THE LAST ATTEMPT"); s != "" {
 			fb = s
 			break
 		}
@@ -292,7 +292,7 @@ func TestSearchReplaceBlocksInProseAreApplied(t *testing.T) {
 
 func TestAScopeAgentThatNeverAnswersInJSONEndsTheRunCleanly(t *testing.T) {
 	r := runLoop(t, runSetup{first: []llmtest.Step{{
-		Name: "garbage", Times: -1, Match: func(c llmtest.Call) bool { return demo.RoleOf(c.Messages[0].Content) == "scope_agent" },
+		Name: "garbage", Times: -1, Match: func(c llmtest.Call) bool { return llmtest.RoleOf(c.Messages[0].Content) == "scope_agent" },
 		Reply: llmtest.Reply{Content: "Sure! Here are the milestones: first fix it, then add it."},
 	}}})
 	if r.err != nil {
@@ -365,7 +365,7 @@ func TestAnOperatorPlanSkipsTheScopeAgent(t *testing.T) {
 		t.Errorf("the ScopeAgent was asked %d times despite the plan", n)
 	}
 	qa := r.calls("qa")
-	if len(qa) == 0 || !strings.Contains(demo.Section(qa[0].Messages[1].Content, "ACCEPTANCE CRITERIA"), "MeanWordLength is exact") {
+	if len(qa) == 0 || !strings.Contains(llmtest.Section(qa[0].Messages[1].Content, "ACCEPTANCE CRITERIA"), "MeanWordLength is exact") {
 		t.Error("QA did not judge the operator's acceptance criteria")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/atomicfile"
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
@@ -287,25 +288,5 @@ func indentReason(r string) string {
 // WriteFileAtomic writes path through a synced temporary file and a rename,
 // so a reader, or a process killed mid-write, never sees half a file.
 func WriteFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.WriteFile(path, data, 0o644)
 }

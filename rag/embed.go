@@ -1,6 +1,3 @@
-// Package rag indexes a repository's source files and knowledge docs in chunks
-// for retrieval: vectors in a persistent chromem-go database, a keyword index
-// (SQLite FTS5, BM25) beside it, and searches that fuse both.
 package rag
 
 import "context"

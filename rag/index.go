@@ -14,6 +14,8 @@ import (
 	"time"
 
 	chromem "github.com/philippgille/chromem-go"
+
+	"github.com/lemmings-dev/lemmings/internal/atomicfile"
 )
 
 // FormatVersion changes whenever the on-disk layout or the chunking changes in
@@ -189,12 +191,8 @@ func (ix *Index) writeManifest() error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(ix.dir, manifestFile+".tmp")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("write manifest: %w", err)
-	}
-	if err := os.Rename(tmp, filepath.Join(ix.dir, manifestFile)); err != nil {
-		return fmt.Errorf("write manifest: %w", err)
+	if err := atomicfile.WriteFile(filepath.Join(ix.dir, manifestFile), data, 0o644); err != nil {
+		return fmt.Errorf("manifest: %w", err)
 	}
 	return nil
 }

@@ -68,15 +68,7 @@ type fileWork struct {
 // index keeps what was done so far.
 func (ix *Index) Update(ctx context.Context, root string, opts UpdateOptions) (Stats, error) {
 	start := time.Now()
-	if opts.MaxFileSize <= 0 {
-		opts.MaxFileSize = DefaultMaxFileSize
-	}
-	if opts.KnowledgeDir == "" {
-		opts.KnowledgeDir = "docs/knowledge"
-	}
-	if opts.BatchSize <= 0 {
-		opts.BatchSize = 64
-	}
+	opts = opts.withDefaults()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	var st Stats
@@ -97,52 +89,16 @@ func (ix *Index) Update(ctx context.Context, root string, opts UpdateOptions) (S
 	keep := map[string]bool{}
 	var group []*fileWork
 	pending := 0
-	skip := func(p, reason string) {
-		st.FilesSkipped++
-		st.Skipped = append(st.Skipped, Skip{Path: p, Reason: reason})
-	}
 	for _, rel := range files {
 		if err := ctx.Err(); err != nil {
 			return ix.finish(st, start, err)
 		}
-		full := filepath.Join(root, filepath.FromSlash(rel))
-		fi, err := os.Lstat(full)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue // deleted but still tracked, a symlink, a submodule
-		}
-		st.FilesSeen++
-		if fi.Size() > opts.MaxFileSize {
-			skip(rel, fmt.Sprintf("too large: %d bytes (limit %d)", fi.Size(), opts.MaxFileSize))
-			continue
-		}
 		row, had := known[rel]
-		mtime := fi.ModTime().UnixNano()
-		if had && row.hash != "" && row.size == fi.Size() && row.mtime == mtime {
-			keep[rel] = true
-			st.FilesUnchanged++
-			continue
-		}
-		data, err := os.ReadFile(full)
+		data, nr, err := ix.changedFile(ctx, root, rel, row, had, opts.MaxFileSize, keep, &st)
 		if err != nil {
-			skip(rel, "unreadable: "+err.Error())
-			continue
+			return ix.finish(st, start, err)
 		}
-		if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
-			skip(rel, "binary")
-			continue
-		}
-		if !utf8.Valid(data) {
-			skip(rel, "not valid UTF-8")
-			continue
-		}
-		sum := sha256.Sum256(data)
-		nr := fileRow{size: fi.Size(), mtime: mtime, hash: hex.EncodeToString(sum[:])}
-		keep[rel] = true
-		if had && row.hash == nr.hash {
-			if err := ix.cat.touchFile(ctx, rel, nr); err != nil {
-				return ix.finish(st, start, fmt.Errorf("rag: catalog: %w", err))
-			}
-			st.FilesUnchanged++
+		if data == nil {
 			continue
 		}
 		w := ix.plan(ctx, rel, nr, chunkFile(rel, kindOf(rel, opts.KnowledgeDir), string(data)))
@@ -162,6 +118,83 @@ func (ix *Index) Update(ctx context.Context, root string, opts UpdateOptions) (S
 	if err := ix.flush(ctx, group, opts.BatchSize, &st); err != nil {
 		return ix.finish(st, start, err)
 	}
+	if err := ix.removeGone(ctx, known, keep, opts.BatchSize, &st); err != nil {
+		return ix.finish(st, start, err)
+	}
+	// After large changes (a first build), merge the FTS5 segments for
+	// faster queries; small updates rely on FTS5's automatic merging.
+	if changed := st.ChunksEmbedded + st.ChunksRemoved; changed > 0 && changed*4 >= len(ix.byID) {
+		if _, err := ix.cat.db.ExecContext(ctx, `INSERT INTO fts(fts) VALUES('optimize')`); err != nil {
+			return ix.finish(st, start, fmt.Errorf("rag: optimise keyword index: %w", err))
+		}
+	}
+	return ix.finish(st, start, nil)
+}
+
+func (o UpdateOptions) withDefaults() UpdateOptions {
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = DefaultMaxFileSize
+	}
+	if o.KnowledgeDir == "" {
+		o.KnowledgeDir = "docs/knowledge"
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 64
+	}
+	return o
+}
+
+// changedFile returns the content of rel and its new catalog row when the
+// file changed since row (had: the catalog knows it). It returns nil content
+// for a file that is unchanged (kept, and counted) or skipped (the reason is
+// in st's Skipped), and an error only when the catalog cannot be written.
+func (ix *Index) changedFile(ctx context.Context, root, rel string, row fileRow, had bool, maxSize int64, keep map[string]bool, st *Stats) ([]byte, fileRow, error) {
+	skip := func(reason string) ([]byte, fileRow, error) {
+		st.FilesSkipped++
+		st.Skipped = append(st.Skipped, Skip{Path: rel, Reason: reason})
+		return nil, fileRow{}, nil
+	}
+	full := filepath.Join(root, filepath.FromSlash(rel))
+	fi, err := os.Lstat(full)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, fileRow{}, nil // deleted but still tracked, a symlink, a submodule
+	}
+	st.FilesSeen++
+	if fi.Size() > maxSize {
+		return skip(fmt.Sprintf("too large: %d bytes (limit %d)", fi.Size(), maxSize))
+	}
+	mtime := fi.ModTime().UnixNano()
+	if had && row.hash != "" && row.size == fi.Size() && row.mtime == mtime {
+		keep[rel] = true
+		st.FilesUnchanged++
+		return nil, row, nil
+	}
+	data, err := os.ReadFile(full)
+	if err != nil {
+		return skip("unreadable: " + err.Error())
+	}
+	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+		return skip("binary")
+	}
+	if !utf8.Valid(data) {
+		return skip("not valid UTF-8")
+	}
+	sum := sha256.Sum256(data)
+	nr := fileRow{size: fi.Size(), mtime: mtime, hash: hex.EncodeToString(sum[:])}
+	keep[rel] = true
+	if had && row.hash == nr.hash {
+		if err := ix.cat.touchFile(ctx, rel, nr); err != nil {
+			return nil, nr, fmt.Errorf("rag: catalog: %w", err)
+		}
+		st.FilesUnchanged++
+		return nil, nr, nil
+	}
+	return data, nr, nil
+}
+
+// removeGone drops the files the catalog or the vectors hold that the walk
+// no longer listed.
+func (ix *Index) removeGone(ctx context.Context, known map[string]fileRow, keep map[string]bool, batch int, st *Stats) error {
 	var gone []*fileWork
 	for p := range known {
 		if !keep[p] {
@@ -173,20 +206,11 @@ func (ix *Index) Update(ctx context.Context, root string, opts UpdateOptions) (S
 			gone = append(gone, &fileWork{path: p})
 		}
 	}
-	if len(gone) > 0 {
-		st.FilesRemoved = len(gone)
-		if err := ix.flush(ctx, gone, opts.BatchSize, &st); err != nil {
-			return ix.finish(st, start, err)
-		}
+	if len(gone) == 0 {
+		return nil
 	}
-	// After large changes (a first build), merge the FTS5 segments for
-	// faster queries; small updates rely on FTS5's automatic merging.
-	if changed := st.ChunksEmbedded + st.ChunksRemoved; changed > 0 && changed*4 >= len(ix.byID) {
-		if _, err := ix.cat.db.ExecContext(ctx, `INSERT INTO fts(fts) VALUES('optimize')`); err != nil {
-			return ix.finish(st, start, fmt.Errorf("rag: optimise keyword index: %w", err))
-		}
-	}
-	return ix.finish(st, start, nil)
+	st.FilesRemoved = len(gone)
+	return ix.flush(ctx, gone, batch, st)
 }
 
 func (ix *Index) finish(st Stats, start time.Time, err error) (Stats, error) {

@@ -10,9 +10,10 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/internal/pathglob"
 )
 
 // alwaysSkip are directories never indexed, ignored or not.
@@ -111,17 +112,16 @@ func walkFiles(ctx context.Context, root string) ([]string, error) {
 	return out, err
 }
 
-// ignorer applies .gitignore rules: last match wins, "!" negates, a trailing
-// "/" matches directories only, a pattern with a slash is anchored to its
-// .gitignore's directory, "*" and "?" stay within a path element and "**"
-// crosses them.
+// ignorer applies .gitignore rules: last match wins, "!" negates, and the
+// pattern itself is matched by package pathglob (the dialect of .gitignore:
+// a trailing "/" for directories only, anchored when it has a "/", "*" and
+// "?" within a path element, "**" across them).
 type ignorer struct{ rules []ignoreRule }
 
 type ignoreRule struct {
-	base    string // directory of the .gitignore, relative to root ("" at root)
-	re      *regexp.Regexp
-	negate  bool
-	dirOnly bool
+	base   string // directory of the .gitignore, relative to root ("" at root)
+	glob   pathglob.Glob
+	negate bool
 }
 
 func (g *ignorer) load(dir, rel string) {
@@ -140,24 +140,11 @@ func (g *ignorer) load(dir, rel string) {
 		if strings.HasPrefix(line, "!") {
 			r.negate, line = true, line[1:]
 		}
-		line = strings.TrimPrefix(line, "\\")
-		if strings.HasSuffix(line, "/") {
-			r.dirOnly, line = true, strings.TrimRight(line, "/")
-		}
-		anchored := strings.Contains(line, "/")
-		line = strings.TrimPrefix(line, "/")
-		if line == "" {
-			continue
-		}
-		expr := globRegexp(line)
-		if !anchored {
-			expr = "(?:.*/)?" + expr
-		}
-		re, err := regexp.Compile("^" + expr + "$")
+		glob, err := pathglob.Compile(line)
 		if err != nil {
-			continue
+			continue // git, too, passes over a pattern it cannot read
 		}
-		r.re = re
+		r.glob = glob
 		g.rules = append(g.rules, r)
 	}
 }
@@ -165,9 +152,6 @@ func (g *ignorer) load(dir, rel string) {
 func (g *ignorer) ignored(rel string, isDir bool) bool {
 	ignored := false
 	for _, r := range g.rules {
-		if r.dirOnly && !isDir {
-			continue
-		}
 		sub := rel
 		if r.base != "" {
 			var ok bool
@@ -175,46 +159,11 @@ func (g *ignorer) ignored(rel string, isDir bool) bool {
 				continue
 			}
 		}
-		if r.re.MatchString(sub) {
+		if r.glob.Match(sub, isDir) {
 			ignored = !r.negate
 		}
 	}
 	return ignored
-}
-
-func globRegexp(glob string) string {
-	var b strings.Builder
-	for i := 0; i < len(glob); i++ {
-		c := glob[i]
-		switch {
-		case c == '*' && i+1 < len(glob) && glob[i+1] == '*':
-			i++
-			if i+1 < len(glob) && glob[i+1] == '/' {
-				i++
-				b.WriteString("(?:.*/)?")
-			} else {
-				b.WriteString(".*")
-			}
-		case c == '*':
-			b.WriteString("[^/]*")
-		case c == '?':
-			b.WriteString("[^/]")
-		case c == '[':
-			if j := strings.IndexByte(glob[i:], ']'); j > 1 {
-				class := glob[i+1 : i+j]
-				if strings.HasPrefix(class, "!") {
-					class = "^" + class[1:]
-				}
-				b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
-				i += j
-			} else {
-				b.WriteString(`\[`)
-			}
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	return b.String()
 }
 
 // kindOf says whether a path is a knowledge doc or code.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes"
 )
 
@@ -275,7 +276,7 @@ func eventText(ev graph.Event) string {
 				b, _ := json.Marshal(m[k])
 				text = string(b)
 			}
-			parts = append(parts, k+"="+clip(text, 80))
+			parts = append(parts, k+"="+textutil.Clip(text, 80))
 		}
 		return strings.Join(parts, " ")
 	case graph.EventNodeEnd:
@@ -291,13 +292,6 @@ func eventText(ev graph.Event) string {
 		return strings.Join(ev.Changed, ", ")
 	}
 	return strings.TrimSpace(ev.Node + " " + ev.Error)
-}
-
-func clip(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }
 
 // gateRuns collects every QA verdict of the run, with the gates' output, from

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/internal/pathglob"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // Limits of Grep: bigger files are skipped, longer lines cut.
@@ -77,29 +79,16 @@ func (f *FS) Grep(ctx context.Context, pattern, pathGlob string, maxMatches int)
 			if len(matches) == maxMatches {
 				return matches, fmt.Errorf("search stopped after %d matches; narrow the pattern or the path glob: %w", maxMatches, ErrTruncated)
 			}
-			matches = append(matches, Match{Path: p, Line: n, Text: cutLine(string(bytes.TrimRight(line, "\r")))})
+			matches = append(matches, Match{Path: p, Line: n, Text: textutil.Clip(string(bytes.TrimRight(line, "\r")), maxMatchLineLen)})
 		}
 	}
 	return matches, nil
 }
 
-func cutLine(s string) string {
-	if len(s) <= maxMatchLineLen {
-		return s
-	}
-	cut := maxMatchLineLen
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-// compileGlob turns a path glob into a matcher: "**" spans directories,
-// "*" and "?" stay within one, "{a,b}" is either; a glob without "/"
-// matches the file name or a directory name in the path; one with "/"
-// matches from the root, and a directory it matches selects everything below.
+// compileGlob turns a path filter into a matcher in the dialect of package
+// pathglob (that of .gitignore): "*.go" matches file names anywhere,
+// "testdata" a directory anywhere, "cmd/**/*.go" from the root, and a
+// directory that matches selects everything below it. nil selects everything.
 func compileGlob(glob string) (func(string) bool, error) {
 	glob = strings.TrimSpace(glob)
 	for strings.HasPrefix(glob, "./") {
@@ -108,70 +97,9 @@ func compileGlob(glob string) (func(string) bool, error) {
 	if glob == "" || glob == "." || glob == "**" || glob == "*" {
 		return nil, nil
 	}
-	if strings.HasSuffix(glob, "/") {
-		glob += "**"
-	}
-	baseOnly := !strings.Contains(glob, "/")
-	var b strings.Builder
-	b.WriteString("^")
-	depth := 0
-	for i := 0; i < len(glob); i++ {
-		c := glob[i]
-		switch {
-		case c == '*' && i+1 < len(glob) && glob[i+1] == '*':
-			i++
-			if i+1 < len(glob) && glob[i+1] == '/' {
-				i++
-				b.WriteString("(?:.*/)?") // "**/" may match no directory at all
-			} else {
-				b.WriteString(".*")
-			}
-		case c == '*':
-			b.WriteString("[^/]*")
-		case c == '?':
-			b.WriteString("[^/]")
-		case c == '{':
-			depth++
-			b.WriteString("(?:")
-		case c == '}' && depth > 0:
-			depth--
-			b.WriteString(")")
-		case c == ',' && depth > 0:
-			b.WriteString("|")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	if depth != 0 {
-		return nil, fmt.Errorf("invalid path glob %q: unbalanced {", glob)
-	}
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
+	g, err := pathglob.Compile(glob)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("invalid path glob %q", glob), err)
+		return nil, err
 	}
-	if baseOnly {
-		// "*.go" matches the file name; "cmd" also matches a directory on the way.
-		return func(p string) bool {
-			for _, c := range strings.Split(p, "/") {
-				if re.MatchString(c) {
-					return true
-				}
-			}
-			return false
-		}, nil
-	}
-	// "src/lib" or "cmd/*" also select everything below what they match.
-	return func(p string) bool {
-		for {
-			if re.MatchString(p) {
-				return true
-			}
-			i := strings.LastIndexByte(p, '/')
-			if i < 0 {
-				return false
-			}
-			p = p[:i]
-		}
-	}, nil
+	return func(p string) bool { return g.Match(p, false) }, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // The command line as a new user meets it (issue 15): each rough edge,
@@ -180,7 +181,7 @@ func TestAFinishedDemoRunAsANewUserMeetsIt(t *testing.T) {
 	t.Run("log counts from the run's start", func(t *testing.T) {
 		out := c.run(dir, "log", id).stdout
 		if !strings.HasPrefix(out, "[     0s] scope_agent\n") {
-			t.Errorf("log starts %q", firstLineOf(out))
+			t.Errorf("log starts %q", textutil.FirstLine(out))
 		}
 		if strings.Contains(out, "[ -") || strings.Contains(out, "milestone 0/0") {
 			t.Errorf("negative times or empty counts in the log:\n%s", out)
@@ -201,7 +202,7 @@ func TestAFinishedDemoRunAsANewUserMeetsIt(t *testing.T) {
 		}
 		var j map[string]any
 		if out := c.run(dir, "report", "--json").stdout; json.Unmarshal([]byte(out), &j) != nil || !strings.Contains(j["markdown"].(string), "## Failed attempts") {
-			t.Errorf("report --json: %q", clipText(out, 200))
+			t.Errorf("report --json: %q", textutil.Clip(out, 200))
 		}
 	})
 	t.Run("directives once each", func(t *testing.T) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -151,18 +150,6 @@ func (a *app) doctor(ctx context.Context) []check {
 		add("knowledge", "ok", cfg.Knowledge.Dir+" lints clean", "")
 	}
 	return out
-}
-
-// hintOf returns the fix an error suggests, unless its message already says it.
-func hintOf(err error, fallback string) string {
-	var le *llm.Error
-	if errors.As(err, &le) && le.Hint != "" {
-		if strings.Contains(err.Error(), le.Hint) {
-			return ""
-		}
-		return le.Hint
-	}
-	return fallback
 }
 
 // checkWritable tries a file in dir, or in its parent when dir does not exist

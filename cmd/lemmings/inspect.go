@@ -13,6 +13,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes"
 )
 
@@ -94,7 +95,7 @@ func newRunsCmd(a *app) *cobra.Command {
 					a.printJSON(map[string]any{"run_id": r.ID, "status": status, "updated": r.Updated, "remit": remit, "tasks_completed": done, "tasks_failed": failed})
 					continue
 				}
-				fmt.Fprintf(a.stdout, "%-28s %-20s %s  %2d done %2d failed  %s\n", r.ID, status, r.Updated.Local().Format("2006-01-02 15:04"), done, failed, clipText(remit, 60))
+				fmt.Fprintf(a.stdout, "%-28s %-20s %s  %2d done %2d failed  %s\n", r.ID, status, r.Updated.Local().Format("2006-01-02 15:04"), done, failed, textutil.Clip(remit, 60))
 			}
 			if len(runs) == 0 && !a.jsonOut {
 				fmt.Fprintln(a.stdout, `no runs yet: lemmings run "remit"`)
@@ -311,11 +312,4 @@ func runActive(ctx context.Context, root, id string) bool {
 		return false
 	}
 	return store.Active(ctx, id)
-}
-
-func clipText(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes"
 )
 
@@ -166,7 +167,7 @@ func (p *progress) custom(name string, data map[string]any) {
 			p.printf("%s   QA passed %v", p.elapsed(), data["task"])
 		} else {
 			feedback := fmt.Sprint(data["feedback"])
-			p.printf("%s   QA failed %v: %v", p.elapsed(), data["task"], strings.TrimSuffix(firstLineOf(feedback), " Output (tail):"))
+			p.printf("%s   QA failed %v: %v", p.elapsed(), data["task"], strings.TrimSuffix(textutil.FirstLine(feedback), " Output (tail):"))
 			for _, l := range nodes.FailureGist(feedback) {
 				p.printf("%s     %s", strings.Repeat(" ", len(p.elapsed())), l)
 			}
@@ -174,7 +175,7 @@ func (p *progress) custom(name string, data map[string]any) {
 	case "commit":
 		p.printf("%s   commit %.10v %v", p.elapsed(), data["sha"], data["task"])
 	case "task_failed":
-		p.printf("%s   task %v failed: %v", p.elapsed(), data["task"], firstLineOf(fmt.Sprint(data["reason"])))
+		p.printf("%s   task %v failed: %v", p.elapsed(), data["task"], textutil.FirstLine(fmt.Sprint(data["reason"])))
 	case "supervisor_start":
 		p.printf("%s   supervisor %v started (%v)", p.elapsed(), data["supervisor"], data["trigger"])
 	case "supervisor_done":
@@ -244,9 +245,4 @@ func (p *progress) Close() {
 	if p.live && p.lastLen > 0 {
 		fmt.Fprintln(p.w)
 	}
-}
-
-func firstLineOf(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
 }

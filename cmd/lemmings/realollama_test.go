@@ -15,6 +15,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/internal/realollama"
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
 )
 
 // End to end against a real Ollama server (make ollama) with tiny
@@ -170,7 +171,7 @@ limits:
 	if err != nil {
 		t.Fatal(err)
 	}
-	failures := section(string(report), "## Failures")
+	failures := strings.TrimSpace(llmtest.Section(string(report), "Failures"))
 	var reasons []string
 	for _, line := range strings.Split(failures, "\n") {
 		if _, reason, ok := strings.Cut(line, "): "); ok && strings.HasPrefix(line, "- **t") && strings.TrimSpace(reason) != "" {
@@ -266,16 +267,4 @@ func TestRealOllamaIndexAndSearch(t *testing.T) {
 func jsonNum(v any) float64 {
 	f, _ := v.(float64)
 	return f
-}
-
-// section returns the body of a Markdown section, up to the next "## ".
-func section(doc, heading string) string {
-	_, rest, ok := strings.Cut(doc, heading+"\n")
-	if !ok {
-		return ""
-	}
-	if i := strings.Index(rest, "\n## "); i >= 0 {
-		rest = rest[:i]
-	}
-	return strings.TrimSpace(rest)
 }

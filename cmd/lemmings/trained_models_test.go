@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/internal/realollama"
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
 )
 
 // End to end with trained models (docs/testing-real-models.md): the built binary runs
@@ -245,7 +246,7 @@ func runTrained(t *testing.T, s *realollama.Server, model string, m microRemit, 
 		o.KnownFault = errText
 		t.Errorf("the run ended without a report (%v); error: %s", rerr, errText)
 	default:
-		failures := section(string(report), "## Failures")
+		failures := strings.TrimSpace(llmtest.Section(string(report), "Failures"))
 		reasons := 0
 		for _, line := range strings.Split(failures, "\n") {
 			if _, reason, ok := strings.Cut(line, "): "); ok && strings.HasPrefix(line, "- **t") && strings.TrimSpace(reason) != "" {

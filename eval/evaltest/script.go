@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/config"
@@ -69,15 +68,15 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 		system = c.Messages[0].Content
 	}
 	var v any
-	switch demo.RoleOf(system) {
+	switch llmtest.RoleOf(system) {
 	case "scope_agent":
-		v = sc.scope(firstUser(c))
+		v = sc.scope(c.FirstUser())
 	case "task_planner":
-		v = plan(firstUser(c))
+		v = plan(c.FirstUser())
 	case "implementor":
 		v = sc.implement(c)
 	case "qa":
-		v = qa(firstUser(c))
+		v = demo.PassingQA(c.FirstUser(), "the tests pass")
 	case "assessor":
 		v = map[string]any{"verdict": "all_done", "notes": "The tests pass.", "milestone_complete": true}
 	case "summarizer":
@@ -87,15 +86,6 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 	}
 	body, _ := json.Marshal(v)
 	return llmtest.Reply{Content: string(body)}
-}
-
-func firstUser(c llmtest.Call) string {
-	for _, m := range c.Messages {
-		if m.Role == "user" {
-			return m.Content
-		}
-	}
-	return ""
 }
 
 type taskSpec struct {
@@ -135,7 +125,7 @@ func (sc *Script) scope(prompt string) any {
 }
 
 func plan(prompt string) any {
-	ms := demo.Section(prompt, "CURRENT MILESTONE")
+	ms := llmtest.Section(prompt, "CURRENT MILESTONE")
 	reply := map[string]any{"directives": []any{}, "carry_forward": []taskSpec{}}
 	if m := inProgress.FindStringSubmatch(ms); m != nil {
 		reply["decision"], reply["reasoning"], reply["task"] = "implement", "The last attempt failed; try again.", taskSpec{Title: m[2], Instructions: m[2], AcceptanceCriteria: []string{"the exercise's tests pass"}}
@@ -156,14 +146,14 @@ func plan(prompt string) any {
 
 // implement writes the exercise's files one action at a time, then finishes.
 func (sc *Script) implement(c llmtest.Call) any {
-	p := firstUser(c)
+	p := c.FirstUser()
 	step := 0
 	for _, m := range c.Messages[2:] {
 		if m.Role == "assistant" {
 			step++
 		}
 	}
-	title := taskTitle(p)
+	title := llmtest.TaskTitle(p)
 	m := titleRe.FindStringSubmatch(title)
 	if m == nil {
 		return map[string]any{"thought": "no such exercise", "action": "blocked", "summary": "the script has no exercise for " + title}
@@ -181,26 +171,4 @@ func (sc *Script) implement(c llmtest.Call) any {
 		return map[string]any{"thought": "write " + paths[step], "action": "write_file", "path": paths[step], "content": files[paths[step]]}
 	}
 	return map[string]any{"thought": "done", "action": "finish", "summary": "Wrote " + strings.Join(paths, ", ") + "."}
-}
-
-// taskTitle finds "tN: Title" at the start of the TASK section.
-func taskTitle(prompt string) string {
-	first, _, _ := strings.Cut(strings.TrimSpace(demo.Section(prompt, "TASK")), "\n")
-	_, title, _ := strings.Cut(first, ": ")
-	return strings.TrimSpace(title)
-}
-
-// qa passes every criterion, quoting a line the diff added as its evidence.
-func qa(prompt string) any {
-	quote := demo.AddedLine(demo.Section(prompt, "DIFF"))
-	var verdicts []map[string]any
-	for _, line := range strings.Split(demo.Section(prompt, "ACCEPTANCE CRITERIA"), "\n") {
-		num, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
-		if !ok {
-			continue
-		}
-		n, _ := strconv.Atoi(num)
-		verdicts = append(verdicts, map[string]any{"number": n, "criterion": crit, "met": true, "quote": quote, "evidence": "the tests pass"})
-	}
-	return map[string]any{"criteria": verdicts, "feedback": ""}
 }

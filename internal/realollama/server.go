@@ -67,8 +67,6 @@ type Timings struct {
 }
 
 type options struct {
-	seed         uint64
-	models       Models
 	createModels bool
 	env          map[string]string
 	startTimeout time.Duration
@@ -78,12 +76,6 @@ type options struct {
 
 // Option adjusts Start.
 type Option func(*options)
-
-// WithSeed sets the seed of the generated weights (default 1).
-func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
-
-// WithModels renames the models Start creates.
-func WithModels(m Models) Option { return func(o *options) { o.models = m } }
 
 // WithoutModels starts the server with an empty models folder; the files are still
 // generated, and CreateModels creates them later (a "model missing, then present" test).
@@ -101,7 +93,7 @@ func WithStartTimeout(d time.Duration) Option { return func(o *options) { o.star
 // LEMMINGS_REAL_OLLAMA=1 requires it; then t fails with how to build it (`make ollama`).
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	o := options{seed: 1, models: DefaultModels(), createModels: true, env: map[string]string{},
+	o := options{createModels: true, env: map[string]string{},
 		startTimeout: 60 * time.Second, grace: 5 * time.Second}
 	for _, opt := range opts {
 		opt(&o)
@@ -113,7 +105,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	}
 
 	dir := t.TempDir()
-	s := &Server{Bin: bin, Models: o.models, Home: filepath.Join(dir, "home"),
+	s := &Server{Bin: bin, Models: DefaultModels(), Home: filepath.Join(dir, "home"),
 		logPath: filepath.Join(dir, "server.log"), grace: o.grace}
 	models := filepath.Join(dir, "models")
 	for _, d := range []string{s.Home, models} {
@@ -123,7 +115,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	}
 
 	t0 := time.Now()
-	files, err := tinymodel.Generate(filepath.Join(dir, "files"), o.seed)
+	files, err := tinymodel.Generate(filepath.Join(dir, "files"), 1)
 	if err != nil {
 		t.Fatalf("realollama: %v", err)
 	}
@@ -239,11 +231,6 @@ func (s *Server) Client() *api.Client {
 
 // PID is the server's process id (and process group id).
 func (s *Server) PID() int { return s.proc.pid() }
-
-// Env returns the environment to run an `ollama` command or lemmings itself against this
-// server: the test's environment without its OLLAMA_* settings, plus OLLAMA_HOST,
-// OLLAMA_MODELS and HOME (a fresh folder) of this server.
-func (s *Server) Env() []string { return append([]string(nil), s.env...) }
 
 // Stop stops the server and every process it spawned, and waits for them. Start registers
 // it with t.Cleanup; calling it earlier (to test a server that went away) is safe.

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/lemmings-dev/lemmings/internal/atomicfile"
 )
 
 // File names Generate writes in its folder.
@@ -70,30 +72,10 @@ func Generate(dir string, seed uint64) (Set, error) {
 			return Set{}, fmt.Errorf("generate tiny models: %w", err)
 		}
 		path := filepath.Join(abs, ModelfileName(k))
-		if err := writeFileAtomic(path, []byte(text)); err != nil {
+		if err := atomicfile.WriteFile(path, []byte(text), 0o644); err != nil {
 			return Set{}, fmt.Errorf("generate tiny models: %w", err)
 		}
 		s.Modelfiles[k] = path
 	}
 	return s, nil
-}
-
-// writeFileAtomic writes data beside path and renames it into place.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -8,9 +8,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 
 	"github.com/ollama/ollama/fs/ggml"
+
+	"github.com/lemmings-dev/lemmings/internal/atomicfile"
 )
 
 // Config describes one tiny llama-architecture model. The zero value is not usable; start
@@ -84,22 +85,8 @@ func WriteGGUF(path string, cfg Config, v Vocab) error {
 	}
 	tensors := weights(cfg, v)
 
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	err = atomicfile.Write(path, 0o644, func(f *os.File) error { return ggml.WriteGGUF(f, kv, tensors) })
 	if err != nil {
-		return fmt.Errorf("write gguf: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if err := ggml.WriteGGUF(tmp, kv, tensors); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write gguf %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write gguf %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write gguf %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write gguf: %w", err)
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -34,13 +33,7 @@ type ollamaChatRequest struct {
 	Format    json.RawMessage `json:"format"`
 	Options   map[string]any  `json:"options"`
 	KeepAlive json.RawMessage `json:"keep_alive"`
-	Tools     []struct {
-		Function struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
-		} `json:"function"`
-	} `json:"tools"`
+	Tools     []wireTool      `json:"tools"`
 }
 
 // Wire shapes of Ollama's replies (field order as the real server writes).
@@ -80,15 +73,14 @@ func ollamaError(w http.ResponseWriter, status int, msg string) {
 func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	s.enter()
 	defer s.leave()
-	body, _ := io.ReadAll(r.Body)
 	var req ollamaChatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	c, err := decodeRequest(r, Ollama, &req)
+	if err != nil {
 		ollamaError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	c := Call{API: Ollama, Method: r.Method, Path: r.URL.Path, Model: req.Model, Format: nonNull(req.Format),
-		Options: req.Options, KeepAlive: nonNull(req.KeepAlive), Stream: req.Stream == nil || *req.Stream,
-		Header: r.Header.Clone(), Body: body, Time: time.Now()}
+	c.Model, c.Format, c.Options, c.KeepAlive = req.Model, nonNull(req.Format), req.Options, nonNull(req.KeepAlive)
+	c.Stream = req.Stream == nil || *req.Stream
 	for _, m := range req.Messages {
 		msg := Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
 		for _, tc := range m.ToolCalls {
@@ -96,9 +88,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		}
 		c.Messages = append(c.Messages, msg)
 	}
-	for _, t := range req.Tools {
-		c.Tools = append(c.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
-	}
+	c.Tools = toolsOf(req.Tools)
 	c.Prompt = joinPrompt(c.Messages)
 	if v, ok := req.Options["num_ctx"].(float64); ok {
 		c.NumCtx = int(v)
@@ -309,15 +299,15 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
 		Model string `json:"model"`
 		Name  string `json:"name"`
 	}
-	body, _ := io.ReadAll(r.Body)
-	if err := json.Unmarshal(body, &req); err != nil {
+	c, err := decodeRequest(r, Ollama, &req)
+	if err != nil {
 		ollamaError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if req.Model == "" {
 		req.Model = req.Name
 	}
-	c := Call{API: Ollama, Method: r.Method, Path: r.URL.Path, Model: req.Model, Header: r.Header.Clone(), Body: body, Time: time.Now()}
+	c.Model = req.Model
 	s.record(&c)
 	m, ok := s.knownModel(req.Model)
 	if !ok {
@@ -451,15 +441,15 @@ func joinStrings(ss []string) string { return strings.Join(ss, "\n") }
 // embedCall decodes and records an embedding request of either protocol
 // (both send {"model", "input"}).
 func (s *Server) embedCall(r *http.Request, api API) (Call, error) {
-	body, _ := io.ReadAll(r.Body)
 	var req struct {
 		Model string          `json:"model"`
 		Input json.RawMessage `json:"input"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	c, err := decodeRequest(r, api, &req)
+	if err != nil {
 		return Call{}, err
 	}
-	c := Call{API: api, Method: r.Method, Path: r.URL.Path, Model: req.Model, Header: r.Header.Clone(), Body: body, Time: time.Now()}
+	c.Model = req.Model
 	c.Input = decodeInput(req.Input)
 	c.Prompt = joinStrings(c.Input)
 	s.record(&c)

@@ -34,16 +34,10 @@ type openaiChatRequest struct {
 			Schema json.RawMessage `json:"schema"`
 		} `json:"json_schema"`
 	} `json:"response_format"`
-	Tools []struct {
-		Function struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
-		} `json:"function"`
-	} `json:"tools"`
-	MaxTokens           int      `json:"max_tokens"`
-	MaxCompletionTokens int      `json:"max_completion_tokens"`
-	Temperature         *float64 `json:"temperature"`
+	Tools               []wireTool `json:"tools"`
+	MaxTokens           int        `json:"max_tokens"`
+	MaxCompletionTokens int        `json:"max_completion_tokens"`
+	Temperature         *float64   `json:"temperature"`
 }
 
 // Wire shapes of OpenAI / OpenRouter replies.
@@ -119,14 +113,13 @@ func openaiText(raw json.RawMessage) string {
 func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 	s.enter()
 	defer s.leave()
-	body, _ := io.ReadAll(r.Body)
 	var req openaiChatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	c, err := decodeRequest(r, OpenAI, &req)
+	if err != nil {
 		openaiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	c := Call{API: OpenAI, Method: r.Method, Path: r.URL.Path, Model: req.Model, Stream: req.Stream,
-		Temperature: req.Temperature, Header: r.Header.Clone(), Body: body, Time: time.Now()}
+	c.Model, c.Stream, c.Temperature = req.Model, req.Stream, req.Temperature
 	c.MaxTokens = req.MaxCompletionTokens
 	if c.MaxTokens == 0 {
 		c.MaxTokens = req.MaxTokens
@@ -141,9 +134,7 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		}
 		c.Messages = append(c.Messages, msg)
 	}
-	for _, t := range req.Tools {
-		c.Tools = append(c.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
-	}
+	c.Tools = toolsOf(req.Tools)
 	c.Prompt = joinPrompt(c.Messages)
 	s.record(&c)
 

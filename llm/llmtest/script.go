@@ -82,7 +82,7 @@ func (c Call) LastUser() string {
 
 // isChat reports whether the call asks for a chat completion.
 func (c Call) isChat() bool {
-	return strings.HasSuffix(c.Path, "/api/chat") || strings.HasSuffix(c.Path, "/chat/completions") || isResponses(c.Path)
+	return strings.HasSuffix(c.Path, "/api/chat") || strings.HasSuffix(c.Path, "/chat/completions") || isResponses(c.Path) || strings.HasSuffix(c.Path, "/v1/messages") || isGemini(c.Path)
 }
 
 // Step is one expected call of the script and its answer. A request is

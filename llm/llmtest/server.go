@@ -1,23 +1,9 @@
-// Package llmtest is a scripted model server for tests and the demo. It speaks
-// Ollama's /api/chat (streaming NDJSON and not), /api/embed, /api/tags,
-// /api/show and /api/version, and OpenAI's /v1/chat/completions (streaming SSE
-// and not, tool_calls, usage with OpenRouter's cost), OpenAI's Responses API
-// (/v1/responses, streaming and not: what Codex CLI speaks), /v1/embeddings and
-// /v1/models, on a loopback httptest server. It answers from a script of Steps,
-// records every call, and can misbehave on request: status codes, Retry-After,
-// latency, malformed bodies, cut streams, streams without their end marker,
-// mid-stream errors. Its Ollama side refuses and cuts as a real v0.11.4
-// server does (checked by llm's contract tests): option types, formats,
-// capabilities, and a prompt longer than the window counted as one whole
-// window, silently.
-//
-// It imports nothing of lemmings and nothing of package testing, so the demo
-// can run it in-process.
 package llmtest
 
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -202,6 +188,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.openaiChat(w, r)
 	case isResponses(p):
 		s.responses(w, r)
+	case strings.HasSuffix(p, "/v1/messages"):
+		s.anthropicMessages(w, r)
+	case isGemini(p):
+		s.gemini(w, r)
 	case strings.HasSuffix(p, "/embeddings"):
 		s.openaiEmbed(w, r)
 	case strings.HasSuffix(p, "/models"):
@@ -417,4 +407,32 @@ func joinPrompt(msgs []Message) string {
 		b.WriteString(m.Content)
 	}
 	return b.String()
+}
+
+// decodeRequest reads r's JSON body into req and starts the Call that every
+// handler records, whichever protocol it speaks.
+func decodeRequest(r *http.Request, api API, req any) (Call, error) {
+	body, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(body, req); err != nil {
+		return Call{}, err
+	}
+	return Call{API: api, Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Time: time.Now()}, nil
+}
+
+// wireTool is a tool offered in a chat request; both protocols send the
+// OpenAI shape.
+type wireTool struct {
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+func toolsOf(ws []wireTool) []Tool {
+	var out []Tool
+	for _, t := range ws {
+		out = append(out, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	return out
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// seedDoc is the example of seed 003 ("Document Format"), with a changelog and
+// seedDoc is the example of docs/knowledge.md ("Document format"), with a changelog and
 // a section lemmings does not know.
 const seedDoc = `# Error Handling Conventions
 

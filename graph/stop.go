@@ -1,0 +1,92 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// How a Run or Resume call ends: the status it stores, the sync that makes
+// it durable, the event and the error it reports.
+
+func (r *runner[S]) sync(ctx context.Context) error {
+	if err := r.w.Sync(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("graph: run %s: sync checkpoints: %w", r.runID, err)
+	}
+	return nil
+}
+
+// finish: the last checkpoint already says done; make it durable.
+func (r *runner[S]) finish(ctx context.Context) error {
+	if r.w != nil {
+		if err := r.sync(ctx); err != nil {
+			r.emit(Event{Kind: EventRunEnd, Status: StatusDone, Error: err.Error()})
+			return err
+		}
+	}
+	r.emit(Event{Kind: EventRunEnd, Status: StatusDone})
+	return nil
+}
+
+// stopWith stores a terminal status for this call, syncs, and reports it.
+func (r *runner[S]) stopWith(ctx context.Context, status Status, reason string, cause error, pausedBefore bool) error {
+	msg := ""
+	if cause != nil {
+		msg = cause.Error()
+	}
+	var serr error
+	if r.w != nil {
+		serr = r.writeStatus(ctx, status, reason, msg, pausedBefore || r.skipBefore)
+		if serr == nil {
+			serr = r.sync(ctx)
+		}
+	}
+	if cause != nil && status == StatusFailed {
+		r.emit(Event{Kind: EventError, Error: msg})
+	}
+	end := Event{Kind: EventRunEnd, Status: status, Reason: reason, Error: msg}
+	if serr != nil {
+		end.Error = strings.TrimPrefix(end.Error+"; ", "; ") + serr.Error()
+	}
+	r.emit(end)
+	if serr != nil {
+		if cause == nil {
+			return serr
+		}
+		return errors.Join(cause, serr)
+	}
+	return nil
+}
+
+func (r *runner[S]) fail(ctx context.Context, err error) error {
+	if serr := r.stopWith(ctx, StatusFailed, "", err, false); serr != nil {
+		return serr
+	}
+	return err
+}
+
+func (r *runner[S]) interrupted(ctx context.Context, cause error) error {
+	err := fmt.Errorf("graph: run %s interrupted at step %d: %w", r.runID, r.step, cause)
+	if serr := r.stopWith(ctx, StatusInterrupted, "", err, false); serr != nil {
+		return serr
+	}
+	return err
+}
+
+func (r *runner[S]) halt(ctx context.Context) error {
+	err := fmt.Errorf("graph: run %s stopped at step %d: %w", r.runID, r.step, ErrHalted)
+	if serr := r.stopWith(ctx, StatusHalted, "", nil, false); serr != nil {
+		return errors.Join(err, serr)
+	}
+	return err
+}
+
+func (r *runner[S]) pause(ctx context.Context, reason string, before bool) error {
+	r.emit(Event{Kind: EventInterrupt, Reason: reason, Next: r.names(r.next)})
+	err := fmt.Errorf("graph: run %s at step %d (%s): %w", r.runID, r.step, reason, ErrPaused)
+	if serr := r.stopWith(ctx, StatusPaused, reason, nil, before); serr != nil {
+		return errors.Join(err, serr)
+	}
+	return err
+}

@@ -1,0 +1,29 @@
+// Package textutil holds the small string helpers that messages, reports and
+// prompts across lemmings share, so that each is written once.
+package textutil
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Clip returns s cut to at most n bytes, on a rune boundary, with "…" added
+// when it cut something. Limits are in bytes because they bound prompts, logs
+// and files; a cut never leaves half a UTF-8 character.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := max(n, 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// FirstLine returns the first line of s with the white space around it
+// trimmed, after leading blank lines: the headline of an error or a feedback.
+func FirstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(line)
+}
