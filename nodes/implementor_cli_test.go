@@ -17,13 +17,11 @@ import (
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
-// config cannot import codingcli: its list of preset names must name every
-// preset this build has.
+// config cannot import codingcli: its list of preset names must be the
+// presets this build has, no more, no fewer.
 func TestConfigKnowsEveryCodingCLIPreset(t *testing.T) {
-	for _, n := range codingcli.Names() {
-		if !slices.Contains(config.CLIPresets, n) {
-			t.Errorf("config.CLIPresets lacks the preset %q", n)
-		}
+	if got, want := slices.Sorted(slices.Values(config.CLIPresets)), codingcli.Names(); !slices.Equal(got, want) {
+		t.Errorf("config.CLIPresets = %v, codingcli.Names() = %v", got, want)
 	}
 }
 

@@ -59,7 +59,7 @@ func TestRealQwenCodeImplementsATaskOfALemmingsRun(t *testing.T) {
 		"command":     `sed -i 's#float64(total / len(words))#float64(total) / float64(len(words))#' textstats.go`,
 		"description": "convert before dividing",
 	})
-	fromQwen := func(c llmtest.Call) bool { return demo.RoleOf(firstSystem(c)) == "" }
+	fromQwen := func(c llmtest.Call) bool { return llmtest.RoleOf(firstSystem(c)) == "" }
 	srv := demo.NewServer(&demo.Script{},
 		llmtest.Step{Name: "qwen-fix", API: llmtest.OpenAI, Match: func(c llmtest.Call) bool { return fromQwen(c) && openAIToolResults(c) == 0 },
 			Reply: llmtest.Reply{Content: "I will convert before dividing.", ToolCalls: []llmtest.ToolCall{{Name: "run_shell_command", Arguments: fix}},
