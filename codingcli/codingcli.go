@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -52,6 +53,13 @@ type Preset struct {
 	// SetEnv are values the preset always sets (telemetry off, no update
 	// checks); Request.Env overrides them.
 	SetEnv map[string]string
+	// Settings, when set, is written to a temporary file for the run only
+	// and the variable SettingsEnv names points at it: how a CLI's state
+	// that outlives a run (Qwen Code's memories) is switched off without
+	// touching the user's own settings or the worktree. A SettingsEnv the
+	// request sets wins.
+	Settings    string
+	SettingsEnv string
 }
 
 // Request is one run of a CLI.
@@ -212,6 +220,11 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
 		defer cancel()
 	}
+	r, cleanup, err := p.withSettings(r)
+	if err != nil {
+		return Result{}, err
+	}
+	defer cleanup()
 	argv := p.argv(r)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = r.Dir
@@ -374,4 +387,31 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
+}
+
+// withSettings writes the preset's Settings to a file of the run's own and
+// points SettingsEnv at it.
+func (p Preset) withSettings(r Request) (Request, func(), error) {
+	if p.Settings == "" || p.SettingsEnv == "" {
+		return r, func() {}, nil
+	}
+	if _, set := r.Env[p.SettingsEnv]; set {
+		return r, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "lemmings-"+p.Name+"-")
+	if err != nil {
+		return r, nil, fmt.Errorf("%s settings: %w", p.Name, err)
+	}
+	path := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(path, []byte(p.Settings), 0o600); err != nil {
+		os.RemoveAll(dir)
+		return r, nil, fmt.Errorf("%s settings: %w", p.Name, err)
+	}
+	env := make(map[string]string, len(r.Env)+1)
+	for k, v := range r.Env {
+		env[k] = v
+	}
+	env[p.SettingsEnv] = path
+	r.Env = env
+	return r, func() { os.RemoveAll(dir) }, nil
 }

@@ -35,7 +35,12 @@ var presets = map[string]Preset{
 		SetEnv: map[string]string{
 			"QWEN_USAGE_STATISTICS_ENABLED":   "false",
 			"QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
-		}},
+		},
+		// Qwen Code keeps memories under ~/.qwen between runs (a second
+		// request after every run extracts them); each attempt must start
+		// fresh. System settings override the user's and the project's.
+		Settings:    `{"memory": {"enableManagedAutoMemory": false, "enableManagedAutoDream": false}}`,
+		SettingsEnv: "QWEN_CODE_SYSTEM_SETTINGS_PATH"},
 	// Codex CLI: `exec` never asks for approval; the workspace-write sandbox
 	// lets its commands write in the directory only (and reach no network).
 	// "-" reads the prompt from stdin. A local server is a model provider in

@@ -2,6 +2,7 @@ package codingcli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -204,5 +205,57 @@ func TestRunLeftoverProcess(t *testing.T) {
 			t.Fatalf("leftover %d still runs", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A preset's settings file exists for the run only, and a request that sets
+// the variable itself (a user's own settings) wins.
+func TestRunSettingsFile(t *testing.T) {
+	bin := script(t, "echo \"path=$FAKECLI_SETTINGS\"\ncat \"$FAKECLI_SETTINGS\"\n")
+	p := textPreset(bin)
+	p.Settings, p.SettingsEnv = `{"memory": false}`, "FAKECLI_SETTINGS"
+	res, err := Run(context.Background(), p, Request{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, rest, _ := strings.Cut(res.Final, "\n")
+	path := strings.TrimPrefix(first, "path=")
+	if path == "" || rest != p.Settings {
+		t.Fatalf("the CLI saw settings path %q and content %q, want a file holding %q", path, rest, p.Settings)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("settings file %s outlived the run (stat: %v)", path, err)
+	}
+
+	own := filepath.Join(t.TempDir(), "mine.json")
+	if err := os.WriteFile(own, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err = Run(context.Background(), p, Request{Dir: t.TempDir(), Env: map[string]string{"FAKECLI_SETTINGS": own}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Final, "path="+own+"\n{}") {
+		t.Errorf("with the request's own settings the CLI saw %q", res.Final)
+	}
+}
+
+// Qwen Code's settings for a run turn off what would outlive it: memories
+// extracted after the run and their periodic consolidation.
+func TestQwenSettingsTurnOffMemory(t *testing.T) {
+	p, _ := Lookup("qwen")
+	var s struct {
+		Memory map[string]bool `json:"memory"`
+	}
+	if err := json.Unmarshal([]byte(p.Settings), &s); err != nil {
+		t.Fatalf("qwen settings are not JSON: %v", err)
+	}
+	for _, k := range []string{"enableManagedAutoMemory", "enableManagedAutoDream"} {
+		if v, ok := s.Memory[k]; !ok || v {
+			t.Errorf("memory.%s = %v (set %v), want false", k, v, ok)
+		}
+	}
+	if p.SettingsEnv != "QWEN_CODE_SYSTEM_SETTINGS_PATH" {
+		t.Errorf("settings variable %q", p.SettingsEnv)
 	}
 }
