@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/lemmings-dev/lemmings/codingcli"
 	"time"
 )
 
@@ -233,13 +234,13 @@ const (
 	BackendCLI      = "cli"      // a coding CLI (Claude Code, Codex, Gemini CLI, Qwen Code, a custom command)
 )
 
-// CLIPresets are the preset names of package codingcli (config imports
-// nothing else of lemmings; a test in nodes keeps the two lists equal).
-var CLIPresets = []string{"claude", "codex", "gemini", "qwen"}
-
-// CLIFormats are the stream formats a custom command may print (codingcli's
-// Format values).
-var CLIFormats = []string{"text", "claude-stream-json", "codex-json", "gemini-json", "qwen-stream-json"}
+// CLIPresets and CLIFormats are what package codingcli (a leaf: it
+// imports nothing of lemmings) knows: the accepted values of
+// implementor.cli.preset and implementor.cli.format.
+var (
+	CLIPresets = codingcli.Names()
+	CLIFormats = codingcli.Formats()
+)
 
 // Implementor chooses who writes the code of an attempt; the gates, review,
 // commits and budget stay lemmings' either way.

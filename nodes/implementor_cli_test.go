@@ -13,17 +13,8 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/codingcli"
-	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
-
-// config cannot import codingcli: its list of preset names must be the
-// presets this build has, no more, no fewer.
-func TestConfigKnowsEveryCodingCLIPreset(t *testing.T) {
-	if got, want := slices.Sorted(slices.Values(config.CLIPresets)), codingcli.Names(); !slices.Equal(got, want) {
-		t.Errorf("config.CLIPresets = %v, codingcli.Names() = %v", got, want)
-	}
-}
 
 func TestACustomCommandWithoutPromptGetsItOnStdinAndPassEnvAddsToThePresets(t *testing.T) {
 	c := &CLISettings{Command: []string{"my-cli", "--json"}, PassEnv: []string{"MY_KEY"}, Env: map[string]string{"A": "${HOME}"}}
