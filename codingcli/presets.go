@@ -80,3 +80,13 @@ func Names() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Formats lists the stream formats a custom command may print, sorted.
+func Formats() []string {
+	out := []string{string(FormatText)}
+	for f := range parsers {
+		out = append(out, string(f))
+	}
+	sort.Strings(out)
+	return out
+}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/lemmings-dev/lemmings/codingcli"
 	"time"
 )
 
@@ -49,6 +50,7 @@ type Config struct {
 	RAG         RAG             `yaml:"rag"`
 	Prompts     Prompts         `yaml:"prompts"`
 	Log         Log             `yaml:"log"`
+	Implementor Implementor     `yaml:"implementor"`
 	// Offline forces supervisors off and the offline RAG embedder.
 	Offline bool `yaml:"offline"`
 }
@@ -226,6 +228,49 @@ type Log struct {
 	Level   string `yaml:"level"`
 }
 
+// Implementor backends (implementor.backend).
+const (
+	BackendLemmings = "lemmings" // lemmings' own tool loop on the primary role
+	BackendCLI      = "cli"      // a coding CLI (Claude Code, Codex, Gemini CLI, Qwen Code, a custom command)
+)
+
+// CLIPresets and CLIFormats are what package codingcli (a leaf: it
+// imports nothing of lemmings) knows: the accepted values of
+// implementor.cli.preset and implementor.cli.format.
+var (
+	CLIPresets = codingcli.Names()
+	CLIFormats = codingcli.Formats()
+)
+
+// Implementor chooses who writes the code of an attempt; the gates, review,
+// commits and budget stay lemmings' either way.
+type Implementor struct {
+	Backend string `yaml:"backend"`
+	CLI     CLI    `yaml:"cli"`
+}
+
+// CLI configures the coding CLI of implementor.backend: cli.
+type CLI struct {
+	// Preset names a known CLI; Command replaces its command line.
+	Preset string `yaml:"preset"`
+	// Command is an argv list with {prompt} and {model} placeholders.
+	Command []string `yaml:"command" merge:"replace"`
+	// Format is how Command reports its work on stdout (empty: the
+	// preset's, or text).
+	Format  string        `yaml:"format"`
+	Model   string        `yaml:"model"`
+	Timeout time.Duration `yaml:"timeout"`
+	// Env is set in the CLI's environment; values may name ${VAR} of
+	// lemmings' own environment (the way to pass a key on purpose).
+	Env map[string]string `yaml:"env"`
+	// PassEnv names variables passed through from lemmings' environment as
+	// they are.
+	PassEnv []string `yaml:"pass_env" merge:"replace"`
+	// BudgetUSD stops the run once the CLI has reported spending this much;
+	// 0: no limit.
+	BudgetUSD float64 `yaml:"budget_usd"`
+}
+
 func ptr[T any](v T) *T { return &v }
 
 // Default returns the built-in configuration: it works out of the box with a
@@ -294,6 +339,9 @@ func Default() *Config {
 		RAG:        RAG{Enabled: true, Embedder: "ollama", MaxFileBytes: 1 << 20, TopK: 8},
 		Prompts:    Prompts{Dir: ".lemmings/prompts"},
 		Log:        Log{Prompts: true, Level: "info"},
+		Implementor: Implementor{Backend: BackendLemmings, CLI: CLI{
+			Command: []string{}, Timeout: 20 * time.Minute, Env: map[string]string{}, PassEnv: []string{},
+		}},
 	}
 }
 

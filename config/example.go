@@ -55,6 +55,9 @@ func defaultText(d *Config, sk schemaKey) string {
 		return "—"
 	}
 	keys := expandPattern(d, sk.pattern)
+	if len(keys) == 0 {
+		return "none" // a map empty by default (implementor.cli.env)
+	}
 	vals := make([]string, len(keys))
 	same := true
 	for i, k := range keys {

@@ -76,7 +76,12 @@ func TestExampleEqualsDefaultsWhereItSaysSo(t *testing.T) {
 		if strings.HasPrefix(key, "gates.") {
 			return // compared as a whole
 		}
-		check(key, v.Interface(), valueAt(def, key).Interface())
+		want := valueAt(def, key)
+		if !want.IsValid() { // a map entry the defaults lack (implementor.cli.env)
+			check(key, v.Interface(), nil)
+			return
+		}
+		check(key, v.Interface(), want.Interface())
 	})
 	if differs == 0 {
 		t.Error("the example shows no non-default value: the gates example is gone?")

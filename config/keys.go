@@ -164,6 +164,36 @@ func specs() []spec {
 		{key: "log.prompts", doc: "Append every prompt and response (secrets redacted) to `.lemmings/runs/<run-id>/prompts.jsonl`."},
 		{key: "log.level", doc: "Least severity of the log lines lemmings prints.", accepted: "debug, info, warn, error", check: checkString(oneOf("debug", "info", "warn", "error"))},
 
+		{key: "implementor.backend", doc: "Who writes the code of an attempt: `lemmings` (its own tool loop on the primary role) or `cli` (a coding CLI, see `implementor.cli` and docs/backends.md). Either way lemmings plans, runs the gates, reviews, commits once per task, rolls back and keeps the budget.",
+			accepted: "lemmings, cli", check: checkString(oneOf(BackendLemmings, BackendCLI))},
+		{key: "implementor.cli.preset", doc: "The coding CLI to run when `implementor.backend` is `cli`: its command line, stream format and install advice (docs/backends.md). Empty: `command` must be set.",
+			accepted: "empty or " + joinAccepted(CLIPresets), check: checkString(func(s string) string {
+				if s == "" {
+					return ""
+				}
+				return oneOf(CLIPresets...)(s)
+			})},
+		{key: "implementor.cli.command", doc: "A custom command line as a list (no shell): `{prompt}` is replaced by the attempt's prompt (no `{prompt}` anywhere: the prompt goes to standard input), `{model}` by `model` (an option followed by `{model}` is dropped when `model` is empty). Set: it replaces the preset's command line.",
+			accepted: "a list of strings, the first the program", each: nonEmpty},
+		{key: "implementor.cli.format", doc: "How the command reports its work on stdout: `text` (the whole output is its summary) or one of the presets' event streams. Empty: the preset's, or `text`.",
+			accepted: "empty or " + joinAccepted(CLIFormats), check: checkString(func(s string) string {
+				if s == "" {
+					return ""
+				}
+				return oneOf(CLIFormats...)(s)
+			})},
+		{key: "implementor.cli.model", doc: "Model passed to the CLI as `{model}`. Empty: the CLI's own default."},
+		{key: "implementor.cli.timeout", doc: "Longest one CLI run may take; its process group is then killed and the attempt ends timed out.",
+			accepted: "a duration > 0", check: checkDuration(true)},
+		{key: "implementor.cli.env", doc: "Variables set in the CLI's environment. The CLI gets none of lemmings' variables (keys included) except PATH, HOME, locale, TMPDIR, the preset's own and `pass_env`; a value may name `${VAR}` of lemmings' environment to pass a key on purpose. Merged by name across sources.",
+			accepted: "a mapping of variable name to string"},
+		{key: "implementor.cli.env.*", doc: "One variable; `${VAR}` is replaced by lemmings' `VAR` (unset: the run does not start).",
+			accepted: "a string"},
+		{key: "implementor.cli.pass_env", doc: "Names of variables passed from lemmings' environment to the CLI as they are.",
+			accepted: "a list of variable names", each: checkEnvName},
+		{key: "implementor.cli.budget_usd", doc: "Most the CLI may spend in a run, in US dollars, as it reports cost; no new task starts after the one that reached it (its work still goes to QA), and the run ends with a report, as at the other limits. 0: no limit. The CLI's cost is shown in the report and the progress line either way.",
+			accepted: "a number >= 0", check: checkFloat(0, math.Inf(1), false)},
+
 		{key: "offline", doc: "Work with no network: supervisors off, offline RAG embedder. Only local model servers are called."},
 	}
 }
@@ -349,6 +379,20 @@ func checkGlob(s string) string {
 	}
 	if _, err := pathglob.Compile(s); err != nil { // names the pattern and the cause
 		return err.Error()
+	}
+	return ""
+}
+
+// checkEnvName accepts a portable environment variable name.
+func checkEnvName(s string) string {
+	if s == "" {
+		return "an empty name"
+	}
+	for i, r := range s {
+		if r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9' {
+			continue
+		}
+		return fmt.Sprintf("%q is not a variable name (letters, digits and _, not starting with a digit)", s)
 	}
 	return ""
 }

@@ -77,6 +77,10 @@ func (p *printer) value(v reflect.Value, key, name string, f field, indent int) 
 			p.line(indent+1, formatKey(k)+": "+formatAny(v.MapIndex(reflect.ValueOf(k)).Interface()), join(key, k))
 		}
 	case t.Kind() == reflect.Map:
+		if v.Len() == 0 {
+			p.line(indent, name+": {}", key) // an empty map (implementor.cli.env) reads back as one
+			return
+		}
 		p.line(indent, name+":", "")
 		for _, k := range mapKeysInOrder(v, f) {
 			p.value(v.MapIndex(reflect.ValueOf(k)), join(key, k), k, field{}, indent+1)

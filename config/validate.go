@@ -119,6 +119,8 @@ func validate(c *Config, s *Sources) []Problem {
 		}
 	}
 
+	validateCLI(c, at, atFirstSet)
+
 	seen := map[string]int{}
 	for i, g := range c.Gates {
 		if g.Name == "" {

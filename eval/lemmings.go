@@ -27,8 +27,8 @@ type Lemmings struct {
 	// Sinks, when set, gives the sinks of one attempt's run (progress).
 	Sinks func(a Attempt) []graph.Sink
 	// Implementor names who does the implementor's work in each run: ""
-	// (lemmings' own Implementor node) is the only one today; a coding CLI
-	// (e.g. "cli:qwen") is to be passed through to the run from here.
+	// or "lemmings" (lemmings' own Implementor node), "cli" (the configured
+	// implementor.cli) or "cli:<preset>" (a coding CLI preset).
 	Implementor string
 }
 
@@ -59,19 +59,31 @@ func (l *Lemmings) Preflight(ctx context.Context) error {
 }
 
 func (l *Lemmings) checkImplementor() error {
-	if l.Implementor != "" {
-		return fmt.Errorf("implementor %q: lemmings runs have no such implementor yet", l.Implementor)
+	_, err := l.config()
+	return err
+}
+
+// config is the runs' configuration with the implementor applied; a coding
+// CLI that cannot run stops the eval before any exercise.
+func (l *Lemmings) config() (*config.Config, error) {
+	cfg, err := l.Config.WithImplementor(l.Implementor)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	if err := nodes.CheckCLI(cfg); err != nil {
+		return nil, fmt.Errorf("implementor %q: %w", l.Implementor, err)
+	}
+	return cfg, nil
 }
 
 // Solve implements Solver: one lemmings run on a.Repo, whose branch is then
 // fast-forwarded onto main.
 func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
-	if err := l.checkImplementor(); err != nil {
+	base, err := l.config()
+	if err != nil {
 		return Outcome{}, err
 	}
-	cfg := *l.Config
+	cfg := *base
 	cfg.Gates = []config.Gate{{Name: "test", Command: a.Language.Test, Timeout: workspace.DefaultTestTimeout}}
 	o := run.Options{RepoDir: a.Repo, Remit: a.Remit, Config: &cfg, Warn: l.Warn, HTTPClient: l.HTTPClient}
 	if l.Sinks != nil {

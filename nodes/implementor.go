@@ -65,7 +65,13 @@ func (d *Deps) Implementor(ctx context.Context, in WorkflowState) (WorkflowState
 	if err := d.Work.ResetHard(ctx, t.AttemptBase); err != nil {
 		return s, fmt.Errorf("implementor: reset to attempt base: %w", err)
 	}
-	res, err := newImplLoop(d, &s, t).run(ctx)
+	var res *ImplResult
+	var err error
+	if d.Settings.CLI != nil {
+		res, err = d.cliAttempt(ctx, &s, t)
+	} else {
+		res, err = newImplLoop(d, &s, t).run(ctx)
+	}
 	if err != nil {
 		return s, err
 	}

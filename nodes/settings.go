@@ -61,6 +61,8 @@ type Settings struct {
 	// SyntaxChecks are run after each edit, by file extension
 	// (workspace.DefaultSyntaxChecks); nil or empty: none.
 	SyntaxChecks map[string]string
+	// CLI, when set, has a coding CLI write the code (implementor.backend: cli).
+	CLI *CLISettings
 }
 
 // Edit protocols of the implementor.

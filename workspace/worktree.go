@@ -212,6 +212,10 @@ func (w *Worktree) Branch() string { return w.branch }
 // RunID returns the run the worktree belongs to.
 func (w *Worktree) RunID() string { return w.runID }
 
+// Repo returns the user's repository (the coding-CLI Implementor checks that
+// nothing outside the worktree changed).
+func (w *Worktree) Repo() *Repo { return w.repo }
+
 // Head returns the full hash of the worktree's HEAD commit.
 func (w *Worktree) Head(ctx context.Context) (string, error) {
 	out, err := runGit(ctx, w.dir, nil, "rev-parse", "--verify", "HEAD^{commit}")

@@ -123,6 +123,8 @@ func (a *app) doctor(ctx context.Context) []check {
 		}
 	}
 
+	out = append(out, cliChecks(cfg)...)
+
 	gates := run.GatesFrom(cfg, root)
 	if len(gates) == 0 {
 		add("gates", "warn", "none configured or detected: QA can only review diffs", "add gates to lemmings.yaml (e.g. {name: test, command: make test})")

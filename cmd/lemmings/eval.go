@@ -59,7 +59,7 @@ See docs/eval.md.`,
 	fl.IntVar(&f.parallel, "parallel", 0, "exercises at once (default: concurrency.local)")
 	fl.StringArrayVar(&f.testCommands, "test-command", nil, "LANGUAGE=COMMAND: test a language with COMMAND (sh -c, in the exercise); repeatable")
 	fl.DurationVar(&f.testTimeout, "test-timeout", 3*time.Minute, "time limit of one run of an exercise's tests")
-	fl.StringVar(&f.implementor, "implementor", "lemmings", "who works on the exercises: lemmings")
+	fl.StringVar(&f.implementor, "implementor", "lemmings", "who works on the exercises: lemmings, cli (implementor.cli as configured) or cli:PRESET (a coding CLI: claude, codex, gemini, qwen)")
 	fl.BoolVar(&f.fresh, "fresh", false, "discard the results found in --out and start over")
 	fl.BoolVar(&f.keepWork, "keep-work", false, "keep the work folders of passed exercises too (failed ones are always kept)")
 	cmd.AddCommand(newEvalCompareCmd(a))
@@ -172,13 +172,10 @@ func (a *app) evalSolver(f evalFlags, cfg *config.Config) (eval.Solver, string, 
 	if r, err := cfg.ResolvedRole(config.RolePrimary); err == nil {
 		model = r.Model
 	}
-	switch f.implementor {
-	case "lemmings":
+	if f.implementor == "lemmings" {
 		return &eval.Lemmings{Config: cfg}, model, nil
 	}
-	// Coding-CLI implementors (e.g. cli:qwen) will be passed through here
-	// as eval.Lemmings{Implementor: f.implementor}.
-	return nil, "", usageErr("--implementor %q: lemmings eval knows lemmings (or --oracle)", f.implementor)
+	return evalCLISolver(f.implementor, cfg)
 }
 
 // implementorOf is the implementor recorded with the results ("" for

@@ -176,7 +176,8 @@ func TestEvalUsageErrors(t *testing.T) {
 		{[]string{"eval", "--builtin", "--attempts", "3"}, "--attempts takes 1 or 2"},
 		{[]string{"eval", "--builtin", "--filter", "("}, "--filter"},
 		{[]string{"eval", "--builtin", "--test-command", "go"}, "LANGUAGE=COMMAND"},
-		{[]string{"eval", "--builtin", "--implementor", "cli:qwen"}, `--implementor "cli:qwen"`},
+		{[]string{"eval", "--builtin", "--implementor", "cli:nope"}, `--implementor: implementor "cli:nope": unknown value "nope"`},
+		{[]string{"eval", "--builtin", "--implementor", "aider"}, "accepted: lemmings, cli, cli:<preset>"},
 		{[]string{"eval", "compare", notResults, notResults}, "x.json: line 2"},
 	} {
 		r := c.run(dir, tc.args...)

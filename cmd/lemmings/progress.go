@@ -33,7 +33,9 @@ type progress struct {
 	counts  progressCounts
 	tokPerS float64
 	cost    float64
-	lastLen int
+	// cliTools counts the coding CLI's tool calls in its current run.
+	cliTools int
+	lastLen  int
 	// haveCounts: a progress event has told the counts (a resumed run's
 	// first lines have none yet, and must not show zeros).
 	haveCounts bool
@@ -178,6 +180,8 @@ func (p *progress) custom(name string, data map[string]any) {
 		p.printf("%s   supervisor %v started (%v)", p.elapsed(), data["supervisor"], data["trigger"])
 	case "supervisor_done":
 		p.printf("%s   supervisor %v: %v", p.elapsed(), data["supervisor"], data["summary"])
+	case "cli_start", "cli_event", "cli_run", "cli_outside", "cli_commits_dropped":
+		p.cliProgress(name, data)
 	case "warning":
 		p.printf("%s warning: %v", p.elapsed(), data["message"])
 	case "report":
@@ -200,6 +204,9 @@ func (p *progress) summary() string {
 	}
 	if p.cost > 0 {
 		s += fmt.Sprintf(" · $%.4f", p.cost)
+	}
+	if p.cliTools > 0 && p.node == nodes.NodeImplementor {
+		s += fmt.Sprintf(" · cli %d tool calls", p.cliTools)
 	}
 	return s + "]"
 }

@@ -182,6 +182,10 @@ func pausedFor(ctx context.Context, root, id string) (string, error) {
 
 // drive runs (or resumes) with signals, progress and the closing summary.
 func (a *app) drive(parent context.Context, start func(context.Context, run.Options) (run.Result, error), root string, cfg *config.Config) error {
+	if err := cliUsable(cfg); err != nil {
+		return err // before a worktree or a model call
+	}
+	a.warnCLILogin(cfg)
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(a.stdout, a.jsonOut)

@@ -1,0 +1,543 @@
+package nodes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/codingcli"
+	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// LabelCLI is the usage label of the coding CLI's runs (report, progress).
+const LabelCLI = "implementor_cli"
+
+// CLISettings configure implementor.backend: cli. Settings.CLI is nil for
+// lemmings' own loop.
+type CLISettings struct {
+	Preset  string
+	Command []string
+	Format  string
+	Model   string
+	Timeout time.Duration
+	// Env is as configured: ${VAR} is expanded from lemmings' environment
+	// when the CLI starts.
+	Env       map[string]string
+	PassEnv   []string
+	BudgetUSD float64
+	// DataDir is lemmings' own folder in the repository (run.DataDir),
+	// watched like the rest of the checkout for writes the CLI must not make.
+	DataDir string
+}
+
+// CLISettingsFrom reads the coding CLI backend from the configuration (nil:
+// the implementor writes the code itself); run.SettingsFrom calls it.
+func CLISettingsFrom(c *config.Config) *CLISettings {
+	if c.Implementor.Backend != config.BackendCLI {
+		return nil
+	}
+	cli := c.Implementor.CLI
+	return &CLISettings{Preset: cli.Preset, Command: slices.Clone(cli.Command), Format: cli.Format, Model: cli.Model,
+		Timeout: cli.Timeout, Env: cloneMap(cli.Env), PassEnv: slices.Clone(cli.PassEnv), BudgetUSD: cli.BudgetUSD}
+}
+
+// CLIError says why the configured coding CLI cannot run, and what to do.
+type CLIError struct {
+	Name string
+	// Config: fixed by changing the configuration (an unknown preset, a
+	// ${VAR} that is not set); otherwise the CLI is missing or not set up.
+	Config bool
+	Cause  string
+	Fix    string
+}
+
+func (e *CLIError) Error() string {
+	msg := fmt.Sprintf("implementor.backend is cli, but coding CLI %s cannot run: %s", e.Name, e.Cause)
+	if e.Fix != "" {
+		msg += "\nfix: " + e.Fix
+	}
+	return msg
+}
+
+// Worker resolves the preset and command line, and the CLI's own
+// environment (lookup reads lemmings' environment).
+func (c *CLISettings) Worker(lookup func(string) (string, bool)) (codingcli.Preset, map[string]string, error) {
+	var p codingcli.Preset
+	if c.Preset != "" {
+		var ok bool
+		if p, ok = codingcli.Lookup(c.Preset); !ok {
+			return p, nil, &CLIError{Name: c.Preset, Config: true, Cause: "this build of lemmings has no preset " + c.Preset + " (implementor.cli.preset)",
+				Fix: "use one of " + strings.Join(codingcli.Names(), ", ") + ", or set implementor.cli.command"}
+		}
+		p.Args, p.Env = slices.Clone(p.Args), slices.Clone(p.Env)
+	}
+	if len(c.Command) > 0 {
+		if p.Name == "" {
+			p.Name, p.Format = filepath.Base(c.Command[0]), codingcli.FormatText
+			p.Install = "install " + c.Command[0] + ", or fix implementor.cli.command"
+		}
+		p.Args = slices.Clone(c.Command)
+		// No {prompt} in the command line: the prompt goes on standard input.
+		p.Stdin = !slices.ContainsFunc(p.Args, func(a string) bool { return strings.Contains(a, "{prompt}") })
+	}
+	if c.Format != "" {
+		p.Format = codingcli.Format(c.Format)
+	}
+	p.Env = append(p.Env, c.PassEnv...)
+	env, err := config.ExpandCLIEnv(c.Env, lookup)
+	if err != nil {
+		return p, nil, &CLIError{Name: p.Name, Config: true, Cause: err.Error(), Fix: "set the variable in lemmings' environment, or change implementor.cli.env"}
+	}
+	return p, env, nil
+}
+
+// CheckCLI says whether the configured coding CLI can run: a run fails fast
+// with its advice before any model call. nil when the backend is lemmings.
+func CheckCLI(c *config.Config) error {
+	cli := CLISettingsFrom(c)
+	if cli == nil {
+		return nil
+	}
+	p, _, err := cli.Worker(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	if err := p.Check(); err != nil {
+		fix := p.Install
+		if p.Login != "" {
+			fix += "; then " + p.Login
+		}
+		return &CLIError{Name: p.Name, Cause: strings.TrimPrefix(err.Error(), codingcli.ErrNotFound.Error()+": "), Fix: fix}
+	}
+	return nil
+}
+
+// CLILoginWarning says, when the configured CLI sees none of the variables
+// its preset reads its key or server from, that it may not be logged in
+// ("" otherwise). Whether a CLI that logs in through its own files (its
+// home folder) is logged in shows only when it runs: an attempt then ends
+// with its error.
+func CLILoginWarning(c *config.Config) string {
+	cli := CLISettingsFrom(c)
+	if cli == nil {
+		return ""
+	}
+	p, env, err := cli.Worker(os.LookupEnv)
+	if err != nil || p.Login == "" {
+		return ""
+	}
+	var keys []string
+	for _, k := range p.Env {
+		if strings.HasSuffix(k, "_HOME") || slices.Contains(cli.PassEnv, k) {
+			continue // a folder, not a key; or one the user passes on purpose
+		}
+		keys = append(keys, k)
+		if _, ok := env[k]; ok {
+			return ""
+		}
+		if v, ok := os.LookupEnv(k); ok && v != "" {
+			return ""
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("coding CLI %s sees none of %s: unless it is logged in through its own files, its runs will fail. To log in: %s", p.Name, strings.Join(keys, ", "), p.Login)
+}
+
+// cliAttempt is one attempt by the coding CLI: a fresh run on the task, then
+// the gates inside the attempt (a failure goes to a fresh run with the
+// summarised output, up to FixRounds), as lemmings' own loop does.
+func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*ImplResult, error) {
+	preset, env, err := d.Settings.CLI.Worker(os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	repo := d.Work.Repo()
+	before, err := snapshotOutside(ctx, repo, d.Work, d.Settings.CLI.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("implementor: record the world outside the work tree: %w", err)
+	}
+	res := &ImplResult{}
+	gateFeedback := ""
+	for round := 0; ; round++ {
+		if reason := d.cliBudgetSpent(s); reason != "" {
+			if round == 0 {
+				s.StopReason = reason
+				return &ImplResult{Status: ImplExhausted, Summary: reason}, nil
+			}
+			break // the work paid for so far goes to QA
+		}
+		prompt, err := d.cliPrompt(ctx, s, t, gateFeedback)
+		if err != nil {
+			return nil, err
+		}
+		run, err := d.runCLI(ctx, s, t, preset, env, prompt, round)
+		if err != nil {
+			return nil, err
+		}
+		if reason := d.cliBudgetSpent(s); reason != "" && s.StopReason == "" {
+			// No new task after this one; its work still goes to QA.
+			s.StopReason = reason
+			graph.Emit(ctx, "warning", map[string]any{"message": reason + ": the run stops after this task"})
+		}
+		res.Actions += run.ToolCalls
+		res.Summary = firstNonEmpty(run.Final, res.Summary)
+		dropped, err := d.keepCLIChanges(ctx, t)
+		if err != nil {
+			return nil, fmt.Errorf("implementor: take the CLI's work: %w", err)
+		}
+		if escaped := before.changes(ctx, repo, d.Work); len(escaped) > 0 {
+			graph.Emit(ctx, "cli_outside", map[string]any{"task": t.ID, "attempt": t.Attempt, "changes": escaped})
+			return &ImplResult{Status: ImplError, Actions: res.Actions, Summary: "the coding CLI changed things outside the work tree (" + strings.Join(escaped, "; ") +
+				"): the attempt is void. Change files only inside the current directory, and no git refs"}, nil
+		}
+		if dropped > 0 {
+			graph.Emit(ctx, "cli_commits_dropped", map[string]any{"task": t.ID, "attempt": t.Attempt, "commits": dropped})
+		}
+		if failed := cliFailure(preset.Name, run, d.Settings.CLI.Timeout); failed != nil {
+			failed.Actions = res.Actions
+			return failed, nil
+		}
+		diff, _, err := d.Work.Changes(ctx, t.AttemptBase)
+		if err != nil {
+			return nil, err
+		}
+		if strings.TrimSpace(diff) == "" {
+			return &ImplResult{Status: ImplBlocked, Actions: res.Actions, Summary: "the coding CLI changed no file; it said: " + clip(firstNonEmpty(run.Final, "(nothing)"), 500)}, nil
+		}
+		gates := d.Gates
+		if d.Settings.FixRounds <= 0 || len(gates) == 0 {
+			break
+		}
+		dir := d.Work.Dir()
+		results := workspace.RunGates(ctx, dir, gates, d.Settings.GateOutputBytes)
+		for _, r := range results {
+			emitGate(ctx, t, "cli", r)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if workspace.AllPassed(results) {
+			// QA reuses these results when the attempt's diff (from the
+			// task's start, as wipCommit hashes it) is the same.
+			whole, _, err := d.Work.Changes(ctx, t.StartCommit)
+			if err != nil {
+				return nil, err
+			}
+			res.GatesDiffHash = workspace.DiffHash(whole)
+			for _, r := range results {
+				res.Gates = append(res.Gates, GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Duration: r.Duration, Output: r.Output})
+			}
+			break
+		}
+		failedGate := results[len(results)-1]
+		if failedGate.Canceled || round >= d.Settings.FixRounds {
+			break // QA judges it and says what failed
+		}
+		res.FixRounds++
+		gateFeedback = fmt.Sprintf("Your change is in the work tree, but a check fails (fix round %d of %d). Fix the cause; keep what works.\n%s",
+			res.FixRounds, d.Settings.FixRounds, failedGate.ModelFeedback(dir, workspace.DefaultSummaryBytes))
+	}
+	res.Status = ImplFinished
+	res.Summary = firstNonEmpty(res.Summary, "the coding CLI finished")
+	return res, nil
+}
+
+// runCLI runs the CLI once, logs what it reports and counts what it spent.
+func (d *Deps) runCLI(ctx context.Context, s *WorkflowState, t *Task, p codingcli.Preset, env map[string]string, prompt string, round int) (codingcli.Result, error) {
+	start := time.Now()
+	graph.Emit(ctx, "cli_start", map[string]any{"task": t.ID, "attempt": t.Attempt, "round": round, "cli": p.Name, "prompt_chars": len(prompt)})
+	run, err := codingcli.Run(ctx, p, codingcli.Request{
+		Dir: d.Work.Dir(), Prompt: prompt, Model: d.Settings.CLI.Model, Timeout: d.Settings.CLI.Timeout, Env: env,
+		OnEvent: func(ev codingcli.Event) {
+			if ev.Kind == codingcli.EventToolCall || ev.Kind == codingcli.EventError {
+				graph.Emit(ctx, "cli_event", map[string]any{"task": t.ID, "kind": string(ev.Kind), "tool": ev.Tool, "text": clip(ev.Text, 300)})
+			}
+		},
+	})
+	elapsed := time.Since(start)
+	if err != nil && ctx.Err() != nil {
+		return run, ctx.Err() // interrupted: the step runs again on resume
+	}
+	if err != nil {
+		// Not even started (gone from PATH since the check): the attempt
+		// fails with the reason, the run goes on.
+		run = codingcli.Result{ExitCode: -1, Failed: err.Error()}
+	}
+	u := run.Usage
+	s.AddUsage(LabelCLI, UsageTotals{Calls: 1, PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, CostUSD: u.CostUSD, Elapsed: elapsed})
+	data := map[string]any{"task": t.ID, "attempt": t.Attempt, "round": round, "cli": p.Name, "exit_code": run.ExitCode, "timed_out": run.TimedOut,
+		"tool_calls": run.ToolCalls, "input_tokens": u.InputTokens, "output_tokens": u.OutputTokens, "cost_usd": u.CostUSD,
+		"duration_ms": elapsed.Milliseconds(), "final": clip(run.Final, 500)}
+	if run.Failed != "" {
+		data["failed"] = clip(run.Failed, 500)
+	}
+	if run.Unparsed > 0 {
+		data["unparsed_lines"] = run.Unparsed
+	}
+	if run.Stderr != "" && (run.ExitCode != 0 || run.TimedOut || run.Failed != "") {
+		data["stderr"] = clip(run.Stderr, 2000)
+	}
+	graph.Emit(ctx, "cli_run", data)
+	return run, nil
+}
+
+// cliFailure is the attempt's end when the CLI did not finish well, or nil.
+func cliFailure(name string, run codingcli.Result, timeout time.Duration) *ImplResult {
+	tail := func() string {
+		if s := strings.TrimSpace(run.Stderr); s != "" {
+			return "; its last output: " + clip(lastLines(s, 5), 600)
+		}
+		return ""
+	}
+	switch {
+	case run.TimedOut:
+		return &ImplResult{Status: ImplExhausted, Summary: fmt.Sprintf("the coding CLI %s did not finish within %s (implementor.cli.timeout) and was killed with the processes it started; do less, or the part that matters first", name, timeout)}
+	case run.ExitCode != 0:
+		return &ImplResult{Status: ImplError, Summary: fmt.Sprintf("the coding CLI %s exited with code %d%s%s", name, run.ExitCode, prefixed(": ", run.Failed), tail())}
+	case run.Failed != "":
+		return &ImplResult{Status: ImplError, Summary: fmt.Sprintf("the coding CLI %s reported an error: %s", name, clip(run.Failed, 600))}
+	}
+	return nil
+}
+
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + clip(s, 600)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// cliBudgetSpent says why no more CLI runs may start ("" while they may).
+func (d *Deps) cliBudgetSpent(s *WorkflowState) string {
+	b := d.Settings.CLI.BudgetUSD
+	if spent := s.Usage[LabelCLI].CostUSD; b > 0 && spent >= b {
+		return fmt.Sprintf("the coding CLI has spent $%.4f of its budget of $%.2f (implementor.cli.budget_usd)", spent, b)
+	}
+	return ""
+}
+
+// cliPrompt renders the attempt's prompt: the role template, the task, the
+// feedback of the last attempt (and of the last failing gate), the
+// knowledge, the directive the task serves and the checks, packed to the
+// implementor's budget.
+func (d *Deps) cliPrompt(ctx context.Context, s *WorkflowState, t *Task, gateFeedback string) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", t.ID, t.Title)
+	writeTask(&b, t.Instructions, t.AcceptanceCriteria, t.TargetFiles)
+	secs := []llm.Section{
+		{Title: "TASK", Body: strings.TrimSpace(b.String()), Required: true},
+		milestoneSection(s),
+	}
+	if dir := directiveOf(s, t); dir != "" {
+		secs = append(secs, llm.Section{Title: "DIRECTIVE THIS TASK SERVES", Body: dir, Required: true})
+	}
+	if t.Feedback != "" {
+		secs = append(secs, llm.Section{Title: "FEEDBACK FROM THE LAST ATTEMPT", Body: t.Feedback, Required: true})
+	}
+	if gateFeedback != "" {
+		secs = append(secs, llm.Section{Title: "FAILING CHECK", Body: gateFeedback, Required: true})
+	}
+	secs = append(secs, d.knowledgeSection(ctx, s),
+		llm.Section{Title: "CHECKS", Body: gateList(d.Gates), Priority: prioOverview})
+	p, err := d.Composer.Compose(NodeImplementor+"_cli", nil, d.Settings.Budget(NodeImplementor), secs...)
+	if err != nil {
+		return "", fmt.Errorf("compose the coding CLI's prompt: %w", err)
+	}
+	if len(p.Dropped) > 0 {
+		graph.Emit(ctx, "prompt_packed", map[string]any{"label": LabelCLI, "dropped": p.Dropped, "tokens": p.Tokens})
+	}
+	parts := make([]string, 0, len(p.Messages))
+	for _, m := range p.Messages {
+		parts = append(parts, strings.TrimSpace(m.Content))
+	}
+	return strings.Join(parts, "\n\n") + "\n", nil
+}
+
+// directiveOf describes the supervisor directive a task addresses, if any.
+func directiveOf(s *WorkflowState, t *Task) string {
+	if t.DirectiveID == "" {
+		return ""
+	}
+	for _, d := range s.PendingDirectives {
+		if d.ID == t.DirectiveID {
+			out := fmt.Sprintf("[%s] %s %s from %s: %s", d.ID, strings.ToUpper(d.Priority), d.Type, d.Source, d.Description)
+			if d.Rationale != "" {
+				out += " (why: " + d.Rationale + ")"
+			}
+			return out
+		}
+	}
+	return ""
+}
+
+// keepCLIChanges puts the work tree back on the run's branch at the
+// attempt's base with the CLI's changes uncommitted: lemmings makes the
+// commits. It returns how many commits of the CLI's were dropped.
+func (d *Deps) keepCLIChanges(ctx context.Context, t *Task) (int, error) {
+	dir := d.Work.Dir()
+	want := "refs/heads/" + d.Work.Branch()
+	if cur, _ := cliGit(ctx, dir, "symbolic-ref", "-q", "HEAD"); strings.TrimSpace(cur) != want {
+		// Checked out elsewhere (detached, another branch): point HEAD back;
+		// the tree keeps the CLI's files.
+		if _, err := cliGit(ctx, dir, "symbolic-ref", "HEAD", want); err != nil {
+			return 0, err
+		}
+	}
+	head, err := d.Work.Head(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if head == t.AttemptBase {
+		return 0, nil
+	}
+	n := 0
+	if out, err := cliGit(ctx, dir, "rev-list", "--count", t.AttemptBase+".."+head); err == nil {
+		fmt.Sscan(strings.TrimSpace(out), &n)
+	}
+	if err := d.Work.ResetSoft(ctx, t.AttemptBase); err != nil {
+		return 0, err
+	}
+	return max(n, 1), nil
+}
+
+// outside is what the CLI must not change: the user's checkout (HEAD and
+// status), every ref but the run's branch, and the entries next to the work
+// tree and in .lemmings/.
+type outside struct {
+	dataDirName string
+	userHead    string
+	userStatus  string
+	refs        map[string]string
+	siblings    map[string]string
+	dataDir     map[string]string
+}
+
+func snapshotOutside(ctx context.Context, repo *workspace.Repo, wt *workspace.Worktree, dataDir string) (outside, error) {
+	o := outside{dataDirName: dataDir}
+	var err error
+	root := repo.Root()
+	if o.userHead, err = repo.HeadCommit(ctx); err != nil {
+		return o, err
+	}
+	if o.userStatus, err = cliGit(ctx, root, "status", "--porcelain=v1", "--untracked-files=all"); err != nil {
+		return o, err
+	}
+	out, err := cliGit(ctx, root, "for-each-ref", "--format=%(refname) %(objectname)")
+	if err != nil {
+		return o, err
+	}
+	o.refs = map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if name, sha, ok := strings.Cut(l, " "); ok && name != "refs/heads/"+wt.Branch() {
+			o.refs[name] = sha
+		}
+	}
+	o.siblings = dirEntries(filepath.Dir(wt.Dir()), filepath.Base(wt.Dir()), true)
+	if dataDir != "" {
+		o.dataDir = dirEntries(filepath.Join(root, dataDir), "", false)
+	}
+	return o, nil
+}
+
+// dirEntries lists a directory's entries; with files, a regular file's size and
+// time are part of its entry (a changed file shows).
+func dirEntries(dir, skip string, files bool) map[string]string {
+	out := map[string]string{}
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return out
+	}
+	for _, de := range des {
+		if de.Name() == skip {
+			continue
+		}
+		out[de.Name()] = ""
+		if info, err := de.Info(); err == nil && files && info.Mode().IsRegular() {
+			out[de.Name()] = fmt.Sprintf("%d %d", info.Size(), info.ModTime().UnixNano())
+		}
+	}
+	return out
+}
+
+// changes lists what differs from the snapshot, each in a few words.
+func (o outside) changes(ctx context.Context, repo *workspace.Repo, wt *workspace.Worktree) []string {
+	now, err := snapshotOutside(ctx, repo, wt, o.dataDirName)
+	if err != nil {
+		return []string{"could not check: " + err.Error()}
+	}
+	var out []string
+	if now.userHead != o.userHead {
+		out = append(out, fmt.Sprintf("your checkout's HEAD moved from %.10s to %.10s", o.userHead, now.userHead))
+	}
+	if now.userStatus != o.userStatus {
+		out = append(out, "files in your checkout changed: "+clip(statusDiff(o.userStatus, now.userStatus), 300))
+	}
+	out = append(out, mapChanges("ref", o.refs, now.refs)...)
+	out = append(out, mapChanges("next to the work tree:", o.siblings, now.siblings)...)
+	out = append(out, mapChanges(o.dataDirName+"/", o.dataDir, now.dataDir)...)
+	return out
+}
+
+func statusDiff(before, after string) string {
+	old := strings.Split(before, "\n")
+	var changed []string
+	for _, l := range strings.Split(after, "\n") {
+		if l != "" && !slices.Contains(old, l) {
+			changed = append(changed, strings.TrimSpace(l))
+		}
+	}
+	if len(changed) == 0 {
+		return "(a change was undone or a file removed)"
+	}
+	return strings.Join(changed, ", ")
+}
+
+func mapChanges(what string, before, after map[string]string) []string {
+	var out []string
+	for _, k := range sortedKeys(after) {
+		v, ok := before[k]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("new %s %s", what, k))
+		case v != after[k]:
+			out = append(out, fmt.Sprintf("changed %s %s", what, k))
+		}
+	}
+	for _, k := range sortedKeys(before) {
+		if _, ok := after[k]; !ok {
+			out = append(out, fmt.Sprintf("removed %s %s", what, k))
+		}
+	}
+	return out
+}
+
+// cliGit runs git in dir and returns its standard output.
+func cliGit(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(out), fmt.Errorf("git %s: exit %d: %s", strings.Join(args, " "), ee.ExitCode(), strings.TrimSpace(string(ee.Stderr)))
+	}
+	if err != nil {
+		return string(out), fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return string(out), nil
+}

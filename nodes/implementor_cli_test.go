@@ -1,0 +1,141 @@
+package nodes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/codingcli"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+func TestACustomCommandWithoutPromptGetsItOnStdinAndPassEnvAddsToThePresets(t *testing.T) {
+	c := &CLISettings{Command: []string{"my-cli", "--json"}, PassEnv: []string{"MY_KEY"}, Env: map[string]string{"A": "${HOME}"}}
+	p, env, err := c.Worker(func(k string) (string, bool) { return "/home/x", k == "HOME" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Stdin || p.Name != "my-cli" || p.Format != codingcli.FormatText || !slices.Contains(p.Env, "MY_KEY") || env["A"] != "/home/x" {
+		t.Errorf("preset %+v env %v", p, env)
+	}
+	c = &CLISettings{Preset: "no-such-cli"}
+	var ce *CLIError
+	if _, _, err := c.Worker(os.LookupEnv); err == nil || !strings.Contains(err.Error(), "no preset no-such-cli") {
+		t.Errorf("unknown preset: %v", err)
+	} else if !errors.As(err, &ce) || !ce.Config {
+		t.Errorf("an unknown preset is the configuration's fault: %#v", err)
+	}
+}
+
+// The check outside the work tree sees refs, the user's HEAD and files in
+// the user's checkout, and not what happens inside the work tree.
+func TestTheOutsideCheckSeesRefsTheUsersCheckoutAndSiblings(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	run := func(d string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t.invalid"}, args...)...)
+		cmd.Dir = d
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run(dir, "init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(dir, "add", "-A")
+	run(dir, "commit", "-q", "-m", "first")
+	repo, err := workspace.OpenRepo(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := repo.CreateWorktree(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := snapshotOutside(ctx, repo, wt, ".lemmings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Inside the work tree, on its own branch: nothing outside.
+	if err := os.WriteFile(filepath.Join(wt.Dir(), "b.txt"), []byte("b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(wt.Dir(), "add", "-A")
+	run(wt.Dir(), "commit", "-q", "-m", "inside")
+	if got := before.changes(ctx, repo, wt); len(got) != 0 {
+		t.Fatalf("changes inside the work tree counted as outside: %v", got)
+	}
+	run(wt.Dir(), "tag", "v1")
+	run(wt.Dir(), "stash", "list") // reading is fine
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(before.changes(ctx, repo, wt), "\n")
+	for _, want := range []string{"new ref refs/tags/v1", "files in your checkout changed: M a.txt"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("changes lack %q:\n%s", want, got)
+		}
+	}
+	run(dir, "commit", "-q", "-am", "user commits")
+	if got := strings.Join(before.changes(ctx, repo, wt), "\n"); !strings.Contains(got, "your checkout's HEAD moved") || !strings.Contains(got, "changed ref refs/heads/main") {
+		t.Errorf("a moved HEAD is not seen:\n%s", got)
+	}
+}
+
+// buildFakeCLI builds internal/fakecli for the in-process tests.
+func buildFakeCLI(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fakecli")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/lemmings-dev/lemmings/internal/fakecli").CombinedOutput(); err != nil {
+		t.Fatalf("build fakecli: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// One attempt in-process (under -race in make test): the first CLI run
+// leaves a gate failing, a fresh run is shown it and fixes it, the attempt
+// finishes with the gates' results for QA and the CLI's usage counted.
+func TestACLIAttemptRunsTheGatesAndSendsAFailureToAFreshRun(t *testing.T) {
+	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo})
+	script := filepath.Join(t.TempDir(), "script.json")
+	record := filepath.Join(t.TempDir(), "record")
+	writeScript := `{"record": ` + strconvQuote(record) + `, "runs": [
+	  {"write": {"NOTES.md": "todo\n"}, "input_tokens": 100, "output_tokens": 10, "cost_usd": 0.001, "final": "Looked."},
+	  {"replace": [{"path": "stats.go", "old": "float64(total / len(xs))", "new": "float64(total) / float64(len(xs))"}], "input_tokens": 200, "output_tokens": 20, "cost_usd": 0.002, "final": "Fixed the division."}]}`
+	if err := os.WriteFile(script, []byte(writeScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.d.Settings.CLI = &CLISettings{Command: []string{buildFakeCLI(t), "--script", script, "--prompt", "{prompt}"}, Format: "qwen-stream-json", Timeout: time.Minute}
+	r.d.Settings.FixRounds = 2
+	r.d.Gates = []workspace.Gate{{Name: "divides-as-floats", Command: "grep -q 'float64(total) / float64' stats.go"}}
+	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := out.Implementation
+	if res.Status != ImplFinished || res.FixRounds != 1 || res.Summary != "Fixed the division." || res.Commit == "" || len(res.Gates) != 1 || res.GatesDiffHash != res.DiffHash {
+		t.Fatalf("result %+v", res)
+	}
+	u := out.Usage[LabelCLI]
+	if u.Calls != 2 || u.PromptTokens != 300 || u.CompletionTokens != 30 || u.CostUSD < 0.0029 {
+		t.Errorf("usage %+v", u)
+	}
+	data, err := os.ReadFile(filepath.Join(record, "prompt-2.txt"))
+	if err != nil || !strings.Contains(string(data), "fix round 1 of 2") || !strings.Contains(string(data), "divides-as-floats") {
+		t.Errorf("the second run's prompt lacks the failing check (%v):\n%s", err, data)
+	}
+	if !strings.Contains(r.file(t, "stats.go"), "float64(total) / float64(len(xs))") {
+		t.Error("the fix is not in the work tree")
+	}
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
