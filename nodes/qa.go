@@ -48,11 +48,7 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 		qa.Gates = append(qa.Gates, GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, TimedOut: r.TimedOut, Duration: r.Duration, Output: r.Output})
 		graph.Emit(ctx, "gate", map[string]any{"task": t.ID, "gate": r.Name, "passed": r.Passed, "exit_code": r.ExitCode, "ms": r.Duration.Milliseconds()})
 		if !r.Passed {
-			how := fmt.Sprintf("exit code %d", r.ExitCode)
-			if r.TimedOut {
-				how = "timed out"
-			}
-			return d.qaFailed(ctx, s, fmt.Sprintf("Gate %q (%s) failed, %s. Output (tail):\n%s", r.Name, r.Command, how, r.Output)), nil
+			return d.qaFailed(ctx, s, r.Failure()), nil
 		}
 	}
 	diff, err := d.Work.Diff(ctx, t.StartCommit)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // DirectiveRow is one directive and what finally became of it: the log
@@ -119,7 +120,7 @@ func failedAttempts(path string) []FailedAttempt {
 		}
 		switch {
 		case ev.Name == "qa" && !d.Passed:
-			reason := strings.TrimSuffix(firstLine(d.Feedback), " Output (tail):")
+			reason := strings.TrimSuffix(firstLine(d.Feedback), workspace.OutputTail)
 			if gist := FailureGist(d.Feedback); len(gist) > 0 {
 				reason += " " + strings.Join(gist, " / ")
 			}

@@ -50,14 +50,20 @@ func (r GateResult) status(failed string) string {
 	}
 }
 
-// Feedback renders a result for a prompt: what ran, how it ended, the output.
-func (r GateResult) Feedback() string {
-	status := r.status("failed")
-	out := strings.TrimRight(r.Output, "\n")
-	if out == "" {
-		out = "(no output)"
+// OutputTail ends the first line of Failure: what follows is the gate's
+// output. Readers that show only the headline cut it off.
+const OutputTail = " Output (tail):"
+
+// Failure renders a failed gate for QA's feedback, the report and the
+// progress line: a headline of which gate ended how (no duration, so a
+// resumed run's report reads the same as an uninterrupted one's), then the
+// tail of its output.
+func (r GateResult) Failure() string {
+	how := fmt.Sprintf("exit code %d", r.ExitCode)
+	if r.TimedOut {
+		how = "timed out"
 	}
-	return fmt.Sprintf("gate %s (`%s`) %s after %s:\n%s\n", r.Name, r.Command, status, r.Duration.Round(time.Millisecond), out)
+	return fmt.Sprintf("Gate %q (%s) failed, %s.%s\n%s", r.Name, r.Command, how, OutputTail, r.Output)
 }
 
 // RunGate runs g.Command with `sh -c` in dir, in its own process group, with

@@ -68,7 +68,7 @@ func TestRunGatePassAndFail(t *testing.T) {
 	if r.Passed || r.ExitCode != 3 || !strings.Contains(r.Output, "failing") {
 		t.Errorf("result %+v", r)
 	}
-	if fb := r.Feedback(); !strings.Contains(fb, "gate bad (`echo failing; exit 3`) failed (exit code 3)") || !strings.Contains(fb, "failing") {
+	if fb := r.Failure(); !strings.HasPrefix(fb, "Gate \"bad\" (echo failing; exit 3) failed, exit code 3."+OutputTail+"\n") || !strings.Contains(fb, "failing") {
 		t.Errorf("feedback %q", fb)
 	}
 	r = RunGate(bg(), filepath.Join(dir, "missing"), Gate{Name: "x", Command: "true"}, 0)

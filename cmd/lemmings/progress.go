@@ -15,6 +15,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // progress renders a run's events for a person: a live status line on a
@@ -167,7 +168,7 @@ func (p *progress) custom(name string, data map[string]any) {
 			p.printf("%s   QA passed %v", p.elapsed(), data["task"])
 		} else {
 			feedback := fmt.Sprint(data["feedback"])
-			p.printf("%s   QA failed %v: %v", p.elapsed(), data["task"], strings.TrimSuffix(textutil.FirstLine(feedback), " Output (tail):"))
+			p.printf("%s   QA failed %v: %v", p.elapsed(), data["task"], strings.TrimSuffix(textutil.FirstLine(feedback), workspace.OutputTail))
 			for _, l := range nodes.FailureGist(feedback) {
 				p.printf("%s     %s", strings.Repeat(" ", len(p.elapsed())), l)
 			}
