@@ -70,7 +70,7 @@ func (l *Lemmings) config() (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := nodes.CheckCLI(cfg); err != nil {
+	if err := run.CheckCLI(cfg); err != nil {
 		return nil, fmt.Errorf("implementor %q: %w", l.Implementor, err)
 	}
 	return cfg, nil

@@ -39,17 +39,6 @@ type CLISettings struct {
 	DataDir string
 }
 
-// CLISettingsFrom reads the coding CLI backend from the configuration (nil:
-// the implementor writes the code itself); run.SettingsFrom calls it.
-func CLISettingsFrom(c *config.Config) *CLISettings {
-	if c.Implementor.Backend != config.BackendCLI {
-		return nil
-	}
-	cli := c.Implementor.CLI
-	return &CLISettings{Preset: cli.Preset, Command: slices.Clone(cli.Command), Format: cli.Format, Model: cli.Model,
-		Timeout: cli.Timeout, Env: cloneMap(cli.Env), PassEnv: slices.Clone(cli.PassEnv), BudgetUSD: cli.BudgetUSD}
-}
-
 // CLIError says why the configured coding CLI cannot run, and what to do.
 type CLIError struct {
 	Name string
@@ -98,60 +87,6 @@ func (c *CLISettings) Worker(lookup func(string) (string, bool)) (codingcli.Pres
 		return p, nil, &CLIError{Name: p.Name, Config: true, Cause: err.Error(), Fix: "set the variable in lemmings' environment, or change implementor.cli.env"}
 	}
 	return p, env, nil
-}
-
-// CheckCLI says whether the configured coding CLI can run: a run fails fast
-// with its advice before any model call. nil when the backend is lemmings.
-func CheckCLI(c *config.Config) error {
-	cli := CLISettingsFrom(c)
-	if cli == nil {
-		return nil
-	}
-	p, _, err := cli.Worker(os.LookupEnv)
-	if err != nil {
-		return err
-	}
-	if err := p.Check(); err != nil {
-		fix := p.Install
-		if p.Login != "" {
-			fix += "; then " + p.Login
-		}
-		return &CLIError{Name: p.Name, Cause: strings.TrimPrefix(err.Error(), codingcli.ErrNotFound.Error()+": "), Fix: fix}
-	}
-	return nil
-}
-
-// CLILoginWarning says, when the configured CLI sees none of the variables
-// its preset reads its key or server from, that it may not be logged in
-// ("" otherwise). Whether a CLI that logs in through its own files (its
-// home folder) is logged in shows only when it runs: an attempt then ends
-// with its error.
-func CLILoginWarning(c *config.Config) string {
-	cli := CLISettingsFrom(c)
-	if cli == nil {
-		return ""
-	}
-	p, env, err := cli.Worker(os.LookupEnv)
-	if err != nil || p.Login == "" {
-		return ""
-	}
-	var keys []string
-	for _, k := range p.Env {
-		if strings.HasSuffix(k, "_HOME") || slices.Contains(cli.PassEnv, k) {
-			continue // a folder, not a key; or one the user passes on purpose
-		}
-		keys = append(keys, k)
-		if _, ok := env[k]; ok {
-			return ""
-		}
-		if v, ok := os.LookupEnv(k); ok && v != "" {
-			return ""
-		}
-	}
-	if len(keys) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("coding CLI %s sees none of %s: unless it is logged in through its own files, its runs will fail. To log in: %s", p.Name, strings.Join(keys, ", "), p.Login)
 }
 
 // cliAttempt is one attempt by the coding CLI: a fresh run on the task, then

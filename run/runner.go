@@ -323,7 +323,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	var startup warningLog
 	warn := io.MultiWriter(&startup, orDiscard(o.Warn))
 
-	if err := nodes.CheckCLI(cfg); err != nil {
+	if err := CheckCLI(cfg); err != nil {
 		return nil, err // before any model call: the CLI is missing or not set up
 	}
 	set, err := env.openModels(ctx, o, cfg, warn)

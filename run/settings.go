@@ -28,7 +28,7 @@ func SettingsFrom(c *config.Config) nodes.Settings {
 	s.Tasks = nodes.TaskLimits{MaxTargetFiles: c.Tasks.MaxTargetFiles, MaxInstructionChars: c.Tasks.MaxInstructionChars, SplitAfter: c.Tasks.SplitAfter}
 	s.QA = nodes.QASettings{RequireQuotes: c.QA.RequireQuotes, Disputed: c.QA.Disputed}
 	s.ArchitectAfter = c.Escalation.ArchitectAfter
-	if s.CLI = nodes.CLISettingsFrom(c); s.CLI != nil {
+	if s.CLI = cliSettingsFrom(c); s.CLI != nil {
 		s.CLI.DataDir = DataDir
 	}
 	s.KnowledgeDir, s.KnowledgeBudget, s.PromoteAfter = c.Knowledge.Dir, c.Knowledge.BudgetTokens, c.Knowledge.PromoteAfter

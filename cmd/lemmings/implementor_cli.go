@@ -17,7 +17,7 @@ import (
 // when the configuration must change, 1 when the CLI must be installed or
 // set up (as with Ollama down).
 func cliUsable(cfg *config.Config) error {
-	err := nodes.CheckCLI(cfg)
+	err := run.CheckCLI(cfg)
 	var ce *nodes.CLIError
 	if errors.As(err, &ce) {
 		code := exitFailed
@@ -31,7 +31,7 @@ func cliUsable(cfg *config.Config) error {
 
 // warnCLILogin prints the login warning before a run with a coding CLI.
 func (a *app) warnCLILogin(cfg *config.Config) {
-	if w := nodes.CLILoginWarning(cfg); w != "" {
+	if w := run.CLILoginWarning(cfg); w != "" {
 		fmt.Fprintln(a.stderr, "warning:", w)
 	}
 }
@@ -41,7 +41,7 @@ func cliChecks(cfg *config.Config) []check {
 	if cfg.Implementor.Backend != config.BackendCLI {
 		return []check{{Name: "implementor", Status: "ok", Detail: "lemmings' own loop on the primary model (implementor.backend: lemmings)"}}
 	}
-	err := nodes.CheckCLI(cfg)
+	err := run.CheckCLI(cfg)
 	var ce *nodes.CLIError
 	if errors.As(err, &ce) {
 		return []check{{Name: "coding CLI", Status: "fail", Detail: ce.Name + ": " + ce.Cause, Fix: ce.Fix}}
@@ -57,7 +57,7 @@ func cliChecks(cfg *config.Config) []check {
 		detail += ", model " + s.Model
 	}
 	out := []check{{Name: "coding CLI", Status: "ok", Detail: detail}}
-	if w := nodes.CLILoginWarning(cfg); w != "" {
+	if w := run.CLILoginWarning(cfg); w != "" {
 		out = append(out, check{Name: "coding CLI login", Status: "warn", Detail: w, Fix: p.Login})
 	}
 	return out
