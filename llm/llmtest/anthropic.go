@@ -97,23 +97,9 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	for _, t := range req.Tools {
 		c.Tools = append(c.Tools, Tool{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
 	}
-	c.Prompt = joinPrompt(c.Messages)
-	s.record(&c)
-
-	rep, found := s.pick(c)
-	if !found {
-		anthropicError(w, http.StatusInternalServerError, unmatchedMessage(c))
+	rep, in, out, ok := s.answer(w, r, &c, anthropicError)
+	if !ok {
 		return
-	}
-	if prelude(w, r, rep, anthropicError) {
-		return
-	}
-	in, out := rep.PromptTokens, rep.CompletionTokens
-	if in == 0 {
-		in = estimate(c.Prompt)
-	}
-	if out == 0 {
-		out = estimate(rep.Content)
 	}
 	stop := rep.FinishReason
 	if stop == "" {

@@ -120,23 +120,9 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 			c.Tools = append(c.Tools, Tool{Name: f.Name, Description: f.Description, Parameters: params})
 		}
 	}
-	c.Prompt = joinPrompt(c.Messages)
-	s.record(&c)
-
-	rep, found := s.pick(c)
-	if !found {
-		geminiError(w, http.StatusInternalServerError, unmatchedMessage(c))
+	rep, in, out, ok := s.answer(w, r, &c, geminiError)
+	if !ok {
 		return
-	}
-	if prelude(w, r, rep, geminiError) {
-		return
-	}
-	in, out := rep.PromptTokens, rep.CompletionTokens
-	if in == 0 {
-		in = estimate(c.Prompt)
-	}
-	if out == 0 {
-		out = estimate(rep.Content)
 	}
 	finish := rep.FinishReason
 	if finish == "" {

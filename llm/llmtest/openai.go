@@ -135,25 +135,11 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		c.Messages = append(c.Messages, msg)
 	}
 	c.Tools = toolsOf(req.Tools)
-	c.Prompt = joinPrompt(c.Messages)
-	s.record(&c)
-
-	rep, found := s.pick(c)
-	if !found {
-		openaiError(w, http.StatusInternalServerError, unmatchedMessage(c))
+	rep, in, out, ok := s.answer(w, r, &c, openaiError)
+	if !ok {
 		return
 	}
-	if prelude(w, r, rep, openaiError) {
-		return
-	}
-	usage := openaiUsage{PromptTokens: rep.PromptTokens, CompletionTokens: rep.CompletionTokens, Cost: rep.Cost}
-	if usage.PromptTokens == 0 {
-		usage.PromptTokens = estimate(c.Prompt)
-	}
-	if usage.CompletionTokens == 0 {
-		usage.CompletionTokens = estimate(rep.Content)
-	}
-	usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
+	usage := openaiUsage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out, Cost: rep.Cost}
 	finish := rep.FinishReason
 	if finish == "" {
 		finish = "stop"

@@ -94,23 +94,9 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 			c.Tools = append(c.Tools, Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 		}
 	}
-	c.Prompt = joinPrompt(c.Messages)
-	s.record(&c)
-
-	rep, found := s.pick(c)
-	if !found {
-		openaiError(w, http.StatusInternalServerError, unmatchedMessage(c))
+	rep, in, out, ok := s.answer(w, r, &c, openaiError)
+	if !ok {
 		return
-	}
-	if prelude(w, r, rep, openaiError) {
-		return
-	}
-	in, out := rep.PromptTokens, rep.CompletionTokens
-	if in == 0 {
-		in = estimate(c.Prompt)
-	}
-	if out == 0 {
-		out = estimate(rep.Content)
 	}
 	id := fmt.Sprintf("resp_llmtest%06d", c.Seq)
 	resp := map[string]any{"id": id, "object": "response", "created_at": time.Now().Unix(), "model": c.Model,

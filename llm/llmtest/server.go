@@ -287,6 +287,32 @@ func wait(r *http.Request, d time.Duration) bool {
 	}
 }
 
+// answer records a decoded chat call and picks its scripted reply, applying
+// the parts that do not depend on the protocol (prelude). ok is false when
+// the response is already complete (no step matched, a scripted error or
+// body, or the client left). in and out are the reply's token counts, or
+// estimates where the script gave none.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, c *Call, fail func(http.ResponseWriter, int, string)) (rep Reply, in, out int, ok bool) {
+	c.Prompt = joinPrompt(c.Messages)
+	s.record(c)
+	rep, found := s.pick(*c)
+	if !found {
+		fail(w, http.StatusInternalServerError, unmatchedMessage(*c))
+		return rep, 0, 0, false
+	}
+	if prelude(w, r, rep, fail) {
+		return rep, 0, 0, false
+	}
+	in, out = rep.PromptTokens, rep.CompletionTokens
+	if in == 0 {
+		in = estimate(c.Prompt)
+	}
+	if out == 0 {
+		out = estimate(rep.Content)
+	}
+	return rep, in, out, true
+}
+
 // prelude applies the parts of a reply that do not depend on the protocol:
 // latency, Retry-After, a raw body, and a scripted error status (written by
 // fail in the protocol's error envelope, with Content as the message). done is
