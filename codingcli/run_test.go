@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -258,4 +260,56 @@ func TestQwenSettingsTurnOffMemory(t *testing.T) {
 	if p.SettingsEnv != "QWEN_CODE_SYSTEM_SETTINGS_PATH" {
 		t.Errorf("settings variable %q", p.SettingsEnv)
 	}
+}
+
+// When lemmings is killed outright (kill -9: no cleanup runs), the CLI it
+// started does not go on working in the worktree. The test kills a child
+// process that plays lemmings.
+func TestRunCLIDiesWithLemmings(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the parent-death signal is Linux's")
+	}
+	if pidFile := os.Getenv("CODINGCLI_TEST_PLAY_LEMMINGS"); pidFile != "" {
+		bin := script(t, "echo $$ > "+pidFile+".tmp; mv "+pidFile+".tmp "+pidFile+"; exec sleep 120\n")
+		_, _ = Run(context.Background(), textPreset(bin), Request{Dir: t.TempDir()})
+		return
+	}
+	pidFile := filepath.Join(t.TempDir(), "cli.pid")
+	lemmings := exec.Command(os.Args[0], "-test.run=^TestRunCLIDiesWithLemmings$")
+	lemmings.Env = append(os.Environ(), "CODINGCLI_TEST_PLAY_LEMMINGS="+pidFile)
+	if err := lemmings.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for deadline := time.Now().Add(30 * time.Second); pid == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = lemmings.Process.Kill()
+			t.Fatal("the CLI never started")
+		}
+		if data, err := os.ReadFile(pidFile); err == nil {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		}
+	}
+	_ = lemmings.Process.Kill()
+	_ = lemmings.Wait()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) || zombie(pid) {
+			return
+		}
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the CLI (pid %d) outlived lemmings by 10 s", pid)
+		}
+	}
+}
+
+// zombie: the process has died and waits for a parent to reap it (an
+// orphan's new parent may be slow to).
+func zombie(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, after, ok := strings.Cut(string(stat), ") ")
+	return ok && strings.HasPrefix(after, "Z")
 }

@@ -1,0 +1,7 @@
+//go:build unix && !linux
+
+package codingcli
+
+import "syscall"
+
+func setParentDeathSignal(*syscall.SysProcAttr) {}
