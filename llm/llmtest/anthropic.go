@@ -3,9 +3,7 @@ package llmtest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"time"
 )
 
 // Anthropic's Messages API (POST /v1/messages), what Claude Code speaks to
@@ -85,14 +83,13 @@ func anthropicError(w http.ResponseWriter, status int, msg string) {
 func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	s.enter()
 	defer s.leave()
-	body, _ := io.ReadAll(r.Body)
 	var req anthropicRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	c, err := decodeRequest(r, Anthropic, &req)
+	if err != nil {
 		anthropicError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	c := Call{API: Anthropic, Method: r.Method, Path: r.URL.Path, Model: req.Model, Stream: req.Stream,
-		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Header: r.Header.Clone(), Body: body, Time: time.Now()}
+	c.Model, c.Stream, c.Temperature, c.MaxTokens = req.Model, req.Stream, req.Temperature, req.MaxTokens
 	c.Messages = anthropicMessages(req)
 	for _, t := range req.Tools {
 		c.Tools = append(c.Tools, Tool{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})

@@ -3,10 +3,8 @@ package llmtest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
-	"time"
 )
 
 // Google's Gemini API (POST …/models/M:generateContent and
@@ -67,16 +65,15 @@ func geminiError(w http.ResponseWriter, status int, msg string) {
 func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 	s.enter()
 	defer s.leave()
-	body, _ := io.ReadAll(r.Body)
 	var req geminiRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	c, err := decodeRequest(r, Gemini, &req)
+	if err != nil {
 		geminiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	model := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
-	model = model[:strings.LastIndex(model, ":")]
-	c := Call{API: Gemini, Method: r.Method, Path: r.URL.Path, Model: model,
-		Stream: strings.HasSuffix(r.URL.Path, ":streamGenerateContent"), Header: r.Header.Clone(), Body: body, Time: time.Now()}
+	c.Model = model[:strings.LastIndex(model, ":")]
+	c.Stream = strings.HasSuffix(r.URL.Path, ":streamGenerateContent")
 	if g := req.GenerationConfig; g != nil {
 		c.MaxTokens, c.Temperature = g.MaxOutputTokens, g.Temperature
 		c.Format = nonNull(g.ResponseJSONSchm)

@@ -3,7 +3,6 @@ package llmtest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -77,14 +76,13 @@ func responsesMessages(instructions string, input json.RawMessage) []Message {
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	s.enter()
 	defer s.leave()
-	body, _ := io.ReadAll(r.Body)
 	var req responsesRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	c, err := decodeRequest(r, OpenAI, &req)
+	if err != nil {
 		openaiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	c := Call{API: OpenAI, Method: r.Method, Path: r.URL.Path, Model: req.Model, Stream: req.Stream,
-		Temperature: req.Temperature, MaxTokens: req.MaxOutputTokens, Header: r.Header.Clone(), Body: body, Time: time.Now()}
+	c.Model, c.Stream, c.Temperature, c.MaxTokens = req.Model, req.Stream, req.Temperature, req.MaxOutputTokens
 	if req.Text != nil && req.Text.Format != nil {
 		c.Format = nonNull(req.Text.Format.Schema)
 	}
