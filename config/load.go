@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 )
 
@@ -66,7 +68,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	entries, unreadable := environment(opts.Env, opts.Environ)
 	for _, name := range unreadable {
 		ps.add(Problem{File: "env " + name, Message: "unknown variable: cannot be read as a key",
-			Accepted: "LEMMINGS_<SECTION>__<KEY> such as " + EnvName("limits.max_tasks") + ", or " + joinAccepted(sortedKeys(envShortcuts()))})
+			Accepted: "LEMMINGS_<SECTION>__<KEY> such as " + EnvName("limits.max_tasks") + ", or " + joinAccepted(slices.Sorted(maps.Keys(envShortcuts())))})
 	}
 	for _, e := range entries {
 		d := &decoder{src: origin{layer: layerEnv, name: e.name}, srcs: s, probs: ps}
@@ -94,15 +96,6 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	}
 	s.warnings = warnings(c, s, opts, projectPath, projectShown)
 	return c, s, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func userConfigDir(opts LoadOptions) string {

@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -36,7 +38,7 @@ func validateCLI(c *Config, at func(key, msg, acc string), atFirstSet func(keys 
 func ExpandCLIEnv(env map[string]string, lookup func(string) (string, bool)) (map[string]string, error) {
 	out := make(map[string]string, len(env))
 	var missing []string
-	for _, name := range sortedKeys(env) {
+	for _, name := range slices.Sorted(maps.Keys(env)) {
 		out[name] = envRef.ReplaceAllStringFunc(env[name], func(ref string) string {
 			v := ref[2 : len(ref)-1]
 			val, ok := lookup(v)

@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 )
 
@@ -73,7 +75,7 @@ func (c *Compiled[S]) rebase(ctx context.Context, w RunWriter, ld *loaded[S]) er
 	if err := w.Append(ctx, Record{Kind: RecordSnapshot, Step: ld.step, Data: encodePayload(nil, &e)}); err != nil {
 		return err
 	}
-	for _, name := range sortedKeys(ld.pending) {
+	for _, name := range slices.Sorted(maps.Keys(ld.pending)) {
 		pw := ld.pending[name]
 		we := entry{status: ld.status, created: ld.created, time: ld.updated, nodes: []string{name}, next: ld.next,
 			reason: pw.reason, changes: pw.changes}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 )
 
@@ -139,7 +140,7 @@ func (r *runner[S]) commitUpdate(ctx context.Context, s S) error {
 	}
 	r.state, r.step, r.next, r.lastRan = s, r.step+1, next, []string{UpdateNode}
 	r.emit(Event{Kind: EventCheckpoint, Node: UpdateNode, Bytes: len(r.buf), Changed: changedNames(changes), Next: e.next})
-	for _, name := range sortedKeys(pending) {
+	for _, name := range slices.Sorted(maps.Keys(pending)) {
 		if err := r.storeWrite(ctx, name, pending[name]); err != nil {
 			return err
 		}

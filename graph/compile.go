@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -53,15 +55,6 @@ type ccond[S any] struct {
 	dest   map[string]int // route value → node index or endIdx
 	labels bool           // route values are labels (AddConditionalEdgesMap)
 	names  []string       // declared route values, for errors
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // Compile validates the graph and the state type and returns a runnable graph.
@@ -159,7 +152,7 @@ func (c *Compiled[S]) wireEdges(g *Graph[S]) []error {
 		bad := false
 		keys := cd.dests
 		if cd.routes != nil {
-			keys = sortedKeys(cd.routes)
+			keys = slices.Sorted(maps.Keys(cd.routes))
 		}
 		for _, k := range keys {
 			name := k

@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 )
 
 // Start and End are the pseudo-nodes that begin and finish every graph.
@@ -114,7 +116,7 @@ func (g *Graph[S]) AddConditionalEdgesMap(from string, route func(S) string, rou
 		return g
 	}
 	c := condDef[S]{from: from, route: route, routes: make(map[string]string, len(routes))}
-	for _, label := range sortedKeys(routes) {
+	for _, label := range slices.Sorted(maps.Keys(routes)) {
 		c.routes[label] = routes[label]
 		c.dests = append(c.dests, routes[label])
 	}

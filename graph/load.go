@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -111,7 +113,7 @@ func (c *Compiled[S]) State(ctx context.Context, runID string) (Snapshot[S], err
 	}
 	snap := Snapshot[S]{RunID: runID, State: ld.state, Status: ld.status, Step: ld.step, Nodes: ld.nodes, Next: ld.next,
 		Metadata: ld.meta, Created: ld.created, Updated: ld.updated, Reason: ld.reason, Error: ld.errMsg}
-	snap.Pending = sortedKeys(ld.pending)
+	snap.Pending = slices.Sorted(maps.Keys(ld.pending))
 	return snap, nil
 }
 

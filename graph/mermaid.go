@@ -2,6 +2,8 @@ package graph
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -28,7 +30,7 @@ func (g *Graph[S]) renderMermaid() string {
 	}
 	for _, cd := range g.conds {
 		if cd.routes != nil {
-			for _, label := range sortedKeys(cd.routes) {
+			for _, label := range slices.Sorted(maps.Keys(cd.routes)) {
 				fmt.Fprintf(&b, "\t%s -. \"%s\" .-> %s;\n", id(cd.from), mermaidText(label), id(cd.routes[label]))
 			}
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -445,7 +446,7 @@ func statusDiff(before, after string) string {
 
 func mapChanges(what string, before, after map[string]string) []string {
 	var out []string
-	for _, k := range sortedKeys(after) {
+	for _, k := range slices.Sorted(maps.Keys(after)) {
 		v, ok := before[k]
 		switch {
 		case !ok:
@@ -454,7 +455,7 @@ func mapChanges(what string, before, after map[string]string) []string {
 			out = append(out, fmt.Sprintf("changed %s %s", what, k))
 		}
 	}
-	for _, k := range sortedKeys(before) {
+	for _, k := range slices.Sorted(maps.Keys(before)) {
 		if _, ok := after[k]; !ok {
 			out = append(out, fmt.Sprintf("removed %s %s", what, k))
 		}

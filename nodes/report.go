@@ -5,10 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -204,7 +204,7 @@ func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowS
 
 	b.WriteString("\n## Tokens and cost\n\n| who | calls | prompt tokens | completion tokens | cost | model time |\n|---|---|---|---|---|---|\n")
 	var total UsageTotals
-	for _, label := range sortedKeys(s.Usage) {
+	for _, label := range slices.Sorted(maps.Keys(s.Usage)) {
 		u := s.Usage[label]
 		fmt.Fprintf(b, "| %s | %d | %d | %d | $%.4f | %s |\n", label, u.Calls, u.PromptTokens, u.CompletionTokens, u.CostUSD, u.Elapsed.Round(time.Millisecond))
 		total.Calls += u.Calls
@@ -217,7 +217,7 @@ func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowS
 
 	if times := nodeTimes(filepath.Join(d.RunDir, "events.jsonl")); len(times) > 0 {
 		b.WriteString("\n## Time per node\n\n| node | runs | total |\n|---|---|---|\n")
-		for _, name := range sortedKeys(times) {
+		for _, name := range slices.Sorted(maps.Keys(times)) {
 			t := times[name]
 			fmt.Fprintf(b, "| %s | %d | %s |\n", name, t.runs, t.total.Round(time.Millisecond))
 		}
@@ -254,15 +254,6 @@ func nodeTimes(path string) map[string]nodeTime {
 		out[ev.Node] = t
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func short(sha string) string {
