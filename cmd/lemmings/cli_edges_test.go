@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -465,5 +466,37 @@ func TestDoctorSaysEachCauseOnce(t *testing.T) {
 	notGit := c.run(t.TempDir(), "doctor")
 	if n := strings.Count(notGit.stdout, "git init"); n != 1 {
 		t.Errorf("git init said %d times:\n%s", n, notGit.stdout)
+	}
+}
+
+// doctor says who plans when roles.planner names a model: it, a warning when
+// it cannot answer (the run then plans on the primary), or that a cloud
+// planner is off with the supervisors.
+func TestDoctorChecksThePlannerRole(t *testing.T) {
+	srv := demo.NewServer(&demo.Script{})
+	defer srv.Close()
+	dir := prepared(t)
+	c := newCLI(t)
+	planner := func(role string, args ...string) map[string]any {
+		t.Helper()
+		c.config(strings.Replace(scriptedConfig(srv.URL(), "blocking"), "roles:\n", "roles:\n  planner: "+role+"\n", 1))
+		r := c.run(dir, append([]string{"--json", "doctor"}, args...)...)
+		for _, l := range jsonLines(t, r.stdout) {
+			if l["check"] == "planner" {
+				return l
+			}
+		}
+		t.Fatalf("no planner line with planner %s:\n%s\n%s", role, r.stdout, r.stderr)
+		return nil
+	}
+	if l := planner("{provider: ollama, model: " + demo.PrimaryModel + "}"); l["status"] != "ok" || !strings.Contains(fmt.Sprint(l["detail"]), demo.PrimaryModel+" via ollama plans") {
+		t.Errorf("a local planner the server has: %v", l)
+	}
+	if l := planner("{provider: ollama, model: no-such-planner}"); l["status"] != "warn" || !strings.Contains(fmt.Sprint(l["detail"]), "the primary plans") ||
+		!strings.Contains(fmt.Sprint(l["detail"], l["fix"]), "no-such-planner") {
+		t.Errorf("a local planner the server lacks: %v", l)
+	}
+	if l := planner("{provider: openrouter, model: some/cloud-model}", "--no-supervisors"); l["status"] != "ok" || !strings.Contains(fmt.Sprint(l["detail"]), "off while supervisors are off") {
+		t.Errorf("a cloud planner with the supervisors off: %v", l)
 	}
 }

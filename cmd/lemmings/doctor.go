@@ -123,6 +123,9 @@ func (a *app) doctor(ctx context.Context) []check {
 		}
 	}
 
+	if pl := plannerCheck(cctx, router, cfg); pl != nil {
+		out = append(out, *pl)
+	}
 	out = append(out, cliChecks(cfg)...)
 
 	gates := run.GatesFrom(cfg, root)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -132,4 +133,21 @@ func llmHint(err error) string {
 		return le.Hint
 	}
 	return ""
+}
+
+// plannerCheck says who will plan when roles.planner names a model of its
+// own (nil when it does not: the primary plans). A planner that cannot
+// answer only warns: the run then plans on the primary, and says so.
+func plannerCheck(ctx context.Context, r *llm.Router, cfg *config.Config) *check {
+	if cfg.Roles[config.RolePlanner].Model == "" {
+		return nil
+	}
+	rr, _ := cfg.ResolvedRole(config.RolePlanner)
+	if !slices.Contains(r.Roles(), config.RolePlanner) {
+		return &check{"planner", "ok", fmt.Sprintf("%s via %s is a cloud planner: off while supervisors are off or offline, the primary plans", rr.Model, rr.Provider), ""}
+	}
+	if err := r.Check(ctx, config.RolePlanner); err != nil {
+		return &check{"planner", "warn", "off for a run, the primary plans: " + causeOf(err), llmHint(err)}
+	}
+	return &check{"planner", "ok", fmt.Sprintf("%s via %s plans scope and tasks", rr.Model, rr.Provider), ""}
 }
