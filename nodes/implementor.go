@@ -183,6 +183,11 @@ func (l *implLoop) loop(ctx context.Context) (*ImplResult, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		// The run's wall time is checked before every action, not only
+		// between tasks: a slow model must not run hours past the limit.
+		if left, limited := d.wallTimeLeft(l.s, d.now()); limited && left <= 0 {
+			return &ImplResult{Status: ImplExhausted, Actions: n - 1, Summary: d.wallTimeReached()}, nil
+		}
 		act, resp, err := l.nextAction(ctx, runaways)
 		if tooLarge(err) {
 			return &ImplResult{Status: ImplExhausted, Actions: n, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil

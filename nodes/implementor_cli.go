@@ -106,6 +106,12 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 	res := &ImplResult{}
 	gateFeedback := ""
 	for round := 0; ; round++ {
+		if left, limited := d.wallTimeLeft(s, d.now()); limited && left <= 0 {
+			if round == 0 {
+				return &ImplResult{Status: ImplExhausted, Summary: d.wallTimeReached()}, nil
+			}
+			break // the work done so far goes to QA
+		}
 		if reason := d.cliBudgetSpent(s); reason != "" {
 			if round == 0 {
 				s.StopReason = reason
@@ -139,6 +145,9 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 		}
 		if dropped > 0 {
 			graph.Emit(ctx, "cli_commits_dropped", map[string]any{"task": t.ID, "attempt": t.Attempt, "commits": dropped})
+		}
+		if left, limited := d.wallTimeLeft(s, d.now()); run.TimedOut && limited && left <= 0 {
+			return &ImplResult{Status: ImplExhausted, Actions: res.Actions, Summary: d.wallTimeReached() + " while the coding CLI worked: it was stopped"}, nil
 		}
 		if failed := cliFailure(preset.Name, run, d.Settings.CLI.Timeout); failed != nil {
 			failed.Actions = res.Actions
@@ -192,9 +201,13 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 // runCLI runs the CLI once, logs what it reports and counts what it spent.
 func (d *Deps) runCLI(ctx context.Context, s *WorkflowState, t *Task, p codingcli.Preset, env map[string]string, prompt string, round int) (codingcli.Result, error) {
 	start := time.Now()
+	timeout := d.Settings.CLI.Timeout
+	if left, limited := d.wallTimeLeft(s, d.now()); limited && (timeout <= 0 || left < timeout) {
+		timeout = max(left, time.Second) // the run's wall time ends first
+	}
 	graph.Emit(ctx, "cli_start", map[string]any{"task": t.ID, "attempt": t.Attempt, "round": round, "cli": p.Name, "prompt_chars": len(prompt)})
 	run, err := codingcli.Run(ctx, p, codingcli.Request{
-		Dir: d.Work.Dir(), Prompt: prompt, Model: d.Settings.CLI.Model, Timeout: d.Settings.CLI.Timeout, Env: env,
+		Dir: d.Work.Dir(), Prompt: prompt, Model: d.Settings.CLI.Model, Timeout: timeout, Env: env,
 		OnEvent: func(ev codingcli.Event) {
 			if ev.Kind == codingcli.EventToolCall || ev.Kind == codingcli.EventError {
 				graph.Emit(ctx, "cli_event", map[string]any{"task": t.ID, "kind": string(ev.Kind), "tool": ev.Tool, "text": clip(ev.Text, 300)})

@@ -139,3 +139,28 @@ func TestACLIAttemptRunsTheGatesAndSendsAFailureToAFreshRun(t *testing.T) {
 }
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// The run's wall time bounds a coding CLI's run too: with 2 s of
+// limits.max_wall_time left, a CLI that would work for a minute under a
+// 20-minute implementor.cli.timeout is stopped when the run's time is up.
+func TestACLIRunStopsWhenTheRunsWallTimeIsUp(t *testing.T) {
+	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo})
+	script := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(script, []byte(`{"runs": [{"sleep": "60s", "final": "never"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.d.Settings.CLI = &CLISettings{Command: []string{buildFakeCLI(t), "--script", script, "--prompt", "{prompt}"}, Format: "qwen-stream-json", Timeout: 20 * time.Minute}
+	r.d.Settings.MaxWallTime = time.Hour
+	start := time.Now()
+	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task, StartedAt: start.Add(-time.Hour + 2*time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := out.Implementation
+	if res.Status != ImplExhausted || !strings.Contains(res.Summary, "limits.max_wall_time") {
+		t.Errorf("result %+v", res)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the attempt took %s: the CLI ran past the run's wall time", took)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
@@ -479,5 +480,23 @@ func TestQAReusesGatesThatPassedInsideTheLoopOnTheSameTree(t *testing.T) {
 	data, _ = os.ReadFile(counter)
 	if n := strings.Count(string(data), "run"); n != 2 {
 		t.Errorf("the gate ran %d times; a different tree must be checked again", n)
+	}
+}
+
+// A run whose wall time is spent ends the attempt before the next model
+// call, not only at the next task.
+func TestTheImplementorStopsWhenTheRunsWallTimeIsUp(t *testing.T) {
+	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
+		act(t, map[string]any{"thought": "look", "action": "read_file", "path": "stats.go"}))
+	r.d.Settings.MaxWallTime = time.Minute
+	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task, StartedAt: time.Now().Add(-time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := out.Implementation; res.Status != ImplExhausted || res.Actions != 0 || !strings.Contains(res.Summary, "limits.max_wall_time") {
+		t.Errorf("result %+v", res)
+	}
+	if n := len(r.model.recorded()); n != 0 {
+		t.Errorf("%d model calls after the wall time was spent", n)
 	}
 }

@@ -313,13 +313,26 @@ func (d *Deps) stopReason(s *WorkflowState, now time.Time) string {
 	if s.CurrentTask == nil && set.MaxTasks > 0 && s.TasksCompleted+s.TasksFailed >= set.MaxTasks {
 		return fmt.Sprintf("reached the limit of %d tasks (limits.max_tasks)", set.MaxTasks)
 	}
-	if set.MaxWallTime > 0 && !s.StartedAt.IsZero() && now.Sub(s.StartedAt) > set.MaxWallTime {
-		return fmt.Sprintf("reached the wall-time limit of %s (limits.max_wall_time)", set.MaxWallTime)
+	if left, limited := d.wallTimeLeft(s, now); limited && left <= 0 {
+		return d.wallTimeReached()
 	}
 	if set.MaxConsecutiveFailures > 0 && s.ConsecutiveFailures >= set.MaxConsecutiveFailures {
 		return fmt.Sprintf("%d tasks failed in a row: the model cannot do this work as planned (limits.max_consecutive_failures)", s.ConsecutiveFailures)
 	}
 	return ""
+}
+
+// wallTimeLeft is what remains of limits.max_wall_time; limited is false
+// when the run has no limit (or has not started).
+func (d *Deps) wallTimeLeft(s *WorkflowState, now time.Time) (left time.Duration, limited bool) {
+	if d.Settings.MaxWallTime <= 0 || s.StartedAt.IsZero() {
+		return 0, false
+	}
+	return d.Settings.MaxWallTime - now.Sub(s.StartedAt), true
+}
+
+func (d *Deps) wallTimeReached() string {
+	return fmt.Sprintf("reached the wall-time limit of %s (limits.max_wall_time)", d.Settings.MaxWallTime)
 }
 
 // relatedCode asks the index where the next piece of work probably lives, so
