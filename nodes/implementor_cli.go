@@ -2,11 +2,9 @@ package nodes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -339,30 +337,20 @@ func directiveOf(s *WorkflowState, t *Task) string {
 // attempt's base with the CLI's changes uncommitted: lemmings makes the
 // commits. It returns how many commits of the CLI's were dropped.
 func (d *Deps) keepCLIChanges(ctx context.Context, t *Task) (int, error) {
-	dir := d.Work.Dir()
-	want := "refs/heads/" + d.Work.Branch()
-	if cur, _ := cliGit(ctx, dir, "symbolic-ref", "-q", "HEAD"); strings.TrimSpace(cur) != want {
-		// Checked out elsewhere (detached, another branch): point HEAD back;
-		// the tree keeps the CLI's files.
-		if _, err := cliGit(ctx, dir, "symbolic-ref", "HEAD", want); err != nil {
-			return 0, err
-		}
-	}
-	head, err := d.Work.Head(ctx)
-	if err != nil {
+	if err := d.Work.Reattach(ctx); err != nil {
 		return 0, err
 	}
-	if head == t.AttemptBase {
-		return 0, nil
+	head, err := d.Work.Head(ctx)
+	if err != nil || head == t.AttemptBase {
+		return 0, err
 	}
-	n := 0
-	if out, err := cliGit(ctx, dir, "rev-list", "--count", t.AttemptBase+".."+head); err == nil {
-		fmt.Sscan(strings.TrimSpace(out), &n)
-	}
+	// Counted for the event only: a CLI that reset the branch below the
+	// base has no commits after it, yet HEAD still goes back.
+	commits, _ := d.Work.Log(ctx, t.AttemptBase)
 	if err := d.Work.ResetSoft(ctx, t.AttemptBase); err != nil {
 		return 0, err
 	}
-	return max(n, 1), nil
+	return max(len(commits), 1), nil
 }
 
 // outside is what the CLI must not change: the user's checkout (HEAD and
@@ -371,35 +359,32 @@ func (d *Deps) keepCLIChanges(ctx context.Context, t *Task) (int, error) {
 type outside struct {
 	dataDirName string
 	userHead    string
-	userStatus  string
+	userDirty   map[string]string
 	refs        map[string]string
 	siblings    map[string]string
 	dataDir     map[string]string
 }
 
 func snapshotOutside(ctx context.Context, repo *workspace.Repo, wt *workspace.Worktree, dataDir string) (outside, error) {
-	o := outside{dataDirName: dataDir}
+	o := outside{dataDirName: dataDir, userDirty: map[string]string{}}
 	var err error
-	root := repo.Root()
 	if o.userHead, err = repo.HeadCommit(ctx); err != nil {
 		return o, err
 	}
-	if o.userStatus, err = cliGit(ctx, root, "status", "--porcelain=v1", "--untracked-files=all"); err != nil {
-		return o, err
-	}
-	out, err := cliGit(ctx, root, "for-each-ref", "--format=%(refname) %(objectname)")
+	dirty, err := repo.Dirty(ctx)
 	if err != nil {
 		return o, err
 	}
-	o.refs = map[string]string{}
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		if name, sha, ok := strings.Cut(l, " "); ok && name != "refs/heads/"+wt.Branch() {
-			o.refs[name] = sha
-		}
+	for _, p := range dirty {
+		o.userDirty[p] = ""
 	}
+	if o.refs, err = repo.Refs(ctx); err != nil {
+		return o, err
+	}
+	delete(o.refs, "refs/heads/"+wt.Branch()) // the run's own branch moves with the work
 	o.siblings = dirEntries(filepath.Dir(wt.Dir()), filepath.Base(wt.Dir()), true)
 	if dataDir != "" {
-		o.dataDir = dirEntries(filepath.Join(root, dataDir), "", false)
+		o.dataDir = dirEntries(filepath.Join(repo.Root(), dataDir), "", false)
 	}
 	return o, nil
 }
@@ -434,27 +419,11 @@ func (o outside) changes(ctx context.Context, repo *workspace.Repo, wt *workspac
 	if now.userHead != o.userHead {
 		out = append(out, fmt.Sprintf("your checkout's HEAD moved from %.10s to %.10s", o.userHead, now.userHead))
 	}
-	if now.userStatus != o.userStatus {
-		out = append(out, "files in your checkout changed: "+clip(statusDiff(o.userStatus, now.userStatus), 300))
-	}
+	out = append(out, mapChanges("file in your checkout", o.userDirty, now.userDirty)...)
 	out = append(out, mapChanges("ref", o.refs, now.refs)...)
 	out = append(out, mapChanges("next to the work tree:", o.siblings, now.siblings)...)
 	out = append(out, mapChanges(o.dataDirName+"/", o.dataDir, now.dataDir)...)
 	return out
-}
-
-func statusDiff(before, after string) string {
-	old := strings.Split(before, "\n")
-	var changed []string
-	for _, l := range strings.Split(after, "\n") {
-		if l != "" && !slices.Contains(old, l) {
-			changed = append(changed, strings.TrimSpace(l))
-		}
-	}
-	if len(changed) == 0 {
-		return "(a change was undone or a file removed)"
-	}
-	return strings.Join(changed, ", ")
 }
 
 func mapChanges(what string, before, after map[string]string) []string {
@@ -474,19 +443,4 @@ func mapChanges(what string, before, after map[string]string) []string {
 		}
 	}
 	return out
-}
-
-// cliGit runs git in dir and returns its standard output.
-func cliGit(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return string(out), fmt.Errorf("git %s: exit %d: %s", strings.Join(args, " "), ee.ExitCode(), strings.TrimSpace(string(ee.Stderr)))
-	}
-	if err != nil {
-		return string(out), fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
-	}
-	return string(out), nil
 }

@@ -80,7 +80,7 @@ func TestTheOutsideCheckSeesRefsTheUsersCheckoutAndSiblings(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Join(before.changes(ctx, repo, wt), "\n")
-	for _, want := range []string{"new ref refs/tags/v1", "files in your checkout changed: M a.txt"} {
+	for _, want := range []string{"new ref refs/tags/v1", "new file in your checkout a.txt"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("changes lack %q:\n%s", want, got)
 		}

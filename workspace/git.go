@@ -174,3 +174,18 @@ func (r *Repo) ensureExcluded() error {
 	}
 	return fh.Close()
 }
+
+// Refs maps every ref of the repository to the commit it names.
+func (r *Repo) Refs(ctx context.Context) (map[string]string, error) {
+	out, err := runGit(ctx, r.root, nil, "for-each-ref", "--format=%(refname) %(objectname)")
+	if err != nil {
+		return nil, fmt.Errorf("list refs: %w", err)
+	}
+	refs := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if name, sha, ok := strings.Cut(l, " "); ok {
+			refs[name] = sha
+		}
+	}
+	return refs, nil
+}

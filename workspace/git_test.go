@@ -439,3 +439,35 @@ func TestResetSoftSquashesIntoOneCommit(t *testing.T) {
 		t.Error("empty sha accepted")
 	}
 }
+
+// A worktree someone detached (a coding CLI checking out a commit) goes back
+// on the run's branch with its files as they are; Refs sees every ref.
+func TestReattachAndRefs(t *testing.T) {
+	repo, wt := newWorktree(t, map[string]string{"a.txt": "a\n"})
+	ctx := bg()
+	head, err := wt.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	git(t, wt.Dir(), "checkout", "-q", "--detach", head)
+	if err := os.WriteFile(filepath.Join(wt.Dir(), "a.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := wt.Reattach(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, wt.Dir(), "symbolic-ref", "HEAD"); got != "refs/heads/"+wt.Branch() {
+		t.Errorf("HEAD is %q after Reattach", got)
+	}
+	if data, _ := os.ReadFile(filepath.Join(wt.Dir(), "a.txt")); string(data) != "changed\n" {
+		t.Errorf("Reattach changed the files: %q", data)
+	}
+	git(t, wt.Dir(), "tag", "v1")
+	refs, err := repo.Refs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refs["refs/tags/v1"] != head || refs["refs/heads/"+wt.Branch()] != head {
+		t.Errorf("refs %v, want the tag and the run branch at %s", refs, head)
+	}
+}

@@ -224,3 +224,17 @@ func (w *Worktree) Head(ctx context.Context) (string, error) {
 	}
 	return strings.TrimSpace(out), nil
 }
+
+// Reattach puts HEAD back on the run's branch when something else (a coding
+// CLI, say) checked out another branch or detached it; the files stay as
+// they are.
+func (w *Worktree) Reattach(ctx context.Context) error {
+	want := "refs/heads/" + w.branch
+	if cur, _ := runGit(ctx, w.dir, nil, "symbolic-ref", "-q", "HEAD"); strings.TrimSpace(cur) == want {
+		return nil
+	}
+	if _, err := runGit(ctx, w.dir, nil, "symbolic-ref", "HEAD", want); err != nil {
+		return fmt.Errorf("reattach HEAD to %s: %w", w.branch, err)
+	}
+	return nil
+}
