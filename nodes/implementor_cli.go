@@ -323,11 +323,7 @@ func directiveOf(s *WorkflowState, t *Task) string {
 	}
 	for _, d := range s.PendingDirectives {
 		if d.ID == t.DirectiveID {
-			out := fmt.Sprintf("[%s] %s %s from %s: %s", d.ID, strings.ToUpper(d.Priority), d.Type, d.Source, d.Description)
-			if d.Rationale != "" {
-				out += " (why: " + d.Rationale + ")"
-			}
-			return out
+			return d.promptLine()
 		}
 	}
 	return ""

@@ -119,16 +119,22 @@ func directivesSection(shown []Directive) llm.Section {
 	}
 	var b strings.Builder
 	for _, d := range shown {
-		fmt.Fprintf(&b, "- [%s] %s %s from %s: %s", d.ID, strings.ToUpper(d.Priority), d.Type, d.Source, d.Description)
-		if d.Rationale != "" {
-			fmt.Fprintf(&b, " (why: %s)", d.Rationale)
-		}
-		if len(d.Files) > 0 {
-			fmt.Fprintf(&b, " files: %s", strings.Join(d.Files, ", "))
-		}
-		b.WriteByte('\n')
+		b.WriteString("- " + d.promptLine() + "\n")
 	}
 	return llm.Section{Title: SecDirectives, Body: strings.TrimSpace(b.String()), Required: true}
+}
+
+// promptLine is how a directive reads in a prompt: id, priority, type,
+// source, what to do, why and where.
+func (d Directive) promptLine() string {
+	out := fmt.Sprintf("[%s] %s %s from %s: %s", d.ID, strings.ToUpper(d.Priority), d.Type, d.Source, d.Description)
+	if d.Rationale != "" {
+		out += " (why: " + d.Rationale + ")"
+	}
+	if len(d.Files) > 0 {
+		out += " files: " + strings.Join(d.Files, ", ")
+	}
+	return out
 }
 
 // completedSection lists finished work, newest first, so packing cuts the
