@@ -28,12 +28,17 @@ type weakModel struct {
 	mu      sync.Mutex
 	replies []llmtest.Reply
 	calls   []llmtest.Call
+	// respondWith, when set, answers every call instead of the list.
+	respondWith func(llmtest.Call) llmtest.Reply
 }
 
 func (m *weakModel) respond(c llmtest.Call) llmtest.Reply {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.calls = append(m.calls, c)
+	if m.respondWith != nil {
+		return m.respondWith(c)
+	}
 	if len(m.replies) == 0 {
 		return llmtest.Reply{Content: `{"thought":"done","action":"finish","summary":"done"}`}
 	}
