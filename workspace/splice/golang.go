@@ -209,4 +209,3 @@ func addGoImports(src string, specs []string) string {
 	}
 	return insert(at, add...)
 }
-
