@@ -166,6 +166,8 @@ func specs() []spec {
 
 		{key: "implementor.backend", doc: "Who writes the code of an attempt: `lemmings` (its own tool loop on the primary role) or `cli` (a coding CLI, see `implementor.cli` and docs/backends.md). Either way lemmings plans, runs the gates, reviews, commits once per task, rolls back and keeps the budget.",
 			accepted: "lemmings, cli", check: checkString(oneOf(BackendLemmings, BackendCLI))},
+		{key: "implementor.samples", doc: "Candidates one code call of lemmings' own Implementor may draw (best-of-n): the later ones at a raised temperature over the same cached prompt, each only when the one before failed to parse, broke the parse, added a check problem or, in a fix round, failed the gates. The first that passes is kept; the others are recorded in events.jsonl (`implementor_sample`). 1: one candidate, as before. See docs/implementor.md.",
+			accepted: "an integer from 1 to 5", check: checkInt(between(1, 5))},
 		{key: "implementor.cli.preset", doc: "The coding CLI to run when `implementor.backend` is `cli`: its command line, stream format and install advice (docs/backends.md). Empty: `command` must be set.",
 			accepted: "empty or " + joinAccepted(CLIPresets), check: checkString(func(s string) string {
 				if s == "" {
@@ -257,6 +259,15 @@ func atLeast(min int) func(int) string {
 	return func(n int) string {
 		if n < min {
 			return fmt.Sprintf("%d is below %d", n, min)
+		}
+		return ""
+	}
+}
+
+func between(lo, hi int) func(int) string {
+	return func(n int) string {
+		if n < lo || n > hi {
+			return fmt.Sprintf("%d is not between %d and %d", n, lo, hi)
 		}
 		return ""
 	}
