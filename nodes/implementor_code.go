@@ -192,7 +192,11 @@ func (l *implLoop) readUnit(ctx context.Context, reply, p string, g grain, old s
 	if len(r.Added) > 0 {
 		note += fmt.Sprintf("(added %s after %s)\n", strings.Join(r.Added, ", "), g.unit.Name)
 	}
-	return codeCandidate{change: change{files: map[string]string{p: r.Content}, lines: map[string]int{p: r.Line}}, note: note}
+	said := fmt.Sprintf("%s: rewrote %s (%d lines now)", p, strings.Join(r.Replaced, ", "), strings.Count(r.Content, "\n"))
+	if r.Whole {
+		said = ""
+	}
+	return codeCandidate{change: change{files: map[string]string{p: r.Content}, lines: map[string]int{p: r.Line}, said: map[string]string{p: said}}, note: note}
 }
 
 // smallerGrain is the grain of a re-ask after a whole file was cut at the

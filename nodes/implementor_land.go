@@ -23,6 +23,8 @@ type change struct {
 	files map[string]string
 	// lines are where each file's change starts (for whole contents).
 	lines map[string]int
+	// said is how the result names a file's change ("" : wrote p (N lines)).
+	said map[string]string
 }
 
 func (c change) paths() []string {
@@ -129,7 +131,11 @@ func (l *implLoop) land(ctx context.Context, c change) landing {
 		if snap[p] == nil {
 			verb = "created"
 		}
-		fmt.Fprintf(&b, "%s %s (%d lines)\n", verb, p, strings.Count(content, "\n"))
+		if said := c.said[p]; said != "" {
+			b.WriteString(said + "\n")
+		} else {
+			fmt.Fprintf(&b, "%s %s (%d lines)\n", verb, p, strings.Count(content, "\n"))
+		}
 		changed = append(changed, editedAt{p, max(1, c.lines[p])})
 	}
 	for _, p := range paths {
