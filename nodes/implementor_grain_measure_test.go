@@ -13,6 +13,7 @@ package nodes
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -176,6 +177,9 @@ func TestMeasureEditGrain(t *testing.T) {
 		// Route every call to the knowing model instead of the list.
 		r.model.respondWith = m.respond
 		r.task.Title, r.task.Instructions, r.task.TargetFiles = "Fix "+task.unit, task.instructions, []string{task.path}
+		if n, err := strconv.Atoi(os.Getenv("LEMMINGS_MEASURE_WHOLE")); err == nil {
+			r.d.Settings.WholeFileLines = n
+		}
 		res := r.run(t)
 		got := r.file(t, task.path)
 		t.Logf("MEASURE %-7s lines=%d status=%s right=%v actions=%d calls=%d prompt_tokens=%d reply_tokens=%d",
