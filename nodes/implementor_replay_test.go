@@ -231,3 +231,28 @@ func TestAGoodFirstSampleDrawsNoOther(t *testing.T) {
 		t.Errorf("%d calls, want 3", n)
 	}
 }
+
+// A file whose targeted edits failed twice is asked for whole only when it
+// fits the reply budget; otherwise its unit is.
+func TestTheWholeFileFallbackIsOnlyForFilesThatFitTheReplyBudget(t *testing.T) {
+	stale := text("stats.go\n<<<<<<< SEARCH\n\treturn total / len(xs)\n=======\n\treturn 0\n>>>>>>> REPLACE\n")
+	edit := act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"})
+	for _, tc := range []struct {
+		name        string
+		replyTokens int
+		want        string
+	}{
+		{"a file that fits is asked for whole", 4096, "complete new content of stats.go"},
+		{"a file past the reply budget is asked for by unit", 40, "new version of function Mean"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo}, edit, stale, edit, stale, edit, text("```go\n"+meanUnitFixed+"```"))
+			r.d.Settings.WholeFileLines = 5
+			r.d.Settings.ReplyTokens = tc.replyTokens
+			r.run(t)
+			if got := r.model.recorded()[5].LastUser(); !strings.Contains(got, tc.want) {
+				t.Errorf("the third code call must say %q:\n%s", tc.want, got)
+			}
+		})
+	}
+}
