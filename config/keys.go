@@ -71,7 +71,7 @@ func specs() []spec {
 			accepted: "a duration > 0 such as 90s, 5m or 1h30m", check: checkDuration(true)},
 		{key: "roles.*.keep_alive", doc: "Ollama `keep_alive`: how long the model stays loaded after a call. A duration, or seconds; negative keeps it loaded; empty: the server's default.",
 			accepted: "a duration such as 30m, an integer number of seconds, or empty", check: checkString(checkKeepAlive)},
-		{key: "roles.*.edit_protocol", doc: "How the Implementor's model writes code when this role serves it: `text` asks for the action in JSON and then for the code as plain text (a whole small file in one fenced block, SEARCH/REPLACE blocks for larger files); `json` takes the code inside the JSON action (some hosted models do better with it). Empty: `text`.",
+		{key: "roles.*.edit_protocol", doc: "How the Implementor's model writes code when this role serves it: `text` asks for the action in JSON and then for the code as plain text (a whole small file in one fenced block; in a larger Go or Python file the function, method or type that changes, whole, spliced by the syntax tree; SEARCH/REPLACE blocks otherwise); `json` takes the code inside the JSON action (some hosted models do better with it). Empty: `text`.",
 			accepted: "text, json, or empty", check: checkString(oneOf("", "text", "json"))},
 		{key: "roles.*.options", doc: "Extra provider options passed as they are (for Ollama: `top_p`, `num_gpu`, `seed`…). Merged by key across sources; an option set to null is removed.",
 			accepted: "a mapping of option name to value"},
