@@ -56,12 +56,12 @@ func QueueFor(model string) string {
 // Open opens (and migrates, once, under a lock) the lemmings and River
 // tables of the database at dsn.
 func Open(ctx context.Context, dsn string) (*pgstore.DB, error) {
-	return pgstore.Open(ctx, dsn, pgstore.Options{MaxConns: 16, Migrate: func(ctx context.Context, tx pgx.Tx) error {
-		m, err := rivermigrate.New(riverpgxv5.New(nil), nil)
+	return pgstore.Open(ctx, dsn, pgstore.Options{MaxConns: 16, Migrate: func(ctx context.Context, db *pgstore.DB) error {
+		m, err := rivermigrate.New(riverpgxv5.New(db.Pool()), &rivermigrate.Config{Schema: db.Schema()})
 		if err != nil {
 			return err
 		}
-		if _, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
+		if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 			return fmt.Errorf("queue tables: %w", err)
 		}
 		return nil

@@ -30,8 +30,8 @@ type DB struct {
 // Options tune Open.
 type Options struct {
 	// Migrate runs, under the migration lock and after lemmings' own tables
-	// are made, more migrations (the queue's).
-	Migrate func(ctx context.Context, tx pgx.Tx) error
+	// are made, more migrations (the queue's), with their own transactions.
+	Migrate func(ctx context.Context, db *DB) error
 	// MaxConns caps the pool (default 8).
 	MaxConns int32
 }
@@ -125,39 +125,31 @@ var schemaSQL = []string{
 		PRIMARY KEY (run_id, name))`,
 }
 
-func (db *DB) migrate(ctx context.Context, more func(context.Context, pgx.Tx) error) error {
+func (db *DB) migrate(ctx context.Context, more func(context.Context, *DB) error) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
+	// A session lock on a connection taken out of the pool: some migrations
+	// (River's enum changes) cannot share one transaction. If this process
+	// dies, the session ends and so does the lock.
 	defer conn.Release()
-	// A transaction-level lock: released by commit or by the session's end,
-	// whatever happens to this process.
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", migrationLock); err != nil {
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(hashtextextended($1, 0))", migrationLock); err != nil {
 		return fmt.Errorf("migration lock: %w", err)
 	}
-	if _, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{db.schema}.Sanitize()); err != nil {
+	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtextextended($1, 0))", migrationLock)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{db.schema}.Sanitize()); err != nil {
 		return fmt.Errorf("create schema %s: %w", db.schema, err)
 	}
 	for _, q := range schemaSQL {
-		if _, err := tx.Exec(ctx, q); err != nil {
+		if _, err := conn.Exec(ctx, q); err != nil {
 			return fmt.Errorf("migrate: %w", err)
 		}
 	}
 	if more != nil {
-		if err := more(ctx, tx); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return more(ctx, db)
 	}
 	return nil
 }
