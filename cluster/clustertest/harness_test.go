@@ -329,3 +329,12 @@ func (e *env) taskTrailers(id, base string) []string {
 	}
 	return ts
 }
+
+func runGit(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func itoa(n int64) string { return fmt.Sprint(n) }
