@@ -257,7 +257,7 @@ func (w *Worker) work(ctx context.Context, job *river.Job[RunArgs]) error {
 	case errors.Is(err, graph.ErrRunLocked):
 		return river.JobSnooze(snoozeHeld)
 	case errors.Is(err, graph.ErrHalted):
-		log.Info("run halted", "step", res.State.RunID, "status", res.Status)
+		log.Info("run halted", "status", res.Status)
 		return nil // the reaper re-enqueues a hand-back; a halt request keeps it
 	case errors.Is(err, graph.ErrPaused):
 		log.Info("run paused", "status", res.Status)

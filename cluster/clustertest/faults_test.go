@@ -13,13 +13,12 @@ import (
 	"github.com/lemmings-dev/lemmings/internal/pgtest"
 )
 
-func (e *env) waitDone(id string, d time.Duration) graph.Snapshot[struct{}] {
+func (e *env) waitDone(id string, d time.Duration) {
 	e.t.Helper()
 	e.waitFor(d, "the run to finish", func() bool {
 		snap, err := e.state(id)
 		return err == nil && snap.Status == graph.StatusDone
 	})
-	return graph.Snapshot[struct{}]{}
 }
 
 // A remote that refuses pushes: no checkpoint is stored past the step
