@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/workspace/splice"
 )
 
 // section cuts one "## TITLE" section out of a prompt.
@@ -102,5 +104,23 @@ func TestWorkedExamplesUseNeutralNamesWithoutATargetFile(t *testing.T) {
 	system := r.model.recorded()[0].Messages[0].Content
 	if !strings.Contains(system, `"path": "example.go", "symbol": "Example"`) || strings.Contains(system, "textstats") {
 		t.Errorf("want neutral names:\n%s", system)
+	}
+}
+
+func TestTheUnitATaskNamesIsTheOneWrittenAsCode(t *testing.T) {
+	units := []splice.Unit{{Kind: "func", Name: "Add"}, {Kind: "func", Name: "Mean"}, {Kind: "method", Name: "Stats.Reset"}}
+	for text, want := range map[string]string{
+		"Add a doc comment to Mean(xs).":      "Mean",
+		"Add a doc comment to func Mean.":     "Mean",
+		"Add a doc comment to `Mean`.":        "Mean",
+		"Fix Stats.Reset so it clears n.":     "Stats.Reset",
+		"Add a doc comment to Mean.":          "Mean", // a word opening a sentence ranks last
+		"Add one.":                            "Add",
+		"Make the reset method clear n first": "",
+	} {
+		u, ok := taskUnit(units, text)
+		if got := map[bool]string{true: u.Name}[ok]; got != want {
+			t.Errorf("taskUnit(%q) = %q, want %q", text, got, want)
+		}
 	}
 }

@@ -97,19 +97,61 @@ func (l *implLoop) taskText() string {
 
 var identifier = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?`)
 
-// taskUnit is the unit of the file the task mentions first.
+// taskUnit is the unit of the file the task names: the first one written
+// as code (MeanWordLength, mean_word, Stats.Add, `Add`, Add(…), func Add),
+// else the first one named inside a sentence, else the first one named at
+// all ("Add" opening "Add a comment to Mean" is a word before it is a
+// function).
 func taskUnit(units []splice.Unit, text string) (splice.Unit, bool) {
-	for _, w := range identifier.FindAllString(text, -1) {
+	var weak, initial *splice.Unit
+	for _, loc := range identifier.FindAllStringIndex(text, -1) {
+		w := text[loc[0]:loc[1]]
 		if len(w) < 3 {
 			continue
 		}
-		for _, u := range units {
-			if u.Name == w || (u.Short() == w && u.Kind != "var" && u.Kind != "const") {
+		for i, u := range units {
+			if u.Name != w && (u.Short() != w || u.Kind == "var" || u.Kind == "const") {
+				continue
+			}
+			if looksLikeCode(text, loc[0], loc[1]) {
 				return u, true
+			}
+			before := strings.TrimRight(text[:loc[0]], " ")
+			switch {
+			case before == "" || strings.HasSuffix(before, ".") || strings.HasSuffix(before, "\n") || strings.HasSuffix(before, ":"):
+				if initial == nil {
+					initial = &units[i]
+				}
+			case weak == nil:
+				weak = &units[i]
 			}
 		}
 	}
+	if weak != nil {
+		return *weak, true
+	}
+	if initial != nil {
+		return *initial, true
+	}
 	return splice.Unit{}, false
+}
+
+// looksLikeCode says whether the word at text[i:j] is written as code.
+func looksLikeCode(text string, i, j int) bool {
+	w := text[i:j]
+	if strings.ContainsAny(w[1:], "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") || strings.ContainsAny(w[:1], "_") {
+		return true
+	}
+	if j < len(text) && (text[j] == '(' || text[j] == '`') || i > 0 && text[i-1] == '`' {
+		return true
+	}
+	before := strings.TrimRight(text[:i], " ")
+	for _, kw := range []string{"func", "def", "method", "function", "type", "class"} {
+		if strings.HasSuffix(before, kw) {
+			return true
+		}
+	}
+	return false
 }
 
 // renameAllowed says whether the task mentions a name: a unit may take it.
