@@ -95,6 +95,13 @@ func TestReplayWeakModelFailuresAtTheEdit(t *testing.T) {
 					text("```python\ndef push(self, x):\n    self.n += x\n```")}
 			},
 			file: "calc.py", want: "    def push(self, x):\n        self.n += x\n", status: ImplFinished},
+		{name: "a whole small file asked for and one function given keeps the rest of the file",
+			files: map[string]string{"stats.go": vetGo},
+			replies: func(t *testing.T) []llmtest.Reply {
+				return []llmtest.Reply{act(t, map[string]any{"thought": "fix", "action": "edit", "path": "stats.go"}), text("```go\n" + meanUnitFixed + "```")}
+			},
+			file: "stats.go", want: "func Show(n int)", status: ImplFinished,
+			told: map[int][]string{1: {"complete new content of stats.go"}, 2: {"your block held only part of stats.go: Mean put in place"}}},
 		{name: "an edit that breaks the parse is reverted and the file still parses",
 			files: map[string]string{"stats.go": meanGo},
 			replies: func(t *testing.T) []llmtest.Reply {
