@@ -151,12 +151,16 @@ func (l *implLoop) readCode(ctx context.Context, resp llm.Response, p string, g 
 }
 
 // partOfFile says whether a whole-file reply is only a piece of the file: Go
-// code without a package clause, or under half the file's lines.
+// code without a package clause, or under half the file's lines (a weak
+// model's "whole file" of ten lines for a file of a hundred).
 func partOfFile(p, content, old string) bool {
 	if splice.Language(p) == "go" {
 		for _, line := range strings.Split(content, "\n") {
 			if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "//") {
-				return !strings.HasPrefix(t, "package ")
+				if !strings.HasPrefix(t, "package ") {
+					return true
+				}
+				break
 			}
 		}
 	}

@@ -102,6 +102,14 @@ func TestReplayWeakModelFailuresAtTheEdit(t *testing.T) {
 			},
 			file: "stats.go", want: "func Show(n int)", status: ImplFinished,
 			told: map[int][]string{1: {"complete new content of stats.go"}, 2: {"your block held only part of stats.go: Mean put in place"}}},
+		{name: "a whole file a fraction of the file's length is spliced by unit, not written over it",
+			files: map[string]string{"stats.go": vetGo + strings.Repeat("\n// Pad is here so the file is long.\nfunc Pad() {}\n", 12)},
+			replies: func(t *testing.T) []llmtest.Reply {
+				return []llmtest.Reply{act(t, map[string]any{"thought": "rewrite", "action": "write_file", "path": "stats.go"}),
+					text("```go\npackage stats\n\n" + meanUnitFixed + "```")}
+			},
+			file: "stats.go", want: "func Show(n int)", status: ImplFinished,
+			told: map[int][]string{2: {"your block held only part of stats.go: Mean put in place"}}},
 		{name: "an edit that breaks the parse is reverted and the file still parses",
 			files: map[string]string{"stats.go": meanGo},
 			replies: func(t *testing.T) []llmtest.Reply {
