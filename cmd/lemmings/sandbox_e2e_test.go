@@ -240,4 +240,3 @@ func TestTheRepositorysHooksNeverRunDuringARun(t *testing.T) {
 		t.Errorf("the repository's hooks ran during the run:\n%s", b)
 	}
 }
-
