@@ -47,7 +47,7 @@ func probe() Level {
 		l.NamespaceErr = rep.Err
 		return l
 	}
-	l.Namespaces, l.Loopback, l.Proc, l.Shm = true, rep.Loopback, rep.Proc, rep.Shm
+	l.Namespaces, l.Mounts = true, rep.Mounts
 	if rep.Err != "" {
 		// Mounts refused (lemmings itself confined, or a container): the
 		// network and pid namespaces still serve.
@@ -65,7 +65,7 @@ func runProbe(namespaces bool, abi int) (probeReport, error) {
 	}
 	defer os.RemoveAll(dir)
 	p := plan{Writable: []string{dir}, Devices: devices, Landlock: abi, Namespaces: namespaces,
-		Loopback: namespaces, Proc: namespaces, Shm: namespaces, Probe: true}
+		NetNS: namespaces, PidNS: namespaces, Mounts: namespaces, Probe: true}
 	data, _ := json.Marshal(p)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -74,7 +74,7 @@ func runProbe(namespaces bool, abi int) (probeReport, error) {
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if namespaces {
-		cmd.SysProcAttr = namespaceAttr()
+		cmd.SysProcAttr = namespaceAttr(true, true)
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -104,15 +104,22 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// namespaceAttr starts the helper in new user, network, pid and mount
-// namespaces, as the same user and group inside as outside. Outside root,
-// the helper keeps the two capabilities it needs for its setup (loopback,
-// mounts) as ambient ones and drops them before it execs.
-func namespaceAttr() *syscall.SysProcAttr {
+// namespaceAttr starts the helper in new user and mount namespaces (and
+// network and pid ones), as the same user and group inside as outside.
+// Outside root, the helper keeps the two capabilities it needs for its
+// setup (loopback, mounts) as ambient ones and drops them before it execs.
+func namespaceAttr(net, pid bool) *syscall.SysProcAttr {
 	uid, gid := os.Getuid(), os.Getgid()
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS)
+	if net {
+		flags |= syscall.CLONE_NEWNET
+	}
+	if pid {
+		flags |= syscall.CLONE_NEWPID
+	}
 	a := &syscall.SysProcAttr{
 		Setpgid:     true,
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
+		Cloneflags:  flags,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 	}
@@ -139,15 +146,17 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) error {
 		Landlock: b.level.Landlock,
 		UnixOut:  network,
 	}
-	if b.level.Namespaces && !network {
-		p.Namespaces, p.Loopback, p.Proc, p.Shm = true, b.level.Loopback, b.level.Proc, b.level.Shm
-		if b.level.Proc { // mounts work: the .git of the work tree is bound read-only
+	switch {
+	case b.level.Namespaces:
+		// Without the network, a network namespace takes it away and a pid
+		// namespace reaps what the command leaves; with it (a coding CLI
+		// calling its model), the host's network and pids stay.
+		p.Namespaces, p.NetNS, p.PidNS, p.Mounts = true, !network, !network, b.level.Mounts
+		if p.Mounts {
 			p.Protect = gitEntries(s.Dir)
-		}
-		if p.Shm {
 			p.Writable = append(p.Writable, "/dev/shm")
 		}
-	} else {
+	default:
 		p.DenyNet = !network
 	}
 	data, err := json.Marshal(p)
@@ -157,7 +166,7 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) error {
 	args := append([]string{helperArg0, string(data)}, cmd.Args...)
 	cmd.Path, cmd.Args = selfExe, args
 	if p.Namespaces {
-		cmd.SysProcAttr = namespaceAttr()
+		cmd.SysProcAttr = namespaceAttr(p.NetNS, p.PidNS)
 	} else {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}

@@ -27,10 +27,10 @@ type plan struct {
 	Devices    []string `json:"devices"`
 	Protect    []string `json:"protect,omitempty"` // bound read-only (mount namespace)
 	Landlock   int      `json:"landlock"`          // ABI to enforce; 0: none
-	Namespaces bool     `json:"ns"`
-	Loopback   bool     `json:"lo"`
-	Proc       bool     `json:"proc"`
-	Shm        bool     `json:"shm"`
+	Namespaces bool     `json:"ns"`                // started in new user and mount namespaces
+	NetNS      bool     `json:"netns"`             // and a network namespace: loopback up
+	PidNS      bool     `json:"pidns"`             // and a pid namespace: a /proc of its own
+	Mounts     bool     `json:"mounts"`            // private /dev/shm and /dev/pts, Protect bound read-only
 	DenyNet    bool     `json:"deny_net"`
 	UnixOut    bool     `json:"unix_out"`
 	Probe      bool     `json:"probe,omitempty"` // set up, report on stdout, exit
@@ -39,8 +39,7 @@ type plan struct {
 // probeReport is what a probing helper prints.
 type probeReport struct {
 	Loopback bool `json:"lo"`
-	Proc     bool `json:"proc"`
-	Shm      bool `json:"shm"`
+	Mounts   bool `json:"mounts"`
 	// Err is a step of the namespaces' setup that failed (the steps
 	// before it worked); LandlockErr is Landlock's failure.
 	Err         string `json:"err,omitempty"`
@@ -78,7 +77,11 @@ func runHelper(planJSON string, argv []string) int {
 		return fail("clear ambient capabilities: %v", err)
 	}
 	if p.Landlock > 0 {
-		err := restrictThread(landlockRules{abi: p.Landlock, writable: p.Writable, devices: p.Devices, denyNet: p.DenyNet, unixOut: p.UnixOut})
+		rules := landlockRules{abi: p.Landlock, writable: p.Writable, devices: p.Devices, denyNet: p.DenyNet, unixOut: p.UnixOut}
+		if p.Mounts {
+			rules.terminals = []string{"/dev/ptmx", "/dev/pts"}
+		}
+		err := restrictThread(rules)
 		if err != nil {
 			if p.Probe {
 				rep.LandlockErr = err.Error()
@@ -104,36 +107,40 @@ func runHelper(planJSON string, argv []string) int {
 
 // setupNamespaces prepares the new namespaces the helper was started in:
 // loopback up, mounts private, a /proc of the new pid namespace, a private
-// /dev/shm, the protected paths read-only. In a probe, each step that
-// fails is reported rather than fatal.
+// /dev/shm and /dev/pts (the user's terminals out of reach), the protected
+// paths read-only. In a probe, the step that fails is reported.
 func setupNamespaces(p plan) probeReport {
 	var rep probeReport
-	if p.Loopback {
+	if p.NetNS {
 		if err := loopbackUp(); err != nil {
 			return probeReport{Err: "bring loopback up: " + err.Error()}
 		}
 		rep.Loopback = true
 	}
-	if !p.Proc && !p.Shm && len(p.Protect) == 0 {
+	if !p.Mounts {
 		return rep
 	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		rep.Err = "make mounts private: " + err.Error()
-		return rep
+	steps := []struct {
+		what string
+		do   func() error
+	}{
+		{"make mounts private", func() error { return unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "") }},
+		{"mount /proc", func() error {
+			if !p.PidNS {
+				return nil // the host's /proc matches the host's pids
+			}
+			return unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+		}},
+		{"mount /dev/shm", func() error {
+			return unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
+		}},
+		{"mount /dev/pts", mountPts},
 	}
-	if p.Proc {
-		if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-			rep.Err = "mount /proc: " + err.Error()
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			rep.Err = st.what + ": " + err.Error()
 			return rep
 		}
-		rep.Proc = true
-	}
-	if p.Shm {
-		if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-			rep.Err = "mount /dev/shm: " + err.Error()
-			return rep
-		}
-		rep.Shm = true
 	}
 	for _, path := range p.Protect {
 		if err := bindReadOnly(path); err != nil {
@@ -141,7 +148,21 @@ func setupNamespaces(p plan) probeReport {
 			return rep
 		}
 	}
+	rep.Mounts = true
 	return rep
+}
+
+// mountPts gives the sandbox a devpts instance of its own: commands get
+// pseudo-terminals (tests of terminal programs need them) and cannot open
+// the user's.
+func mountPts() error {
+	if err := unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
+		return err
+	}
+	if fi, err := os.Lstat("/dev/ptmx"); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return nil // already pts/ptmx
+	}
+	return unix.Mount("/dev/pts/ptmx", "/dev/ptmx", "", unix.MS_BIND, "")
 }
 
 // loopbackUp brings lo up in the new network namespace, so tests can serve

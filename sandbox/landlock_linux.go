@@ -60,8 +60,10 @@ type landlockRules struct {
 	abi      int
 	writable []string // full rights below each
 	devices  []string // read and write (/dev/null…)
-	denyNet  bool     // TCP (and UDP from ABI 10) bind and connect denied
-	unixOut  bool     // connecting to UNIX sockets outside stays allowed
+	// terminals also allow ioctl: the sandbox's own devpts instance only.
+	terminals []string
+	denyNet   bool // TCP (and UDP from ABI 10) bind and connect denied
+	unixOut   bool // connecting to UNIX sockets outside stays allowed
 }
 
 // restrictThread enforces r on the calling thread, which must be locked
@@ -102,6 +104,11 @@ func restrictThread(r landlockRules) error {
 	dev := uint64(unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_WRITE_FILE) | handled&unix.LANDLOCK_ACCESS_FS_TRUNCATE
 	for _, p := range r.devices {
 		if err := addPath(ruleset, p, dev); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	for _, p := range r.terminals {
+		if err := addPath(ruleset, p, dev|handled&unix.LANDLOCK_ACCESS_FS_IOCTL_DEV); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}

@@ -170,7 +170,9 @@ func (b *Box) Warning() string {
 	case b.level.Landlock == 0:
 		return "no sandbox: " + b.level.why() + "; gates, checks and coding CLIs run model-written code with your user's rights (set sandbox.mode: required to refuse)"
 	case !b.level.Namespaces:
-		return "sandbox without namespaces (" + b.level.NamespaceErr + "): network blocked by Landlock's TCP rules only (" + b.level.netGaps() + "), loopback included, and a process a gate leaves behind with setsid survives it"
+		return "sandbox without namespaces (" + b.level.NamespaceErr + "): network blocked by Landlock's TCP rules only (" + b.level.netGaps() + "), loopback included, a process a gate leaves behind with setsid survives it, no pseudo-terminals"
+	case !b.level.Mounts:
+		return "sandbox without private mounts (" + b.level.NamespaceErr + "): no pseudo-terminals or private /dev/shm, and a work tree's .git file stays writable"
 	}
 	return ""
 }
@@ -248,11 +250,12 @@ func (b *Box) writable(s Spec, tmp string) []string {
 type Level struct {
 	// Landlock is the kernel's Landlock ABI version; 0: none.
 	Landlock int
-	// Namespaces: user, network, pid and mount namespaces can be made.
+	// Namespaces: user, network, pid and mount namespaces can be made, and
+	// loopback comes up in the network one.
 	Namespaces bool
-	// Loopback, Proc and Shm: inside them, the loopback interface comes up,
-	// a private /proc and a private /dev/shm can be mounted.
-	Loopback, Proc, Shm bool
+	// Mounts: inside them, a private /proc, /dev/shm and /dev/pts can be
+	// mounted and the .git of a work tree bound read-only.
+	Mounts bool
 	// LandlockErr and NamespaceErr say why either is missing.
 	LandlockErr, NamespaceErr string
 }
@@ -267,9 +270,12 @@ func (l Level) why() string {
 // mechanism names what confines, for Describe and doctor.
 func (l Level) mechanism() string {
 	m := fmt.Sprintf("Landlock ABI %d", l.Landlock)
-	if l.Namespaces {
+	switch {
+	case l.Namespaces && l.Mounts:
 		m += " + user, network, pid and mount namespaces"
-	} else {
+	case l.Namespaces:
+		m += " + user, network and pid namespaces (no private mounts: " + l.NamespaceErr + ")"
+	default:
 		m += " (no namespaces: " + l.NamespaceErr + ")"
 	}
 	return m

@@ -25,7 +25,7 @@ func requireSandbox(t testing.TB, namespaces bool) Level {
 	switch {
 	case l.Landlock == 0:
 		missing = l.why()
-	case namespaces && (!l.Namespaces || !l.Proc):
+	case namespaces && (!l.Namespaces || !l.Mounts):
 		missing = "namespaces: " + l.NamespaceErr
 	}
 	if missing != "" {
@@ -48,7 +48,7 @@ func newBox(t *testing.T, namespaces bool) *Box {
 	}
 	t.Cleanup(func() { b.Close() })
 	if !namespaces {
-		b.level.Namespaces, b.level.Loopback, b.level.Proc, b.level.Shm = false, false, false, false
+		b.level.Namespaces, b.level.Mounts = false, false
 		b.level.NamespaceErr = "turned off by the test"
 	}
 	return b
@@ -156,7 +156,7 @@ echo "gitdir: /tmp/evil" > .git && echo REDIRECTED`)
 		if _, err := os.Stat(filepath.Join(repo, ".git", "hooks", "post-commit")); err == nil {
 			t.Error("a hook was planted in the repository")
 		}
-		if b.level.Proc && strings.Contains(r.out, "REDIRECTED") {
+		if b.level.Mounts && strings.Contains(r.out, "REDIRECTED") {
 			t.Errorf("the worktree's .git pointer was rewritten:\n%s", r.out)
 		}
 	})
@@ -290,5 +290,26 @@ func TestRequiredRefusesWithoutLandlock(t *testing.T) {
 	b.cfg.Mode = ModeAuto
 	if b.Check() != nil || !strings.Contains(b.Warning(), "no sandbox") {
 		t.Errorf("auto: %v, %q", b.Check(), b.Warning())
+	}
+}
+
+// A command gets pseudo-terminals of its own (tests of terminal programs
+// need them), never the user's: the sandbox mounts its own devpts.
+func TestPseudoTerminalsAreTheSandboxsOwn(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("script(1) is needed")
+	}
+	for _, network := range []bool{false, true} {
+		b := newBox(t, true)
+		r := sh(t, b, Spec{Dir: t.TempDir(), Network: network}, `script -qc "echo pty-works" /dev/null; ls /dev/pts`)
+		if !strings.Contains(r.out, "pty-works") {
+			t.Errorf("network %v: no pseudo-terminal:\n%s", network, r.out)
+		}
+		host, _ := os.ReadDir("/dev/pts")
+		for _, e := range host {
+			if e.Name() != "ptmx" && strings.Contains(r.out, "\n"+e.Name()+"\n") {
+				t.Errorf("network %v: the host's terminal %s is visible:\n%s", network, e.Name(), r.out)
+			}
+		}
 	}
 }

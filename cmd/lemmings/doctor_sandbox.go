@@ -28,7 +28,7 @@ func sandboxCheck(cfg *config.Config) check {
 		c.Status, c.Fix = "warn", "run on Linux 5.13 or later with landlock in the kernel's lsm= boot parameter"
 	case l.Landlock == 0:
 		c.Status, c.Fix = "warn", "run lemmings in a Linux VM or container to confine the gates"
-	case !l.Namespaces || !l.Proc:
+	case !l.Namespaces || !l.Mounts:
 		c.Status, c.Detail = "warn", box.Warning()
 		c.Fix = "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0)"
 	default:
