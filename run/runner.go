@@ -43,7 +43,9 @@ type Options struct {
 	// PlanFile is an operator plan (YAML): milestones with tasks and
 	// acceptance criteria; the ScopeAgent then does not plan.
 	PlanFile string
-	// RunID names the run to resume (empty: the latest resumable one).
+	// RunID names the run to resume (empty: the latest resumable one). On
+	// Start it names the new run when the caller must know it before the run
+	// exists (lemmings mcp starts runs as detached processes); empty: a new id.
 	RunID  string
 	Config *config.Config
 	// Approve pauses for a human: "", "milestones" or "tasks". On resume it
@@ -88,7 +90,7 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 	if err != nil {
 		return Result{}, err
 	}
-	runID := NewRunID()
+	runID := cmp.Or(o.RunID, NewRunID()) // CreateWorktree checks a given one
 	wt, err := repo.CreateWorktree(ctx, runID)
 	if err != nil {
 		return Result{}, err
