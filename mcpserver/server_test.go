@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -236,3 +237,86 @@ func TestTheRunOutlivesTheStdioSession(t *testing.T) {
 		t.Errorf("report: %v\n%s", err, report)
 	}
 }
+
+// A run started over MCP is a `lemmings run`: the same run folder, branch,
+// commits, report and recorded choices as the CLI leaves for the same remit;
+// the only addition is the process's output under .lemmings/mcp/.
+func TestARunStartedOverMCPLeavesWhatTheCLILeaves(t *testing.T) {
+	t.Parallel()
+	viaMCP, viaCLI := newFixture(t, &demo.Script{}), newFixture(t, &demo.Script{})
+	cs := client(t, viaMCP.server(t), nil)
+	var st RunStatus
+	mustCall(t, cs, "run", map[string]any{"remit": demo.Remit, "no_supervisors": true}, &st)
+	var w WaitOutput
+	mustCall(t, cs, "wait", map[string]any{"run_id": st.RunID, "timeout_seconds": 180}, &w)
+	if w.Run.Status != "done" {
+		t.Fatalf("MCP run ended %+v", w.Run)
+	}
+	processEnded(t, viaMCP.repo, st.RunID)
+
+	cmd := command(lemmingsBin(t), viaCLI.env, "--no-supervisors", "run", demo.Remit)
+	cmd.Dir = viaCLI.repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("lemmings run: %v\n%s", err, out)
+	}
+	var cliID string
+	ents, _ := os.ReadDir(filepath.Join(viaCLI.repo, ".lemmings", "runs"))
+	for _, e := range ents {
+		cliID = e.Name()
+	}
+
+	names := func(dir string) string {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n []string
+		for _, e := range ents {
+			n = append(n, e.Name())
+		}
+		return strings.Join(n, " ")
+	}
+	if a, b := names(filepath.Join(viaMCP.repo, ".lemmings")), names(filepath.Join(viaCLI.repo, ".lemmings")); a != strings.Replace(b, "index", "index mcp", 1) {
+		t.Errorf(".lemmings/: over MCP %q, CLI %q (want the same plus mcp)", a, b)
+	}
+	if a, b := names(filepath.Join(viaMCP.repo, ".lemmings", "runs", st.RunID)), names(filepath.Join(viaCLI.repo, ".lemmings", "runs", cliID)); a != b {
+		t.Errorf("run folder: over MCP %q, CLI %q", a, b)
+	}
+	for _, args := range [][]string{{"log", "--format=%s", "main..lemmings/%s"}, {"ls-tree", "-r", "--name-only", "lemmings/%s"}} {
+		get := func(f *fixture, id string) string {
+			a := slices.Clone(args)
+			a[len(a)-1] = strings.Replace(a[len(a)-1], "%s", id, 1)
+			return git(t, f.repo, a...)
+		}
+		if a, b := get(viaMCP, st.RunID), get(viaCLI, cliID); a != b {
+			t.Errorf("git %v: over MCP\n%s\nCLI\n%s", args, a, b)
+		}
+	}
+	read := func(f *fixture, id, name string) string {
+		data, err := os.ReadFile(filepath.Join(f.repo, ".lemmings", "runs", id, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	if a, b := read(viaMCP, st.RunID, "choices.json"), read(viaCLI, cliID, "choices.json"); a != b {
+		t.Errorf("choices.json: over MCP %s, CLI %s", a, b)
+	}
+	taskRows := func(report string) string {
+		var rows []string
+		for _, l := range strings.Split(report, "\n") {
+			if taskRow.MatchString(l) {
+				l = l[:strings.LastIndex(strings.TrimSuffix(l, " |"), "|")] // the commit's hash differs
+			}
+			if taskRow.MatchString(l) || strings.HasPrefix(l, "- **Outcome:**") {
+				rows = append(rows, l)
+			}
+		}
+		return strings.Join(rows, "\n")
+	}
+	if a, b := taskRows(read(viaMCP, st.RunID, "report.md")), taskRows(read(viaCLI, cliID, "report.md")); a != b || a == "" {
+		t.Errorf("report tasks: over MCP\n%s\nCLI\n%s", a, b)
+	}
+}
+
+var taskRow = regexp.MustCompile(`^\| t\d+ \|`)
