@@ -29,7 +29,7 @@ func (s *Server) HTTPHandler(token string) http.Handler {
 		if token != "" {
 			if !sameSecret(bearer(r), token) && !sameSecret(r.URL.Query().Get("token"), token) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="lemmings mcp"`)
-				http.Error(w, "this server needs its token: send Authorization: Bearer <token> (lemmings mcp printed it)", http.StatusUnauthorized)
+				http.Error(w, "this server needs its token: send Authorization: Bearer <token> (the one lemmings mcp printed, or its --token-file)", http.StatusUnauthorized)
 				return
 			}
 		} else if !loopbackHost(r.Host) {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,12 +19,8 @@ import (
 	"github.com/lemmings-dev/lemmings/serve"
 )
 
-// mcpTokenEnv sets the token lemmings mcp --http requires (on any address),
-// so that a client's configuration survives a restart.
-const mcpTokenEnv = "LEMMINGS_MCP_TOKEN"
-
 func newMCPCmd(a *app) *cobra.Command {
-	var addr string
+	var addr, tokenFile string
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve this repository's runs to another coding agent over MCP (stdio, or --http)",
@@ -60,10 +57,11 @@ See docs/mcp.md.`,
 			if addr == "" {
 				return srv.ServeStdio(ctx)
 			}
-			return a.serveMCPHTTP(ctx, srv, addr, root)
+			return a.serveMCPHTTP(ctx, srv, addr, tokenFile, root)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:7767) instead of stdio; not loopback: a token is required")
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "with --http: require the token in this file on any address (default: a random token, printed, off loopback only)")
 	return cmd
 }
 
@@ -85,10 +83,19 @@ func (a *app) globalArgs() []string {
 	return args
 }
 
-func (a *app) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, addr, root string) error {
-	token := os.Getenv(mcpTokenEnv)
-	if token == "" && !serve.IsLoopback(addr) {
-		token = serve.RandomToken()
+func (a *app) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, addr, tokenFile, root string) error {
+	token, printed := "", false
+	switch {
+	case tokenFile != "":
+		data, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return usageErr("--token-file: %v", err)
+		}
+		if token = strings.TrimSpace(string(data)); len(token) < 16 {
+			return usageErr("--token-file %s: the token must be at least 16 characters (e.g. openssl rand -hex 16 > %s)", tokenFile, tokenFile)
+		}
+	case !serve.IsLoopback(addr):
+		token, printed = serve.RandomToken(), true
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -100,10 +107,10 @@ func (a *app) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, addr, roo
 	}
 	fmt.Fprintf(a.stdout, "lemmings mcp: http://%s%s\nrepository: %s\n", net.JoinHostPort(host, port), mcpserver.HTTPPath, root)
 	switch {
-	case token != "" && os.Getenv(mcpTokenEnv) == "":
-		fmt.Fprintf(a.stdout, "token: %s\nnot a loopback address: every request needs the header Authorization: Bearer <token> (anyone with it can start runs; no TLS: prefer an SSH tunnel on untrusted networks; %s sets a fixed token)\n", token, mcpTokenEnv)
+	case printed:
+		fmt.Fprintf(a.stdout, "token: %s\nnot a loopback address: every request needs the header Authorization: Bearer <token> (anyone with it can start runs; no TLS: prefer an SSH tunnel on untrusted networks; --token-file keeps one token across restarts)\n", token)
 	case token != "":
-		fmt.Fprintf(a.stdout, "every request needs the header Authorization: Bearer $%s\n", mcpTokenEnv)
+		fmt.Fprintf(a.stdout, "every request needs the header Authorization: Bearer <the token in %s>\n", tokenFile)
 	}
 	hs := &http.Server{Handler: srv.HTTPHandler(token), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
