@@ -9,12 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/codingcli"
 	"github.com/lemmings-dev/lemmings/demo"
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
 )
 
 // The real MCP clients: the MCP Inspector's CLI (make mcp-inspector installs
@@ -207,4 +210,141 @@ func goEnv(t *testing.T) map[string]string {
 	}
 	env["PATH"] = os.Getenv("PATH")
 	return env
+}
+
+// qwenBin is the Qwen Code make clis installs ($LEMMINGS_CLIS_DIR overrides
+// where).
+func qwenBin(t *testing.T) string {
+	dir := os.Getenv("LEMMINGS_CLIS_DIR")
+	if dir == "" {
+		abs, err := filepath.Abs(filepath.Join("..", ".tools", "clis"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = abs
+	}
+	return realClient(t, filepath.Join(dir, "node_modules", ".bin", "qwen"), "make clis")
+}
+
+// toolResults counts the tool messages a chat request carries: how far into
+// its work the agent is.
+func toolResults(c llmtest.Call) int {
+	n := 0
+	for _, m := range c.Messages {
+		if m.Role == "tool" {
+			n++
+		}
+	}
+	return n
+}
+
+// offered is the name under which the agent offers one of lemmings' tools
+// to its model ("" when it offers none such).
+func offered(c llmtest.Call, tool string) string {
+	for _, t := range c.Tools {
+		if strings.Contains(t.Name, "lemmings") && strings.HasSuffix(t.Name, "__"+tool) {
+			return t.Name
+		}
+	}
+	return ""
+}
+
+var runIDPattern = regexp.MustCompile(`\b\d{8}-\d{6}-[0-9a-f]{6}\b`)
+
+// A real coding agent hands a remit to lemmings: Qwen Code, configured with
+// lemmings mcp as an MCP server in its settings.json, is driven by a scripted
+// model to call lemmings' run tool and then its status tool; lemmings' own
+// run uses the demo's scripted team. The run goes on after Qwen Code (and
+// with it the MCP server) has exited, and finishes.
+func TestRealQwenCodeHandsARemitToLemmings(t *testing.T) {
+	qwen := qwenBin(t)
+	f := newFixture(t, &demo.Script{ImplementorLatency: 500 * time.Millisecond})
+	home := t.TempDir()
+	serverEnv := goEnv(t)
+	serverEnv["XDG_CONFIG_HOME"] = f.configHome
+	settings := map[string]any{"mcpServers": map[string]any{"lemmings": map[string]any{
+		"command": lemmingsBin(t), "args": []string{"mcp", "-C", f.repo}, "env": serverEnv,
+		"trust": true, "alwaysLoadTools": true, "timeout": 120000,
+	}}}
+	data, _ := json.MarshalIndent(settings, "", "  ")
+	if err := os.MkdirAll(filepath.Join(home, ".qwen"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".qwen", "settings.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	agentModel := llmtest.NewServer()
+	defer agentModel.Close()
+	var runID string
+	agentModel.Script(
+		llmtest.Step{Name: "hand over the remit", Match: func(c llmtest.Call) bool { return toolResults(c) == 0 && offered(c, "run") != "" },
+			Respond: func(c llmtest.Call) llmtest.Reply {
+				args, _ := json.Marshal(map[string]any{"remit": demo.Remit})
+				return llmtest.Reply{Content: "Handing this to lemmings.", ToolCalls: []llmtest.ToolCall{{Name: offered(c, "run"), Arguments: args}}}
+			}},
+		llmtest.Step{Name: "ask for its status", Match: func(c llmtest.Call) bool { return toolResults(c) == 1 && offered(c, "status") != "" },
+			Respond: func(c llmtest.Call) llmtest.Reply {
+				runID = runIDPattern.FindString(c.Messages[len(c.Messages)-1].Content)
+				args, _ := json.Marshal(map[string]any{"run_id": runID})
+				return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: offered(c, "status"), Arguments: args}}}
+			}},
+		llmtest.Step{Name: "answer", Match: func(c llmtest.Call) bool { return toolResults(c) == 2 },
+			Respond: func(c llmtest.Call) llmtest.Reply {
+				return llmtest.Reply{Content: "lemmings took the remit as run " + runID + "."}
+			}},
+	)
+
+	p, _ := codingcli.Lookup("qwen")
+	p.Args = append([]string{qwen}, p.Args[1:]...)
+	res, err := codingcli.Run(context.Background(), p, codingcli.Request{
+		Dir: f.repo, Prompt: "Hand this remit to lemmings and tell me its status: " + demo.Remit, Model: "scripted", Timeout: 4 * time.Minute,
+		Env: map[string]string{"HOME": home, "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": agentModel.URL() + "/v1", "OPENAI_MODEL": "scripted"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 || res.TimedOut || res.Failed != "" {
+		t.Fatalf("qwen exit %d, timed out %v, failed %q; stderr:\n%s", res.ExitCode, res.TimedOut, res.Failed, res.Stderr)
+	}
+	if pending := agentModel.Pending(); len(pending) > 0 {
+		calls := agentModel.ChatCalls()
+		var tools []string
+		if len(calls) > 0 {
+			for _, tl := range calls[0].Tools {
+				tools = append(tools, tl.Name)
+			}
+		}
+		t.Fatalf("the agent never reached %v; it offered its model %v\nstderr:\n%s", pending, tools, res.Stderr)
+	}
+	var called []string
+	for _, e := range res.Events {
+		if e.Kind == codingcli.EventToolCall {
+			called = append(called, e.Tool)
+		}
+	}
+	if !slices.Equal(called, []string{"mcp__lemmings__run", "mcp__lemmings__status"}) {
+		t.Errorf("tool calls %v, want lemmings' run then status", called)
+	}
+	if runID == "" {
+		t.Fatal("the run tool's answer, as the agent's model saw it, carries no run id")
+	}
+	// The status the agent's model read is lemmings' answer for that run.
+	calls := agentModel.ChatCalls()
+	status := calls[len(calls)-1].Messages[len(calls[len(calls)-1].Messages)-1].Content
+	if !strings.Contains(status, runID) || !strings.Contains(status, `"active":true`) {
+		t.Errorf("the status tool's answer the model read (want the run, moving):\n%s", status)
+	}
+	if !strings.Contains(res.Final, runID) {
+		t.Errorf("final answer %q", res.Final)
+	}
+	if runDone(f.repo, runID) {
+		t.Fatal("the run was done before the agent exited: nothing shows it outlives the agent's session")
+	}
+	waitUntil(t, "the run handed over by the agent to finish", 3*time.Minute, func() bool { return runDone(f.repo, runID) })
+	processEnded(t, f.repo, runID)
+	report, err := os.ReadFile(filepath.Join(f.repo, ".lemmings", "runs", runID, "report.md"))
+	if err != nil || !strings.Contains(string(report), "**Outcome:** done") {
+		t.Errorf("report: %v\n%s", err, report)
+	}
 }
