@@ -42,6 +42,8 @@ func TestToolErrorsReadLikeTheCLI(t *testing.T) {
 		{"status of a run that is not stored", withStore.repo, "status", map[string]any{"run_id": "nope"}, []string{"status", "nope"}},
 		{"status of a run id in a repository without runs", f.repo, "status", map[string]any{"run_id": "nope"}, []string{"status", "nope"}},
 		{"report without any run", f.repo, "report", nil, []string{"report"}},
+		{"a run id that climbs out of the run store", withStore.repo, "report", map[string]any{"run_id": "../../../etc"}, []string{"report", "../../../etc"}},
+		{"events of a run id that climbs out of the run store", withStore.repo, "events", map[string]any{"run_id": "../x"}, []string{"log", "../x"}},
 		{"halt without any run", f.repo, "halt", nil, []string{"halt"}},
 		{"approve without any run", f.repo, "approve", nil, []string{"resume", "--approve"}},
 		{"a knowledge document that does not exist", f.repo, "knowledge_show", map[string]any{"doc": "conventions/nope.md"}, []string{"knowledge", "show", "conventions/nope.md"}},
