@@ -31,6 +31,7 @@ type child struct {
 	verb    string // "run" or "resume"
 	logPath string
 	logFrom int64 // where this process's output starts in the log
+	started time.Time
 	done    chan struct{}
 	code    int // exit code, once done (-1: killed by a signal)
 }
@@ -61,7 +62,7 @@ func (s *Server) start(ctx context.Context, runID, verb string, args ...string) 
 	if err := repo.ExcludeRunData(); err != nil {
 		return nil, err
 	}
-	c := &child{runID: runID, verb: verb, logPath: LogPath(s.opts.Root, runID), done: make(chan struct{})}
+	c := &child{runID: runID, verb: verb, logPath: LogPath(s.opts.Root, runID), done: make(chan struct{}), started: time.Now()}
 	if err := os.MkdirAll(filepath.Dir(c.logPath), 0o755); err != nil {
 		return nil, err
 	}
@@ -70,9 +71,6 @@ func (s *Server) start(ctx context.Context, runID, verb string, args ...string) 
 		return nil, err
 	}
 	defer log.Close() // the process has its own descriptor
-	if st, err := log.Stat(); err == nil {
-		c.logFrom = st.Size()
-	}
 	argv := append(append([]string{"-C", s.opts.Root}, s.opts.Args...), args...)
 	fmt.Fprintf(log, "== %s lemmings %s\n", time.Now().Format(time.DateTime), strings.Join(quoteArgs(argv), " "))
 	if st, err := log.Stat(); err == nil {
@@ -109,6 +107,22 @@ func (s *Server) childOf(runID string) *child {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.children[runID]
+}
+
+// latestChild is the run whose process was started here last ("" if none).
+func (s *Server) latestChild() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var latest *child
+	for _, c := range s.children {
+		if latest == nil || c.started.After(latest.started) {
+			latest = c
+		}
+	}
+	if latest == nil {
+		return ""
+	}
+	return latest.runID
 }
 
 // settle waits until the process ends or holds the run's lock (it has

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/lemmings-dev/lemmings/demo"
 )
 
@@ -26,6 +28,10 @@ func TestToolErrorsReadLikeTheCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	csStore := client(t, withStore.server(t), nil)
+	// A repository whose model server is down.
+	down := newFixture(t, &demo.Script{})
+	down.models.Close()
+	csDown := client(t, down.server(t), nil)
 	badPlan := filepath.Join(f.repo, "plan.yaml")
 	if err := os.WriteFile(badPlan, []byte("milestones:\n  - goal: [not, a, string]\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -50,20 +56,22 @@ func TestToolErrorsReadLikeTheCLI(t *testing.T) {
 		{"search before any index", f.repo, "search", map[string]any{"query": "words"}, []string{"search", "words"}},
 		{"run without a remit", f.repo, "run", nil, []string{"run"}},
 		{"run with a plan file that does not parse", f.repo, "run", map[string]any{"plan_file": "plan.yaml"}, []string{"run", "--plan", "plan.yaml"}},
+		{"run while the model server is down", down.repo, "run", map[string]any{"remit": "add a flag"}, []string{"run", "add a flag"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			session := cs
-			if c.repo == withStore.repo {
-				session = csStore
-			}
+			session := map[string]*mcp.ClientSession{f.repo: cs, withStore.repo: csStore, down.repo: csDown}[c.repo]
 			err := call(t, session, c.tool, c.args, nil)
 			if err == nil {
 				t.Fatalf("%s %v succeeded", c.tool, c.args)
 			}
-			want := cliError(t, f, c.repo, c.cli...)
+			want := cliError(t, map[string]*fixture{f.repo: f, withStore.repo: withStore, down.repo: down}[c.repo], c.repo, c.cli...)
 			if got := err.Error(); got != want {
 				t.Errorf("tool error:\n%s\nCLI error:\n%s", got, want)
+			}
+			// A run that did not start leaves no worktree or branch behind.
+			if branches := git(t, c.repo, "branch", "--list", "lemmings/*"); branches != "" {
+				t.Errorf("branches left behind: %s", branches)
 			}
 		})
 	}

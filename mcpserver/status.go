@@ -60,6 +60,9 @@ type TaskInfo struct {
 // want accepts, with the CLI's wording (lemmings status, report, log).
 func (s *Server) pick(ctx context.Context, id string, want func(graph.RunInfo) bool) (*inspect.Store, string, error) {
 	store, err := inspect.Open(s.opts.Root)
+	if err != nil && id == "" {
+		id = s.latestChild() // the first run, started here, has no checkpoint yet
+	}
 	if err != nil {
 		if id != "" {
 			if s.childOf(id) != nil {
