@@ -19,8 +19,10 @@ import (
 // selfExe is the running binary, whatever became of its file since.
 const selfExe = "/proc/self/exe"
 
-// devices every confined command may read and write.
-var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+// devices every confined command may read and write. Not /dev/tty: that is
+// the terminal lemmings was started from, whose input a command could fake
+// (TIOCSTI) where Landlock cannot restrict ioctl (below ABI 5).
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
 // Probe says what confinement this machine offers. It runs the helper once
 // per process, in the namespaces, to see each step work.

@@ -8,10 +8,11 @@
 // so no second binary is needed and every test binary that links this
 // package can serve as the helper too. The helper:
 //
-//   - starts in new user, network, pid and mount namespaces when the kernel
-//     allows them (no network but loopback; every process the command left
-//     behind dies with it; a private /proc and /dev/shm; the .git of a
-//     writable root bound read-only);
+//   - starts in new user and mount namespaces when the kernel allows them
+//     (a private /dev/shm and /dev/pts, the work tree's .git bound
+//     read-only), and, for a command without the network, new network and
+//     pid namespaces (no network but loopback; a /proc of its own; every
+//     process the command left behind dies with it);
 //   - applies Landlock to the one thread that then execs the program: the
 //     whole file system readable and executable, writes only under the work
 //     directory, a private temp dir and home, and the sandbox's caches; TCP
