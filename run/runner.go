@@ -22,6 +22,7 @@ import (
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/rag"
+	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -232,6 +233,7 @@ func (e *PausedError) Unwrap() error { return graph.ErrPaused }
 
 // runEnv is everything one process needs to advance a run.
 type runEnv struct {
+	box    *sandbox.Box
 	app    *graph.Compiled[nodes.WorkflowState]
 	router *llm.Router
 	pool   *nodes.SupervisorPool
@@ -248,6 +250,9 @@ func (e *runEnv) close() error {
 	var errs []error
 	if e.pool != nil {
 		e.pool.Close()
+	}
+	if e.box != nil {
+		errs = append(errs, e.box.Close())
 	}
 	if e.index != nil {
 		errs = append(errs, e.index.Close())
@@ -332,6 +337,12 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if err := CheckCLI(cfg); err != nil {
 		return nil, err // before any model call: the CLI is missing or not set up
 	}
+	gates := GatesFrom(cfg, wt.Dir())
+	box, err := OpenSandbox(cfg, gates, warn)
+	if err != nil {
+		return nil, err // before any model call: sandbox.mode is required and there is none
+	}
+	env.box = box
 	set, err := env.openModels(ctx, o, cfg, warn)
 	if err != nil {
 		return nil, err
@@ -344,7 +355,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if set.Supervisors.Enabled {
 		env.pool = nodes.NewSupervisorPool(ctx, env.router)
 	}
-	deps := &nodes.Deps{Model: env.router, Composer: composer, Work: wt, Gates: GatesFrom(cfg, wt.Dir()), Search: search, Index: index,
+	deps := &nodes.Deps{Model: env.router, Composer: composer, Work: wt, Gates: gates, Sandbox: env.box, Search: search, Index: index,
 		Settings: set, Supervisors: env.pool, RunDir: runDir}
 
 	logged, err := env.openLog(wt.RunID(), o, &startup, warn)
