@@ -42,10 +42,6 @@ func (w *Worker) reapLoop(ctx context.Context) {
 	}
 }
 
-// staleRunning: a job taken longer ago than this whose run nobody holds
-// belongs to a worker that died.
-const staleRunning = 5 * time.Second
-
 // Reap re-enqueues every submitted run that is not done, not waiting for a
 // decision, not halted on request, not failed for good, whose lock no one
 // holds and for which no job waits or was just taken. It returns how many
@@ -83,7 +79,7 @@ func Reap(ctx context.Context, db *pgstore.DB, app *graph.Compiled[nodes.Workflo
 		if pid, err := db.HolderPID(ctx, s.RunID); err != nil || pid != 0 {
 			continue
 		}
-		live, err := liveJobs(ctx, db, s.RunID, staleRunning)
+		live, err := liveJobs(ctx, db, s.RunID)
 		if err != nil || live > 0 {
 			continue
 		}

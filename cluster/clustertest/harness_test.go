@@ -64,15 +64,17 @@ func lemmingsBin(t testing.TB) string {
 // env is one test's cluster: a schema, a bare remote, the submitter's
 // repository, and a configuration per box.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	dsn    string
 	dir    string
 	origin string // the submitter's repository
 	remote string // the bare shared remote
 	db     *pgstore.DB
+	// extraYAML is appended to every box's configuration (the benchmark's cheap gate).
+	extraYAML string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, dsn: pgtest.New(t), dir: t.TempDir()}
 	e.origin = filepath.Join(e.dir, "origin")
@@ -127,7 +129,7 @@ store: %[5]s
 cluster:
   remote: %[6]s
   reap_interval: 300ms
-`, modelURL, demo.PrimaryModel, demo.SummarizerModel, demo.EmbeddingModel, e.dsn, e.remote)
+`, modelURL, demo.PrimaryModel, demo.SummarizerModel, demo.EmbeddingModel, e.dsn, e.remote) + e.extraYAML
 }
 
 // box is one machine's process: its config home and, for a worker, its
