@@ -35,6 +35,8 @@ func wrapForCluster(a *app, root *cobra.Command) {
 	for _, c := range root.Commands() {
 		name, orig := c.Name(), c.RunE
 		switch name {
+		case "demo":
+			wrapDemoForCluster(a, c)
 		case "run", "resume":
 			submit := c.Flags().Bool("submit", false, "enqueue for the lemmings workers sharing the configured PostgreSQL store (docs/distributed.md) instead of running here")
 			queue := c.Flags().String("queue", "", "with --submit: the queue (default: model_<primary model>)")
