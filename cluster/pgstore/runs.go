@@ -112,9 +112,14 @@ type Event struct {
 	Line []byte
 }
 
-// Events returns up to max events of the run after id after, oldest first.
+// Events returns up to max (0: every) events of the run after id after,
+// oldest first.
 func (db *DB) Events(ctx context.Context, runID string, after int64, max int) ([]Event, error) {
-	rows, err := db.pool.Query(ctx, `SELECT id, line FROM lemmings_events WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3`, runID, after, max)
+	var limit any // NULL: LIMIT ALL
+	if max > 0 {
+		limit = max
+	}
+	rows, err := db.pool.Query(ctx, `SELECT id, line FROM lemmings_events WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3`, runID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %s: %w", runID, err)
 	}

@@ -49,6 +49,14 @@ func wrapForCluster(a *app, root *cobra.Command) {
 				}
 				return a.submitResume(cmd, args)
 			}
+		case "runs":
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				cfg, _, err := a.loadConfig(a.repoRoot())
+				if err != nil || cfg.Store == "" {
+					return orig(cmd, args)
+				}
+				return a.clusterRuns(cmd, cfg.Store)
+			}
 		case "status", "log", "report", "halt":
 			c.RunE = func(cmd *cobra.Command, args []string) error {
 				cfg, _, err := a.loadConfig(a.repoRoot())
