@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"time"
-
 )
 
 // heartbeat keeps idle streams open through proxies and tells a gone client.
