@@ -285,6 +285,11 @@ func (w *Worker) work(ctx context.Context, job *river.Job[RunArgs]) error {
 		return err // River retries it with backoff
 	}
 	log.Info("run finished", "status", res.Status)
+	if n, err := pruneOrphanRefs(context.WithoutCancel(ctx), w.app, w.o.Remote, w.o.RepoDir, id); err != nil {
+		log.Warn("prune step refs", "err", err)
+	} else if n > 0 {
+		log.Info("pruned step refs no checkpoint names", "count", n)
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ package clustertest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -72,6 +73,8 @@ type env struct {
 	db     *pgstore.DB
 	// extraYAML is appended to every box's configuration (the benchmark's cheap gate).
 	extraYAML string
+	// retention is cluster.events_retention ("": the default).
+	retention string
 }
 
 func newEnv(t testing.TB) *env {
@@ -129,7 +132,8 @@ store: %[5]s
 cluster:
   remote: %[6]s
   reap_interval: 300ms
-`, modelURL, demo.PrimaryModel, demo.SummarizerModel, demo.EmbeddingModel, e.dsn, e.remote) + e.extraYAML
+  events_retention: %[7]s
+`, modelURL, demo.PrimaryModel, demo.SummarizerModel, demo.EmbeddingModel, e.dsn, e.remote, cmp.Or(e.retention, "720h")) + e.extraYAML
 }
 
 // box is one machine's process: its config home and, for a worker, its

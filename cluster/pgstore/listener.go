@@ -83,11 +83,11 @@ func (l *Listener) loop(ctx context.Context) {
 	first := true
 	for ctx.Err() == nil {
 		err := l.listen(ctx, func() {
+			l.wake("") // anything written while we were away
 			if first {
 				close(l.ready)
 				first = false
 			}
-			l.wake("") // anything written while we were away
 		})
 		if ctx.Err() != nil {
 			return

@@ -226,3 +226,34 @@ func (w *Writer) PID() int {
 	}
 	return int(w.conn.PgConn().PID())
 }
+
+// Unpruned lists the runs whose checkpoints were not pruned yet.
+func (db *DB) Unpruned(ctx context.Context) (map[string]bool, error) {
+	rows, err := db.pool.Query(ctx, `SELECT run_id FROM lemmings_runs WHERE pruned_at IS NULL`)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// ClaimPrune marks the run pruned; false when another process did first
+// (two reapers never prune one run at once).
+func (db *DB) ClaimPrune(ctx context.Context, runID string) (bool, error) {
+	tag, err := db.pool.Exec(ctx, `UPDATE lemmings_runs SET pruned_at = now() WHERE run_id = $1 AND pruned_at IS NULL`, runID)
+	return tag.RowsAffected() == 1, err
+}
+
+// UnclaimPrune takes a claim back after a prune that failed, so that a
+// later reap tries again.
+func (db *DB) UnclaimPrune(ctx context.Context, runID string) error {
+	_, err := db.pool.Exec(ctx, `UPDATE lemmings_runs SET pruned_at = NULL WHERE run_id = $1`, runID)
+	return err
+}
