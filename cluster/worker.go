@@ -417,7 +417,9 @@ func (t *transport) watch(pid int, stop chan struct{}) {
 			misses = 0
 		}
 		if misses >= 3 {
-			t.cancel(fmt.Errorf("run %s: this worker's hold on the run ended (session %d gone): stopped", t.runID, pid))
+			cause := fmt.Errorf("run %s: this worker's hold on the run ended (session %d gone): stopped", t.runID, pid)
+			t.w.log.Warn("hold on the run lost: its model work stops now", "run", t.runID, "session", pid, "db_err", err)
+			t.cancel(cause)
 			return
 		}
 	}

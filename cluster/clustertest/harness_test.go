@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -79,7 +80,13 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{t: t, dsn: pgtest.New(t), dir: t.TempDir()}
+	return newEnvOn(t, pgtest.New(t))
+}
+
+// newEnvOn is newEnv on the database at dsn.
+func newEnvOn(t testing.TB, dsn string) *env {
+	t.Helper()
+	e := &env{t: t, dsn: dsn, dir: t.TempDir()}
 	e.origin = filepath.Join(e.dir, "origin")
 	e.remote = filepath.Join(e.dir, "remote.git")
 	if err := demo.PrepareRepo(context.Background(), e.origin); err != nil {
@@ -144,6 +151,7 @@ type box struct {
 	home   string
 	cache  string
 	cmd    *exec.Cmd
+	wrap   []string // runs the worker through this command (ip netns exec ns)
 	log    *bytes.Buffer
 	mu     *sync.Mutex
 	exited chan struct{}
@@ -206,7 +214,8 @@ func (b *box) startWorker(extra ...string) {
 		b.e.t.Fatal(err)
 	}
 	args := append([]string{"worker", "--name", b.name, "--health-interval", "200ms"}, extra...)
-	b.cmd = exec.Command(lemmingsBin(b.e.t), args...)
+	argv := append(append(slices.Clone(b.wrap), lemmingsBin(b.e.t)), args...)
+	b.cmd = exec.Command(argv[0], argv[1:]...)
 	b.cmd.Dir, b.cmd.Env = b.cache, b.environ()
 	w := syncWriter{b.mu, b.log}
 	b.cmd.Stdout, b.cmd.Stderr = w, w

@@ -41,7 +41,7 @@ type Server struct {
 	root    string
 	port    int
 	cred    *syscall.Credential
-	fast    bool
+	o       Options
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -55,6 +55,13 @@ type Options struct {
 	// Fast turns durability off (fsync, synchronous commit): for tests and
 	// demos, whose data does not outlive them.
 	Fast bool
+	// Listen adds addresses to listen on besides 127.0.0.1, and HBA lines
+	// to pg_hba.conf (say "host all all 10.0.0.0/30 trust"), for clients in
+	// another network namespace.
+	Listen []string
+	HBA    []string
+	// Settings are more server settings, "name=value" each.
+	Settings []string
 }
 
 // FindBin finds the directory holding initdb and postgres: on PATH, or the
@@ -90,7 +97,7 @@ func Start(o Options) (*Server, error) {
 		}
 		o.Bin = bin
 	}
-	s := &Server{bin: o.Bin, fast: o.Fast}
+	s := &Server{bin: o.Bin, o: o}
 	root, err := os.MkdirTemp("", "lemmings-pg-")
 	if err != nil {
 		return nil, err
@@ -116,6 +123,17 @@ func Start(o Options) (*Server, error) {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		os.RemoveAll(root)
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
+	}
+	if len(o.HBA) > 0 {
+		f, err := os.OpenFile(filepath.Join(s.dataDir, "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString(strings.Join(o.HBA, "\n") + "\n")
+			f.Close()
+		}
+		if err != nil {
+			os.RemoveAll(root)
+			return nil, fmt.Errorf("pg_hba.conf: %w", err)
+		}
 	}
 	if err := s.start(); err != nil {
 		s.Close()
@@ -158,10 +176,13 @@ func (s *Server) launch() error {
 		return err
 	}
 	args := []string{"-D", s.dataDir, "-p", strconv.Itoa(s.port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=" + s.root,
+		"-c", "listen_addresses=" + strings.Join(append([]string{"127.0.0.1"}, s.o.Listen...), ","), "-c", "unix_socket_directories=" + s.root,
 		"-c", "max_connections=300", "-c", "shared_buffers=32MB"}
-	if s.fast {
+	if s.o.Fast {
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	for _, kv := range s.o.Settings {
+		args = append(args, "-c", kv)
 	}
 	cmd := exec.Command(filepath.Join(s.bin, "postgres"), args...)
 	cmd.Stdout, cmd.Stderr = logf, logf

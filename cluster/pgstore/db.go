@@ -44,6 +44,7 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w (want postgres://user@host:port/db?search_path=schema)", redactDSN(dsn), err)
 	}
+	pcfg.ConnConfig.DialFunc = dial
 	pcfg.MaxConns = 8
 	if o.MaxConns > 0 {
 		pcfg.MaxConns = o.MaxConns

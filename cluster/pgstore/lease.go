@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -73,13 +74,22 @@ func (l *Lease) Renew(ctx context.Context) error {
 	l.mu.Lock()
 	conn := l.conn
 	l.mu.Unlock()
-	if conn != nil && conn.Ping(ctx) == nil {
-		return nil
+	if conn != nil {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := conn.Ping(pctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
 	}
 	if conn != nil {
-		_ = conn.Close(context.WithoutCancel(ctx))
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		_ = conn.Close(cctx)
+		cancel()
 	}
-	return l.take(ctx)
+	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return l.take(tctx)
 }
 
 // Close gives the lease up.
