@@ -3,6 +3,7 @@ package clustertest
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"github.com/lemmings-dev/lemmings/cluster/gitremote"
 	"github.com/lemmings-dev/lemmings/cluster/pgstore"
 	"github.com/lemmings-dev/lemmings/demo"
+	"github.com/lemmings-dev/lemmings/internal/pgtest"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/run"
 )
@@ -39,6 +41,7 @@ const runsPerRound = 4
 //
 //	make bench-cluster
 func BenchmarkClusterThroughput(b *testing.B) {
+	skipUnlessAsked(b)
 	for _, n := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
 			e := newEnv(b)
@@ -83,6 +86,7 @@ func BenchmarkClusterThroughput(b *testing.B) {
 // the middle of a step to the next step its run stores on the other worker
 // (target ≤ 5 s), once per iteration (-benchtime 3x: three kills).
 func BenchmarkClusterTakeover(b *testing.B) {
+	skipUnlessAsked(b)
 	e := newEnv(b)
 	e.extraYAML = benchGates
 	srv := demo.NewServer(&demo.Script{LocalLatency: 50 * time.Millisecond, ImplementorLatency: benchLatency})
@@ -192,4 +196,11 @@ func (b *box) takings(id string) int {
 		}
 	}
 	return n
+}
+
+// skipUnlessAsked keeps these minutes-long benchmarks out of make bench.
+func skipUnlessAsked(b *testing.B) {
+	if os.Getenv(pgtest.EnvRequire) != "1" {
+		b.Skipf("make bench-cluster runs it (%s=1)", pgtest.EnvRequire)
+	}
 }
