@@ -65,6 +65,10 @@ var ErrNoPostgres = errors.New("lemmings demo --cluster starts a local PostgreSQ
 
 const schema = "lemmings_demo"
 
+// findPostgres finds the server programs (a variable: the test of the
+// error a machine without them gets replaces it).
+var findPostgres = pglocal.FindBin
+
 // Run runs the demo; everything it started is stopped and removed when it
 // returns, whatever happened.
 func Run(ctx context.Context, o Options) (res Result, err error) {
@@ -77,7 +81,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
-	bin, err := pglocal.FindBin()
+	bin, err := findPostgres()
 	if err != nil {
 		return res, fmt.Errorf("%w: %v. Install them (Debian, Ubuntu: %s) and try again", ErrNoPostgres, err, pglocal.Hint)
 	}

@@ -33,9 +33,13 @@ func wrapDemoForCluster(a *app, c *cobra.Command) {
 		}
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		fmt.Fprintln(a.stdout, "lemmings demo --cluster — the models are SCRIPTED (llm/llmtest), everything else is real:")
-		fmt.Fprintln(a.stdout, "PostgreSQL, River's queue, git pushes to a shared remote, two lemmings worker processes.")
-		res, err := clusterdemo.Run(ctx, clusterdemo.Options{Exe: exe, Out: a.stdout})
+		story := a.stdout
+		if a.jsonOut {
+			story = a.stderr // stdout carries the one JSON line of the result
+		}
+		fmt.Fprintln(story, "lemmings demo --cluster — the models are SCRIPTED (llm/llmtest), everything else is real:")
+		fmt.Fprintln(story, "PostgreSQL, River's queue, git pushes to a shared remote, two lemmings worker processes.")
+		res, err := clusterdemo.Run(ctx, clusterdemo.Options{Exe: exe, Out: story})
 		if errors.Is(err, clusterdemo.ErrNoPostgres) {
 			return err // exit 1: the machine lacks a program; the message says which and how to install it
 		}
@@ -44,6 +48,12 @@ func wrapDemoForCluster(a *app, c *cobra.Command) {
 				return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted; everything the demo started is stopped and removed")}
 			}
 			return err
+		}
+		if a.jsonOut {
+			a.printJSON(map[string]any{"kind": "demo_cluster", "run_id": res.RunID, "status": res.Status, "tasks_completed": res.Tasks,
+				"killed": res.Victim, "killed_at_step": res.KilledAtStep, "finished_by": res.Survivor,
+				"takeover_seconds": res.Takeover.Seconds(), "commits": res.Commits})
+			return nil
 		}
 		fmt.Fprintf(a.stdout, "\n%s was SIGKILLed at step %d; %s stored the next step %.1fs later and finished the run (%d tasks).\n",
 			res.Victim, res.KilledAtStep, res.Survivor, res.Takeover.Seconds(), res.Tasks)
