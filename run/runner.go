@@ -43,7 +43,9 @@ type Options struct {
 	// PlanFile is an operator plan (YAML): milestones with tasks and
 	// acceptance criteria; the ScopeAgent then does not plan.
 	PlanFile string
-	// RunID names the run to resume (empty: the latest resumable one).
+	// RunID names the run to resume (empty: the latest resumable one). On
+	// Start it names the new run when the caller must know it before the run
+	// exists (lemmings mcp starts runs as detached processes); empty: a new id.
 	RunID  string
 	Config *config.Config
 	// Approve pauses for a human: "", "milestones" or "tasks". On resume it
@@ -61,7 +63,6 @@ type Options struct {
 	// HTTPClient is used for every model call (tests).
 	HTTPClient *http.Client
 	// Backend keeps the run in a shared store (backend.go); nil: .lemmings/.
-	// With a backend, Start takes RunID as the new run's id.
 	Backend *Backend
 	// BaseCommit is where Start branches the run from (default: HEAD).
 	BaseCommit string
@@ -93,10 +94,7 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 	if err != nil {
 		return Result{}, err
 	}
-	runID := NewRunID()
-	if o.Backend != nil && o.RunID != "" {
-		runID = o.RunID
-	}
+	runID := cmp.Or(o.RunID, NewRunID()) // CreateWorktreeAt checks a given one
 	wt, err := repo.CreateWorktreeAt(ctx, runID, o.BaseCommit)
 	if err != nil {
 		return Result{}, err
