@@ -141,7 +141,10 @@ func newNetns(t *testing.T) *netns {
 		t.Skip("the link-down fault needs root (ip netns, veth pairs): run make test-cluster as root")
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("the link-down fault needs iproute2's ip")
+		if os.Getenv("CI") != "" || os.Getenv(pgtest.EnvRequire) == "1" {
+			t.Fatal("the link-down fault needs iproute2's ip (apt-get install iproute2; .ci/run does)")
+		}
+		t.Skip("the link-down fault needs iproute2's ip (apt-get install iproute2)")
 	}
 	id := os.Getpid() % 50000
 	n := &netns{name: fmt.Sprintf("lmtest%d", id), hostIf: fmt.Sprintf("lmh%d", id), nsIf: fmt.Sprintf("lmn%d", id)}
