@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo test unit test-cluster vet fmt-check bench fuzz ollama models test-ollama test-models test-browser screenshots clis mcp-inspector clean
+.PHONY: all build demo test unit test-cluster bench-cluster vet fmt-check bench fuzz ollama models test-ollama test-models test-browser screenshots clis mcp-inspector clean
 
 all: build
 
@@ -30,11 +30,19 @@ unit-plain:
 	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 $(GO) test -count=1 -timeout 20m $(PKGS)
 
 # Runs on PostgreSQL with River (docs/distributed.md): the checkpoint store's suite and the
-# fault tests (SIGKILLed worker, terminated session, restarted database, refused push, model
-# server down), each with a real PostgreSQL server started by the test (Debian's postgresql;
-# .ci/run installs it) and the real binary. Required here: missing binaries fail. About 3 min.
+# fault tests (SIGKILLed worker, terminated session, link down in a network namespace,
+# restarted database, refused push, model server down), retention, serve on the store and
+# lemmings demo --cluster, each with a real PostgreSQL server started by the test (Debian's
+# postgresql; .ci/run installs it) and the real binary. Required here: missing binaries fail.
+# About 6 min.
 test-cluster:
 	LEMMINGS_TEST_POSTGRES=1 $(GO) test -count=1 -timeout 20m ./internal/pgtest/... ./cluster/...
+
+# Throughput of 1, 2 and 4 workers and the takeover time after a SIGKILL (docs/distributed.md).
+# About 4 min.
+bench-cluster:
+	LEMMINGS_TEST_POSTGRES=1 $(GO) test -count=1 -run '^$$' -bench 'ClusterThroughput' -benchtime 1x -timeout 30m ./cluster/clustertest/
+	LEMMINGS_TEST_POSTGRES=1 $(GO) test -count=1 -run '^$$' -bench 'ClusterTakeover' -benchtime 3x -timeout 30m ./cluster/clustertest/
 
 # Built programs belong in .gitignore: fail on a tracked binary over 1 MiB.
 check-binaries:
