@@ -236,7 +236,7 @@ func (l *implLoop) sampleGatesPass(ctx context.Context, samples int) bool {
 	if samples <= 1 || l.fixRounds == 0 || len(l.d.Gates) == 0 {
 		return true
 	}
-	results := workspace.RunGates(ctx, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
+	results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
 	for _, r := range results {
 		emitGate(ctx, l.t, "sample", r)
 	}

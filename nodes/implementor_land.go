@@ -160,7 +160,7 @@ func (l *implLoop) land(ctx context.Context, c change) landing {
 	land := landing{landed: true, changed: changed, snap: snap, base: base}
 	b.WriteString(l.afterEdit(changed))
 	if len(l.d.Settings.SyntaxChecks) > 0 {
-		after := workspace.RunChecks(ctx, l.d.Work.Dir(), paths, l.d.Settings.SyntaxChecks)
+		after := workspace.RunChecks(ctx, l.d.Sandbox, l.d.Work.Dir(), paths, l.d.Settings.SyntaxChecks)
 		land.introduced = after.Introduced(base, l.d.Work.Dir(), checkReportBytes)
 		l.keepChecks(after, paths)
 		if land.introduced != "" {
@@ -242,7 +242,7 @@ func (l *implLoop) checkBaseline(ctx context.Context, paths []string) workspace.
 		}
 	}
 	if len(missing) > 0 {
-		now := workspace.RunChecks(ctx, l.d.Work.Dir(), missing, checks)
+		now := workspace.RunChecks(ctx, l.d.Sandbox, l.d.Work.Dir(), missing, checks)
 		l.keepChecks(now, missing)
 		maps.Copy(l.checkStart.Parse, now.Parse)
 		maps.Copy(l.checkStart.Failed, now.Failed)

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/sandbox"
 )
 
 // SyntaxTimeout bounds one syntax check command.
@@ -23,11 +25,11 @@ const SyntaxTimeout = 90 * time.Second
 // {file} is the edited file and {dir} its directory, both relative to the
 // work tree and shell-quoted. Go files are parsed in-process first (what
 // `gofmt -e` reports); the command then vets the package. Python byte code
-// goes to a cache outside the work tree.
+// goes to the sandbox's temp dir, outside the work tree.
 func DefaultSyntaxChecks() map[string]string {
 	return map[string]string{
 		".go":  "go vet ./{dir}",
-		".py":  "PYTHONPYCACHEPREFIX=" + shellQuote(filepath.Join(os.TempDir(), "lemmings-pycache")) + " python3 -m py_compile {file}",
+		".py":  `PYTHONPYCACHEPREFIX="${TMPDIR:-/tmp}/pycache" python3 -m py_compile {file}`,
 		".js":  "node --check {file}",
 		".mjs": "node --check {file}",
 		".cjs": "node --check {file}",
@@ -36,11 +38,12 @@ func DefaultSyntaxChecks() map[string]string {
 
 // CheckSyntax runs the fast checks of the edited files in root: Go files are
 // parsed, then each check command runs once per file ({file}) or once per
-// directory ({dir} only). It returns the problems summarised within about
-// maxBytes, "" when all is well. A check whose tool is missing (exit 127) is
-// skipped: it says nothing about the code.
-func CheckSyntax(ctx context.Context, root string, files []string, checks map[string]string, maxBytes int) string {
-	return RunChecks(ctx, root, files, checks).Introduced(Checks{}, root, maxBytes)
+// directory ({dir} only), confined by box as a gate is. It returns the
+// problems summarised within about maxBytes, "" when all is well. A check
+// whose tool is missing (exit 127) is skipped: it says nothing about the
+// code.
+func CheckSyntax(ctx context.Context, box *sandbox.Box, root string, files []string, checks map[string]string, maxBytes int) string {
+	return RunChecks(ctx, box, root, files, checks).Introduced(Checks{}, root, maxBytes)
 }
 
 // Checks is what the fast checks said of some files: the Go files that do
@@ -74,8 +77,9 @@ func CheckCommands(files []string, checks map[string]string) []string {
 
 // RunChecks parses the Go files among files and runs the check commands they
 // need (CheckCommands). A Go file that does not parse skips the command of
-// its extension: vet would only repeat the parse error.
-func RunChecks(ctx context.Context, root string, files []string, checks map[string]string) Checks {
+// its extension: vet would only repeat the parse error. The commands run
+// confined by box, as gates do.
+func RunChecks(ctx context.Context, box *sandbox.Box, root string, files []string, checks map[string]string) Checks {
 	c := Checks{Parse: map[string]string{}, Failed: map[string]string{}}
 	skip := map[string]bool{}
 	for _, f := range files {
@@ -94,18 +98,19 @@ func RunChecks(ctx context.Context, root string, files []string, checks map[stri
 			continue
 		}
 		c.Ran = append(c.Ran, cmd)
-		if out, failed := RunCheckCommand(ctx, root, cmd); failed {
+		if out, failed := RunCheckCommand(ctx, box, root, cmd); failed {
 			c.Failed[cmd] = out
 		}
 	}
 	return c
 }
 
-// RunCheckCommand runs one check command in root: the one place a check's
-// process starts. failed is false when it passed, or its tool is missing
-// (exit 127) or it was cancelled: then it says nothing about the code.
-func RunCheckCommand(ctx context.Context, root, cmd string) (output string, failed bool) {
-	r := RunGate(ctx, root, Gate{Name: "syntax", Command: cmd, Timeout: SyntaxTimeout}, 64<<10)
+// RunCheckCommand runs one check command in root, confined by box: the one
+// place a check's process starts. failed is false when it passed, or its
+// tool is missing (exit 127) or it was cancelled: then it says nothing about
+// the code.
+func RunCheckCommand(ctx context.Context, box *sandbox.Box, root, cmd string) (output string, failed bool) {
+	r := RunGate(ctx, box, root, Gate{Name: "syntax", Command: cmd, Timeout: SyntaxTimeout}, 64<<10)
 	if r.Passed || r.ExitCode == 127 || r.Canceled {
 		return "", false
 	}
