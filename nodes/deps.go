@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/lemmings-dev/lemmings/graph"
@@ -47,6 +48,24 @@ type Deps struct {
 	Mermaid string
 
 	lastBoard string // board.md as last written
+	// noted is the last text of each note (noteOnce): every prompt selects
+	// the knowledge again, and what it left out is said once, not per call.
+	noted   map[string]string
+	notedMu sync.Mutex
+}
+
+// noteOnce says whether text is new for kind since the last call.
+func (d *Deps) noteOnce(kind, text string) bool {
+	d.notedMu.Lock()
+	defer d.notedMu.Unlock()
+	if d.noted == nil {
+		d.noted = map[string]string{}
+	}
+	if d.noted[kind] == text {
+		return false
+	}
+	d.noted[kind] = text
+	return true
 }
 
 func (d *Deps) now() time.Time {

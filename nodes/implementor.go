@@ -155,6 +155,8 @@ type implLoop struct {
 	hint      string
 	fixRounds int
 	malformed int
+	// codeBudget is the reply budget of the next code call (codeReply).
+	codeBudget int
 }
 
 func newImplLoop(d *Deps, s *WorkflowState, t *Task) *implLoop {
@@ -283,12 +285,11 @@ func (l *implLoop) note(assistant, user string) {
 }
 
 func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
-	d, t, s := l.d, l.t, l.s
+	t := l.t
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", t.ID, t.Title)
 	writeTask(&b, t.Instructions, t.AcceptanceCriteria, t.TargetFiles)
-	secs := []llm.Section{
-		d.knowledgeSection(ctx, s),
+	secs := []llm.Section{ // after the shared prefix (project context, knowledge)
 		{Title: "TASK", Body: strings.TrimSpace(b.String()), Required: true},
 	}
 	if t.Feedback != "" {
@@ -300,10 +301,6 @@ func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
 	if symbols := l.symbolMap(); symbols != "" {
 		secs = append(secs, llm.Section{Title: "SYMBOLS", Body: symbols, Priority: prioContext - 5})
 	}
-	if tree, err := d.Work.FS().Tree(".", 200); err == nil {
-		secs = append(secs, llm.Section{Title: "REPOSITORY", Body: tree, Priority: prioOverview})
-	}
-	secs = append(secs, llm.Section{Title: "GATES", Body: gateList(d.Gates), Priority: prioOverview})
 	return secs, nil
 }
 
