@@ -350,7 +350,9 @@ func promptMessages(system, user string) []Message {
 // start of the user message (ComposeAfter's shared head), counted but never
 // cut.
 func pack(system, head string, secs []Section, budget int) ([]Section, []string, error) {
-	total := func(ss []Section) int { return countMessages(promptMessages(system, joinHead(head, renderSections(ss))), nil) }
+	total := func(ss []Section) int {
+		return countMessages(promptMessages(system, joinHead(head, renderSections(ss))), nil)
+	}
 	if budget <= 0 || total(secs) <= budget {
 		return secs, nil, nil
 	}

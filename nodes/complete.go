@@ -66,11 +66,6 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 	d.countKnowledgeUse(ctx, &s, t)
 	settleEscalations(&s, t.ID, true)
 	d.refreshIndex(ctx)
-	if s.ProjectContext != "" && entry.Commit != "" {
-		// The shared prefix shows the files as they are; it changes only
-		// when the overview does (a file added or removed, the README edited).
-		s.ProjectContext = d.overview()
-	}
 	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	return s, nil
 }

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -78,6 +79,9 @@ func (d *Deps) now() time.Time {
 // knowledgeStore opens the knowledge store of the work tree as it is now, so
 // the agents read what supervisors and earlier tasks wrote on the run branch.
 func (d *Deps) knowledgeStore() (*knowledge.Store, []knowledge.Problem, error) {
+	if d.Work == nil {
+		return nil, nil, errors.New("no work tree")
+	}
 	return knowledge.Open(d.Work.FS().Root() + "/" + d.Settings.KnowledgeDir)
 }
 

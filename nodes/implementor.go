@@ -24,13 +24,12 @@ const (
 	ImplRejected  = "rejected"
 )
 
-// Loop detection: the same action with the same result this many times within
-// the recent window gets a nudge; maxNudges nudges that did not help end the
-// attempt.
+// Loop detection: the same action with the same result a second time within
+// the recent window gets a nudge that names it; a third time ends the
+// attempt (implementor_steer.go).
 const (
 	loopWindow    = 8
-	loopThreshold = 3
-	maxNudges     = 2
+	loopThreshold = 2
 	// failedEditNudge edits in a row that did not apply get a nudge;
 	// failedEditLimit end the attempt.
 	failedEditNudge = 3
@@ -148,7 +147,6 @@ type implLoop struct {
 	failedEdits  map[string]int  // file → edits that did not apply
 	wholeFile    map[string]bool // files whose targeted edits failed twice
 	failStreak   int             // edits in a row that did not apply
-	nudges       int
 	// hint is advice on the last failed edit, added after the loop
 	// detector has seen the result, so advice that varies does not hide a
 	// repeat.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
 )
@@ -39,8 +40,8 @@ const LabelShared = "shared"
 // the current milestone, packed once to the shared budget. The same model
 // answers the ScopeAgent, the planner, the implementor, QA and the Assessor,
 // so the server's prompt cache serves this part across role switches; it
-// changes only when the project context is refreshed (a task added or
-// removed files) or the knowledge for the milestone changes.
+// changes only when the ScopeAgent plans again or the knowledge for the
+// milestone changes.
 func (d *Deps) sharedPrefix(ctx context.Context, s *WorkflowState) (llm.Shared, error) {
 	return d.Composer.Shared(d.Settings.Budget(LabelShared), projectContextSection(s), d.knowledgeSection(ctx, s))
 }
@@ -185,3 +186,6 @@ func (d *Deps) instructionsSection(label string, data any) (llm.Section, error) 
 	}
 	return llm.Section{Title: SecInstructions, Body: strings.TrimSpace(body), Required: true}, nil
 }
+
+// clip trims s and cuts it to n bytes with a marker.
+func clip(s string, n int) string { return textutil.Clip(strings.TrimSpace(s), n) }

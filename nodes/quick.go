@@ -179,33 +179,74 @@ const (
 	critRemit = "The change does what the remit asks"
 )
 
+// newTextCue are the words after which a short remit quotes text the change
+// must add: change X *to* "Y", a line *reading* "Y", *print* "Y".
+var newTextCue = map[string]bool{
+	"to": true, "with": true, "into": true, "say": true, "says": true, "print": true, "prints": true,
+	"return": true, "returns": true, "read": true, "reads": true, "reading": true, "line": true,
+	"text": true, "message": true, "named": true, "called": true, "add": true, "adds": true,
+	"output": true, "outputs": true, "show": true, "shows": true,
+}
+
 // quickCriteria are what QA checks of a quick task: the gates, each new text
-// the remit quotes (which the change must add), and, when neither covers the
-// remit, the remit itself (the one criterion a model reviews).
+// a short remit quotes (which the change must add), and, when neither covers
+// the remit, the remit itself (the one criterion a model reviews). A long
+// remit (an exercise's instructions) quotes too much to read that way: the
+// gates, or the model, decide it.
 func (d *Deps) quickCriteria(remit string, files []string) []string {
 	var out []string
 	if len(d.Gates) > 0 {
 		out = append(out, critGates)
 	}
-	var existing strings.Builder
-	for _, f := range files {
-		if b, err := d.Work.FS().ReadFile(f); err == nil {
-			existing.Write(b)
-		}
-	}
 	adds := 0
-	for _, m := range remitQuoted.FindAllStringSubmatch(remit, -1) {
-		lit := m[1] + m[2]
-		if strings.TrimSpace(lit) == "" || (existing.Len() > 0 && strings.Contains(existing.String(), lit)) || remitFile.MatchString(" "+lit) {
-			continue // text that is already there ("change X to …"), or a file name
+	if readRemit(remit).Words <= quickMaxWords {
+		for _, lit := range newTexts(remit) {
+			if !d.anyFileHas(files, lit) {
+				out = append(out, critAdds+strconv.Quote(lit))
+				adds++
+			}
 		}
-		out = append(out, critAdds+strconv.Quote(lit))
-		adds++
 	}
 	if adds == 0 && !(len(d.Gates) > 0 && gatePhrase.MatchString(remit)) {
 		out = append(out, critRemit+": "+clip(remit, 200))
 	}
 	return out
+}
+
+// newTexts are the quoted texts of a remit that follow a newTextCue within
+// three words (not the "from" side of a change, not a file name).
+func newTexts(remit string) []string {
+	var out []string
+	for _, loc := range remitQuoted.FindAllStringSubmatchIndex(remit, -1) {
+		var lit string
+		if loc[2] >= 0 {
+			lit = remit[loc[2]:loc[3]]
+		} else {
+			lit = remit[loc[4]:loc[5]]
+		}
+		words := strings.Fields(remit[:loc[0]])
+		cued := false
+		for i := len(words) - 1; i >= 0 && i >= len(words)-3; i-- {
+			if newTextCue[strings.ToLower(strings.Trim(words[i], ".,;:()"))] {
+				cued = true
+				break
+			}
+		}
+		if cued && strings.TrimSpace(lit) != "" && !remitFile.MatchString(" "+lit) {
+			out = append(out, lit)
+		}
+	}
+	return out
+}
+
+// anyFileHas says whether one of files already has text.
+func (d *Deps) anyFileHas(files []string, text string) bool {
+	for _, f := range files {
+		if b, err := d.Work.FS().ReadFile(f); err == nil && strings.Contains(string(b), text) {
+			return true
+		}
+	}
+	return false
 }
 
 // addedLiteral reads a critAdds criterion: the text the change must add.

@@ -72,10 +72,13 @@ func schemaFor[T any](d *Deps, s *WorkflowState) (json.RawMessage, error) {
 	return json.Marshal(root)
 }
 
-// boundTask limits a task's instructions to the task limit.
+// boundTask caps a task's instructions at twice the task limit: a hard
+// ceiling for the grammar, with room left for the send-back (a plan over the
+// limit goes back once with the reasons, then lemmings cuts it: fitPlan),
+// which serves providers that ignore the schema too.
 func boundTask(task map[string]any, maxChars int) {
 	if maxChars > 0 {
-		prop(task, "instructions")["maxLength"] = maxChars
+		prop(task, "instructions")["maxLength"] = 2 * maxChars
 	}
 }
 

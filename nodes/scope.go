@@ -152,8 +152,8 @@ func planMilestones(p *Plan) []Milestone {
 
 // overview describes the repository for every prompt (the shared prefix):
 // its files, folder by folder, and the files that say what it is and how it
-// builds, each cut short. It is built once per run and again when a task
-// adds or removes files, so it stays the same bytes between those points.
+// builds, each cut short. It is built once per run (again on a re-plan), so
+// every prompt starts with the same bytes.
 func (d *Deps) overview() string {
 	fs := d.Work.FS()
 	var b strings.Builder

@@ -29,7 +29,8 @@ type WorkflowState struct {
 
 	// ProjectContext is the repository overview every local prompt starts
 	// with (the shared prefix), so the model's prompt cache is reused across
-	// roles; built by the ScopeAgent, refreshed when a task adds or removes files.
+	// roles; built once by the ScopeAgent (again only on a re-plan). Files a
+	// task adds show in the done list and the task's own views.
 	ProjectContext string `json:"project_context,omitempty"`
 
 	// Quick: the remit is one task and goes straight to the Implementor

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
@@ -128,7 +129,8 @@ func TestPlannerPromptSectionsComeInTheDesignOrder(t *testing.T) {
 	if len(planner) == 0 {
 		t.Fatal("no planner call")
 	}
-	want := []string{nodes.SecProjectContext, nodes.SecProjectKnowledge, nodes.SecMilestone, nodes.SecDirectives, nodes.SecCompleted, nodes.SecInstructions}
+	// The shared prefix (project context, knowledge), then the role.
+	want := []string{nodes.SecProjectContext, nodes.SecProjectKnowledge, llm.RoleSection, nodes.SecMilestone, nodes.SecDirectives, nodes.SecCompleted, nodes.SecInstructions}
 	for _, c := range planner {
 		got := headers(c.Messages[1].Content)
 		if strings.Join(got, "|") != strings.Join(want, "|") {
