@@ -175,7 +175,7 @@ func (tm costTeam) implement(c llmtest.Call) llmtest.Reply {
 
 // costRepo copies this repository's tracked files into dir, adds the hello
 // package and commits.
-func costRepo(b *testing.B, dir string) {
+func costRepo(b testing.TB, dir string) {
 	b.Helper()
 	root, err := filepath.Abs("..")
 	if err != nil {
@@ -271,6 +271,48 @@ func (c callCost) roles() string {
 	return strings.Join(parts, ", ")
 }
 
+// costRun runs remit with team against a copy of this repository.
+func costRun(t testing.TB, remit string, team costTeam) (run.Result, []llmtest.Call, error) {
+	repo := filepath.Join(t.TempDir(), "repo")
+	costRepo(t, repo)
+	srv := demo.NewServer(&demo.Script{}, llmtest.Step{Name: "cost", API: llmtest.Ollama, Times: -1, Respond: team.respond})
+	defer srv.Close()
+	cfg := demo.Config(srv.URL())
+	p := cfg.Roles[config.RolePrimary]
+	p.EditProtocol = "text" // the default a user runs with
+	cfg.Roles[config.RolePrimary] = p
+	cfg.Limits.FixRounds = config.Default().Limits.FixRounds
+	cfg.Supervisors.Enabled = false
+	cfg.RAG.Enabled = false
+	cfg.Gates = []config.Gate{{Name: "test", Command: "! grep -rq BUG hello", Timeout: time.Minute}}
+	res, err := run.Start(context.Background(), run.Options{RepoDir: repo, Remit: remit, Config: cfg})
+	return res, srv.ChatCalls(), err
+}
+
+// The target, kept: a one-line change costs at most 3 model calls and
+// 10k prompt tokens (9 calls and 25k on main before the quick path and the
+// shared prefix), and a failing gate costs the fix, not a planning round.
+func TestAOneLineRemitCostsWhatAidersCosts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("copies this repository")
+	}
+	res, calls, err := costRun(t, costOneLine, costTeam{})
+	c := costOf(calls)
+	if err != nil || res.State.TasksCompleted != 1 {
+		t.Fatalf("run: %v, %d done (%s); calls %s", err, res.State.TasksCompleted, res.State.StopReason, c.roles())
+	}
+	if c.calls > 3 || c.estimate > 10000 {
+		t.Errorf("a one-line remit cost %d calls (%s) and %d prompt tokens; want at most 3 and 10000", c.calls, c.roles(), c.estimate)
+	}
+	if !res.State.Quick {
+		t.Errorf("the one-line remit did not take the quick path (%s)", res.State.PipelineReason)
+	}
+	res, calls, err = costRun(t, costOneLine, costTeam{failFirst: true})
+	if c := costOf(calls); err != nil || res.State.TasksCompleted != 1 || c.calls > 6 {
+		t.Errorf("gate fails first: %v, %d done, %d calls (%s)", err, res.State.TasksCompleted, c.calls, c.roles())
+	}
+}
+
 // BenchmarkRemitCost runs each remit through the whole workflow (default
 // configuration, supervisors and retrieval off) against the scripted team.
 func BenchmarkRemitCost(b *testing.B) {
@@ -287,23 +329,7 @@ func BenchmarkRemitCost(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var total callCost
 			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				repo := filepath.Join(b.TempDir(), "repo")
-				costRepo(b, repo)
-				srv := demo.NewServer(&demo.Script{}, llmtest.Step{Name: "cost", API: llmtest.Ollama, Times: -1, Respond: tc.team.respond})
-				cfg := demo.Config(srv.URL())
-				p := cfg.Roles[config.RolePrimary]
-				p.EditProtocol = "text" // the default a user runs with
-				cfg.Roles[config.RolePrimary] = p
-				cfg.Limits.FixRounds = config.Default().Limits.FixRounds
-				cfg.Supervisors.Enabled = false
-				cfg.RAG.Enabled = false
-				cfg.Gates = []config.Gate{{Name: "test", Command: "! grep -rq BUG hello", Timeout: time.Minute}}
-				b.StartTimer()
-				res, err := run.Start(context.Background(), run.Options{RepoDir: repo, Remit: tc.remit, Config: cfg})
-				b.StopTimer()
-				calls := srv.ChatCalls()
-				srv.Close()
+				res, calls, err := costRun(b, tc.remit, tc.team)
 				if err != nil || res.State.TasksCompleted != tc.tasks {
 					b.Fatalf("run: %v; %d tasks done, want %d (%s); calls: %s", err, res.State.TasksCompleted, tc.tasks, res.State.StopReason, costOf(calls).roles())
 				}
