@@ -354,3 +354,34 @@ func BenchmarkRemitCost(b *testing.B) {
 		})
 	}
 }
+
+// A quick run that turns out larger escalates: the implementor says it is
+// blocked, the work tree goes back to the start, and the ScopeAgent plans the
+// remit with what the quick attempt said; the full pipeline finishes it.
+func TestAQuickRunThatIsBlockedEscalatesIntoTheFullPipeline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("copies this repository")
+	}
+	// No file named: the scripted implementor does not know the quick task
+	// and answers blocked; it knows the ScopeAgent's.
+	remit := `Change the greeting returned by Hello from "Hello, World" to "Hello, Lemmings".`
+	res, calls, err := costRun(t, remit, costTeam{})
+	if err != nil || res.State.TasksCompleted != 1 {
+		t.Fatalf("run: %v, %d done (%s); calls %s", err, res.State.TasksCompleted, res.State.StopReason, costOf(calls).roles())
+	}
+	if res.State.Quick || !strings.HasPrefix(res.State.PipelineReason, "escalated: the implementor was blocked") {
+		t.Errorf("quick=%v, why %q: want escalated", res.State.Quick, res.State.PipelineReason)
+	}
+	var scope []llmtest.Call
+	for _, c := range calls {
+		if c.Role() == "scope_agent" {
+			scope = append(scope, c)
+		}
+	}
+	if len(scope) != 1 || !strings.Contains(scope[0].FirstUser(), "tried as one quick task") {
+		t.Fatalf("%d ScopeAgent calls; want one that hears about the quick attempt", len(scope))
+	}
+	if res.State.TasksFailed != 0 {
+		t.Errorf("the escalated quick task counted as a failure: %d", res.State.TasksFailed)
+	}
+}
