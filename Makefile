@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo test unit test-cluster vet fmt-check bench bench-aider fuzz ollama models test-ollama test-models test-browser screenshots clis clean
+.PHONY: all build demo test unit test-cluster vet fmt-check bench bench-aider fuzz ollama models test-ollama test-models test-browser screenshots clis mcp-inspector clean
 
 all: build
 
@@ -73,11 +73,20 @@ models:
 clis:
 	./scripts/clis.sh
 
+# The MCP Inspector's CLI, which the real-client tests of lemmings mcp drive (docs/mcp.md):
+# pinned with its integrity hashes in mcpserver/e2e/package-lock.json, installed there by npm ci
+# (~10 s cold, 41 MB; nothing when current).
+MCP_E2E := mcpserver/e2e
+$(MCP_E2E)/node_modules/.package-lock.json: $(MCP_E2E)/package-lock.json
+	cd $(MCP_E2E) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+
+mcp-inspector: $(MCP_E2E)/node_modules/.package-lock.json
+
 # The real-server tests: tiny random-weight models, plus the short subset of the trained-model
 # tests (docs/testing-real-models.md). -p 1: one package's server at a time, so two model
 # runners never share the cores.
-REAL_PKGS := ./internal/realollama/... ./llm/... ./nodes/ ./rag/ ./cmd/lemmings/ ./eval/ ./codingcli/
-test-ollama: models clis
+REAL_PKGS := ./internal/realollama/... ./llm/... ./nodes/ ./rag/ ./cmd/lemmings/ ./eval/ ./codingcli/ ./mcpserver/
+test-ollama: models clis mcp-inspector
 	GO="$(GO)" ./scripts/ollama.sh
 	LEMMINGS_REAL_OLLAMA=1 $(GO) test -p 1 -count=1 -timeout 40m -run 'Real|Ollama' $(REAL_PKGS)
 
@@ -101,4 +110,4 @@ screenshots: $(SERVE_E2E)/node_modules/.package-lock.json
 	LEMMINGS_BROWSER=1 LEMMINGS_SCREENSHOTS=$(CURDIR)/docs/serve $(GO) test -count=1 -timeout 10m -run '^TestBrowser$$' ./serve/
 
 clean:
-	rm -rf bin .tools $(SERVE_E2E)/node_modules
+	rm -rf bin .tools $(SERVE_E2E)/node_modules $(MCP_E2E)/node_modules

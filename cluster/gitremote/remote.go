@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // Remote is the shared repository, seen from one repository cache.
@@ -45,7 +47,7 @@ func BaseRef(runID string) string { return "refs/lemmings/" + runID + "/base" }
 func Branch(runID string) string { return "lemmings/" + runID }
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, "git", append(workspace.NoHooks(), args...)...) // no pre-push or reference-transaction hook runs
 	cmd.Dir = dir
 	cmd.Env = append(cmd.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true")
 	var out, errb bytes.Buffer

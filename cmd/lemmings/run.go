@@ -22,7 +22,7 @@ import (
 )
 
 func newRunCmd(a *app) *cobra.Command {
-	var plan, approve string
+	var plan, approve, runID string
 	var planExample, quick, full bool
 	cmd := &cobra.Command{
 		Use:   `run "remit"`,
@@ -80,7 +80,7 @@ lemmings resume continues.`,
 			}
 			a.warnUncommitted(cmd.Context(), root)
 			return a.drive(cmd.Context(), func(ctx context.Context, o run.Options) (run.Result, error) {
-				o.Remit, o.PlanFile, o.Approve = remit, plan, approve
+				o.Remit, o.PlanFile, o.Approve, o.RunID = remit, plan, approve, runID
 				return run.Start(ctx, o)
 			}, root, cfg)
 		},
@@ -90,6 +90,10 @@ lemmings resume continues.`,
 	cmd.Flags().StringVar(&approve, "approve", "", "pause for a human: milestones (after planning) or tasks (before each task)")
 	cmd.Flags().BoolVar(&quick, "quick", false, "the remit is one task: straight to the Implementor, no planning (escalates into the full pipeline if it fails; pipeline.mode: quick)")
 	cmd.Flags().BoolVar(&full, "full", false, "plan milestones and tasks whatever the remit looks like (pipeline.mode: full)")
+	// lemmings mcp names the runs it starts as detached processes, to answer
+	// with the id at once.
+	cmd.Flags().StringVar(&runID, "run-id", "", "name of the new run (default: its start time and a random suffix)")
+	_ = cmd.Flags().MarkHidden("run-id")
 	return cmd
 }
 
