@@ -51,6 +51,7 @@ type Config struct {
 	Prompts     Prompts         `yaml:"prompts"`
 	Log         Log             `yaml:"log"`
 	Implementor Implementor     `yaml:"implementor"`
+	Tracing     Tracing         `yaml:"tracing"`
 	// Offline forces supervisors off and the offline RAG embedder.
 	Offline bool `yaml:"offline"`
 }
@@ -226,6 +227,15 @@ type Prompts struct {
 type Log struct {
 	Prompts bool   `yaml:"prompts"` // append every prompt and response to .lemmings/runs/<id>/prompts.jsonl
 	Level   string `yaml:"level"`
+}
+
+// Tracing sends each run to an OpenTelemetry backend as a trace (OTLP over
+// HTTP); the standard OTEL_EXPORTER_OTLP_* variables configure the exporter.
+type Tracing struct {
+	Enabled bool `yaml:"enabled"`
+	// Endpoint is an OTLP/HTTP base URL (/v1/traces is added); empty: the
+	// OTEL_EXPORTER_OTLP_* variables, else http://localhost:4318.
+	Endpoint string `yaml:"endpoint" secret:"url"`
 }
 
 // Implementor backends (implementor.backend).

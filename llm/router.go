@@ -285,6 +285,7 @@ func (r *Router) Chat(ctx context.Context, req Request) (Response, error) {
 	logged := sent
 	logged.Tools = req.Tools // the offered tools, also when they went into the prompt
 	r.log.write(r.clock.Now(), ro, req.Label, logged, resp, err)
+	r.observe(ctx, start, ro, logged, resp, err)
 	return resp, err
 }
 
