@@ -141,7 +141,7 @@ func TestARunIsOneTraceOfNodeModelGateAndCommitSpans(t *testing.T) {
 	}
 	spans := rcv.Spans()
 	tree := treeOf(t, spans)
-	if got, want := tree.shape(), `lemmings run
+	if got, want := tree.Shape(0), `lemmings run
   plan
     chat tiny:1b
     chat tiny:1b
@@ -154,7 +154,7 @@ func TestARunIsOneTraceOfNodeModelGateAndCommitSpans(t *testing.T) {
 `; got != want {
 		t.Fatalf("span tree:\n%s\nwant:\n%s", got, want)
 	}
-	root := tree.root
+	root := tree.Root
 	if root.Attrs[tracing.AttrRunID] != "r1" || root.Attrs[tracing.AttrRunStatus] != "done" || root.StatusCode != "STATUS_CODE_OK" {
 		t.Errorf("run span: %+v", root)
 	}
@@ -182,8 +182,8 @@ func TestARunIsOneTraceOfNodeModelGateAndCommitSpans(t *testing.T) {
 			}
 		}
 	}
-	plan := tree.child(root, "plan")
-	call, failed := tree.children(plan)[0], tree.children(plan)[1]
+	plan := tree.Child(root, "plan")
+	call, failed := tree.Children(plan)[0], tree.Children(plan)[1]
 	wantAttrs := map[string]any{
 		"gen_ai.operation.name": "chat", "gen_ai.provider.name": "ollama", "gen_ai.request.model": "tiny:1b",
 		"gen_ai.response.model": "tiny:1b", "gen_ai.usage.input_tokens": int64(120), "gen_ai.usage.output_tokens": int64(9),
@@ -208,12 +208,12 @@ func TestARunIsOneTraceOfNodeModelGateAndCommitSpans(t *testing.T) {
 	if len(plan.Events) != 1 || plan.Events[0].Name != "assessment" || !strings.Contains(anyString(plan.Events[0].Attrs), "aligned") {
 		t.Errorf("plan events: %+v", plan.Events)
 	}
-	gates := tree.children(tree.child(root, "check"))
+	gates := tree.Children(tree.Child(root, "check"))
 	if gates[0].StatusCode != "STATUS_CODE_ERROR" || gates[0].Attrs["process.exit.code"] != int64(3) || gates[0].Attrs["lemmings.gate.passed"] != false ||
 		gates[1].StatusCode != "STATUS_CODE_UNSET" || gates[1].Attrs["lemmings.gate.passed"] != true {
 		t.Errorf("gate spans: %+v / %+v", gates[0], gates[1])
 	}
-	commits := tree.children(tree.child(root, "commit"))
+	commits := tree.Children(tree.Child(root, "commit"))
 	head, err := w.wt.Head(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +226,7 @@ func TestARunIsOneTraceOfNodeModelGateAndCommitSpans(t *testing.T) {
 		if s.End.Before(s.Start) {
 			t.Errorf("span %s ends before it starts", s.Name)
 		}
-		if p := tree.byID[s.ParentID]; p != nil && s.Name != "lemmings run" && (s.Start.Before(p.Start) || s.End.After(p.End)) {
+		if p := tree.ByID[s.ParentID]; p != nil && s.Name != "lemmings run" && (s.Start.Before(p.Start) || s.End.After(p.End)) {
 			t.Errorf("span %s [%v, %v] outside its parent %s [%v, %v]", s.Name, s.Start, s.End, p.Name, p.Start, p.End)
 		}
 	}
@@ -273,20 +273,20 @@ func TestAResumeContinuesTheRunsTraceUnderItsRoot(t *testing.T) {
 	_ = second.Close(context.Background())
 
 	tree := treeOf(t, rcv.Spans())
-	if got, want := tree.shape(), "lemmings run\n  lemmings resume\n    scope_agent\n"; got != want {
+	if got, want := tree.Shape(0), "lemmings run\n  lemmings resume\n    scope_agent\n"; got != want {
 		t.Fatalf("tree:\n%s\nwant:\n%s", got, want)
 	}
-	if tree.root.Attrs[tracing.AttrRunStatus] != "paused" || tree.root.Attrs[tracing.AttrReason] != "approve the milestones" {
-		t.Errorf("paused root: %v", tree.root.Attrs)
+	if tree.Root.Attrs[tracing.AttrRunStatus] != "paused" || tree.Root.Attrs[tracing.AttrReason] != "approve the milestones" {
+		t.Errorf("paused root: %v", tree.Root.Attrs)
 	}
-	if r := tree.child(tree.root, "lemmings resume"); r.Attrs[tracing.AttrResumed] != true || r.Attrs[tracing.AttrRunStatus] != "done" {
+	if r := tree.Child(tree.Root, "lemmings resume"); r.Attrs[tracing.AttrResumed] != true || r.Attrs[tracing.AttrRunStatus] != "done" {
 		t.Errorf("resume span: %v", r.Attrs)
 	}
 
 	// A damaged record starts a new trace, and says so.
 	var warn bytes.Buffer
 	third := start(t, rcv, tracing.Config{}, tracing.RunInfo{RunID: "r1", Traceparent: "00-not-a-trace"}, &warn)
-	if third.TraceID() == tree.root.TraceID || !strings.Contains(warn.String(), "not a W3C traceparent") {
+	if third.TraceID() == tree.Root.TraceID || !strings.Contains(warn.String(), "not a W3C traceparent") {
 		t.Errorf("damaged traceparent: trace %s, warning %q", third.TraceID(), warn.String())
 	}
 	_ = third.Close(context.Background())
