@@ -26,6 +26,26 @@ type CallRecord struct {
 	Request     Request
 	Response    Response
 	Err         error
+	// Redacted is the call's texts with secrets removed when the router
+	// already has them (it keeps a prompt log); nil otherwise.
+	Redacted *RedactedCall
+}
+
+// RedactedCall is a call's texts with secrets removed, as the prompt log
+// writes them.
+type RedactedCall struct {
+	Messages  []Message
+	Reply     string
+	ToolCalls []ToolCall
+}
+
+// redactCall redacts what a call sent and what came back.
+func redactCall(req Request, resp Response) *RedactedCall {
+	red := &RedactedCall{Messages: redactMessages(req.Messages), Reply: Redact(resp.Content)}
+	if len(resp.ToolCalls) > 0 {
+		red.ToolCalls = redactMessages([]Message{{ToolCalls: resp.ToolCalls}})[0].ToolCalls
+	}
+	return red
 }
 
 // CallObserver sees every chat call a Router makes under a context that
@@ -45,7 +65,7 @@ func WithCallObserver(ctx context.Context, o CallObserver) context.Context {
 }
 
 // observe tells the context's observer, if any, about a call that ended.
-func (r *Router) observe(ctx context.Context, start time.Time, ro *role, sent Request, resp Response, err error) {
+func (r *Router) observe(ctx context.Context, start time.Time, ro *role, sent Request, resp Response, err error, red *RedactedCall) {
 	o, _ := ctx.Value(observerKey{}).(CallObserver)
 	if o == nil {
 		return
@@ -62,6 +82,6 @@ func (r *Router) observe(ctx context.Context, start time.Time, ro *role, sent Re
 		Start: start, End: start.Add(resp.Elapsed), Role: ro.name, Label: sent.Label,
 		Provider: ro.spec.Provider, Model: ro.spec.Model, BaseURL: ro.spec.BaseURL, Local: ro.isLocal,
 		Stream: !ro.spec.NoStream, MaxTokens: maxTokens,
-		Temperature: temp, Request: sent, Response: resp, Err: err,
+		Temperature: temp, Request: sent, Response: resp, Err: err, Redacted: red,
 	})
 }

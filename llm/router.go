@@ -284,8 +284,12 @@ func (r *Router) Chat(ctx context.Context, req Request) (Response, error) {
 	}
 	logged := sent
 	logged.Tools = req.Tools // the offered tools, also when they went into the prompt
-	r.log.write(r.clock.Now(), ro, req.Label, logged, resp, err)
-	r.observe(ctx, start, ro, logged, resp, err)
+	var red *RedactedCall
+	if r.log != nil {
+		red = redactCall(logged, resp) // once, for the log and the observer
+	}
+	r.log.write(r.clock.Now(), ro, req.Label, logged, resp, err, red)
+	r.observe(ctx, start, ro, logged, resp, err, red)
 	return resp, err
 }
 

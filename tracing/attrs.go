@@ -1,5 +1,12 @@
 package tracing
 
+import (
+	"strings"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/attribute"
+)
+
 // Attribute names. The gen_ai.* ones follow the OpenTelemetry GenAI semantic
 // conventions for inference spans (status Development; the names are those
 // after v1.36, gen_ai.provider.name replacing gen_ai.system); lemmings.* are
@@ -57,8 +64,22 @@ const (
 	maxEventData = 2000
 )
 
-// clip shortens s to at most n bytes, at a rune boundary, marking the cut.
+// valid makes s valid UTF-8: one invalid byte in any string of a span makes
+// the OTLP exporter drop the whole batch the span is in.
+func valid(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// str is a string attribute made valid UTF-8.
+func str(k, v string) attribute.KeyValue { return attribute.String(k, valid(v)) }
+
+// clip shortens s to at most n bytes, at a rune boundary, marking the cut;
+// the result is valid UTF-8.
 func clip(s string, n int) string {
+	s = valid(s)
 	if len(s) <= n {
 		return s
 	}

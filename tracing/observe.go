@@ -18,11 +18,15 @@ import (
 
 // parent is the context a span of work done under ctx starts from: the span
 // of the node ctx belongs to while it is open, else the run span (a
-// supervisor job in the background, the report after the run).
-func (r *Run) parent(ctx context.Context) (context.Context, []attribute.KeyValue) {
+// supervisor job in the background, the report after the run); and the
+// attributes every such span has, with short texts given redacted.
+func (r *Run) parent(ctx context.Context, short ...attribute.KeyValue) (context.Context, []attribute.KeyValue) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	base := append([]attribute.KeyValue{attribute.String(AttrRunID, r.runID)}, r.task...)
+	base := append([]attribute.KeyValue{str(AttrRunID, r.runID)}, r.task...)
+	for _, kv := range short {
+		base = append(base, str(string(kv.Key), r.redactShort(kv.Value.AsString())))
+	}
 	if node, step, ok := graph.NodeOf(ctx); ok {
 		if span, open := r.nodes[nodeKey{node, step}]; open {
 			return trace.ContextWithSpan(r.spanCtx, span), base
@@ -40,15 +44,15 @@ func (r *Run) ObserveCall(ctx context.Context, c llm.CallRecord) {
 	}
 	pctx, attrs := r.parent(ctx)
 	attrs = append(attrs,
-		attribute.String(AttrGenAIOperation, "chat"),
-		attribute.String(AttrGenAIProvider, c.Provider),
-		attribute.String(AttrGenAIRequestModel, c.Model),
+		str(AttrGenAIOperation, "chat"),
+		str(AttrGenAIProvider, c.Provider),
+		str(AttrGenAIRequestModel, c.Model),
 		attribute.Bool(AttrGenAIStream, c.Stream),
-		attribute.String(AttrRole, c.Role),
-		attribute.String(AttrLabel, c.Label),
+		str(AttrRole, c.Role),
+		str(AttrLabel, c.Label),
 	)
 	if host, port := hostPort(c.BaseURL); host != "" {
-		attrs = append(attrs, attribute.String(AttrServerAddress, host))
+		attrs = append(attrs, str(AttrServerAddress, host))
 		if port > 0 {
 			attrs = append(attrs, attribute.Int(AttrServerPort, port))
 		}
@@ -60,11 +64,11 @@ func (r *Run) ObserveCall(ctx context.Context, c llm.CallRecord) {
 		attrs = append(attrs, attribute.Float64(AttrGenAITemperature, *c.Temperature))
 	}
 	if len(c.Request.Schema) > 0 {
-		attrs = append(attrs, attribute.String(AttrGenAIOutputType, "json"))
+		attrs = append(attrs, str(AttrGenAIOutputType, "json"))
 	}
 	resp := c.Response
 	if resp.Model != "" {
-		attrs = append(attrs, attribute.String(AttrGenAIResponseModel, resp.Model))
+		attrs = append(attrs, str(AttrGenAIResponseModel, resp.Model))
 	}
 	if c.Err == nil || resp.Usage.PromptTokens+resp.Usage.CompletionTokens > 0 {
 		attrs = append(attrs, attribute.Int(AttrGenAIInputTokens, resp.Usage.PromptTokens),
@@ -75,7 +79,7 @@ func (r *Run) ObserveCall(ctx context.Context, c llm.CallRecord) {
 		finish = "error"
 	}
 	if finish != "" {
-		attrs = append(attrs, attribute.StringSlice(AttrGenAIFinishReasons, []string{finish}))
+		attrs = append(attrs, attribute.StringSlice(AttrGenAIFinishReasons, []string{valid(finish)}))
 	}
 	if resp.Attempts > 1 {
 		attrs = append(attrs, attribute.Int(AttrCalls, resp.Attempts))
@@ -89,7 +93,7 @@ func (r *Run) ObserveCall(ctx context.Context, c llm.CallRecord) {
 	if r.prompts {
 		attrs = append(attrs, promptAttrs(c)...)
 	}
-	_, span := r.tracer.Start(pctx, "chat "+c.Model, trace.WithTimestamp(c.Start),
+	_, span := r.tracer.Start(pctx, valid("chat "+c.Model), trace.WithTimestamp(c.Start),
 		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	if c.Err != nil {
 		kind := "_OTHER"
@@ -97,7 +101,7 @@ func (r *Run) ObserveCall(ctx context.Context, c llm.CallRecord) {
 		if errors.As(c.Err, &le) && le.Kind != "" {
 			kind = string(le.Kind)
 		}
-		span.SetAttributes(attribute.String(AttrErrorType, kind))
+		span.SetAttributes(str(AttrErrorType, kind))
 		span.SetStatus(codes.Error, clip(llm.Redact(c.Err.Error()), maxTextAttr))
 	}
 	span.End(trace.WithTimestamp(c.End))
@@ -110,13 +114,12 @@ func (r *Run) ObserveGate(ctx context.Context, g workspace.GateRecord) {
 		return
 	}
 	res := g.Result
-	pctx, attrs := r.parent(ctx)
-	attrs = append(attrs, attribute.String(AttrGate, res.Name), attribute.String(AttrCommand, clip(llm.Redact(res.Command), maxTextAttr)),
-		attribute.Bool(AttrPassed, res.Passed), attribute.Int(AttrExitCode, res.ExitCode))
+	pctx, attrs := r.parent(ctx, str(AttrCommand, res.Command))
+	attrs = append(attrs, str(AttrGate, res.Name), attribute.Bool(AttrPassed, res.Passed), attribute.Int(AttrExitCode, res.ExitCode))
 	if res.TimedOut {
 		attrs = append(attrs, attribute.Bool(AttrTimedOut, true))
 	}
-	_, span := r.tracer.Start(pctx, "gate "+res.Name, trace.WithTimestamp(g.Start), trace.WithAttributes(attrs...))
+	_, span := r.tracer.Start(pctx, valid("gate "+res.Name), trace.WithTimestamp(g.Start), trace.WithAttributes(attrs...))
 	if !res.Passed {
 		how := "exit code " + strconv.Itoa(res.ExitCode)
 		switch {
@@ -137,11 +140,11 @@ func (r *Run) ObserveCommit(ctx context.Context, c workspace.CommitRecord) {
 	if r == nil {
 		return
 	}
-	pctx, attrs := r.parent(ctx)
 	subject, _, _ := strings.Cut(c.Message, "\n")
-	attrs = append(attrs, attribute.String(AttrVCSRefName, c.Branch), attribute.String(AttrMessage, clip(llm.Redact(subject), maxTextAttr)))
+	pctx, attrs := r.parent(ctx, str(AttrMessage, subject))
+	attrs = append(attrs, str(AttrVCSRefName, c.Branch))
 	if c.SHA != "" {
-		attrs = append(attrs, attribute.String(AttrVCSRevision, c.SHA))
+		attrs = append(attrs, str(AttrVCSRevision, c.SHA))
 	}
 	_, span := r.tracer.Start(pctx, "git commit", trace.WithTimestamp(c.Start), trace.WithAttributes(attrs...))
 	switch {

@@ -65,10 +65,13 @@ type Run struct {
 	span     trace.Span        // this process's run span
 	spanCtx  context.Context
 
-	mu    sync.Mutex
-	nodes map[nodeKey]trace.Span
-	task  []attribute.KeyValue
-	ended bool
+	mu        sync.Mutex
+	nodes     map[nodeKey]trace.Span
+	task      []attribute.KeyValue
+	taskID    string
+	taskTitle string
+	redacted  map[string]string // short texts that recur (titles, gate commands), redacted
+	ended     bool
 }
 
 type nodeKey struct {
@@ -113,7 +116,7 @@ func Start(ctx context.Context, cfg Config, info RunInfo, warn io.Writer) (*Run,
 	if err != nil {
 		return nil, fmt.Errorf("tracing: exporter for %s: %w", endpoint, err)
 	}
-	res, err := resource.New(ctx, resource.WithAttributes(attribute.String("service.name", ServiceName)),
+	res, err := resource.New(ctx, resource.WithAttributes(str("service.name", ServiceName)),
 		resource.WithFromEnv(), resource.WithTelemetrySDK())
 	if err != nil && res == nil {
 		res = resource.Empty() // a malformed OTEL_RESOURCE_ATTRIBUTES loses the extra attributes only
@@ -121,7 +124,8 @@ func Start(ctx context.Context, cfg Config, info RunInfo, warn io.Writer) (*Run,
 	exp := &exporter{next: otlp}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	r := &Run{prompts: cfg.Prompts, warn: warn, endpoint: endpoint, origin: origin, runID: info.RunID,
-		tp: tp, exp: exp, tracer: tp.Tracer("github.com/lemmings-dev/lemmings/tracing"), nodes: map[nodeKey]trace.Span{}}
+		tp: tp, exp: exp, tracer: tp.Tracer("github.com/lemmings-dev/lemmings/tracing"), nodes: map[nodeKey]trace.Span{},
+		redacted: map[string]string{}}
 	r.startRunSpan(ctx, info)
 	return r, nil
 }
@@ -133,7 +137,7 @@ func Start(ctx context.Context, cfg Config, info RunInfo, warn io.Writer) (*Run,
 func (r *Run) startRunSpan(ctx context.Context, info RunInfo) {
 	parent := context.WithoutCancel(ctx)
 	name := "lemmings run"
-	attrs := []attribute.KeyValue{attribute.String(AttrRunID, info.RunID)}
+	attrs := []attribute.KeyValue{str(AttrRunID, info.RunID)}
 	if info.Traceparent != "" {
 		if sc := ParseTraceparent(info.Traceparent); sc.IsValid() {
 			parent = trace.ContextWithRemoteSpanContext(parent, sc)
@@ -145,7 +149,7 @@ func (r *Run) startRunSpan(ctx context.Context, info RunInfo) {
 		}
 	}
 	if info.Remit != "" {
-		attrs = append(attrs, attribute.String(AttrRemit, clip(llm.Redact(info.Remit), maxTextAttr)))
+		attrs = append(attrs, str(AttrRemit, clip(llm.Redact(info.Remit), maxTextAttr)))
 	}
 	r.spanCtx, r.span = r.tracer.Start(parent, name, trace.WithAttributes(attrs...))
 	if !r.root.IsValid() {
@@ -204,13 +208,15 @@ func (r *Run) SetTask(id, title string) {
 	if r == nil {
 		return
 	}
-	var attrs []attribute.KeyValue
-	if id != "" {
-		attrs = []attribute.KeyValue{attribute.String(AttrTaskID, id), attribute.String(AttrTaskTitle, clip(llm.Redact(title), maxTextAttr))}
-	}
 	r.mu.Lock()
-	r.task = attrs
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	if id == r.taskID && title == r.taskTitle {
+		return // called after every step: redact a title once
+	}
+	r.taskID, r.taskTitle, r.task = id, title, nil
+	if id != "" {
+		r.task = []attribute.KeyValue{str(AttrTaskID, id), str(AttrTaskTitle, r.redactShort(title))}
+	}
 }
 
 // Close ends the run span if the run did not, and waits (a few seconds at
@@ -238,6 +244,20 @@ func (r *Run) Close(ctx context.Context) error {
 		fmt.Fprintf(r.warn, "warning: the run's trace did not all reach %s (from %s): %v\n", r.endpoint, r.origin, err)
 	}
 	return err
+}
+
+// redactShort redacts a short text that recurs (a task title, a gate's
+// command, a commit subject) once, and clips it. Called with mu held.
+func (r *Run) redactShort(s string) string {
+	if out, ok := r.redacted[s]; ok {
+		return out
+	}
+	out := clip(llm.Redact(s), maxTextAttr)
+	if len(r.redacted) >= 256 {
+		clear(r.redacted) // a run with that many distinct texts starts over
+	}
+	r.redacted[s] = out
+	return out
 }
 
 // ParseTraceparent reads a W3C traceparent; the span context is invalid when

@@ -3,6 +3,7 @@ package tracing_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,16 +34,20 @@ type world struct {
 	wt     *workspace.Worktree
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t *testing.T, promptLog ...bool) *world {
 	t.Helper()
 	srv := llmtest.NewServer()
 	t.Cleanup(srv.Close)
 	srv.Script(llmtest.Step{Name: "plan", Reply: llmtest.Reply{Content: `{"plan":"write f.txt"}`, PromptTokens: 120, CompletionTokens: 9}},
 		llmtest.Step{Name: "down", Reply: llmtest.Reply{Status: 400, Body: `{"error":"model not found"}`}})
 	temp := 0.2
-	router, err := llm.NewRouter(llm.RouterConfig{Roles: map[string]llm.RoleSpec{
+	rc := llm.RouterConfig{Roles: map[string]llm.RoleSpec{
 		"primary": {Provider: llm.ProviderOllama, Model: "tiny:1b", BaseURL: srv.URL(), Temperature: &temp, NumCtx: 4096},
-	}, Retry: llm.RetryPolicy{MaxAttempts: 1}})
+	}, Retry: llm.RetryPolicy{MaxAttempts: 1}}
+	if len(promptLog) > 0 && promptLog[0] {
+		rc.PromptLog = filepath.Join(t.TempDir(), "prompts.jsonl") // the router redacts once, for the log and the trace
+	}
+	router, err := llm.NewRouter(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,9 +131,14 @@ func start(t *testing.T, rcv *otlptest.Receiver, cfg tracing.Config, info tracin
 }
 
 func TestARunIsOneTraceOfNodeModelGateAndCommitSpans(t *testing.T) {
+	t.Run("the router keeps a prompt log", func(t *testing.T) { checkRunTrace(t, true) })
+	t.Run("the router keeps none", func(t *testing.T) { checkRunTrace(t, false) })
+}
+
+func checkRunTrace(t *testing.T, promptLog bool) {
 	rcv := otlptest.NewReceiver()
 	defer rcv.Close()
-	w := newWorld(t)
+	w := newWorld(t, promptLog)
 	var warn bytes.Buffer
 	tr := start(t, rcv, tracing.Config{Prompts: true}, tracing.RunInfo{RunID: "r1", Remit: "add a flag, token " + secret}, &warn)
 	tr.SetTask("t1", "Write f.txt")
@@ -387,5 +397,42 @@ func TestANilRunDoesNothing(t *testing.T) {
 	tr.ObserveCommit(ctx, workspace.CommitRecord{})
 	if tr.Traceparent() != "" || tr.TraceID() != "" || tr.Close(ctx) != nil || tracing.FromContext(ctx) != nil {
 		t.Error("a nil run did something")
+	}
+}
+
+// Model output, file names and errors are not always valid UTF-8, and one
+// invalid byte in a span makes the exporter drop its whole batch.
+func TestBytesThatAreNotUTF8NeverCostTheBatch(t *testing.T) {
+	rcv := otlptest.NewReceiver()
+	defer rcv.Close()
+	var warn bytes.Buffer
+	tr := start(t, rcv, tracing.Config{Prompts: true}, tracing.RunInfo{RunID: "r1", Remit: "fix caf\xe9"}, &warn)
+	tr.SetTask("t1", "rename r\xe9sum\xe9.txt")
+	ctx := tr.Attach(context.Background())
+	now := time.Now()
+	tr.Handle(graph.Event{Kind: graph.EventNodeStart, Node: "implementor", Step: 1, Time: now})
+	tr.Handle(graph.Event{Kind: graph.EventCustom, Name: "warning", Node: "implementor", Step: 1, Error: "bad \xff byte", Time: now})
+	tr.ObserveCall(ctx, llm.CallRecord{Start: now, End: now, Model: "m\xff", Provider: "ollama",
+		Request:  llm.Request{Messages: []llm.Message{{Role: "user", Content: "see \xfe"}}},
+		Response: llm.Response{Content: "ok \xff", DoneReason: "st\xffop", ToolCalls: []llm.ToolCall{{Name: "edit", Arguments: []byte("{\"path\":\"\xff\"")}}}})
+	tr.ObserveGate(ctx, workspace.GateRecord{Start: now, Result: workspace.GateResult{Name: "t\xffst", Command: "cat \xff"}})
+	tr.ObserveCommit(ctx, workspace.CommitRecord{Start: now, End: now, Message: "add r\xe9sum\xe9", SHA: "abc"})
+	tr.Handle(graph.Event{Kind: graph.EventNodeEnd, Node: "implementor", Step: 1, Error: "open \xff: no such file", Time: now})
+	tr.Handle(graph.Event{Kind: graph.EventRunEnd, Status: graph.StatusFailed, Error: "x\xff", Time: now})
+	if err := tr.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	spans := rcv.Spans()
+	if len(spans) != 5 {
+		t.Fatalf("%d spans delivered, want 5 (%s)", len(spans), warn.String())
+	}
+	var all strings.Builder
+	for _, s := range spans {
+		fmt.Fprintln(&all, s.Name, s.StatusMessage, s.Attrs, s.Events)
+	}
+	for _, want := range []string{"fix caf\uFFFD", "r\uFFFDsum\uFFFD.txt", "chat m\uFFFD", `ok \ufffd`, "gate t\uFFFDst", "cat \uFFFD", "open \uFFFD"} {
+		if !strings.Contains(all.String(), want) {
+			t.Errorf("no %q in the spans:\n%s", want, all.String())
+		}
 	}
 }

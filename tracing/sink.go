@@ -28,9 +28,9 @@ func (r *Run) Handle(ev graph.Event) {
 	}
 	switch ev.Kind {
 	case graph.EventNodeStart:
-		attrs := append([]attribute.KeyValue{attribute.String(AttrRunID, r.runID), attribute.String(AttrNode, ev.Node),
+		attrs := append([]attribute.KeyValue{str(AttrRunID, r.runID), str(AttrNode, ev.Node),
 			attribute.Int(AttrStep, ev.Step), attribute.Int(AttrAttempt, max(ev.Attempt, 1))}, r.task...)
-		_, span := r.tracer.Start(r.spanCtx, ev.Node, trace.WithTimestamp(ev.Time), trace.WithAttributes(attrs...))
+		_, span := r.tracer.Start(r.spanCtx, valid(ev.Node), trace.WithTimestamp(ev.Time), trace.WithAttributes(attrs...))
 		r.nodes[nodeKey{ev.Node, ev.Step}] = span
 	case graph.EventNodeEnd:
 		k := nodeKey{ev.Node, ev.Step}
@@ -52,30 +52,30 @@ func (r *Run) Handle(ev graph.Event) {
 		}
 		var attrs []attribute.KeyValue
 		if len(ev.Data) > 0 {
-			attrs = append(attrs, attribute.String(AttrEventData, clip(string(llm.RedactJSON(ev.Data)), maxEventData)))
+			attrs = append(attrs, str(AttrEventData, clip(string(llm.RedactJSON(ev.Data)), maxEventData)))
 		}
 		if ev.Error != "" {
-			attrs = append(attrs, attribute.String("error", clip(llm.Redact(ev.Error), maxTextAttr)))
+			attrs = append(attrs, str("error", clip(llm.Redact(ev.Error), maxTextAttr)))
 		}
-		r.spanOf(ev.Node, ev.Step).AddEvent(ev.Name, trace.WithTimestamp(ev.Time), trace.WithAttributes(attrs...))
+		r.spanOf(ev.Node, ev.Step).AddEvent(valid(ev.Name), trace.WithTimestamp(ev.Time), trace.WithAttributes(attrs...))
 	case graph.EventRetry, graph.EventInterrupt, graph.EventError:
 		var attrs []attribute.KeyValue
 		if ev.Reason != "" {
-			attrs = append(attrs, attribute.String("reason", clip(llm.Redact(ev.Reason), maxTextAttr)))
+			attrs = append(attrs, str("reason", clip(llm.Redact(ev.Reason), maxTextAttr)))
 		}
 		if ev.Error != "" {
-			attrs = append(attrs, attribute.String("error", clip(llm.Redact(ev.Error), maxTextAttr)))
+			attrs = append(attrs, str("error", clip(llm.Redact(ev.Error), maxTextAttr)))
 		}
 		if ev.Node != "" {
-			attrs = append(attrs, attribute.String(AttrNode, ev.Node))
+			attrs = append(attrs, str(AttrNode, ev.Node))
 		}
 		r.span.AddEvent(ev.Kind, trace.WithTimestamp(ev.Time), trace.WithAttributes(attrs...))
 	case graph.EventRunEnd:
 		r.ended = true
 		r.endOpenNodes(ev.Time, "the run ended before the step did")
-		r.span.SetAttributes(attribute.String(AttrRunStatus, string(ev.Status)))
+		r.span.SetAttributes(str(AttrRunStatus, string(ev.Status)))
 		if ev.Reason != "" {
-			r.span.SetAttributes(attribute.String(AttrReason, clip(llm.Redact(ev.Reason), maxTextAttr)))
+			r.span.SetAttributes(str(AttrReason, clip(llm.Redact(ev.Reason), maxTextAttr)))
 		}
 		switch {
 		case ev.Status == graph.StatusFailed:
