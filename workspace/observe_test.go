@@ -13,8 +13,12 @@ type recordingObserver struct {
 	commits []CommitRecord
 }
 
-func (o *recordingObserver) ObserveGate(_ context.Context, g GateRecord)     { o.gates = append(o.gates, g) }
-func (o *recordingObserver) ObserveCommit(_ context.Context, c CommitRecord) { o.commits = append(o.commits, c) }
+func (o *recordingObserver) ObserveGate(_ context.Context, g GateRecord) {
+	o.gates = append(o.gates, g)
+}
+func (o *recordingObserver) ObserveCommit(_ context.Context, c CommitRecord) {
+	o.commits = append(o.commits, c)
+}
 
 func TestTheContextsObserverSeesGatesAndCommits(t *testing.T) {
 	t.Parallel()
