@@ -40,8 +40,8 @@ type RedactedCall struct {
 }
 
 // redactCall redacts what a call sent and what came back.
-func redactCall(req Request, resp Response) *RedactedCall {
-	red := &RedactedCall{Messages: redactMessages(req.Messages), Reply: Redact(resp.Content)}
+func redactCall(req Request, resp Response) RedactedCall {
+	red := RedactedCall{Messages: redactMessages(req.Messages), Reply: Redact(resp.Content)}
 	if len(resp.ToolCalls) > 0 {
 		red.ToolCalls = redactMessages([]Message{{ToolCalls: resp.ToolCalls}})[0].ToolCalls
 	}
@@ -65,10 +65,15 @@ func WithCallObserver(ctx context.Context, o CallObserver) context.Context {
 }
 
 // observe tells the context's observer, if any, about a call that ended.
-func (r *Router) observe(ctx context.Context, start time.Time, ro *role, sent Request, resp Response, err error, red *RedactedCall) {
+func (r *Router) observe(ctx context.Context, start time.Time, ro *role, sent Request, resp Response, err error, redacted *RedactedCall) {
 	o, _ := ctx.Value(observerKey{}).(CallObserver)
 	if o == nil {
 		return
+	}
+	var red *RedactedCall
+	if redacted != nil {
+		c := *redacted // the caller's stays on its stack when nobody observes
+		red = &c
 	}
 	temp := sent.Temperature
 	if temp == nil {

@@ -12,7 +12,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -110,12 +110,11 @@ func Start(ctx context.Context, cfg Config, info RunInfo, warn io.Writer) (*Run,
 			break
 		}
 	}
-	otlp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint),
-		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: 500 * time.Millisecond,
-			MaxInterval: 2 * time.Second, MaxElapsedTime: retryDuration}))
+	client, err := newOTLPClient(endpoint, getenv)
 	if err != nil {
-		return nil, fmt.Errorf("tracing: exporter for %s: %w", endpoint, err)
+		return nil, fmt.Errorf("tracing: %w", err)
 	}
+	otlp := otlptrace.NewUnstarted(client)
 	res, err := resource.New(ctx, resource.WithAttributes(str("service.name", ServiceName)),
 		resource.WithFromEnv(), resource.WithTelemetrySDK())
 	if err != nil && res == nil {

@@ -304,7 +304,7 @@ func TestAResumeContinuesTheRunsTraceUnderItsRoot(t *testing.T) {
 
 func TestAnUnreachableBackendCostsAWarningNotTheRun(t *testing.T) {
 	rcv := otlptest.NewReceiver()
-	rcv.Fail(400) // a permanent refusal: no retries
+	rcv.Fail(400, "") // a permanent refusal: no retries
 	defer rcv.Close()
 	w := newWorld(t)
 	var warn bytes.Buffer

@@ -1,6 +1,6 @@
 // Package otlptest is an OTLP/HTTP trace receiver on the loopback interface
-// for tests: it decodes what an exporter really sends (protobuf or JSON,
-// gzip or not) and keeps the spans for the test to inspect.
+// for tests: it decodes what an exporter really sends (protobuf, gzip or
+// not) and keeps the spans for the test to inspect.
 package otlptest
 
 import (
@@ -11,13 +11,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	common "go.opentelemetry.io/proto/otlp/common/v1"
-	"google.golang.org/protobuf/encoding/protojson"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -49,7 +48,9 @@ type Receiver struct {
 	mu       sync.Mutex
 	spans    []Span
 	requests int
-	status   int // answer with this status instead of accepting (0: accept)
+	header   http.Header // of the last export
+	status   int         // answer with this status instead of accepting (0: accept)
+	retry    string      // the Retry-After sent with it
 }
 
 // NewReceiver starts a receiver on a free loopback port.
@@ -65,11 +66,19 @@ func (r *Receiver) URL() string { return r.srv.URL }
 // Close stops the receiver.
 func (r *Receiver) Close() { r.srv.Close() }
 
-// Fail makes the receiver answer every export with status (0: accept again).
-func (r *Receiver) Fail(status int) {
+// Fail makes the receiver answer every export with status (0: accept
+// again), and a Retry-After of retryAfter when it is not empty.
+func (r *Receiver) Fail(status int, retryAfter string) {
 	r.mu.Lock()
-	r.status = status
+	r.status, r.retry = status, retryAfter
 	r.mu.Unlock()
+}
+
+// Header is the last export's request header.
+func (r *Receiver) Header() http.Header {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.header.Clone()
 }
 
 // Requests counts the export requests received.
@@ -95,9 +104,13 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	r.mu.Lock()
 	r.requests++
-	status := r.status
+	r.header = req.Header.Clone()
+	status, retry := r.status, r.retry
 	r.mu.Unlock()
 	if status != 0 {
+		if retry != "" {
+			w.Header().Set("Retry-After", retry)
+		}
 		http.Error(w, "told to fail", status)
 		return
 	}
@@ -115,28 +128,52 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	var msg coltrace.ExportTraceServiceRequest
-	json := strings.HasPrefix(req.Header.Get("Content-Type"), "application/json")
-	if json {
-		err = protojson.Unmarshal(data, &msg)
-	} else {
-		err = proto.Unmarshal(data, &msg)
+	if ct := req.Header.Get("Content-Type"); ct != "application/x-protobuf" {
+		http.Error(w, "Content-Type "+ct+": only application/x-protobuf", http.StatusUnsupportedMediaType)
+		return
 	}
+	msg, err := decodeRequest(data)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("not an ExportTraceServiceRequest: %v", err), http.StatusBadRequest)
 		return
 	}
 	r.mu.Lock()
-	r.spans = append(r.spans, spansOf(&msg)...)
+	r.spans = append(r.spans, spansOf(msg)...)
 	r.mu.Unlock()
-	out, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
+	// An empty ExportTraceServiceResponse: everything accepted.
 	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(out)
 }
 
-func spansOf(msg *coltrace.ExportTraceServiceRequest) []Span {
+// decodeRequest reads an ExportTraceServiceRequest: its only field, 1, is
+// the repeated ResourceSpans; any other field is an error here.
+func decodeRequest(data []byte) ([]*tracepb.ResourceSpans, error) {
+	var out []*tracepb.ResourceSpans
+	for len(data) > 0 {
+		num, typ, n := protowire.ConsumeTag(data)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		data = data[n:]
+		if num != 1 || typ != protowire.BytesType {
+			return nil, fmt.Errorf("unexpected field %d (wire type %d)", num, typ)
+		}
+		b, n := protowire.ConsumeBytes(data)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		data = data[n:]
+		var rs tracepb.ResourceSpans
+		if err := proto.Unmarshal(b, &rs); err != nil {
+			return nil, err
+		}
+		out = append(out, &rs)
+	}
+	return out, nil
+}
+
+func spansOf(msg []*tracepb.ResourceSpans) []Span {
 	var out []Span
-	for _, rs := range msg.GetResourceSpans() {
+	for _, rs := range msg {
 		res := attrsOf(rs.GetResource().GetAttributes())
 		for _, ss := range rs.GetScopeSpans() {
 			for _, s := range ss.GetSpans() {
