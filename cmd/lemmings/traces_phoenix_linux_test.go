@@ -25,7 +25,10 @@ func TestTracesInPhoenix(t *testing.T) {
 	ph := phoenix.Start(t)
 	srv := demo.NewServer(&demo.Script{})
 	defer srv.Close()
-	c := newCLI(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+ph.URL, "OTEL_SERVICE_NAME=lemmings-e2e")
+	// The standard variables: where spans go, and the Phoenix project
+	// they land in (a resource attribute).
+	const project = "lemmings-e2e"
+	c := newCLI(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+ph.URL, "OTEL_RESOURCE_ATTRIBUTES=openinference.project.name="+project)
 	// A real gate that fails t2's first attempt in milliseconds (no Go build).
 	c.config(scriptedConfig(srv.URL(), "background") + `gates:
   - name: test
@@ -50,7 +53,7 @@ tracing:
 	defer cancel()
 	var stored []phoenix.Span
 	prev := -1
-	stored, err = ph.WaitSpans(ctx, func(spans []phoenix.Span) bool {
+	stored, err = ph.WaitSpans(ctx, project, func(spans []phoenix.Span) bool {
 		// Phoenix stores in the background: wait for the report step and
 		// for two reads in a row to agree.
 		done := false
@@ -124,11 +127,11 @@ tracing:
 	}
 
 	// The trace in Phoenix's UI, t1's first implementor call selected.
-	project, err := ph.ProjectID(ctx)
+	projectID, err := ph.ProjectID(ctx, project)
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := ph.TraceURL(project, root.TraceID, byID[call.SpanID].NodeID)
+	page := ph.TraceURL(projectID, root.TraceID, byID[call.SpanID].NodeID)
 	text, err := phoenix.RenderedText(context.Background(), page)
 	if err != nil {
 		t.Fatal(err)

@@ -13,8 +13,9 @@ import (
 	"github.com/lemmings-dev/lemmings/tracing/otlptest"
 )
 
-// Project is the project spans go to when their resource names none.
-const Project = "default"
+// DefaultProject is where spans go when their resource names no project
+// (the resource attribute openinference.project.name).
+const DefaultProject = "default"
 
 // restSpan is a span as GET /v1/projects/{project}/spans returns it.
 type restSpan struct {
@@ -47,9 +48,9 @@ type Span struct {
 	PhoenixKind string
 }
 
-// Spans reads every span of the project. Integer attributes come back as
+// Spans reads every span of a project. Integer attributes come back as
 // int64, as OTLP has them.
-func (s *Server) Spans(ctx context.Context) ([]Span, error) {
+func (s *Server) Spans(ctx context.Context, project string) ([]Span, error) {
 	var out []Span
 	cursor := ""
 	for {
@@ -61,7 +62,7 @@ func (s *Server) Spans(ctx context.Context) ([]Span, error) {
 			Data       []restSpan `json:"data"`
 			NextCursor *string    `json:"next_cursor"`
 		}
-		if err := s.get(ctx, "/v1/projects/"+Project+"/spans?"+q.Encode(), &page); err != nil {
+		if err := s.get(ctx, "/v1/projects/"+url.PathEscape(project)+"/spans?"+q.Encode(), &page); err != nil {
 			return nil, err
 		}
 		for _, r := range page.Data {
@@ -82,11 +83,11 @@ func (s *Server) Spans(ctx context.Context) ([]Span, error) {
 	}
 }
 
-// WaitSpans polls until done accepts the spans stored so far (Phoenix
-// stores what it receives in the background) or ctx ends.
-func (s *Server) WaitSpans(ctx context.Context, done func([]Span) bool) ([]Span, error) {
+// WaitSpans polls until done accepts the project's spans stored so far
+// (Phoenix stores what it receives in the background) or ctx ends.
+func (s *Server) WaitSpans(ctx context.Context, project string, done func([]Span) bool) ([]Span, error) {
 	for {
-		spans, err := s.Spans(ctx)
+		spans, err := s.Spans(ctx, project)
 		if err == nil && done(spans) {
 			return spans, nil
 		}
@@ -101,8 +102,8 @@ func (s *Server) WaitSpans(ctx context.Context, done func([]Span) bool) ([]Span,
 	}
 }
 
-// ProjectID is the id of the project in Phoenix's UI addresses.
-func (s *Server) ProjectID(ctx context.Context) (string, error) {
+// ProjectID is the id of a project in Phoenix's UI addresses.
+func (s *Server) ProjectID(ctx context.Context, project string) (string, error) {
 	var list struct {
 		Data []struct {
 			ID   string `json:"id"`
@@ -113,11 +114,11 @@ func (s *Server) ProjectID(ctx context.Context) (string, error) {
 		return "", err
 	}
 	for _, p := range list.Data {
-		if p.Name == Project {
+		if p.Name == project {
 			return p.ID, nil
 		}
 	}
-	return "", fmt.Errorf("phoenix: no project %q", Project)
+	return "", fmt.Errorf("phoenix: no project %q", project)
 }
 
 // TraceURL is the UI's page of one trace, with one span selected.
