@@ -37,11 +37,13 @@ tracing:
   enabled: true
 `)
 	repo := prepared(t)
-	if r := c.run(repo, "run", demo.Remit, "--approve", "milestones"); r.code != exitPaused {
-		t.Fatalf("run --approve milestones: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	first := c.run(repo, "run", demo.Remit, "--approve", "milestones")
+	if first.code != exitPaused {
+		t.Fatalf("run --approve milestones: exit %d\n%s\n%s", first.code, first.stdout, first.stderr)
 	}
-	if r := c.run(repo, "resume", "--approve"); r.code != 0 {
-		t.Fatalf("resume --approve: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	second := c.run(repo, "resume", "--approve")
+	if second.code != 0 {
+		t.Fatalf("resume --approve: exit %d\n%s\n%s", second.code, second.stdout, second.stderr)
 	}
 	runs, err := os.ReadDir(filepath.Join(repo, ".lemmings", "runs"))
 	if err != nil || len(runs) != 1 {
@@ -81,6 +83,12 @@ tracing:
 	resumes := tr.Named("lemmings resume")
 	if root.Name != "lemmings run" || root.Attrs[tracing.AttrRunID] != runID || len(resumes) != 1 || resumes[0].ParentID != root.SpanID {
 		t.Fatalf("not one run span %s with its resume under it:\n%s", runID, tr.Shape(1))
+	}
+	// Both parts say where their trace went.
+	for _, out := range []string{first.stdout, second.stdout} {
+		if want := "trace " + root.TraceID + " → " + ph.URL + "/v1/traces"; !strings.Contains(out, want) {
+			t.Errorf("the run's output lacks %q:\n%s", want, out)
+		}
 	}
 	if root.Attrs[tracing.AttrRunStatus] != "paused" || resumes[0].Attrs[tracing.AttrRunStatus] != "done" || resumes[0].StatusCode != "STATUS_CODE_OK" {
 		t.Errorf("run %v, resume %v %s", root.Attrs, resumes[0].Attrs, resumes[0].StatusCode)
