@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo test unit vet fmt-check bench fuzz ollama models test-ollama test-models test-browser test-traces phoenix screenshots clis clean
+.PHONY: all build demo test unit test-cluster vet fmt-check bench fuzz ollama models test-ollama test-models test-browser test-traces phoenix screenshots clis clean
 
 all: build
 
@@ -20,15 +20,22 @@ demo:
 # only without -race), the contract tests against a real Ollama server built
 # here, lemmings serve in a real headless browser, and a run's trace in a real
 # OpenTelemetry receiver.
-test: fmt-check vet check-binaries unit unit-plain test-ollama test-browser test-traces
+test: fmt-check vet check-binaries unit unit-plain test-cluster test-ollama test-browser test-traces
 
 # The real-server tests run once, in test-ollama and test-traces, with the server they need.
 unit:
-	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_PHOENIX=0 $(GO) test -race -count=1 -timeout 30m $(PKGS)
+	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 LEMMINGS_PHOENIX=0 $(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 # The whole suite without -race: about 1 minute.
 unit-plain:
-	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_PHOENIX=0 $(GO) test -count=1 -timeout 20m $(PKGS)
+	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 LEMMINGS_PHOENIX=0 $(GO) test -count=1 -timeout 20m $(PKGS)
+
+# Runs on PostgreSQL with River (docs/distributed.md): the checkpoint store's suite and the
+# fault tests (SIGKILLed worker, terminated session, restarted database, refused push, model
+# server down), each with a real PostgreSQL server started by the test (Debian's postgresql;
+# .ci/run installs it) and the real binary. Required here: missing binaries fail. About 3 min.
+test-cluster:
+	LEMMINGS_TEST_POSTGRES=1 $(GO) test -count=1 -timeout 20m ./internal/pgtest/... ./cluster/...
 
 # Built programs belong in .gitignore: fail on a tracked binary over 1 MiB.
 check-binaries:

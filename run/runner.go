@@ -61,6 +61,11 @@ type Options struct {
 	Warn io.Writer
 	// HTTPClient is used for every model call (tests).
 	HTTPClient *http.Client
+	// Backend keeps the run in a shared store (backend.go); nil: .lemmings/.
+	// With a backend, Start takes RunID as the new run's id.
+	Backend *Backend
+	// BaseCommit is where Start branches the run from (default: HEAD).
+	BaseCommit string
 }
 
 // Result is how a run (or one stretch of it) ended.
@@ -90,12 +95,15 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 		return Result{}, err
 	}
 	runID := NewRunID()
+	if o.Backend != nil && o.RunID != "" {
+		runID = o.RunID
+	}
 	ctx, tr, err := startTracing(ctx, o, runID, cmp.Or(o.Remit, o.PlanFile), "")
 	if err != nil {
 		return Result{}, err
 	}
 	defer tr.Close(ctx)
-	wt, err := repo.CreateWorktree(ctx, runID)
+	wt, err := repo.CreateWorktreeAt(ctx, runID, o.BaseCommit)
 	if err != nil {
 		return Result{}, err
 	}
@@ -143,7 +151,7 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	if d := o.Decision; d != nil && !d.Approved && strings.TrimSpace(d.Reason) == "" {
 		return Result{}, errors.New("a rejection needs a reason: lemmings resume --reject \"why\"")
 	}
-	store, err := Store(repo.Root())
+	store, err := storeOf(o, repo.Root())
 	if err != nil {
 		return Result{}, err
 	}
@@ -363,7 +371,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if tr != nil {
 		sinks = append(sinks, tr)
 	}
-	app, err := compile(deps, filepath.Join(root, DataDir, CheckpointsDir), wt, filepath.Join(runDir, HaltFile), sinks, tr)
+	app, err := compile(deps, o.Backend, filepath.Join(root, DataDir, CheckpointsDir), wt, filepath.Join(runDir, HaltFile), sinks, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -453,29 +461,29 @@ func (env *runEnv) openLog(runID string, o Options, startup *warningLog, warn io
 // compile builds the workflow over the run store in checkpoints: each
 // checkpoint records the branch's HEAD after its step, and a halt file stops
 // the run between steps.
-func compile(deps *nodes.Deps, checkpoints string, wt *workspace.Worktree, haltPath string, sinks []graph.Sink, tr *tracing.Run) (*graph.Compiled[nodes.WorkflowState], error) {
-	store, err := graph.NewFileCheckpointer(checkpoints)
-	if err != nil {
-		return nil, err
+func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspace.Worktree, haltPath string, sinks []graph.Sink, tr *tracing.Run) (*graph.Compiled[nodes.WorkflowState], error) {
+	halted := func(string) bool {
+		_, err := os.Stat(haltPath)
+		return err == nil
+	}
+	var store graph.Checkpointer
+	if backend != nil {
+		store = backend.Checkpointer
+		if backend.Halted != nil {
+			halted = backend.Halted
+		}
+	} else {
+		fs, err := graph.NewFileCheckpointer(checkpoints)
+		if err != nil {
+			return nil, err
+		}
+		store = fs
 	}
 	app, err := nodes.Build(deps).Compile(
 		graph.WithCheckpointer(store),
 		graph.WithSinks(sinks...),
-		graph.WithMetadata(func(ctx context.Context, s nodes.WorkflowState) map[string]string {
-			// Not cancelled with the run: a checkpoint written as Ctrl-C
-			// arrives must still record the HEAD its step left.
-			head, err := wt.Head(context.WithoutCancel(ctx))
-			if err != nil {
-				head = "" // resume then leaves the work tree as it finds it
-			}
-			meta := map[string]string{MetaGitHead: head, "branch": wt.Branch()}
-			traceMetadata(tr, s, meta)
-			return meta
-		}),
-		graph.WithStopCheck(func(string) bool {
-			_, err := os.Stat(haltPath)
-			return err == nil
-		}),
+		graph.WithCheckedMetadata(withTraceMetadata(tr, checkpointMeta(backend, wt))),
+		graph.WithStopCheck(halted),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("workflow graph: %w", err)

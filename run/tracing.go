@@ -25,18 +25,25 @@ func startTracing(ctx context.Context, o Options, runID, remit, traceparent stri
 	return tr.Attach(ctx), tr, nil
 }
 
-// traceMetadata adds the run's trace context to a checkpoint's metadata, so
-// a resume (or another worker) continues the trace, and tells the trace which
-// task the next steps work on.
-func traceMetadata(tr *tracing.Run, s nodes.WorkflowState, meta map[string]string) {
+// withTraceMetadata adds the run's trace context to what each checkpoint
+// records, so a resume (or another worker) continues the trace, and tells
+// the trace which task the next steps work on.
+func withTraceMetadata(tr *tracing.Run, meta func(context.Context, nodes.WorkflowState) (map[string]string, error)) func(context.Context, nodes.WorkflowState) (map[string]string, error) {
 	if tr == nil {
-		return
+		return meta
 	}
-	meta[tracing.MetaTraceparent] = tr.Traceparent()
-	if t := s.CurrentTask; t != nil {
-		tr.SetTask(t.ID, t.Title)
-	} else {
-		tr.SetTask("", "")
+	return func(ctx context.Context, s nodes.WorkflowState) (map[string]string, error) {
+		m, err := meta(ctx, s)
+		if err != nil {
+			return m, err
+		}
+		m[tracing.MetaTraceparent] = tr.Traceparent()
+		if t := s.CurrentTask; t != nil {
+			tr.SetTask(t.ID, t.Title)
+		} else {
+			tr.SetTask("", "")
+		}
+		return m, nil
 	}
 }
 

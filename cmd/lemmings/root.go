@@ -105,6 +105,8 @@ then lemmings doctor, and lemmings run "what to do".`,
 			},
 		},
 	)
+	root.AddCommand(newWorkerCmd(a))
+	wrapForCluster(a, root)
 	groupCommand(root)
 	usageArgs(root)
 	return root
