@@ -12,6 +12,7 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/tracing"
@@ -129,5 +130,52 @@ func TestADemoRunIsOneTraceAcrossAPauseAndItsResume(t *testing.T) {
 	}
 	if !failedGate {
 		t.Errorf("the trace lacks t2's failing go test gate:\n%s", tr.Shape(3))
+	}
+}
+
+// A run kept in a shared store (what a worker on another machine resumes
+// from) carries its trace context in that store's checkpoints: the part that
+// takes the run over joins the same trace under its root.
+func TestARunInASharedStoreCarriesItsTraceToWhoeverResumesIt(t *testing.T) {
+	rcv := otlptest.NewReceiver()
+	defer rcv.Close()
+	srv := demo.NewServer(&demo.Script{}, llmtest.Step{Name: "writer", Times: -1,
+		Match:   func(c llmtest.Call) bool { return llmtest.RoleOf(c.Messages[0].Content) == "implementor" },
+		Respond: fileWriter})
+	defer srv.Close()
+	cfg := demo.Config(srv.URL())
+	cfg.Supervisors.Enabled = false
+	cfg.Gates = []config.Gate{{Name: "check", Command: "true", Timeout: time.Minute}}
+	cfg.Tracing.Enabled, cfg.Tracing.Endpoint = true, rcv.URL()
+	repo := filepath.Join(t.TempDir(), "repo")
+	if err := demo.PrepareRepo(context.Background(), repo); err != nil {
+		t.Fatal(err)
+	}
+	shared := &run.Backend{Checkpointer: graph.NewMemoryCheckpointer()}
+	ctx := context.Background()
+	first, err := run.Start(ctx, run.Options{RepoDir: repo, PlanFile: writePlan(t, 1), Config: cfg, Approve: "tasks", Backend: shared})
+	if !errors.Is(err, graph.ErrPaused) {
+		t.Fatalf("start: %v (%s)", err, first.Status)
+	}
+	store, err := run.StoreOn(shared.Checkpointer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := store.State(ctx, first.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := snap.Metadata[tracing.MetaTraceparent]
+	res, err := run.Resume(ctx, run.Options{RepoDir: repo, RunID: first.RunID, Config: cfg, Backend: shared, Decision: &nodes.Approval{Kind: "task", Approved: true}})
+	if err != nil || res.Status != graph.StatusDone {
+		t.Fatalf("resume: %v (%s)", err, res.Status)
+	}
+	tr, err := otlptest.NewTree(rcv.Spans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumes := tr.Named("lemmings resume")
+	if want := "00-" + tr.Root.TraceID + "-" + tr.Root.SpanID + "-01"; parent != want || len(resumes) != 1 || resumes[0].ParentID != tr.Root.SpanID {
+		t.Fatalf("stored traceparent %q (root %s); the trace:\n%s", parent, want, tr.Shape(1))
 	}
 }
