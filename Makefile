@@ -24,11 +24,11 @@ test: fmt-check vet check-binaries unit unit-plain test-cluster test-ollama test
 
 # The real-server tests run once, in test-ollama and test-traces, with the server they need.
 unit:
-	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 LEMMINGS_PHOENIX=0 $(GO) test -race -count=1 -timeout 30m $(PKGS)
+	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 LEMMINGS_TEST_PHOENIX=0 $(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 # The whole suite without -race: about 1 minute.
 unit-plain:
-	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 LEMMINGS_PHOENIX=0 $(GO) test -count=1 -timeout 20m $(PKGS)
+	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 LEMMINGS_TEST_PHOENIX=0 $(GO) test -count=1 -timeout 20m $(PKGS)
 
 # Runs on PostgreSQL with River (docs/distributed.md): the checkpoint store's suite and the
 # fault tests (SIGKILLed worker, terminated session, restarted database, refused push, model
@@ -99,12 +99,12 @@ phoenix:
 # its spans read back from Phoenix's REST API and its UI looked at in Debian's chromium (~1-2 min,
 # most of it Phoenix starting).
 test-traces: phoenix
-	LEMMINGS_PHOENIX=1 $(GO) test -count=1 -timeout 10m -run '^TestTracesInPhoenix$$' -v ./cmd/lemmings/
+	LEMMINGS_TEST_PHOENIX=1 $(GO) test -count=1 -timeout 10m -run '^TestTracesInPhoenix$$' -v ./cmd/lemmings/
 
 # The screenshots in docs/serve.md and docs/observability.md, taken by the browser and trace tests.
 screenshots: $(SERVE_E2E)/node_modules/.package-lock.json phoenix
 	LEMMINGS_BROWSER=1 LEMMINGS_SCREENSHOTS=$(CURDIR)/docs/serve $(GO) test -count=1 -timeout 10m -run '^TestBrowser$$' ./serve/
-	LEMMINGS_PHOENIX=1 LEMMINGS_SCREENSHOTS=$(CURDIR)/docs/observability $(GO) test -count=1 -timeout 10m -run '^TestTracesInPhoenix$$' ./cmd/lemmings/
+	LEMMINGS_TEST_PHOENIX=1 LEMMINGS_SCREENSHOTS=$(CURDIR)/docs/observability $(GO) test -count=1 -timeout 10m -run '^TestTracesInPhoenix$$' ./cmd/lemmings/
 
 clean:
 	rm -rf bin .tools $(SERVE_E2E)/node_modules

@@ -18,7 +18,7 @@ import (
 // the milestones and resumed, sending its trace to a real Arize Phoenix
 // through the standard OTEL_EXPORTER_OTLP_ENDPOINT; then reads the trace back
 // through Phoenix's REST API and looks at it in Phoenix's UI with headless
-// Chromium. make test-traces runs it (LEMMINGS_PHOENIX=1);
+// Chromium. make test-traces runs it (LEMMINGS_TEST_PHOENIX=1);
 // LEMMINGS_SCREENSHOTS=dir also saves the screenshot docs/observability.md
 // shows.
 func TestTracesInPhoenix(t *testing.T) {

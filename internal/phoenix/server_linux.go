@@ -22,9 +22,9 @@ const (
 	// EnvRequire "1" makes Phoenix required: a missing install fails the test
 	// (make test-traces sets it; so does CI unless it is "0"). "0" skips the
 	// tests even when Phoenix is installed.
-	EnvRequire = "LEMMINGS_PHOENIX"
+	EnvRequire = "LEMMINGS_TEST_PHOENIX"
 	// EnvDir overrides the install folder (default <module root>/.tools/phoenix).
-	EnvDir = "LEMMINGS_PHOENIX_DIR"
+	EnvDir = "LEMMINGS_TEST_PHOENIX_DIR"
 )
 
 // Version is the Phoenix release scripts/phoenix.sh installs.
@@ -43,7 +43,7 @@ type Server struct {
 }
 
 // Start runs Phoenix for t and stops it when t ends. It skips t when Phoenix
-// is not installed, unless it is required (LEMMINGS_PHOENIX=1, or CI set);
+// is not installed, unless it is required (LEMMINGS_TEST_PHOENIX=1, or CI set);
 // then t fails saying how to install it (make phoenix).
 func Start(t testing.TB) *Server {
 	t.Helper()
@@ -142,8 +142,8 @@ func freePort() (string, error) {
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
 }
 
-// Required says whether the environment requires Phoenix: LEMMINGS_PHOENIX=1,
-// or CI set and LEMMINGS_PHOENIX not 0.
+// Required says whether the environment requires Phoenix: LEMMINGS_TEST_PHOENIX=1,
+// or CI set and LEMMINGS_TEST_PHOENIX not 0.
 func Required() bool {
 	switch os.Getenv(EnvRequire) {
 	case "1", "true", "yes":
