@@ -247,6 +247,9 @@ type Log struct {
 // HTTP); the standard OTEL_EXPORTER_OTLP_* variables configure the exporter.
 type Tracing struct {
 	Enabled bool `yaml:"enabled"`
+	// Prompts records prompts and replies on model-call spans (redacted),
+	// and only when log.prompts is on too.
+	Prompts bool `yaml:"prompts"`
 	// Endpoint is an OTLP/HTTP base URL (/v1/traces is added); empty: the
 	// OTEL_EXPORTER_OTLP_* variables, else http://localhost:4318.
 	Endpoint string `yaml:"endpoint" secret:"url"`

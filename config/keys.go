@@ -194,7 +194,8 @@ func specs() []spec {
 		{key: "implementor.cli.budget_usd", doc: "Most the CLI may spend in a run, in US dollars, as it reports cost; no new task starts after the one that reached it (its work still goes to QA), and the run ends with a report, as at the other limits. 0: no limit. The CLI's cost is shown in the report and the progress line either way.",
 			accepted: "a number >= 0", check: checkFloat(0, math.Inf(1), false)},
 
-		{key: "tracing.enabled", doc: "Send each run to an OpenTelemetry backend as a trace (docs/observability.md): a span per run, node step, model call (GenAI conventions), gate and commit. Prompts are recorded on model-call spans, redacted, only with `log.prompts`. Off: nothing is collected."},
+		{key: "tracing.enabled", doc: "Send each run to an OpenTelemetry backend as a trace (docs/observability.md): a span per run, node step, model call (GenAI conventions), gate and commit. Off: nothing is collected."},
+		{key: "tracing.prompts", doc: "Record each model call's messages and reply on its span (`gen_ai.input.messages`, `gen_ai.output.messages`), redacted as in `prompts.jsonl`, when `log.prompts` is on too. Off by default: prompts carry your code, and a trace backend is often another machine."},
 		{key: "tracing.endpoint", doc: "OTLP over HTTP endpoint: a base URL such as `http://localhost:4318` (`/v1/traces` is added). Empty: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, then `OTEL_EXPORTER_OTLP_ENDPOINT`, then `http://localhost:4318`. Headers, timeout and TLS come from the standard `OTEL_EXPORTER_OTLP_*` variables. With `offline: true` spans go only to an endpoint on the loopback interface.",
 			accepted: "an http:// or https:// URL, or empty", check: checkString(checkURL(true))},
 

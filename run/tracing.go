@@ -18,7 +18,7 @@ func startTracing(ctx context.Context, o Options, runID, remit, traceparent stri
 		cfg = config.Default()
 	}
 	tr, err := tracing.Start(ctx, tracing.Config{Enabled: cfg.Tracing.Enabled, Endpoint: cfg.Tracing.Endpoint,
-		Offline: cfg.Offline, Prompts: cfg.Log.Prompts}, tracing.RunInfo{RunID: runID, Remit: remit, Traceparent: traceparent}, o.Warn)
+		Offline: cfg.Offline, Prompts: cfg.Tracing.Prompts && cfg.Log.Prompts}, tracing.RunInfo{RunID: runID, Remit: remit, Traceparent: traceparent}, o.Warn)
 	if err != nil || tr == nil {
 		return ctx, nil, err
 	}

@@ -21,7 +21,13 @@ import (
 // on loopback that discards them (a collector's work is not lemmings').
 // cpu-ms/task is this process's CPU (lemmings and the in-process scripted
 // server; git and the gates are child processes).
-func BenchmarkTracingCost20Tasks(b *testing.B) {
+func BenchmarkTracingCost20Tasks(b *testing.B) { benchTracingCost(b, false) }
+
+// BenchmarkTracingCost20TasksWithPrompts: the same with tracing.prompts on,
+// every call's messages and reply on its span.
+func BenchmarkTracingCost20TasksWithPrompts(b *testing.B) { benchTracingCost(b, true) }
+
+func benchTracingCost(b *testing.B, prompts bool) {
 	const tasks = 20
 	plan := writePlan(b, tasks)
 	srv := demo.NewServer(&demo.Script{}, llmtest.Step{Name: "writer", Times: -1,
@@ -35,7 +41,7 @@ func BenchmarkTracingCost20Tasks(b *testing.B) {
 		cfg.Supervisors.Enabled = false
 		cfg.Gates = []config.Gate{{Name: "check", Command: "true", Timeout: time.Minute}}
 		cfg.Limits.ReviewInterval = 5
-		cfg.Tracing.Enabled, cfg.Tracing.Endpoint = traced, d.URL()
+		cfg.Tracing.Enabled, cfg.Tracing.Endpoint, cfg.Tracing.Prompts = traced, d.URL(), prompts
 		return cfg
 	}
 	var cpu [2]time.Duration // off, on

@@ -89,6 +89,9 @@ func TestADemoRunIsOneTraceAcrossAPauseAndItsResume(t *testing.T) {
 			if parent.Attrs[tracing.AttrNode] == nil && parent != root && parent != resumed {
 				t.Errorf("model call under %s", parent.Name)
 			}
+			if s.Attrs["gen_ai.input.messages"] != nil {
+				t.Errorf("model span %s records the prompt without tracing.prompts", s.Name)
+			}
 			if s.Attrs["gen_ai.operation.name"] != "chat" || s.Attrs["gen_ai.usage.input_tokens"].(int64) <= 0 || s.Attrs["gen_ai.usage.output_tokens"].(int64) <= 0 ||
 				s.Attrs["gen_ai.request.model"] != strings.TrimPrefix(s.Name, "chat ") || s.Attrs["gen_ai.response.finish_reasons"] == nil {
 				t.Errorf("model span %s: %v", s.Name, s.Attrs)

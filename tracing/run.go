@@ -53,17 +53,18 @@ type RunInfo struct {
 // Run is one process's part of a run's trace. Its methods are safe for
 // concurrent use; a nil *Run does nothing.
 type Run struct {
-	prompts  bool
-	warn     io.Writer
-	endpoint string
-	origin   string
-	runID    string
-	tp       *sdktrace.TracerProvider
-	exp      *exporter
-	tracer   trace.Tracer
-	root     trace.SpanContext // the run's root span, kept across resumes
-	span     trace.Span        // this process's run span
-	spanCtx  context.Context
+	prompts     bool
+	warn        io.Writer
+	endpoint    string
+	origin      string
+	runID       string
+	tp          *sdktrace.TracerProvider
+	exp         *exporter
+	tracer      trace.Tracer
+	root        trace.SpanContext // the run's root span, kept across resumes
+	traceparent string            // root as a W3C traceparent: every checkpoint records it
+	span        trace.Span        // this process's run span
+	spanCtx     context.Context
 
 	mu        sync.Mutex
 	nodes     map[nodeKey]trace.Span
@@ -154,6 +155,7 @@ func (r *Run) startRunSpan(ctx context.Context, info RunInfo) {
 	if !r.root.IsValid() {
 		r.root = r.span.SpanContext()
 	}
+	r.traceparent = FormatTraceparent(r.root)
 }
 
 // Traceparent is the W3C traceparent of the run's root span: what
@@ -162,7 +164,7 @@ func (r *Run) Traceparent() string {
 	if r == nil {
 		return ""
 	}
-	return FormatTraceparent(r.root)
+	return r.traceparent
 }
 
 // TraceID is the run's trace id in hex, as backends show it.

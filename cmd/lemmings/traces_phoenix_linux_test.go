@@ -35,6 +35,7 @@ func TestTracesInPhoenix(t *testing.T) {
     command: "! grep -qF 'counts[ws[i]] < counts[ws[j]]' topwords.go 2>/dev/null"
 tracing:
   enabled: true
+  prompts: true
 `)
 	repo := prepared(t)
 	first := c.run(repo, "run", demo.Remit, "--approve", "milestones")
