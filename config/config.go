@@ -52,6 +52,7 @@ type Config struct {
 	Log         Log             `yaml:"log"`
 	Implementor Implementor     `yaml:"implementor"`
 	Tracing     Tracing         `yaml:"tracing"`
+	Sandbox     Sandbox         `yaml:"sandbox"`
 	// Offline forces supervisors off and the offline RAG embedder.
 	Offline bool `yaml:"offline"`
 	// Store is where runs are kept: empty for the repository's .lemmings/
@@ -128,6 +129,28 @@ type Gate struct {
 	Name    string        `yaml:"name"`
 	Command string        `yaml:"command"`
 	Timeout time.Duration `yaml:"timeout"`
+	// Network lets this gate reach the network in the sandbox.
+	Network bool `yaml:"network"`
+}
+
+// Sandbox confines what model-written code may do (docs/security.md). Its
+// keys are read from the user file, the environment and flags only: a
+// repository's project file may ask for mode required, never loosen it.
+type Sandbox struct {
+	// Mode: auto (the strongest available, a warning when weaker),
+	// required (refuse to run without one) or off.
+	Mode string `yaml:"mode"`
+	// Writable paths beyond the work tree, the private temp dir and the
+	// sandbox caches; ~ is the user's home.
+	Writable []string `yaml:"writable" merge:"replace"`
+	// Env names variables passed to sandboxed commands beyond the built-in
+	// allow-list.
+	Env []string `yaml:"env" merge:"replace"`
+	// Network lets every sandboxed command reach the network.
+	Network bool `yaml:"network"`
+	// CacheDir holds the sandbox's language caches; empty: the user cache
+	// dir's lemmings/sandbox.
+	CacheDir string `yaml:"cache_dir"`
 }
 
 // Supervisors configures the cloud supervisors and what they may see.
@@ -369,6 +392,7 @@ func Default() *Config {
 		Implementor: Implementor{Backend: BackendLemmings, CLI: CLI{
 			Command: []string{}, Timeout: 20 * time.Minute, Env: map[string]string{}, PassEnv: []string{},
 		}},
+		Sandbox: Sandbox{Mode: "auto", Writable: []string{}, Env: []string{}},
 		Cluster: Cluster{EventsRetention: 30 * 24 * time.Hour, ReapInterval: 2 * time.Second},
 	}
 }

@@ -90,6 +90,7 @@ func specs() []spec {
 		{key: "gates.*.command", doc: "Shell command line.", accepted: "a non-empty string", check: checkString(nonEmpty)},
 		{key: "gates.*.timeout", doc: "Longest the gate may run; its process group is killed after. 0 or absent: 10m.",
 			accepted: "a duration >= 0 (0 = 10m)", check: checkDuration(false)},
+		{key: "gates.*.network", doc: "Let this gate reach the network from the sandbox (a test that downloads, `npm ci`). The report names every gate that had it."},
 
 		{key: "supervisors.enabled", doc: "Run the cloud supervisors. `offline: true` turns them off whatever this says."},
 		{key: "supervisors.mode", doc: "`background`: the local loop goes on while supervisors think; `blocking`: it waits for them at every trigger, so the next task is planned with their directives.",
@@ -198,6 +199,20 @@ func specs() []spec {
 		{key: "tracing.prompts", doc: "Record each model call's messages and reply on its span (`gen_ai.input.messages`, `gen_ai.output.messages`), redacted as in `prompts.jsonl`, when `log.prompts` is on too. Off by default: prompts carry your code, and a trace backend is often another machine."},
 		{key: "tracing.endpoint", doc: "OTLP over HTTP endpoint: a base URL such as `http://localhost:4318` (`/v1/traces` is added). Empty: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, then `OTEL_EXPORTER_OTLP_ENDPOINT`, then `http://localhost:4318`. Headers, timeout and TLS come from the standard `OTEL_EXPORTER_OTLP_*` variables. With `offline: true` spans go only to an endpoint on the loopback interface.",
 			accepted: "an http:// or https:// URL, or empty", check: checkString(checkURL(true))},
+		{key: "sandbox.mode", doc: "How gates, syntax checks, the eval's tests and coding CLIs are confined (docs/security.md): `auto` uses the strongest sandbox the machine offers (Landlock with user namespaces on Linux) and warns when it is weaker or missing; `required` refuses to run without Landlock; `off` runs them unconfined (every report says so). Read from the user file, the environment and flags only: a project file may set `required`, nothing looser.",
+			accepted: "auto, required, off", check: checkString(oneOf("auto", "required", "off"))},
+		{key: "sandbox.writable", doc: "Paths sandboxed commands may write beyond the work tree, a private temp dir and the sandbox caches (a cargo home, say); `~/` is your home. User file, environment and flags only.",
+			accepted: "a list of absolute paths or ~/paths", each: checkSandboxPath},
+		{key: "sandbox.env", doc: "Names of variables passed to sandboxed commands beyond the built-in allow-list (PATH, locale, the toolchains' own settings). lemmings' keys pass only if named here. User file, environment and flags only.",
+			accepted: "a list of variable names", each: checkEnvName},
+		{key: "sandbox.network", doc: "Let every sandboxed command reach the network (one gate: `gates[].network`). User file, environment and flags only."},
+		{key: "sandbox.cache_dir", doc: "Where the sandbox keeps the language caches gates share (Go build and module caches, npm, pip): lemmings' own, never yours, which your own builds trust. Empty: `lemmings/sandbox` in your user cache dir. User file, environment and flags only.",
+			accepted: "an absolute path or ~/path, or empty", check: checkString(func(s string) string {
+				if s == "" {
+					return ""
+				}
+				return checkSandboxPath(s)
+			})},
 
 		{key: "offline", doc: "Work with no network: supervisors off, offline RAG embedder. Only local model servers are called."},
 		{key: "store", doc: "Where runs are kept: empty for the repository's `.lemmings/` folder, or a PostgreSQL URL (`postgres://user@host:5432/db?search_path=lemmings`) that `lemmings worker` processes on several machines share (docs/distributed.md). `LEMMINGS_STORE` sets it from the environment.",
@@ -396,6 +411,17 @@ func checkGlob(s string) string {
 	}
 	if _, err := pathglob.Compile(s); err != nil { // names the pattern and the cause
 		return err.Error()
+	}
+	return ""
+}
+
+// checkSandboxPath accepts an absolute path or one under ~/.
+func checkSandboxPath(s string) string {
+	if s == "" {
+		return "an empty path"
+	}
+	if !filepath.IsAbs(s) && !strings.HasPrefix(s, "~/") {
+		return fmt.Sprintf("%q is neither absolute nor under ~/", s)
 	}
 	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/rag"
+	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -32,6 +33,9 @@ type Deps struct {
 	Composer *llm.Composer
 	Work     *workspace.Worktree
 	Gates    []workspace.Gate
+	// Sandbox confines the gates, the syntax checks and the coding CLI; nil:
+	// each makes one of the default configuration.
+	Sandbox *sandbox.Box
 	// Search may be nil (no index): the rag_search tool then says so.
 	Search Searcher
 	// Index, when set, is brought up to date with the work tree after each

@@ -69,7 +69,7 @@ func (l *implLoop) finish(ctx context.Context, act implAction, args string, n in
 		return done
 	}
 	dir := l.d.Work.Dir()
-	results := workspace.RunGates(ctx, dir, gates, l.d.Settings.GateOutputBytes)
+	results := workspace.RunGates(ctx, l.d.Sandbox, dir, gates, l.d.Settings.GateOutputBytes)
 	var passed []string
 	for _, r := range results {
 		emitGate(ctx, l.t, "finish", r)

@@ -452,6 +452,7 @@ func TestQAReusesGatesThatPassedInsideTheLoopOnTheSameTree(t *testing.T) {
 		qa,
 	)
 	r.d.Gates = []workspace.Gate{{Name: "check", Command: "echo run >> '" + counter + "'"}}
+	r.d.Sandbox = sandboxWith(t, filepath.Dir(counter)) // the gate counts its runs outside the work tree
 	ctx := context.Background()
 	s, err := r.d.Implementor(ctx, WorkflowState{RunID: "r1", CurrentTask: r.task})
 	if err != nil {

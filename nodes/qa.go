@@ -19,14 +19,14 @@ func (d *Deps) qaGates(ctx context.Context, impl *ImplResult) []workspace.GateRe
 		out := make([]workspace.GateResult, 0, len(impl.Gates))
 		for i, g := range impl.Gates {
 			if !g.Passed || g.Name != d.Gates[i].Name || g.Command != d.Gates[i].Command {
-				return workspace.RunGates(ctx, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes)
+				return workspace.RunGates(ctx, d.Sandbox, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes)
 			}
 			out = append(out, workspace.GateResult{Name: g.Name, Command: g.Command, Passed: true, Duration: g.Duration, Output: g.Output})
 		}
 		graph.Emit(ctx, "gates_reused", map[string]any{"diff_hash": impl.DiffHash})
 		return out
 	}
-	return workspace.RunGates(ctx, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes)
+	return workspace.RunGates(ctx, d.Sandbox, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes)
 }
 
 // QA judges one attempt. The orchestrator runs the gates itself; only when

@@ -22,6 +22,7 @@ import (
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/rag"
+	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/tracing"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -44,7 +45,9 @@ type Options struct {
 	// PlanFile is an operator plan (YAML): milestones with tasks and
 	// acceptance criteria; the ScopeAgent then does not plan.
 	PlanFile string
-	// RunID names the run to resume (empty: the latest resumable one).
+	// RunID names the run to resume (empty: the latest resumable one). On
+	// Start it names the new run when the caller must know it before the run
+	// exists (lemmings mcp starts runs as detached processes); empty: a new id.
 	RunID  string
 	Config *config.Config
 	// Approve pauses for a human: "", "milestones" or "tasks". On resume it
@@ -62,7 +65,6 @@ type Options struct {
 	// HTTPClient is used for every model call (tests).
 	HTTPClient *http.Client
 	// Backend keeps the run in a shared store (backend.go); nil: .lemmings/.
-	// With a backend, Start takes RunID as the new run's id.
 	Backend *Backend
 	// BaseCommit is where Start branches the run from (default: HEAD).
 	BaseCommit string
@@ -94,10 +96,7 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 	if err != nil {
 		return Result{}, err
 	}
-	runID := NewRunID()
-	if o.Backend != nil && o.RunID != "" {
-		runID = o.RunID
-	}
+	runID := cmp.Or(o.RunID, NewRunID()) // CreateWorktreeAt checks a given one
 	ctx, tr, err := startTracing(ctx, o, runID, cmp.Or(o.Remit, o.PlanFile), "")
 	if err != nil {
 		return Result{}, err
@@ -247,6 +246,7 @@ func (e *PausedError) Unwrap() error { return graph.ErrPaused }
 
 // runEnv is everything one process needs to advance a run.
 type runEnv struct {
+	box    *sandbox.Box
 	app    *graph.Compiled[nodes.WorkflowState]
 	router *llm.Router
 	pool   *nodes.SupervisorPool
@@ -263,6 +263,9 @@ func (e *runEnv) close() error {
 	var errs []error
 	if e.pool != nil {
 		e.pool.Close()
+	}
+	if e.box != nil {
+		errs = append(errs, e.box.Close())
 	}
 	if e.index != nil {
 		errs = append(errs, e.index.Close())
@@ -347,6 +350,12 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if err := CheckCLI(cfg); err != nil {
 		return nil, err // before any model call: the CLI is missing or not set up
 	}
+	gates := GatesFrom(cfg, wt.Dir())
+	box, err := OpenSandbox(cfg, gates, warn)
+	if err != nil {
+		return nil, err // before any model call: sandbox.mode is required and there is none
+	}
+	env.box = box
 	set, err := env.openModels(ctx, o, cfg, warn)
 	if err != nil {
 		return nil, err
@@ -359,7 +368,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if set.Supervisors.Enabled {
 		env.pool = nodes.NewSupervisorPool(ctx, env.router)
 	}
-	deps := &nodes.Deps{Model: env.router, Composer: composer, Work: wt, Gates: GatesFrom(cfg, wt.Dir()), Search: search, Index: index,
+	deps := &nodes.Deps{Model: env.router, Composer: composer, Work: wt, Gates: gates, Sandbox: env.box, Search: search, Index: index,
 		Settings: set, Supervisors: env.pool, RunDir: runDir}
 
 	logged, err := env.openLog(wt.RunID(), o, &startup, warn)

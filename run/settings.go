@@ -95,7 +95,7 @@ func GatesFrom(c *config.Config, dir string) []workspace.Gate {
 	}
 	out := make([]workspace.Gate, 0, len(c.Gates))
 	for _, g := range c.Gates {
-		out = append(out, workspace.Gate{Name: g.Name, Command: g.Command, Timeout: g.Timeout})
+		out = append(out, workspace.Gate{Name: g.Name, Command: g.Command, Timeout: g.Timeout, Network: g.Network})
 	}
 	return out
 }

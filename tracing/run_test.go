@@ -89,8 +89,8 @@ func (w *world) app(t *testing.T, tr *tracing.Run) *graph.Compiled[state] {
 			return s, nil
 		}).
 		AddNode("check", func(ctx context.Context, s state) (state, error) {
-			workspace.RunGates(ctx, w.wt.Dir(), []workspace.Gate{{Name: "vet", Command: "exit 3"}}, 0)
-			workspace.RunGate(ctx, w.wt.Dir(), workspace.Gate{Name: "test", Command: "true"}, 0)
+			workspace.RunGates(ctx, nil, w.wt.Dir(), []workspace.Gate{{Name: "vet", Command: "exit 3"}}, 0)
+			workspace.RunGate(ctx, nil, w.wt.Dir(), workspace.Gate{Name: "test", Command: "true"}, 0)
 			return s, nil
 		}).
 		AddNode("commit", func(ctx context.Context, s state) (state, error) {

@@ -3,6 +3,8 @@ package workspace
 import (
 	"context"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/sandbox"
 )
 
 // Observer sees the gates and commits done under a context that carries it
@@ -42,19 +44,22 @@ func observerFrom(ctx context.Context) Observer {
 	return o
 }
 
-// RunGate runs g.Command with `sh -c` in dir, in its own process group, with
-// stdin empty and CI=true in the environment. On timeout (g.Timeout, or
-// DefaultGateTimeout) or when ctx is cancelled the whole group gets SIGTERM,
-// then SIGKILL, so grandchildren die too. Output keeps its last maxOutput
-// bytes (≤ 0: DefaultMaxOutput) behind a "[… N bytes cut …]" marker. The
-// context's Observer, if any, sees the result.
-func RunGate(ctx context.Context, dir string, g Gate, maxOutput int) GateResult {
+// RunGate runs g.Command with `sh -c` in dir, confined by box (nil: a box
+// of the default configuration, made for this gate): dir and a private
+// temp dir writable, no network unless g.Network, the box's minimal
+// environment with CI=true. It runs in its own process group, with stdin
+// empty. On timeout (g.Timeout, or DefaultGateTimeout) or when ctx is
+// cancelled the whole group gets SIGTERM, then SIGKILL, so grandchildren die
+// too. Output keeps its last maxOutput bytes (≤ 0: DefaultMaxOutput) behind
+// a "[… N bytes cut …]" marker. The context's Observer, if any, sees the
+// result.
+func RunGate(ctx context.Context, box *sandbox.Box, dir string, g Gate, maxOutput int) GateResult {
 	o := observerFrom(ctx)
 	if o == nil {
-		return runGate(ctx, dir, g, maxOutput)
+		return runGate(ctx, box, dir, g, maxOutput)
 	}
 	start := time.Now()
-	r := runGate(ctx, dir, g, maxOutput)
+	r := runGate(ctx, box, dir, g, maxOutput)
 	o.ObserveGate(ctx, GateRecord{Start: start, Result: r})
 	return r
 }
