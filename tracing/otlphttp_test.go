@@ -119,3 +119,21 @@ func TestACollectorBehindTLSWithItsOwnCA(t *testing.T) {
 		t.Errorf("without it: %v", err)
 	}
 }
+
+func TestTheResourceTakesTheServiceNameAndAttributesFromTheEnvironment(t *testing.T) {
+	t.Setenv("OTEL_SERVICE_NAME", "lemmings-ci")
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "openinference.project.name=lemmings,deployment.environment=test")
+	rcv := otlptest.NewReceiver()
+	defer rcv.Close()
+	if _, err := oneSpan(t, tracing.Config{Endpoint: rcv.URL(), Getenv: envOf(nil)}); err != nil {
+		t.Fatal(err)
+	}
+	spans := rcv.Spans()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	res := spans[0].Resource
+	if res["service.name"] != "lemmings-ci" || res["openinference.project.name"] != "lemmings" || res["deployment.environment"] != "test" || res["telemetry.sdk.language"] != "go" {
+		t.Errorf("resource %v", res)
+	}
+}
