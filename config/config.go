@@ -52,6 +52,7 @@ type Config struct {
 	Prompts     Prompts         `yaml:"prompts"`
 	Log         Log             `yaml:"log"`
 	Implementor Implementor     `yaml:"implementor"`
+	Tracing     Tracing         `yaml:"tracing"`
 	Sandbox     Sandbox         `yaml:"sandbox"`
 	// Offline forces supervisors off and the offline RAG embedder.
 	Offline bool `yaml:"offline"`
@@ -277,6 +278,18 @@ type Prompts struct {
 type Log struct {
 	Prompts bool   `yaml:"prompts"` // append every prompt and response to .lemmings/runs/<id>/prompts.jsonl
 	Level   string `yaml:"level"`
+}
+
+// Tracing sends each run to an OpenTelemetry backend as a trace (OTLP over
+// HTTP); the standard OTEL_EXPORTER_OTLP_* variables configure the exporter.
+type Tracing struct {
+	Enabled bool `yaml:"enabled"`
+	// Prompts records prompts and replies on model-call spans (redacted),
+	// and only when log.prompts is on too.
+	Prompts bool `yaml:"prompts"`
+	// Endpoint is an OTLP/HTTP base URL (/v1/traces is added); empty: the
+	// OTEL_EXPORTER_OTLP_* variables, else http://localhost:4318.
+	Endpoint string `yaml:"endpoint" secret:"url"`
 }
 
 // Implementor backends (implementor.backend).

@@ -118,9 +118,10 @@ func (r Remote) Checkout(ctx context.Context, dir, runID, commit string, createB
 	return err
 }
 
-// PruneRefs deletes the run's step refs on the remote except keep (the
-// commit of the checkpoint kept); it returns how many went.
-func (r Remote) PruneRefs(ctx context.Context, dir, runID, keep string) (int, error) {
+// PruneRefs deletes the run's step refs on the remote that keep does not
+// want (given the ref and its commit; the base ref always stays); it
+// returns how many went.
+func (r Remote) PruneRefs(ctx context.Context, dir, runID string, keep func(ref, commit string) bool) (int, error) {
 	out, err := git(ctx, dir, "ls-remote", r.URL, "refs/lemmings/"+runID+"/*")
 	if err != nil {
 		return 0, err
@@ -128,7 +129,7 @@ func (r Remote) PruneRefs(ctx context.Context, dir, runID, keep string) (int, er
 	var del []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Fields(line)
-		if len(f) != 2 || f[0] == keep || strings.HasSuffix(f[1], "/base") {
+		if len(f) != 2 || f[1] == BaseRef(runID) || keep(f[1], f[0]) {
 			continue
 		}
 		del = append(del, ":"+f[1])
