@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo test unit test-cluster bench-cluster vet fmt-check bench fuzz ollama models test-ollama test-models test-browser test-traces phoenix screenshots clis mcp-inspector clean
+.PHONY: all build demo test unit test-cluster bench-cluster vet fmt-check bench bench-aider fuzz ollama models test-ollama test-models test-browser test-traces phoenix screenshots clis mcp-inspector clean
 
 all: build
 
@@ -58,6 +58,14 @@ fmt-check:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Aider's benchmark loop against lemmings eval on the same exercises, the same real
+# Ollama server and SmolLM2 (docs/costs.md). Not part of `make test`: it installs
+# aider-chat (pinned) into .tools/aider-venv and takes minutes to an hour. One model
+# server at a time on the machine: each harness waits for /tmp/lemmings-model.lock.
+bench-aider: models
+	GO="$(GO)" ./scripts/ollama.sh
+	GO="$(GO)" ./bench/bench-aider.sh
 
 # Real Ollama server (issue 7): built from the module proxy into .tools/.
 ollama:

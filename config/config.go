@@ -44,6 +44,7 @@ type Config struct {
 	Supervisors Supervisors     `yaml:"supervisors"`
 	Limits      Limits          `yaml:"limits"`
 	Tasks       Tasks           `yaml:"tasks"`
+	Pipeline    Pipeline        `yaml:"pipeline"`
 	QA          QA              `yaml:"qa"`
 	Escalation  Escalation      `yaml:"escalation"`
 	Knowledge   Knowledge       `yaml:"knowledge"`
@@ -205,13 +206,26 @@ type Limits struct {
 	PolishTasks          int            `yaml:"polish_tasks"`
 	DirectiveMaxAge      int            `yaml:"directive_max_age"`
 	MaxCleanupDirectives int            `yaml:"max_cleanup_directives"`
-	TokenBudgets         map[string]int `yaml:"token_budgets" keys:"scope_agent,task_planner,implementor,qa,assessor,summarizer,supervisor"`
+	TokenBudgets         map[string]int `yaml:"token_budgets" keys:"scope_agent,task_planner,implementor,qa,assessor,summarizer,supervisor,shared"`
 	GateOutputBytes      int            `yaml:"gate_output_bytes"`
 	// MaxConsecutiveFailures stops the run when that many tasks fail in a row.
 	MaxConsecutiveFailures int `yaml:"max_consecutive_failures"`
 	// FixRounds: failing gates on the Implementor's finish go back to it this
 	// many times inside the attempt; 0 leaves them to QA.
 	FixRounds int `yaml:"fix_rounds"`
+}
+
+// Pipeline sizes a run to its remit (docs/costs.md): a remit that is one
+// task goes straight to the Implementor (the quick path).
+type Pipeline struct {
+	// Mode is auto (lemmings reads the remit), quick or full.
+	Mode string `yaml:"mode"`
+	// QuickAttempts a quick task gets before the run escalates into the full
+	// pipeline; 0: it never escalates.
+	QuickAttempts int `yaml:"quick_attempts"`
+	// Summaries of the done list: auto (the summarizer model in the full
+	// pipeline, the diff in a quick run), model, or diff.
+	Summaries string `yaml:"summaries"`
 }
 
 // Tasks bound the size of a planned task so a small local model can finish it.
@@ -379,10 +393,12 @@ func Default() *Config {
 			TokenBudgets: map[string]int{
 				"scope_agent": 12000, "task_planner": 12000, "implementor": 16000,
 				"qa": 12000, "assessor": 8000, "summarizer": 4000, "supervisor": 5000,
+				"shared": 5000,
 			},
 			GateOutputBytes: 16384, MaxConsecutiveFailures: 3, FixRounds: 3,
 		},
 		Tasks:      Tasks{MaxTargetFiles: 2, MaxInstructionChars: 600, SplitAfter: 2},
+		Pipeline:   Pipeline{Mode: "auto", QuickAttempts: 2, Summaries: "auto"},
 		QA:         QA{RequireQuotes: true, Disputed: "escalate"},
 		Escalation: Escalation{ArchitectAfter: 2},
 		Knowledge:  Knowledge{Dir: "docs/knowledge", BudgetTokens: 2000, PromoteAfter: 3},
