@@ -329,6 +329,8 @@ func (e *evalRun) exercise(ctx context.Context, ex Exercise) (r Result, ok bool)
 		r.PromptTokens += out.PromptTokens
 		r.CompletionTokens += out.CompletionTokens
 		r.CostUSD += out.CostUSD
+		r.Calls += out.Calls
+		r.ModelSeconds += out.ModelSeconds
 		last, err = runTests(ctx, e.o.Sandbox, ex, lang, repo, testDir, e.o.TestTimeout)
 		if ctx.Err() != nil {
 			return r, false

@@ -2,6 +2,8 @@ package nodes
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"time"
 
 	"github.com/lemmings-dev/lemmings/graph"
@@ -51,6 +53,24 @@ type Deps struct {
 	Mermaid string
 
 	lastBoard string // board.md as last written
+	// noted is the last text of each note (noteOnce): every prompt selects
+	// the knowledge again, and what it left out is said once, not per call.
+	noted   map[string]string
+	notedMu sync.Mutex
+}
+
+// noteOnce says whether text is new for kind since the last call.
+func (d *Deps) noteOnce(kind, text string) bool {
+	d.notedMu.Lock()
+	defer d.notedMu.Unlock()
+	if d.noted == nil {
+		d.noted = map[string]string{}
+	}
+	if d.noted[kind] == text {
+		return false
+	}
+	d.noted[kind] = text
+	return true
 }
 
 func (d *Deps) now() time.Time {
@@ -63,6 +83,9 @@ func (d *Deps) now() time.Time {
 // knowledgeStore opens the knowledge store of the work tree as it is now, so
 // the agents read what supervisors and earlier tasks wrote on the run branch.
 func (d *Deps) knowledgeStore() (*knowledge.Store, []knowledge.Problem, error) {
+	if d.Work == nil {
+		return nil, nil, errors.New("no work tree")
+	}
 	return knowledge.Open(d.Work.FS().Root() + "/" + d.Settings.KnowledgeDir)
 }
 

@@ -30,6 +30,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args string) (c
 	instr := l.grainInstruction(p, g, exists, old)
 	msgs := append(l.messages(""), llm.Message{Role: "assistant", Content: args},
 		llm.Message{Role: "user", Content: instr + l.grainView(p, old, exists, g)})
+	l.codeBudget = l.grainReply(old, exists, g)
 	n := max(1, l.d.Settings.Samples)
 	var (
 		firstProblem string
@@ -99,6 +100,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args string) (c
 		}
 	}
 	retry += "\n" + l.grainInstruction(p, g, exists, old)
+	l.codeBudget = l.grainReply(old, exists, g)
 	graph.Emit(ctx, "implementor_bad_code", map[string]any{"task": l.t.ID, "path": p, "problem": firstProblem, "done_reason": firstResp.DoneReason, "grain": g.kind})
 	msgs = append(msgs, llm.Message{Role: "assistant", Content: firstResp.Content}, llm.Message{Role: "user", Content: retry})
 	resp, err := l.chatText(ctx, msgs, 0)
@@ -214,6 +216,17 @@ func (l *implLoop) smallerGrain(ctx context.Context, act implAction, p, old stri
 	return grain{kind: grainBlocks, why: "whole file cut at the limit"}
 }
 
+// grainReply is the reply budget of a code call at its grain (codeReply):
+// for a unit, what the unit whole would take.
+func (l *implLoop) grainReply(old string, exists bool, g grain) int {
+	if g.kind == grainUnit {
+		lines := strings.Split(old, "\n")
+		unit := strings.Join(lines[g.unit.Start-1:min(g.unit.End, len(lines))], "\n")
+		return codeReply(unit, true, true)
+	}
+	return codeReply(old, g.kind == grainWhole, exists)
+}
+
 // grainInstruction asks for the code at its grain; it is kept in the history.
 func (l *implLoop) grainInstruction(p string, g grain, exists bool, old string) string {
 	if g.kind == grainUnit {
@@ -255,7 +268,7 @@ func (l *implLoop) recordSample(ctx context.Context, p string, g grain, i, n int
 // chatText makes a plain-text call after the prefix, counting its usage.
 // Sample i > 0 is drawn at a raised temperature.
 func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int) (llm.Response, error) {
-	req, err := l.d.compose(ctx, call{Label: NodeImplementor, Prefix: l.prefix, Messages: msgs})
+	req, err := l.d.compose(ctx, call{Label: NodeImplementor, Prefix: l.prefix, Messages: msgs, Reply: l.codeBudget})
 	if err != nil {
 		return llm.Response{}, err
 	}

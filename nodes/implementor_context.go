@@ -33,14 +33,14 @@ func (l *implLoop) targetDirs() []string {
 	return dirs
 }
 
-// repositoryTree lists the repository ranked around the task: each target
-// directory's entries first, then what lies beside it, then the root, then
-// the rest in tree order, within treeEntries lines. A task without target
-// files gets the tree from the root.
-func (l *implLoop) repositoryTree() (string, error) {
+// filesNearTarget lists what lies around the task's files: each target
+// directory's entries, then what lies beside it in its parent, within
+// treeEntries lines. The whole repository's overview is in the shared
+// prefix (the project context); this is the part ranked for the task.
+func (l *implLoop) filesNearTarget() (string, error) {
 	dirs := l.targetDirs()
 	if len(dirs) == 0 {
-		return l.d.Work.FS().Tree(".", treeEntries)
+		return "", nil
 	}
 	entries, err := l.d.Work.FS().List(".", treeScan)
 	if err != nil && !errors.Is(err, workspace.ErrTruncated) {
@@ -63,21 +63,20 @@ func (l *implLoop) repositoryTree() (string, error) {
 	shown := map[string]bool{}
 	var b strings.Builder
 	n := 0
-	section := func(title, dir string, skip string) {
+	section := func(title, dir, skip string) {
 		var lines []string
 		for _, e := range entries {
-			if path.Dir(e.Path) != dir || shown[e.Path] || e.Path == skip {
-				continue
+			if path.Dir(e.Path) == dir && !shown[e.Path] && e.Path != skip {
+				lines = append(lines, "  "+line(e))
 			}
-			lines = append(lines, "  "+line(e))
 		}
 		if len(lines) == 0 || n >= treeEntries {
 			return
 		}
 		fmt.Fprintf(&b, "%s:\n", title)
-		for _, ln := range lines {
+		for i, ln := range lines {
 			if n >= treeEntries {
-				b.WriteString("  …\n")
+				fmt.Fprintf(&b, "  … (%d more: list_files %s to see them)\n", len(lines)-i, dir)
 				break
 			}
 			b.WriteString(ln + "\n")
@@ -91,28 +90,9 @@ func (l *implLoop) repositoryTree() (string, error) {
 	}
 	for _, d := range dirs {
 		section(fmt.Sprintf("%s/ (the task's directory)", d), d, "")
-		if d == "." {
-			continue
-		}
-		parent := path.Dir(d)
-		section(fmt.Sprintf("beside %s/ in %s/", d, parent), parent, d)
-	}
-	section("the repository's root", ".", "")
-	var rest []string
-	for _, e := range entries {
-		if !shown[e.Path] && !shown[path.Dir(e.Path)] && !e.Dir {
-			rest = append(rest, "  "+e.String())
-		}
-	}
-	if len(rest) > 0 && n < treeEntries {
-		b.WriteString("elsewhere:\n")
-		for i, ln := range rest {
-			if n >= treeEntries {
-				fmt.Fprintf(&b, "  … (%d more: list_files a directory to see them)\n", len(rest)-i)
-				break
-			}
-			b.WriteString(ln + "\n")
-			n++
+		if d != "." {
+			parent := path.Dir(d)
+			section(fmt.Sprintf("beside %s/ in %s/", d, parent), parent, d)
 		}
 	}
 	return strings.TrimRight(b.String(), "\n"), nil

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/workspace/splice"
 )
 
@@ -15,7 +17,7 @@ func section(prompt, title string) string {
 	return s
 }
 
-func TestTheRepositoryTreeStartsAtTheTargetsDirectory(t *testing.T) {
+func TestFilesNearTheTargetAreListedForTheTask(t *testing.T) {
 	files := map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n", "zeta/z.go": "package zeta\n"}
 	// Many files that sort before the target's directory.
 	for i := 0; i < 120; i++ {
@@ -28,8 +30,8 @@ func TestTheRepositoryTreeStartsAtTheTargetsDirectory(t *testing.T) {
 	r := newWeakRun(t, EditText, files)
 	r.task.TargetFiles = []string{"pkg/stats/stats.go"}
 	r.run(t)
-	tree := section(r.model.recorded()[0].Messages[1].Content, "REPOSITORY")
-	want := []string{"pkg/stats/ (the task's directory):\n  pkg/stats/more.go", "beside pkg/stats/ in pkg/:\n  pkg/other/  (1 files)", "the repository's root:", "aaa/  (120 files)"}
+	tree := section(r.model.recorded()[0].FirstUser(), "FILES NEAR THE TARGET")
+	want := []string{"pkg/stats/ (the task's directory):\n  pkg/stats/more.go", "beside pkg/stats/ in pkg/:\n  pkg/other/  (1 files)"}
 	at := -1
 	for _, w := range want {
 		i := strings.Index(tree, w)
@@ -41,8 +43,8 @@ func TestTheRepositoryTreeStartsAtTheTargetsDirectory(t *testing.T) {
 		}
 		at = i
 	}
-	if strings.Contains(tree, "f000.txt") && strings.Index(tree, "f000.txt") < strings.Index(tree, "pkg/stats/") {
-		t.Errorf("files of other directories come before the target's:\n%s", tree)
+	if strings.Contains(tree, "f000.txt") {
+		t.Errorf("files far from the target are listed (the shared overview has them):\n%s", tree)
 	}
 }
 
@@ -56,7 +58,7 @@ func TestALongTargetFileIsShownAroundTheUnitTheTaskNames(t *testing.T) {
 	r := newWeakRun(t, EditText, map[string]string{"stats.go": b.String()})
 	r.task.Instructions = "Mean must divide as floats."
 	r.run(t)
-	prompt := r.model.recorded()[0].Messages[1].Content
+	prompt := r.model.recorded()[0].FirstUser()
 	files := section(prompt, "TARGET FILES")
 	if !strings.Contains(files, "func Mean at lines 303-310") || !strings.Contains(files, " 309| \treturn float64(total / len(xs))") {
 		t.Errorf("the target file must be shown around Mean:\n%.600s", files)
@@ -64,7 +66,7 @@ func TestALongTargetFileIsShownAroundTheUnitTheTaskNames(t *testing.T) {
 	if strings.Contains(files, "   3| // F0 does nothing.") {
 		t.Errorf("the top of the file is shown instead of the unit:\n%.300s", files)
 	}
-	system := r.model.recorded()[0].Messages[0].Content
+	system := llmtest.Section(r.model.recorded()[0].FirstUser(), llm.RoleSection)
 	if strings.Contains(system, "read a file before you edit it") {
 		t.Error("the prompt still asks to read what it already shows")
 	}
@@ -87,7 +89,7 @@ func TestTheSymbolMapStartsWithTheTargetFileAndNamesItsUsers(t *testing.T) {
 	})
 	r.task.TargetFiles = []string{"stats/stats.go"}
 	r.run(t)
-	sym := section(r.model.recorded()[0].Messages[1].Content, "SYMBOLS")
+	sym := section(r.model.recorded()[0].FirstUser(), "SYMBOLS")
 	iMean, iA := strings.Index(sym, "func Mean("), strings.Index(sym, "func A()")
 	if iMean < 0 || iA < 0 || iMean > iA {
 		t.Errorf("the target file's symbols must come first:\n%s", sym)
@@ -101,7 +103,7 @@ func TestWorkedExamplesUseNeutralNamesWithoutATargetFile(t *testing.T) {
 	r := newWeakRun(t, EditText, map[string]string{"README.md": "# x\n"})
 	r.task.TargetFiles = nil
 	r.run(t)
-	system := r.model.recorded()[0].Messages[0].Content
+	system := llmtest.Section(r.model.recorded()[0].FirstUser(), llm.RoleSection)
 	if !strings.Contains(system, `"path": "example.go", "symbol": "Example"`) || strings.Contains(system, "textstats") {
 		t.Errorf("want neutral names:\n%s", system)
 	}

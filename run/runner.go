@@ -23,6 +23,7 @@ import (
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/rag"
 	"github.com/lemmings-dev/lemmings/sandbox"
+	"github.com/lemmings-dev/lemmings/tracing"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -96,6 +97,11 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 		return Result{}, err
 	}
 	runID := cmp.Or(o.RunID, NewRunID()) // CreateWorktreeAt checks a given one
+	ctx, tr, err := startTracing(ctx, o, runID, cmp.Or(o.Remit, o.PlanFile), "")
+	if err != nil {
+		return Result{}, err
+	}
+	defer tr.Close(ctx)
 	wt, err := repo.CreateWorktreeAt(ctx, runID, o.BaseCommit)
 	if err != nil {
 		return Result{}, err
@@ -123,6 +129,7 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 	if initial.Remit == "" {
 		initial.Remit = "carry out the plan in " + filepath.Base(o.PlanFile)
 	}
+	env.noteTrace(runID, tr, o)
 	final, err := env.app.Run(ctx, runID, initial)
 	return env.result(ctx, runID, final, err)
 }
@@ -183,11 +190,17 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("resume %s: %w", o.RunID, err)
 	}
+	ctx, tr, err := startTracing(ctx, o, o.RunID, snap.State.Remit, snap.Metadata[tracing.MetaTraceparent])
+	if err != nil {
+		return Result{}, err
+	}
+	defer tr.Close(ctx)
 	env, err := prepare(ctx, o, repo.Root(), wt)
 	if err != nil {
 		return Result{}, err
 	}
 	defer closeInto(env, &err)
+	env.noteTrace(o.RunID, tr, o)
 	if err := os.Remove(filepath.Join(env.runDir, HaltFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Result{}, fmt.Errorf("resume %s: clear the halt request: %w", o.RunID, err)
 	}
@@ -362,8 +375,12 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if err != nil {
 		return nil, err
 	}
-	app, err := compile(deps, o.Backend, filepath.Join(root, DataDir, CheckpointsDir), wt, filepath.Join(runDir, HaltFile),
-		append([]graph.Sink{logged}, o.Sinks...))
+	sinks := append([]graph.Sink{logged}, o.Sinks...)
+	tr := tracing.FromContext(ctx)
+	if tr != nil {
+		sinks = append(sinks, tr)
+	}
+	app, err := compile(deps, o.Backend, filepath.Join(root, DataDir, CheckpointsDir), wt, filepath.Join(runDir, HaltFile), sinks, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -453,7 +470,7 @@ func (env *runEnv) openLog(runID string, o Options, startup *warningLog, warn io
 // compile builds the workflow over the run store in checkpoints: each
 // checkpoint records the branch's HEAD after its step, and a halt file stops
 // the run between steps.
-func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspace.Worktree, haltPath string, sinks []graph.Sink) (*graph.Compiled[nodes.WorkflowState], error) {
+func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspace.Worktree, haltPath string, sinks []graph.Sink, tr *tracing.Run) (*graph.Compiled[nodes.WorkflowState], error) {
 	halted := func(string) bool {
 		_, err := os.Stat(haltPath)
 		return err == nil
@@ -474,7 +491,7 @@ func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspa
 	app, err := nodes.Build(deps).Compile(
 		graph.WithCheckpointer(store),
 		graph.WithSinks(sinks...),
-		graph.WithCheckedMetadata(checkpointMeta(backend, wt)),
+		graph.WithCheckedMetadata(withTraceMetadata(tr, checkpointMeta(backend, wt))),
 		graph.WithStopCheck(halted),
 	)
 	if err != nil {

@@ -31,6 +31,7 @@ func SettingsFrom(c *config.Config) nodes.Settings {
 	}
 	s.Tasks = nodes.TaskLimits{MaxTargetFiles: c.Tasks.MaxTargetFiles, MaxInstructionChars: c.Tasks.MaxInstructionChars, SplitAfter: c.Tasks.SplitAfter}
 	s.QA = nodes.QASettings{RequireQuotes: c.QA.RequireQuotes, Disputed: c.QA.Disputed}
+	s.Pipeline = nodes.PipelineSettings{Mode: c.Pipeline.Mode, QuickAttempts: c.Pipeline.QuickAttempts, Summaries: c.Pipeline.Summaries}
 	s.ArchitectAfter = c.Escalation.ArchitectAfter
 	if s.CLI = cliSettingsFrom(c); s.CLI != nil {
 		s.CLI.DataDir = DataDir

@@ -24,14 +24,8 @@ const (
 
 var trailerKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
 
-// Commit stages every change in the worktree (new, modified and deleted
-// files; ignored files stay out) and commits it with the message and the
-// trailers ("Key: value" lines after a blank line, keys sorted). It returns
-// the new commit's hash, or ErrNothingToCommit when there is no change.
-// The repository's user identity is used when configured, otherwise
-// "lemmings <lemmings@localhost>" (given with -c, never written to any
-// config). Hooks are skipped (--no-verify): the gates are the checks.
-func (w *Worktree) Commit(ctx context.Context, message string, trailers map[string]string) (string, error) {
+// commit is Commit without its observer.
+func (w *Worktree) commit(ctx context.Context, message string, trailers map[string]string) (string, error) {
 	if strings.TrimSpace(message) == "" {
 		return "", errors.New("commit: empty message")
 	}

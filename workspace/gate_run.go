@@ -68,15 +68,8 @@ func (r GateResult) Failure() string {
 	return fmt.Sprintf("Gate %q (%s) failed, %s.%s\n%s", r.Name, r.Command, how, OutputTail, r.Output)
 }
 
-// RunGate runs g.Command with `sh -c` in dir, confined by box (nil: a box
-// of the default configuration, made for this gate): dir and a private
-// temp dir writable, no network unless g.Network, the box's minimal
-// environment with CI=true. It runs in its own process group, with stdin
-// empty. On timeout (g.Timeout, or DefaultGateTimeout) or when ctx is
-// cancelled the whole group gets SIGTERM, then SIGKILL, so grandchildren die
-// too. Output keeps its last maxOutput bytes (≤ 0: DefaultMaxOutput) behind
-// a "[… N bytes cut …]" marker.
-func RunGate(ctx context.Context, box *sandbox.Box, dir string, g Gate, maxOutput int) GateResult {
+// runGate is RunGate without its observer.
+func runGate(ctx context.Context, box *sandbox.Box, dir string, g Gate, maxOutput int) GateResult {
 	if maxOutput <= 0 {
 		maxOutput = DefaultMaxOutput
 	}

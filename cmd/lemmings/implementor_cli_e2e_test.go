@@ -502,7 +502,7 @@ implementor:
 	}
 	// No implementor model call: the CLI did the implementing.
 	for _, call := range srv.ChatCalls() {
-		if len(call.Messages) > 0 && llmtest.RoleOf(call.Messages[0].Content) == "implementor" {
+		if len(call.Messages) > 0 && call.Role() == "implementor" {
 			t.Fatal("the primary model was asked to implement")
 		}
 	}
