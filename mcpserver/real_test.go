@@ -18,6 +18,7 @@ import (
 	"github.com/lemmings-dev/lemmings/codingcli"
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/sandbox"
 )
 
 // The real MCP clients: the MCP Inspector's CLI (make mcp-inspector installs
@@ -297,7 +298,15 @@ func TestRealQwenCodeHandsARemitToLemmings(t *testing.T) {
 
 	p, _ := codingcli.Lookup("qwen")
 	p.Args = append([]string{qwen}, p.Args[1:]...)
-	res, err := codingcli.Run(context.Background(), p, codingcli.Request{
+	// The user's agent runs outside lemmings' sandbox (codingcli confines a
+	// CLI that works *for* lemmings): its MCP server must be able to start
+	// a run, which writes .git/info/exclude and adds a worktree.
+	unconfined, err := sandbox.New(sandbox.Config{Mode: sandbox.ModeOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unconfined.Close()
+	res, err := codingcli.Run(context.Background(), p, codingcli.Request{Sandbox: unconfined,
 		Dir: f.repo, Prompt: "Hand this remit to lemmings and tell me its status: " + demo.Remit, Model: "scripted", Timeout: 4 * time.Minute,
 		Env: map[string]string{"HOME": home, "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": agentModel.URL() + "/v1", "OPENAI_MODEL": "scripted"},
 	})

@@ -207,6 +207,12 @@ func (b *Box) Command(ctx context.Context, s Spec, name string, args ...string) 
 		return nil, nil, fmt.Errorf("sandbox: %w", err)
 	}
 	s.Dir = dir
+	// The box's folder lives under TMPDIR, which a parent may remove while a
+	// long run goes on (a detached run outliving the agent that started it):
+	// make it again rather than fail every later gate.
+	if err := os.MkdirAll(b.home, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("sandbox temp dir: %w", err)
+	}
 	tmp, err := os.MkdirTemp(b.root, "tmp-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("sandbox temp dir: %w", err)
