@@ -25,7 +25,7 @@ func TestRedactMessagesKeepsToolArgumentsValidJSON(t *testing.T) {
 	if !json.Valid(got) || strings.Contains(string(got), fakeOpenRouter) || strings.Contains(string(got), "hunter2") {
 		t.Errorf("arguments %s", got)
 	}
-	if !strings.Contains(string(got), `"path":".env"`) {
+	if !strings.Contains(string(got), `"path": ".env"`) {
 		t.Errorf("ordinary fields must stay: %s", got)
 	}
 }
