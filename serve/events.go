@@ -1,15 +1,19 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/redact"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 // heartbeat keeps idle streams open through proxies and tells a gone client.
@@ -42,6 +46,17 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
+	path := inspect.EventsPath(s.opts.Root, id)
+	if !s.runStored(id) {
+		http.Error(w, "no such run "+id+" (the runs page lists them)", http.StatusNotFound)
+		return
+	}
+	// A run that nothing moves, read to its end: 204 tells the browser's
+	// EventSource to stop reconnecting.
+	if fi, err := os.Stat(path); (err != nil || fi.Size() <= offset) && !s.moving(r.Context(), id) {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -50,14 +65,16 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "retry: 2000\n\n")
 	fl.Flush()
 
-	path := inspect.EventsPath(s.opts.Root, id)
 	tick := time.NewTicker(s.opts.Poll)
 	defer tick.Stop()
 	last := time.Now()
+	var checked time.Time
+	ending := false
+	red := redact.Default()
 	for {
 		got, err := inspect.ReadEvents(path, offset, 500)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintf(w, "event: problem\ndata: %s\n\n", jsonString(err.Error()))
+			fmt.Fprintf(w, "event: problem\ndata: %s\n\n", jsonString(red.String(err.Error())))
 			fl.Flush()
 		}
 		for i, ev := range got.Events {
@@ -66,7 +83,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			if i == len(got.Events)-1 {
 				fmt.Fprintf(w, "id: %d\n", got.Next)
 			}
-			fmt.Fprintf(w, "data: %s\n\n", data)
+			fmt.Fprintf(w, "data: %s\n\n", red.JSON(data))
 		}
 		if len(got.Events) > 0 {
 			fl.Flush()
@@ -75,6 +92,20 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		if got.Next > offset {
 			offset = got.Next
 			continue // more may be waiting: read on before sleeping
+		}
+		// Read to the end: a run that nothing moves any more (finished,
+		// paused, crashed) writes no more events, so the stream ends, after
+		// one more read for what it wrote as it stopped.
+		if ending {
+			fmt.Fprint(w, "event: end\ndata: {}\n\n")
+			fl.Flush()
+			return
+		}
+		if time.Since(checked) >= time.Second {
+			checked = time.Now()
+			if ending = !s.moving(r.Context(), id); ending {
+				continue
+			}
 		}
 		if time.Since(last) > heartbeat {
 			fmt.Fprint(w, ": still here\n\n")
@@ -89,6 +120,29 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 		}
 	}
+}
+
+// runStored reports whether the run has checkpoints or an event log.
+func (s *Server) runStored(id string) bool {
+	for _, p := range []string{filepath.Join(s.opts.Root, run.DataDir, run.CheckpointsDir, id), inspect.EventsPath(s.opts.Root, id)} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// moving reports whether something still writes the run's events: a process
+// holds it, or a resume started here is under way.
+func (s *Server) moving(ctx context.Context, id string) bool {
+	if rs := s.resumeStatus(id); rs != nil && rs.Running {
+		return true
+	}
+	store, err := s.store()
+	if err != nil {
+		return false
+	}
+	return store.Active(ctx, id)
 }
 
 func jsonString(s string) string {

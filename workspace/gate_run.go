@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lemmings-dev/lemmings/internal/redact"
 )
 
 // DefaultMaxOutput is the tail of a gate's output kept when no cap is given.
@@ -218,7 +220,9 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	b := t.buf
+	// Redact before cutting: a cut through a secret leaves a part no
+	// rule recognises. The buffer holds at most 2*max bytes.
+	b := redact.Default().Bytes(t.buf)
 	if len(b) > t.max {
 		b = b[len(b)-t.max:]
 	}

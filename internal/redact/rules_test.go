@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,4 +220,35 @@ func TestRedactConcurrently(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+func TestValueRedactsACopyAndLeavesTheOriginal(t *testing.T) {
+	t.Parallel()
+	type row struct {
+		Text string
+		Tags []string
+		when int
+	}
+	type view struct {
+		Title string
+		Rows  []row
+		ByKey map[string]*row
+		Body  any
+	}
+	in := view{Title: "run", Rows: []row{{Text: "token: " + fakeGitHub, when: 7}, {Text: "plain"}},
+		ByKey: map[string]*row{"b": {Text: "KEY=" + fakeOpenRouter}, "a": {Tags: []string{"x"}}}, Body: row{Text: fakeSlack}}
+	out := Value(Default(), in)
+	if strings.Contains(fmt.Sprint(out), fakeGitHub) || strings.Contains(out.ByKey["b"].Text, fakeOpenRouter) || strings.Contains(out.Body.(row).Text, "xoxb-") {
+		t.Errorf("a secret survived: %+v", out)
+	}
+	if out.Rows[0].when != 7 || out.Rows[1].Text != "plain" || out.ByKey["a"].Tags[0] != "x" || out.Title != "run" {
+		t.Errorf("the rest must stay: %+v", out)
+	}
+	if !strings.Contains(in.Rows[0].Text, fakeGitHub) || !strings.Contains(in.ByKey["b"].Text, fakeOpenRouter) {
+		t.Errorf("the original was changed")
+	}
+	plain := view{Title: "nothing", Rows: []row{{Text: "to hide"}}}
+	if got := Value(Default(), plain); &got.Rows[0] != &plain.Rows[0] {
+		t.Errorf("a value without a secret must come back as is")
+	}
 }
