@@ -26,6 +26,10 @@ func (r *Redactor) JSON(raw []byte) []byte {
 	}
 	out := r.strings(vals)
 	for i, t := range toks {
+		if out[i] != vals[i] && objectID(vals[i]) {
+			out[i] = vals[i] // a git object id is an address, never a secret of this run
+			continue
+		}
 		if t.secretKey && out[i] == vals[i] && len(vals[i]) >= 4 && quotedSecretValue(vals[i]) {
 			out[i] = "[REDACTED:assigned-secret]"
 		}
@@ -51,20 +55,19 @@ func (r *Redactor) JSON(raw []byte) []byte {
 	return b.Bytes()
 }
 
-// batchSep joins texts redacted in one pass; no rule's match crosses it in
-// practice, and when one does the texts are redacted one by one.
+// batchSep joins texts checked in one pass.
 const batchSep = "\n\x00\x00\n"
 
 // strings redacts each of texts. The common case, no secret anywhere, costs
-// one pass of the rules over all of them, not one per text.
+// one pass of the rules over all of them, not one per text; when that pass
+// finds something, each text is redacted on its own, so a rule's keyword in
+// one text never condemns another (a commit id beside a word like
+// "sourcegraph" would match a token rule that only wants the keyword
+// somewhere in the text).
 func (r *Redactor) strings(texts []string) []string {
 	joined := strings.Join(texts, batchSep)
-	red := r.String(joined)
-	if red == joined {
+	if r.String(joined) == joined {
 		return texts
-	}
-	if parts := strings.Split(red, batchSep); len(parts) == len(texts) {
-		return parts
 	}
 	out := make([]string, len(texts))
 	for i, t := range texts {
@@ -135,4 +138,19 @@ func scanStrings(raw []byte) ([]strTok, bool) {
 		toks = append(toks, t)
 	}
 	return toks, true
+}
+
+// objectID reports whether s is a git object id (40 or 64 lower-case hex
+// digits): checkpoints keep commits by them, and a run cannot go on if one is
+// cut out.
+func objectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
