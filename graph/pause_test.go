@@ -176,7 +176,7 @@ func TestListRunsListsPastADamagedRun(t *testing.T) {
 	seg := lastSegment(t, dir, "bad")
 	data, _ := os.ReadFile(seg)
 	data[len(segMagic)+frameHeader+3] ^= 0x55 // the snapshot's payload
-	data[len(data)-6] ^= 0x55                  // and the last record's
+	data[len(data)-6] ^= 0x55                 // and the last record's
 	if err := os.WriteFile(seg, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
