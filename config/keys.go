@@ -129,6 +129,8 @@ func specs() []spec {
 			accepted: "a mapping with keys scope_agent, task_planner, implementor, qa, assessor, summarizer, supervisor"},
 		{key: "limits.token_budgets.*", doc: "Budget for one label.", accepted: "an integer >= 256", check: checkInt(atLeast(256))},
 		{key: "limits.gate_output_bytes", doc: "Bytes of a gate's output kept (the tail) for QA and the report.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "limits.write_bytes", doc: "Largest file the agents may write: a write_file or an edit whose result is larger is refused, and the model is told why.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "limits.remit_bytes", doc: "Largest remit a run takes (lemmings run \"…\" or --remit-file): it goes into every planning prompt. A larger one is refused before the run is created.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "limits.fix_rounds", doc: "Times failing gates on the Implementor's finish go back to it inside the attempt, summarised, before QA. 0: finish ends the attempt at once.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
 		{key: "limits.max_consecutive_failures", doc: "Tasks failing in a row that stop the run (a circuit breaker: the model cannot do the work).", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "tasks.max_target_files", doc: "Most files one planned task may name; a plan over it goes back to the planner once with the reasons.",

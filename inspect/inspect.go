@@ -242,10 +242,10 @@ func ReadReport(root, id string) ([]byte, error) {
 // run polls for this file after every checkpoint.
 func RequestHalt(root, id string) error {
 	dir := RunDir(root, id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, run.HaltFile), []byte("halt requested\n"), 0o644)
+	return os.WriteFile(filepath.Join(dir, run.HaltFile), []byte("halt requested\n"), 0o600)
 }
 
 // HaltRequested reports whether a halt request waits for the run.

@@ -18,11 +18,16 @@ import (
 )
 
 // WriteFile writes data to path with permissions perm, creating the
-// directories above it. Either the whole new content is at path afterwards or
+// directories above it (0700 for a private file, one that only its owner may
+// read; else 0755). Either the whole new content is at path afterwards or
 // the old content (or nothing) is; the temporary file never outlives a failed
 // call.
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	dirPerm := fs.FileMode(0o755)
+	if perm&0o077 == 0 {
+		dirPerm = 0o700
+	}
+	if err := os.MkdirAll(filepath.Dir(path), dirPerm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return Write(path, perm, func(f *os.File) error {
