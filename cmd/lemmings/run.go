@@ -104,11 +104,13 @@ func newResumeCmd(a *app) *cobra.Command {
 			}
 			id := ""
 			if len(args) == 1 {
-				if id, err = pickRun(cmd.Context(), root, args, nil); err != nil {
+				if id, err = a.pickRun(cmd.Context(), root, args, nil); err != nil {
 					return err
 				}
 			} else if id, err = run.LatestResumable(cmd.Context(), root); err != nil {
 				return err
+			} else if store, err := inspect.Open(root); err == nil {
+				warnDamaged(cmd.Context(), store, id, a.stderr)
 			}
 			// The run goes on with the choices it was started with; a flag
 			// given now overrides one and is recorded.
@@ -255,7 +257,7 @@ func newHaltCmd(a *app) *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root := a.repoRoot()
-			id, err := pickRun(cmd.Context(), root, args, func(r graph.RunInfo) bool { return r.Active })
+			id, err := a.pickRun(cmd.Context(), root, args, func(r graph.RunInfo) bool { return r.Active })
 			if errors.Is(err, errNoMatchingRun) {
 				return fmt.Errorf("no run is running in %s: nothing to halt (lemmings runs lists the runs)", root)
 			}
