@@ -175,8 +175,8 @@ func specs() []spec {
 				}
 				return oneOf(CLIPresets...)(s)
 			})},
-		{key: "implementor.cli.command", doc: "A custom command line as a list (no shell): `{prompt}` is replaced by the attempt's prompt (no `{prompt}` anywhere: the prompt goes to standard input), `{model}` by `model` (an option followed by `{model}` is dropped when `model` is empty). Set: it replaces the preset's command line.",
-			accepted: "a list of strings, the first the program", each: nonEmpty},
+		{key: "implementor.cli.command", doc: "A custom command line as a list (no shell): `{prompt_file}` is replaced by the path of a file (readable by you only, removed after the run) holding the attempt's prompt; the prompt also goes to standard input. `{model}` is replaced by `model` (an option followed by `{model}` is dropped when `model` is empty). The prompt itself is never put in the command line, where other users of the machine can read it: `{prompt}` is refused. Set: it replaces the preset's command line.",
+			accepted: "a list of strings, the first the program; no {prompt}", each: checkCommandArg},
 		{key: "implementor.cli.format", doc: "How the command reports its work on stdout: `text` (the whole output is its summary) or one of the presets' event streams. Empty: the preset's, or `text`.",
 			accepted: "empty or " + joinAccepted(CLIFormats), check: checkString(func(s string) string {
 				if s == "" {
@@ -323,6 +323,14 @@ func oneOf(accepted ...string) func(string) string {
 		}
 		return msg
 	}
+}
+
+// checkCommandArg refuses an empty argument and the prompt in argv.
+func checkCommandArg(s string) string {
+	if strings.Contains(s, "{prompt}") {
+		return "the prompt would be in the command line, which other users of this machine can read (ps, /proc): use {prompt_file} (a file holding the prompt), or no placeholder (the prompt on standard input)"
+	}
+	return nonEmpty(s)
 }
 
 func nonEmpty(s string) string {
