@@ -105,11 +105,16 @@ func redactedMarks(text string) string {
 
 var reMark = regexp.MustCompile(`\[REDACTED:[^\]]*\]`)
 
-// RemitError: the remit is over limits.remit_bytes.
+// RemitError: the remit is over limits.remit_bytes. Size is 0 when only
+// "more than Limit" is known (a stream read no further).
 type RemitError struct{ Size, Limit int }
 
 func (e *RemitError) Error() string {
-	return fmt.Sprintf("the remit is %d bytes, over the limit of %d (limits.remit_bytes): it goes into every planning prompt. Put the details in a file of the repository and name it in the remit, or give a plan (--plan plan.yaml)", e.Size, e.Limit)
+	size := fmt.Sprintf("%d bytes", e.Size)
+	if e.Size <= e.Limit {
+		size = fmt.Sprintf("more than %d bytes", e.Limit)
+	}
+	return fmt.Sprintf("the remit is %s, over the limit of %d (limits.remit_bytes): it goes into every planning prompt. Put the details in a file of the repository and name it in the remit, or give a plan (--plan plan.yaml)", size, e.Limit)
 }
 
 // CheckRemit refuses a remit over limit bytes (≤ 0: no limit).

@@ -126,11 +126,12 @@ func literalWorthy(v string) bool {
 	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "~") || strings.HasPrefix(v, "$") {
 		return false
 	}
-	if reNumber.MatchString(v) || !notPlaceholder(v) || typeWords[strings.ToLower(v)] {
+	if reNumber.MatchString(v) || typeWords[strings.ToLower(v)] || strings.Contains(v, "${") || strings.Contains(v, "{{") ||
+		strings.HasPrefix(v, "<") || strings.Trim(v, v[:1]) == "" {
 		return false
 	}
 	switch strings.ToLower(v) {
-	case "localhost", "production", "development":
+	case "localhost", "production", "development", "changeme", "password", "redacted", "example":
 		return false
 	}
 	return true
