@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/demo"
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
 )
 
 // Secrets as a hostile or careless repository exposes them, assembled from
@@ -105,7 +106,40 @@ func must(t *testing.T, err error) {
 // event stream. The redaction marks must show where the secrets were.
 func TestSecretsNeverLeaveThroughAnyOutput(t *testing.T) {
 	repo, outside := secretRepo(t)
-	srv := demo.NewServer(&demo.Script{})
+	// Model replies carry the secrets too, as a model echoing what it saw
+	// would: the milestones' goals (status, serve's board), an error of the
+	// summarizer (a warning event: --json, log), then its summaries (state,
+	// report, board).
+	script := &demo.Script{}
+	local := script.Steps()[0].Respond
+	roleIs := func(role string) func(llmtest.Call) bool {
+		return func(c llmtest.Call) bool {
+			return len(c.Messages) > 0 && llmtest.RoleOf(c.Messages[0].Content) == role
+		}
+	}
+	scope := llmtest.Step{Name: "echoing scope agent", API: llmtest.Ollama, Times: -1, Match: roleIs("scope_agent"),
+		Respond: func(c llmtest.Call) llmtest.Reply {
+			r := local(c)
+			var v map[string]any
+			must(t, json.Unmarshal([]byte(r.Content), &v))
+			for _, m := range v["milestones"].([]any) {
+				m.(map[string]any)["goal"] = m.(map[string]any)["goal"].(string) + " (ship with " + ghToken + " and " + orKeyValue + ")"
+			}
+			body, _ := json.Marshal(v)
+			r.Content = string(body)
+			return r
+		}}
+	refusal := llmtest.Step{Name: "summarizer error", API: llmtest.Ollama, Match: roleIs("summarizer"),
+		Reply: llmtest.Reply{Status: 400, Body: fmt.Sprintf(`{"error":"request refused: it holds %s and %s and %s"}`, ghToken, awsValue, dbPassword)}}
+	echo := llmtest.Step{Name: "echoing summarizer", API: llmtest.Ollama, Times: -1,
+		Match: roleIs("summarizer"),
+		Respond: func(c llmtest.Call) llmtest.Reply {
+			summary := fmt.Sprintf("Completed: %s. Deployed with %s, key %s and %s, database password %s.",
+				llmtest.TaskTitle(c.FirstUser()), ghToken, orKeyValue, awsValue, dbPassword)
+			body, _ := json.Marshal(map[string]string{"summary": summary})
+			return llmtest.Reply{Content: string(body)}
+		}}
+	srv := demo.NewServer(script, scope, refusal, echo)
 	defer srv.Close()
 	c := newCLI(t, "OPENROUTER_API_KEY="+orKeyValue, "AWS_SECRET_ACCESS_KEY="+awsValue)
 	c.config(scriptedConfig(srv.URL(), "blocking"))
@@ -121,10 +155,14 @@ func TestSecretsNeverLeaveThroughAnyOutput(t *testing.T) {
 	}
 	runID := lastJSON(t, r.stdout)["run_id"].(string)
 
-	// The failing test's output did reach the outputs, redacted.
+	// The failing test's output and the model's summaries did reach the
+	// outputs, redacted.
 	runDir := filepath.Join(repo, ".lemmings", "runs", runID)
 	events, err := os.ReadFile(filepath.Join(runDir, "events.jsonl"))
 	must(t, err)
+	if report, _ := os.ReadFile(filepath.Join(runDir, "report.md")); !strings.Contains(string(report), "Deployed with [REDACTED:") {
+		t.Errorf("the report lacks the summaries, redacted: did the summarizer answer?")
+	}
 	for _, mark := range []string{"[REDACTED:github-pat]", "[REDACTED:$OPENROUTER_API_KEY]", "[REDACTED:$AWS_SECRET_ACCESS_KEY]", "[REDACTED:.env:DB_PASSWORD]"} {
 		if !strings.Contains(string(events), mark) {
 			t.Errorf("events.jsonl lacks %s: the test's output never reached it?", mark)
@@ -139,8 +177,11 @@ func TestSecretsNeverLeaveThroughAnyOutput(t *testing.T) {
 		}
 		noSecret(t, "lemmings "+strings.Join(args, " "), out.stdout+out.stderr)
 	}
-	if st := c.run(repo, "status", runID); !strings.Contains(st.stdout, "[REDACTED:slack-bot-token]") {
-		t.Errorf("status does not show the remit redacted:\n%s", st.stdout)
+	if st := c.run(repo, "status", runID); !strings.Contains(st.stdout, "[REDACTED:slack-bot-token]") || !strings.Contains(st.stdout, "(ship with [REDACTED:github-pat]") {
+		t.Errorf("status does not show the remit and the goals redacted:\n%s", st.stdout)
+	}
+	if !strings.Contains(r.stdout, "summarizer unavailable") {
+		t.Errorf("the summarizer's error never reached --json stdout:\n%s", r.stdout)
 	}
 
 	// Every file of the run, checkpoints included, and who may read them.
