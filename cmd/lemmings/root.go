@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -84,7 +86,13 @@ then lemmings doctor, and lemmings run "what to do".`,
 			if err := existingDir("-C", a.dir); err != nil {
 				return err
 			}
-			red.LearnRepo(a.repoRoot()) // its .env values are secrets too
+			root := a.repoRoot()
+			// A .lemmings that is a link or a file is refused before any
+			// command reads or writes through it.
+			if err := run.CheckDataDir(root); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			red.LearnRepo(root) // its .env values are secrets too
 			return nil
 		},
 	}
