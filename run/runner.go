@@ -43,7 +43,9 @@ type Options struct {
 	// PlanFile is an operator plan (YAML): milestones with tasks and
 	// acceptance criteria; the ScopeAgent then does not plan.
 	PlanFile string
-	// RunID names the run to resume (empty: the latest resumable one).
+	// RunID names the run to resume (empty: the latest resumable one). On
+	// Start it names the new run when the caller must know it before the run
+	// exists (lemmings mcp starts runs as detached processes); empty: a new id.
 	RunID  string
 	Config *config.Config
 	// Approve pauses for a human: "", "milestones" or "tasks". On resume it
@@ -60,6 +62,10 @@ type Options struct {
 	Warn io.Writer
 	// HTTPClient is used for every model call (tests).
 	HTTPClient *http.Client
+	// Backend keeps the run in a shared store (backend.go); nil: .lemmings/.
+	Backend *Backend
+	// BaseCommit is where Start branches the run from (default: HEAD).
+	BaseCommit string
 }
 
 // Result is how a run (or one stretch of it) ended.
@@ -110,8 +116,8 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 		fmt.Fprintf(orDiscard(o.Warn), "warning: the remit holds a secret; the run works with %s in its place (give the agents a file or an environment variable name instead)\n", redactedMarks(red))
 		remit = red
 	}
-	runID := NewRunID()
-	wt, err := repo.CreateWorktree(ctx, runID)
+	runID := cmp.Or(o.RunID, NewRunID()) // CreateWorktreeAt checks a given one
+	wt, err := repo.CreateWorktreeAt(ctx, runID, o.BaseCommit)
 	if err != nil {
 		return Result{}, err
 	}
@@ -162,7 +168,7 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	if d := o.Decision; d != nil && !d.Approved && strings.TrimSpace(d.Reason) == "" {
 		return Result{}, errors.New("a rejection needs a reason: lemmings resume --reject \"why\"")
 	}
-	store, err := Store(repo.Root())
+	store, err := storeOf(o, repo.Root())
 	if err != nil {
 		return Result{}, err
 	}
@@ -372,7 +378,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if err != nil {
 		return nil, err
 	}
-	app, err := compile(deps, filepath.Join(root, DataDir, CheckpointsDir), wt, filepath.Join(runDir, HaltFile),
+	app, err := compile(deps, o.Backend, filepath.Join(root, DataDir, CheckpointsDir), wt, filepath.Join(runDir, HaltFile),
 		append([]graph.Sink{logged}, o.Sinks...))
 	if err != nil {
 		return nil, err
@@ -463,29 +469,31 @@ func (env *runEnv) openLog(runID string, o Options, startup *warningLog, warn io
 // compile builds the workflow over the run store in checkpoints: each
 // checkpoint records the branch's HEAD after its step, and a halt file stops
 // the run between steps.
-func compile(deps *nodes.Deps, checkpoints string, wt *workspace.Worktree, haltPath string, sinks []graph.Sink) (*graph.Compiled[nodes.WorkflowState], error) {
-	store, err := graph.NewFileCheckpointer(checkpoints)
-	if err != nil {
-		return nil, err
+func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspace.Worktree, haltPath string, sinks []graph.Sink) (*graph.Compiled[nodes.WorkflowState], error) {
+	halted := func(string) bool {
+		_, err := os.Stat(haltPath)
+		return err == nil
+	}
+	var store graph.Checkpointer
+	if backend != nil {
+		store = backend.Checkpointer
+		if backend.Halted != nil {
+			halted = backend.Halted
+		}
+	} else {
+		fs, err := graph.NewFileCheckpointer(checkpoints)
+		if err != nil {
+			return nil, err
+		}
+		store = fs
 	}
 	app, err := nodes.Build(deps).Compile(
 		graph.WithCheckpointer(store),
 		// Checkpoints keep no secret, and the run goes on with what they keep.
 		graph.WithRedact(redact.Default().JSON),
 		graph.WithSinks(sinks...),
-		graph.WithMetadata(func(ctx context.Context, s nodes.WorkflowState) map[string]string {
-			// Not cancelled with the run: a checkpoint written as Ctrl-C
-			// arrives must still record the HEAD its step left.
-			head, err := wt.Head(context.WithoutCancel(ctx))
-			if err != nil {
-				head = "" // resume then leaves the work tree as it finds it
-			}
-			return map[string]string{MetaGitHead: head, "branch": wt.Branch()}
-		}),
-		graph.WithStopCheck(func(string) bool {
-			_, err := os.Stat(haltPath)
-			return err == nil
-		}),
+		graph.WithCheckedMetadata(checkpointMeta(backend, wt)),
+		graph.WithStopCheck(halted),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("workflow graph: %w", err)
