@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
-	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/redact"
-	"github.com/lemmings-dev/lemmings/run"
 )
 
 // heartbeat keeps idle streams open through proxies and tells a gone client.
@@ -46,14 +44,14 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	path := inspect.EventsPath(s.opts.Root, id)
-	if !s.runStored(id) {
+	src := s.source()
+	if !s.runStored(r.Context(), id) {
 		http.Error(w, "no such run "+id+" (the runs page lists them)", http.StatusNotFound)
 		return
 	}
 	// A run that nothing moves, read to its end: 204 tells the browser's
 	// EventSource to stop reconnecting.
-	if fi, err := os.Stat(path); (err != nil || fi.Size() <= offset) && !s.moving(r.Context(), id) {
+	if got, err := src.Events(r.Context(), id, offset, 1); (err != nil || len(got.Events) == 0) && !s.moving(r.Context(), id) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
@@ -65,14 +63,13 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "retry: 2000\n\n")
 	fl.Flush()
 
-	tick := time.NewTicker(s.opts.Poll)
-	defer tick.Stop()
+	changed := src.Watch(r.Context(), id, s.opts.Poll)
 	last := time.Now()
 	var checked time.Time
 	ending := false
 	red := redact.Default()
 	for {
-		got, err := inspect.ReadEvents(path, offset, 500)
+		got, err := src.Events(r.Context(), id, offset, 500)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			fmt.Fprintf(w, "event: problem\ndata: %s\n\n", jsonString(red.String(err.Error())))
 			fl.Flush()
@@ -117,19 +114,20 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-s.ctx.Done():
 			return
-		case <-tick.C:
+		case <-changed:
 		}
 	}
 }
 
-// runStored reports whether the run has checkpoints or an event log.
-func (s *Server) runStored(id string) bool {
-	for _, p := range []string{filepath.Join(s.opts.Root, run.DataDir, run.CheckpointsDir, id), inspect.EventsPath(s.opts.Root, id)} {
-		if _, err := os.Stat(p); err == nil {
+// runStored reports whether the run has checkpoints or events.
+func (s *Server) runStored(ctx context.Context, id string) bool {
+	if store, err := s.store(); err == nil {
+		if r := store.Get(ctx, id); !errors.Is(r.Err, graph.ErrRunNotFound) {
 			return true
 		}
 	}
-	return false
+	got, err := s.source().Events(ctx, id, 0, 1)
+	return err == nil && (len(got.Events) > 0 || got.Next > 0)
 }
 
 // moving reports whether something still writes the run's events: a process
