@@ -20,6 +20,7 @@ func PromptSamples() map[string][]any {
 		NodeAssessor:             {assessorData{}, assessorData{Reason: "milestone", MilestoneID: "M1", Tasks: 3}, assessorData{Reason: "failure"}},
 		LabelArchitect:           {nil},
 		"summarizer":             {nil},
+		LabelShared:              {nil},
 		SupCodeStyle:             sup,
 		SupDesign:                sup,
 		SupInternaliser:          sup,

@@ -113,9 +113,7 @@ func TestSecretsNeverLeaveThroughAnyOutput(t *testing.T) {
 	script := &demo.Script{}
 	local := script.Steps()[0].Respond
 	roleIs := func(role string) func(llmtest.Call) bool {
-		return func(c llmtest.Call) bool {
-			return len(c.Messages) > 0 && llmtest.RoleOf(c.Messages[0].Content) == role
-		}
+		return func(c llmtest.Call) bool { return len(c.Messages) > 0 && c.Role() == role }
 	}
 	scope := llmtest.Step{Name: "echoing scope agent", API: llmtest.Ollama, Times: -1, Match: roleIs("scope_agent"),
 		Respond: func(c llmtest.Call) llmtest.Reply {
@@ -144,7 +142,7 @@ func TestSecretsNeverLeaveThroughAnyOutput(t *testing.T) {
 	c := newCLI(t, "OPENROUTER_API_KEY="+orKeyValue, "AWS_SECRET_ACCESS_KEY="+awsValue)
 	c.config(scriptedConfig(srv.URL(), "blocking"))
 
-	r := c.run(repo, "run", "--json", "fix the mean; the deploy bot token is "+slackToken)
+	r := c.run(repo, "run", "--json", "--full", demo.Remit+" The deploy bot token is "+slackToken)
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
