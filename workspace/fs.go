@@ -152,6 +152,22 @@ func (f *FS) WriteFile(p string, data []byte) error {
 	return writeAtomic(root, p, rel, data)
 }
 
+// Restore writes back content read from the FS before (undoing a change):
+// as WriteFile, but without the write limit, since the content was there
+// already and a limit must never keep a broken change in place.
+func (f *FS) Restore(p string, data []byte) error {
+	rel, err := f.resolve(p, false)
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(f.root)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	defer root.Close()
+	return writeAtomic(root, p, rel, data)
+}
+
 func writeAtomic(root *os.Root, shown, rel string, data []byte) error {
 	dir := path.Dir(rel)
 	if dir != "." {

@@ -255,4 +255,8 @@ func TestWritesOverTheLimitAreRefused(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(data) != "small\n" {
 		t.Errorf("the refused edit changed the file: %q", data)
 	}
+	// Putting back what was there is never refused.
+	if err := f.Restore("a.txt", []byte(big)); err != nil {
+		t.Errorf("Restore over the limit: %v", err)
+	}
 }
