@@ -14,11 +14,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/sandbox"
 )
 
@@ -38,9 +40,12 @@ const (
 // Preset is one CLI's command line and what a user needs to have it work.
 type Preset struct {
 	Name string
-	// Args is the command line. "{prompt}" is replaced by the prompt (unless
-	// Stdin) and "{model}" by the model; an argument pair whose value is
-	// "{model}" is dropped when no model is given.
+	// Args is the command line. "{prompt_file}" is replaced by the path of
+	// a file holding the prompt (0600, removed after the run) and "{model}"
+	// by the model; an argument pair whose value is "{model}" is dropped
+	// when no model is given. The prompt itself never goes in the command
+	// line, which other users of the machine can read: Check refuses
+	// "{prompt}".
 	Args []string
 	// Stdin sends the prompt on standard input instead of in Args.
 	Stdin  bool
@@ -86,6 +91,8 @@ type Request struct {
 	Sandbox *sandbox.Box
 	// OnEvent sees every event as it is parsed (for a progress line).
 	OnEvent func(Event)
+
+	promptFile string // the file {prompt_file} names, while Run runs
 }
 
 // EventKind classifies one parsed event.
@@ -165,10 +172,19 @@ func newParser(f Format) parser {
 // preset's program is not on PATH.
 var ErrNotFound = errors.New("coding CLI not found")
 
+// ErrPromptInArgv: a command line would carry the prompt, which other users
+// of the machine can read in the process list.
+var ErrPromptInArgv = errors.New("the prompt must not be in the command line")
+
 // Check says whether the preset's program can be started.
 func (p Preset) Check() error {
 	if len(p.Args) == 0 {
 		return fmt.Errorf("coding CLI %q has no command line", p.Name)
+	}
+	for _, a := range p.Args {
+		if strings.Contains(a, "{prompt}") {
+			return fmt.Errorf("%w: coding CLI %q puts {prompt} in its command line; use {prompt_file} (a file holding the prompt) or no placeholder (the prompt on standard input)", ErrPromptInArgv, p.Name)
+		}
 	}
 	if _, err := exec.LookPath(p.Args[0]); err != nil {
 		return fmt.Errorf("%w: %s is not on PATH; install it: %s", ErrNotFound, p.Args[0], p.Install)
@@ -248,9 +264,7 @@ func (p Preset) argv(r Request) []string {
 			continue
 		}
 		a = strings.ReplaceAll(a, "{model}", r.Model)
-		if !p.Stdin {
-			a = strings.ReplaceAll(a, "{prompt}", r.Prompt)
-		}
+		a = strings.ReplaceAll(a, "{prompt_file}", r.promptFile)
 		out = append(out, a)
 	}
 	return out
@@ -269,11 +283,21 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
 		defer cancel()
 	}
+	// What leaves lemmings for the CLI is redacted like every other output.
+	r.Prompt = redact.String(r.Prompt)
 	r, cleanup, err := p.withSettings(r)
 	if err != nil {
 		return Result{}, err
 	}
 	defer cleanup()
+	if slices.ContainsFunc(p.Args, func(a string) bool { return strings.Contains(a, "{prompt_file}") }) {
+		file, remove, err := writePromptFile(r.Prompt)
+		if err != nil {
+			return Result{}, err
+		}
+		defer remove()
+		r.promptFile = file
+	}
 	box := r.Sandbox
 	if box == nil {
 		b, err := sandbox.New(sandbox.Config{})
@@ -475,4 +499,19 @@ func (p Preset) withSettings(r Request) (Request, func(), error) {
 	env[p.SettingsEnv] = path
 	r.Env = env
 	return r, func() { os.RemoveAll(dir) }, nil
+}
+
+// writePromptFile writes the prompt to a file only its owner can read, in a
+// folder of its own (MkdirTemp makes it 0700), for {prompt_file}.
+func writePromptFile(prompt string) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "lemmings-prompt-")
+	if err != nil {
+		return "", nil, fmt.Errorf("prompt file: %w", err)
+	}
+	path := filepath.Join(dir, "prompt.md")
+	if err := os.WriteFile(path, []byte(prompt), 0o600); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("prompt file: %w", err)
+	}
+	return path, func() { os.RemoveAll(dir) }, nil
 }

@@ -32,7 +32,7 @@ func textPreset(bin string, args ...string) Preset {
 }
 
 func TestRunMissingBinary(t *testing.T) {
-	p := Preset{Name: "ghost", Args: []string{"lemmings-no-such-cli-xyz", "-p", "{prompt}"}, Install: "npm install -g ghost-cli"}
+	p := Preset{Name: "ghost", Args: []string{"lemmings-no-such-cli-xyz", "-p"}, Stdin: true, Install: "npm install -g ghost-cli"}
 	_, err := Run(context.Background(), p, Request{Dir: t.TempDir(), Prompt: "x"})
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("err = %v, want ErrNotFound", err)
@@ -140,23 +140,35 @@ func TestRunEnvIsolation(t *testing.T) {
 	}
 }
 
-func TestRunArgvAndStdin(t *testing.T) {
-	bin := script(t, "for a in \"$@\"; do echo \"arg:$a\"; done\nsed 's/^/stdin:/'\n")
-	p := textPreset(bin, "-p", "{prompt}", "--model", "{model}", "--flag")
-	res, err := Run(context.Background(), p, Request{Dir: t.TempDir(), Prompt: "-x do it"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Final != "arg:-p\narg:-x do it\narg:--flag" {
-		t.Errorf("argv without a model:\n%s", res.Final)
-	}
+// The prompt reaches the CLI on standard input or in a private file, never
+// in its command line (which other users read in /proc), and redacted.
+func TestRunPromptNeverInArgv(t *testing.T) {
+	bin := script(t, "for a in \"$@\"; do echo \"arg:$a\"; done\nif [ -n \"$2\" ] && [ -f \"$2\" ]; then echo \"mode:$(stat -c %a \"$2\")\"; sed 's/^/file:/' \"$2\"; fi\nsed 's/^/stdin:/'\n")
+	secret := "gh" + "p_" + "Rm1tK9pQ2wE4rT6yU8iO0pA3sD5fG7hJ9kL1"
+	p := textPreset(bin, "-p", "{prompt_file}", "--model", "{model}", "--flag")
 	p.Stdin = true
-	res, err = Run(context.Background(), p, Request{Dir: t.TempDir(), Prompt: "line one\nline two", Model: "m1"})
+	res, err := Run(context.Background(), p, Request{Dir: t.TempDir(), Prompt: "line one\ntoken " + secret + "\n", Model: "m1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Final != "arg:-p\narg:{prompt}\narg:--model\narg:m1\narg:--flag\nstdin:line one\nstdin:line two" {
-		t.Errorf("argv with stdin and a model:\n%s", res.Final)
+	lines := strings.Split(res.Final, "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[1], "arg:/") || !strings.HasSuffix(lines[1], "prompt.md") {
+		t.Fatalf("{prompt_file} is not a file path:\n%s", res.Final)
+	}
+	for _, want := range []string{"arg:--model\narg:m1\narg:--flag\nmode:600\nfile:line one\nfile:token [REDACTED:github-pat]\nstdin:line one\nstdin:token [REDACTED:github-pat]"} {
+		if !strings.Contains(res.Final, want) {
+			t.Errorf("the CLI saw:\n%s\nwant:\n%s", res.Final, want)
+		}
+	}
+	if strings.Contains(res.Final, secret) {
+		t.Errorf("the secret reached the CLI")
+	}
+	if _, err := os.Stat(strings.TrimPrefix(lines[1], "arg:")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the prompt file outlives the run: %v", err)
+	}
+	p = textPreset(bin, "-p", "{prompt}")
+	if _, err := Run(context.Background(), p, Request{Dir: t.TempDir(), Prompt: "x"}); !errors.Is(err, ErrPromptInArgv) {
+		t.Errorf("{prompt} in the command line: %v, want ErrPromptInArgv", err)
 	}
 }
 

@@ -208,6 +208,10 @@ type Limits struct {
 	MaxCleanupDirectives int            `yaml:"max_cleanup_directives"`
 	TokenBudgets         map[string]int `yaml:"token_budgets" keys:"scope_agent,task_planner,implementor,qa,assessor,summarizer,supervisor,shared"`
 	GateOutputBytes      int            `yaml:"gate_output_bytes"`
+	// WriteBytes is the largest file an agent may write (write_file, an
+	// edit's result); RemitBytes the largest remit a run takes.
+	WriteBytes int `yaml:"write_bytes"`
+	RemitBytes int `yaml:"remit_bytes"`
 	// MaxConsecutiveFailures stops the run when that many tasks fail in a row.
 	MaxConsecutiveFailures int `yaml:"max_consecutive_failures"`
 	// FixRounds: failing gates on the Implementor's finish go back to it this
@@ -400,6 +404,7 @@ func Default() *Config {
 				"shared": 5000,
 			},
 			GateOutputBytes: 16384, MaxConsecutiveFailures: 3, FixRounds: 3,
+			WriteBytes: 1 << 20, RemitBytes: 64 << 10,
 		},
 		Tasks:      Tasks{MaxTargetFiles: 2, MaxInstructionChars: 600, SplitAfter: 2},
 		Pipeline:   Pipeline{Mode: "auto", QuickAttempts: 2, Summaries: "auto"},

@@ -130,6 +130,8 @@ func specs() []spec {
 			accepted: "a mapping with keys scope_agent, task_planner, implementor, qa, assessor, summarizer, supervisor, shared"},
 		{key: "limits.token_budgets.*", doc: "Budget for one label. `shared` is the start every local role's prompt shares (project context and knowledge, docs/costs.md); each role's budget counts it too.", accepted: "an integer >= 256", check: checkInt(atLeast(256))},
 		{key: "limits.gate_output_bytes", doc: "Bytes of a gate's output kept (the tail) for QA and the report.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "limits.write_bytes", doc: "Largest file the agents may write: a write_file or an edit whose result is larger is refused, and the model is told why.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
+		{key: "limits.remit_bytes", doc: "Largest remit a run takes (lemmings run \"…\" or --remit-file): it goes into every planning prompt. A larger one is refused before the run is created.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "limits.fix_rounds", doc: "Times failing gates on the Implementor's finish go back to it inside the attempt, summarised, before QA. 0: finish ends the attempt at once.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
 		{key: "limits.max_consecutive_failures", doc: "Tasks failing in a row that stop the run (a circuit breaker: the model cannot do the work).", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "tasks.max_target_files", doc: "Most files one planned task may name; a plan over it goes back to the planner once with the reasons.",
@@ -183,8 +185,8 @@ func specs() []spec {
 				}
 				return oneOf(CLIPresets...)(s)
 			})},
-		{key: "implementor.cli.command", doc: "A custom command line as a list (no shell): `{prompt}` is replaced by the attempt's prompt (no `{prompt}` anywhere: the prompt goes to standard input), `{model}` by `model` (an option followed by `{model}` is dropped when `model` is empty). Set: it replaces the preset's command line.",
-			accepted: "a list of strings, the first the program", each: nonEmpty},
+		{key: "implementor.cli.command", doc: "A custom command line as a list (no shell): `{prompt_file}` is replaced by the path of a file (readable by you only, removed after the run) holding the attempt's prompt; the prompt also goes to standard input. `{model}` is replaced by `model` (an option followed by `{model}` is dropped when `model` is empty). The prompt itself is never put in the command line, where other users of the machine can read it: `{prompt}` is refused. Set: it replaces the preset's command line.",
+			accepted: "a list of strings, the first the program; no {prompt}", each: checkCommandArg},
 		{key: "implementor.cli.format", doc: "How the command reports its work on stdout: `text` (the whole output is its summary) or one of the presets' event streams. Empty: the preset's, or `text`.",
 			accepted: "empty or " + joinAccepted(CLIFormats), check: checkString(func(s string) string {
 				if s == "" {
@@ -371,6 +373,14 @@ func oneOf(accepted ...string) func(string) string {
 		}
 		return msg
 	}
+}
+
+// checkCommandArg refuses an empty argument and the prompt in argv.
+func checkCommandArg(s string) string {
+	if strings.Contains(s, "{prompt}") {
+		return "the prompt would be in the command line, which other users of this machine can read (ps, /proc): use {prompt_file} (a file holding the prompt), or no placeholder (the prompt on standard input)"
+	}
+	return nonEmpty(s)
 }
 
 func nonEmpty(s string) string {

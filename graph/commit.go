@@ -19,7 +19,7 @@ func (r *runner[S]) header(e *entry, status Status) {
 }
 
 func (r *runner[S]) writeStatus(ctx context.Context, status Status, reason, msg string, before bool) error {
-	e := entry{reason: reason, errMsg: msg, pausedBefore: before}
+	e := entry{reason: r.c.redactText(reason), errMsg: r.c.redactText(msg), pausedBefore: before}
 	r.header(&e, status)
 	e.nodes = r.lastRan
 	r.buf = encodePayload(r.buf[:0], &e)
@@ -37,6 +37,15 @@ func (r *runner[S]) commitFirst(ctx context.Context) error {
 	full, err := r.tr.reset(r.state)
 	if err != nil {
 		return err
+	}
+	if filtered, changed := r.c.redactChanges(full); changed {
+		if err := r.c.adopt(&r.state, full, filtered); err != nil {
+			return fmt.Errorf("graph: run %s: filtered state: %w", r.runID, err)
+		}
+		if _, err := r.tr.reset(r.state); err != nil {
+			return err
+		}
+		full = filtered
 	}
 	if r.w == nil {
 		return nil
@@ -62,9 +71,17 @@ func (r *runner[S]) commitFirst(ctx context.Context) error {
 // commit stores the step that ran nodes ran and makes out the state. A delta
 // holds only the changed fields; a full snapshot is written instead once the
 // deltas since the last one outweigh it (and at least WithSnapshotBytes).
-func (r *runner[S]) commit(ctx context.Context, ran []int, out S, next []int, changes []change) error {
+// A pause asked by the step (pause != "") is recorded in the same record, so
+// no crash can keep the step and lose its pause.
+func (r *runner[S]) commit(ctx context.Context, ran []int, out S, next []int, changes []change, pause string) error {
 	step := r.step + 1
 	bytes := 0
+	if filtered, changed := r.c.redactChanges(changes); changed {
+		if err := r.c.adopt(&out, changes, filtered); err != nil {
+			return fmt.Errorf("graph: run %s: filtered state of step %d: %w", r.runID, step, err)
+		}
+		changes = filtered
+	}
 	if r.w != nil {
 		var meta map[string]string
 		if r.c.meta != nil {
@@ -84,6 +101,9 @@ func (r *runner[S]) commit(ctx context.Context, ran []int, out S, next []int, ch
 			status = StatusDone
 		}
 		e := entry{nodes: r.names(ran), meta: meta}
+		if pause != "" {
+			status, e.reason = StatusPaused, r.c.redactText(pause)
+		}
 		e.status, e.created, e.time, e.next = status, r.created, time.Now(), r.names(next)
 		kind := RecordDelta
 		e.changes = changes
@@ -94,7 +114,7 @@ func (r *runner[S]) commit(ctx context.Context, ran []int, out S, next []int, ch
 			if err != nil {
 				return err
 			}
-			e.changes = full
+			e.changes, _ = r.c.redactChanges(full) // the state is filtered already; the store gets no chance to differ
 		}
 		r.buf = encodePayload(r.buf[:0], &e)
 		if err := r.w.Append(context.WithoutCancel(ctx), Record{Kind: kind, Step: step, Data: r.buf}); err != nil {
@@ -134,6 +154,12 @@ func (r *runner[S]) commitUpdate(ctx context.Context, s S) error {
 	if err != nil {
 		return err
 	}
+	if filtered, changed := r.c.redactChanges(changes); changed {
+		if err := r.c.adopt(&s, changes, filtered); err != nil {
+			return err
+		}
+		changes = filtered
+	}
 	pending := r.pending
 	next := append([]int(nil), r.next...)
 	e := entry{nodes: []string{UpdateNode}, changes: changes, pausedBefore: r.skipBefore}
@@ -159,7 +185,8 @@ func (r *runner[S]) commitUpdate(ctx context.Context, s S) error {
 
 // storeWrite records one finished branch of the parallel step being computed.
 func (r *runner[S]) storeWrite(ctx context.Context, node string, pw pendingWrite) error {
-	e := entry{nodes: []string{node}, changes: pw.changes, reason: pw.reason}
+	stored, _ := r.c.redactChanges(pw.changes) // the step's commit filters what the run goes on with
+	e := entry{nodes: []string{node}, changes: stored, reason: r.c.redactText(pw.reason)}
 	r.header(&e, StatusRunning)
 	buf := encodePayload(nil, &e)
 	r.wmu.Lock()

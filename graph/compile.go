@@ -34,6 +34,7 @@ type Compiled[S any] struct {
 	meta      func(context.Context, S) (map[string]string, error)
 	merge     func(S, []string, []S) (S, error)
 	stop      func(string) bool
+	redact    func([]byte) []byte
 	snapBytes int
 	plan      *statePlan
 	mermaid   string
@@ -68,7 +69,7 @@ func (g *Graph[S]) Compile(opts ...CompileOption) (*Compiled[S], error) {
 	}
 	errs := append([]error(nil), g.errs...)
 	c := &Compiled[S]{byName: map[string]int{}, cp: cfg.checkpointer, limit: cfg.recursionLimit,
-		sinks: cfg.sinks, stop: cfg.stopCheck, snapBytes: cfg.snapshotBytes}
+		sinks: cfg.sinks, stop: cfg.stopCheck, redact: cfg.redact, snapBytes: cfg.snapshotBytes}
 	for i, n := range g.nodes {
 		c.byName[n.name] = i
 		c.nodes = append(c.nodes, cnode[S]{name: n.name, fn: n.fn, cfg: n.cfg})

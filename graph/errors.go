@@ -3,6 +3,7 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -98,4 +99,40 @@ type MergeError struct {
 
 func (e *MergeError) Error() string {
 	return fmt.Sprintf("graph: field %s written by %s in one step: %s", e.Field, strings.Join(e.Nodes, ", "), e.Why)
+}
+
+// DamagedRunsError lists the runs a listing could not read (ListRuns,
+// Checkpointer.Runs): the other runs are listed beside it, so one damaged
+// run never hides the rest.
+type DamagedRunsError struct {
+	Runs map[string]error // run id → why it could not be read
+}
+
+func (e *DamagedRunsError) Error() string {
+	ids := make([]string, 0, len(e.Runs))
+	for id := range e.Runs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprintf("run %s: %v", id, e.Runs[id])
+	}
+	return "graph: damaged runs: " + strings.Join(parts, "; ")
+}
+
+// Unwrap returns each run's error (so errors.Is(err, ErrCorrupt) works).
+func (e *DamagedRunsError) Unwrap() []error {
+	out := make([]error, 0, len(e.Runs))
+	for _, err := range e.Runs {
+		out = append(out, err)
+	}
+	return out
+}
+
+func (e *DamagedRunsError) add(id string, err error) {
+	if e.Runs == nil {
+		e.Runs = map[string]error{}
+	}
+	e.Runs[id] = err
 }

@@ -109,3 +109,38 @@ func TestBadSinksDoNotHurtTheRun(t *testing.T) {
 func TestEmitOutsideARunDoesNothing(t *testing.T) {
 	Emit(context.Background(), "x", func() {}) // must not panic
 }
+
+// A torn last line (a process killed while writing it) is closed before the
+// next event, which then reads back whole.
+func TestJSONLSinkClosesATornLastLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs", "events.jsonl")
+	s, err := OpenJSONLSink(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Handle(Event{Kind: EventRunStart, RunID: "r"})
+	s.Close()
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"kind":"node_start","run_id":"r","no`)
+	f.Close()
+	s, err = OpenJSONLSink(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Handle(Event{Kind: EventRunEnd, RunID: "r", Status: StatusDone})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	var ev Event
+	if len(lines) != 3 || json.Unmarshal([]byte(lines[2]), &ev) != nil || ev.Kind != EventRunEnd {
+		t.Fatalf("the event after a torn line must read back on a line of its own:\n%s", data)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("event log mode %v, want 0600", fi.Mode().Perm())
+	}
+	if fi, _ := os.Stat(filepath.Dir(path)); fi.Mode().Perm() != 0o700 {
+		t.Errorf("its folder's mode %v, want 0700", fi.Mode().Perm())
+	}
+}

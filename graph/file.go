@@ -15,7 +15,8 @@ import (
 )
 
 // FileCheckpointer is the durable store: one directory per run under dir,
-// holding append-only segment files of checksummed records. Each segment
+// holding append-only segment files of checksummed records. Its directories
+// are created 0700 and its files 0600: a run's state is its owner's only. Each segment
 // starts with a full snapshot, so the latest state loads from the last
 // segment alone and pruning deletes whole older segments.
 //
@@ -54,7 +55,7 @@ func NewFileCheckpointer(dir string, opts ...FileOption) (*FileCheckpointer, err
 	for _, o := range opts {
 		o(c)
 	}
-	if err := c.fs.MkdirAll(dir, 0o755); err != nil {
+	if err := c.fs.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("graph: checkpoint store %s: %w", dir, err)
 	}
 	return c, nil
@@ -178,13 +179,16 @@ func (c *FileCheckpointer) Records(_ context.Context, runID string) ([]Record, e
 }
 
 // Runs implements Checkpointer. It reads the last record of each run from the
-// end of its last segment, so listing does not grow with the runs' length.
+// end of its last segment, so listing does not grow with the runs' length. A
+// run it cannot read does not stop it: the others are returned with a
+// *DamagedRunsError naming that one.
 func (c *FileCheckpointer) Runs(ctx context.Context) ([]StoredRun, error) {
 	ents, err := c.fs.ReadDir(c.dir)
 	if err != nil {
 		return nil, fmt.Errorf("graph: list runs in %s: %w", c.dir, err)
 	}
 	var out []StoredRun
+	var damaged DamagedRunsError
 	for _, e := range ents {
 		if !e.IsDir() || !ValidRunID(e.Name()) {
 			continue
@@ -196,7 +200,8 @@ func (c *FileCheckpointer) Runs(ctx context.Context) ([]StoredRun, error) {
 			continue // being created, or deleted meanwhile
 		}
 		if err != nil {
-			return nil, err
+			damaged.add(id, err)
+			continue
 		}
 		last, ok := c.readLast(segs[len(segs)-1])
 		if !ok {
@@ -205,11 +210,15 @@ func (c *FileCheckpointer) Runs(ctx context.Context) ([]StoredRun, error) {
 				continue
 			}
 			if err != nil {
-				return nil, err
+				damaged.add(id, err)
+				continue
 			}
 			last = recs[len(recs)-1]
 		}
 		out = append(out, StoredRun{ID: id, Last: last, Active: c.active(id, rd)})
+	}
+	if len(damaged.Runs) > 0 {
+		return out, &damaged
 	}
 	return out, nil
 }
@@ -296,7 +305,7 @@ func (c *FileCheckpointer) lock(runID, rd string) (*os.File, error) {
 
 func (c *FileCheckpointer) lockFile(runID, rd string) (*os.File, error) {
 	path := filepath.Join(rd, "lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: lock: %w", runID, err)
 	}

@@ -34,7 +34,7 @@ func (c *FileCheckpointer) Open(_ context.Context, runID string, create bool) (R
 	}
 	w := &fileWriter{c: c, runID: runID, rd: rd}
 	if create {
-		if err := c.fs.Mkdir(rd, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := c.fs.Mkdir(rd, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("run %s: create %s: %w", runID, rd, err)
 		}
 		w.rootDirty = true
@@ -160,7 +160,7 @@ func (w *fileWriter) rotate(rec Record) error {
 		return fmt.Errorf("run %s: a segment for step %d exists already", w.runID, rec.Step)
 	}
 	tmp := path + ".tmp"
-	f, err := w.c.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+	f, err := w.c.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("run %s: create segment: %w", w.runID, err)
 	}

@@ -22,16 +22,40 @@ type JSONLSink struct {
 // NewJSONLSink writes to w.
 func NewJSONLSink(w io.Writer) *JSONLSink { return &JSONLSink{w: w} }
 
-// OpenJSONLSink appends to the file at path, creating it and its directory.
+// OpenJSONLSink appends to the file at path, creating it (0600) and its
+// directory (0700). A last line cut short (a process killed while writing
+// it) is closed with a newline first, so the next event starts a line of its
+// own instead of being swallowed by the torn one.
 func OpenJSONLSink(path string) (*JSONLSink, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("graph: event log %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("graph: event log %s: %w", path, err)
 	}
+	if err := closeTornLine(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("graph: event log %s: %w", path, err)
+	}
 	return &JSONLSink{w: f, f: f}, nil
+}
+
+// closeTornLine ends the file with a newline if its last line has none.
+func closeTornLine(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return err
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], st.Size()-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	_, err = f.Write([]byte{'\n'})
+	return err
 }
 
 // Handle implements Sink: one write per line, so lines never interleave.

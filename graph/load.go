@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -204,12 +205,19 @@ type RunInfo struct {
 }
 
 // ListRuns lists the stored runs, oldest first. It reads one record per run.
+// Runs it cannot read are left out and named by a *DamagedRunsError returned
+// with the others (which are listed all the same).
 func (c *Compiled[S]) ListRuns(ctx context.Context) ([]RunInfo, error) {
 	if c.cp == nil {
 		return nil, ErrNoCheckpointer
 	}
+	var damaged DamagedRunsError
 	runs, err := c.cp.Runs(ctx)
-	if err != nil {
+	if dr := (*DamagedRunsError)(nil); errors.As(err, &dr) {
+		for id, e := range dr.Runs {
+			damaged.add(id, e)
+		}
+	} else if err != nil {
 		return nil, fmt.Errorf("graph: list runs: %w", err)
 	}
 	out := make([]RunInfo, 0, len(runs))
@@ -217,13 +225,15 @@ func (c *Compiled[S]) ListRuns(ctx context.Context) ([]RunInfo, error) {
 		info := RunInfo{ID: sr.ID, Active: sr.Active}
 		e, err := decodePayload(sr.Last.Kind, sr.Last.Step, sr.Last.Data)
 		if err != nil {
-			return nil, fmt.Errorf("graph: list runs: %w: run %s: %v", ErrCorrupt, sr.ID, err)
+			damaged.add(sr.ID, fmt.Errorf("%w: %v", ErrCorrupt, err))
+			continue
 		}
 		if sr.Last.Kind == RecordWrite {
 			// The last record is a branch of a step in progress: read the whole tail.
 			snap, err := c.State(ctx, sr.ID)
 			if err != nil {
-				return nil, fmt.Errorf("graph: list runs: %w", err)
+				damaged.add(sr.ID, err)
+				continue
 			}
 			info.Status, info.Step, info.Created, info.Updated = snap.Status, snap.Step, snap.Created, snap.Updated
 			info.Nodes, info.Next, info.Reason, info.Error = snap.Nodes, snap.Next, snap.Reason, snap.Error
@@ -235,5 +245,8 @@ func (c *Compiled[S]) ListRuns(ctx context.Context) ([]RunInfo, error) {
 		out = append(out, info)
 	}
 	sortRuns(out)
+	if len(damaged.Runs) > 0 {
+		return out, &damaged
+	}
 	return out, nil
 }

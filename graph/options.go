@@ -52,6 +52,7 @@ type compileConfig struct {
 	metadata        any // func(context.Context, S) map[string]string
 	merge           any // func(S, []string, []S) (S, error)
 	stopCheck       func(runID string) bool
+	redact          func([]byte) []byte
 	snapshotBytes   int
 }
 
@@ -109,6 +110,16 @@ func WithMerge[S any](fn func(base S, nodes []string, results []S) (S, error)) C
 // returns an error matching ErrHalted.
 func WithStopCheck(fn func(runID string) bool) CompileOption {
 	return func(c *compileConfig) { c.stopCheck = fn }
+}
+
+// WithRedact filters what checkpoints record, to keep secrets out of the
+// store: fn receives each stored field of the state as JSON (and a status's
+// reason and error as JSON strings) and returns it with secrets removed,
+// still valid JSON of the same shape (a value fn cannot have made returns
+// the field as it was). The run goes on with the filtered state, so a
+// resumed run starts from exactly what the live one had.
+func WithRedact(fn func(json []byte) []byte) CompileOption {
+	return func(c *compileConfig) { c.redact = fn }
 }
 
 // DefaultSnapshotBytes is the least number of delta bytes between two full snapshots.

@@ -254,19 +254,24 @@ func (r *runner[S]) loop(ctx context.Context) (S, error) {
 			return r.state, r.fail(ctx, err)
 		}
 		r.recent[(r.step+1)%len(r.recent)] = r.stepLabel(ran)
-		if err := r.commit(ctx, ran, out, next, changes); err != nil {
+		if interrupt == "" {
+			if i := r.anyFlag(ran, flagInterruptAfter); i >= 0 {
+				interrupt = "after " + r.c.nodes[i].name
+			}
+		}
+		// A pause is stored with the step that asked for it: a torn or
+		// lost last record then loses the step too, which runs again and
+		// pauses again, instead of leaving a step whose pause is gone.
+		if err := r.commit(ctx, ran, out, next, changes, interrupt); err != nil {
 			return r.state, r.fail(ctx, err)
+		}
+		if interrupt != "" {
+			return r.state, r.paused(ctx, interrupt)
 		}
 		if r.w != nil && r.anyFlag(ran, flagSideEffects) >= 0 {
 			if err := r.sync(ctx); err != nil {
 				return r.state, r.fail(ctx, err)
 			}
-		}
-		if interrupt != "" {
-			return r.state, r.pause(ctx, interrupt, false)
-		}
-		if i := r.anyFlag(ran, flagInterruptAfter); i >= 0 {
-			return r.state, r.pause(ctx, "after "+r.c.nodes[i].name, false)
 		}
 	}
 }

@@ -82,6 +82,27 @@ func (r *runner[S]) halt(ctx context.Context) error {
 	return err
 }
 
+// paused ends a call whose last step asked for a pause and is stored paused
+// already (commit): it syncs and reports.
+func (r *runner[S]) paused(ctx context.Context, reason string) error {
+	reason = r.c.redactText(reason)
+	r.emit(Event{Kind: EventInterrupt, Reason: reason, Next: r.names(r.next)})
+	err := fmt.Errorf("graph: run %s at step %d (%s): %w", r.runID, r.step, reason, ErrPaused)
+	var serr error
+	if r.w != nil {
+		serr = r.sync(ctx)
+	}
+	end := Event{Kind: EventRunEnd, Status: StatusPaused, Reason: reason}
+	if serr != nil {
+		end.Error = serr.Error()
+	}
+	r.emit(end)
+	if serr != nil {
+		return errors.Join(err, serr)
+	}
+	return err
+}
+
 func (r *runner[S]) pause(ctx context.Context, reason string, before bool) error {
 	r.emit(Event{Kind: EventInterrupt, Reason: reason, Next: r.names(r.next)})
 	err := fmt.Errorf("graph: run %s at step %d (%s): %w", r.runID, r.step, reason, ErrPaused)

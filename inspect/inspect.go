@@ -88,43 +88,71 @@ func TotalCost(s nodes.WorkflowState) float64 {
 }
 
 // List returns every run, most recently updated first, each with its last
-// state. A damaged run does not spoil the list: it comes back with Err set.
+// state. A damaged run does not spoil the list: it comes back with Err set
+// (saying what to do about it).
 func (s *Store) List(ctx context.Context) ([]Run, error) {
-	infos, err := s.app.ListRuns(ctx)
+	infos, damaged, err := run.Runs(ctx, s.app)
 	if err != nil {
-		// One run's damaged tail fails the listing as a whole: read each run alone.
-		return s.listEach(ctx)
+		return nil, err
 	}
-	out := make([]Run, 0, len(infos))
+	out := make([]Run, 0, len(infos)+len(damaged))
 	for _, info := range infos {
 		r := Run{RunInfo: info}
 		snap, err := s.app.State(ctx, info.ID)
 		if err != nil {
-			r.Err = err
+			r.Err = damagedErr(info.ID, err)
 		} else {
 			r.State = snap.State
 		}
 		out = append(out, r)
 	}
+	for id, err := range damaged {
+		out = append(out, s.damagedRun(id, err))
+	}
 	sortRecent(out)
 	return out, nil
 }
 
-func (s *Store) listEach(ctx context.Context) ([]Run, error) {
-	dir := filepath.Join(s.root, run.DataDir, run.CheckpointsDir)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("list runs in %s: %w", dir, err)
+// Damaged returns the runs whose checkpoints cannot be read, each with an
+// error that says what to do: a command about another run names them as a
+// warning and goes on.
+func (s *Store) Damaged(ctx context.Context) map[string]error {
+	_, damaged, err := run.Runs(ctx, s.app)
+	if err != nil || len(damaged) == 0 {
+		return nil
 	}
-	var out []Run
-	for _, e := range ents {
-		if !e.IsDir() || !graph.ValidRunID(e.Name()) {
-			continue
-		}
-		out = append(out, s.Get(ctx, e.Name()))
+	out := make(map[string]error, len(damaged))
+	for id, err := range damaged {
+		out[id] = damagedErr(id, err)
 	}
-	sortRecent(out)
-	return out, nil
+	return out
+}
+
+// DamagedError is a run whose checkpoints cannot be read.
+type DamagedError struct {
+	ID  string
+	Err error
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("run %s is damaged (%v): %s", e.ID, e.Err, run.DamagedAdvice(e.ID))
+}
+
+func (e *DamagedError) Unwrap() error { return e.Err }
+
+func damagedErr(id string, err error) error {
+	if errors.Is(err, graph.ErrRunNotFound) || errors.As(err, new(*DamagedError)) {
+		return err
+	}
+	return &DamagedError{ID: id, Err: err}
+}
+
+func (s *Store) damagedRun(id string, err error) Run {
+	r := Run{RunInfo: graph.RunInfo{ID: id}, Err: damagedErr(id, err)}
+	if fi, serr := os.Stat(RunDir(s.root, id)); serr == nil {
+		r.Updated = fi.ModTime()
+	}
+	return r
 }
 
 // Get reads one run; a damaged run comes back with Err set. Active is not
@@ -133,9 +161,10 @@ func (s *Store) Get(ctx context.Context, id string) Run {
 	r := Run{RunInfo: graph.RunInfo{ID: id}}
 	snap, err := s.app.State(ctx, id)
 	if err != nil {
-		r.Err = err
-		if fi, serr := os.Stat(RunDir(s.root, id)); serr == nil {
-			r.Updated = fi.ModTime()
+		if errors.Is(err, graph.ErrRunNotFound) {
+			r.Err = err
+		} else {
+			r = s.damagedRun(id, err)
 		}
 		return r
 	}
@@ -146,16 +175,14 @@ func (s *Store) Get(ctx context.Context, id string) Run {
 }
 
 // Find returns the named run as List sees it (with Active), or ErrNoSuchRun.
-// It reads the state of that run only.
+// It reads the state of that run only; a damaged run comes back with Err.
 func (s *Store) Find(ctx context.Context, id string) (Run, error) {
-	infos, err := s.app.ListRuns(ctx)
+	infos, damaged, err := run.Runs(ctx, s.app)
 	if err != nil {
-		// A damaged run elsewhere: read this one alone (Active unknown).
-		r := s.Get(ctx, id)
-		if errors.Is(r.Err, graph.ErrRunNotFound) {
-			return Run{}, fmt.Errorf("%w %q in %s (lemmings runs lists them)", ErrNoSuchRun, id, s.root)
-		}
-		return r, nil
+		return Run{}, err
+	}
+	if derr, ok := damaged[id]; ok {
+		return s.damagedRun(id, derr), nil
 	}
 	for _, info := range infos {
 		if info.ID != id {
@@ -163,7 +190,7 @@ func (s *Store) Find(ctx context.Context, id string) (Run, error) {
 		}
 		r := Run{RunInfo: info}
 		if snap, err := s.app.State(ctx, id); err != nil {
-			r.Err = err
+			r.Err = damagedErr(id, err)
 		} else {
 			r.State = snap.State
 		}
@@ -172,23 +199,32 @@ func (s *Store) Find(ctx context.Context, id string) (Run, error) {
 	return Run{}, fmt.Errorf("%w %q in %s (lemmings runs lists them)", ErrNoSuchRun, id, s.root)
 }
 
-// Snapshot reads a run's last checkpoint.
+// Snapshot reads a run's last checkpoint; a damaged run's error says what
+// to do about it.
 func (s *Store) Snapshot(ctx context.Context, id string) (graph.Snapshot[nodes.WorkflowState], error) {
-	return s.app.State(ctx, id)
+	snap, err := s.app.State(ctx, id)
+	if err != nil {
+		return snap, damagedErr(id, err)
+	}
+	return snap, nil
 }
 
 func sortRecent(runs []Run) {
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Updated.After(runs[j].Updated) })
 }
 
-// Pick returns the run named id (ErrNoSuchRun when it is not stored), or with
-// id empty the most recently updated run that want accepts (want nil: any).
+// Pick returns the run named id (ErrNoSuchRun when it is not stored; a
+// damaged run is stored), or with id empty the most recently updated run
+// that want accepts (want nil: any), damaged runs left aside.
 func (s *Store) Pick(ctx context.Context, id string, want func(graph.RunInfo) bool) (string, error) {
-	runs, err := s.app.ListRuns(ctx)
+	runs, damaged, err := run.Runs(ctx, s.app)
 	if err != nil {
 		return "", err
 	}
 	if id != "" {
+		if _, ok := damaged[id]; ok {
+			return id, nil
+		}
 		for _, r := range runs {
 			if r.ID == id {
 				return r.ID, nil
@@ -207,7 +243,7 @@ func (s *Store) Pick(ctx context.Context, id string, want func(graph.RunInfo) bo
 
 // Active reports whether a process holds the run now.
 func (s *Store) Active(ctx context.Context, id string) bool {
-	runs, err := s.app.ListRuns(ctx)
+	runs, _, err := run.Runs(ctx, s.app)
 	if err != nil {
 		return false
 	}
@@ -242,10 +278,10 @@ func ReadReport(root, id string) ([]byte, error) {
 // run polls for this file after every checkpoint.
 func RequestHalt(root, id string) error {
 	dir := RunDir(root, id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, run.HaltFile), []byte("halt requested\n"), 0o644)
+	return os.WriteFile(filepath.Join(dir, run.HaltFile), []byte("halt requested\n"), 0o600)
 }
 
 // HaltRequested reports whether a halt request waits for the run.

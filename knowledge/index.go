@@ -3,12 +3,9 @@ package knowledge
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/internal/atomicfile"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
@@ -77,11 +74,10 @@ func containsStr(ss []string, s string) bool {
 
 func (s *Store) writeIndexLocked() error {
 	text := []byte(s.indexText())
-	full := filepath.Join(s.dir, IndexFile)
-	if old, err := os.ReadFile(full); err == nil && bytes.Equal(old, text) {
+	if old, err := s.readFile(IndexFile); err == nil && bytes.Equal(old, text) {
 		return nil
 	}
-	if err := atomicfile.WriteFile(full, text, 0o644); err != nil {
+	if err := s.writeFile(IndexFile, text); err != nil {
 		return fmt.Errorf("knowledge: index: %w", err)
 	}
 	return nil

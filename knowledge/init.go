@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 )
 
 //go:embed all:scaffold
@@ -15,42 +17,49 @@ var scaffold embed.FS
 // Init scaffolds a knowledge dir: the category directories, a README
 // explaining the format, one example per category (named _example.md, so it is
 // never injected into prompts) and _index.md. Existing files are never
-// overwritten. It returns the paths it created.
+// overwritten. It returns the paths it created. Like the store's writes, it
+// stays inside the repository around dir (a symbolic link leading out is
+// refused).
 func Init(dir string) ([]string, error) {
 	var created []string
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	repo, rel := confinement(dir)
+	root, err := os.OpenRoot(repo)
+	if err != nil {
 		return nil, fmt.Errorf("knowledge: init %s: %w", dir, err)
 	}
+	defer root.Close()
+	s := &Store{repo: repo, rel: rel}
+	if err := root.MkdirAll(rel, 0o755); err != nil {
+		return nil, fmt.Errorf("knowledge: init %s: %w", dir, s.escapeOr(rel, err))
+	}
 	for _, c := range Categories() {
-		p := filepath.Join(dir, c)
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-			if err := os.Mkdir(p, 0o755); err != nil {
-				return created, fmt.Errorf("knowledge: init: %w", err)
+		p := path.Join(rel, c)
+		if _, err := root.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			if err := root.Mkdir(p, 0o755); err != nil {
+				return created, fmt.Errorf("knowledge: init: %w", s.escapeOr(p, err))
 			}
-			created = append(created, p+string(filepath.Separator))
+			created = append(created, filepath.Join(dir, c)+string(filepath.Separator))
 		}
 	}
-	err := fs.WalkDir(scaffold, "scaffold", func(p string, e fs.DirEntry, err error) error {
+	err = fs.WalkDir(scaffold, "scaffold", func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() {
 			return err
 		}
-		rel, _ := filepath.Rel("scaffold", filepath.FromSlash(p))
+		name := strings.TrimPrefix(p, "scaffold/")
 		data, err := scaffold.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		full := filepath.Join(dir, rel)
-		ok, err := createNew(full, data)
+		ok, err := createNew(root, path.Join(rel, name), data)
 		if ok {
-			created = append(created, full)
+			created = append(created, filepath.Join(dir, filepath.FromSlash(name)))
 		}
-		return err
+		return s.escapeOr(path.Join(rel, name), err)
 	})
 	if err != nil {
 		return created, fmt.Errorf("knowledge: init %s: %w", dir, err)
 	}
-	full := filepath.Join(dir, IndexFile)
-	if _, err := os.Stat(full); errors.Is(err, fs.ErrNotExist) {
+	if _, err := root.Lstat(path.Join(rel, IndexFile)); errors.Is(err, fs.ErrNotExist) {
 		s, _, err := Open(dir)
 		if err != nil {
 			return created, err
@@ -58,14 +67,14 @@ func Init(dir string) ([]string, error) {
 		if err := s.Index(); err != nil {
 			return created, err
 		}
-		created = append(created, full)
+		created = append(created, filepath.Join(dir, IndexFile))
 	}
 	return created, nil
 }
 
-// createNew writes a file only if it does not exist yet.
-func createNew(full string, data []byte) (bool, error) {
-	f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+// createNew writes a file of root only if it does not exist yet.
+func createNew(root *os.Root, name string, data []byte) (bool, error) {
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return false, nil
 	}
@@ -77,7 +86,7 @@ func createNew(full string, data []byte) (bool, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(full)
+		_ = root.Remove(name)
 		return false, err
 	}
 	return true, nil

@@ -33,7 +33,11 @@ var ErrStatusNotAllowed = errors.New("only the user or promotion after clean use
 // concurrent use; writes go to disk atomically and keep _index.md current.
 type Store struct {
 	dir string
-	now func() time.Time
+	// repo is the repository (work tree) around dir and rel dir's path in
+	// it: every read and write goes through an os.Root of repo, so a
+	// symbolic link committed in the repository cannot lead outside it.
+	repo, rel string
+	now       func() time.Time
 
 	mu   sync.Mutex
 	docs map[string]*Doc
@@ -48,11 +52,18 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 // Open loads every document under dir. A missing dir is an empty store.
 // Malformed documents are loaded as far as they parse and reported as
 // Problems; only an unreadable dir is an error.
+//
+// The store is confined to the repository around dir (the nearest folder
+// above it holding .git; dir itself outside any): a document, category
+// folder or dir reached through a symbolic link that leads outside it is
+// neither read nor written (a Problem says so; a write fails with an
+// *EscapeError).
 func Open(dir string, opts ...Option) (*Store, []Problem, error) {
 	s := &Store{dir: dir, now: time.Now, docs: map[string]*Doc{}}
 	for _, o := range opts {
 		o(s)
 	}
+	s.repo, s.rel = confinement(dir)
 	fi, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil, nil
@@ -63,12 +74,25 @@ func Open(dir string, opts ...Option) (*Store, []Problem, error) {
 	if !fi.IsDir() {
 		return nil, nil, fmt.Errorf("knowledge: open %s: not a directory", dir)
 	}
+	root, err := os.OpenRoot(s.repo)
+	if err != nil {
+		return nil, nil, fmt.Errorf("knowledge: open %s: %w", dir, err)
+	}
+	defer root.Close()
+	if _, err := root.Stat(s.rel); err != nil {
+		return s, []Problem{{File: ".", Message: s.escapeOr(s.rel, err).Error() + "; not loaded"}}, nil
+	}
 	var probs []Problem
-	err = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
+	err = fs.WalkDir(root.FS(), s.rel, func(p string, e fs.DirEntry, err error) error {
+		rel := p
+		if s.rel != "." {
+			rel = strings.TrimPrefix(strings.TrimPrefix(p, s.rel), "/")
+		}
+		if rel == "" {
+			rel = "."
+		}
 		if err != nil {
-			probs = append(probs, Problem{File: rel, Message: "unreadable: " + err.Error()})
+			probs = append(probs, Problem{File: rel, Message: "unreadable: " + s.escapeOr(p, err).Error()})
 			if e != nil && e.IsDir() {
 				return fs.SkipDir
 			}
@@ -100,9 +124,9 @@ func Open(dir string, opts ...Option) (*Store, []Problem, error) {
 			probs = append(probs, Problem{File: rel, Message: fmt.Sprintf("%d bytes: too large for a knowledge doc (limit %d); not loaded", info.Size(), maxDocBytes)})
 			return nil
 		}
-		data, err := os.ReadFile(p)
+		data, err := root.ReadFile(p)
 		if err != nil {
-			probs = append(probs, Problem{File: rel, Message: "unreadable: " + err.Error()})
+			probs = append(probs, Problem{File: rel, Message: "unreadable: " + s.escapeOr(p, err).Error()})
 			return nil
 		}
 		d, pp := Parse(rel, data)
@@ -203,14 +227,89 @@ func checkPath(p string) (string, string, error) {
 	return rel, cat, nil
 }
 
-// writeFile writes data to the store atomically: a reader never sees half a
-// document.
+// writeFile writes data to the store atomically (a reader never sees half a
+// document), inside the repository: through its os.Root, so no symbolic
+// link leads the write elsewhere.
 func (s *Store) writeFile(rel string, data []byte) error {
-	full := filepath.Join(s.dir, filepath.FromSlash(rel))
-	if err := atomicfile.WriteFile(full, data, 0o644); err != nil {
+	root, err := os.OpenRoot(s.repo)
+	if err != nil {
 		return fmt.Errorf("knowledge: %w", err)
 	}
+	defer root.Close()
+	name := path.Join(s.rel, rel)
+	if err := atomicfile.WriteIn(root, name, data, 0o644); err != nil {
+		return fmt.Errorf("knowledge: %w", s.escapeOr(name, err))
+	}
 	return nil
+}
+
+// readFile reads a file of the store inside the repository.
+func (s *Store) readFile(rel string) ([]byte, error) {
+	root, err := os.OpenRoot(s.repo)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.ReadFile(path.Join(s.rel, rel))
+}
+
+// confinement returns the repository around dir — the nearest folder at or
+// above it that holds .git — and dir's slash path inside it; dir itself
+// when it is in no repository.
+func confinement(dir string) (root, rel string) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir, "."
+	}
+	for p := abs; ; {
+		if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
+			r, err := filepath.Rel(p, abs)
+			if err != nil {
+				break
+			}
+			return p, filepath.ToSlash(r)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			break
+		}
+		p = parent
+	}
+	return abs, "."
+}
+
+// EscapeError: a path of the store leads outside the repository through a
+// symbolic link committed in it.
+type EscapeError struct {
+	Path string // the path inside the repository
+	Link string // the link on the way
+	To   string // where it points
+}
+
+func (e *EscapeError) Error() string {
+	return fmt.Sprintf("%s leads outside the repository: %s is a symbolic link to %s (knowledge is only read and written inside the repository; replace the link with a folder)", e.Path, e.Link, e.To)
+}
+
+// escapeOr explains err, an os.Root refusal of name (slash path from the
+// repository), by the link that leads out; other errors come back as they are.
+func (s *Store) escapeOr(name string, err error) error {
+	if err == nil || !strings.Contains(err.Error(), "escapes") {
+		return err
+	}
+	cur := s.repo
+	for _, part := range strings.Split(name, "/") {
+		cur = filepath.Join(cur, part)
+		fi, lerr := os.Lstat(cur)
+		if lerr != nil {
+			break
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			to, _ := os.Readlink(cur)
+			link, _ := filepath.Rel(s.repo, cur)
+			return &EscapeError{Path: name, Link: filepath.ToSlash(link), To: to}
+		}
+	}
+	return err
 }
 
 func (s *Store) sortedLocked() []*Doc {

@@ -96,6 +96,8 @@ func New(o Options) (*Server, error) {
 			Instructions: instructions,
 			Logger:       slog.New(slog.DiscardHandler),
 		})
+	s.mcp.AddReceivingMiddleware(redactResults)
+	s.mcp.AddSendingMiddleware(redactNotifications)
 	s.addRunTools()
 	s.addReadTools()
 	s.addKnowledgeTools()

@@ -114,7 +114,7 @@ func TestACLIAttemptRunsTheGatesAndSendsAFailureToAFreshRun(t *testing.T) {
 	if err := os.WriteFile(script, []byte(writeScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r.d.Settings.CLI = &CLISettings{Command: []string{buildFakeCLI(t), "--script", script, "--prompt", "{prompt}"}, Format: "qwen-stream-json", Timeout: time.Minute}
+	r.d.Settings.CLI = &CLISettings{Command: []string{buildFakeCLI(t), "--script", script, "--prompt-file", "{prompt_file}"}, Format: "qwen-stream-json", Timeout: time.Minute}
 	r.d.Settings.FixRounds = 2
 	r.d.Gates = []workspace.Gate{{Name: "divides-as-floats", Command: "grep -q 'float64(total) / float64' stats.go"}}
 	if err := os.MkdirAll(record, 0o755); err != nil {
@@ -153,7 +153,7 @@ func TestACLIRunStopsWhenTheRunsWallTimeIsUp(t *testing.T) {
 	if err := os.WriteFile(script, []byte(`{"runs": [{"sleep": "60s", "final": "never"}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r.d.Settings.CLI = &CLISettings{Command: []string{buildFakeCLI(t), "--script", script, "--prompt", "{prompt}"}, Format: "qwen-stream-json", Timeout: 20 * time.Minute}
+	r.d.Settings.CLI = &CLISettings{Command: []string{buildFakeCLI(t), "--script", script, "--prompt-file", "{prompt_file}"}, Format: "qwen-stream-json", Timeout: 20 * time.Minute}
 	r.d.Settings.MaxWallTime = time.Hour
 	start := time.Now()
 	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task, StartedAt: start.Add(-time.Hour + 2*time.Second)})

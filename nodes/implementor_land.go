@@ -65,7 +65,7 @@ func (l *implLoop) restore(s snapshot) error {
 			}
 			continue
 		}
-		errs = append(errs, l.d.Work.FS().WriteFile(p, *data))
+		errs = append(errs, l.d.Work.FS().Restore(p, *data))
 	}
 	return errors.Join(errs...)
 }

@@ -296,8 +296,10 @@ func indentReason(r string) string {
 	return "\n\n  ```\n  " + strings.ReplaceAll(clip(r, 1500), "\n", "\n  ") + "\n  ```"
 }
 
-// WriteFileAtomic writes path through a synced temporary file and a rename,
-// so a reader, or a process killed mid-write, never sees half a file.
+// WriteFileAtomic writes one of the run's files (report, board, choices)
+// through a synced temporary file and a rename, so a reader, or a process
+// killed mid-write, never sees half a file. Run files are the user's only:
+// 0600.
 func WriteFileAtomic(path string, data []byte) error {
-	return atomicfile.WriteFile(path, data, 0o644)
+	return atomicfile.WriteFile(path, data, 0o600)
 }

@@ -47,7 +47,7 @@ func RequestReview(runDir string, r ReviewRequest) (string, error) {
 		r.At = time.Now().UTC()
 	}
 	dir := filepath.Join(runDir, ReviewDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
 	var b [4]byte
@@ -56,7 +56,7 @@ func RequestReview(runDir string, r ReviewRequest) (string, error) {
 	data, _ := json.Marshal(r)
 	// Written under a dot name and renamed, so the run never reads half a request.
 	tmp := filepath.Join(dir, "."+name)
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		return "", err
 	}
 	final := filepath.Join(dir, name)

@@ -18,9 +18,9 @@ import (
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/rag"
 	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/tracing"
@@ -84,6 +84,12 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 	if o.Remit == "" && o.PlanFile == "" {
 		return Result{}, errors.New("a remit is required: lemmings run \"what to do\" (or --plan plan.yaml)")
 	}
+	if o.Config == nil {
+		o.Config = config.Default()
+	}
+	if err := CheckRemit(o.Remit, o.Config.Limits.RemitBytes); err != nil {
+		return Result{}, err
+	}
 	var plan *nodes.Plan
 	if o.PlanFile != "" {
 		p, err := nodes.LoadPlan(o.PlanFile)
@@ -95,6 +101,22 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 	repo, err := workspace.OpenRepo(ctx, o.RepoDir)
 	if err != nil {
 		return Result{}, err
+	}
+	// Refusals that need no run: a .lemmings that is not lemmings' own, a
+	// prompt template that would fail mid-run.
+	if _, err := DataRoot(repo.Root()); err != nil {
+		return Result{}, err
+	}
+	if _, err := CheckPrompts(repo.Root(), o.Config); err != nil {
+		return Result{}, err
+	}
+	learnSecrets(repo.Root())
+	remit := o.Remit
+	if red := redact.String(remit); red != remit {
+		// The run works with the redacted remit from its first step: no
+		// model, log, checkpoint or page ever sees the secret.
+		fmt.Fprintf(orDiscard(o.Warn), "warning: the remit holds a secret; the run works with %s in its place (give the agents a file or an environment variable name instead)\n", redactedMarks(red))
+		remit = red
 	}
 	runID := cmp.Or(o.RunID, NewRunID()) // CreateWorktreeAt checks a given one
 	ctx, tr, err := startTracing(ctx, o, runID, cmp.Or(o.Remit, o.PlanFile), "")
@@ -122,7 +144,7 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 	}
 	defer closeInto(env, &err)
 	initial := nodes.WorkflowState{
-		RunID: runID, Remit: o.Remit, Phase: nodes.PhaseExecute, Plan: plan, Approve: o.Approve,
+		RunID: runID, Remit: remit, Phase: nodes.PhaseExecute, Plan: plan, Approve: o.Approve,
 		ReviewInterval: o.Config.Limits.ReviewInterval, StartedAt: time.Now().UTC(),
 		BaseCommit: base, Branch: wt.Branch(),
 	}
@@ -140,6 +162,10 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if _, err := DataRoot(repo.Root()); err != nil {
+		return Result{}, err
+	}
+	learnSecrets(repo.Root())
 	if o.RunID == "" {
 		id, err := LatestResumable(ctx, repo.Root())
 		if err != nil {
@@ -332,9 +358,10 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		cfg = config.Default()
 	}
 	runDir := filepath.Join(root, DataDir, RunsDir, wt.RunID())
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
+	if err := os.MkdirAll(runDir, 0o700); err != nil {
 		return nil, err
 	}
+	wt.FS().LimitWrites(int64(cfg.Limits.WriteBytes))
 	env := &runEnv{runDir: runDir, branch: wt.Branch()}
 	ok := false
 	defer func() {
@@ -360,9 +387,9 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if err != nil {
 		return nil, err
 	}
-	composer, err := llm.NewComposer(prompts.FS, filepath.Join(root, cfg.Prompts.Dir), cfg.Prompts.Global, cfg.Prompts.Project)
+	composer, err := CheckPrompts(root, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("prompt templates: %w", err)
+		return nil, err
 	}
 	search, index := env.openIndex(ctx, root, wt, cfg, warn)
 	if set.Supervisors.Enabled {
@@ -490,6 +517,8 @@ func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspa
 	}
 	app, err := nodes.Build(deps).Compile(
 		graph.WithCheckpointer(store),
+		// Checkpoints keep no secret, and the run goes on with what they keep.
+		graph.WithRedact(redact.Default().JSON),
 		graph.WithSinks(sinks...),
 		graph.WithCheckedMetadata(withTraceMetadata(tr, checkpointMeta(backend, wt))),
 		graph.WithStopCheck(halted),

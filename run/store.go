@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,6 +19,9 @@ import (
 
 // Store opens the run store of a repository for reading (status, runs, log).
 func Store(root string) (*graph.Compiled[nodes.WorkflowState], error) {
+	if err := CheckDataDir(root); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
 	dir := filepath.Join(root, DataDir, CheckpointsDir)
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("no lemmings runs in %s (start one with lemmings run \"remit\")", root)
@@ -29,13 +33,14 @@ func Store(root string) (*graph.Compiled[nodes.WorkflowState], error) {
 	return nodes.Build(&nodes.Deps{Settings: nodes.DefaultSettings()}).Compile(graph.WithCheckpointer(store))
 }
 
-// LatestResumable finds the most recent run that is not done.
+// LatestResumable finds the most recent run that is not done (a damaged run,
+// whose checkpoints cannot be read, is not one).
 func LatestResumable(ctx context.Context, root string) (string, error) {
 	app, err := Store(root)
 	if err != nil {
 		return "", err
 	}
-	runs, err := app.ListRuns(ctx)
+	runs, _, err := Runs(ctx, app)
 	if err != nil {
 		return "", err
 	}
@@ -50,9 +55,12 @@ func LatestResumable(ctx context.Context, root string) (string, error) {
 
 // runActive reports whether a process holds the run now.
 func runActive(ctx context.Context, store *graph.Compiled[nodes.WorkflowState], runID string) (bool, error) {
-	runs, err := store.ListRuns(ctx)
+	runs, damaged, err := Runs(ctx, store)
 	if err != nil {
 		return false, err
+	}
+	if derr := damaged[runID]; derr != nil {
+		return false, fmt.Errorf("run %s: %w (%s)", runID, derr, DamagedAdvice(runID))
 	}
 	for _, r := range runs {
 		if r.ID == runID {

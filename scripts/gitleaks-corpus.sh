@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates llm/testdata/gitleaks-corpus.jsonl.gz: the true- and
+# Regenerates internal/redact/testdata/gitleaks-corpus.jsonl.gz: the true- and
 # false-positive test strings of gitleaks' own rules (the tps/fps lists in its
 # cmd/generate/config/rules/*.go), one JSON object per rule. It copies the
 # gitleaks module that go.mod pins out of the module cache, makes its rule
@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go=${GO:-go}
-out=${1:-llm/testdata/gitleaks-corpus.jsonl.gz}
+out=${1:-internal/redact/testdata/gitleaks-corpus.jsonl.gz}
 mod=github.com/zricethezav/gitleaks/v8
 ver=$($go list -m -f '{{.Version}}' $mod)
 src=$($go list -m -f '{{.Dir}}' $mod)

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,9 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/redact"
 )
 
 // heartbeat keeps idle streams open through proxies and tells a gone client.
@@ -40,6 +44,17 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
+	src := s.source()
+	if !s.runStored(r.Context(), id) {
+		http.Error(w, "no such run "+id+" (the runs page lists them)", http.StatusNotFound)
+		return
+	}
+	// A run that nothing moves, read to its end: 204 tells the browser's
+	// EventSource to stop reconnecting.
+	if got, err := src.Events(r.Context(), id, offset, 1); (err != nil || len(got.Events) == 0) && !s.moving(r.Context(), id) {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -48,13 +63,15 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "retry: 2000\n\n")
 	fl.Flush()
 
-	src := s.source()
 	changed := src.Watch(r.Context(), id, s.opts.Poll)
 	last := time.Now()
+	var checked time.Time
+	ending := false
+	red := redact.Default()
 	for {
 		got, err := src.Events(r.Context(), id, offset, 500)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintf(w, "event: problem\ndata: %s\n\n", jsonString(err.Error()))
+			fmt.Fprintf(w, "event: problem\ndata: %s\n\n", jsonString(red.String(err.Error())))
 			fl.Flush()
 		}
 		for i, ev := range got.Events {
@@ -63,7 +80,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			if i == len(got.Events)-1 {
 				fmt.Fprintf(w, "id: %d\n", got.Next)
 			}
-			fmt.Fprintf(w, "data: %s\n\n", data)
+			fmt.Fprintf(w, "data: %s\n\n", red.JSON(data))
 		}
 		if len(got.Events) > 0 {
 			fl.Flush()
@@ -72,6 +89,20 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		if got.Next > offset {
 			offset = got.Next
 			continue // more may be waiting: read on before sleeping
+		}
+		// Read to the end: a run that nothing moves any more (finished,
+		// paused, crashed) writes no more events, so the stream ends, after
+		// one more read for what it wrote as it stopped.
+		if ending {
+			fmt.Fprint(w, "event: end\ndata: {}\n\n")
+			fl.Flush()
+			return
+		}
+		if time.Since(checked) >= time.Second {
+			checked = time.Now()
+			if ending = !s.moving(r.Context(), id); ending {
+				continue
+			}
 		}
 		if time.Since(last) > heartbeat {
 			fmt.Fprint(w, ": still here\n\n")
@@ -86,6 +117,30 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		case <-changed:
 		}
 	}
+}
+
+// runStored reports whether the run has checkpoints or events.
+func (s *Server) runStored(ctx context.Context, id string) bool {
+	if store, err := s.store(); err == nil {
+		if r := store.Get(ctx, id); !errors.Is(r.Err, graph.ErrRunNotFound) {
+			return true
+		}
+	}
+	got, err := s.source().Events(ctx, id, 0, 1)
+	return err == nil && (len(got.Events) > 0 || got.Next > 0)
+}
+
+// moving reports whether something still writes the run's events: a process
+// holds it, or a resume started here is under way.
+func (s *Server) moving(ctx context.Context, id string) bool {
+	if rs := s.resumeStatus(id); rs != nil && rs.Running {
+		return true
+	}
+	store, err := s.store()
+	if err != nil {
+		return false
+	}
+	return store.Active(ctx, id)
 }
 
 func jsonString(s string) string {

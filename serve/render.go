@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gitlab.com/golang-commonmark/markdown"
+
+	"github.com/lemmings-dev/lemmings/internal/redact"
 )
 
 // Page templates: each page is the layout plus its own file.
@@ -68,8 +70,14 @@ var funcs = template.FuncMap{
 	"join": strings.Join,
 }
 
-// render writes a page: the layout with the page's content.
-func (s *Server) render(w http.ResponseWriter, status int, page string, data any) {
+// render writes a page: the layout with the page's content. Every string
+// the page shows is redacted first (redacting the HTML afterwards would miss
+// a secret whose characters the escaping changed); the form token is the
+// server's own and stays.
+func (s *Server) render(w http.ResponseWriter, status int, page string, data pageData) {
+	red := redact.Default()
+	data.Title = red.String(data.Title)
+	data.Body = redact.Value(red, data.Body)
 	var buf bytes.Buffer
 	t := s.pages[page]
 	name := "layout.html"
@@ -77,7 +85,7 @@ func (s *Server) render(w http.ResponseWriter, status int, page string, data any
 		name = "live"
 	}
 	if err := t.ExecuteTemplate(&buf, name, data); err != nil {
-		http.Error(w, "render "+page+": "+err.Error(), http.StatusInternalServerError)
+		http.Error(w, redact.String("render "+page+": "+err.Error()), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/nodes"
@@ -254,8 +255,24 @@ func TestTornEventLogAndDamagedRunsDoNotStopTheServer(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
+// holdRun makes the run active, as a process advancing it does: it holds
+// the run's checkpoint lock until the test ends.
+func holdRun(t *testing.T, repo, id string) {
+	t.Helper()
+	cp, err := graph.NewFileCheckpointer(filepath.Join(repo, run.DataDir, run.CheckpointsDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := cp.Open(context.Background(), id, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+}
+
 func TestEventStreamSendsCompleteLinesFromTheOffset(t *testing.T) {
 	f := newFixture(t, withPaused)
+	holdRun(t, f.repo, f.paused)
 	events := inspect.EventsPath(f.repo, f.paused)
 	before, _ := os.ReadFile(events)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -295,6 +312,36 @@ func TestEventStreamSendsCompleteLinesFromTheOffset(t *testing.T) {
 	}
 	if len(got) != 1 || !strings.Contains(got[0], `"kind":"gate"`) || !strings.Contains(got[0], `gate=\"test\"`) {
 		t.Fatalf("stream sent %q", got)
+	}
+}
+
+// A stream ends where its run can write no more: a missing run is a 404, a
+// stopped run is streamed to the end of its log and then closed with an
+// "end" event, and a reconnection at the end gets 204, which tells the
+// browser to stop trying.
+func TestEventStreamsOfMissingAndStoppedRunsEnd(t *testing.T) {
+	f := newFixture(t, withPaused)
+	client := f.client()
+	client.Timeout = 10 * time.Second
+	get := func(path string) (*http.Response, string) {
+		resp, err := client.Get(f.http.URL + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v (a stream that never ends?)", path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(body)
+	}
+	if resp, _ := get("/runs/20990101-000000-abcdef/events"); resp.StatusCode != 404 {
+		t.Errorf("stream of a missing run: %d, want 404", resp.StatusCode)
+	}
+	resp, body := get("/runs/" + f.paused + "/events?from=0")
+	if resp.StatusCode != 200 || !strings.Contains(body, "data: ") || !strings.HasSuffix(body, "event: end\ndata: {}\n\n") {
+		t.Errorf("stream of a paused run from its start: %d %q", resp.StatusCode, body)
+	}
+	size, _ := os.Stat(inspect.EventsPath(f.repo, f.paused))
+	if resp, _ := get("/runs/" + f.paused + "/events?from=" + itoa(int(size.Size()))); resp.StatusCode != 204 {
+		t.Errorf("reconnection at the end of a paused run's log: %d, want 204", resp.StatusCode)
 	}
 }
 

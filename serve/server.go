@@ -17,15 +17,18 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/redact"
 )
 
 //go:embed templates/*.html
@@ -36,6 +39,10 @@ var assetFS embed.FS
 
 // DefaultAddr is where lemmings serve listens unless told otherwise.
 const DefaultAddr = "127.0.0.1:7766"
+
+// MaxFormBytes bounds a form's body: a rejection's reason, a knowledge
+// review's note.
+const MaxFormBytes = 256 << 10
 
 // tokenCookie carries the access token after the first ?token= visit.
 const tokenCookie = "lemmings_token"
@@ -95,6 +102,9 @@ func New(o Options) (*Server, error) {
 	if o.Poll <= 0 {
 		o.Poll = 250 * time.Millisecond
 	}
+	// The repository's .env values and lemmings' keys are secrets on every page.
+	redact.Default().LearnEnv(os.Environ())
+	redact.Default().LearnRepo(o.Root)
 	pages, err := parsePages()
 	if err != nil {
 		return nil, err
@@ -167,7 +177,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "cross-origin request refused: use the page lemmings serve shows", http.StatusForbidden)
 			return
 		}
-		if !sameSecret(r.PostFormValue("csrf"), s.csrf) {
+		// The form token is read before anything else of the body, and a
+		// body is small: the forms here send a few fields, url-encoded.
+		// A multipart body would be parsed (to disk, tens of MB) before its
+		// token could be checked, so none is accepted.
+		if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/x-www-form-urlencoded" {
+			http.Error(w, "this server's forms are sent url-encoded (application/x-www-form-urlencoded); use the page lemmings serve shows", http.StatusUnsupportedMediaType)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
+		if err := r.ParseForm(); err != nil {
+			status := http.StatusBadRequest
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				status = http.StatusRequestEntityTooLarge
+			}
+			http.Error(w, fmt.Sprintf("unreadable form (at most %d bytes): %v", MaxFormBytes, err), status)
+			return
+		}
+		if !sameSecret(r.PostForm.Get("csrf"), s.csrf) {
 			http.Error(w, "missing or stale form token: reload the page and try again", http.StatusForbidden)
 			return
 		}

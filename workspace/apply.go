@@ -102,6 +102,11 @@ func (f *FS) Apply(edits []Edit) ([]EditResult, error) {
 		results = append(results, EditResult{Path: e.Path, Match: info.kind, Line: info.line, Created: !pf.existed})
 	}
 
+	for _, pf := range order {
+		if err := f.checkSize(pf.shown, len(pf.content)); err != nil {
+			return nil, fmt.Errorf("apply edits: nothing was changed: %w", err)
+		}
+	}
 	var written []*pendingFile
 	for _, pf := range order {
 		if pf.existed && pf.content == string(pf.orig) {

@@ -122,6 +122,9 @@ func (e *GitError) Error() string {
 var (
 	// ErrNotGitRepo: the directory is not inside a git work tree.
 	ErrNotGitRepo = errors.New("not a git repository: lemmings works on a git repository; run `git init` and commit, or pass --dir")
+	// ErrBareRepo: the directory is a bare repository (or a .git folder),
+	// which has no work tree to branch from.
+	ErrBareRepo = errors.New("a bare repository (or a .git folder) has no work tree: lemmings works in a checkout. Clone it (git clone <this repository> <dir>) and run lemmings -C <dir>")
 	// ErrNoCommits: the repository has no commit to branch from.
 	ErrNoCommits = errors.New("the repository has no commits yet: make a first commit (git add -A && git commit -m \"initial\") so lemmings can branch from it")
 	// ErrNothingToCommit: Commit found no change to record.

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,6 +21,34 @@ import (
 type FS struct {
 	root  string // absolute, symbolic links resolved
 	inGit bool   // root is inside a git work tree: listings honour .gitignore
+	// maxWrite bounds one file written (WriteFile, ApplyEdits).
+	maxWrite atomic.Int64
+}
+
+// DefaultMaxWrite is the largest file an FS writes unless LimitWrites says
+// otherwise (limits.write_bytes).
+const DefaultMaxWrite = 1 << 20
+
+// LimitWrites sets the largest file WriteFile and ApplyEdits write, in bytes
+// (≤ 0: DefaultMaxWrite). A larger one is refused with a *PathError saying
+// why: a model that writes tens of megabytes is stuck, not working.
+func (f *FS) LimitWrites(n int64) {
+	if n <= 0 {
+		n = DefaultMaxWrite
+	}
+	f.maxWrite.Store(n)
+}
+
+// checkSize refuses data over the write limit.
+func (f *FS) checkSize(shown string, n int) error {
+	limit := f.maxWrite.Load()
+	if limit <= 0 {
+		limit = DefaultMaxWrite
+	}
+	if int64(n) > limit {
+		return &PathError{Path: shown, Reason: fmt.Sprintf("%d bytes is over the %d bytes one file may have (limits.write_bytes): write smaller files, or a script that generates the data", n, limit)}
+	}
+	return nil
 }
 
 // Open returns an FS confined to root, which must be an existing directory.
@@ -105,8 +134,28 @@ func (f *FS) Exists(p string) (bool, error) {
 
 // WriteFile writes data atomically: a temporary file in the same directory,
 // fsync, then rename over the target. Parent directories are created; an
-// existing file keeps its permissions, a new one gets 0644.
+// existing file keeps its permissions, a new one gets 0644. Data over the
+// write limit (LimitWrites) is refused.
 func (f *FS) WriteFile(p string, data []byte) error {
+	rel, err := f.resolve(p, false)
+	if err != nil {
+		return err
+	}
+	if err := f.checkSize(p, len(data)); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(f.root)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	defer root.Close()
+	return writeAtomic(root, p, rel, data)
+}
+
+// Restore writes back content read from the FS before (undoing a change):
+// as WriteFile, but without the write limit, since the content was there
+// already and a limit must never keep a broken change in place.
+func (f *FS) Restore(p string, data []byte) error {
 	rel, err := f.resolve(p, false)
 	if err != nil {
 		return err

@@ -230,3 +230,33 @@ func TestWriteThroughSymlinkKeepsTheLink(t *testing.T) {
 		t.Errorf("real.txt = %q", s)
 	}
 }
+
+// A write over the limit is refused with the reason, whole or as an edit's
+// result, and nothing is written; the default limit is 1 MB.
+func TestWritesOverTheLimitAreRefused(t *testing.T) {
+	f, dir := newFS(t, map[string]string{"a.txt": "small\n"})
+	big := strings.Repeat("x", DefaultMaxWrite+1)
+	err := f.WriteFile("big.txt", []byte(big))
+	var pe *PathError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "limits.write_bytes") || !strings.Contains(err.Error(), "1048577 bytes") {
+		t.Fatalf("a 1 MB + 1 write: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "big.txt")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the refused file was written")
+	}
+	f.LimitWrites(100)
+	if err := f.WriteFile("ok.txt", []byte(strings.Repeat("y", 100))); err != nil {
+		t.Errorf("a write at the limit: %v", err)
+	}
+	_, err = f.Apply([]Edit{{Path: "a.txt", Search: "small\n", Replace: strings.Repeat("z", 200)}})
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "200 bytes") {
+		t.Fatalf("an edit growing the file past the limit: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(data) != "small\n" {
+		t.Errorf("the refused edit changed the file: %q", data)
+	}
+	// Putting back what was there is never refused.
+	if err := f.Restore("a.txt", []byte(big)); err != nil {
+		t.Errorf("Restore over the limit: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/sandbox"
 )
 
@@ -228,7 +229,9 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	b := t.buf
+	// Redact before cutting: a cut through a secret leaves a part no
+	// rule recognises. The buffer holds at most 2*max bytes.
+	b := redact.Default().Bytes(t.buf)
 	if len(b) > t.max {
 		b = b[len(b)-t.max:]
 	}

@@ -67,7 +67,8 @@ type Repo struct {
 }
 
 // OpenRepo finds the git repository containing dir. It fails with
-// ErrNotGitRepo when there is none and ErrNoCommits when HEAD has no commit.
+// ErrNotGitRepo when there is none, ErrBareRepo for a bare repository (no
+// work tree) and ErrNoCommits when HEAD has no commit.
 func OpenRepo(ctx context.Context, dir string) (*Repo, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -79,8 +80,10 @@ func OpenRepo(ctx context.Context, dir string) (*Repo, error) {
 	out, err := runGit(ctx, abs, nil, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir")
 	if err != nil {
 		var ge *GitError
-		if errors.As(err, &ge) && (strings.Contains(ge.Stderr, "not a git repository") ||
-			strings.Contains(ge.Stderr, "must be run in a work tree")) {
+		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "must be run in a work tree") {
+			return nil, fmt.Errorf("%s: %w", abs, ErrBareRepo)
+		}
+		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "not a git repository") {
 			return nil, fmt.Errorf("%s: %w", abs, ErrNotGitRepo)
 		}
 		return nil, fmt.Errorf("open repository %s: %w", dir, err)

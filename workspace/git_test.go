@@ -30,6 +30,13 @@ func TestOpenRepoErrors(t *testing.T) {
 	if _, err := OpenRepo(bg(), filepath.Join(plain, "missing")); err == nil {
 		t.Error("missing dir accepted")
 	}
+	// A bare repository is not "not a git repository": it has its own advice.
+	bare := t.TempDir()
+	git(t, bare, "init", "-q", "--bare")
+	_, err = OpenRepo(bg(), bare)
+	if !errors.Is(err, ErrBareRepo) || strings.Contains(err.Error(), "git init") || !strings.Contains(err.Error(), "git clone") {
+		t.Fatalf("bare repository: %v, want ErrBareRepo with a clone", err)
+	}
 }
 
 func TestOpenRepoFromSubdirectory(t *testing.T) {

@@ -49,9 +49,21 @@ when named with --force; a run in progress never is.`,
 				}
 				return err
 			}
-			runs, err := app.ListRuns(ctx)
+			runs, damaged, err := run.Runs(ctx, app)
 			if err != nil {
 				return err
+			}
+			for id, derr := range damaged {
+				switch {
+				case len(args) == 1 && id == args[0]:
+					// Its status cannot be read: only --force cleans it.
+					if !force {
+						return usageErr("run %s is damaged (%v) and its status cannot be read: lemmings clean %s --force (--prune removes its records too)", id, derr, id)
+					}
+					runs = append(runs, graph.RunInfo{ID: id})
+				case len(args) == 0:
+					fmt.Fprintf(a.stderr, "warning: run %s is damaged, left alone (%v): %s\n", id, derr, run.DamagedAdvice(id))
+				}
 			}
 			var todo []graph.RunInfo
 			for _, r := range runs {

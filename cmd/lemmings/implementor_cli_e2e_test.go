@@ -114,7 +114,7 @@ func newCLICase(t *testing.T, runs []map[string]any, limits, cliExtra string, en
 	k.config = scriptedConfig(k.srv.URL(), "blocking") + limits + fmt.Sprintf(`implementor:
   backend: cli
   cli:
-    command: [%q, --script, %q, --prompt, "{prompt}"]
+    command: [%q, --script, %q, --prompt-file, "{prompt_file}"]
     format: qwen-stream-json
 %s`, fakeCLIBin(t), k.script, cliExtra)
 	// The fake CLI keeps its run counter next to its script and records
@@ -429,7 +429,7 @@ func TestAMissingCLIFailsTheRunBeforeAnyModelCallAndDoctorSaysHowToInstall(t *te
 	}
 	// A preset this build lacks, or a key reference that is not set, is the
 	// configuration's fault: exit 2.
-	c.config(scriptedConfig(srv.URL(), "blocking") + "implementor:\n  backend: cli\n  cli:\n    command: [fakecli, '{prompt}']\n    env: {K: '${NOT_SET_ANYWHERE}'}\n")
+	c.config(scriptedConfig(srv.URL(), "blocking") + "implementor:\n  backend: cli\n  cli:\n    command: [fakecli, '{prompt_file}']\n    env: {K: '${NOT_SET_ANYWHERE}'}\n")
 	expectExit(t, c, repo, exitUsage, []string{"run", "fix the mean"}, "implementor.cli.env.K: ${NOT_SET_ANYWHERE} is not set")
 }
 

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,7 +22,7 @@ import (
 
 // pickRun returns the run named in args, or the most recent run that want
 // accepts (want nil: any run).
-func pickRun(ctx context.Context, root string, args []string, want func(graph.RunInfo) bool) (string, error) {
+func (a *app) pickRun(ctx context.Context, root string, args []string, want func(graph.RunInfo) bool) (string, error) {
 	store, err := inspect.Open(root)
 	if err != nil {
 		if len(args) == 1 {
@@ -27,16 +30,19 @@ func pickRun(ctx context.Context, root string, args []string, want func(graph.Ru
 		}
 		return "", err
 	}
-	return pickFrom(ctx, store, args, want)
+	return a.pickFrom(ctx, store, args, want)
 }
 
 // pickFrom is pickRun on a store already open.
-func pickFrom(ctx context.Context, store *inspect.Store, args []string, want func(graph.RunInfo) bool) (string, error) {
+func (a *app) pickFrom(ctx context.Context, store *inspect.Store, args []string, want func(graph.RunInfo) bool) (string, error) {
 	id := ""
 	if len(args) == 1 {
 		id = args[0]
 	}
 	picked, err := store.Pick(ctx, id, want)
+	if err == nil {
+		warnDamaged(ctx, store, picked, a.stderr)
+	}
 	if errors.Is(err, inspect.ErrNoSuchRun) {
 		return "", usageErr("%v", err)
 	}
@@ -44,6 +50,18 @@ func pickFrom(ctx context.Context, store *inspect.Store, args []string, want fun
 		return "", errNoMatchingRun
 	}
 	return picked, err
+}
+
+// warnDamaged names the damaged runs other than the one a command works on,
+// with what to do about them: one damaged run never stops a command about
+// another, and is not forgotten either.
+func warnDamaged(ctx context.Context, store *inspect.Store, picked string, w io.Writer) {
+	damaged := store.Damaged(ctx)
+	for _, id := range slices.Sorted(maps.Keys(damaged)) {
+		if id != picked {
+			fmt.Fprintf(w, "warning: %v\n", damaged[id])
+		}
+	}
 }
 
 // errNoMatchingRun: runs exist, but none is what the command wants.
@@ -60,7 +78,7 @@ func (a *app) loadRun(ctx context.Context, args []string) (string, graph.Snapsho
 		}
 		return "", none, err
 	}
-	id, err := pickFrom(ctx, store, args, nil)
+	id, err := a.pickFrom(ctx, store, args, nil)
 	if err != nil {
 		return "", none, err
 	}
@@ -88,14 +106,25 @@ func newRunsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var damaged []error
 			for _, r := range runs {
 				status := r.DisplayStatus()
 				remit, done, failed := r.State.Remit, r.State.TasksCompleted, r.State.TasksFailed
 				if a.jsonOut {
-					a.printJSON(map[string]any{"run_id": r.ID, "status": status, "updated": r.Updated, "remit": remit, "tasks_completed": done, "tasks_failed": failed})
+					out := map[string]any{"run_id": r.ID, "status": status, "updated": r.Updated, "remit": remit, "tasks_completed": done, "tasks_failed": failed}
+					if r.Err != nil {
+						out["error"] = r.Err.Error()
+					}
+					a.printJSON(out)
 					continue
 				}
 				fmt.Fprintf(a.stdout, "%-28s %-20s %s  %2d done %2d failed  %s\n", r.ID, status, r.Updated.Local().Format("2006-01-02 15:04"), done, failed, textutil.Clip(remit, 60))
+				if r.Err != nil {
+					damaged = append(damaged, r.Err)
+				}
+			}
+			for _, err := range damaged {
+				fmt.Fprintf(a.stderr, "warning: %v\n", err)
 			}
 			if len(runs) == 0 && !a.jsonOut {
 				fmt.Fprintln(a.stdout, `no runs yet: lemmings run "remit"`)
@@ -180,7 +209,7 @@ func newReportCmd(a *app) *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root := a.repoRoot()
-			id, err := pickRun(cmd.Context(), root, args, nil)
+			id, err := a.pickRun(cmd.Context(), root, args, nil)
 			if err != nil {
 				return err
 			}
@@ -266,7 +295,7 @@ func newLogCmd(a *app) *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root := a.repoRoot()
-			id, err := pickRun(cmd.Context(), root, args, nil)
+			id, err := a.pickRun(cmd.Context(), root, args, nil)
 			if err != nil {
 				return err
 			}

@@ -108,7 +108,9 @@ func (a *app) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, addr, tok
 	fmt.Fprintf(a.stdout, "lemmings mcp: http://%s%s\nrepository: %s\n", net.JoinHostPort(host, port), mcpserver.HTTPPath, root)
 	switch {
 	case printed:
-		fmt.Fprintf(a.stdout, "token: %s\nnot a loopback address: every request needs the header Authorization: Bearer <token> (anyone with it can start runs; no TLS: prefer an SSH tunnel on untrusted networks; --token-file keeps one token across restarts)\n", token)
+		// Not redacted: the token is this server's own, made for the user to give its clients.
+		fmt.Fprintf(a.rawStdout, "token: %s\n", token)
+		fmt.Fprintf(a.stdout, "not a loopback address: every request needs the header Authorization: Bearer <token> (anyone with it can start runs; no TLS: prefer an SSH tunnel on untrusted networks; --token-file keeps one token across restarts)\n")
 	case token != "":
 		fmt.Fprintf(a.stdout, "every request needs the header Authorization: Bearer <the token in %s>\n", tokenFile)
 	}

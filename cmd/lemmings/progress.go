@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -78,7 +79,7 @@ func newReplay(w io.Writer, jsonOut bool) *progress {
 
 // terminalWidth is the width of the terminal w writes to (80 when unknown).
 func terminalWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok {
+	if f, ok := fileOf(w); ok {
 		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
 			return cols
 		}
@@ -96,8 +97,22 @@ func fitWidth(line string, width int) string {
 	return runewidth.Truncate(line, width-1, "…")
 }
 
+// fileOf finds the file under w's wrappers (the redacting writer).
+func fileOf(w io.Writer) (*os.File, bool) {
+	for {
+		switch x := w.(type) {
+		case *os.File:
+			return x, true
+		case interface{ Unwrap() io.Writer }:
+			w = x.Unwrap()
+		default:
+			return nil, false
+		}
+	}
+}
+
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := fileOf(w)
 	if !ok {
 		return false
 	}
@@ -233,7 +248,8 @@ func (p *progress) printf(format string, args ...any) {
 
 func (p *progress) liveLine() {
 	line := strings.Join(strings.Fields(fmt.Sprintf("%s %s %s %s", p.elapsed(), p.node, p.task, p.summary())), " ")
-	line = fitWidth(line, p.width)
+	// Redacted before it is fitted: the writer's redaction may not lengthen it past the width.
+	line = fitWidth(redact.String(line), p.width)
 	fmt.Fprint(p.w, "\r\033[K"+line)
 	p.lastLen = len(line)
 }

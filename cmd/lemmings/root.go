@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -52,10 +55,18 @@ type app struct {
 	demo   demoMode
 	stdout io.Writer
 	stderr io.Writer
+	// rawStdout is stdout without redaction, for the one secret lemmings
+	// prints on purpose: the access token lemmings serve made for this user.
+	rawStdout io.Writer
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
-	a := &app{stdout: stdout, stderr: stderr}
+	// Everything a command prints goes through the process's redaction:
+	// progress, messages, --json, status, log, report.
+	red := redact.Default()
+	red.LearnEnv(os.Environ())
+	a := &app{stdout: red.Writer(stdout), stderr: red.Writer(stderr), rawStdout: stdout}
+	stdout, stderr = a.stdout, a.stderr
 	root := &cobra.Command{
 		Use:   "lemmings",
 		Short: "Carry out a remit on a repository with a team of local and cloud LLM agents",
@@ -72,7 +83,17 @@ then lemmings doctor, and lemmings run "what to do".`,
 			if c.Name() == "demo" || c.Name() == "help" || c.Name() == "version" {
 				return nil
 			}
-			return existingDir("-C", a.dir)
+			if err := existingDir("-C", a.dir); err != nil {
+				return err
+			}
+			root := a.repoRoot()
+			// A .lemmings that is a link or a file is refused before any
+			// command reads or writes through it.
+			if err := run.CheckDataDir(root); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			red.LearnRepo(root) // its .env values are secrets too
+			return nil
 		},
 	}
 	root.SetVersionTemplate("lemmings {{.Version}}\n")
@@ -124,12 +145,13 @@ func execute(args []string) int {
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
+	stderr := redact.Default().Writer(os.Stderr)
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintln(os.Stderr, "lemmings:", msg)
+		fmt.Fprintln(stderr, "lemmings:", msg)
 	}
 	var le *llm.Error
 	if errors.As(err, &le) && le.Hint != "" && !strings.Contains(err.Error(), le.Hint) {
-		fmt.Fprintln(os.Stderr, "  fix:", le.Hint)
+		fmt.Fprintln(stderr, "  fix:", le.Hint)
 	}
 	return code
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/signal"
@@ -22,7 +23,7 @@ import (
 )
 
 func newRunCmd(a *app) *cobra.Command {
-	var plan, approve, runID string
+	var plan, approve, remitFile, runID string
 	var planExample, quick, full bool
 	cmd := &cobra.Command{
 		Use:   `run "remit"`,
@@ -45,8 +46,11 @@ lemmings resume continues.`,
 			if len(args) == 1 {
 				remit = strings.TrimSpace(args[0])
 			}
-			if remit == "" && plan == "" {
-				return usageErr(`give a remit: lemmings run "what to do" (or --plan plan.yaml)`)
+			if remitFile != "" && len(args) == 1 {
+				return usageErr("give the remit as an argument or with --remit-file, not both")
+			}
+			if remit == "" && plan == "" && remitFile == "" {
+				return usageErr(`give a remit: lemmings run "what to do" (or --remit-file FILE, or --plan plan.yaml)`)
 			}
 			if quick && full {
 				return usageErr("--quick and --full exclude each other")
@@ -72,6 +76,19 @@ lemmings resume continues.`,
 			if err != nil {
 				return err
 			}
+			// Refused before any run or worktree exists: a remit over the
+			// limit, a prompt template that would fail mid-run.
+			if remitFile != "" {
+				if remit, err = readRemit(remitFile, cmd.InOrStdin(), cfg.Limits.RemitBytes); err != nil {
+					return err
+				}
+			}
+			if err := run.CheckRemit(remit, cfg.Limits.RemitBytes); err != nil {
+				return usageErr("%v", err)
+			}
+			if _, err := run.CheckPrompts(root, cfg); err != nil {
+				return usageErr("%v", err)
+			}
 			switch {
 			case quick:
 				cfg.Pipeline.Mode = nodes.PipelineQuick
@@ -85,6 +102,7 @@ lemmings resume continues.`,
 			}, root, cfg)
 		},
 	}
+	cmd.Flags().StringVar(&remitFile, "remit-file", "", "read the remit from a file (- reads standard input); at most limits.remit_bytes")
 	cmd.Flags().StringVar(&plan, "plan", "", "operator plan (YAML): milestones with tasks and acceptance criteria; skips the ScopeAgent")
 	cmd.Flags().BoolVar(&planExample, "plan-example", false, "print an example --plan file and exit")
 	cmd.Flags().StringVar(&approve, "approve", "", "pause for a human: milestones (after planning) or tasks (before each task)")
@@ -95,6 +113,42 @@ lemmings resume continues.`,
 	cmd.Flags().StringVar(&runID, "run-id", "", "name of the new run (default: its start time and a random suffix)")
 	_ = cmd.Flags().MarkHidden("run-id")
 	return cmd
+}
+
+// readRemit reads a remit from a file or, for "-", from stdin, reading no
+// more than one byte past the limit.
+func readRemit(name string, stdin io.Reader, limit int) (string, error) {
+	src := stdin
+	shown := "standard input"
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return "", usageErr("--remit-file: %v", err)
+		}
+		defer f.Close()
+		src, shown = f, name
+	}
+	if limit <= 0 {
+		limit = 1 << 30
+	}
+	data, err := io.ReadAll(io.LimitReader(src, int64(limit)+1))
+	if err != nil {
+		return "", usageErr("--remit-file %s: %v", shown, err)
+	}
+	if len(data) > limit {
+		size := 0 // standard input is read no further than the limit
+		if f, ok := src.(*os.File); ok && name != "-" {
+			if fi, err := f.Stat(); err == nil {
+				size = int(fi.Size())
+			}
+		}
+		return "", usageErr("--remit-file %s: %v", shown, &run.RemitError{Size: size, Limit: limit})
+	}
+	remit := strings.TrimSpace(string(data))
+	if remit == "" {
+		return "", usageErr("--remit-file %s is empty: write what to do in it", shown)
+	}
+	return remit, nil
 }
 
 func newResumeCmd(a *app) *cobra.Command {
@@ -120,11 +174,13 @@ func newResumeCmd(a *app) *cobra.Command {
 			}
 			id := ""
 			if len(args) == 1 {
-				if id, err = pickRun(cmd.Context(), root, args, nil); err != nil {
+				if id, err = a.pickRun(cmd.Context(), root, args, nil); err != nil {
 					return err
 				}
 			} else if id, err = run.LatestResumable(cmd.Context(), root); err != nil {
 				return err
+			} else if store, err := inspect.Open(root); err == nil {
+				warnDamaged(cmd.Context(), store, id, a.stderr)
 			}
 			// The run goes on with the choices it was started with; a flag
 			// given now overrides one and is recorded.
@@ -271,7 +327,7 @@ func newHaltCmd(a *app) *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root := a.repoRoot()
-			id, err := pickRun(cmd.Context(), root, args, func(r graph.RunInfo) bool { return r.Active })
+			id, err := a.pickRun(cmd.Context(), root, args, func(r graph.RunInfo) bool { return r.Active })
 			if errors.Is(err, errNoMatchingRun) {
 				return fmt.Errorf("no run is running in %s: nothing to halt (lemmings runs lists the runs)", root)
 			}

@@ -63,10 +63,12 @@ It listens on 127.0.0.1:7766. Any other address needs the token printed at start
 			if token != "" {
 				query = "?token=" + token
 			}
-			fmt.Fprintf(a.stdout, "lemmings serve: http://%s/%s\nrepository: %s\n", net.JoinHostPort(host, port), query, root)
+			// Not redacted: the token is this server's own, made for the user to open it.
+			fmt.Fprintf(a.rawStdout, "lemmings serve: http://%s/%s\n", net.JoinHostPort(host, port), query)
+			fmt.Fprintf(a.stdout, "repository: %s\n", root)
 			if token != "" {
 				if name, err := os.Hostname(); err == nil {
-					fmt.Fprintf(a.stdout, "from other machines: http://%s/%s\n", net.JoinHostPort(name, port), query)
+					fmt.Fprintf(a.rawStdout, "from other machines: http://%s/%s\n", net.JoinHostPort(name, port), query)
 				}
 				fmt.Fprintln(a.stdout, "not a loopback address: the token in the URL is required (anyone with it can act on your runs; no TLS: prefer an SSH tunnel on untrusted networks)")
 			}

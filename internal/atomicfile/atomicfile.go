@@ -9,20 +9,28 @@
 package atomicfile
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 )
 
 // WriteFile writes data to path with permissions perm, creating the
-// directories above it. Either the whole new content is at path afterwards or
+// directories above it (0700 for a private file, one that only its owner may
+// read; else 0755). Either the whole new content is at path afterwards or
 // the old content (or nothing) is; the temporary file never outlives a failed
 // call.
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	dirPerm := fs.FileMode(0o755)
+	if perm&0o077 == 0 {
+		dirPerm = 0o700
+	}
+	if err := os.MkdirAll(filepath.Dir(path), dirPerm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return Write(path, perm, func(f *os.File) error {
@@ -81,4 +89,55 @@ func syncDir(dir string) error {
 		err = cerr
 	}
 	return err
+}
+
+// WriteIn is WriteFile confined to root: name is relative to it, and no
+// symbolic link can take the file, or the directories created for it,
+// outside root (os.Root refuses the path instead).
+func WriteIn(root *os.Root, name string, data []byte, perm fs.FileMode) error {
+	name = filepath.ToSlash(filepath.Clean(name))
+	dir := path.Dir(name)
+	dirPerm := fs.FileMode(0o755)
+	if perm&0o077 == 0 {
+		dirPerm = 0o700
+	}
+	if dir != "." {
+		if err := root.MkdirAll(dir, dirPerm); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := path.Join(dir, "."+path.Base(name)+".tmp-"+hex.EncodeToString(rnd[:]))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm) // the umask may have narrowed it
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if runtime.GOOS != "windows" {
+		if d, err := root.Open(dir); err == nil {
+			serr := d.Sync()
+			d.Close()
+			if serr != nil && !errors.Is(serr, errors.ErrUnsupported) && !errors.Is(serr, os.ErrInvalid) {
+				return fmt.Errorf("write %s: sync directory: %w", name, serr)
+			}
+		}
+	}
+	return nil
 }

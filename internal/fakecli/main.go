@@ -3,7 +3,7 @@
 // invocation takes the next run of the script (a counter file sits next to
 // it), so a test scripts several attempts.
 //
-//	fakecli --script run.json [--prompt "…"]   (no --prompt: read from stdin)
+//	fakecli --script run.json [--prompt-file FILE]   (no --prompt-file: read from stdin)
 package main
 
 import (
@@ -63,9 +63,18 @@ type Replace struct {
 
 func main() {
 	script := flag.String("script", "", "the script (JSON)")
-	prompt := flag.String("prompt", "", "the prompt (default: standard input)")
+	promptFile := flag.String("prompt-file", "", "a file holding the prompt (default: standard input)")
 	flag.Parse()
-	if err := run(*script, *prompt); err != nil {
+	prompt := ""
+	if *promptFile != "" {
+		b, err := os.ReadFile(*promptFile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fakecli:", err)
+			os.Exit(70)
+		}
+		prompt = string(b)
+	}
+	if err := run(*script, prompt); err != nil {
 		fmt.Fprintln(os.Stderr, "fakecli:", err)
 		os.Exit(70)
 	}

@@ -5,13 +5,20 @@ package textutil
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/lemmings-dev/lemmings/internal/redact"
 )
 
 // Clip returns s cut to at most n bytes, on a rune boundary, with "…" added
 // when it cut something. Limits are in bytes because they bound prompts, logs
-// and files; a cut never leaves half a UTF-8 character.
+// and files; a cut never leaves half a UTF-8 character. Text it cuts is
+// redacted first (internal/redact): a cut through a secret would leave a
+// start no rule recognises any more, while the whole secret is caught.
 func Clip(s string, n int) string {
 	if len(s) <= n {
+		return s
+	}
+	if s = redact.String(s); len(s) <= n {
 		return s
 	}
 	cut := max(n, 0)

@@ -55,6 +55,12 @@
   var es = new EventSource("/runs/" + encodeURIComponent(id) + "/events?from=" + encodeURIComponent(run.dataset.from || "0"));
   es.onopen = function () { if (state) { state.textContent = "live"; } };
   es.onerror = function () { if (state) { state.textContent = "reconnecting"; } };
+  // The server ends the stream of a run that stopped with "end" (and
+  // answers a reconnection with 204, which stops the browser retrying).
+  es.addEventListener("end", function () {
+    es.close();
+    if (state) { state.textContent = "ended"; }
+  });
   es.onmessage = function (m) {
     var ev;
     try { ev = JSON.parse(m.data); } catch (e) { return; }

@@ -1,4 +1,4 @@
-package llm
+package redact
 
 import (
 	"bufio"
@@ -114,7 +114,7 @@ func TestRedactGitleaksCorpus(t *testing.T) {
 	if raceEnabled {
 		t.Skip("single-goroutine measurement, minutes under -race: run by the plain pass of make test")
 	}
-	s := scoreCorpus(loadGitleaksCorpus(t), Redact)
+	s := scoreCorpus(loadGitleaksCorpus(t), String)
 	t.Logf("positives caught %d/%d (%.1f%%), negatives changed %d/%d (%.1f%%); negatives of one rule that are positives of another: %d, changed %d",
 		s.caught, s.positives, 100*s.caughtShare(), s.changed, s.negatives, 100*s.changedShare(), s.crossRule, s.crossRuleChanged)
 	if s.caughtShare() < 0.95 {
@@ -128,10 +128,10 @@ func TestRedactGitleaksCorpus(t *testing.T) {
 }
 
 func BenchmarkRedactGitleaksCorpus(b *testing.B) {
-	rules := loadGitleaksCorpus(b)
+	corpus := loadGitleaksCorpus(b)
 	var s corpusScore
 	var bytes int64
-	for _, r := range rules {
+	for _, r := range corpus {
 		for _, x := range append(append([]string(nil), r.TPs...), r.FPs...) {
 			bytes += int64(len(x))
 		}
@@ -139,7 +139,7 @@ func BenchmarkRedactGitleaksCorpus(b *testing.B) {
 	b.SetBytes(bytes)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s = scoreCorpus(rules, redact) // not the memo: every string is scanned
+		s = scoreCorpus(corpus, rules) // not the memo: every string is scanned
 	}
 	b.ReportMetric(100*s.caughtShare(), "caught-%")
 	b.ReportMetric(100*s.changedShare(), "changed-%")

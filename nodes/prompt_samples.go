@@ -1,0 +1,30 @@
+package nodes
+
+// PromptSamples returns, for each prompt template, samples of the data the
+// workflow executes it with: every field empty, then every field set (so
+// both sides of an {{if}} run). A template — an override under
+// .lemmings/prompts — that names a field its data lacks then fails before a
+// run starts (run.CheckPrompts), not in the middle of one. Templates
+// rendered without data get nil.
+func PromptSamples() map[string][]any {
+	ex := implExamples{File: "pkg/example.go", Symbol: "Example", Lang: "go", Fence: "go", Ext: ".go", Dir: "pkg", NewFile: "pkg/helpers.go",
+		UnitHead: "func Example() int {", UnitTail: "}", BodyIndent: "\t", SearchText: "\tcount := 0\n", ReplaceText: "\tcount := 1\n", Content: "package pkg\n"}
+	tools, _ := toolDocsFor(true, ex)
+	jsonTools, _ := toolDocsFor(false, implExamples{})
+	sup := []any{supervisorData{}, supervisorData{Bootstrap: true, Trigger: "milestone_complete"}}
+	return map[string][]any{
+		NodeScope: {scopeData{}, scopeData{Remit: "remit", Feedback: "feedback", MaxFiles: 2, MaxChars: 600}},
+		NodePlanner: {plannerData{}, plannerData{MilestoneID: "M1", Polish: true, Feedback: "feedback", TaskTitle: "task",
+			Attempt: 2, MaxAttempts: 3, Approval: "reason", MaxFiles: 2, MaxChars: 600, CanSplit: true}},
+		NodeImplementor:          {implData{Tools: jsonTools}, implData{Text: true, Tools: tools, Ex: ex}},
+		NodeImplementor + "_cli": {nil},
+		NodeQA:                   {nil},
+		NodeAssessor:             {assessorData{}, assessorData{Reason: "milestone", MilestoneID: "M1", Tasks: 3}, assessorData{Reason: "failure"}},
+		LabelArchitect:           {nil},
+		"summarizer":             {nil},
+		LabelShared:              {nil},
+		SupCodeStyle:             sup,
+		SupDesign:                sup,
+		SupInternaliser:          sup,
+	}
+}

@@ -1,0 +1,126 @@
+package run
+
+// The .lemmings folder: where it is, that it is lemmings' own, and who may
+// read it.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/redact"
+	"github.com/lemmings-dev/lemmings/nodes"
+)
+
+// DataRoot returns the repository's .lemmings folder, creating it (0700)
+// when missing and narrowing an existing one to 0700: it holds every run's
+// state, prompts, logs and worktrees, which are the user's only.
+// CheckDataDir's refusals apply.
+func DataRoot(root string) (string, error) {
+	dir := filepath.Join(root, DataDir)
+	err := CheckDataDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("create %s: %w", dir, err)
+		}
+		return dir, CheckDataDir(root) // created meanwhile by someone else: check again
+	}
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		_ = os.Chmod(dir, 0o700) // best effort: a folder of another owner stays as it is
+	}
+	return dir, nil
+}
+
+// CheckDataDir refuses a .lemmings that is a symbolic link or not a
+// directory: a symlink committed in the repository would move every run's
+// data, prompts and worktrees wherever it points. A missing one gives an
+// error matching fs.ErrNotExist.
+func CheckDataDir(root string) error {
+	dir := filepath.Join(root, DataDir)
+	fi, err := os.Lstat(dir)
+	switch {
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		to, _ := os.Readlink(dir)
+		return &LayoutError{Path: dir, Problem: fmt.Sprintf("is a symbolic link (to %s)", to),
+			Fix: "remove it (git rm --cached " + DataDir + " if it is committed, then rm " + DataDir + "); lemmings creates its own folder there, and will not follow a link out of the repository"}
+	case !fi.IsDir():
+		return &LayoutError{Path: dir, Problem: "is not a directory",
+			Fix: "remove or rename that file (git rm --cached " + DataDir + " if it is committed); lemmings keeps its runs in a folder of that name"}
+	}
+	return nil
+}
+
+// LayoutError: lemmings' folder in the repository is not one it can use.
+type LayoutError struct {
+	Path, Problem, Fix string
+}
+
+func (e *LayoutError) Error() string {
+	return fmt.Sprintf("%s %s: %s", e.Path, e.Problem, e.Fix)
+}
+
+// Runs lists the stored runs as ListRuns does; runs that cannot be read are
+// left out of the list and returned apart, with why, so that one damaged run
+// never stops a command about another.
+func Runs(ctx context.Context, app *graph.Compiled[nodes.WorkflowState]) ([]graph.RunInfo, map[string]error, error) {
+	runs, err := app.ListRuns(ctx)
+	if dr := (*graph.DamagedRunsError)(nil); errors.As(err, &dr) {
+		return runs, dr.Runs, nil
+	}
+	return runs, nil, err
+}
+
+// DamagedAdvice says what to do about a run whose checkpoints cannot be
+// read: its branch keeps its commits; its records can only be removed.
+func DamagedAdvice(id string) string {
+	return fmt.Sprintf("its checkpoints cannot be read; its commits are on branch lemmings/%s. lemmings clean %s --force --prune removes the run's worktree and records", id, id)
+}
+
+// learnSecrets teaches the process's redaction the values it must never show:
+// lemmings' own keys from the environment and the repository's .env values.
+func learnSecrets(root string) {
+	red := redact.Default()
+	red.LearnEnv(os.Environ())
+	red.LearnRepo(root)
+}
+
+// redactedMarks lists the [REDACTED:…] marks in text, for a warning.
+func redactedMarks(text string) string {
+	marks := reMark.FindAllString(text, -1)
+	slices.Sort(marks)
+	return strings.Join(slices.Compact(marks), ", ")
+}
+
+var reMark = regexp.MustCompile(`\[REDACTED:[^\]]*\]`)
+
+// RemitError: the remit is over limits.remit_bytes. Size is 0 when only
+// "more than Limit" is known (a stream read no further).
+type RemitError struct{ Size, Limit int }
+
+func (e *RemitError) Error() string {
+	size := fmt.Sprintf("%d bytes", e.Size)
+	if e.Size <= e.Limit {
+		size = fmt.Sprintf("more than %d bytes", e.Limit)
+	}
+	return fmt.Sprintf("the remit is %s, over the limit of %d (limits.remit_bytes): it goes into every planning prompt. Put the details in a file of the repository and name it in the remit, or give a plan (--plan plan.yaml)", size, e.Limit)
+}
+
+// CheckRemit refuses a remit over limit bytes (≤ 0: no limit).
+func CheckRemit(remit string, limit int) error {
+	if limit > 0 && len(remit) > limit {
+		return &RemitError{Size: len(remit), Limit: limit}
+	}
+	return nil
+}
