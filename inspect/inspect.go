@@ -63,16 +63,26 @@ type Run struct {
 	Err   error
 }
 
-// DisplayStatus is the status as the CLI prints it: a run stored as running
-// that no process holds is a crashed run that lemmings resume continues.
+// Damaged is the status of a run whose checkpoints cannot be read.
+const Damaged = "damaged"
+
+// DisplayStatus is the run's status in the one vocabulary every command and
+// page uses (nodes.RunStatus), or "damaged" when it cannot be read.
 func (r Run) DisplayStatus() string {
 	if r.Err != nil && r.Status == "" {
-		return "damaged"
+		return Damaged
 	}
-	if r.Status == graph.StatusRunning && !r.Active {
-		return "crashed (resumable)"
+	return string(r.Standing().Status)
+}
+
+// Standing is the run's status with the reason and the next step that works.
+// A run stored as running that no process holds has crashed.
+func (r Run) Standing() nodes.Standing {
+	s := r.State
+	if s.RunID == "" {
+		s.RunID = r.ID
 	}
-	return string(r.Status)
+	return nodes.StandingOf(nodes.Stored{Status: r.Status, Active: r.Active, Reason: r.Reason, Error: r.Error}, &s)
 }
 
 // CostUSD is the run's spend so far over every role.

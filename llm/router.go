@@ -263,6 +263,9 @@ func (r *Router) Chat(ctx context.Context, req Request) (Response, error) {
 	if fallback && len(req.Tools) > 0 {
 		sent = withToolPrompt(base)
 	}
+	if observed(ctx) {
+		ctx = context.WithValue(ctx, labelKey{}, req.Label)
+	}
 	resp, attempts, err := r.withRetry(ctx, ro, func(actx context.Context) (Response, error) { return ro.prov.chat(actx, sent) })
 	var e *Error
 	if errors.As(err, &e) && e.Kind == KindToolsUnsupported && len(req.Tools) > 0 && !fallback {
@@ -292,12 +295,14 @@ func (r *Router) Chat(ctx context.Context, req Request) (Response, error) {
 // fails for good, or runs out of attempts.
 func (r *Router) withRetry(ctx context.Context, ro *role, fn func(context.Context) (Response, error)) (Response, int, error) {
 	for attempt := 1; ; attempt++ {
-		resp, err := r.attempt(ctx, ro, fn)
+		resp, err := r.attempt(context.WithValue(ctx, attemptKey{}, attempt), ro, fn)
 		if err == nil {
 			return resp, attempt, nil
 		}
 		e := r.finish(ctx, ro, err)
-		if !e.Retriable || attempt >= r.retry.MaxAttempts {
+		// A timeout is not retried: the same request would keep the run
+		// waiting as long again (retries must not multiply the wait).
+		if !e.Retriable || e.Kind == KindTimeout || attempt >= r.retry.MaxAttempts {
 			return resp, attempt, e
 		}
 		d, ok := r.retry.wait(attempt, e)
@@ -305,6 +310,8 @@ func (r *Router) withRetry(ctx context.Context, ro *role, fn func(context.Contex
 			e.Hint = fmt.Sprintf("the provider asks to wait %s before retrying; %s", e.RetryAfter.Round(time.Second), e.Hint)
 			return resp, attempt, e
 		}
+		observe(ctx, Note{Kind: NoteRetry, Role: ro.name, Model: ro.spec.Model, Label: labelOf(ctx), Attempt: attempt + 1,
+			Err: e.Error(), Wait: d})
 		if err := r.clock.Sleep(ctx, d); err != nil {
 			return resp, attempt, r.finish(ctx, ro, err)
 		}
@@ -322,12 +329,12 @@ func (r *Router) attempt(ctx context.Context, ro *role, fn func(context.Context)
 		return Response{}, ctx.Err()
 	}
 	defer func() { <-sem }()
-	actx, cancel := context.WithTimeout(ctx, ro.timeout)
-	defer cancel()
+	actx, _, stop := startWatchdog(ctx, ro.timeout)
+	defer stop()
 	resp, err := fn(actx)
-	if err != nil && ctx.Err() == nil && actx.Err() == context.DeadlineExceeded {
-		return resp, &Error{Kind: KindTimeout, Retriable: true,
-			Err: fmt.Errorf("no complete reply within %s: %w", ro.timeout, context.DeadlineExceeded)}
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), errStalled) {
+		return resp, &Error{Kind: KindTimeout,
+			Err: fmt.Errorf("the server sent nothing for %s (the first token, or the next one): %w", ro.timeout, context.DeadlineExceeded)}
 	}
 	return resp, err
 }

@@ -47,7 +47,6 @@ func ask[T any](ctx context.Context, d *Deps, s *WorkflowState, c call) (T, llm.
 	req.Variation = c.Variation
 	out, resp, err := llm.Structured[T](ctx, d.Model, req)
 	s.AddUsage(c.Label, totals(resp.Usage))
-	emitReasks(ctx, c.Label, resp.Reasks)
 	if resp.Usage.CostUSD > 0 && (c.Role == RoleSupervisor || c.Role == RolePlanner) {
 		d.spend(ctx, s, resp.Usage.CostUSD) // escalations and a cloud planner share the supervisor budget
 	}
@@ -101,22 +100,6 @@ func (d *Deps) composePrompt(label string, data any, budget int, sections []llm.
 		return llm.Prompt{}, fmt.Errorf("compose %s prompt: %w", label, err)
 	}
 	return p, nil
-}
-
-// emitReasks records each reply that was asked again for: a reply cut off at
-// the length limit ("reply_cut_off", with its length), a runaway
-// ("reply_runaway"), or a whole but unusable one ("reply_unusable").
-func emitReasks(ctx context.Context, label string, reasks []llm.Reask) {
-	for _, r := range reasks {
-		name := "reply_unusable"
-		switch r.Stop {
-		case llm.StopLength:
-			name = "reply_cut_off"
-		case llm.StopRunaway:
-			name = "reply_runaway"
-		}
-		graph.Emit(ctx, name, map[string]any{"label": label, "tokens": r.Tokens, "problem": r.Problem, "reasked": true})
-	}
 }
 
 func emitCall(ctx context.Context, label string, resp llm.Response) {

@@ -71,7 +71,7 @@ inspection. A demo run cannot be resumed: its scripted server ends with it.`,
 				}
 				fmt.Fprintf(a.stdout, "\ninspect: %s\n", inspect)
 			}
-			return runExit(res.Status, res.State.Outcome, err)
+			return runExit(res.Standing, err)
 		},
 	}
 	cmd.Flags().BoolVar(&blocking, "blocking", false, "run supervisors inside the graph step instead of in the background")

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lemmings-dev/lemmings/config"
-	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -23,7 +23,7 @@ const (
 	exitOK          = 0
 	exitFailed      = 1 // the run failed, or could not start (Ollama down, not a repository…)
 	exitUsage       = 2 // bad usage or configuration
-	exitPaused      = 3 // paused for approval or halted: lemmings resume continues it
+	exitPaused      = 3 // paused for approval, or stopped (a halt, the wall time, a limit) before its work was done
 	exitInterrupted = 4 // interrupted (Ctrl-C): lemmings resume continues it
 )
 
@@ -201,19 +201,22 @@ func (a *app) loadConfigFor(root string, supervisorsRun bool, flags map[string]s
 	return cfg, src, nil
 }
 
-// runExit maps a run's end to an exit code and a closing message.
-func runExit(status graph.Status, outcome string, err error) error {
-	switch {
-	case errors.Is(err, graph.ErrPaused) || status == graph.StatusPaused:
+// runExit maps a run's end to its exit code: the status the summary, the
+// report and the run_end event say decides it (README: Exit codes).
+func runExit(st nodes.Standing, err error) error {
+	switch st.Status {
+	case nodes.RunDone:
+		if err != nil {
+			return err
+		}
+		return nil
+	case nodes.RunPaused, nodes.RunStopped:
 		return &exitError{code: exitPaused, err: errors.New("")}
-	case errors.Is(err, graph.ErrHalted) || status == graph.StatusHalted:
-		return &exitError{code: exitPaused, err: errors.New("")}
-	case errors.Is(err, context.Canceled) || status == graph.StatusInterrupted:
+	case nodes.RunInterrupted:
 		return &exitError{code: exitInterrupted, err: errors.New("")}
-	case err != nil:
-		return err
-	case outcome != "done":
-		return &exitError{code: exitFailed, err: errors.New("")}
 	}
-	return nil
+	if errors.Is(err, context.Canceled) {
+		return &exitError{code: exitInterrupted, err: errors.New("")}
+	}
+	return &exitError{code: exitFailed, err: errors.New("")} // the summary said why
 }
