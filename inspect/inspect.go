@@ -342,3 +342,50 @@ func Elapsed(s nodes.WorkflowState, updated time.Time) time.Duration {
 	}
 	return updated.Sub(s.StartedAt)
 }
+
+// Duration is how long a run has run: from its start to now while a
+// process holds it, else to the later of its last checkpoint and its last
+// event. A checkpoint is written only when a step ends, so a run cut off in
+// a long step (a crash, a kill) would otherwise look as short as the steps
+// it finished; the event log goes on during a step (model progress, actions).
+func Duration(root string, r Run, now time.Time) time.Duration {
+	if r.Active {
+		return Elapsed(r.State, now)
+	}
+	end := r.Updated
+	if t := LastEventTime(EventsPath(root, r.ID)); t.After(end) {
+		end = t
+	}
+	return Elapsed(r.State, end)
+}
+
+// LastEventTime is the time of the last complete event of a log (zero when
+// there is none). It reads the end of the file only.
+func LastEventTime(path string) time.Time {
+	f, err := os.Open(path)
+	if err != nil {
+		return time.Time{}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return time.Time{}
+	}
+	const tail = 64 << 10
+	off := max(0, fi.Size()-tail)
+	buf := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return time.Time{}
+	}
+	lines := bytes.Split(buf, []byte("\n"))
+	// The last element follows the last newline: an unfinished line (or empty).
+	for i := len(lines) - 2; i >= 0; i-- {
+		var ev struct {
+			Time time.Time `json:"time"`
+		}
+		if json.Unmarshal(lines[i], &ev) == nil && !ev.Time.IsZero() {
+			return ev.Time
+		}
+	}
+	return time.Time{}
+}

@@ -91,7 +91,7 @@ func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowS
 
 	b.WriteString("## Milestones\n\n")
 	for _, m := range s.Milestones {
-		fmt.Fprintf(b, "- %s [%s] %s\n", m.ID, m.Status, m.Goal)
+		fmt.Fprintf(b, "- %s [%s] %s\n", m.ID, MilestoneShown(m.Status, st), m.Goal)
 	}
 
 	b.WriteString("\n## Tasks done\n\n| task | milestone | title | QA | attempts | commit |\n|---|---|---|---|---|---|\n")

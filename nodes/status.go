@@ -137,3 +137,19 @@ func orNoneRecorded(s string) string {
 	}
 	return s
 }
+
+// MilestoneShown is a milestone's status as a run's board, status and page
+// show it: a run that has ended for good has no active milestone, only
+// done, unfinished and not started ones.
+func MilestoneShown(milestone string, st Standing) string {
+	if st.Resumable || st.Status == RunRunning {
+		return milestone
+	}
+	switch milestone {
+	case MilestoneActive:
+		return "unfinished"
+	case MilestonePending:
+		return "not started"
+	}
+	return milestone
+}

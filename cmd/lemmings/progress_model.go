@@ -76,7 +76,7 @@ func (p *progress) workProgress(name string, data map[string]any) {
 	switch name {
 	case "action":
 		what := firstOf(str(data["path"]), str(data["pattern"]), str(data["query"]), str(data["gate"]))
-		line := fmt.Sprintf("%s   %v #%v %v %s", p.elapsed(), data["task"], data["n"], data["action"], what)
+		line := strings.TrimRight(fmt.Sprintf("%s   %v #%v %v %s", p.elapsed(), data["task"], data["n"], data["action"], what), " ")
 		if r := str(data["result"]); r != "" {
 			line += " → " + r
 		}

@@ -48,6 +48,8 @@ type app struct {
 	noSupervisors bool
 	model         string
 	embedModel    string
+	// verbose prints the models' replies as they stream (run, resume, demo, log).
+	verbose bool
 	// demo says the run being summarised is a demo's (not resumable).
 	demo   demoMode
 	stdout io.Writer
@@ -85,6 +87,7 @@ then lemmings doctor, and lemmings run "what to do".`,
 	pf.BoolVar(&a.noSupervisors, "no-supervisors", false, "run the execution loop without the cloud supervisors")
 	pf.StringVar(&a.model, "model", "", "Ollama model for the primary role (this invocation only)")
 	pf.StringVar(&a.embedModel, "embed-model", "", "Ollama model for the embedding role (this invocation only)")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "print the models' replies as they stream (run, resume, demo, log)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})

@@ -189,6 +189,7 @@ func (a *app) drive(parent context.Context, start func(context.Context, run.Opti
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(a.stdout, a.jsonOut)
+	prog.verbose = a.verbose
 	o := run.Options{RepoDir: root, Config: cfg, Sinks: []graph.Sink{prog}, Warn: a.stderr, Choices: run.ChoicesOf(cfg)}
 	res, err := start(ctx, o)
 	prog.Close()
