@@ -67,7 +67,7 @@ func specs() []spec {
 			accepted: "an integer >= 0", check: checkInt(atLeast(0))},
 		{key: "roles.*.temperature", doc: "Sampling temperature. null: the provider's default.",
 			accepted: "a number from 0 to 2, or null", check: checkTemperature},
-		{key: "roles.*.timeout", doc: "Longest one call may take, retries not included.",
+		{key: "roles.*.timeout", doc: "Longest the server may stay silent in one call: before the first token (loading the model, evaluating the prompt) or between two tokens of a streamed reply (a whole reply when not streamed). A reply that keeps streaming is not cut (its length is bounded by the reply budget, the run by `limits.max_wall_time`). A timeout is not retried. `lemmings doctor` measures the model's speed.",
 			accepted: "a duration > 0 such as 90s, 5m or 1h30m", check: checkDuration(true)},
 		{key: "roles.*.keep_alive", doc: "Ollama `keep_alive`: how long the model stays loaded after a call. A duration, or seconds; negative keeps it loaded; empty: the server's default.",
 			accepted: "a duration such as 30m, an integer number of seconds, or empty", check: checkString(checkKeepAlive)},
@@ -79,7 +79,7 @@ func specs() []spec {
 		{key: "concurrency.local", doc: "Local model calls at once (one GPU: 1).", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "concurrency.cloud", doc: "Cloud model calls at once.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 
-		{key: "retry.max_attempts", doc: "Attempts per model call on transient errors (connection refused, 429, 5xx), the first included.",
+		{key: "retry.max_attempts", doc: "Attempts per model call on transient errors (connection refused, 429, 5xx), the first included. A timeout is not retried, nor a fault after a minute of work: the same request would keep the run waiting as long again.",
 			accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "retry.initial_backoff", doc: "Wait before the first retry; doubles each time, with jitter; a server's `Retry-After` wins.",
 			accepted: "a duration > 0", check: checkDuration(true)},

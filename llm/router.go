@@ -28,7 +28,7 @@ const (
 	DefaultOpenRouterURL = "https://openrouter.ai/api/v1"
 	defaultKeepAlive     = "30m"
 	defaultReplyTokens   = 2048
-	defaultLocalTimeout  = 10 * time.Minute
+	defaultLocalTimeout  = 5 * time.Minute
 	defaultCloudTimeout  = 5 * time.Minute
 )
 
@@ -45,7 +45,7 @@ type RoleSpec struct {
 	MaxNumCtx   int
 	MaxTokens   int // default reply budget; 0: 2048
 	Temperature *float64
-	Timeout     time.Duration // per request; 0: 10m local, 5m cloud
+	Timeout     time.Duration // longest silence of the server per request; 0: 5m local, 5m cloud
 	KeepAlive   string        // Ollama keep_alive: "30m" (default), "-1" forever, "0" unload
 	Options     map[string]any
 	// NoStream asks for whole replies instead of streams. Streaming is the
@@ -295,14 +295,20 @@ func (r *Router) Chat(ctx context.Context, req Request) (Response, error) {
 // fails for good, or runs out of attempts.
 func (r *Router) withRetry(ctx context.Context, ro *role, fn func(context.Context) (Response, error)) (Response, int, error) {
 	for attempt := 1; ; attempt++ {
+		began := r.clock.Now()
 		resp, err := r.attempt(context.WithValue(ctx, attemptKey{}, attempt), ro, fn)
 		if err == nil {
 			return resp, attempt, nil
 		}
 		e := r.finish(ctx, ro, err)
-		// A timeout is not retried: the same request would keep the run
-		// waiting as long again (retries must not multiply the wait).
-		if !e.Retriable || e.Kind == KindTimeout || attempt >= r.retry.MaxAttempts {
+		// A timeout, or a fault after long work (a stream cut after minutes
+		// of generation), is not retried: the same request would keep the
+		// run waiting as long again. Retries must not multiply the wait.
+		long := r.clock.Now().Sub(began) >= longAttempt
+		if !e.Retriable || e.Kind == KindTimeout || long || attempt >= r.retry.MaxAttempts {
+			if long && e.Retriable && e.Kind != KindTimeout {
+				e.Hint = strings.TrimPrefix(e.Hint+"; ", "; ") + fmt.Sprintf("not retried: it failed after %s of work", r.clock.Now().Sub(began).Round(time.Second))
+			}
 			return resp, attempt, e
 		}
 		d, ok := r.retry.wait(attempt, e)
@@ -423,6 +429,9 @@ func parseKeepAlive(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// longAttempt: a request that failed after this long is not sent again.
+const longAttempt = time.Minute
 
 // checkTimeout bounds Check: it asks cheap questions.
 const checkTimeout = 10 * time.Second

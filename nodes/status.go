@@ -64,7 +64,7 @@ func StandingOf(st Stored, s *WorkflowState) Standing {
 			Reason: "its process ended without recording how (killed, crashed, or the machine stopped)",
 			Next:   resume + " continues from the last checkpoint"}
 	case graph.StatusPaused:
-		return Standing{Status: RunPaused, Resumable: true, Reason: orNoneRecorded(st.Reason),
+		return Standing{Status: RunPaused, Resumable: true, Reason: "waiting for a decision: " + orNoneRecorded(st.Reason),
 			Next: resume + ` --approve   (or --reject "why")`}
 	case graph.StatusHalted:
 		reason := st.Reason
@@ -104,8 +104,12 @@ func endedStanding(s *WorkflowState) Standing {
 		return Standing{Status: RunStopped, Reason: orNoneRecorded(s.StopReason),
 			Next: keeps + "; a run stopped at a limit cannot be resumed: raise the limit and start a new run (lemmings run) for the rest"}
 	}
+	fix := "fix the cause"
+	if len(s.Failures) > 0 {
+		fix += " (see Failures in the report)"
+	}
 	return Standing{Status: RunFailed, Reason: orNoneRecorded(s.StopReason),
-		Next: keeps + "; fix the cause (see Failures in the report) and start a new run with lemmings run"}
+		Next: keeps + "; " + fix + " and start a new run with lemmings run"}
 }
 
 // committedTasks counts the tasks whose work is a commit on the branch.

@@ -181,7 +181,7 @@ func TestAFinishedDemoRunAsANewUserMeetsIt(t *testing.T) {
 
 	t.Run("log counts from the run's start", func(t *testing.T) {
 		out := c.run(dir, "log", id).stdout
-		if !strings.HasPrefix(out, "[     0s] scope_agent\n") {
+		if !strings.HasPrefix(out, "[0:00:00] scope_agent\n") {
 			t.Errorf("log starts %q", textutil.FirstLine(out))
 		}
 		if strings.Contains(out, "[ -") || strings.Contains(out, "milestone 0/0") {

@@ -108,7 +108,15 @@ func (a *app) doctor(ctx context.Context) []check {
 	if cfg.RAG.Enabled && cfg.RAG.Embedder == "ollama" && !cfg.Offline {
 		roles = append(roles, config.RoleEmbedding)
 	}
-	out = append(out, modelChecks(cctx, router, cfg, src, roles)...)
+	models := modelChecks(cctx, router, cfg, src, roles)
+	out = append(out, models...)
+	if len(models) > 0 && models[0].Name == "model "+config.RolePrimary && models[0].Status == "ok" {
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		if sp := speedCheck(sctx, router, cfg); sp != nil {
+			out = append(out, *sp)
+		}
+		cancel()
+	}
 	switch {
 	case cfg.Offline:
 		add("supervisors", "ok", "off (offline): nothing leaves for the cloud", "")
