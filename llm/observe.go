@@ -124,7 +124,8 @@ func (m *meter) chunk(text string) {
 func (m *meter) flush(now time.Time) {
 	n := m.note
 	n.Kind, n.Tokens, n.Elapsed, n.Text = NoteProgress, m.tokens, now.Sub(m.start), m.text.String()
-	if gen := now.Sub(m.first); gen > 0 && m.tokens > 1 {
+	// A rate over less than half a second of generation says nothing.
+	if gen := now.Sub(m.first); gen >= time.Second/2 && m.tokens > 1 {
 		n.TokensPerSecond = float64(m.tokens-1) / gen.Seconds()
 	}
 	m.text.Reset()

@@ -37,7 +37,7 @@ func (p *progress) modelProgress(name string, data map[string]any) {
 		}
 		if !p.live && !p.verbose && p.now().Sub(c.lastPlain) >= plainEvery {
 			c.lastPlain = p.now()
-			p.printf("%s   %s: %d tokens so far, %.1f tok/s", p.elapsed(), c.label, c.tokens, c.tokPerS)
+			p.printf("%s   %s: %d tokens so far, %.1f tok/s", p.elapsed(), firstOf(c.label, "model"), c.tokens, c.tokPerS)
 		}
 	case "llm_call":
 		p.flushText()
@@ -112,6 +112,9 @@ func (p *progress) callState() string {
 			s += fmt.Sprintf(" (prompt ~%.1fk tokens)", float64(c.prompt)/1000)
 		}
 		return s
+	}
+	if c.tokPerS <= 0 {
+		return fmt.Sprintf("· %d tokens ·", c.tokens)
 	}
 	return fmt.Sprintf("· %d tokens · %.1f tok/s ·", c.tokens, c.tokPerS)
 }
