@@ -51,7 +51,8 @@ type Config struct {
 	Prompts     Prompts         `yaml:"prompts"`
 	Log         Log             `yaml:"log"`
 	Implementor Implementor     `yaml:"implementor"`
-	// Offline forces supervisors off and the offline RAG embedder.
+	// Offline forces supervisors off, and the offline RAG embedder unless the
+	// embedding role is on Ollama: nothing but the Ollama server is asked.
 	Offline bool `yaml:"offline"`
 }
 

@@ -151,7 +151,7 @@ func specs() []spec {
 			accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 
 		{key: "rag.enabled", doc: "Keep a retrieval index of knowledge and code under `.lemmings/index/`."},
-		{key: "rag.embedder", doc: "`ollama`: the embedding role; `offline`: a model-free embedder (forced by `offline: true`).",
+		{key: "rag.embedder", doc: "`ollama`: the embedding role; `offline`: a model-free embedder (forced by `offline: true` when the embedding role is not on Ollama).",
 			accepted: "ollama, offline", check: checkString(oneOf("ollama", "offline"))},
 		{key: "rag.max_file_bytes", doc: "Files larger than this are not indexed.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "rag.top_k", doc: "Chunks returned by one search.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
@@ -194,7 +194,7 @@ func specs() []spec {
 		{key: "implementor.cli.budget_usd", doc: "Most the CLI may spend in a run, in US dollars, as it reports cost; no new task starts after the one that reached it (its work still goes to QA), and the run ends with a report, as at the other limits. 0: no limit. The CLI's cost is shown in the report and the progress line either way.",
 			accepted: "a number >= 0", check: checkFloat(0, math.Inf(1), false)},
 
-		{key: "offline", doc: "Work with no network: supervisors off, offline RAG embedder. Only local model servers are called."},
+		{key: "offline", doc: "Work with no network but the Ollama server: supervisors off, no cloud planner or architect; the roles on Ollama (primary, summarizer, embedding) are still asked, so an index built with an Ollama embedding model is kept. An embedding role on another provider gives way to the offline embedder."},
 	}
 }
 

@@ -105,7 +105,7 @@ func (a *app) doctor(ctx context.Context) []check {
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	roles := []string{config.RolePrimary, config.RoleSummarizer}
-	if cfg.RAG.Enabled && cfg.RAG.Embedder == "ollama" && !cfg.Offline {
+	if cfg.RAG.Enabled && cfg.RAG.Embedder == "ollama" {
 		roles = append(roles, config.RoleEmbedding)
 	}
 	models := modelChecks(cctx, router, cfg, src, roles)
