@@ -120,7 +120,7 @@ func specs() []spec {
 		{key: "limits.max_tasks", doc: "Most tasks in one run.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "limits.max_retries", doc: "Retries of one task after a failed QA before it is marked failed.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
 		{key: "limits.max_actions", doc: "Most tool calls in one Implementor loop.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
-		{key: "limits.max_wall_time", doc: "Longest a run may take, checked before every task and every Implementor action (a coding CLI's run is cut at the time left); the run then stops cleanly, the unfinished task rolled back, and can be resumed.", accepted: "a duration > 0", check: checkDuration(true)},
+		{key: "limits.max_wall_time", doc: "Longest one stretch of a run may take, counted from its start or from each `lemmings resume`. When it is reached the run stops at once, the model call, gate or coding CLI in flight cut off, and is stored as stopped: `lemmings resume <run-id>` continues it from the last checkpoint (the cut-off step runs again) with a new max_wall_time.", accepted: "a duration > 0", check: checkDuration(true)},
 		{key: "limits.review_interval", doc: "Completed tasks between Assessor reviews (it also reviews at milestone end).", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "limits.polish_tasks", doc: "Most tasks of the polish phase (cleanup directives only). 0: no polish phase.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
 		{key: "limits.directive_max_age", doc: "Completed tasks after which an unhandled cleanup directive is dropped.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},

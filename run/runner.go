@@ -243,6 +243,7 @@ type runEnv struct {
 	events *graph.JSONLSink
 	runDir string
 	branch string
+	wt     *workspace.Worktree
 	deps   *nodes.Deps
 }
 
@@ -282,6 +283,16 @@ func (e *runEnv) result(ctx context.Context, runID string, final nodes.WorkflowS
 		snap = graph.Snapshot[nodes.WorkflowState]{RunID: runID, State: final}
 	}
 	res.Standing = standingOf(snap, runErr)
+	if res.Status == graph.StatusHalted || res.Status == graph.StatusInterrupted {
+		// The step that was cut off runs again from its start on resume:
+		// put the work tree back where the last checkpoint left it now, as
+		// resume would, so a stopped run leaves no half-made change.
+		if reset, rerr := resetToCheckpoint(wctx, e.wt, snap.Metadata[MetaGitHead]); rerr != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("put the work tree back at the last checkpoint: %w", rerr))
+		} else if reset != "" {
+			e.note(runID, "world_reset", map[string]any{"to": snap.Metadata[MetaGitHead], "from": reset, "step": snap.Step, "why": "the step was cut off"}, nil)
+		}
+	}
 	if res.Status != graph.StatusDone && e.deps != nil {
 		// The Report node did not run: the run still leaves a report that
 		// says where it stands, why, and how to go on.
@@ -324,7 +335,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, err
 	}
-	env := &runEnv{runDir: runDir, branch: wt.Branch()}
+	env := &runEnv{runDir: runDir, branch: wt.Branch(), wt: wt}
 	ok := false
 	defer func() {
 		if !ok {

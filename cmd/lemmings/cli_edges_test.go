@@ -306,6 +306,25 @@ func TestAnInterruptedDemoIsNotOfferedForResume(t *testing.T) {
 	}
 }
 
+// A plain demo's repository is a temporary copy removed as the demo ends:
+// nothing it prints points into it (the report's path was deleted a second
+// after it was shown).
+func TestAPlainDemoPrintsNoPathIntoItsTemporaryRepository(t *testing.T) {
+	c := newCLI(t)
+	r := c.run(t.TempDir(), "demo", "--no-supervisors")
+	if r.code != exitOK {
+		t.Fatalf("demo: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, "lemmings-demo-") || strings.Contains(r.stdout, "report.md") {
+		t.Errorf("the demo points into its temporary repository:\n%s", r.stdout)
+	}
+	for _, want := range []string{"repository: a temporary copy", "report written (in the temporary demo repository", "--dir DIR keeps it"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the demo does not say %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
 // TestAnInterruptedRunSuggestsMergingOnlyFinishedWork: Ctrl-C during t2's
 // second attempt leaves attempt 1's work-in-progress commit on the branch.
 func TestAnInterruptedRunSuggestsMergingOnlyFinishedWork(t *testing.T) {

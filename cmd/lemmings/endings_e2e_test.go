@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -53,6 +54,8 @@ type ending struct {
 	// stop, when set, acts once the run is in the middle of task t1.
 	stop   func(t *testing.T, c *cli, repo string, cmd *exec.Cmd)
 	killed bool // SIGKILL: no exit code, summary, report or run_end of its own
+	// after checks what resume says of the run.
+	after func(t *testing.T, c *cli, repo, id string)
 
 	status, reason, next string
 	exit                 int
@@ -90,7 +93,15 @@ func TestEveryWayARunEndsReadsTheSameEverywhere(t *testing.T) {
 		{name: "stopped: wall time", script: demo.Script{ImplementorLatency: 30 * time.Second}, args: []string{"--plan", "one"}, limits: "  max_wall_time: 3s\n",
 			status: "stopped", exit: exitPaused, reason: "reached the wall-time limit of 3s (limits.max_wall_time)", next: "with a new limits.max_wall_time"},
 		{name: "stopped: task limit", args: []string{"--plan", "two"}, limits: "  max_tasks: 1\n",
-			status: "stopped", exit: exitPaused, reason: "reached the limit of 1 tasks (limits.max_tasks)", next: "cannot be resumed"},
+			status: "stopped", exit: exitPaused, reason: "reached the limit of 1 tasks (limits.max_tasks)", next: "cannot be resumed",
+			after: func(t *testing.T, c *cli, repo, id string) {
+				// resume says the same: what ended it, and what works instead.
+				r := c.run(repo, "resume", id)
+				if r.code != exitFailed || !strings.Contains(r.stderr, "has ended stopped (reached the limit of 1 tasks (limits.max_tasks)) and cannot be resumed") ||
+					!strings.Contains(r.stderr, "git merge lemmings/"+id) {
+					t.Errorf("resume of a run stopped at a limit: exit %d\n%s", r.code, r.stderr)
+				}
+			}},
 		{name: "paused", args: []string{"--plan", "one", "--approve", "tasks"},
 			status: "paused", exit: exitPaused, reason: "waiting for a decision: approve task t1", next: "--approve"},
 		{name: "interrupted", script: slow, args: []string{"--plan", "one"}, stop: signal(os.Interrupt),
@@ -151,6 +162,9 @@ func TestEveryWayARunEndsReadsTheSameEverywhere(t *testing.T) {
 			text := c.run(repo, "status", id).stdout
 			if !strings.HasPrefix(text, "run "+id+": "+tc.status+" ") {
 				t.Errorf("status says %q", firstLineOf(text))
+			}
+			if tc.after != nil {
+				tc.after(t, c, repo, id)
 			}
 		})
 		if !ok {
@@ -255,4 +269,41 @@ func newRunID(t *testing.T, repo string, before map[string]bool) string {
 func firstLineOf(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// A run stopped at the wall time is resumable, and the resume gets a new
+// limits.max_wall_time (it counts from each start or resume): the summary,
+// the report and resume itself say so, and resume finishes the run.
+func TestARunStoppedAtTheWallTimeResumesWithANewAllowance(t *testing.T) {
+	var silent atomic.Bool // the implementor says nothing for a minute
+	silent.Store(true)
+	srv := demo.NewServer(&demo.Script{}, llmtest.Step{Name: "silent-implementor", API: llmtest.Ollama, Times: -1,
+		Reply: llmtest.Reply{Content: `{"action":"finish"}`, Latency: time.Minute},
+		Match: func(c llmtest.Call) bool {
+			return silent.Load() && llmtest.RoleOf(c.Messages[0].Content) == "implementor"
+		}})
+	defer srv.Close()
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking") + "  max_wall_time: 10s\n")
+	repo := prepared(t)
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	writeFile(t, plan, onePlan)
+	start := time.Now()
+	r := c.run(repo, "run", demo.Remit, "--plan", plan, "--no-supervisors")
+	if took := time.Since(start); r.code != exitPaused || took > 40*time.Second {
+		t.Fatalf("exit %d after %s (want %d, at the wall time, not after the call)\n%s\n%s", r.code, took, exitPaused, r.stdout, r.stderr)
+	}
+	want := "with a new limits.max_wall_time (it counts from each start or resume)"
+	m := regexp.MustCompile(`run (\S+): stopped`).FindStringSubmatch(r.stdout)
+	if m == nil || !strings.Contains(r.stdout, "reason: reached the wall-time limit of 10s (limits.max_wall_time)") || !strings.Contains(r.stdout, want) {
+		t.Fatalf("the summary:\n%s", r.stdout)
+	}
+	if report := readFile(t, filepath.Join(repo, ".lemmings", "runs", m[1], "report.md")); !strings.Contains(report, want) {
+		t.Errorf("the report does not say how to go on:\n%s", report)
+	}
+	silent.Store(false)
+	res := c.run(repo, "resume", m[1])
+	if res.code != exitOK || !strings.Contains(res.stdout, "run "+m[1]+": done") {
+		t.Fatalf("resume: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
 }

@@ -77,7 +77,7 @@ func (a *app) printRunFiles(res run.Result) {
 func (a *app) summarizeDemo(res run.Result, err error) {
 	w := a.stdout
 	if st := res.Standing; st.Resumable {
-		fmt.Fprintf(w, "it %s; a demo run cannot be resumed (its scripted model server ended with it): run lemmings demo again\n", st.Status)
+		fmt.Fprintf(w, "the run is %s; a demo run cannot be resumed (its scripted model server ended with it): run lemmings demo again\n", st.Status)
 	}
 	if a.demo == demoRemoved {
 		fmt.Fprintln(w, "the demo repository is a temporary copy, removed as the demo ends: lemmings demo --dir DIR keeps it for inspection")
