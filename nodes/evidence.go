@@ -17,11 +17,17 @@ import (
 // overruled and recorded; the work goes on, or the run fails saying why.
 
 // overruleMilestoneClaim checks the planner's claim that the active
-// milestone is done. When planned tasks remain, the claim is overruled and
-// the next of them starts (handled, with the state to go on with). When no
-// task of the milestone passed and none is planned, the run stops with that
-// reason. Otherwise the claim stands (handled false).
+// milestone is done. With a task unfinished, the claim is overruled and the
+// task gets its next attempt (its retries bound that); when planned tasks
+// remain, the next of them starts (handled, with the state to go on with).
+// When no task of the milestone passed and none is planned, the run stops
+// with that reason. Otherwise the claim stands (handled false).
 func (d *Deps) overruleMilestoneClaim(ctx context.Context, s WorkflowState, reasoning string) (WorkflowState, bool, error) {
+	if t := s.CurrentTask; t != nil {
+		recordOverrule(ctx, &s, "planner", fmt.Sprintf("the planner declared the milestone done with task %s unfinished (attempt %d)", t.ID, t.Attempt), reasoning)
+		s.PlannerDecision = DecisionImplement
+		return d.prepareAttempt(s), true, nil
+	}
 	m := s.ActiveMilestone()
 	if m == nil || s.Phase == PhasePolish {
 		return s, false, nil

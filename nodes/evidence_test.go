@@ -184,3 +184,25 @@ func TestAFinishedBoardShowsNoActiveMilestone(t *testing.T) {
 		t.Errorf("a running board:\n%s", board)
 	}
 }
+
+// issue 23: the planner may not declare a milestone done while its task is
+// unfinished. The task is not thrown away for the claim: it gets its next
+// attempt, and the claim is recorded as overruled.
+func TestAMilestoneDoneWithATaskUnfinishedGivesTheTaskItsNextAttempt(t *testing.T) {
+	ctx := context.Background()
+	d, wt := plannerDeps(t, map[string]any{"decision": "milestone_done", "reasoning": "Good enough.", "carry_forward": []any{}, "directives": []any{}})
+	start, _ := wt.Head(ctx)
+	s := WorkflowState{RunID: "r1", Phase: PhaseExecute, ReviewInterval: 5,
+		Milestones:  []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}},
+		CurrentTask: &Task{ID: "t1", Milestone: "m1", Title: "Implement Distance", StartCommit: start, AttemptBase: start, Attempt: 1, Retries: 1, Feedback: "go test fails"}}
+	out, err := d.TaskPlanner(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.PlannerDecision != DecisionImplement || out.CurrentTask == nil || out.CurrentTask.Attempt != 2 || out.CurrentTask.Feedback != "go test fails" {
+		t.Fatalf("decision %s, task %+v", out.PlannerDecision, out.CurrentTask)
+	}
+	if len(out.Overruled) != 1 || !strings.Contains(out.Overruled[0], "task t1 unfinished") || out.Milestones[0].Status != MilestoneActive {
+		t.Errorf("overruled %q, milestone %s", out.Overruled, out.Milestones[0].Status)
+	}
+}

@@ -291,19 +291,13 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 		s.CurrentTask.Feedback = strings.TrimSpace("planner aborted the task: " + r.Reasoning)
 		s.PlannerDecision = DecisionAbort
 		return s, nil
-	default: // milestone_done
-		if s.CurrentTask != nil {
-			// A task in progress is not done: the claim is premature, abort it first.
-			s.CurrentTask.Feedback = "planner declared the milestone done with a task unfinished: " + r.Reasoning
-			s.PlannerDecision = DecisionAbort
-			return s, nil
+	default: // milestone_done: a claim, checked against the work (evidence.go)
+		if out, overruled, err := d.overruleMilestoneClaim(ctx, s, r.Reasoning); overruled || err != nil {
+			return out, err
 		}
 		if s.Phase == PhasePolish {
 			s.PlannerDecision = DecisionPolishDone
 			return s, nil
-		}
-		if out, overruled, err := d.overruleMilestoneClaim(ctx, s, r.Reasoning); overruled || err != nil {
-			return out, err
 		}
 		d.milestoneDone(&s)
 		return s, nil
