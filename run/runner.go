@@ -283,10 +283,12 @@ func (e *runEnv) result(ctx context.Context, runID string, final nodes.WorkflowS
 		snap = graph.Snapshot[nodes.WorkflowState]{RunID: runID, State: final}
 	}
 	res.Standing = standingOf(snap, runErr)
-	if res.Status == graph.StatusHalted || res.Status == graph.StatusInterrupted {
-		// The step that was cut off runs again from its start on resume:
-		// put the work tree back where the last checkpoint left it now, as
-		// resume would, so a stopped run leaves no half-made change.
+	if res.Status == graph.StatusHalted {
+		// The step a halt or the wall time cut off runs again from its start
+		// on resume: put the work tree back where the last checkpoint left
+		// it now, as resume would, so a stopped run leaves no half-made
+		// change. (After Ctrl-C the tree stays as it was, for a look;
+		// resume puts it back.)
 		if reset, rerr := resetToCheckpoint(wctx, e.wt, snap.Metadata[MetaGitHead]); rerr != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("put the work tree back at the last checkpoint: %w", rerr))
 		} else if reset != "" {
