@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo test unit vet fmt-check bench fuzz ollama models test-ollama test-models test-browser screenshots clis clean
+.PHONY: all build demo test unit test-cluster vet fmt-check bench fuzz ollama models test-ollama test-models test-browser screenshots clis mcp-inspector clean
 
 all: build
 
@@ -19,15 +19,22 @@ demo:
 # contributors run; it caught a child process the runtime aborted for deadlock
 # only without -race), the contract tests against a real Ollama server built
 # here, and lemmings serve in a real headless browser.
-test: fmt-check vet check-binaries unit unit-plain test-ollama test-browser
+test: fmt-check vet check-binaries unit unit-plain test-cluster test-ollama test-browser
 
 # The real-server tests run once, in test-ollama, with the server they need.
 unit:
-	LEMMINGS_REAL_OLLAMA=0 $(GO) test -race -count=1 -timeout 30m $(PKGS)
+	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 $(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 # The whole suite without -race: about 1 minute.
 unit-plain:
-	LEMMINGS_REAL_OLLAMA=0 $(GO) test -count=1 -timeout 20m $(PKGS)
+	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 $(GO) test -count=1 -timeout 20m $(PKGS)
+
+# Runs on PostgreSQL with River (docs/distributed.md): the checkpoint store's suite and the
+# fault tests (SIGKILLed worker, terminated session, restarted database, refused push, model
+# server down), each with a real PostgreSQL server started by the test (Debian's postgresql;
+# .ci/run installs it) and the real binary. Required here: missing binaries fail. About 3 min.
+test-cluster:
+	LEMMINGS_TEST_POSTGRES=1 $(GO) test -count=1 -timeout 20m ./internal/pgtest/... ./cluster/...
 
 # Built programs belong in .gitignore: fail on a tracked binary over 1 MiB.
 check-binaries:
@@ -58,11 +65,20 @@ models:
 clis:
 	./scripts/clis.sh
 
+# The MCP Inspector's CLI, which the real-client tests of lemmings mcp drive (docs/mcp.md):
+# pinned with its integrity hashes in mcpserver/e2e/package-lock.json, installed there by npm ci
+# (~10 s cold, 41 MB; nothing when current).
+MCP_E2E := mcpserver/e2e
+$(MCP_E2E)/node_modules/.package-lock.json: $(MCP_E2E)/package-lock.json
+	cd $(MCP_E2E) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+
+mcp-inspector: $(MCP_E2E)/node_modules/.package-lock.json
+
 # The real-server tests: tiny random-weight models, plus the short subset of the trained-model
 # tests (docs/testing-real-models.md). -p 1: one package's server at a time, so two model
 # runners never share the cores.
-REAL_PKGS := ./internal/realollama/... ./llm/... ./nodes/ ./rag/ ./cmd/lemmings/ ./eval/ ./codingcli/
-test-ollama: models clis
+REAL_PKGS := ./internal/realollama/... ./llm/... ./nodes/ ./rag/ ./cmd/lemmings/ ./eval/ ./codingcli/ ./mcpserver/
+test-ollama: models clis mcp-inspector
 	GO="$(GO)" ./scripts/ollama.sh
 	LEMMINGS_REAL_OLLAMA=1 $(GO) test -p 1 -count=1 -timeout 40m -run 'Real|Ollama' $(REAL_PKGS)
 
@@ -86,4 +102,4 @@ screenshots: $(SERVE_E2E)/node_modules/.package-lock.json
 	LEMMINGS_BROWSER=1 LEMMINGS_SCREENSHOTS=$(CURDIR)/docs/serve $(GO) test -count=1 -timeout 10m -run '^TestBrowser$$' ./serve/
 
 clean:
-	rm -rf bin .tools $(SERVE_E2E)/node_modules
+	rm -rf bin .tools $(SERVE_E2E)/node_modules $(MCP_E2E)/node_modules

@@ -54,6 +54,20 @@ type Config struct {
 	// Offline forces supervisors off, and the offline RAG embedder unless the
 	// embedding role is on Ollama: nothing but the Ollama server is asked.
 	Offline bool `yaml:"offline"`
+	// Store is where runs are kept: empty for the repository's .lemmings/
+	// folder, or a postgres:// URL shared by lemmings workers.
+	Store   string  `yaml:"store" secret:"url"`
+	Cluster Cluster `yaml:"cluster"`
+}
+
+// Cluster configures runs shared through a PostgreSQL store (docs/distributed.md).
+type Cluster struct {
+	// Remote is the git repository the workers share (a bare path or URL).
+	Remote string `yaml:"remote" secret:"url"`
+	// EventsRetention is how long the events of a finished run are kept.
+	EventsRetention time.Duration `yaml:"events_retention"`
+	// ReapInterval is how often a worker looks for runs nobody holds.
+	ReapInterval time.Duration `yaml:"reap_interval"`
 }
 
 // Ollama locates the Ollama server.
@@ -343,6 +357,7 @@ func Default() *Config {
 		Implementor: Implementor{Backend: BackendLemmings, CLI: CLI{
 			Command: []string{}, Timeout: 20 * time.Minute, Env: map[string]string{}, PassEnv: []string{},
 		}},
+		Cluster: Cluster{EventsRetention: 30 * 24 * time.Hour, ReapInterval: 2 * time.Second},
 	}
 }
 

@@ -195,6 +195,18 @@ func specs() []spec {
 			accepted: "a number >= 0", check: checkFloat(0, math.Inf(1), false)},
 
 		{key: "offline", doc: "Work with no network but the Ollama server: supervisors off, no cloud planner or architect; the roles on Ollama (primary, summarizer, embedding) are still asked, so an index built with an Ollama embedding model is kept. An embedding role on another provider gives way to the offline embedder."},
+		{key: "store", doc: "Where runs are kept: empty for the repository's `.lemmings/` folder, or a PostgreSQL URL (`postgres://user@host:5432/db?search_path=lemmings`) that `lemmings worker` processes on several machines share (docs/distributed.md). `LEMMINGS_STORE` sets it from the environment.",
+			accepted: "empty or a postgres:// URL", check: checkString(func(s string) string {
+				if s != "" && !strings.HasPrefix(s, "postgres://") && !strings.HasPrefix(s, "postgresql://") {
+					return "not a postgres:// URL"
+				}
+				return ""
+			})},
+		{key: "cluster.remote", doc: "The git repository every worker pushes a run's step commits to and fetches them from (a bare repository's path or a URL): with a PostgreSQL `store` the work travels through it."},
+		{key: "cluster.events_retention", doc: "How long the events of a finished run are kept in the PostgreSQL store; the reaper deletes older ones, and a finished run's checkpoints are pruned to its last state. 0: kept for ever.",
+			accepted: "a duration >= 0", check: checkDuration(false)},
+		{key: "cluster.reap_interval", doc: "How often each worker re-enqueues runs that are not done and that no worker holds (a worker that died, a run handed back).",
+			accepted: "a duration > 0", check: checkDuration(true)},
 	}
 }
 

@@ -42,7 +42,11 @@ func (r *runner[S]) commitFirst(ctx context.Context) error {
 		return nil
 	}
 	if r.c.meta != nil {
-		r.meta = r.c.meta(ctx, r.state)
+		m, err := r.c.meta(ctx, r.state)
+		if err != nil {
+			return fmt.Errorf("graph: run %s: checkpoint metadata of step 0: %w", r.runID, err)
+		}
+		r.meta = m
 	}
 	e := entry{nodes: []string{Start}, changes: full, meta: r.meta}
 	r.header(&e, StatusRunning)
@@ -64,7 +68,11 @@ func (r *runner[S]) commit(ctx context.Context, ran []int, out S, next []int, ch
 	if r.w != nil {
 		var meta map[string]string
 		if r.c.meta != nil {
-			if m := r.c.meta(ctx, out); !maps.Equal(m, r.meta) {
+			m, err := r.c.meta(ctx, out)
+			if err != nil {
+				return fmt.Errorf("graph: run %s: checkpoint metadata of step %d: %w", r.runID, step, err)
+			}
+			if !maps.Equal(m, r.meta) {
 				meta = m
 				if meta == nil {
 					meta = map[string]string{}

@@ -31,7 +31,7 @@ type Compiled[S any] struct {
 	cp        Checkpointer
 	limit     int
 	sinks     []Sink
-	meta      func(context.Context, S) map[string]string
+	meta      func(context.Context, S) (map[string]string, error)
 	merge     func(S, []string, []S) (S, error)
 	stop      func(string) bool
 	snapBytes int
@@ -202,11 +202,14 @@ func (c *Compiled[S]) applyOptions(cfg *compileConfig) []error {
 	}
 	stateType := reflect.TypeFor[S]()
 	if cfg.metadata != nil {
-		fn, ok := cfg.metadata.(func(context.Context, S) map[string]string)
-		if !ok {
+		switch fn := cfg.metadata.(type) {
+		case func(context.Context, S) map[string]string:
+			c.meta = func(ctx context.Context, s S) (map[string]string, error) { return fn(ctx, s), nil }
+		case func(context.Context, S) (map[string]string, error):
+			c.meta = fn
+		default:
 			errs = append(errs, fmt.Errorf("WithMetadata: function %T does not take the graph's state type %v", cfg.metadata, stateType))
 		}
-		c.meta = fn
 	}
 	if cfg.merge != nil {
 		fn, ok := cfg.merge.(func(S, []string, []S) (S, error))

@@ -88,6 +88,15 @@ func WithMetadata[S any](fn func(ctx context.Context, s S) map[string]string) Co
 	return func(c *compileConfig) { c.metadata = fn }
 }
 
+// WithCheckedMetadata is WithMetadata for a function that can fail (one
+// that pushes the step's work somewhere before the checkpoint names it).
+// When it returns an error, the step's checkpoint is not stored and the run
+// fails with that error, resumable from the checkpoint before. It replaces
+// WithMetadata.
+func WithCheckedMetadata[S any](fn func(ctx context.Context, s S) (map[string]string, error)) CompileOption {
+	return func(c *compileConfig) { c.metadata = fn }
+}
+
 // WithMerge replaces the per-field reducers for parallel steps: fn receives the
 // step's input state and, in node order, the names and results of the nodes
 // that ran, and returns the joined state.

@@ -32,6 +32,9 @@ const (
 	OutcomeStopped = "stopped" // a limit (limits.max_tasks, a spend budget) ended it before its work was done
 )
 
+// String is the status as every place writes it.
+func (s RunStatus) String() string { return string(s) }
+
 // Standing is a run's status with the reason and the one next step that works.
 type Standing struct {
 	Status RunStatus `json:"status"`

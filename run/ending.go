@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -21,18 +20,22 @@ import (
 // ErrHaltRequested is the cause a halt request cancels a run with.
 var ErrHaltRequested = fmt.Errorf("%w: halt requested (lemmings halt)", graph.ErrHalted)
 
-// haltPoll is how often a running process looks for a halt request.
-const haltPoll = 250 * time.Millisecond
+// haltPoll is how often a running process looks for a halt request (the
+// halt file); backendHaltPoll when it must ask a shared store.
+const (
+	haltPoll        = 250 * time.Millisecond
+	backendHaltPoll = 2 * time.Second
+)
 
 // WallTimeError is the cause the wall-time limit cancels a run with.
 func WallTimeError(limit time.Duration) error {
 	return fmt.Errorf("%w: reached the wall-time limit of %s (limits.max_wall_time)", graph.ErrHalted, limit)
 }
 
-// watchStops returns a context that a halt request (the file haltPath) or
-// the wall time (limit from now; 0: none) cancels with its cause, so the
-// node in flight stops at once instead of after its model call.
-func watchStops(ctx context.Context, haltPath string, limit time.Duration) (context.Context, func()) {
+// watchStops returns a context that a halt request (halted, polled every
+// every) or the wall time (limit from now; 0: none) cancels with its cause,
+// so the node in flight stops at once instead of after its model call.
+func watchStops(ctx context.Context, halted func() bool, every, limit time.Duration) (context.Context, func()) {
 	var cancelWall context.CancelFunc = func() {}
 	if limit > 0 {
 		ctx, cancelWall = context.WithDeadlineCause(ctx, time.Now().Add(limit), WallTimeError(limit))
@@ -43,7 +46,7 @@ func watchStops(ctx context.Context, haltPath string, limit time.Duration) (cont
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(haltPoll)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
@@ -52,7 +55,7 @@ func watchStops(ctx context.Context, haltPath string, limit time.Duration) (cont
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if _, err := os.Stat(haltPath); err == nil {
+				if halted() {
 					cancel(ErrHaltRequested)
 					return
 				}

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -42,7 +43,9 @@ type Options struct {
 	// PlanFile is an operator plan (YAML): milestones with tasks and
 	// acceptance criteria; the ScopeAgent then does not plan.
 	PlanFile string
-	// RunID names the run to resume (empty: the latest resumable one).
+	// RunID names the run to resume (empty: the latest resumable one). On
+	// Start it names the new run when the caller must know it before the run
+	// exists (lemmings mcp starts runs as detached processes); empty: a new id.
 	RunID  string
 	Config *config.Config
 	// Approve pauses for a human: "", "milestones" or "tasks". On resume it
@@ -59,6 +62,10 @@ type Options struct {
 	Warn io.Writer
 	// HTTPClient is used for every model call (tests).
 	HTTPClient *http.Client
+	// Backend keeps the run in a shared store (backend.go); nil: .lemmings/.
+	Backend *Backend
+	// BaseCommit is where Start branches the run from (default: HEAD).
+	BaseCommit string
 }
 
 // Result is how a run (or one stretch of it) ended.
@@ -90,8 +97,8 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 	if err != nil {
 		return Result{}, err
 	}
-	runID := NewRunID()
-	wt, err := repo.CreateWorktree(ctx, runID)
+	runID := cmp.Or(o.RunID, NewRunID()) // CreateWorktreeAt checks a given one
+	wt, err := repo.CreateWorktreeAt(ctx, runID, o.BaseCommit)
 	if err != nil {
 		return Result{}, err
 	}
@@ -140,7 +147,7 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	if d := o.Decision; d != nil && !d.Approved && strings.TrimSpace(d.Reason) == "" {
 		return Result{}, errors.New("a rejection needs a reason: lemmings resume --reject \"why\"")
 	}
-	store, err := Store(repo.Root())
+	store, err := storeOf(o, repo.Root())
 	if err != nil {
 		return Result{}, err
 	}
@@ -245,6 +252,10 @@ type runEnv struct {
 	branch string
 	wt     *workspace.Worktree
 	deps   *nodes.Deps
+	// halted says whether a halt was requested (the halt file, or the
+	// backend's check), polled every haltEvery while the run works.
+	halted    func() bool
+	haltEvery time.Duration
 }
 
 // close releases what the process held; an error means the event or prompt
@@ -322,7 +333,7 @@ func (e *runEnv) watch(ctx context.Context, cfg *config.Config) (context.Context
 	if limit > 0 && e.deps != nil {
 		e.deps.WallDeadline = time.Now().Add(limit)
 	}
-	return watchStops(nodes.ObserveModels(ctx), filepath.Join(e.runDir, HaltFile), limit)
+	return watchStops(nodes.ObserveModels(ctx), e.halted, e.haltEvery, limit)
 }
 
 // prepare opens everything a process needs to advance the run on wt: the
@@ -337,7 +348,12 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, err
 	}
-	env := &runEnv{runDir: runDir, branch: wt.Branch(), wt: wt}
+	env := &runEnv{runDir: runDir, branch: wt.Branch(), wt: wt, haltEvery: haltPoll}
+	env.halted = func() bool { return fileExists(filepath.Join(runDir, HaltFile)) }
+	if o.Backend != nil && o.Backend.Halted != nil {
+		id := wt.RunID()
+		env.halted, env.haltEvery = func() bool { return o.Backend.Halted(id) }, backendHaltPoll // a query of the shared store
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -371,7 +387,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if err != nil {
 		return nil, err
 	}
-	app, err := compile(deps, filepath.Join(root, DataDir, CheckpointsDir), wt, filepath.Join(runDir, HaltFile),
+	app, err := compile(deps, o.Backend, filepath.Join(root, DataDir, CheckpointsDir), wt, filepath.Join(runDir, HaltFile),
 		[]graph.Sink{&endSink{runID: wt.RunID(), sinks: append([]graph.Sink{logged}, o.Sinks...)}})
 	if err != nil {
 		return nil, err
@@ -462,27 +478,29 @@ func (env *runEnv) openLog(runID string, o Options, startup *warningLog, warn io
 // compile builds the workflow over the run store in checkpoints: each
 // checkpoint records the branch's HEAD after its step, and a halt file stops
 // the run between steps.
-func compile(deps *nodes.Deps, checkpoints string, wt *workspace.Worktree, haltPath string, sinks []graph.Sink) (*graph.Compiled[nodes.WorkflowState], error) {
-	store, err := graph.NewFileCheckpointer(checkpoints)
-	if err != nil {
-		return nil, err
+func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspace.Worktree, haltPath string, sinks []graph.Sink) (*graph.Compiled[nodes.WorkflowState], error) {
+	halted := func(string) bool {
+		_, err := os.Stat(haltPath)
+		return err == nil
+	}
+	var store graph.Checkpointer
+	if backend != nil {
+		store = backend.Checkpointer
+		if backend.Halted != nil {
+			halted = backend.Halted
+		}
+	} else {
+		fs, err := graph.NewFileCheckpointer(checkpoints)
+		if err != nil {
+			return nil, err
+		}
+		store = fs
 	}
 	app, err := nodes.Build(deps).Compile(
 		graph.WithCheckpointer(store),
 		graph.WithSinks(sinks...),
-		graph.WithMetadata(func(ctx context.Context, s nodes.WorkflowState) map[string]string {
-			// Not cancelled with the run: a checkpoint written as Ctrl-C
-			// arrives must still record the HEAD its step left.
-			head, err := wt.Head(context.WithoutCancel(ctx))
-			if err != nil {
-				head = "" // resume then leaves the work tree as it finds it
-			}
-			return map[string]string{MetaGitHead: head, "branch": wt.Branch()}
-		}),
-		graph.WithStopCheck(func(string) bool {
-			_, err := os.Stat(haltPath)
-			return err == nil
-		}),
+		graph.WithCheckedMetadata(checkpointMeta(backend, wt)),
+		graph.WithStopCheck(halted),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("workflow graph: %w", err)

@@ -44,6 +44,12 @@ func (r *Repo) WorktreeDir(runID string) string {
 // index and uncommitted changes are not touched. .lemmings/ is added to
 // .git/info/exclude. It fails with ErrWorktreeExists if either is there.
 func (r *Repo) CreateWorktree(ctx context.Context, runID string) (*Worktree, error) {
+	return r.CreateWorktreeAt(ctx, runID, "")
+}
+
+// CreateWorktreeAt is CreateWorktree branching from commit instead of HEAD
+// (empty: HEAD): a worker starts a run where its submitter's HEAD was.
+func (r *Repo) CreateWorktreeAt(ctx context.Context, runID, commit string) (*Worktree, error) {
 	if err := checkRunID(runID); err != nil {
 		return nil, err
 	}
@@ -62,14 +68,16 @@ func (r *Repo) CreateWorktree(ctx context.Context, runID string) (*Worktree, err
 	if exists {
 		return nil, fmt.Errorf("create worktree %s: branch %s exists: %w", runID, branch, ErrWorktreeExists)
 	}
-	head, err := r.HeadCommit(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("create worktree %s: %w", runID, err)
+	head := commit
+	if head == "" {
+		if head, err = r.HeadCommit(ctx); err != nil {
+			return nil, fmt.Errorf("create worktree %s: %w", runID, err)
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, fmt.Errorf("create worktree %s: %w", runID, err)
 	}
-	if _, err := runGit(ctx, r.root, nil, "worktree", "add", "--quiet", "-b", branch, dir, head); err != nil {
+	if _, err := runGit(ctx, r.root, nil, "worktree", "add", "--quiet", "-b", branch, dir, head+"^{commit}"); err != nil {
 		return nil, fmt.Errorf("create worktree %s: %w", runID, err)
 	}
 	return r.worktree(runID, dir, branch)

@@ -94,7 +94,7 @@ then lemmings doctor, and lemmings run "what to do".`,
 	root.AddCommand(
 		newRunCmd(a), newResumeCmd(a), newHaltCmd(a),
 		newStatusCmd(a), newRunsCmd(a), newLogCmd(a), newReportCmd(a), newDirectivesCmd(a), newGraphCmd(a),
-		newDoctorCmd(a), newDemoCmd(a), newConfigCmd(a), newKnowledgeCmd(a), newIndexCmd(a), newSearchCmd(a), newCleanCmd(a), newServeCmd(a), newEvalCmd(a),
+		newDoctorCmd(a), newDemoCmd(a), newConfigCmd(a), newKnowledgeCmd(a), newIndexCmd(a), newSearchCmd(a), newCleanCmd(a), newServeCmd(a), newMCPCmd(a), newEvalCmd(a),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print the lemmings version",
@@ -108,6 +108,8 @@ then lemmings doctor, and lemmings run "what to do".`,
 			},
 		},
 	)
+	root.AddCommand(newWorkerCmd(a))
+	wrapForCluster(a, root)
 	groupCommand(root)
 	usageArgs(root)
 	return root

@@ -22,7 +22,7 @@ import (
 )
 
 func newRunCmd(a *app) *cobra.Command {
-	var plan, approve string
+	var plan, approve, runID string
 	var planExample bool
 	cmd := &cobra.Command{
 		Use:   `run "remit"`,
@@ -70,7 +70,7 @@ lemmings resume continues.`,
 			}
 			a.warnUncommitted(cmd.Context(), root)
 			return a.drive(cmd.Context(), func(ctx context.Context, o run.Options) (run.Result, error) {
-				o.Remit, o.PlanFile, o.Approve = remit, plan, approve
+				o.Remit, o.PlanFile, o.Approve, o.RunID = remit, plan, approve, runID
 				return run.Start(ctx, o)
 			}, root, cfg)
 		},
@@ -78,6 +78,10 @@ lemmings resume continues.`,
 	cmd.Flags().StringVar(&plan, "plan", "", "operator plan (YAML): milestones with tasks and acceptance criteria; skips the ScopeAgent")
 	cmd.Flags().BoolVar(&planExample, "plan-example", false, "print an example --plan file and exit")
 	cmd.Flags().StringVar(&approve, "approve", "", "pause for a human: milestones (after planning) or tasks (before each task)")
+	// lemmings mcp names the runs it starts as detached processes, to answer
+	// with the id at once.
+	cmd.Flags().StringVar(&runID, "run-id", "", "name of the new run (default: its start time and a random suffix)")
+	_ = cmd.Flags().MarkHidden("run-id")
 	return cmd
 }
 

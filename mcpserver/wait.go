@@ -1,0 +1,201 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
+)
+
+// WaitInput says which run to wait for and how long at most.
+type WaitInput struct {
+	RunID          string `json:"run_id,omitempty" jsonschema:"the run; empty: the most recently updated run"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"how long to wait at most, in seconds (default 50: clients often give a tool 60 s; at most 600)"`
+}
+
+// WaitOutput is how a wait ended.
+type WaitOutput struct {
+	Run      RunStatus `json:"run"`
+	Stopped  bool      `json:"stopped" jsonschema:"the run no longer moves: ended, paused, halted, or its process is gone"`
+	TimedOut bool      `json:"timed_out" jsonschema:"the wait ended at its timeout while the run still moves: call wait again"`
+	Progress []string  `json:"progress" jsonschema:"what happened meanwhile, one line per step (also sent as progress notifications)"`
+}
+
+const (
+	defaultWait = 50 * time.Second
+	maxWait     = 600 * time.Second
+	// maxProgressLines bounds what a wait answers with; the notifications
+	// carry every line.
+	maxProgressLines = 100
+)
+
+func (s *Server) waitTool(ctx context.Context, req *mcp.CallToolRequest, in WaitInput) (*mcp.CallToolResult, WaitOutput, error) {
+	out := WaitOutput{Progress: []string{}}
+	store, id, err := s.pick(ctx, in.RunID, nil)
+	if err != nil {
+		return nil, out, err
+	}
+	timeout := defaultWait
+	if in.TimeoutSeconds > 0 {
+		timeout = min(time.Duration(in.TimeoutSeconds)*time.Second, maxWait)
+	}
+	deadline := time.Now().Add(timeout)
+	path := inspect.EventsPath(s.opts.Root, id)
+	// Progress counts come from the whole log; lines only from what is new.
+	f := &eventFormat{}
+	var offset int64
+	if got, err := inspect.ReadEvents(path, 0, 0); err == nil {
+		for _, ev := range got.Events {
+			f.line(ev)
+		}
+		offset = got.Next
+	}
+	var token any
+	if req != nil && req.Params != nil {
+		token = req.Params.GetProgressToken()
+	}
+	sent := 0
+	for {
+		got, err := inspect.ReadEvents(path, offset, 0)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, out, err
+		}
+		offset = got.Next
+		for _, ev := range got.Events {
+			text, notable := f.line(ev)
+			if !notable {
+				continue
+			}
+			if len(out.Progress) < maxProgressLines {
+				out.Progress = append(out.Progress, text)
+			}
+			if token != nil {
+				sent++
+				// A client that went away is no reason to stop waiting here.
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(sent), Message: text})
+			}
+		}
+		if store == nil {
+			store, _ = inspect.Open(s.opts.Root) // a run that was starting has written its first checkpoint
+		}
+		st, err := s.status(ctx, store, id)
+		if err != nil {
+			return nil, out, err
+		}
+		out.Run = st
+		if !st.Active {
+			out.Stopped = true
+			return nil, out, nil
+		}
+		if time.Now().After(deadline) {
+			out.TimedOut = true
+			return nil, out, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, out, ctx.Err()
+		case <-time.After(s.opts.Poll):
+		}
+	}
+}
+
+// eventFormat turns a run's events into the lines lemmings prints on a
+// terminal, carrying the counts of the last progress event.
+type eventFormat struct {
+	counts struct {
+		Done       int     `json:"done"`
+		Failed     int     `json:"failed"`
+		Planned    int     `json:"planned"`
+		Milestone  int     `json:"milestone"`
+		Milestones int     `json:"milestones"`
+		CostUSD    float64 `json:"cost_usd"`
+	}
+	haveCounts bool
+}
+
+// line is the event in one line, and whether lemmings prints it.
+func (f *eventFormat) line(ev graph.Event) (string, bool) {
+	data := map[string]any{}
+	_ = json.Unmarshal(ev.Data, &data)
+	switch ev.Kind {
+	case graph.EventRunStart:
+		return "run started", true
+	case graph.EventRunEnd:
+		s := fmt.Sprintf("run stopped: %s", ev.Status)
+		if ev.Error != "" {
+			s += ": " + textutil.FirstLine(ev.Error)
+		}
+		return s, true
+	case graph.EventNodeStart:
+		return strings.TrimSpace(ev.Node + " " + f.summary()), true
+	case graph.EventRetry:
+		return fmt.Sprintf("retry %s (attempt %d): %s", ev.Node, ev.Attempt, textutil.FirstLine(ev.Error)), true
+	case graph.EventInterrupt:
+		return "paused: " + ev.Reason, true
+	case graph.EventError:
+		return fmt.Sprintf("error in %s: %s", ev.Node, textutil.FirstLine(ev.Error)), true
+	case graph.EventCustom:
+		return f.custom(ev.Name, data)
+	}
+	return fmt.Sprintf("%s %s", ev.Kind, ev.Node), false
+}
+
+func (f *eventFormat) custom(name string, data map[string]any) (string, bool) {
+	switch name {
+	case "progress":
+		b, _ := json.Marshal(data)
+		_ = json.Unmarshal(b, &f.counts)
+		f.haveCounts = true
+		return "progress " + f.summary(), false
+	case "task_planned":
+		return fmt.Sprintf("task %v %v", data["task"], data["title"]), true
+	case "gate":
+		if data["passed"] == true {
+			return fmt.Sprintf("gate %v passed", data["gate"]), true
+		}
+		return fmt.Sprintf("gate %v FAILED (exit %v)", data["gate"], data["exit_code"]), true
+	case "qa":
+		if data["passed"] == true {
+			return fmt.Sprintf("QA passed %v", data["task"]), true
+		}
+		return fmt.Sprintf("QA failed %v: %s", data["task"], textutil.FirstLine(fmt.Sprint(data["feedback"]))), true
+	case "commit":
+		return fmt.Sprintf("commit %.10v %v", data["sha"], data["task"]), true
+	case "task_failed":
+		return fmt.Sprintf("task %v failed: %s", data["task"], textutil.FirstLine(fmt.Sprint(data["reason"]))), true
+	case "supervisor_start":
+		return fmt.Sprintf("supervisor %v started (%v)", data["supervisor"], data["trigger"]), true
+	case "supervisor_done":
+		return fmt.Sprintf("supervisor %v: %v", data["supervisor"], data["summary"]), true
+	case "warning":
+		return fmt.Sprintf("warning: %v", data["message"]), true
+	case "report":
+		return fmt.Sprintf("report written: %v", data["path"]), true
+	}
+	return name, false
+}
+
+func (f *eventFormat) summary() string {
+	if !f.haveCounts {
+		return ""
+	}
+	c := f.counts
+	s := fmt.Sprintf("[milestone %d/%d · tasks %d done", c.Milestone, c.Milestones, c.Done)
+	if c.Failed > 0 {
+		s += fmt.Sprintf(", %d failed", c.Failed)
+	}
+	s += fmt.Sprintf(" of %d", c.Done+c.Failed+c.Planned)
+	if c.CostUSD > 0 {
+		s += fmt.Sprintf(" · $%.4f", c.CostUSD)
+	}
+	return s + "]"
+}
