@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -137,4 +140,63 @@ func TestLogPrintsRetriesCutOffRepliesModelErrorsAndActionsWhenTheyHappen(t *tes
 	if !strings.Contains(verbose, "implementor says:") || !strings.Contains(verbose, `    │ {"thought":"write it","action":"write_file"`) {
 		t.Errorf("log --verbose does not show the streamed replies:\n%s", verbose)
 	}
+}
+
+// Ctrl-C stops a run within a second even while a model call is in flight
+// (the call is cancelled, not waited for).
+func TestCtrlCStopsAModelCallInFlight(t *testing.T) {
+	var silent atomic.Bool
+	srv := demo.NewServer(&demo.Script{ImplementorLatency: 100 * time.Millisecond}, llmtest.Step{Name: "silent-implementor", API: llmtest.Ollama, Times: -1,
+		Reply: llmtest.Reply{Content: `{"action":"finish"}`, Latency: time.Minute},
+		Match: func(c llmtest.Call) bool {
+			return silent.Load() && llmtest.RoleOf(c.Messages[0].Content) == "implementor"
+		}})
+	defer srv.Close()
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+	repo := prepared(t)
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	writeFile(t, plan, onePlan)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := c.command(ctx, repo, "run", demo.Remit, "--plan", plan, "--no-supervisors")
+	var out syncBuffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), "t1 #1 "); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("the implementor never acted:\n%s", out.String())
+		}
+	}
+	silent.Store(true)
+	for deadline := time.Now().Add(time.Minute); !silentCallSent(srv); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("the implementor's silent call was never sent")
+		}
+	}
+	at := time.Now()
+	_ = cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if took := time.Since(at); took > 10*time.Second {
+		t.Errorf("Ctrl-C took %s: it waited for the call in flight", took)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted || !strings.Contains(out.String(), ": interrupted — ") {
+		t.Fatalf("exit %v\n%s", err, out.String())
+	}
+}
+
+// silentCallSent: the server holds an implementor call it will not answer.
+func silentCallSent(srv *llmtest.Server) bool {
+	n := 0
+	for _, c := range srv.ChatCalls() {
+		if llmtest.RoleOf(c.Messages[0].Content) == "implementor" {
+			n++
+		}
+	}
+	return n >= 2 // the first action, then the silent one
 }
