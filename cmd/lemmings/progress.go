@@ -105,7 +105,7 @@ func (p *progress) tick(every time.Duration) {
 			return
 		case <-t.C:
 			p.mu.Lock()
-			if p.node != "" && p.call.pending == "" {
+			if p.node != "" { // streamed text waiting for its newline is not on the screen yet
 				p.liveLine()
 			}
 			p.mu.Unlock()
