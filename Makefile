@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo test unit test-cluster vet fmt-check bench fuzz ollama models test-ollama test-models test-browser screenshots clis mcp-inspector clean
+.PHONY: all build demo test unit test-cluster bench-cluster vet fmt-check bench bench-aider fuzz ollama models test-ollama test-models test-browser test-traces phoenix screenshots clis mcp-inspector clean
 
 all: build
 
@@ -18,23 +18,32 @@ demo:
 # and e2e tests under -race and once more without it (plain `go test` is what
 # contributors run; it caught a child process the runtime aborted for deadlock
 # only without -race), the contract tests against a real Ollama server built
-# here, and lemmings serve in a real headless browser.
-test: fmt-check vet check-binaries unit unit-plain test-cluster test-ollama test-browser
+# here, lemmings serve in a real headless browser, and a run's trace in a real
+# OpenTelemetry receiver.
+test: fmt-check vet check-binaries unit unit-plain test-cluster test-ollama test-browser test-traces
 
-# The real-server tests run once, in test-ollama, with the server they need.
+# The real-server tests run once, in test-ollama and test-traces, with the server they need.
 unit:
-	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 $(GO) test -race -count=1 -timeout 30m $(PKGS)
+	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 LEMMINGS_TEST_PHOENIX=0 $(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 # The whole suite without -race: about 1 minute.
 unit-plain:
-	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 $(GO) test -count=1 -timeout 20m $(PKGS)
+	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 LEMMINGS_TEST_PHOENIX=0 $(GO) test -count=1 -timeout 20m $(PKGS)
 
 # Runs on PostgreSQL with River (docs/distributed.md): the checkpoint store's suite and the
-# fault tests (SIGKILLed worker, terminated session, restarted database, refused push, model
-# server down), each with a real PostgreSQL server started by the test (Debian's postgresql;
-# .ci/run installs it) and the real binary. Required here: missing binaries fail. About 3 min.
+# fault tests (SIGKILLed worker, terminated session, link down in a network namespace,
+# restarted database, refused push, model server down), retention, serve on the store and
+# lemmings demo --cluster, each with a real PostgreSQL server started by the test (Debian's
+# postgresql; .ci/run installs it) and the real binary. Required here: missing binaries fail.
+# About 6 min.
 test-cluster:
 	LEMMINGS_TEST_POSTGRES=1 $(GO) test -count=1 -timeout 20m ./internal/pgtest/... ./cluster/...
+
+# Throughput of 1, 2 and 4 workers and the takeover time after a SIGKILL (docs/distributed.md).
+# About 4 min.
+bench-cluster:
+	LEMMINGS_TEST_POSTGRES=1 $(GO) test -count=1 -run '^$$' -bench 'ClusterThroughput' -benchtime 1x -timeout 30m ./cluster/clustertest/
+	LEMMINGS_TEST_POSTGRES=1 $(GO) test -count=1 -run '^$$' -bench 'ClusterTakeover' -benchtime 3x -timeout 30m ./cluster/clustertest/
 
 # Built programs belong in .gitignore: fail on a tracked binary over 1 MiB.
 check-binaries:
@@ -49,6 +58,14 @@ fmt-check:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Aider's benchmark loop against lemmings eval on the same exercises, the same real
+# Ollama server and SmolLM2 (docs/costs.md). Not part of `make test`: it installs
+# aider-chat (pinned) into .tools/aider-venv and takes minutes to an hour. One model
+# server at a time on the machine: each harness waits for /tmp/lemmings-model.lock.
+bench-aider: models
+	GO="$(GO)" ./scripts/ollama.sh
+	GO="$(GO)" ./bench/bench-aider.sh
 
 # Real Ollama server (issue 7): built from the module proxy into .tools/.
 ollama:
@@ -97,9 +114,22 @@ $(SERVE_E2E)/node_modules/.package-lock.json: $(SERVE_E2E)/package-lock.json
 test-browser: $(SERVE_E2E)/node_modules/.package-lock.json
 	LEMMINGS_BROWSER=1 $(GO) test -count=1 -timeout 10m -run '^TestBrowser$$' -v ./serve/
 
-# The screenshots in docs/serve.md, taken by the browser test.
-screenshots: $(SERVE_E2E)/node_modules/.package-lock.json
+# Arize Phoenix, the OpenTelemetry receiver the trace test sends a run to (issue 26): pinned in
+# scripts/phoenix/requirements.txt, installed into .tools/phoenix/ (a Python venv) from the Python
+# package registry (~1 min and 850 MB cold; 0.1 s when current).
+phoenix:
+	./scripts/phoenix.sh
+
+# A run's trace in a real receiver: the demo's remit with the built binary, paused and resumed,
+# its spans read back from Phoenix's REST API and its UI looked at in Debian's chromium (~1-2 min,
+# most of it Phoenix starting).
+test-traces: phoenix
+	LEMMINGS_TEST_PHOENIX=1 $(GO) test -count=1 -timeout 10m -run '^TestTracesInPhoenix$$' -v ./cmd/lemmings/
+
+# The screenshots in docs/serve.md and docs/observability.md, taken by the browser and trace tests.
+screenshots: $(SERVE_E2E)/node_modules/.package-lock.json phoenix
 	LEMMINGS_BROWSER=1 LEMMINGS_SCREENSHOTS=$(CURDIR)/docs/serve $(GO) test -count=1 -timeout 10m -run '^TestBrowser$$' ./serve/
+	LEMMINGS_TEST_PHOENIX=1 LEMMINGS_SCREENSHOTS=$(CURDIR)/docs/observability $(GO) test -count=1 -timeout 10m -run '^TestTracesInPhoenix$$' ./cmd/lemmings/
 
 clean:
 	rm -rf bin .tools $(SERVE_E2E)/node_modules $(MCP_E2E)/node_modules

@@ -124,12 +124,15 @@ func (retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 	return time.Now().Add(min(d, 30*time.Second))
 }
 
-// liveJobs counts the jobs of a run that will run or are running.
-func liveJobs(ctx context.Context, db *pgstore.DB, runID string, staleRunning time.Duration) (int, error) {
+// liveJobs counts the jobs of a run that will run, or are running on a
+// worker that is alive (holds its lease). A job whose worker died is not
+// live: the reaper gives its run to another worker at once.
+func liveJobs(ctx context.Context, db *pgstore.DB, runID string) (int, error) {
 	var n int
 	err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'lemmings_run' AND args->>'run_id' = $1
-		AND (state IN ('available', 'pending', 'scheduled', 'retryable') OR (state = 'running' AND attempted_at > now() - make_interval(secs => $2)))`,
-		runID, staleRunning.Seconds()).Scan(&n)
+		AND (state IN ('available', 'pending', 'scheduled', 'retryable')
+			OR (state = 'running' AND `+pgstore.WorkerHeldSQL("attempted_by[cardinality(attempted_by)]")+`))`,
+		runID).Scan(&n)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
 	}

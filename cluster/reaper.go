@@ -2,13 +2,17 @@ package cluster
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/riverqueue/river"
 
+	"github.com/lemmings-dev/lemmings/cluster/gitremote"
 	"github.com/lemmings-dev/lemmings/cluster/pgstore"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 // reapLoop runs the reaper every reap interval until ctx ends. Every worker
@@ -36,15 +40,11 @@ func (w *Worker) reapLoop(ctx context.Context) {
 		} else if n > 0 {
 			w.log.Info("reaper re-enqueued runs", "count", n)
 		}
-		if err := Retain(ctx, w.o.DB, w.app, w.o.Config.Cluster.EventsRetention); err != nil {
+		if err := Retain(ctx, w.o.DB, w.app, w.o.Remote, w.o.RepoDir, w.o.Config.Cluster.EventsRetention); err != nil {
 			w.log.Warn("retention", "err", err)
 		}
 	}
 }
-
-// staleRunning: a job taken longer ago than this whose run nobody holds
-// belongs to a worker that died.
-const staleRunning = 5 * time.Second
 
 // Reap re-enqueues every submitted run that is not done, not waiting for a
 // decision, not halted on request, not failed for good, whose lock no one
@@ -83,7 +83,7 @@ func Reap(ctx context.Context, db *pgstore.DB, app *graph.Compiled[nodes.Workflo
 		if pid, err := db.HolderPID(ctx, s.RunID); err != nil || pid != 0 {
 			continue
 		}
-		live, err := liveJobs(ctx, db, s.RunID, staleRunning)
+		live, err := liveJobs(ctx, db, s.RunID)
 		if err != nil || live > 0 {
 			continue
 		}
@@ -95,10 +95,13 @@ func Reap(ctx context.Context, db *pgstore.DB, app *graph.Compiled[nodes.Workflo
 	return n, nil
 }
 
-// Retain applies cluster.events_retention to finished runs: their events
-// older than it are deleted. (Checkpoints of a finished run are kept: the
-// history view reads them; `lemmings clean` deletes whole runs.)
-func Retain(ctx context.Context, db *pgstore.DB, app *graph.Compiled[nodes.WorkflowState], keep time.Duration) error {
+// Retain applies cluster.events_retention to finished runs, once each:
+// their events older than it are deleted, their checkpoints pruned to the
+// last one (status, report and resume-free reads still work; the history
+// view shows that one step), and their step refs on the remote that the
+// last checkpoint does not name deleted. The run branch stays. dir is a
+// repository to run git in.
+func Retain(ctx context.Context, db *pgstore.DB, app *graph.Compiled[nodes.WorkflowState], remote gitremote.Remote, dir string, keep time.Duration) error {
 	if keep <= 0 {
 		return nil
 	}
@@ -112,6 +115,68 @@ func Retain(ctx context.Context, db *pgstore.DB, app *graph.Compiled[nodes.Workf
 			done = append(done, in.ID)
 		}
 	}
-	_, err = db.DeleteEventsBefore(ctx, done, time.Now().Add(-keep))
+	if _, err := db.DeleteEventsBefore(ctx, done, time.Now().Add(-keep)); err != nil {
+		return err
+	}
+	unpruned, err := db.Unpruned(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, id := range done {
+		if !unpruned[id] {
+			continue
+		}
+		if claimed, err := db.ClaimPrune(ctx, id); err != nil || !claimed {
+			continue
+		}
+		if err := pruneRun(ctx, app, remote, dir, id); err != nil {
+			errs = append(errs, err)
+			_ = db.UnclaimPrune(context.WithoutCancel(ctx), id)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// pruneRun prunes a finished run's checkpoints to its last one, then the
+// step refs no retained checkpoint names.
+func pruneRun(ctx context.Context, app *graph.Compiled[nodes.WorkflowState], remote gitremote.Remote, dir, id string) error {
+	snap, err := app.State(ctx, id)
+	if err != nil {
+		return err
+	}
+	if _, err := app.Prune(ctx, id, snap.Step); err != nil {
+		return err
+	}
+	_, err = pruneOrphanRefs(ctx, app, remote, dir, id)
 	return err
+}
+
+// pruneOrphanRefs deletes the run's step refs on the remote that none of
+// its retained checkpoints names, except those of the last checkpoint's
+// commit: refs of steps pruned away, and those a holder pushed just before
+// it died (never checkpointed).
+func pruneOrphanRefs(ctx context.Context, app *graph.Compiled[nodes.WorkflowState], remote gitremote.Remote, dir, id string) (int, error) {
+	if remote.URL == "" {
+		return 0, nil
+	}
+	hist, err := app.History(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	named := map[string]bool{}
+	for _, h := range hist {
+		if ref := h.Metadata["git_ref"]; ref != "" {
+			named[ref] = true
+		}
+	}
+	last := ""
+	if len(hist) > 0 {
+		last = hist[len(hist)-1].Metadata[run.MetaGitHead]
+	}
+	n, err := remote.PruneRefs(ctx, dir, id, func(ref, commit string) bool { return named[ref] || commit == last })
+	if err != nil {
+		return 0, fmt.Errorf("run %s: prune step refs: %w", id, err)
+	}
+	return n, nil
 }

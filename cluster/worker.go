@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,8 +57,12 @@ type Worker struct {
 	log     *slog.Logger
 	app     *graph.Compiled[nodes.WorkflowState] // the store, for reading runs
 	healthy atomic.Bool
-	mu      sync.Mutex
-	client  *river.Client[pgx.Tx]
+	// clientID names this process to River (the jobs it runs) and its
+	// lease: the box's name and a nonce, so a box restarted under the same
+	// name never makes its dead predecessor's jobs look alive.
+	clientID string
+	mu       sync.Mutex
+	client   *river.Client[pgx.Tx]
 }
 
 // NewWorker checks the options and opens the store's reader.
@@ -81,7 +87,10 @@ func NewWorker(o WorkerOptions) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{o: o, app: app, log: slog.New(slog.NewTextHandler(o.Log, nil)).With("worker", o.Name)}
+	var nonce [4]byte
+	_, _ = rand.Read(nonce[:])
+	w := &Worker{o: o, app: app, log: slog.New(slog.NewTextHandler(o.Log, nil)).With("worker", o.Name),
+		clientID: o.Name + "#" + hex.EncodeToString(nonce[:])}
 	w.healthy.Store(true)
 	return w, nil
 }
@@ -90,6 +99,12 @@ func NewWorker(o WorkerOptions) (*Worker, error) {
 // answers, stops taking them (and hands running ones back at their next
 // step boundary) while it does not, and reaps runs nobody holds.
 func (w *Worker) Run(ctx context.Context) error {
+	// The lease first: a job this worker runs is live only while it holds it.
+	lease, err := w.o.DB.TakeLease(ctx, w.clientID)
+	if err != nil {
+		return err
+	}
+	defer lease.Close()
 	w.log.Info("worker started", "queues", w.o.Queues, "slots", w.o.Slots)
 	go w.reapLoop(ctx)
 	if err := w.startClient(ctx); err != nil {
@@ -104,6 +119,9 @@ func (w *Worker) Run(ctx context.Context) error {
 			w.stopClient(context.WithoutCancel(ctx))
 			return nil
 		case <-t.C:
+		}
+		if err := lease.Renew(ctx); err != nil && ctx.Err() == nil {
+			w.log.Warn("worker lease", "err", err)
 		}
 		if w.modelUp(ctx) {
 			fails = 0
@@ -134,7 +152,7 @@ func (w *Worker) startClient(ctx context.Context) error {
 		queues[q] = river.QueueConfig{MaxWorkers: w.o.Slots}
 	}
 	client, err := river.NewClient(riverpgxv5.New(w.o.DB.Pool()), &river.Config{
-		Schema: w.o.DB.Schema(), Queues: queues, Workers: workers, ID: w.o.Name,
+		Schema: w.o.DB.Schema(), Queues: queues, Workers: workers, ID: w.clientID,
 		JobTimeout: -1, // a run takes as long as it takes; its lock says who works on it
 		// River's own rescue is a last resort behind the reaper (which
 		// acts on the run lock, in seconds): only for jobs stuck a day.
@@ -267,6 +285,11 @@ func (w *Worker) work(ctx context.Context, job *river.Job[RunArgs]) error {
 		return err // River retries it with backoff
 	}
 	log.Info("run finished", "status", res.Status)
+	if n, err := pruneOrphanRefs(context.WithoutCancel(ctx), w.app, w.o.Remote, w.o.RepoDir, id); err != nil {
+		log.Warn("prune step refs", "err", err)
+	} else if n > 0 {
+		log.Info("pruned step refs no checkpoint names", "count", n)
+	}
 	return nil
 }
 
@@ -394,7 +417,9 @@ func (t *transport) watch(pid int, stop chan struct{}) {
 			misses = 0
 		}
 		if misses >= 3 {
-			t.cancel(fmt.Errorf("run %s: this worker's hold on the run ended (session %d gone): stopped", t.runID, pid))
+			cause := fmt.Errorf("run %s: this worker's hold on the run ended (session %d gone): stopped", t.runID, pid)
+			t.w.log.Warn("hold on the run lost: its model work stops now", "run", t.runID, "session", pid, "db_err", err)
+			t.cancel(cause)
 			return
 		}
 	}

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/sandbox"
 )
 
 // Format names how a CLI reports its work on stdout.
@@ -60,6 +62,12 @@ type Preset struct {
 	// request sets wins.
 	Settings    string
 	SettingsEnv string
+	// Writable are the CLI's own state ("~/.qwen/", "$CODEX_HOME/",
+	// "~/.claude.json"): writable in the sandbox besides its directory. ~ is
+	// the HOME the CLI gets; a variable it does not get is skipped; a folder
+	// (written with a trailing /) that is missing is created, since the CLI
+	// could not make it in the sandbox.
+	Writable []string
 }
 
 // Request is one run of a CLI.
@@ -71,6 +79,11 @@ type Request struct {
 	// Env is set in the CLI's environment on top of the base set (PATH,
 	// HOME, locale, TMPDIR) and the preset's Env.
 	Env map[string]string
+	// Sandbox confines the CLI and the commands it runs: writes only to Dir,
+	// a private temp dir and the preset's Writable (plus the sandbox's own
+	// writable paths); the network stays on for its model. Nil: a sandbox
+	// of the default configuration, made for this run.
+	Sandbox *sandbox.Box
 	// OnEvent sees every event as it is parsed (for a progress line).
 	OnEvent func(Event)
 }
@@ -187,6 +200,42 @@ func (p Preset) environ(r Request) []string {
 	return env
 }
 
+// stateDirs resolves the preset's Writable against the CLI's environment,
+// creating a missing folder (the CLI could not make it in the sandbox).
+func (p Preset) stateDirs(env []string) []string {
+	vars := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v // the last value wins, as for the process
+		}
+	}
+	var out []string
+	for _, w := range p.Writable {
+		dir := strings.HasSuffix(w, "/")
+		w = strings.TrimSuffix(w, "/")
+		var path string
+		switch {
+		case strings.HasPrefix(w, "~/"):
+			if vars["HOME"] == "" {
+				continue
+			}
+			path = filepath.Join(vars["HOME"], w[2:])
+		case strings.HasPrefix(w, "$"):
+			path = vars[w[1:]]
+		default:
+			path = w
+		}
+		if !filepath.IsAbs(path) {
+			continue
+		}
+		if _, err := os.Lstat(path); err != nil && dir {
+			_ = os.MkdirAll(path, 0o700)
+		}
+		out = append(out, path)
+	}
+	return out
+}
+
 func (p Preset) argv(r Request) []string {
 	var out []string
 	for i := 0; i < len(p.Args); i++ {
@@ -225,10 +274,22 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 		return Result{}, err
 	}
 	defer cleanup()
+	box := r.Sandbox
+	if box == nil {
+		b, err := sandbox.New(sandbox.Config{})
+		if err != nil {
+			return Result{}, err
+		}
+		defer b.Close()
+		box = b
+	}
 	argv := p.argv(r)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = r.Dir
-	cmd.Env = p.environ(r)
+	env := p.environ(r)
+	cmd, cleanup, err := box.Command(ctx, sandbox.Spec{Dir: r.Dir, Writable: p.stateDirs(env), Network: true, Env: env}, argv[0], argv[1:]...)
+	if err != nil {
+		return Result{}, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	defer cleanup()
 	setProcessGroup(cmd)
 	if p.Stdin {
 		cmd.Stdin = strings.NewReader(r.Prompt)

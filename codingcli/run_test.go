@@ -65,10 +65,11 @@ func TestRunNonZeroExit(t *testing.T) {
 // The timeout kills the CLI and everything it started: node CLIs run tools in
 // shells of their own, which must not outlive the attempt.
 func TestRunTimeoutKillsProcessGroup(t *testing.T) {
-	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
 	bin := script(t, fmt.Sprintf("sleep 300 &\necho $! > %s\necho started\nwait\n", pidFile))
 	start := time.Now()
-	res, err := Run(context.Background(), textPreset(bin), Request{Dir: t.TempDir(), Timeout: 500 * time.Millisecond})
+	res, err := Run(context.Background(), textPreset(bin), Request{Dir: dir, Timeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func TestRunCLIDiesWithLemmings(t *testing.T) {
 	}
 	if pidFile := os.Getenv("CODINGCLI_TEST_PLAY_LEMMINGS"); pidFile != "" {
 		bin := script(t, "echo $$ > "+pidFile+".tmp; mv "+pidFile+".tmp "+pidFile+"; exec sleep 120\n")
-		_, _ = Run(context.Background(), textPreset(bin), Request{Dir: t.TempDir()})
+		_, _ = Run(context.Background(), textPreset(bin), Request{Dir: filepath.Dir(pidFile)}) // the CLI writes in its folder
 		return
 	}
 	pidFile := filepath.Join(t.TempDir(), "cli.pid")

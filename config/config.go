@@ -44,6 +44,7 @@ type Config struct {
 	Supervisors Supervisors     `yaml:"supervisors"`
 	Limits      Limits          `yaml:"limits"`
 	Tasks       Tasks           `yaml:"tasks"`
+	Pipeline    Pipeline        `yaml:"pipeline"`
 	QA          QA              `yaml:"qa"`
 	Escalation  Escalation      `yaml:"escalation"`
 	Knowledge   Knowledge       `yaml:"knowledge"`
@@ -51,6 +52,8 @@ type Config struct {
 	Prompts     Prompts         `yaml:"prompts"`
 	Log         Log             `yaml:"log"`
 	Implementor Implementor     `yaml:"implementor"`
+	Tracing     Tracing         `yaml:"tracing"`
+	Sandbox     Sandbox         `yaml:"sandbox"`
 	// Offline forces supervisors off, and the offline RAG embedder unless the
 	// embedding role is on Ollama: nothing but the Ollama server is asked.
 	Offline bool `yaml:"offline"`
@@ -128,6 +131,28 @@ type Gate struct {
 	Name    string        `yaml:"name"`
 	Command string        `yaml:"command"`
 	Timeout time.Duration `yaml:"timeout"`
+	// Network lets this gate reach the network in the sandbox.
+	Network bool `yaml:"network"`
+}
+
+// Sandbox confines what model-written code may do (docs/security.md). Its
+// keys are read from the user file, the environment and flags only: a
+// repository's project file may ask for mode required, never loosen it.
+type Sandbox struct {
+	// Mode: auto (the strongest available, a warning when weaker),
+	// required (refuse to run without one) or off.
+	Mode string `yaml:"mode"`
+	// Writable paths beyond the work tree, the private temp dir and the
+	// sandbox caches; ~ is the user's home.
+	Writable []string `yaml:"writable" merge:"replace"`
+	// Env names variables passed to sandboxed commands beyond the built-in
+	// allow-list.
+	Env []string `yaml:"env" merge:"replace"`
+	// Network lets every sandboxed command reach the network.
+	Network bool `yaml:"network"`
+	// CacheDir holds the sandbox's language caches; empty: the user cache
+	// dir's lemmings/sandbox.
+	CacheDir string `yaml:"cache_dir"`
 }
 
 // Supervisors configures the cloud supervisors and what they may see.
@@ -182,13 +207,26 @@ type Limits struct {
 	PolishTasks          int            `yaml:"polish_tasks"`
 	DirectiveMaxAge      int            `yaml:"directive_max_age"`
 	MaxCleanupDirectives int            `yaml:"max_cleanup_directives"`
-	TokenBudgets         map[string]int `yaml:"token_budgets" keys:"scope_agent,task_planner,implementor,qa,assessor,summarizer,supervisor"`
+	TokenBudgets         map[string]int `yaml:"token_budgets" keys:"scope_agent,task_planner,implementor,qa,assessor,summarizer,supervisor,shared"`
 	GateOutputBytes      int            `yaml:"gate_output_bytes"`
 	// MaxConsecutiveFailures stops the run when that many tasks fail in a row.
 	MaxConsecutiveFailures int `yaml:"max_consecutive_failures"`
 	// FixRounds: failing gates on the Implementor's finish go back to it this
 	// many times inside the attempt; 0 leaves them to QA.
 	FixRounds int `yaml:"fix_rounds"`
+}
+
+// Pipeline sizes a run to its remit (docs/costs.md): a remit that is one
+// task goes straight to the Implementor (the quick path).
+type Pipeline struct {
+	// Mode is auto (lemmings reads the remit), quick or full.
+	Mode string `yaml:"mode"`
+	// QuickAttempts a quick task gets before the run escalates into the full
+	// pipeline; 0: it never escalates.
+	QuickAttempts int `yaml:"quick_attempts"`
+	// Summaries of the done list: auto (the summarizer model in the full
+	// pipeline, the diff in a quick run), model, or diff.
+	Summaries string `yaml:"summaries"`
 }
 
 // Tasks bound the size of a planned task so a small local model can finish it.
@@ -241,6 +279,18 @@ type Prompts struct {
 type Log struct {
 	Prompts bool   `yaml:"prompts"` // append every prompt and response to .lemmings/runs/<id>/prompts.jsonl
 	Level   string `yaml:"level"`
+}
+
+// Tracing sends each run to an OpenTelemetry backend as a trace (OTLP over
+// HTTP); the standard OTEL_EXPORTER_OTLP_* variables configure the exporter.
+type Tracing struct {
+	Enabled bool `yaml:"enabled"`
+	// Prompts records prompts and replies on model-call spans (redacted),
+	// and only when log.prompts is on too.
+	Prompts bool `yaml:"prompts"`
+	// Endpoint is an OTLP/HTTP base URL (/v1/traces is added); empty: the
+	// OTEL_EXPORTER_OTLP_* variables, else http://localhost:4318.
+	Endpoint string `yaml:"endpoint" secret:"url"`
 }
 
 // Implementor backends (implementor.backend).
@@ -344,10 +394,12 @@ func Default() *Config {
 			TokenBudgets: map[string]int{
 				"scope_agent": 12000, "task_planner": 12000, "implementor": 16000,
 				"qa": 12000, "assessor": 8000, "summarizer": 4000, "supervisor": 5000,
+				"shared": 5000,
 			},
 			GateOutputBytes: 16384, MaxConsecutiveFailures: 3, FixRounds: 3,
 		},
 		Tasks:      Tasks{MaxTargetFiles: 2, MaxInstructionChars: 600, SplitAfter: 2},
+		Pipeline:   Pipeline{Mode: "auto", QuickAttempts: 2, Summaries: "auto"},
 		QA:         QA{RequireQuotes: true, Disputed: "escalate"},
 		Escalation: Escalation{ArchitectAfter: 2},
 		Knowledge:  Knowledge{Dir: "docs/knowledge", BudgetTokens: 2000, PromoteAfter: 3},
@@ -357,6 +409,7 @@ func Default() *Config {
 		Implementor: Implementor{Backend: BackendLemmings, CLI: CLI{
 			Command: []string{}, Timeout: 20 * time.Minute, Env: map[string]string{}, PassEnv: []string{},
 		}},
+		Sandbox: Sandbox{Mode: "auto", Writable: []string{}, Env: []string{}},
 		Cluster: Cluster{EventsRetention: 30 * 24 * time.Hour, ReapInterval: 2 * time.Second},
 	}
 }

@@ -90,6 +90,7 @@ func specs() []spec {
 		{key: "gates.*.command", doc: "Shell command line.", accepted: "a non-empty string", check: checkString(nonEmpty)},
 		{key: "gates.*.timeout", doc: "Longest the gate may run; its process group is killed after. 0 or absent: 10m.",
 			accepted: "a duration >= 0 (0 = 10m)", check: checkDuration(false)},
+		{key: "gates.*.network", doc: "Let this gate reach the network from the sandbox (a test that downloads, `npm ci`). The report names every gate that had it."},
 
 		{key: "supervisors.enabled", doc: "Run the cloud supervisors. `offline: true` turns them off whatever this says."},
 		{key: "supervisors.mode", doc: "`background`: the local loop goes on while supervisors think; `blocking`: it waits for them at every trigger, so the next task is planned with their directives.",
@@ -126,8 +127,8 @@ func specs() []spec {
 		{key: "limits.directive_max_age", doc: "Completed tasks after which an unhandled cleanup directive is dropped.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "limits.max_cleanup_directives", doc: "Most pending cleanup directives; the oldest is dropped beyond it.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
 		{key: "limits.token_budgets", doc: "Prompt budget in tokens per caller label. Merged by key across sources.",
-			accepted: "a mapping with keys scope_agent, task_planner, implementor, qa, assessor, summarizer, supervisor"},
-		{key: "limits.token_budgets.*", doc: "Budget for one label.", accepted: "an integer >= 256", check: checkInt(atLeast(256))},
+			accepted: "a mapping with keys scope_agent, task_planner, implementor, qa, assessor, summarizer, supervisor, shared"},
+		{key: "limits.token_budgets.*", doc: "Budget for one label. `shared` is the start every local role's prompt shares (project context and knowledge, docs/costs.md); each role's budget counts it too.", accepted: "an integer >= 256", check: checkInt(atLeast(256))},
 		{key: "limits.gate_output_bytes", doc: "Bytes of a gate's output kept (the tail) for QA and the report.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "limits.fix_rounds", doc: "Times failing gates on the Implementor's finish go back to it inside the attempt, summarised, before QA. 0: finish ends the attempt at once.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
 		{key: "limits.max_consecutive_failures", doc: "Tasks failing in a row that stop the run (a circuit breaker: the model cannot do the work).", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
@@ -137,6 +138,13 @@ func specs() []spec {
 			accepted: "an integer >= 100", check: checkInt(atLeast(100))},
 		{key: "tasks.split_after", doc: "Failed attempts after which the planner may split a task into 2-3 smaller ones (the failed task's work is rolled back). 0: never split.",
 			accepted: "an integer >= 0", check: checkInt(atLeast(0))},
+
+		{key: "pipeline.mode", doc: "The shape of a run (docs/costs.md). `auto`: a remit that reads as one change (one action, at most two files named, at most 80 words) takes the quick path — straight to the Implementor, no milestone and task planning, no Assessor, the gates and lemmings' own checks as QA's verdict where they cover the criteria — and so does a remit the ScopeAgent plans as one task; anything else the full pipeline. `quick` (`lemmings run --quick`): always the quick path. `full` (`--full`): always the full pipeline. A quick run whose attempts fail `pipeline.quick_attempts` times, or whose Implementor says it is blocked, escalates into the full pipeline.",
+			accepted: "auto, quick, full", check: checkString(oneOf("auto", "quick", "full"))},
+		{key: "pipeline.quick_attempts", doc: "Attempts a quick task gets (each with the gates' fix rounds inside it) before the run escalates into the full pipeline: the work tree goes back to the start and the ScopeAgent plans the remit with what the attempts learned. 0: never escalate.",
+			accepted: "an integer >= 0", check: checkInt(atLeast(0))},
+		{key: "pipeline.summaries", doc: "Who writes a completed task's line in the done list: `model` (the summarizer role), `diff` (the Implementor's own summary and the files the commit changed; no model call), or `auto`: `model` in the full pipeline, `diff` in a quick run.",
+			accepted: "auto, model, diff", check: checkString(oneOf("auto", "model", "diff"))},
 
 		{key: "qa.require_quotes", doc: "A criterion is met only when the reviewer quotes the change (or a gate that passed checks it)."},
 		{key: "qa.disputed", doc: "When the gates pass and the review fails the same diff a second time: `escalate` asks the cloud reviewer (within the budget; otherwise commits), `commit` commits it flagged \"review disputed\" in the report, `retry` counts it as a loop (the work is rolled back if the task fails).",
@@ -193,6 +201,25 @@ func specs() []spec {
 			accepted: "a list of variable names", each: checkEnvName},
 		{key: "implementor.cli.budget_usd", doc: "Most the CLI may spend in a run, in US dollars, as it reports cost; no new task starts after the one that reached it (its work still goes to QA), and the run ends with a report, as at the other limits. 0: no limit. The CLI's cost is shown in the report and the progress line either way.",
 			accepted: "a number >= 0", check: checkFloat(0, math.Inf(1), false)},
+
+		{key: "tracing.enabled", doc: "Send each run to an OpenTelemetry backend as a trace (docs/observability.md): a span per run, node step, model call (GenAI conventions), gate and commit. Off: nothing is collected."},
+		{key: "tracing.prompts", doc: "Record each model call's messages and reply on its span (`gen_ai.input.messages`, `gen_ai.output.messages`), redacted as in `prompts.jsonl`, when `log.prompts` is on too. Off by default: prompts carry your code, and a trace backend is often another machine."},
+		{key: "tracing.endpoint", doc: "OTLP over HTTP endpoint: a base URL such as `http://localhost:4318` (`/v1/traces` is added). Empty: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, then `OTEL_EXPORTER_OTLP_ENDPOINT`, then `http://localhost:4318`. Headers, timeout and TLS come from the standard `OTEL_EXPORTER_OTLP_*` variables. With `offline: true` spans go only to an endpoint on the loopback interface.",
+			accepted: "an http:// or https:// URL, or empty", check: checkString(checkURL(true))},
+		{key: "sandbox.mode", doc: "How gates, syntax checks, the eval's tests and coding CLIs are confined (docs/security.md): `auto` uses the strongest sandbox the machine offers (Landlock with user namespaces on Linux) and warns when it is weaker or missing; `required` refuses to run without Landlock; `off` runs them unconfined (every report says so). Read from the user file, the environment and flags only: a project file may set `required`, nothing looser.",
+			accepted: "auto, required, off", check: checkString(oneOf("auto", "required", "off"))},
+		{key: "sandbox.writable", doc: "Paths sandboxed commands may write beyond the work tree, a private temp dir and the sandbox caches (a cargo home, say); `~/` is your home. User file, environment and flags only.",
+			accepted: "a list of absolute paths or ~/paths", each: checkSandboxPath},
+		{key: "sandbox.env", doc: "Names of variables passed to sandboxed commands beyond the built-in allow-list (PATH, locale, the toolchains' own settings). lemmings' keys pass only if named here. User file, environment and flags only.",
+			accepted: "a list of variable names", each: checkEnvName},
+		{key: "sandbox.network", doc: "Let every sandboxed command reach the network (one gate: `gates[].network`). User file, environment and flags only."},
+		{key: "sandbox.cache_dir", doc: "Where the sandbox keeps the language caches gates share (Go build and module caches, npm, pip): lemmings' own, never yours, which your own builds trust. Empty: `lemmings/sandbox` in your user cache dir. User file, environment and flags only.",
+			accepted: "an absolute path or ~/path, or empty", check: checkString(func(s string) string {
+				if s == "" {
+					return ""
+				}
+				return checkSandboxPath(s)
+			})},
 
 		{key: "offline", doc: "Work with no network but the Ollama server: supervisors off, no cloud planner or architect; the roles on Ollama (primary, summarizer, embedding) are still asked, so an index built with an Ollama embedding model is kept. An embedding role on another provider gives way to the offline embedder."},
 		{key: "store", doc: "Where runs are kept: empty for the repository's `.lemmings/` folder, or a PostgreSQL URL (`postgres://user@host:5432/db?search_path=lemmings`) that `lemmings worker` processes on several machines share (docs/distributed.md). `LEMMINGS_STORE` sets it from the environment.",
@@ -391,6 +418,17 @@ func checkGlob(s string) string {
 	}
 	if _, err := pathglob.Compile(s); err != nil { // names the pattern and the cause
 		return err.Error()
+	}
+	return ""
+}
+
+// checkSandboxPath accepts an absolute path or one under ~/.
+func checkSandboxPath(s string) string {
+	if s == "" {
+		return "an empty path"
+	}
+	if !filepath.IsAbs(s) && !strings.HasPrefix(s, "~/") {
+		return fmt.Sprintf("%q is neither absolute nor under ~/", s)
 	}
 	return ""
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // Remit is what the demo asks of the team.
@@ -138,7 +139,7 @@ func PrepareRepo(ctx context.Context, dir string) error {
 		{"add", "-A"},
 		{"-c", "user.name=lemmings demo", "-c", "user.email=demo@lemmings.invalid", "commit", "-q", "--no-verify", "-m", "textstats: initial version"},
 	} {
-		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd := exec.CommandContext(ctx, "git", append(workspace.NoHooks(), args...)...) // a hooksPath of the user's config runs nothing here
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -34,11 +34,7 @@ func (sc *Script) Steps() []llmtest.Step {
 }
 
 func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
-	system := ""
-	if len(c.Messages) > 0 && c.Messages[0].Role == "system" {
-		system = c.Messages[0].Content
-	}
-	role := llmtest.RoleOf(system)
+	role := c.Role()
 
 	var v any
 	switch role {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/internal/textutil"
+	"github.com/lemmings-dev/lemmings/sandbox"
 )
 
 // Options say what to evaluate and how.
@@ -38,6 +39,9 @@ type Options struct {
 	MaxAttempts int
 	// TestTimeout bounds one run of an exercise's tests (0: 3 minutes).
 	TestTimeout time.Duration
+	// Sandbox confines the runs of the exercises' tests (nil: the default
+	// sandbox).
+	Sandbox *sandbox.Box
 	// Fresh discards the results found in Out instead of resuming them.
 	Fresh bool
 	// KeepWork keeps the work folders of passed exercises too (those of
@@ -325,7 +329,9 @@ func (e *evalRun) exercise(ctx context.Context, ex Exercise) (r Result, ok bool)
 		r.PromptTokens += out.PromptTokens
 		r.CompletionTokens += out.CompletionTokens
 		r.CostUSD += out.CostUSD
-		last, err = runTests(ctx, ex, lang, repo, testDir, e.o.TestTimeout)
+		r.Calls += out.Calls
+		r.ModelSeconds += out.ModelSeconds
+		last, err = runTests(ctx, e.o.Sandbox, ex, lang, repo, testDir, e.o.TestTimeout)
 		if ctx.Err() != nil {
 			return r, false
 		}

@@ -85,6 +85,10 @@ func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
 	}
 	cfg := *base
 	cfg.Gates = []config.Gate{{Name: "test", Command: a.Language.Test, Timeout: workspace.DefaultTestTimeout}}
+	if cfg.Pipeline.Mode == "" || cfg.Pipeline.Mode == nodes.PipelineAuto {
+		// An exercise is one task: its solution file(s) against its tests.
+		cfg.Pipeline.Mode = nodes.PipelineQuick
+	}
 	o := run.Options{RepoDir: a.Repo, Remit: a.Remit, Config: &cfg, Warn: l.Warn, HTTPClient: l.HTTPClient}
 	if l.Sinks != nil {
 		o.Sinks = l.Sinks(a)
@@ -107,6 +111,8 @@ func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
 		out.PromptTokens += u.PromptTokens
 		out.CompletionTokens += u.CompletionTokens
 		out.CostUSD += u.CostUSD
+		out.Calls += u.Calls
+		out.ModelSeconds += u.Elapsed.Seconds()
 	}
 	if err != nil {
 		out.Error = err.Error()

@@ -39,6 +39,8 @@ type Result struct {
 	PromptTokens     int     `json:"prompt_tokens"`
 	CompletionTokens int     `json:"completion_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
+	Calls            int     `json:"calls,omitempty"`
+	ModelSeconds     float64 `json:"model_seconds,omitempty"`
 	WallSeconds      float64 `json:"wall_seconds"`
 	TestSeconds      float64 `json:"test_seconds"`
 	// Reason says why the exercise failed, was skipped or errored; Fix says

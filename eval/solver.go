@@ -32,6 +32,10 @@ type Outcome struct {
 	PromptTokens     int     `json:"prompt_tokens"`
 	CompletionTokens int     `json:"completion_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
+	// Calls and ModelSeconds are the model calls the run made and the time
+	// they took (retries and waits included), as docs/costs.md compares them.
+	Calls        int     `json:"calls,omitempty"`
+	ModelSeconds float64 `json:"model_seconds,omitempty"`
 	// Error is a run that ended in error (not interrupted): the attempt
 	// counts as failed and the error is shown.
 	Error string `json:"error,omitempty"`

@@ -11,15 +11,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // Git identity of the commits the eval itself makes.
 var gitIdentity = []string{"-c", "user.name=lemmings eval", "-c", "user.email=eval@lemmings.invalid", "-c", "commit.gpgsign=false"}
 
-// git runs git in dir and returns its combined output.
+// git runs git in dir, with no hook (the exercise's repository is the
+// solver's work), and returns its combined output.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, "git", append(workspace.NoHooks(), args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
 	out, err := cmd.CombinedOutput()
@@ -155,8 +157,9 @@ type testOutcome struct {
 const maxTestOutput = 8 << 10
 
 // runTests copies the solver's work (the repository's HEAD) to a fresh
-// folder, restores the tests from the original and runs the test command.
-func runTests(ctx context.Context, ex Exercise, lang Language, repo, dir string, timeout time.Duration) (testOutcome, error) {
+// folder, restores the tests from the original and runs the test command
+// confined by box (nil: the default sandbox), as a gate is.
+func runTests(ctx context.Context, box *sandbox.Box, ex Exercise, lang Language, repo, dir string, timeout time.Duration) (testOutcome, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return testOutcome{}, err
 	}
@@ -166,7 +169,7 @@ func runTests(ctx context.Context, ex Exercise, lang Language, repo, dir string,
 	if err := restoreTests(ex, lang, dir); err != nil {
 		return testOutcome{}, err
 	}
-	r := workspace.RunGate(ctx, dir, workspace.Gate{Name: "test", Command: lang.Test, Timeout: timeout}, maxTestOutput)
+	r := workspace.RunGate(ctx, box, dir, workspace.Gate{Name: "test", Command: lang.Test, Timeout: timeout}, maxTestOutput)
 	if r.Canceled || ctx.Err() != nil {
 		return testOutcome{}, context.Cause(ctx)
 	}

@@ -183,6 +183,102 @@ func (c *Composer) Compose(role string, data any, budget int, sections ...Sectio
 	if err := t.Execute(&body, data); err != nil {
 		return Prompt{}, fmt.Errorf("llm: render prompt %s (%s): %w", role, c.origin[role], err)
 	}
+	secs, err := c.withInstructions(t, role, data, sections)
+	if err != nil {
+		return Prompt{}, err
+	}
+	system := joinNonEmpty(c.global, c.project, body.String())
+	kept, dropped, err := pack(system, "", secs, budget)
+	if err != nil {
+		return Prompt{}, err
+	}
+	msgs := promptMessages(system, renderSections(kept))
+	return Prompt{Messages: msgs, Dropped: dropped, Tokens: countMessages(msgs, nil)}, nil
+}
+
+// SharedTemplate is the optional template every role's prompt shares when it
+// is composed with Shared and ComposeAfter: its text closes the system
+// message, after the preambles.
+const SharedTemplate = "shared"
+
+// RoleSection is the title under which ComposeAfter puts the role's template,
+// after the shared head.
+const RoleSection = "ROLE"
+
+// Shared is the start that every role's prompt shares byte for byte: the
+// system message and the head of the user message. A local server's prompt
+// cache then serves it across role switches (the same model answering the
+// planner, then the implementor, then QA). Build it with Composer.Shared and
+// give it to ComposeAfter.
+type Shared struct {
+	System string
+	// Head is the shared sections, rendered; "" when there are none.
+	Head string
+	// Tokens is the estimate of System and Head together.
+	Tokens int
+	// Dropped names what packing left out or cut, as Prompt.Dropped does.
+	Dropped []string
+}
+
+// Shared renders the shared start of the prompts: the system message is the
+// global preamble, the project preamble and the "shared" template (when there
+// is one), and the sections, packed to budget as Compose packs, are the head
+// of the user message. It is packed once, so every role gets the same bytes
+// whatever its own budget.
+func (c *Composer) Shared(budget int, sections ...Section) (Shared, error) {
+	var shared string
+	if t, ok := c.templates[SharedTemplate]; ok {
+		var b bytes.Buffer
+		if err := t.Execute(&b, nil); err != nil {
+			return Shared{}, fmt.Errorf("llm: render prompt %s (%s): %w", SharedTemplate, c.origin[SharedTemplate], err)
+		}
+		shared = b.String()
+	}
+	system := joinNonEmpty(c.global, c.project, shared)
+	var secs []Section
+	for _, s := range sections {
+		if strings.TrimSpace(s.Body) != "" {
+			secs = append(secs, s)
+		}
+	}
+	kept, dropped, err := pack(system, "", secs, budget)
+	if err != nil {
+		return Shared{}, err
+	}
+	head := renderSections(kept)
+	return Shared{System: system, Head: head, Tokens: countMessages(promptMessages(system, head), nil), Dropped: dropped}, nil
+}
+
+// ComposeAfter composes role's prompt after the shared start sh: the system
+// message is sh.System, and the user message is sh.Head, then "## ROLE" with
+// the role's template, then the sections in the order given and the
+// template's instructions, packed to budget (which counts the shared start
+// too; the shared start itself is never cut again).
+func (c *Composer) ComposeAfter(sh Shared, role string, data any, budget int, sections ...Section) (Prompt, error) {
+	t, ok := c.templates[role]
+	if !ok {
+		return Prompt{}, fmt.Errorf("llm: no prompt template %q (known: %s)", role, strings.Join(c.Roles(), ", "))
+	}
+	var body bytes.Buffer
+	if err := t.Execute(&body, data); err != nil {
+		return Prompt{}, fmt.Errorf("llm: render prompt %s (%s): %w", role, c.origin[role], err)
+	}
+	secs := []Section{{Title: RoleSection, Body: strings.TrimSpace(body.String()), Required: true}}
+	secs, err := c.withInstructions(t, role, data, append(secs, sections...))
+	if err != nil {
+		return Prompt{}, err
+	}
+	kept, dropped, err := pack(sh.System, sh.Head, secs, budget)
+	if err != nil {
+		return Prompt{}, err
+	}
+	msgs := promptMessages(sh.System, joinHead(sh.Head, renderSections(kept)))
+	return Prompt{Messages: msgs, Dropped: append(slices.Clone(sh.Dropped), dropped...), Tokens: countMessages(msgs, nil)}, nil
+}
+
+// withInstructions drops empty sections and adds the template's
+// instructions block as the last section, unless one was given.
+func (c *Composer) withInstructions(t *template.Template, role string, data any, sections []Section) ([]Section, error) {
 	var secs []Section
 	hasInstructions := false
 	for _, s := range sections {
@@ -196,19 +292,23 @@ func (c *Composer) Compose(role string, data any, budget int, sections ...Sectio
 	if inst := t.Lookup(InstructionsTemplate); inst != nil && !hasInstructions {
 		var ib bytes.Buffer
 		if err := inst.Execute(&ib, data); err != nil {
-			return Prompt{}, fmt.Errorf("llm: render prompt %s instructions (%s): %w", role, c.origin[role], err)
+			return nil, fmt.Errorf("llm: render prompt %s instructions (%s): %w", role, c.origin[role], err)
 		}
 		if strings.TrimSpace(ib.String()) != "" {
 			secs = append(secs, Section{Title: "INSTRUCTIONS", Body: ib.String(), Required: true})
 		}
 	}
-	system := joinNonEmpty(c.global, c.project, body.String())
-	kept, dropped, err := pack(system, secs, budget)
-	if err != nil {
-		return Prompt{}, err
+	return secs, nil
+}
+
+func joinHead(head, rest string) string {
+	switch {
+	case head == "":
+		return rest
+	case rest == "":
+		return head
 	}
-	msgs := promptMessages(system, renderSections(kept))
-	return Prompt{Messages: msgs, Dropped: dropped, Tokens: countMessages(msgs, nil)}, nil
+	return head + "\n\n" + rest
 }
 
 func joinNonEmpty(parts ...string) string {
@@ -246,9 +346,13 @@ func promptMessages(system, user string) []Message {
 	return msgs
 }
 
-// pack fits sections within budget tokens; see Compose.
-func pack(system string, secs []Section, budget int) ([]Section, []string, error) {
-	total := func(ss []Section) int { return countMessages(promptMessages(system, renderSections(ss)), nil) }
+// pack fits sections within budget tokens; see Compose. head is a fixed
+// start of the user message (ComposeAfter's shared head), counted but never
+// cut.
+func pack(system, head string, secs []Section, budget int) ([]Section, []string, error) {
+	total := func(ss []Section) int {
+		return countMessages(promptMessages(system, joinHead(head, renderSections(ss))), nil)
+	}
 	if budget <= 0 || total(secs) <= budget {
 		return secs, nil, nil
 	}

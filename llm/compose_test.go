@@ -271,3 +271,57 @@ func TestComposerRender(t *testing.T) {
 		t.Errorf("a missing field should fail: %v", err)
 	}
 }
+
+// A call's reply budget is what it asks for, never more than the role allows.
+func TestReplyTokensAreCappedByTheRole(t *testing.T) {
+	for _, c := range []struct{ asked, role, want int }{
+		{384, 4096, 384}, {1280, 320, 320}, {0, 4096, 4096}, {512, 0, 512}, {0, 0, 0},
+	} {
+		if got := replyTokens(c.asked, c.role); got != c.want {
+			t.Errorf("replyTokens(%d, %d) = %d, want %d", c.asked, c.role, got, c.want)
+		}
+	}
+}
+
+// Every role's prompt after a Shared start begins with the same bytes, and
+// the shared head is never cut again by a role's packing.
+func TestComposeAfterKeepsTheSharedStart(t *testing.T) {
+	t.Parallel()
+	fs := fstest.MapFS{
+		"shared.tmpl":       {Data: []byte("You are on the team.")},
+		"task_planner.tmpl": {Data: []byte("You are the TaskPlanner for {{.Project}}.\n{{define \"instructions\"}}Plan {{.Milestone}}.{{end}}")},
+		"qa.tmpl":           {Data: []byte("You are QA.")},
+	}
+	c, err := NewComposer(fs, "", "GLOBAL", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := c.Shared(2000, Section{Title: "PROJECT CONTEXT", Body: strings.Repeat("tree line\n", 50), Priority: 20},
+		Section{Title: "PROJECT KNOWLEDGE", Body: "rules", Priority: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh.System != "GLOBAL\n\nYou are on the team." || !strings.HasPrefix(sh.Head, "## PROJECT CONTEXT\ntree line") {
+		t.Fatalf("shared %+v", sh)
+	}
+	planner, err := c.ComposeAfter(sh, "task_planner", plannerData{"x", "M1"}, sh.Tokens+60,
+		Section{Title: "COMPLETED WORK", Body: strings.Repeat("history\n", 200), Priority: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qa, err := c.ComposeAfter(sh, "qa", nil, 0, Section{Title: "DIFF", Body: "+x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []Prompt{planner, qa} {
+		if p.Messages[0].Content != sh.System || !strings.HasPrefix(p.Messages[1].Content, sh.Head+"\n\n## ROLE\n") {
+			t.Errorf("prompt does not start with the shared bytes:\n%.200s", p.Messages[1].Content)
+		}
+	}
+	if !strings.Contains(planner.Messages[1].Content, "## INSTRUCTIONS\nPlan M1.") || len(planner.Dropped) == 0 {
+		t.Errorf("the role's part is packed to what the budget leaves: dropped %v", planner.Dropped)
+	}
+	if _, err := c.ComposeAfter(sh, "task_planner", plannerData{}, sh.Tokens+5); err == nil {
+		t.Error("a budget the shared start and the role's required parts do not fit must be an error")
+	}
+}

@@ -130,6 +130,18 @@ func maxText(modelMax, userMax int) string {
 	return s
 }
 
+// replyTokens is a call's reply budget: what the call asks for, capped by the
+// role's max_tokens; the role's alone when the call asks for nothing (0: none).
+func replyTokens(asked, roleMax int) int {
+	switch {
+	case asked <= 0:
+		return roleMax
+	case roleMax > 0:
+		return min(asked, roleMax)
+	}
+	return asked
+}
+
 // windowLimit is the largest window allowed: the model's maximum, lowered
 // by the user's cap; 0 when neither is known.
 func windowLimit(modelMax, userMax int) int {

@@ -55,21 +55,21 @@ type Note struct {
 // Observer receives notes with the context of the call they belong to.
 type Observer func(ctx context.Context, n Note)
 
-type observerKey struct{}
+type noteObserverKey struct{}
 
 // WithObserver returns a context whose model calls report to o.
 func WithObserver(ctx context.Context, o Observer) context.Context {
-	return context.WithValue(ctx, observerKey{}, o)
+	return context.WithValue(ctx, noteObserverKey{}, o)
 }
 
 func observe(ctx context.Context, n Note) {
-	if o, ok := ctx.Value(observerKey{}).(Observer); ok && o != nil {
+	if o, ok := ctx.Value(noteObserverKey{}).(Observer); ok && o != nil {
 		o(ctx, n)
 	}
 }
 
 func observed(ctx context.Context) bool {
-	o, ok := ctx.Value(observerKey{}).(Observer)
+	o, ok := ctx.Value(noteObserverKey{}).(Observer)
 	return ok && o != nil
 }
 

@@ -93,13 +93,7 @@ func (p *ollamaProvider) chat(ctx context.Context, req Request) (Response, error
 	if err != nil {
 		return Response{}, err
 	}
-	reply := req.MaxTokens
-	if reply <= 0 {
-		reply = p.spec.MaxTokens
-	}
-	if reply <= 0 {
-		reply = defaultReplyTokens
-	}
+	reply := cmp.Or(replyTokens(req.MaxTokens, p.spec.MaxTokens), defaultReplyTokens)
 	promptTokens := countMessages(req.Messages, req.Tools)
 	if len(req.Schema) > 0 {
 		// Some templates render the format into the prompt; count it.

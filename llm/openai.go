@@ -101,11 +101,7 @@ func (e *orError) describe() string {
 
 func (p *openaiProvider) request(req Request) openai.ChatCompletionRequest {
 	creq := openai.ChatCompletionRequest{Model: p.spec.Model, Messages: toOpenAIMessages(req.Messages)}
-	if n := req.MaxTokens; n > 0 {
-		creq.MaxCompletionTokens = n
-	} else if p.spec.MaxTokens > 0 {
-		creq.MaxCompletionTokens = p.spec.MaxTokens
-	}
+	creq.MaxCompletionTokens = replyTokens(req.MaxTokens, p.spec.MaxTokens)
 	t := req.Temperature
 	if t == nil {
 		t = p.spec.Temperature

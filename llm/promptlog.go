@@ -55,18 +55,16 @@ type LogEntry struct {
 	ErrorKind ErrorKind `json:"error_kind,omitempty"`
 }
 
-func (l *promptLog) write(now time.Time, ro *role, label string, req Request, resp Response, callErr error) {
+// write appends one call; red is its texts redacted (redactCall).
+func (l *promptLog) write(now time.Time, ro *role, label string, req Request, resp Response, callErr error, red *RedactedCall) {
 	if l == nil {
 		return
 	}
 	e := LogEntry{Time: now.UTC(), Role: ro.name, Label: label, Provider: ro.spec.Provider, Model: ro.spec.Model,
-		Messages: redactMessages(req.Messages), Structured: len(req.Schema) > 0,
-		Reply: Redact(resp.Content), DoneReason: resp.DoneReason, NumCtx: resp.NumCtx, Attempts: resp.Attempts}
+		Messages: red.Messages, Structured: len(req.Schema) > 0,
+		Reply: red.Reply, DoneReason: resp.DoneReason, NumCtx: resp.NumCtx, Attempts: resp.Attempts, ToolCalls: red.ToolCalls}
 	for _, t := range req.Tools {
 		e.Tools = append(e.Tools, t.Name)
-	}
-	if len(resp.ToolCalls) > 0 {
-		e.ToolCalls = redactMessages([]Message{{ToolCalls: resp.ToolCalls}})[0].ToolCalls
 	}
 	e.Usage.PromptTokens, e.Usage.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
 	e.Usage.CostUSD, e.Usage.ElapsedMS = resp.Usage.CostUSD, resp.Elapsed.Milliseconds()

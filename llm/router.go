@@ -287,7 +287,13 @@ func (r *Router) Chat(ctx context.Context, req Request) (Response, error) {
 	}
 	logged := sent
 	logged.Tools = req.Tools // the offered tools, also when they went into the prompt
-	r.log.write(r.clock.Now(), ro, req.Label, logged, resp, err)
+	var red *RedactedCall    // once, for the prompt log and the observer
+	if r.log != nil {
+		rc := redactCall(logged, resp)
+		red = &rc
+		r.log.write(r.clock.Now(), ro, req.Label, logged, resp, err, red)
+	}
+	r.observe(ctx, start, ro, logged, resp, err, red)
 	return resp, err
 }
 

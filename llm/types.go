@@ -39,7 +39,7 @@ type Request struct {
 	// Schema asks for structured output (Structured sets it): Ollama's format,
 	// OpenAI's response_format json_schema.
 	Schema      json.RawMessage
-	MaxTokens   int      // reply budget; 0: the role's MaxTokens, else 2048
+	MaxTokens   int      // reply budget, capped by the role's MaxTokens; 0: the role's, else 2048
 	Temperature *float64 // nil: the role's, else the server's default
 	// Variation > 0 asks for different sampling than the first try, for a
 	// re-ask after a runaway reply: a new seed, a repeat penalty and a

@@ -32,12 +32,23 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 		return s, nil
 	}
 	m := s.ActiveMilestone()
+	if s.Quick {
+		// A quick run's one task passed its gates and checks: that is the
+		// verdict, no model is asked again.
+		if reason == "milestone" && m != nil {
+			d.advanceMilestone(&s)
+		}
+		s.Assessment = &Assessment{Verdict: "aligned", Reason: reason, Notes: "quick run: the gates and QA are the verdict"}
+		if s.ActiveMilestone() == nil {
+			s.Assessment.Verdict = "all_done"
+		}
+		return s, nil
+	}
 	data := assessorData{Reason: reason, Tasks: s.TasksCompleted}
 	if m != nil {
 		data.MilestoneID = m.ID
 	}
-	sections := []llm.Section{
-		projectContextSection(&s),
+	sections := []llm.Section{ // after the shared prefix: project context and knowledge
 		{Title: "MILESTONES", Body: milestoneOverview(&s), Required: true},
 		completedSection(&s),
 		{Title: "SUPERVISOR FINDINGS", Body: supervisorEvidence(&s), Priority: prioKnowledge},
@@ -71,7 +82,7 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 	}
 	switch a.Verdict {
 	case "minor_drift":
-		addUrgency(&s, d.Settings.Supervisors.WeightMinorDrift)
+		happen(&s, HappenedMinorDrift)
 	case "all_done":
 		if s.ActiveMilestone() != nil { // the Assessor cannot end milestones it has not seen finished
 			a.Verdict = "aligned"

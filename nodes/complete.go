@@ -45,7 +45,7 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 			return s, fmt.Errorf("mark_complete: %w", err)
 		}
 		entry.Commit, entry.Files = sha, files
-		entry.Summary = d.summarize(ctx, &s, t)
+		entry.Summary = d.summarize(ctx, &s, t, files)
 		graph.Emit(ctx, "commit", map[string]any{"task": t.ID, "sha": sha, "files": files})
 	}
 	s.DoneList = append(s.DoneList, entry)
@@ -55,7 +55,7 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 		s.PolishTasks++
 	} else {
 		s.TasksSinceLastReview++
-		countTaskForSupervisors(&s)
+		happen(&s, HappenedTaskCompleted)
 		if s.ReviewInterval > 0 && s.TasksSinceLastReview >= s.ReviewInterval {
 			s.ReviewReason = "interval"
 		}
@@ -103,12 +103,23 @@ func (d *Deps) commitTask(ctx context.Context, s *WorkflowState, t *Task) (strin
 	return sha, files, err
 }
 
-// summarize asks the small local model for the done-list line; the
-// implementor's own summary stands in when it cannot answer.
-func (d *Deps) summarize(ctx context.Context, s *WorkflowState, t *Task) string {
+// summarize writes the done-list line. From the task and the diff's files
+// (no model call) in a quick run, or when pipeline.summaries is diff; else
+// the small local model writes it, and the implementor's own summary stands
+// in when it cannot answer.
+func (d *Deps) summarize(ctx context.Context, s *WorkflowState, t *Task, files []string) string {
 	fallback := t.Title
 	if s.Implementation != nil && s.Implementation.Summary != "" {
 		fallback = s.Implementation.Summary
+	}
+	switch d.Settings.Pipeline.Summaries {
+	case SummariesDiff:
+		return diffSummary(fallback, files)
+	case SummariesModel:
+	default:
+		if s.Quick {
+			return diffSummary(fallback, files)
+		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task %s: %s\n", t.ID, t.Title)
@@ -118,7 +129,7 @@ func (d *Deps) summarize(ctx context.Context, s *WorkflowState, t *Task) string 
 	if t.Attempt > 1 {
 		fmt.Fprintf(&b, "Attempts: %d (last feedback: %s)\n", t.Attempt, clip(t.Feedback, 400))
 	}
-	reply, _, err := ask[summaryReply](ctx, d, s, call{Label: "summarizer", Role: RoleSummarizer, Sections: []llm.Section{
+	reply, _, err := ask[summaryReply](ctx, d, s, call{Label: LabelSummarizer, Role: RoleSummarizer, Sections: []llm.Section{
 		{Title: "TASK RESULT", Body: b.String(), Required: true},
 	}})
 	if err != nil {
@@ -126,6 +137,16 @@ func (d *Deps) summarize(ctx context.Context, s *WorkflowState, t *Task) string 
 		return fallback
 	}
 	return clip(reply.Summary, 600)
+}
+
+// diffSummary is the done-list line without a model: what the implementor
+// said it did, and the files the commit changed.
+func diffSummary(said string, files []string) string {
+	out := clip(said, 400)
+	if len(files) > 0 {
+		out += " (changed: " + clip(strings.Join(files, ", "), 180) + ")"
+	}
+	return out
 }
 
 // MarkFailed abandons the task: the work tree returns to the task's start and
@@ -143,8 +164,7 @@ func (d *Deps) MarkFailed(ctx context.Context, in WorkflowState) (WorkflowState,
 	}
 	s.ConsecutiveFailures++
 	s.EscalationContext = strings.TrimSpace(s.EscalationContext + fmt.Sprintf("\nTask %s %q abandoned after %d attempts: %s", t.ID, t.Title, t.Attempt, clip(reason, 300)))
-	addUrgency(&s, d.Settings.Supervisors.WeightTaskAbort)
-	addTrigger(&s, TriggerTaskAbort)
+	happen(&s, HappenedTaskAborted)
 	s.ReviewReason = "failure"
 	return s, nil
 }

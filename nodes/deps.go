@@ -2,12 +2,15 @@ package nodes
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"time"
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/rag"
+	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -32,6 +35,9 @@ type Deps struct {
 	Composer *llm.Composer
 	Work     *workspace.Worktree
 	Gates    []workspace.Gate
+	// Sandbox confines the gates, the syntax checks and the coding CLI; nil:
+	// each makes one of the default configuration.
+	Sandbox *sandbox.Box
 	// Search may be nil (no index): the rag_search tool then says so.
 	Search Searcher
 	// Index, when set, is brought up to date with the work tree after each
@@ -51,6 +57,24 @@ type Deps struct {
 	WallDeadline time.Time
 
 	lastBoard string // board.md as last written
+	// noted is the last text of each note (noteOnce): every prompt selects
+	// the knowledge again, and what it left out is said once, not per call.
+	noted   map[string]string
+	notedMu sync.Mutex
+}
+
+// noteOnce says whether text is new for kind since the last call.
+func (d *Deps) noteOnce(kind, text string) bool {
+	d.notedMu.Lock()
+	defer d.notedMu.Unlock()
+	if d.noted == nil {
+		d.noted = map[string]string{}
+	}
+	if d.noted[kind] == text {
+		return false
+	}
+	d.noted[kind] = text
+	return true
 }
 
 func (d *Deps) now() time.Time {
@@ -63,6 +87,9 @@ func (d *Deps) now() time.Time {
 // knowledgeStore opens the knowledge store of the work tree as it is now, so
 // the agents read what supervisors and earlier tasks wrote on the run branch.
 func (d *Deps) knowledgeStore() (*knowledge.Store, []knowledge.Problem, error) {
+	if d.Work == nil {
+		return nil, nil, errors.New("no work tree")
+	}
 	return knowledge.Open(d.Work.FS().Root() + "/" + d.Settings.KnowledgeDir)
 }
 

@@ -153,7 +153,7 @@ func (d *Deps) evidence(ctx context.Context, s *WorkflowState) (why, evidence st
 			return "", fmt.Sprintf("%s; the gates (%s) passed on the final tree %s", tasks, names, short(head)), nil
 		}
 	}
-	for _, r := range workspace.RunGates(ctx, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes) {
+	for _, r := range workspace.RunGates(ctx, d.Sandbox, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes) {
 		graph.Emit(ctx, "gate", map[string]any{"task": "final", "gate": r.Name, "passed": r.Passed, "exit_code": r.ExitCode, "ms": r.Duration.Milliseconds()})
 		if err := ctx.Err(); err != nil {
 			return "", "", err

@@ -24,13 +24,12 @@ const (
 	ImplRejected  = "rejected"
 )
 
-// Loop detection: the same action with the same result this many times within
-// the recent window gets a nudge; maxNudges nudges that did not help end the
-// attempt.
+// Loop detection: the same action with the same result a second time within
+// the recent window gets a nudge that names it; a third time ends the
+// attempt (implementor_steer.go).
 const (
 	loopWindow    = 8
-	loopThreshold = 3
-	maxNudges     = 2
+	loopThreshold = 2
 	// failedEditNudge edits in a row that did not apply get a nudge;
 	// failedEditLimit end the attempt.
 	failedEditNudge = 3
@@ -148,13 +147,14 @@ type implLoop struct {
 	failedEdits  map[string]int  // file → edits that did not apply
 	wholeFile    map[string]bool // files whose targeted edits failed twice
 	failStreak   int             // edits in a row that did not apply
-	nudges       int
 	// hint is advice on the last failed edit, added after the loop
 	// detector has seen the result, so advice that varies does not hide a
 	// repeat.
 	hint      string
 	fixRounds int
 	malformed int
+	// codeBudget is the reply budget of the next code call (codeReply).
+	codeBudget int
 }
 
 func newImplLoop(d *Deps, s *WorkflowState, t *Task) *implLoop {
@@ -285,12 +285,11 @@ func (l *implLoop) note(assistant, user string) {
 }
 
 func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
-	d, t, s := l.d, l.t, l.s
+	t := l.t
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", t.ID, t.Title)
 	writeTask(&b, t.Instructions, t.AcceptanceCriteria, t.TargetFiles)
-	secs := []llm.Section{
-		d.knowledgeSection(ctx, s),
+	secs := []llm.Section{ // after the shared prefix (project context, knowledge)
 		{Title: "TASK", Body: strings.TrimSpace(b.String()), Required: true},
 	}
 	if t.Feedback != "" {
@@ -302,10 +301,6 @@ func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
 	if symbols := l.symbolMap(); symbols != "" {
 		secs = append(secs, llm.Section{Title: "SYMBOLS", Body: symbols, Priority: prioContext - 5})
 	}
-	if tree, err := d.Work.FS().Tree(".", 200); err == nil {
-		secs = append(secs, llm.Section{Title: "REPOSITORY", Body: tree, Priority: prioOverview})
-	}
-	secs = append(secs, llm.Section{Title: "GATES", Body: gateList(d.Gates), Priority: prioOverview})
 	return secs, nil
 }
 

@@ -163,7 +163,7 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 			break
 		}
 		dir := d.Work.Dir()
-		results := workspace.RunGates(ctx, dir, gates, d.Settings.GateOutputBytes)
+		results := workspace.RunGates(ctx, d.Sandbox, dir, gates, d.Settings.GateOutputBytes)
 		for _, r := range results {
 			emitGate(ctx, t, "cli", r)
 		}
@@ -205,7 +205,7 @@ func (d *Deps) runCLI(ctx context.Context, s *WorkflowState, t *Task, p codingcl
 	}
 	graph.Emit(ctx, "cli_start", map[string]any{"task": t.ID, "attempt": t.Attempt, "round": round, "cli": p.Name, "prompt_chars": len(prompt)})
 	run, err := codingcli.Run(ctx, p, codingcli.Request{
-		Dir: d.Work.Dir(), Prompt: prompt, Model: d.Settings.CLI.Model, Timeout: timeout, Env: env,
+		Dir: d.Work.Dir(), Prompt: prompt, Model: d.Settings.CLI.Model, Timeout: timeout, Env: env, Sandbox: d.Sandbox,
 		OnEvent: func(ev codingcli.Event) {
 			if ev.Kind == codingcli.EventToolCall || ev.Kind == codingcli.EventError {
 				graph.Emit(ctx, "cli_event", map[string]any{"task": t.ID, "kind": string(ev.Kind), "tool": ev.Tool, "text": clip(ev.Text, 300)})

@@ -117,6 +117,10 @@ func TestACLIAttemptRunsTheGatesAndSendsAFailureToAFreshRun(t *testing.T) {
 	r.d.Settings.CLI = &CLISettings{Command: []string{buildFakeCLI(t), "--script", script, "--prompt", "{prompt}"}, Format: "qwen-stream-json", Timeout: time.Minute}
 	r.d.Settings.FixRounds = 2
 	r.d.Gates = []workspace.Gate{{Name: "divides-as-floats", Command: "grep -q 'float64(total) / float64' stats.go"}}
+	if err := os.MkdirAll(record, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.d.Sandbox = sandboxWith(t, record, filepath.Dir(script)) // the fake CLI records what it saw, and counts its runs next to its script
 	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task})
 	if err != nil {
 		t.Fatal(err)

@@ -56,6 +56,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args string) (c
 	instr := codeInstruction(p, whole, exists, lines)
 	msgs := append(l.messages(""), llm.Message{Role: "assistant", Content: args},
 		llm.Message{Role: "user", Content: instr + l.codeView(p, string(old), exists, whole)})
+	l.codeBudget = codeReply(string(old), whole, exists)
 	resp, err := l.chatText(ctx, msgs)
 	if err != nil {
 		return codeExchange{}, err
@@ -95,7 +96,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args string) (c
 
 // chatText makes a plain-text call after the prefix, counting its usage.
 func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message) (llm.Response, error) {
-	req, err := l.d.compose(ctx, call{Label: NodeImplementor, Prefix: l.prefix, Messages: msgs})
+	req, err := l.d.compose(ctx, call{Label: NodeImplementor, Prefix: l.prefix, Messages: msgs, Reply: l.codeBudget})
 	if err != nil {
 		return llm.Response{}, err
 	}

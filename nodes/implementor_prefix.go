@@ -40,7 +40,7 @@ func (l *implLoop) buildPrefix(ctx context.Context) error {
 		return err
 	}
 	full := l.d.Settings.Budget(NodeImplementor)
-	c := call{Label: NodeImplementor, Data: data, Sections: sections, Budget: full * prefixShare / 100}
+	c := call{Label: NodeImplementor, Data: data, Sections: sections, Budget: full * prefixShare / 100, State: l.s}
 	req, err := l.d.compose(ctx, c)
 	if tooLarge(err) {
 		// A small budget: the required parts take what they need; the
@@ -80,7 +80,7 @@ func (l *implLoop) messages(transient string) []llm.Message {
 
 // nextAction asks for one action in the attempt's protocol.
 func (l *implLoop) nextAction(ctx context.Context, variation int) (implAction, llm.Response, error) {
-	c := call{Label: NodeImplementor, Prefix: l.prefix, Messages: l.messages(l.freshViews()), Variation: variation}
+	c := call{Label: NodeImplementor, Prefix: l.prefix, Messages: l.messages(l.freshViews()), Variation: variation, Reply: l.actionReply()}
 	if !l.text {
 		return ask[implAction](ctx, l.d, l.s, c)
 	}
@@ -133,4 +133,35 @@ func (l *implLoop) compact() {
 	}
 	note := llm.Message{Role: "user", Content: fmt.Sprintf("(%d earlier actions are no longer shown; their changes are in the files)", l.dropped)}
 	l.history = append([]llm.Message{note}, h...)
+}
+
+// actionReply is the reply budget of one action: a few hundred tokens in the
+// text protocol, where the code comes in a call of its own (codeReply); in
+// the JSON protocol the code is inside the action, so room for the largest
+// target file rewritten.
+func (l *implLoop) actionReply() int {
+	if l.text {
+		return replyBudget(NodeImplementor)
+	}
+	largest := 0
+	for _, p := range l.t.TargetFiles {
+		if b, err := l.d.Work.FS().ReadFile(p); err == nil {
+			largest = max(largest, llm.CountTokens(string(b)))
+		}
+	}
+	return min(max(largest*5/4+512, 1536), 8192)
+}
+
+// codeReply is the reply budget of a code call of the text protocol: the
+// whole file with room to grow, SEARCH/REPLACE blocks of a part of it, or a
+// new file.
+func codeReply(old string, whole, exists bool) int {
+	n := llm.CountTokens(old)
+	switch {
+	case !exists:
+		return 2048
+	case whole:
+		return min(max(n*5/4+256, 512), 8192)
+	}
+	return min(max(n/2+256, 768), 2048)
 }

@@ -9,9 +9,9 @@ import (
 )
 
 // steer watches for a model going round in circles. A repeat (same action,
-// same arguments, same result) first gets a nudge appended to its result
-// that names it and suggests another way; so do edits that keep failing.
-// Only when the nudges have not helped does it return why the attempt ends.
+// same arguments, same result: loopThreshold times) gets a nudge appended to
+// its result that names it and suggests another way; the same once more
+// ends the attempt. Edits that keep failing are nudged, then end it too.
 func (l *implLoop) steer(act implAction, signature string, result *string) string {
 	hint := l.hint
 	l.hint = ""
@@ -21,9 +21,8 @@ func (l *implLoop) steer(act implAction, signature string, result *string) strin
 		}
 	}()
 	if repeated, count := l.detector.Record(act.Action, signature, *result); repeated {
-		l.nudges++
-		if l.nudges > maxNudges {
-			return fmt.Sprintf("repeated the same %s action %d times with the same result, after %d nudges", act.Action, count, maxNudges)
+		if count > loopThreshold {
+			return fmt.Sprintf("repeated the same %s action %d times with the same result, after a nudge", act.Action, count)
 		}
 		*result += fmt.Sprintf("\nNOTE: this is the %s time you did this same %s and got this same result. Doing it again will not help: %s",
 			ordinal(count), act.Action, suggestion(act.Action))
@@ -69,7 +68,7 @@ func (l *implLoop) finish(ctx context.Context, act implAction, args string, n in
 		return done
 	}
 	dir := l.d.Work.Dir()
-	results := workspace.RunGates(ctx, dir, gates, l.d.Settings.GateOutputBytes)
+	results := workspace.RunGates(ctx, l.d.Sandbox, dir, gates, l.d.Settings.GateOutputBytes)
 	var passed []string
 	for _, r := range results {
 		emitGate(ctx, l.t, "finish", r)

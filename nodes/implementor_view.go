@@ -78,7 +78,7 @@ func (l *implLoop) afterEdit(ctx context.Context, changed []editedAt) string {
 		}
 	}
 	if len(l.d.Settings.SyntaxChecks) > 0 {
-		problems := workspace.CheckSyntax(ctx, l.d.Work.Dir(), paths, l.d.Settings.SyntaxChecks, 1536)
+		problems := workspace.CheckSyntax(ctx, l.d.Sandbox, l.d.Work.Dir(), paths, l.d.Settings.SyntaxChecks, 1536)
 		emitCheck(ctx, l.t, paths, problems)
 		if problems != "" {
 			b.WriteString("CHECK FAILED after this edit; fix it before anything else:\n" + problems + "\n")

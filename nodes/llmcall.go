@@ -18,6 +18,10 @@ const (
 	RoleSupervisor = "supervisor"
 )
 
+// LabelSummarizer is the accounting label (and template) of the done-list
+// summary.
+const LabelSummarizer = "summarizer"
+
 // call is one structured question to a model: the template to use, its data,
 // and the context sections in their fixed order.
 type call struct {
@@ -34,22 +38,32 @@ type call struct {
 	// Prefix, when set, is the already composed start of the prompt (the
 	// implementor's, built once per attempt): nothing is composed again.
 	Prefix []llm.Message
+	// Reply is the reply budget in tokens (num_predict): what this call's
+	// answer needs, so the window is sized to the prompt and it. 0: the
+	// label's (replyBudget).
+	Reply int
+	// State, when set, gives a local role's prompt the run's shared prefix
+	// (sharedPrefix); ask sets it.
+	State *WorkflowState
 }
 
 // ask composes the prompt, asks for a T and folds the usage into the state.
 // Usage is counted even when the answer is unusable: the tokens were spent.
 func ask[T any](ctx context.Context, d *Deps, s *WorkflowState, c call) (T, llm.Response, error) {
 	var zero T
+	if c.State == nil {
+		c.State = s
+	}
 	req, err := d.compose(ctx, c)
 	if err != nil {
 		return zero, llm.Response{}, err
 	}
 	req.Variation = c.Variation
-	out, resp, err := llm.Structured[T](ctx, d.Model, req)
-	s.AddUsage(c.Label, totals(resp.Usage))
-	if resp.Usage.CostUSD > 0 && (c.Role == RoleSupervisor || c.Role == RolePlanner) {
-		d.spend(ctx, s, resp.Usage.CostUSD) // escalations and a cloud planner share the supervisor budget
+	if req.Schema, err = schemaFor[T](d, s); err != nil {
+		return zero, llm.Response{}, err
 	}
+	out, resp, err := llm.Structured[T](ctx, d.Model, req)
+	d.account(ctx, s, c.Label, c.Role, resp)
 	if err != nil {
 		data := map[string]any{"label": c.Label, "error": err.Error()}
 		if tokens, cut := llm.CutOff(err); cut {
@@ -64,20 +78,50 @@ func ask[T any](ctx context.Context, d *Deps, s *WorkflowState, c call) (T, llm.
 	return out, resp, nil
 }
 
+// account folds a call's usage into the state; a cloud call's cost (an
+// escalation, a disputed review, a cloud planner) is paid from the
+// supervisor budget. Usage is counted even when the answer is unusable: the
+// tokens were spent.
+func (d *Deps) account(ctx context.Context, s *WorkflowState, label, role string, resp llm.Response) {
+	s.AddUsage(label, totals(resp.Usage))
+	if resp.Usage.CostUSD > 0 && (role == RoleSupervisor || role == RolePlanner) {
+		d.spend(ctx, s, resp.Usage.CostUSD)
+	}
+}
+
+// compose builds the request of c. The prompt of a role the primary model (or
+// the planner's) answers starts with the shared prefix of c.State
+// (sharedPrefix). The others are composed on their own: a supervisor's, and
+// the summarizer's, which a small model of its own answers (another runner,
+// another cache), in a few hundred tokens.
 func (d *Deps) compose(ctx context.Context, c call) (llm.Request, error) {
 	role := c.Role
 	if role == "" {
 		role = RolePrimary
 	}
+	reply := c.Reply
+	if reply <= 0 {
+		reply = replyBudget(c.Label)
+	}
 	if c.Prefix != nil {
 		msgs := append(slices.Clone(c.Prefix), c.Messages...)
-		return llm.Request{Role: role, Label: c.Label, Messages: msgs}, nil
+		return llm.Request{Role: role, Label: c.Label, Messages: msgs, MaxTokens: reply}, nil
 	}
 	budget := d.Settings.Budget(c.Label)
 	if c.Budget > 0 {
 		budget = c.Budget
 	}
-	p, err := d.composePrompt(c.Label, c.Data, budget, c.Sections)
+	var p llm.Prompt
+	var err error
+	if c.State != nil && (role == RolePrimary || role == RolePlanner) {
+		var sh llm.Shared
+		if sh, err = d.sharedPrefix(ctx, c.State); err != nil {
+			return llm.Request{}, fmt.Errorf("compose %s prompt: %w", c.Label, err)
+		}
+		p, err = d.composeAfter(sh, c.Label, c.Data, budget, c.Sections)
+	} else {
+		p, err = d.composePrompt(c.Label, c.Data, budget, c.Sections)
+	}
 	if err != nil {
 		return llm.Request{}, err
 	}
@@ -85,7 +129,20 @@ func (d *Deps) compose(ctx context.Context, c call) (llm.Request, error) {
 		graph.Emit(ctx, "prompt_packed", map[string]any{"label": c.Label, "dropped": p.Dropped, "tokens": p.Tokens})
 	}
 	msgs := append(p.Messages, c.Messages...)
-	return llm.Request{Role: role, Label: c.Label, Messages: msgs}, nil
+	return llm.Request{Role: role, Label: c.Label, Messages: msgs, MaxTokens: reply}, nil
+}
+
+// composeAfter composes label's prompt after the shared prefix sh.
+func (d *Deps) composeAfter(sh llm.Shared, label string, data any, budget int, sections []llm.Section) (llm.Prompt, error) {
+	instr, err := d.instructionsSection(label, data)
+	if err != nil {
+		return llm.Prompt{}, fmt.Errorf("compose %s prompt: %w", label, err)
+	}
+	p, err := d.Composer.ComposeAfter(sh, label, data, budget, append(slices.Clip(sections), instr)...)
+	if err != nil {
+		return llm.Prompt{}, fmt.Errorf("compose %s prompt: %w", label, err)
+	}
+	return p, nil
 }
 
 // composePrompt composes label's prompt from its template, data and the
@@ -134,3 +191,22 @@ func tooLarge(err error) bool {
 	var le *llm.Error
 	return errors.As(err, &le) && le.Kind == llm.KindContextTooLarge
 }
+
+// Reply budgets (tokens) of the structured answers, by label: what the answer
+// needs, not what the window could hold. The JSON schemas bound every string
+// and list (replies.go, reply_bounds.go), so a grammar-constrained answer fits
+// its budget; a model that rambles inside the grammar is cut here, not after
+// thousands of tokens. A role's max_tokens caps them all.
+var replyBudgets = map[string]int{
+	NodeScope:       1536, // a few milestones of a few tasks (scopeBounds)
+	NodePlanner:     1280, // one task, a short carry-forward, the directives' fates
+	NodeImplementor: 384,  // one action; its code comes in a call of its own (codeReply)
+	NodeQA:          768,  // a verdict per criterion and the feedback
+	NodeAssessor:    512,
+	LabelSummarizer: 256,
+	LabelArchitect:  2048, // numbered edit instructions with the code to find
+}
+
+// replyBudget is the reply budget of a structured call by label (0: the
+// role's max_tokens).
+func replyBudget(label string) int { return replyBudgets[label] }

@@ -14,8 +14,10 @@ import (
 
 // A task a small local model can finish: few files, one behaviour, short
 // instructions, criteria a gate or the diff can decide. A plan that breaks
-// the limits goes back to the planner once with the reasons; the second
-// answer is taken as it is (a warning says what is still over).
+// the limits goes back to the planner once with the reasons; what the second
+// answer still breaks, lemmings cuts or splits itself (fitTask): a task over
+// the file limit becomes one task per group of files, one that does two
+// things two tasks, long instructions are cut, vague criteria dropped.
 
 // vagueWords mark a criterion that asks for a quality rather than a fact.
 var vagueWords = regexp.MustCompile(`(?i)\b(?:clean|cleaner|readable|readability|better|improved?|properly|correctly|robust|maintainable|nice|good|quality|as expected|appropriate(?:ly)?|well[- ]\w+|works?)\b`)
@@ -82,14 +84,38 @@ func (d *Deps) planProblems(s *WorkflowState, r plannerReply) []string {
 }
 
 // enforcePlanLimits sends a planner's answer that breaks the task limits
-// back once.
+// back once, then fits what is still over.
 func (d *Deps) enforcePlanLimits(ctx context.Context, s *WorkflowState, c call, r plannerReply) plannerReply {
-	return sendBackOnce(ctx, d, s, c, r, func(r plannerReply) []string { return d.planProblems(s, r) })
+	r = sendBackOnce(ctx, d, s, c, r, func(r plannerReply) []string { return d.planProblems(s, r) })
+	if len(d.planProblems(s, r)) == 0 {
+		return r
+	}
+	lim := d.Settings.Tasks
+	fitted := r
+	fitted.CarryForward = nil
+	if r.Task != nil && (r.Decision == DecisionImplement || r.Decision == DecisionSplit) && !d.operatorTask(s, r.Task.Title) {
+		parts := fitTask(*r.Task, lim)
+		fitted.Task = &parts[0]
+		fitted.CarryForward = append(fitted.CarryForward, parts[1:]...)
+	}
+	fitted.Subtasks = fitTasks(r.Subtasks, lim, func(t taskSpec) bool { return d.operatorTask(s, t.Title) })
+	fitted.CarryForward = append(fitted.CarryForward, fitTasks(r.CarryForward, lim, func(t taskSpec) bool { return d.operatorTask(s, t.Title) })...)
+	graph.Emit(ctx, "plan_fitted", map[string]any{"label": c.Label, "tasks": len(fitted.CarryForward) + len(fitted.Subtasks) + 1})
+	return fitted
+}
+
+// operatorTask says whether title is an operator's task (theirs to size).
+func (d *Deps) operatorTask(s *WorkflowState, title string) bool {
+	if i := indexPlanned(s.CarryForward, title); i >= 0 && s.CarryForward[i].Operator {
+		return true
+	}
+	ct := s.CurrentTask
+	return ct != nil && ct.Operator && strings.EqualFold(ct.Title, title)
 }
 
 // enforceScopeLimits does the same for the ScopeAgent's milestones.
 func (d *Deps) enforceScopeLimits(ctx context.Context, s *WorkflowState, c call, r scopeReply) scopeReply {
-	return sendBackOnce(ctx, d, s, c, r, func(r scopeReply) []string {
+	problems := func(r scopeReply) []string {
 		var out []string
 		for _, m := range r.Milestones {
 			for _, t := range m.Tasks {
@@ -97,13 +123,115 @@ func (d *Deps) enforceScopeLimits(ctx context.Context, s *WorkflowState, c call,
 			}
 		}
 		return out
-	})
+	}
+	r = sendBackOnce(ctx, d, s, c, r, problems)
+	if len(problems(r)) == 0 {
+		return r
+	}
+	fitted := scopeReply{Milestones: slices.Clone(r.Milestones)}
+	for i := range fitted.Milestones {
+		fitted.Milestones[i].Tasks = fitTasks(fitted.Milestones[i].Tasks, d.Settings.Tasks, nil)
+	}
+	graph.Emit(ctx, "plan_fitted", map[string]any{"label": c.Label, "milestones": len(fitted.Milestones)})
+	return fitted
+}
+
+// fitTasks fits each task of ts (but those keep says to leave alone).
+func fitTasks(ts []taskSpec, lim TaskLimits, keep func(taskSpec) bool) []taskSpec {
+	var out []taskSpec
+	for _, t := range ts {
+		if keep != nil && keep(t) {
+			out = append(out, t)
+			continue
+		}
+		out = append(out, fitTask(t, lim)...)
+	}
+	return out
+}
+
+// fitTask makes a task that still breaks the limits fit them, without a
+// model: a title that joins two actions becomes two tasks; files over the
+// limit are split into tasks of at most the limit each; instructions over
+// the limit are cut at a sentence; criteria no one can check are dropped
+// (the task keeps one that says what its title says).
+func fitTask(t taskSpec, lim TaskLimits) []taskSpec {
+	if lim.MaxInstructionChars > 0 && len(t.Instructions) > lim.MaxInstructionChars {
+		t.Instructions = cutAtSentence(t.Instructions, lim.MaxInstructionChars)
+	}
+	var crit []string
+	for _, c := range t.AcceptanceCriteria {
+		if !(vagueWords.MatchString(c) && !concreteToken.MatchString(c) && !gatePhrase.MatchString(c)) {
+			crit = append(crit, c)
+		}
+	}
+	if len(crit) == 0 {
+		crit = []string{"The change does what the task title says: " + t.Title}
+	}
+	t.AcceptanceCriteria = crit
+	var out []taskSpec
+	for _, titled := range splitTitle(t) {
+		if n := lim.MaxTargetFiles; n > 0 && len(titled.TargetFiles) > n {
+			parts := (len(titled.TargetFiles) + n - 1) / n
+			for i := 0; i < parts; i++ {
+				p := titled
+				p.TargetFiles = titled.TargetFiles[i*n : min((i+1)*n, len(titled.TargetFiles))]
+				p.Title = clip(fmt.Sprintf("%s (part %d of %d: %s)", titled.Title, i+1, parts, strings.Join(p.TargetFiles, ", ")), 120)
+				p.Instructions = cutAtSentence("Only the part in "+strings.Join(p.TargetFiles, ", ")+". "+titled.Instructions, max(lim.MaxInstructionChars, 200))
+				out = append(out, p)
+			}
+			continue
+		}
+		out = append(out, titled)
+	}
+	return out
+}
+
+// splitTitle splits a task whose title joins two actions ("Add X and update
+// Y") into one task per action, each with the whole instructions.
+func splitTitle(t taskSpec) []taskSpec {
+	loc := twoBehaviours.FindStringIndex(t.Title)
+	if loc == nil {
+		return []taskSpec{t}
+	}
+	first := strings.TrimSpace(strings.TrimRight(t.Title[:loc[0]], " ,;"))
+	second := strings.TrimSpace(t.Title[loc[0]:])
+	for _, joiner := range []string{"and ", "then ", "also ", "plus ", ";"} {
+		if strings.HasPrefix(strings.ToLower(second), joiner) {
+			second = strings.TrimSpace(second[len(joiner):])
+			break
+		}
+	}
+	if first == "" || second == "" {
+		return []taskSpec{t}
+	}
+	a, b := t, t
+	a.Title = first
+	b.Title = strings.ToUpper(second[:1]) + second[1:]
+	b.Instructions = "Only this: " + b.Title + ". " + t.Instructions
+	a.Instructions = "Only this: " + a.Title + ". " + t.Instructions
+	return []taskSpec{a, b}
+}
+
+// cutAtSentence cuts text to at most n bytes, at the last sentence end that
+// fits (else at a word).
+func cutAtSentence(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	cut := text[:n]
+	if i := strings.LastIndexAny(cut, ".!?\n"); i > n/2 {
+		return strings.TrimSpace(cut[:i+1])
+	}
+	if i := strings.LastIndex(cut, " "); i > 0 {
+		return strings.TrimSpace(cut[:i])
+	}
+	return cut
 }
 
 // sendBackOnce asks again, once, when an answer has problems: the answer and
-// the reasons are added as a follow-up turn of the same conversation. The
-// second answer is taken as it is (a warning says what is still wrong); an
-// unusable second answer keeps the first.
+// the reasons are added as a follow-up turn of the same conversation. An
+// unusable second answer keeps the first; the caller fits whatever is still
+// over the limits.
 func sendBackOnce[T any](ctx context.Context, d *Deps, s *WorkflowState, c call, r T, problems func(T) []string) T {
 	reasons := problems(r)
 	if len(reasons) == 0 {
@@ -121,7 +249,7 @@ func sendBackOnce[T any](ctx context.Context, d *Deps, s *WorkflowState, c call,
 		return r
 	}
 	if left := problems(again); len(left) > 0 {
-		graph.Emit(ctx, "warning", map[string]any{"message": "the plan still breaks the task limits after being sent back once: " + strings.Join(left, "; ")})
+		graph.Emit(ctx, "warning", map[string]any{"message": "the plan still breaks the task limits after being sent back once; lemmings cuts and splits it: " + strings.Join(left, "; ")})
 	}
 	return again
 }

@@ -15,7 +15,7 @@ import (
 func (d *Deps) milestoneDone(s *WorkflowState) {
 	s.PlannerDecision = DecisionMilestoneDone
 	s.ReviewReason = "milestone"
-	addTrigger(s, TriggerMilestoneComplete)
+	happen(s, HappenedMilestoneDone)
 }
 
 // updateCarryForward takes the planner's new plan, noting churn: a plan that
@@ -51,7 +51,7 @@ func (d *Deps) updateCarryForward(ctx context.Context, s *WorkflowState, next []
 		}
 	}
 	if len(s.CarryForward) > 0 && changed*2 > len(s.CarryForward) {
-		addUrgency(s, d.Settings.Supervisors.WeightChurn)
+		happen(s, HappenedPlanChurn)
 		graph.Emit(ctx, "carry_forward_churn", map[string]any{"changed": changed, "was": len(s.CarryForward)})
 	}
 	s.CarryForward = plan

@@ -52,11 +52,9 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	now := d.now()
 	s.PlannerDecision = ""
 
-	if err := d.landSupervisorResults(ctx, &s); err != nil {
-		return s, err
-	}
+	// Finished supervisor work has landed and directives have aged
+	// (supervisorHook, before this node).
 	d.applyReviews(ctx, &s) // knowledge decisions left by lemmings serve
-	ageDirectives(&s, d.Settings.DirectiveMaxAge, now)
 
 	if reason := d.stopReason(&s, now); reason != "" {
 		return s, d.stop(ctx, &s, reason)
@@ -75,6 +73,11 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	if polish && s.CurrentTask == nil && ((len(shown) == 0 && !hasPolishWork(&s)) || s.PolishTasks >= d.Settings.PolishTasks) {
 		s.PlannerDecision = DecisionPolishDone
 		return s, nil
+	}
+
+	// A quick run plans nothing: the remit is its one task.
+	if s.Quick && !polish && len(shown) == 0 {
+		return d.planQuick(ctx, s)
 	}
 
 	// An operator plan fixes the tasks: the model is only consulted for
@@ -109,9 +112,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	if related := d.relatedCode(ctx, &s); related != "" {
 		milestone.Body += "\n\nRelated code (retrieval):\n" + related
 	}
-	sections := []llm.Section{
-		projectContextSection(&s),
-		d.knowledgeSection(ctx, &s),
+	sections := []llm.Section{ // after the shared prefix: project context and knowledge
 		milestone,
 		directivesSection(shown),
 		completedSection(&s),

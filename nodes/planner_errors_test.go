@@ -3,6 +3,7 @@ package nodes
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,8 +16,12 @@ import (
 func TestPlannerFailureStartingTheNextTaskIsReturned(t *testing.T) {
 	ctx := context.Background()
 	d, wt := plannerDeps(t, "not a plan")
-	// Break the worktree's link to its repository: every git command fails.
-	if err := os.WriteFile(filepath.Join(wt.Dir(), ".git"), []byte("gitdir: /nonexistent\n"), 0o644); err != nil {
+	// Break the worktree's git directory: every git command fails.
+	gitDir, err := exec.Command("git", "-C", wt.Dir(), "rev-parse", "--absolute-git-dir").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(strings.TrimSpace(string(gitDir)), "HEAD"), []byte("not a ref\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s := WorkflowState{RunID: "r1", Phase: PhaseExecute, NextTaskID: 1,

@@ -12,12 +12,10 @@ import (
 func (d *Deps) Polish(ctx context.Context, in WorkflowState) (WorkflowState, error) {
 	s := in.Clone()
 	if s.Phase == PhaseExecute {
+		// Supervisors still thinking in the background have had their last
+		// say (supervisorHook, before this node), so their cleanup
+		// directives are not lost.
 		s.Phase = PhasePolish
-		// Supervisors still thinking in the background have their last say now,
-		// so their cleanup directives are not lost.
-		if err := d.awaitSupervisors(ctx, &s); err != nil {
-			return s, err
-		}
 		graph.Emit(ctx, "polish_start", map[string]any{"cleanup_directives": len(orderedDirectives(s.PendingDirectives, true))})
 	}
 	work := len(orderedDirectives(s.PendingDirectives, true)) > 0 || hasPolishWork(&s)

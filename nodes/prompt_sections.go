@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
 )
@@ -29,6 +30,21 @@ const (
 	SecCompleted        = "COMPLETED WORK"
 	SecInstructions     = "INSTRUCTIONS"
 )
+
+// LabelShared is the budget label of the shared prefix
+// (limits.token_budgets.shared).
+const LabelShared = "shared"
+
+// sharedPrefix is the start every local role's prompt shares byte for byte:
+// the shared system text, the project context and the knowledge selected for
+// the current milestone, packed once to the shared budget. The same model
+// answers the ScopeAgent, the planner, the implementor, QA and the Assessor,
+// so the server's prompt cache serves this part across role switches; it
+// changes only when the ScopeAgent plans again or the knowledge for the
+// milestone changes.
+func (d *Deps) sharedPrefix(ctx context.Context, s *WorkflowState) (llm.Shared, error) {
+	return d.Composer.Shared(d.Settings.Budget(LabelShared), projectContextSection(s), d.knowledgeSection(ctx, s))
+}
 
 func projectContextSection(s *WorkflowState) llm.Section {
 	body := "Remit: " + s.Remit
@@ -53,7 +69,7 @@ func (d *Deps) knowledgeSection(ctx context.Context, s *WorkflowState) llm.Secti
 		sec.Body = "(no project knowledge available)"
 		return sec
 	}
-	if len(problems) > 0 {
+	if len(problems) > 0 && d.noteOnce("knowledge_problems", problems[0].String()) {
 		graph.Emit(ctx, "knowledge_problems", map[string]any{"count": len(problems), "first": problems[0].String()})
 	}
 	req := knowledge.SelectRequest{Budget: d.Settings.KnowledgeBudget}
@@ -63,7 +79,7 @@ func (d *Deps) knowledgeSection(ctx context.Context, s *WorkflowState) llm.Secti
 	}
 	sel := store.Select(req)
 	s.LastKnowledge = sel.Provisional
-	if len(sel.Omitted) > 0 {
+	if len(sel.Omitted) > 0 && d.noteOnce("knowledge_omitted", fmt.Sprint(sel.Omitted)) {
 		graph.Emit(ctx, "knowledge_omitted", map[string]any{"omitted": sel.Omitted})
 	}
 	if strings.TrimSpace(sel.Text) == "" {
@@ -170,3 +186,6 @@ func (d *Deps) instructionsSection(label string, data any) (llm.Section, error) 
 	}
 	return llm.Section{Title: SecInstructions, Body: strings.TrimSpace(body), Required: true}, nil
 }
+
+// clip trims s and cuts it to n bytes with a marker.
+func clip(s string, n int) string { return textutil.Clip(strings.TrimSpace(s), n) }

@@ -19,14 +19,14 @@ func (d *Deps) qaGates(ctx context.Context, impl *ImplResult) []workspace.GateRe
 		out := make([]workspace.GateResult, 0, len(impl.Gates))
 		for i, g := range impl.Gates {
 			if !g.Passed || g.Name != d.Gates[i].Name || g.Command != d.Gates[i].Command {
-				return workspace.RunGates(ctx, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes)
+				return workspace.RunGates(ctx, d.Sandbox, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes)
 			}
 			out = append(out, workspace.GateResult{Name: g.Name, Command: g.Command, Passed: true, Duration: g.Duration, Output: g.Output})
 		}
 		graph.Emit(ctx, "gates_reused", map[string]any{"diff_hash": impl.DiffHash})
 		return out
 	}
-	return workspace.RunGates(ctx, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes)
+	return workspace.RunGates(ctx, d.Sandbox, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes)
 }
 
 // QA judges one attempt. The orchestrator runs the gates itself; only when
@@ -64,6 +64,17 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 		t.Disputed = false
 		return d.resolveDispute(ctx, s, diff, code)
 	}
+	ev := reviewEvidence{change: diff + "\n" + code, added: addedText(diff), gates: qa.Gates, requireQuotes: d.Settings.QA.RequireQuotes}
+	if checkedWithoutModel(t.AcceptanceCriteria, ev) {
+		// The gates and lemmings' own checks cover every criterion: they
+		// are the verdict, and no model is asked.
+		qa.Reviewer = "checks"
+		if qa.Criteria, qa.Passed = judgeReview(t.AcceptanceCriteria, nil, ev); !qa.Passed {
+			return d.qaFailed(ctx, s, "Acceptance criteria not met:\n"+unmetFeedback(qa.Criteria)), nil
+		}
+		graph.Emit(ctx, "qa", map[string]any{"task": t.ID, "passed": true, "by": "checks"})
+		return s, nil
+	}
 	reply, _, err := d.review(ctx, &s, diff, code, RolePrimary, NodeQA)
 	if err != nil {
 		if !modelFault(err) {
@@ -72,7 +83,7 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 		return d.qaFailed(ctx, s, "The review could not be completed (the reviewer's answer was unusable): "+err.Error()), nil
 	}
 	qa.Reviewer = "local"
-	qa.Criteria, qa.Passed = judgeReview(t.AcceptanceCriteria, reply.Criteria, reviewEvidence{change: diff + "\n" + code, gates: qa.Gates, requireQuotes: d.Settings.QA.RequireQuotes})
+	qa.Criteria, qa.Passed = judgeReview(t.AcceptanceCriteria, reply.Criteria, ev)
 	if !qa.Passed {
 		// The gates passed: if the next attempt brings this same diff back,
 		// the review is disputed rather than the work thrown away as a loop.
@@ -105,16 +116,14 @@ func (d *Deps) review(ctx context.Context, s *WorkflowState, diff, code, role, l
 		sections = append(sections, llm.Section{Title: "CHANGED CODE", Body: code, Priority: prioContext})
 	}
 	// The template is the QA one; the label keeps cloud reviews apart in the accounting.
-	req, err := d.compose(ctx, call{Label: NodeQA, Role: role, Sections: sections})
+	reply := min(256+200*len(t.AcceptanceCriteria), 2048) // a verdict per criterion, and feedback
+	req, err := d.compose(ctx, call{Label: NodeQA, Role: role, Sections: sections, State: s, Reply: reply})
 	if err != nil {
 		return qaReply{}, llm.Response{}, err
 	}
 	req.Label = label
 	out, resp, err := llm.Structured[qaReply](ctx, d.Model, req)
-	s.AddUsage(label, totals(resp.Usage))
-	if resp.Usage.CostUSD > 0 && role == RoleSupervisor {
-		d.spend(ctx, s, resp.Usage.CostUSD)
-	}
+	d.account(ctx, s, label, role, resp)
 	if err != nil {
 		graph.Emit(ctx, "model_error", map[string]any{"label": label, "error": err.Error()})
 		return out, resp, fmt.Errorf("%s: %w", label, err)
@@ -135,7 +144,7 @@ func (d *Deps) qaFailed(ctx context.Context, s WorkflowState, feedback string) W
 	s.QA.Feedback = feedback
 	t.Retries++
 	t.Feedback = feedback
-	addUrgency(&s, d.Settings.Supervisors.WeightQAFailure)
+	happen(&s, HappenedQAFailed)
 	graph.Emit(ctx, "qa", map[string]any{"task": t.ID, "passed": false, "attempt": t.Attempt, "feedback": clip(feedback, 300)})
 	return s
 }

@@ -3,15 +3,33 @@ package nodes
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
 // reviewEvidence is what a reviewer's verdicts are checked against: the text
 // of the change (diff and changed code) and the gates that ran.
 type reviewEvidence struct {
-	change        string
+	change string
+	// added is the text the diff adds (its + lines): what a critAdds
+	// criterion is checked against.
+	added         string
 	gates         []GateOutcome
 	requireQuotes bool
+}
+
+// checkedWithoutModel says whether lemmings decides every criterion itself:
+// each is one the gates check, or a text the change must add. Then no model
+// reviews the change.
+func checkedWithoutModel(criteria []string, ev reviewEvidence) bool {
+	for _, c := range criteria {
+		_, lit := addedLiteral(c)
+		_, gate := gateChecks(c, ev.gates)
+		if !lit && !gate {
+			return false
+		}
+	}
+	return len(criteria) > 0
 }
 
 // judgeCriteria matches verdicts to criteria without checking quotes: a
@@ -33,7 +51,15 @@ func judgeReview(criteria []string, verdicts []criterionVerdict, ev reviewEviden
 	for i, c := range criteria {
 		r := CriterionResult{Criterion: c, Evidence: "not assessed by the reviewer"}
 		v := matched[i]
+		lit, isLit := addedLiteral(c)
 		switch gates, ok := gateChecks(c, ev.gates); {
+		case isLit:
+			r.By = "checks"
+			if r.Met = strings.Contains(ev.added, lit) || strings.Contains(ev.added, strings.Trim(strconv.Quote(lit), `"`)); r.Met {
+				r.Evidence, r.Quote = "the change adds it", lit
+			} else {
+				r.Evidence = "the change does not add this text"
+			}
 		case ok:
 			r.Met, r.By, r.Evidence = true, "gates", "checked by the gates, which passed: "+gates
 		case v == nil:

@@ -81,6 +81,7 @@ func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowS
 		fmt.Fprintf(b, "\n- **How to go on:** %s", st.Next)
 	}
 	fmt.Fprintf(b, "\n- **Branch:** `%s` (from `%s`)\n", s.Branch, short(s.BaseCommit))
+	fmt.Fprintf(b, "- **Sandbox:** %s\n", d.sandboxLine())
 	if !s.StartedAt.IsZero() {
 		// One line, so that comparisons of two runs' reports drop it whole.
 		finished := time.Now().UTC()
@@ -209,6 +210,25 @@ type nodeTime struct {
 
 // nodeTimes sums node durations from the run's event log, across every
 // process that worked on the run (a resumed run included).
+// sandboxLine says how model-written code was confined, and which gates
+// had the network.
+func (d *Deps) sandboxLine() string {
+	line := "the default sandbox (lemmings doctor says what this machine offers)"
+	if d.Sandbox != nil {
+		line = d.Sandbox.Describe()
+	}
+	var net []string
+	for _, g := range d.Gates {
+		if g.Network {
+			net = append(net, g.Name)
+		}
+	}
+	if len(net) > 0 {
+		line += "; network for gates " + strings.Join(net, ", ") + " (gates[].network)"
+	}
+	return line
+}
+
 func nodeTimes(path string) map[string]nodeTime {
 	f, err := os.Open(path)
 	if err != nil {

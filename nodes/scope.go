@@ -3,10 +3,12 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 type scopeData struct {
@@ -17,8 +19,16 @@ type scopeData struct {
 	MaxChars int
 }
 
-// overviewFiles are read into the project context when present.
-var overviewFiles = []string{"README.md", "README", "go.mod", "package.json", "pyproject.toml", "Cargo.toml", "Makefile"}
+// overviewFiles are read into the project context when present, each cut
+// to its size: the README's opening says what the project is, a build file's
+// head what it is built with.
+var overviewFiles = []struct {
+	name string
+	max  int
+}{{"README.md", 1500}, {"README", 1500}, {"go.mod", 400}, {"package.json", 600}, {"pyproject.toml", 600}, {"Cargo.toml", 600}, {"Makefile", 600}}
+
+// treeBytes bounds the file tree of the project context.
+const treeBytes = 2400
 
 // ScopeAgent cuts the remit into milestones (or takes the operator's plan).
 // Sent back by the Assessor, it re-plans what remains and keeps what is done.
@@ -28,19 +38,28 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 	if s.ProjectContext == "" || replan {
 		s.ProjectContext = d.overview()
 	}
+	if !replan {
+		d.choosePipeline(&s)
+		graph.Emit(ctx, "pipeline", map[string]any{"quick": s.Quick, "why": s.PipelineReason})
+	}
 	var specs []milestoneSpec
-	if s.Plan != nil && !replan {
+	fromModel := false
+	switch {
+	case s.Plan != nil && !replan:
 		s.Milestones = planMilestones(s.Plan)
-	} else {
+	case s.Quick && !replan:
+		s.Milestones = []Milestone{d.quickMilestone(&s)}
+	default:
+		fromModel = true
 		data := scopeData{Remit: s.Remit, MaxFiles: d.Settings.Tasks.MaxTargetFiles, MaxChars: d.Settings.Tasks.MaxInstructionChars}
 		if replan {
 			data.Feedback = firstNonEmpty(assessNotes(s.Assessment), s.EscalationContext, "the Assessor found a major divergence")
 		}
-		sections := []llm.Section{projectContextSection(&s), d.knowledgeSection(ctx, &s)}
+		var sections []llm.Section // the project context and knowledge are the shared prefix
 		if replan {
 			sections = append(sections, completedSection(&s))
 		}
-		c := call{Label: NodeScope, Role: d.plannerRole(&s), Data: data, Sections: sections}
+		c := call{Label: NodeScope, Role: d.plannerRole(&s), Data: data, Sections: sections, Reply: scopeBounds(s.Remit).reply()}
 		reply, _, err := ask[scopeReply](ctx, d, &s, c)
 		if err != nil {
 			if !modelFault(err) {
@@ -56,14 +75,20 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 			return s, nil
 		}
 		specs = d.enforceScopeLimits(ctx, &s, c, reply).Milestones
+		if !replan && d.Settings.Pipeline.Mode == PipelineAuto && len(specs) == 1 && len(specs[0].Tasks) == 1 {
+			// The ScopeAgent says the remit is one task: no planning round,
+			// no Assessor; the quick path escalates if it was wrong.
+			s.Quick, s.PipelineReason = true, "the ScopeAgent planned one task"
+			graph.Emit(ctx, "pipeline", map[string]any{"quick": true, "why": s.PipelineReason})
+		}
 	}
 	if replan {
 		s.ScopeRounds++
-		addTrigger(&s, TriggerScopeReplan)
+		happen(&s, HappenedScopeReplan)
 		s.Milestones = append(doneMilestones(s.Milestones), d.toMilestones(len(s.Milestones), specs)...)
 		s.CurrentMilestone = len(doneMilestones(s.Milestones))
 		s.CarryForward = keepDirectiveTasks(s.CarryForward)
-	} else if s.Plan == nil {
+	} else if fromModel {
 		s.Milestones = d.toMilestones(0, specs)
 	}
 	if len(s.Milestones) == 0 || s.CurrentMilestone >= len(s.Milestones) {
@@ -125,23 +150,74 @@ func planMilestones(p *Plan) []Milestone {
 	return out
 }
 
-// overview describes the repository for planning prompts: its tree and the
-// files that say what it is and how it builds.
+// overview describes the repository for every prompt (the shared prefix):
+// its files, folder by folder, and the files that say what it is and how it
+// builds, each cut short. It is built once per run (again on a re-plan), so
+// every prompt starts with the same bytes.
 func (d *Deps) overview() string {
 	fs := d.Work.FS()
 	var b strings.Builder
-	if tree, err := fs.Tree(".", 300); err == nil {
-		fmt.Fprintf(&b, "Repository files:\n%s\n", tree)
+	if entries, err := fs.List(".", 3000); err == nil || len(entries) > 0 {
+		fmt.Fprintf(&b, "Repository files (folder: files):\n%s\n", compactTree(entries, treeBytes))
 	}
-	for _, name := range overviewFiles {
-		data, err := fs.ReadFile(name)
+	for _, f := range overviewFiles {
+		data, err := fs.ReadFile(f.name)
 		if err != nil {
 			continue
 		}
-		fmt.Fprintf(&b, "\n%s:\n%s\n", name, clip(string(data), 3000))
+		fmt.Fprintf(&b, "\n%s:\n%s\n", f.name, clip(string(data), f.max))
 	}
 	if len(d.Gates) > 0 {
 		fmt.Fprintf(&b, "\nGates (run by QA):\n%s\n", gateList(d.Gates))
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// compactTree lists files folder by folder, one line per folder
+// ("cmd/lemmings: main.go, run.go"), within maxBytes: a folder's names stop
+// at its share of the room with "+N more", and folders past the room are
+// counted at the end. Far fewer tokens than a path per line.
+func compactTree(entries []workspace.Entry, maxBytes int) string {
+	var dirs []string
+	files := map[string][]string{}
+	for _, e := range entries {
+		if e.Dir {
+			continue
+		}
+		dir, name := path.Split(e.Path)
+		dir = strings.TrimSuffix(dir, "/")
+		if dir == "" {
+			dir = "."
+		}
+		if _, ok := files[dir]; !ok {
+			dirs = append(dirs, dir)
+		}
+		files[dir] = append(files[dir], name)
+	}
+	if len(dirs) == 0 {
+		return "(no files)"
+	}
+	per := max(maxBytes/len(dirs), 60)
+	var b strings.Builder
+	for i, dir := range dirs {
+		line := dir + ": "
+		names := files[dir]
+		n := 0
+		for n < len(names) && len(line)+len(names[n])+2 <= per {
+			if n > 0 {
+				line += ", "
+			}
+			line += names[n]
+			n++
+		}
+		if n < len(names) {
+			line += fmt.Sprintf(" +%d more", len(names)-n)
+		}
+		if b.Len()+len(line) > maxBytes {
+			fmt.Fprintf(&b, "… %d more folders (list_files to see them)\n", len(dirs)-i)
+			break
+		}
+		b.WriteString(line + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
 }

@@ -63,6 +63,9 @@ type Settings struct {
 	SyntaxChecks map[string]string
 	// CLI, when set, has a coding CLI write the code (implementor.backend: cli).
 	CLI *CLISettings
+	// Pipeline sizes the run to the work: the quick path (quick.go) or the
+	// full pipeline.
+	Pipeline PipelineSettings
 }
 
 // Edit protocols of the implementor.
@@ -168,12 +171,14 @@ func DefaultSettings() Settings {
 		TokenBudgets: map[string]int{
 			"scope_agent": 12000, "task_planner": 12000, "implementor": 16000,
 			"qa": 12000, "assessor": 8000, "summarizer": 4000, "supervisor": 5000,
+			LabelShared: 5000,
 		},
 		GateOutputBytes: 16384,
 		EditProtocol:    EditText,
 		WholeFileLines:  250,
 		FixRounds:       3,
 		SyntaxChecks:    workspace.DefaultSyntaxChecks(),
+		Pipeline:        PipelineSettings{Mode: PipelineAuto, QuickAttempts: 2, Summaries: SummariesAuto},
 	}
 }
 

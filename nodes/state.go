@@ -27,9 +27,20 @@ type WorkflowState struct {
 	// Plan came from --plan: ScopeAgent uses it instead of asking the model.
 	Plan *Plan `json:"plan,omitempty"`
 
-	// ProjectContext is the repository overview the ScopeAgent saw; planning
-	// prompts start with it so the local model's prompt cache is reused.
+	// ProjectContext is the repository overview every local prompt starts
+	// with (the shared prefix), so the model's prompt cache is reused across
+	// roles; built once by the ScopeAgent (again only on a re-plan). Files a
+	// task adds show in the done list and the task's own views.
 	ProjectContext string `json:"project_context,omitempty"`
+
+	// Quick: the remit is one task and goes straight to the Implementor
+	// (quick.go); PipelineReason says why the run has the shape it has.
+	Quick          bool   `json:"quick,omitempty"`
+	PipelineReason string `json:"pipeline_reason,omitempty"`
+	// Happened are the facts the last node reports to the hooks around it
+	// (Happened* constants); the hooks clear them, so a checkpoint never
+	// holds any.
+	Happened []string `json:"happened,omitempty"`
 
 	Milestones       []Milestone `json:"milestones"`
 	CurrentMilestone int         `json:"current_milestone"`
@@ -213,7 +224,9 @@ type QAResult struct {
 	// Disputed: the gates passed, the review failed the same diff twice, and
 	// the work was committed anyway (qa.disputed: commit, or no cloud review).
 	Disputed bool `json:"disputed,omitempty"`
-	// Reviewer is who gave the verdict: local, or cloud for a disputed review.
+	// Reviewer is who gave the verdict: local, cloud for a disputed review,
+	// or checks when the gates and lemmings' own checks covered every
+	// criterion and no model was asked.
 	Reviewer string `json:"reviewer,omitempty"`
 }
 
@@ -406,6 +419,7 @@ func (s WorkflowState) Clone() WorkflowState {
 	c.SupervisorRunLog = append([]SupervisorRun(nil), s.SupervisorRunLog...)
 	c.SupervisorJobs = append([]SupervisorJob(nil), s.SupervisorJobs...)
 	c.PendingTriggers = append([]string(nil), s.PendingTriggers...)
+	c.Happened = append([]string(nil), s.Happened...)
 	c.Failures = append([]Failure(nil), s.Failures...)
 	c.Escalations = append([]Escalation(nil), s.Escalations...)
 	c.Warnings = append([]string(nil), s.Warnings...)

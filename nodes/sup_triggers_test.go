@@ -198,8 +198,8 @@ func TestSupTriggerKeptForJobInFlight(t *testing.T) {
 	}
 }
 
-// TestSupUrgencyWeights: each signal adds its configured weight, at the node
-// that sees it.
+// TestSupUrgencyWeights: each signal adds its configured weight: the node
+// that sees it reports the fact, the supervisors' hook after it weighs it.
 func TestSupUrgencyWeights(t *testing.T) {
 	ctx := context.Background()
 	d := &Deps{Settings: DefaultSettings()}
@@ -207,27 +207,34 @@ func TestSupUrgencyWeights(t *testing.T) {
 	s := supExecState()
 	s.CurrentTask, s.QA = &Task{ID: "t1"}, &QAResult{}
 	s = d.qaFailed(ctx, s, "gate failed")
+	supWantUrgency(t, "QA failure before the hook", s, 0)
+	d.superviseFacts(&s)
 	supWantUrgency(t, "QA failure", s, 0.3)
 
 	s = supExecState()
 	s.CarryForward = []PlannedTask{{Title: "a"}, {Title: "b"}}
 	d.updateCarryForward(ctx, &s, []taskSpec{{Title: "x"}, {Title: "y"}})
+	d.superviseFacts(&s)
 	supWantUrgency(t, "carry-forward churn", s, 0.2)
 
 	s = supExecState()
 	s.CarryForward = []PlannedTask{{Title: "a"}, {Title: "b"}}
 	d.updateCarryForward(ctx, &s, []taskSpec{{Title: "a"}, {Title: "b"}, {Title: "c"}})
+	d.superviseFacts(&s)
 	supWantUrgency(t, "a plan that only grew", s, 0)
 
 	s = supExecState()
 	s.Milestones = []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}}
 	m := &supFakeModel{answer: supAnswerAssessor("minor_drift")}
 	da := supDeps(t, m, false)
-	s, err := da.Assessor(ctx, s)
+	s, err := da.around(NodeAssessor, da.hooks(), da.Assessor)(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	supWantUrgency(t, "Assessor minor drift", s, 0.5)
+	if len(s.Happened) != 0 {
+		t.Errorf("facts %v left in the state after the hooks", s.Happened)
+	}
 
 	// Weights are settings (run.SettingsFrom fills them from the configuration).
 	set := DefaultSettings()
@@ -236,6 +243,7 @@ func TestSupUrgencyWeights(t *testing.T) {
 	s = supExecState()
 	s.CurrentTask, s.QA = &Task{ID: "t1"}, &QAResult{}
 	s = d2.qaFailed(ctx, s, "gate failed")
+	d2.superviseFacts(&s)
 	supWantUrgency(t, "configured QA failure", s, 0.45)
 }
 
@@ -252,7 +260,7 @@ func TestSupTaskAbortUrgency(t *testing.T) {
 	s.TasksCompleted = 1
 	countTaskForSupervisors(&s)
 	s.CurrentTask = &Task{ID: "t2", Title: "doomed", StartCommit: head, AttemptBase: head, Feedback: "cannot be done"}
-	s, err = d.MarkFailed(ctx, s)
+	s, err = d.around(NodeFailed, d.hooks(), d.MarkFailed)(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,22 +1,20 @@
 package nodes
 
-import (
-	"context"
-	"errors"
-
-	"github.com/lemmings-dev/lemmings/graph"
-)
+import "github.com/lemmings-dev/lemmings/graph"
 
 // Build wires the workflow graph: its nodes, and the routing functions that
 // choose each conditional edge. `lemmings graph` prints the edges from this
 // code; docs/architecture.md "The workflow graph" says why they are so.
 //
-// Every node works on a copy of the state and leaves board.md current.
+// Every node works on a copy of the state; the hooks (hooks.go: the
+// supervisors' bookkeeping, board.md) run around every node, registered
+// once here.
 func Build(d *Deps) *graph.Graph[WorkflowState] {
 	set := d.Settings
 	g := graph.New[WorkflowState]()
+	hooks := d.hooks()
 	node := func(name string, fn graph.NodeFunc[WorkflowState], opts ...graph.NodeOption) {
-		g.AddNode(name, d.withBoard(name, fn), opts...)
+		g.AddNode(name, d.around(name, hooks, fn), opts...)
 	}
 	node(NodeScope, d.ScopeAgent)
 	node(NodePlanner, d.TaskPlanner, graph.WithSideEffects())
@@ -48,22 +46,6 @@ func Build(d *Deps) *graph.Graph[WorkflowState] {
 	g.AddConditionalEdges(NodePolish, routeAfterPolish, NodePlanner, NodeReport)
 	g.AddEdge(NodeReport, graph.End)
 	return g
-}
-
-// withBoard keeps board.md in step with the state after each node. The board
-// is a view: failing to write it is reported, never fatal.
-func (d *Deps) withBoard(name string, fn graph.NodeFunc[WorkflowState]) graph.NodeFunc[WorkflowState] {
-	return func(ctx context.Context, s WorkflowState) (WorkflowState, error) {
-		out, err := fn(ctx, s)
-		var pause *graph.InterruptError
-		if err == nil || errors.As(err, &pause) {
-			if berr := d.writeBoard(&out); berr != nil {
-				graph.Emit(ctx, "warning", map[string]any{"message": "board.md not written: " + berr.Error()})
-			}
-			graph.Emit(ctx, "progress", progressOf(&out))
-		}
-		return out, err
-	}
 }
 
 func progressOf(s *WorkflowState) map[string]any {

@@ -122,6 +122,9 @@ func (e *endSink) mapEnd(ev graph.Event) graph.Event {
 	}
 	stored := ev.Status
 	ev.Status, ev.Reason = graph.Status(st.Status), st.Reason
+	if st.Status == nodes.RunFailed && ev.Error == "" {
+		ev.Error = st.Reason // a run that ended failed says why where a fault would
+	}
 	ev.Data, _ = json.Marshal(map[string]any{"next": st.Next, "resumable": st.Resumable, "stored": stored})
 	return ev
 }

@@ -37,10 +37,12 @@ func escRejectingQA(role string, c llmtest.Call) (any, bool) {
 		"feedback": "Show the file more clearly."}, true
 }
 
-// escStartRemit runs a remit (the ScopeAgent plans) rather than a plan.
+// escStartRemit runs a remit (the ScopeAgent plans) rather than a plan, in
+// the full pipeline (a remit this short would take the quick path).
 func escStartRemit(e *supEnv) (Result, error) {
 	o := e.options("")
 	o.Remit = "write the files"
+	o.Config.Pipeline.Mode = "full"
 	return Start(context.Background(), o)
 }
 

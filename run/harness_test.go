@@ -74,13 +74,8 @@ func (tm *supTeam) latencies() (local, sup time.Duration) {
 	return tm.LocalLatency, tm.SupervisorLatency
 }
 
-// supRoleOf names who asks, from the system prompt.
-func supRoleOf(c llmtest.Call) string {
-	if len(c.Messages) == 0 || c.Messages[0].Role != "system" {
-		return ""
-	}
-	return llmtest.RoleOf(c.Messages[0].Content)
-}
+// supRoleOf names who asks.
+func supRoleOf(c llmtest.Call) string { return c.Role() }
 
 func supIsSupervisor(role string) bool {
 	return role == nodes.SupCodeStyle || role == nodes.SupDesign || role == nodes.SupInternaliser

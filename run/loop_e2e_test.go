@@ -12,6 +12,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
@@ -53,7 +54,7 @@ func (r *loopRun) custom(name string) []map[string]any {
 func (r *loopRun) calls(role string) []llmtest.Call {
 	var out []llmtest.Call
 	for _, c := range r.srv.ChatCalls() {
-		if len(c.Messages) > 0 && llmtest.RoleOf(c.Messages[0].Content) == role {
+		if len(c.Messages) > 0 && c.Role() == role {
 			out = append(out, c)
 		}
 	}
@@ -92,7 +93,7 @@ func runLoop(t *testing.T, setup runSetup) *loopRun {
 // feedback section.
 func implementorFor(title string, retry bool) func(llmtest.Call) bool {
 	return func(c llmtest.Call) bool {
-		if llmtest.RoleOf(c.Messages[0].Content) != "implementor" {
+		if c.Role() != "implementor" {
 			return false
 		}
 		p := c.Messages[1].Content
@@ -128,7 +129,8 @@ func TestPlannerPromptSectionsComeInTheDesignOrder(t *testing.T) {
 	if len(planner) == 0 {
 		t.Fatal("no planner call")
 	}
-	want := []string{nodes.SecProjectContext, nodes.SecProjectKnowledge, nodes.SecMilestone, nodes.SecDirectives, nodes.SecCompleted, nodes.SecInstructions}
+	// The shared prefix (project context, knowledge), then the role.
+	want := []string{nodes.SecProjectContext, nodes.SecProjectKnowledge, llm.RoleSection, nodes.SecMilestone, nodes.SecDirectives, nodes.SecCompleted, nodes.SecInstructions}
 	for _, c := range planner {
 		got := headers(c.Messages[1].Content)
 		if strings.Join(got, "|") != strings.Join(want, "|") {
@@ -204,7 +206,7 @@ _Status: deprecated_
 	}
 	for _, c := range r.srv.ChatCalls() {
 		if strings.Contains(c.Prompt, "ZEBRA-RULE") {
-			t.Fatalf("a deprecated rule reached a prompt (%s)", llmtest.RoleOf(c.Messages[0].Content))
+			t.Fatalf("a deprecated rule reached a prompt (%s)", c.Role())
 		}
 	}
 	impl := r.calls("implementor")
@@ -293,7 +295,7 @@ func TestSearchReplaceBlocksInProseAreApplied(t *testing.T) {
 
 func TestAScopeAgentThatNeverAnswersInJSONEndsTheRunCleanly(t *testing.T) {
 	r := runLoop(t, runSetup{first: []llmtest.Step{{
-		Name: "garbage", Times: -1, Match: func(c llmtest.Call) bool { return llmtest.RoleOf(c.Messages[0].Content) == "scope_agent" },
+		Name: "garbage", Times: -1, Match: func(c llmtest.Call) bool { return c.Role() == "scope_agent" },
 		Reply: llmtest.Reply{Content: "Sure! Here are the milestones: first fix it, then add it."},
 	}}})
 	if r.err != nil {

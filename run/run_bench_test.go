@@ -67,7 +67,7 @@ func BenchmarkScriptedRun20Tasks(b *testing.B) {
 	const tasks = 20
 	plan := writePlan(b, tasks)
 	srv := demo.NewServer(&demo.Script{}, llmtest.Step{Name: "writer", Times: -1,
-		Match:   func(c llmtest.Call) bool { return llmtest.RoleOf(c.Messages[0].Content) == "implementor" },
+		Match:   func(c llmtest.Call) bool { return c.Role() == "implementor" },
 		Respond: fileWriter})
 	defer srv.Close()
 	cfg := demo.Config(srv.URL())

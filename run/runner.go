@@ -22,6 +22,8 @@ import (
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/rag"
+	"github.com/lemmings-dev/lemmings/sandbox"
+	"github.com/lemmings-dev/lemmings/tracing"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -98,6 +100,11 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 		return Result{}, err
 	}
 	runID := cmp.Or(o.RunID, NewRunID()) // CreateWorktreeAt checks a given one
+	ctx, tr, err := startTracing(ctx, o, runID, cmp.Or(o.Remit, o.PlanFile), "")
+	if err != nil {
+		return Result{}, err
+	}
+	defer tr.Close(ctx)
 	wt, err := repo.CreateWorktreeAt(ctx, runID, o.BaseCommit)
 	if err != nil {
 		return Result{}, err
@@ -125,6 +132,7 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 	if initial.Remit == "" {
 		initial.Remit = "carry out the plan in " + filepath.Base(o.PlanFile)
 	}
+	env.noteTrace(runID, tr, o)
 	actx, stop := env.watch(ctx, o.Config)
 	final, err := env.app.Run(actx, runID, initial)
 	stop()
@@ -191,11 +199,17 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("resume %s: %w", o.RunID, err)
 	}
+	ctx, tr, err := startTracing(ctx, o, o.RunID, snap.State.Remit, snap.Metadata[tracing.MetaTraceparent])
+	if err != nil {
+		return Result{}, err
+	}
+	defer tr.Close(ctx)
 	env, err := prepare(ctx, o, repo.Root(), wt)
 	if err != nil {
 		return Result{}, err
 	}
 	defer closeInto(env, &err)
+	env.noteTrace(o.RunID, tr, o)
 	if err := os.Remove(filepath.Join(env.runDir, HaltFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Result{}, fmt.Errorf("resume %s: clear the halt request: %w", o.RunID, err)
 	}
@@ -243,6 +257,7 @@ func (e *PausedError) Unwrap() error { return graph.ErrPaused }
 
 // runEnv is everything one process needs to advance a run.
 type runEnv struct {
+	box    *sandbox.Box
 	app    *graph.Compiled[nodes.WorkflowState]
 	router *llm.Router
 	pool   *nodes.SupervisorPool
@@ -264,6 +279,9 @@ func (e *runEnv) close() error {
 	var errs []error
 	if e.pool != nil {
 		e.pool.Close()
+	}
+	if e.box != nil {
+		errs = append(errs, e.box.Close())
 	}
 	if e.index != nil {
 		errs = append(errs, e.index.Close())
@@ -368,6 +386,12 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if err := CheckCLI(cfg); err != nil {
 		return nil, err // before any model call: the CLI is missing or not set up
 	}
+	gates := GatesFrom(cfg, wt.Dir())
+	box, err := OpenSandbox(cfg, gates, warn)
+	if err != nil {
+		return nil, err // before any model call: sandbox.mode is required and there is none
+	}
+	env.box = box
 	set, err := env.openModels(ctx, o, cfg, warn)
 	if err != nil {
 		return nil, err
@@ -380,15 +404,21 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if set.Supervisors.Enabled {
 		env.pool = nodes.NewSupervisorPool(ctx, env.router)
 	}
-	deps := &nodes.Deps{Model: env.router, Composer: composer, Work: wt, Gates: GatesFrom(cfg, wt.Dir()), Search: search, Index: index,
+	deps := &nodes.Deps{Model: env.router, Composer: composer, Work: wt, Gates: gates, Sandbox: env.box, Search: search, Index: index,
 		Settings: set, Supervisors: env.pool, RunDir: runDir}
 
 	logged, err := env.openLog(wt.RunID(), o, &startup, warn)
 	if err != nil {
 		return nil, err
 	}
-	app, err := compile(deps, o.Backend, filepath.Join(root, DataDir, CheckpointsDir), wt, filepath.Join(runDir, HaltFile),
-		[]graph.Sink{&endSink{runID: wt.RunID(), sinks: append([]graph.Sink{logged}, o.Sinks...)}})
+	inner := append([]graph.Sink{logged}, o.Sinks...)
+	tr := tracing.FromContext(ctx)
+	if tr != nil {
+		inner = append(inner, tr)
+	}
+	// Every sink, the trace included, hears the run's end in the one vocabulary.
+	sinks := []graph.Sink{&endSink{runID: wt.RunID(), sinks: inner}}
+	app, err := compile(deps, o.Backend, filepath.Join(root, DataDir, CheckpointsDir), wt, filepath.Join(runDir, HaltFile), sinks, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -478,7 +508,7 @@ func (env *runEnv) openLog(runID string, o Options, startup *warningLog, warn io
 // compile builds the workflow over the run store in checkpoints: each
 // checkpoint records the branch's HEAD after its step, and a halt file stops
 // the run between steps.
-func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspace.Worktree, haltPath string, sinks []graph.Sink) (*graph.Compiled[nodes.WorkflowState], error) {
+func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspace.Worktree, haltPath string, sinks []graph.Sink, tr *tracing.Run) (*graph.Compiled[nodes.WorkflowState], error) {
 	halted := func(string) bool {
 		_, err := os.Stat(haltPath)
 		return err == nil
@@ -499,7 +529,7 @@ func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspa
 	app, err := nodes.Build(deps).Compile(
 		graph.WithCheckpointer(store),
 		graph.WithSinks(sinks...),
-		graph.WithCheckedMetadata(checkpointMeta(backend, wt)),
+		graph.WithCheckedMetadata(withTraceMetadata(tr, checkpointMeta(backend, wt))),
 		graph.WithStopCheck(halted),
 	)
 	if err != nil {

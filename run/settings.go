@@ -27,6 +27,7 @@ func SettingsFrom(c *config.Config) nodes.Settings {
 	}
 	s.Tasks = nodes.TaskLimits{MaxTargetFiles: c.Tasks.MaxTargetFiles, MaxInstructionChars: c.Tasks.MaxInstructionChars, SplitAfter: c.Tasks.SplitAfter}
 	s.QA = nodes.QASettings{RequireQuotes: c.QA.RequireQuotes, Disputed: c.QA.Disputed}
+	s.Pipeline = nodes.PipelineSettings{Mode: c.Pipeline.Mode, QuickAttempts: c.Pipeline.QuickAttempts, Summaries: c.Pipeline.Summaries}
 	s.ArchitectAfter = c.Escalation.ArchitectAfter
 	if s.CLI = cliSettingsFrom(c); s.CLI != nil {
 		s.CLI.DataDir = DataDir
@@ -95,7 +96,7 @@ func GatesFrom(c *config.Config, dir string) []workspace.Gate {
 	}
 	out := make([]workspace.Gate, 0, len(c.Gates))
 	for _, g := range c.Gates {
-		out = append(out, workspace.Gate{Name: g.Name, Command: g.Command, Timeout: g.Timeout})
+		out = append(out, workspace.Gate{Name: g.Name, Command: g.Command, Timeout: g.Timeout, Network: g.Network})
 	}
 	return out
 }

@@ -109,6 +109,12 @@ func (s *Server) resume(ctx context.Context, id string, approve bool, reason str
 	if err != nil {
 		return err
 	}
+	if ok, err := s.source().Decide(ctx, id, nodes.Approval{Kind: kind, Approved: approve, Reason: reason}); ok || err != nil {
+		if err == nil {
+			s.logf("run %s: decision (%s) handed to the workers", id, kind)
+		}
+		return err
+	}
 	cfg, err := s.opts.LoadConfig(id)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
@@ -168,7 +174,7 @@ func (s *Server) handleHalt(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err == nil {
-		err = inspect.RequestHalt(s.opts.Root, id)
+		err = s.source().RequestHalt(r.Context(), id)
 	}
 	if err != nil {
 		s.message(w, http.StatusConflict, "Run "+id+" not halted", err.Error())

@@ -8,8 +8,6 @@ import (
 	"os"
 	"strconv"
 	"time"
-
-	"github.com/lemmings-dev/lemmings/inspect"
 )
 
 // heartbeat keeps idle streams open through proxies and tells a gone client.
@@ -54,12 +52,11 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "retry: 2000\n\n")
 	fl.Flush()
 
-	path := inspect.EventsPath(s.opts.Root, id)
-	tick := time.NewTicker(s.opts.Poll)
-	defer tick.Stop()
+	src := s.source()
+	changed := src.Watch(r.Context(), id, s.opts.Poll)
 	last := time.Now()
 	for {
-		got, err := inspect.ReadEvents(path, offset, 500)
+		got, err := src.Events(r.Context(), id, offset, 500)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			fmt.Fprintf(w, "event: problem\ndata: %s\n\n", jsonString(err.Error()))
 			fl.Flush()
@@ -98,7 +95,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-s.ctx.Done():
 			return
-		case <-tick.C:
+		case <-changed:
 		}
 	}
 }

@@ -22,7 +22,7 @@ type runsPage struct {
 
 func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 	p := runsPage{Root: s.opts.Root}
-	if _, err := os.Stat(filepath.Join(s.opts.Root, run.DataDir, run.CheckpointsDir)); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(s.opts.Root, run.DataDir, run.CheckpointsDir)); errors.Is(err, os.ErrNotExist) && s.opts.Source == nil {
 		s.render(w, http.StatusOK, "runs", pageData{Title: "Runs", Nav: "runs", CSRF: s.csrf, Body: p}) // no runs yet
 		return
 	}
@@ -114,12 +114,17 @@ func (s *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 		s.message(w, http.StatusNotFound, "No such commit", "Commit "+sha+" is not on the run's branch.")
 		return
 	}
-	if _, err := gitOut(r.Context(), s.opts.Root, "merge-base", "--is-ancestor", sha, run.State.Branch); err != nil {
+	gitDir, err := s.source().GitDir(r.Context(), id, run.State.Branch)
+	if err != nil {
+		s.message(w, http.StatusNotFound, "No such commit", err.Error())
+		return
+	}
+	if _, err := gitOut(r.Context(), gitDir, "merge-base", "--is-ancestor", sha, run.State.Branch); err != nil {
 		s.message(w, http.StatusNotFound, "No such commit", "Commit "+sha+" is not on "+run.State.Branch+".")
 		return
 	}
-	subject, _ := gitOut(r.Context(), s.opts.Root, "log", "-1", "--format=%s", sha, "--")
-	diff, cut := diffOf(r.Context(), s.opts.Root, sha)
+	subject, _ := gitOut(r.Context(), gitDir, "log", "-1", "--format=%s", sha, "--")
+	diff, cut := diffOf(r.Context(), gitDir, sha)
 	s.render(w, http.StatusOK, "commit", pageData{Title: "Commit " + sha, Nav: "runs", CSRF: s.csrf,
 		Body: commitPage{RunID: id, SHA: sha, Subject: strings.TrimSpace(subject), Diff: diff, Cut: cut}})
 }

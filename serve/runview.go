@@ -154,7 +154,7 @@ func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runView, 
 		}
 	}
 	v := &runView{Run: rowOf(s.opts.Root, r), Active: r.Active, Step: r.Step, Reason: r.Reason, Error: r.Error,
-		Halting: inspect.HaltRequested(s.opts.Root, id), Resume: s.resumeStatus(id)}
+		Halting: s.source().HaltRequested(ctx, id), Resume: s.resumeStatus(id)}
 	v.Live = r.Status != graph.StatusDone || v.Resume != nil
 	if r.Err == nil {
 		st := r.State
@@ -173,17 +173,17 @@ func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runView, 
 	if !full {
 		return v, nil
 	}
-	events := v.loadEvents(s.opts.Root, id)
+	events := v.loadEvents(ctx, s.source(), id)
 	if r.Err == nil {
 		st := r.State
 		v.Gates, v.GatesErr = s.gateRuns(ctx, store, id)
-		v.Commits, v.CommitsErr = commitsOf(ctx, s.opts.Root, st)
+		v.Commits, v.CommitsErr = s.commitsOf(ctx, id, st)
 		v.Usage = usageRows(st)
 		v.Directives = directiveRows(st)
 		v.Supervisor = st.SupervisorRunLog
 		v.TokensSVG, v.CostSVG = usageCharts(events, st)
 	}
-	if data, err := inspect.ReadReport(s.opts.Root, id); err != nil {
+	if data, err := s.source().Report(ctx, id); err != nil {
 		v.ReportErr = err.Error()
 	} else {
 		v.Report = markdownHTML(data)
@@ -220,8 +220,8 @@ func boardOf(s nodes.WorkflowState, st nodes.Standing) []milestoneView {
 
 // loadEvents reads the event log, keeps its tail for the timeline and
 // returns all of it (the usage chart reads it too).
-func (v *runView) loadEvents(root, id string) []graph.Event {
-	got, err := inspect.ReadEvents(inspect.EventsPath(root, id), 0, 0)
+func (v *runView) loadEvents(ctx context.Context, src Source, id string) []graph.Event {
+	got, err := src.Events(ctx, id, 0, 0)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			v.EventsErr = err.Error()
@@ -367,9 +367,13 @@ var shaPattern = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 const maxDiffBytes = 200 << 10
 
 // commitsOf lists the run branch's commits with their diffs (real git).
-func commitsOf(ctx context.Context, root string, s nodes.WorkflowState) ([]commitView, string) {
+func (srv *Server) commitsOf(ctx context.Context, id string, s nodes.WorkflowState) ([]commitView, string) {
 	if s.Branch == "" || s.BaseCommit == "" {
 		return nil, ""
+	}
+	root, err := srv.source().GitDir(ctx, id, s.Branch)
+	if err != nil {
+		return nil, err.Error()
 	}
 	out, err := gitOut(ctx, root, "log", "--reverse", "--no-color", "--format=%H%x1f%s%x1f%aI%x1f%(trailers:key=Lemmings-Task,valueonly)%x1e", s.BaseCommit+".."+s.Branch, "--")
 	if err != nil {

@@ -57,6 +57,9 @@ type Options struct {
 	Log io.Writer
 	// Poll is how often live views look for new events (default 250ms).
 	Poll time.Duration
+	// Source, when set, is where runs are read and requests go (a shared
+	// store); nil reads the repository's .lemmings/.
+	Source Source
 }
 
 // Server serves the web app of one repository.
@@ -218,7 +221,7 @@ func sameSecret(a, b string) bool {
 
 // store opens the run store; a repository without runs yet is no error here.
 func (s *Server) store() (*inspect.Store, error) {
-	return inspect.Open(s.opts.Root)
+	return s.source().Store()
 }
 
 func (s *Server) logf(format string, args ...any) {

@@ -24,14 +24,8 @@ const (
 
 var trailerKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
 
-// Commit stages every change in the worktree (new, modified and deleted
-// files; ignored files stay out) and commits it with the message and the
-// trailers ("Key: value" lines after a blank line, keys sorted). It returns
-// the new commit's hash, or ErrNothingToCommit when there is no change.
-// The repository's user identity is used when configured, otherwise
-// "lemmings <lemmings@localhost>" (given with -c, never written to any
-// config). Hooks are skipped (--no-verify): the gates are the checks.
-func (w *Worktree) Commit(ctx context.Context, message string, trailers map[string]string) (string, error) {
+// commit is Commit without its observer.
+func (w *Worktree) commit(ctx context.Context, message string, trailers map[string]string) (string, error) {
 	if strings.TrimSpace(message) == "" {
 		return "", errors.New("commit: empty message")
 	}
@@ -43,10 +37,10 @@ func (w *Worktree) Commit(ctx context.Context, message string, trailers map[stri
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if _, err := runGit(ctx, w.dir, nil, "add", "--all"); err != nil {
+	if _, err := w.git(ctx, nil, "add", "--all"); err != nil {
 		return "", fmt.Errorf("commit: stage changes: %w", err)
 	}
-	_, err := runGit(ctx, w.dir, nil, "diff", "--cached", "--quiet")
+	_, err := w.git(ctx, nil, "diff", "--cached", "--quiet")
 	if err == nil {
 		return "", ErrNothingToCommit
 	}
@@ -58,7 +52,7 @@ func (w *Worktree) Commit(ctx context.Context, message string, trailers map[stri
 		v := strings.Join(strings.Fields(trailers[k]), " ")
 		args = append(args, "--trailer", k+": "+v)
 	}
-	if _, err := runGit(ctx, w.dir, nil, args...); err != nil {
+	if _, err := w.git(ctx, nil, args...); err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}
 	return w.Head(ctx)
@@ -68,7 +62,7 @@ func (w *Worktree) Commit(ctx context.Context, message string, trailers map[stri
 // (and the environment) leave unset.
 func (w *Worktree) identityFlags(ctx context.Context) []string {
 	// One call for both keys; exit 1 just means neither is set.
-	out, _ := runGit(ctx, w.dir, nil, "config", "--get-regexp", `^user\.(name|email)$`)
+	out, _ := w.git(ctx, nil, "config", "--get-regexp", `^user\.(name|email)$`)
 	var name, email bool
 	for _, line := range strings.Split(out, "\n") {
 		k, v, _ := strings.Cut(line, " ")
@@ -95,10 +89,10 @@ func (w *Worktree) ResetHard(ctx context.Context, sha string) error {
 	if strings.TrimSpace(sha) == "" || strings.HasPrefix(sha, "-") {
 		return fmt.Errorf("reset: invalid commit %q", sha)
 	}
-	if _, err := runGit(ctx, w.dir, nil, "reset", "--hard", "--quiet", sha, "--"); err != nil {
+	if _, err := w.git(ctx, nil, "reset", "--hard", "--quiet", sha, "--"); err != nil {
 		return fmt.Errorf("reset to %s: %w", sha, err)
 	}
-	if _, err := runGit(ctx, w.dir, nil, "clean", "-fd", "--quiet"); err != nil {
+	if _, err := w.git(ctx, nil, "clean", "-fd", "--quiet"); err != nil {
 		return fmt.Errorf("reset to %s: clean: %w", sha, err)
 	}
 	return nil
@@ -111,7 +105,7 @@ func (w *Worktree) ResetSoft(ctx context.Context, sha string) error {
 	if strings.TrimSpace(sha) == "" || strings.HasPrefix(sha, "-") {
 		return fmt.Errorf("reset: invalid commit %q", sha)
 	}
-	if _, err := runGit(ctx, w.dir, nil, "reset", "--soft", "--quiet", sha, "--"); err != nil {
+	if _, err := w.git(ctx, nil, "reset", "--soft", "--quiet", sha, "--"); err != nil {
 		return fmt.Errorf("soft reset to %s: %w", sha, err)
 	}
 	return nil
@@ -130,7 +124,7 @@ func (w *Worktree) Log(ctx context.Context, base string) ([]Commit, error) {
 	if strings.TrimSpace(base) == "" || strings.HasPrefix(base, "-") {
 		return nil, fmt.Errorf("log: invalid base %q", base)
 	}
-	out, err := runGit(ctx, w.dir, nil, "log", "--reverse", "--no-color",
+	out, err := w.git(ctx, nil, "log", "--reverse", "--no-color",
 		"--format=%H%x1f%s%x1f%(trailers:only,unfold)%x1e", base+"..HEAD", "--")
 	if err != nil {
 		return nil, fmt.Errorf("log %s..HEAD: %w", base, err)

@@ -13,7 +13,7 @@ import (
 // index, so that new untracked files show in a diff while the real index
 // (what the user or a later Commit sees) stays as it was.
 func (w *Worktree) withTempIndex(ctx context.Context, fn func(env []string) error) error {
-	out, err := runGit(ctx, w.dir, nil, "rev-parse", "--path-format=absolute", "--git-path", "index")
+	out, err := w.git(ctx, nil, "rev-parse", "--path-format=absolute", "--git-path", "index")
 	if err != nil {
 		return fmt.Errorf("locate index: %w", err)
 	}
@@ -26,11 +26,11 @@ func (w *Worktree) withTempIndex(ctx context.Context, fn func(env []string) erro
 	env := []string{"GIT_INDEX_FILE=" + tmp}
 	// Starting from a copy keeps git's cached file stats: only changed files are hashed.
 	if err := copyFile(strings.TrimSpace(out), tmp); err != nil {
-		if _, err := runGit(ctx, w.dir, env, "read-tree", "HEAD"); err != nil {
+		if _, err := w.git(ctx, env, "read-tree", "HEAD"); err != nil {
 			return fmt.Errorf("temporary index: %w", err)
 		}
 	}
-	if _, err := runGit(ctx, w.dir, env, "add", "--all"); err != nil {
+	if _, err := w.git(ctx, env, "add", "--all"); err != nil {
 		return fmt.Errorf("stage into temporary index: %w", err)
 	}
 	return fn(env)
@@ -72,7 +72,7 @@ func (w *Worktree) Diff(ctx context.Context, base string) (string, error) {
 	}
 	var diff string
 	err = w.withTempIndex(ctx, func(env []string) error {
-		out, err := runGit(ctx, w.dir, env, "diff", "--cached", "--no-color", "--no-ext-diff",
+		out, err := w.git(ctx, env, "diff", "--cached", "--no-color", "--no-ext-diff",
 			"--src-prefix=a/", "--dst-prefix=b/", "--find-renames", base, "--")
 		diff = out
 		return err
@@ -93,7 +93,7 @@ func (w *Worktree) ChangedFiles(ctx context.Context, base string) ([]string, err
 	}
 	var files []string
 	err = w.withTempIndex(ctx, func(env []string) error {
-		out, err := runGit(ctx, w.dir, env, "diff", "--cached", "--name-only", "-z", "--no-renames", base, "--")
+		out, err := w.git(ctx, env, "diff", "--cached", "--name-only", "-z", "--no-renames", base, "--")
 		for _, f := range strings.Split(out, "\x00") {
 			if f != "" {
 				files = append(files, f)
@@ -115,7 +115,7 @@ func (w *Worktree) Changes(ctx context.Context, base string) (diff string, files
 		return "", nil, fmt.Errorf("changes: %w", err)
 	}
 	err = w.withTempIndex(ctx, func(env []string) error {
-		out, err := runGit(ctx, w.dir, env, "diff", "--cached", "--name-only", "-z", "--no-renames", base, "--")
+		out, err := w.git(ctx, env, "diff", "--cached", "--name-only", "-z", "--no-renames", base, "--")
 		if err != nil {
 			return err
 		}
@@ -124,7 +124,7 @@ func (w *Worktree) Changes(ctx context.Context, base string) (diff string, files
 				files = append(files, f)
 			}
 		}
-		diff, err = runGit(ctx, w.dir, env, "diff", "--cached", "--no-color", "--no-ext-diff",
+		diff, err = w.git(ctx, env, "diff", "--cached", "--no-color", "--no-ext-diff",
 			"--src-prefix=a/", "--dst-prefix=b/", "--find-renames", base, "--")
 		return err
 	})
@@ -137,7 +137,7 @@ func (w *Worktree) Changes(ctx context.Context, base string) (diff string, files
 // IsClean reports whether the worktree has no change against HEAD (staged,
 // unstaged or untracked; ignored files do not count).
 func (w *Worktree) IsClean(ctx context.Context) (bool, error) {
-	out, err := runGit(ctx, w.dir, []string{"GIT_OPTIONAL_LOCKS=0"}, "status", "--porcelain=v1", "--untracked-files=all")
+	out, err := w.git(ctx, []string{"GIT_OPTIONAL_LOCKS=0"}, "status", "--porcelain=v1", "--untracked-files=all")
 	if err != nil {
 		return false, fmt.Errorf("status: %w", err)
 	}

@@ -18,11 +18,14 @@ const (
 )
 
 // Gate is a command whose success the work must keep: build, vet, test…
-// It runs with `sh -c` in the worktree.
+// It runs with `sh -c` in the worktree, in the sandbox.
 type Gate struct {
 	Name    string        `json:"name"`
 	Command string        `json:"command"`
 	Timeout time.Duration `json:"timeout"` // 0: DefaultGateTimeout
+	// Network lets the gate reach the network (the sandbox takes it away
+	// from every other).
+	Network bool `json:"network,omitempty"`
 }
 
 // The placeholder `npm init` writes, which always fails.

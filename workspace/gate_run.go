@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lemmings-dev/lemmings/sandbox"
 )
 
 // DefaultMaxOutput is the tail of a gate's output kept when no cap is given.
@@ -66,12 +68,8 @@ func (r GateResult) Failure() string {
 	return fmt.Sprintf("Gate %q (%s) failed, %s.%s\n%s", r.Name, r.Command, how, OutputTail, r.Output)
 }
 
-// RunGate runs g.Command with `sh -c` in dir, in its own process group, with
-// stdin empty and CI=true in the environment. On timeout (g.Timeout, or
-// DefaultGateTimeout) or when ctx is cancelled the whole group gets SIGTERM,
-// then SIGKILL, so grandchildren die too. Output keeps its last maxOutput
-// bytes (≤ 0: DefaultMaxOutput) behind a "[… N bytes cut …]" marker.
-func RunGate(ctx context.Context, dir string, g Gate, maxOutput int) GateResult {
+// runGate is RunGate without its observer.
+func runGate(ctx context.Context, box *sandbox.Box, dir string, g Gate, maxOutput int) GateResult {
 	if maxOutput <= 0 {
 		maxOutput = DefaultMaxOutput
 	}
@@ -84,8 +82,23 @@ func RunGate(ctx context.Context, dir string, g Gate, maxOutput int) GateResult 
 		res.Output = "lemmings: the gate has no command"
 		return res
 	}
+	if box == nil {
+		b, err := sandbox.New(sandbox.Config{})
+		if err != nil {
+			res.Output = fmt.Sprintf("lemmings: could not start the gate: %v", err)
+			return res
+		}
+		defer b.Close()
+		box = b
+	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	cmd, cleanup, err := box.Command(runCtx, sandbox.Spec{Dir: dir, Network: g.Network, Extra: []string{"CI=true"}}, "sh", "-c", g.Command)
+	if err != nil {
+		res.Output = fmt.Sprintf("lemmings: could not start the gate: %v", err)
+		return res
+	}
+	defer cleanup()
 
 	// The gate writes into a pipe of our own rather than one os/exec copies
 	// from: Wait then returns when the shell exits, even if an orphan still
@@ -102,11 +115,7 @@ func RunGate(ctx context.Context, dir string, g Gate, maxOutput int) GateResult 
 		_, _ = io.Copy(out, pr)
 	}()
 
-	cmd := exec.CommandContext(runCtx, "sh", "-c", g.Command)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CI=true", "GIT_TERMINAL_PROMPT=0")
 	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var killTimer *time.Timer
 	var mu sync.Mutex
 	cmd.Cancel = func() error {
@@ -169,12 +178,13 @@ func RunGate(ctx context.Context, dir string, g Gate, maxOutput int) GateResult 
 	return res
 }
 
-// RunGates runs gates in order and stops at the first that does not pass;
-// it returns the results of the gates that ran.
-func RunGates(ctx context.Context, dir string, gates []Gate, maxOutput int) []GateResult {
+// RunGates runs gates in order, confined by box (see RunGate), and stops at
+// the first that does not pass; it returns the results of the gates that
+// ran.
+func RunGates(ctx context.Context, box *sandbox.Box, dir string, gates []Gate, maxOutput int) []GateResult {
 	results := make([]GateResult, 0, len(gates))
 	for _, g := range gates {
-		r := RunGate(ctx, dir, g, maxOutput)
+		r := RunGate(ctx, box, dir, g, maxOutput)
 		results = append(results, r)
 		if !r.Passed {
 			break

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -57,32 +58,32 @@ func TestRunGatePassAndFail(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"in.txt": "content"})
-	r := RunGate(bg(), dir, Gate{Name: "ok", Command: "cat in.txt; echo; echo err >&2; [ \"$CI\" = true ]"}, 0)
+	r := RunGate(bg(), nil, dir, Gate{Name: "ok", Command: "cat in.txt; echo; echo err >&2; [ \"$CI\" = true ]"}, 0)
 	if !r.Passed || r.ExitCode != 0 || r.TimedOut || r.Canceled {
 		t.Fatalf("result %+v", r)
 	}
 	if r.Output != "content\nerr\n" {
 		t.Errorf("output %q", r.Output)
 	}
-	r = RunGate(bg(), dir, Gate{Name: "bad", Command: "echo failing; exit 3"}, 0)
+	r = RunGate(bg(), nil, dir, Gate{Name: "bad", Command: "echo failing; exit 3"}, 0)
 	if r.Passed || r.ExitCode != 3 || !strings.Contains(r.Output, "failing") {
 		t.Errorf("result %+v", r)
 	}
 	if fb := r.Failure(); !strings.HasPrefix(fb, "Gate \"bad\" (echo failing; exit 3) failed, exit code 3."+OutputTail+"\n") || !strings.Contains(fb, "failing") {
 		t.Errorf("feedback %q", fb)
 	}
-	r = RunGate(bg(), filepath.Join(dir, "missing"), Gate{Name: "x", Command: "true"}, 0)
+	r = RunGate(bg(), nil, filepath.Join(dir, "missing"), Gate{Name: "x", Command: "true"}, 0)
 	if r.Passed || !strings.Contains(r.Output, "could not start") {
 		t.Errorf("missing dir: %+v", r)
 	}
-	if r := RunGate(bg(), dir, Gate{Name: "empty"}, 0); r.Passed {
+	if r := RunGate(bg(), nil, dir, Gate{Name: "empty"}, 0); r.Passed {
 		t.Error("empty command passed")
 	}
 }
 
 func TestRunGateKeepsTheTail(t *testing.T) {
 	t.Parallel()
-	r := RunGate(bg(), t.TempDir(), Gate{Name: "noisy", Command: "i=0; while [ $i -lt 2000 ]; do echo line $i; i=$((i+1)); done"}, 1000)
+	r := RunGate(bg(), nil, t.TempDir(), Gate{Name: "noisy", Command: "i=0; while [ $i -lt 2000 ]; do echo line $i; i=$((i+1)); done"}, 1000)
 	if !r.Passed {
 		t.Fatal(r.Output)
 	}
@@ -108,47 +109,75 @@ func TestRunGateKeepsTheTail(t *testing.T) {
 	}
 }
 
-// waitGone waits until pid is gone (or a zombie nobody reaped yet).
-func waitGone(pid int, within time.Duration) bool {
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
-			return true
+// sleeper returns a sleep command line no other process has, to find the
+// process from outside the gate: a pid it prints is one of its own pid
+// namespace.
+func sleeper() string {
+	return fmt.Sprintf("sleep 60.%09d", time.Now().UnixNano()%1e9)
+}
+
+// sleeperPIDs lists the processes (not zombies) running that sleep.
+func sleeperPIDs(cmdline string) []int {
+	want := strings.ReplaceAll(cmdline, " ", "\x00") + "\x00"
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
 		}
-		if stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-			if f := strings.Fields(string(stat)); len(f) > 2 && f[2] == "Z" {
-				return true
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || string(b) != want {
+			continue
+		}
+		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+			if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) > 0 && f[0] == "Z" {
+				continue
 			}
 		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// sleeperGone waits until no process runs that sleep; it kills what is left.
+func sleeperGone(t *testing.T, cmdline string, within time.Duration) bool {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if len(sleeperPIDs(cmdline)) == 0 {
+			return true
+		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	for _, pid := range sleeperPIDs(cmdline) {
+		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	return false
 }
 
-func grandchildPID(t *testing.T, file string) int {
+// started waits until the gate's grandchild has written file.
+func started(t *testing.T, file string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		if b, err := os.ReadFile(file); err == nil && strings.HasSuffix(string(b), "\n") {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err == nil {
-				return pid
-			}
+			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatal("grandchild never wrote its pid")
-	return 0
+	t.Fatal("grandchild never started")
 }
 
 func TestRunGateTimeoutKillsTheWholeGroup(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
+	sleep := sleeper()
 	// The gate starts a grandchild that sleeps, and waits for it.
-	cmd := `sh -c 'echo $$ > ` + pidFile + `; exec sleep 60' & wait`
+	cmd := `sh -c 'echo $$ > ` + pidFile + `; exec ` + sleep + `' & wait`
 	start := time.Now()
-	r := RunGate(bg(), dir, Gate{Name: "hang", Command: cmd, Timeout: 300 * time.Millisecond}, 0)
+	r := RunGate(bg(), nil, dir, Gate{Name: "hang", Command: cmd, Timeout: 300 * time.Millisecond}, 0)
 	elapsed := time.Since(start)
 	if !r.TimedOut || r.Passed || r.Canceled {
 		t.Fatalf("result %+v", r)
@@ -159,9 +188,9 @@ func TestRunGateTimeoutKillsTheWholeGroup(t *testing.T) {
 	if !strings.Contains(r.Output, "timed out after 300ms") {
 		t.Errorf("output %q", r.Output)
 	}
-	if pid := grandchildPID(t, pidFile); !waitGone(pid, 3*time.Second) {
-		syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("grandchild %d still alive", pid)
+	started(t, pidFile)
+	if !sleeperGone(t, sleep, 3*time.Second) {
+		t.Errorf("grandchild %q still alive", sleep)
 	}
 }
 
@@ -169,18 +198,19 @@ func TestRunGateKillsAGrandchildThatIgnoresSIGTERM(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
-	cmd := `trap '' TERM; sh -c 'echo $$ > ` + pidFile + `; exec sleep 60' & wait; wait`
+	sleep := sleeper()
+	cmd := `trap '' TERM; sh -c 'echo $$ > ` + pidFile + `; exec ` + sleep + `' & wait; wait`
 	start := time.Now()
-	r := RunGate(bg(), dir, Gate{Name: "stubborn", Command: cmd, Timeout: 200 * time.Millisecond}, 0)
+	r := RunGate(bg(), nil, dir, Gate{Name: "stubborn", Command: cmd, Timeout: 200 * time.Millisecond}, 0)
 	if !r.TimedOut {
 		t.Fatalf("result %+v", r)
 	}
 	if elapsed := time.Since(start); elapsed > killGrace+pipeGrace+3*time.Second {
 		t.Errorf("took %s", elapsed)
 	}
-	if pid := grandchildPID(t, pidFile); !waitGone(pid, 3*time.Second) {
-		syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("grandchild %d still alive", pid)
+	started(t, pidFile)
+	if !sleeperGone(t, sleep, 3*time.Second) {
+		t.Errorf("grandchild %q still alive", sleep)
 	}
 }
 
@@ -188,22 +218,23 @@ func TestRunGateCancelKillsTheGroup(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
+	sleep := sleeper()
 	ctx, cancel := context.WithCancel(bg())
 	go func() {
-		grandchildPID(t, pidFile)
+		started(t, pidFile)
 		cancel()
 	}()
 	start := time.Now()
-	r := RunGate(ctx, dir, Gate{Name: "c", Command: `sh -c 'echo $$ > ` + pidFile + `; exec sleep 60' & wait`, Timeout: time.Minute}, 0)
+	r := RunGate(ctx, nil, dir, Gate{Name: "c", Command: `sh -c 'echo $$ > ` + pidFile + `; exec ` + sleep + `' & wait`, Timeout: time.Minute}, 0)
 	if !r.Canceled || r.TimedOut || r.Passed {
 		t.Fatalf("result %+v", r)
 	}
 	if elapsed := time.Since(start); elapsed > 5*time.Second {
 		t.Errorf("took %s", elapsed)
 	}
-	if pid := grandchildPID(t, pidFile); !waitGone(pid, 3*time.Second) {
-		syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("grandchild %d still alive", pid)
+	started(t, pidFile)
+	if !sleeperGone(t, sleep, 3*time.Second) {
+		t.Errorf("grandchild %q still alive", sleep)
 	}
 }
 
@@ -211,26 +242,27 @@ func TestRunGateReapsBackgroundLeftovers(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
+	sleep := sleeper()
 	// The gate passes but leaves a background process holding its output.
-	cmd := `sh -c 'echo $$ > ` + pidFile + `; exec sleep 60' & while [ ! -s ` + pidFile + ` ]; do sleep 0.01; done; echo done`
+	cmd := `sh -c 'echo $$ > ` + pidFile + `; exec ` + sleep + `' & while [ ! -s ` + pidFile + ` ]; do sleep 0.01; done; echo done`
 	start := time.Now()
-	r := RunGate(bg(), dir, Gate{Name: "bg", Command: cmd}, 0)
+	r := RunGate(bg(), nil, dir, Gate{Name: "bg", Command: cmd}, 0)
 	if !r.Passed || r.Output != "done\n" {
 		t.Fatalf("result %+v", r)
 	}
 	if elapsed := time.Since(start); elapsed > 2*time.Second {
 		t.Errorf("took %s: waited on the leftover's open output", elapsed)
 	}
-	if pid := grandchildPID(t, pidFile); !waitGone(pid, 3*time.Second) {
-		syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("leftover %d still alive", pid)
+	started(t, pidFile)
+	if !sleeperGone(t, sleep, 3*time.Second) {
+		t.Errorf("leftover %q still alive", sleep)
 	}
 }
 
 func TestRunGatesStopsAtFirstFailure(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	res := RunGates(bg(), dir, []Gate{
+	res := RunGates(bg(), nil, dir, []Gate{
 		{Name: "build", Command: "true"},
 		{Name: "test", Command: "echo broken; false"},
 		{Name: "lint", Command: "touch linted"},
@@ -241,7 +273,7 @@ func TestRunGatesStopsAtFirstFailure(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "linted")); err == nil {
 		t.Error("gate after the failure ran")
 	}
-	if !AllPassed(RunGates(bg(), dir, []Gate{{Name: "a", Command: "true"}}, 0)) {
+	if !AllPassed(RunGates(bg(), nil, dir, []Gate{{Name: "a", Command: "true"}}, 0)) {
 		t.Error("passing gates not all passed")
 	}
 }
@@ -259,7 +291,7 @@ func TestRunGateOnARealGoModule(t *testing.T) {
 		"cmd/x/x.go":  "package main\n\nfunc main() {}\n",
 		"bad/note.md": "not go",
 	})
-	res := RunGates(bg(), dir, DetectGates(dir), 0)
+	res := RunGates(bg(), nil, dir, DetectGates(dir), 0)
 	if len(res) != 3 || !res[0].Passed || !res[1].Passed || res[2].Passed {
 		t.Fatalf("results %+v", res)
 	}
@@ -272,7 +304,7 @@ func TestRunGateWithAnAlreadyCancelledContext(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(bg())
 	cancel()
-	r := RunGate(ctx, t.TempDir(), Gate{Name: "x", Command: "true"}, 0)
+	r := RunGate(ctx, nil, t.TempDir(), Gate{Name: "x", Command: "true"}, 0)
 	if r.Passed || !r.Canceled {
 		t.Errorf("result %+v", r)
 	}

@@ -17,8 +17,14 @@ func runGit(ctx context.Context, dir string, env []string, args ...string) (stri
 	return runGitInput(ctx, dir, env, nil, args...)
 }
 
+// NoHooks are the options that keep git from running any hook: lemmings'
+// git work never runs the repository's hooks (nor hooks a model wrote),
+// for worktree creation, checkouts, commits, resets and merges alike. A
+// -c option reaches the git commands git itself starts.
+func NoHooks() []string { return []string{"-c", "core.hooksPath=" + os.DevNull} }
+
 func runGitInput(ctx context.Context, dir string, env []string, stdin []byte, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, "git", append(NoHooks(), args...)...)
 	cmd.Dir = dir
 	// Stable messages, never a prompt for credentials or an editor.
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "LANGUAGE=C", "GIT_EDITOR=true")

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -102,9 +103,14 @@ func actionSignature(tool, args, result string) string {
 	h.Write([]byte{0})
 	io.WriteString(h, canonicalJSON(args))
 	h.Write([]byte{0})
-	io.WriteString(h, result)
+	io.WriteString(h, timings.ReplaceAllString(result, "<t>"))
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// timings are the durations a tool's output reports ("ok  pkg  0.004s",
+// "1 passed in 0.02s", "Time: 1.2 s"): they differ between two runs of the
+// same gate on the same code, so a repeat is compared without them.
+var timings = regexp.MustCompile(`\b\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|m|h)\b`)
 
 // canonicalJSON re-encodes valid JSON with sorted keys and no spacing;
 // anything else is returned as it is.

@@ -100,3 +100,20 @@ func TestActionLoop(t *testing.T) {
 		t.Error("zero-value detector never flagged")
 	}
 }
+
+// A gate run again on the same code reports other timings: it is still the
+// same result (a model calling run_gate ten times in a row is a loop).
+func TestActionLoopIgnoresTimings(t *testing.T) {
+	l := NewActionLoop(8, 2)
+	first := "FAIL\texample.com/m\t0.004s\n--- FAIL: TestX (0.00s)\n1 failed in 0.02s"
+	again := "FAIL\texample.com/m\t0.011s\n--- FAIL: TestX (0.01s)\n1 failed in 0.35s"
+	if rep, _ := l.Record("run_gate", `{"gate":"test"}`, first); rep {
+		t.Fatal("the first run is no repeat")
+	}
+	if rep, n := l.Record("run_gate", `{"gate":"test"}`, again); !rep || n != 2 {
+		t.Errorf("the same failure with other timings: repeated=%v count=%d, want a repeat", rep, n)
+	}
+	if rep, _ := l.Record("run_gate", `{"gate":"test"}`, "FAIL\texample.com/m\t0.004s\n--- FAIL: TestY (0.00s)"); rep {
+		t.Error("another failing test is another result")
+	}
+}

@@ -33,6 +33,12 @@ func TestMain(m *testing.M) {
 }
 
 func keepGoDirs() {
+	// The sandbox keeps its own caches under the user cache dir.
+	if os.Getenv("XDG_CACHE_HOME") == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			os.Setenv("XDG_CACHE_HOME", d)
+		}
+	}
 	if os.Getenv("GOCACHE") == "" {
 		if d, err := os.UserCacheDir(); err == nil {
 			os.Setenv("GOCACHE", filepath.Join(d, "go-build"))

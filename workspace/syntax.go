@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/sandbox"
 )
 
 // SyntaxTimeout bounds one syntax check command.
@@ -21,11 +23,11 @@ const SyntaxTimeout = 90 * time.Second
 // {file} is the edited file and {dir} its directory, both relative to the
 // work tree and shell-quoted. Go files are parsed in-process first (what
 // `gofmt -e` reports); the command then vets the package. Python byte code
-// goes to a cache outside the work tree.
+// goes to the sandbox's temp dir, outside the work tree.
 func DefaultSyntaxChecks() map[string]string {
 	return map[string]string{
 		".go":  "go vet ./{dir}",
-		".py":  "PYTHONPYCACHEPREFIX=" + shellQuote(filepath.Join(os.TempDir(), "lemmings-pycache")) + " python3 -m py_compile {file}",
+		".py":  `PYTHONPYCACHEPREFIX="${TMPDIR:-/tmp}/pycache" python3 -m py_compile {file}`,
 		".js":  "node --check {file}",
 		".mjs": "node --check {file}",
 		".cjs": "node --check {file}",
@@ -34,10 +36,11 @@ func DefaultSyntaxChecks() map[string]string {
 
 // CheckSyntax runs the fast checks of the edited files in root: Go files are
 // parsed, then each check command runs once per file ({file}) or once per
-// directory ({dir} only). It returns the problems summarised within about
-// maxBytes, "" when all is well. A check whose tool is missing (exit 127) is
-// skipped: it says nothing about the code.
-func CheckSyntax(ctx context.Context, root string, files []string, checks map[string]string, maxBytes int) string {
+// directory ({dir} only), confined by box as a gate is. It returns the
+// problems summarised within about maxBytes, "" when all is well. A check
+// whose tool is missing (exit 127) is skipped: it says nothing about the
+// code.
+func CheckSyntax(ctx context.Context, box *sandbox.Box, root string, files []string, checks map[string]string, maxBytes int) string {
 	var problems []string
 	ran := map[string]bool{}
 	sorted := append([]string(nil), files...)
@@ -62,7 +65,7 @@ func CheckSyntax(ctx context.Context, root string, files []string, checks map[st
 			continue
 		}
 		ran[cmd] = true
-		r := RunGate(ctx, root, Gate{Name: "syntax", Command: cmd, Timeout: SyntaxTimeout}, 64<<10)
+		r := RunGate(ctx, box, root, Gate{Name: "syntax", Command: cmd, Timeout: SyntaxTimeout}, 64<<10)
 		if r.Passed || r.ExitCode == 127 || r.Canceled {
 			continue
 		}

@@ -25,6 +25,11 @@ type Worktree struct {
 	dir    string
 	branch string
 	fs     *FS
+	// gitDir is the worktree's own git directory in the repository's
+	// common dir, found from the repository's side: lemmings' git commands
+	// name it (GIT_DIR) rather than follow the worktree's .git file, which
+	// model-written code could point at a directory of its own making.
+	gitDir string
 }
 
 func checkRunID(runID string) error {
@@ -103,13 +108,15 @@ func (r *Repo) OpenWorktree(ctx context.Context, runID string) (*Worktree, error
 		return nil, fmt.Errorf("open worktree %s: branch %s not found: %w", runID, branch, ErrNoWorktree)
 	}
 	if _, err := os.Lstat(dir); err == nil {
-		cur, err := runGit(ctx, dir, nil, "symbolic-ref", "--quiet", "--short", "HEAD")
-		top, terr := runGit(ctx, dir, nil, "rev-parse", "--show-toplevel")
-		if err == nil && terr == nil && strings.TrimSpace(cur) == branch && samePath(strings.TrimSpace(top), dir) {
-			if err := r.clearStaleLocks(ctx, dir, branch); err != nil {
-				return nil, fmt.Errorf("open worktree %s: %w", runID, err)
+		if gitDir := r.adminDir(dir); gitDir != "" {
+			env := gitDirEnv(gitDir, dir)
+			cur, err := runGit(ctx, dir, env, "symbolic-ref", "--quiet", "--short", "HEAD")
+			if err == nil && strings.TrimSpace(cur) == branch {
+				if err := r.clearStaleLocks(ctx, dir, env, branch); err != nil {
+					return nil, fmt.Errorf("open worktree %s: %w", runID, err)
+				}
+				return r.worktree(runID, dir, branch)
 			}
-			return r.worktree(runID, dir, branch)
 		}
 		return nil, fmt.Errorf("open worktree %s: %s exists but is not a worktree on %s; move it away and resume again", runID, dir, branch)
 	}
@@ -166,8 +173,8 @@ func (r *Repo) DeleteBranch(ctx context.Context, runID string) error {
 // clearStaleLocks removes the lock files a killed git command leaves in the
 // worktree (its index and the run branch). Resuming means no other process
 // works in this worktree (the run holds its lock), so they are stale.
-func (r *Repo) clearStaleLocks(ctx context.Context, dir, branch string) error {
-	out, err := runGit(ctx, dir, nil, "rev-parse", "--path-format=absolute",
+func (r *Repo) clearStaleLocks(ctx context.Context, dir string, env []string, branch string) error {
+	out, err := runGit(ctx, dir, env, "rev-parse", "--path-format=absolute",
 		"--git-path", "index.lock", "--git-path", "HEAD.lock", "--git-path", "refs/heads/"+branch+".lock")
 	if err != nil {
 		return err
@@ -199,7 +206,43 @@ func (r *Repo) worktree(runID, dir, branch string) (*Worktree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Worktree{repo: r, runID: runID, dir: fsys.Root(), branch: branch, fs: fsys}, nil
+	gitDir := r.adminDir(dir)
+	if gitDir == "" {
+		return nil, fmt.Errorf("open worktree %s: %s is not registered in %s", runID, dir, filepath.Join(r.commonDir, "worktrees"))
+	}
+	return &Worktree{repo: r, runID: runID, dir: fsys.Root(), branch: branch, fs: fsys, gitDir: gitDir}, nil
+}
+
+// adminDir finds the git directory of the worktree at dir from the
+// repository's side (<common>/worktrees/*/gitdir names each worktree's
+// .git); "" when dir is not a registered worktree.
+func (r *Repo) adminDir(dir string) string {
+	base := filepath.Join(r.commonDir, "worktrees")
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return ""
+	}
+	want := filepath.Join(dir, ".git")
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(base, e.Name(), "gitdir"))
+		if err != nil {
+			continue
+		}
+		if got := filepath.Clean(strings.TrimSpace(string(data))); got == want || samePath(filepath.Dir(got), dir) {
+			return filepath.Join(base, e.Name())
+		}
+	}
+	return ""
+}
+
+// gitDirEnv names a worktree's git directory and files for git.
+func gitDirEnv(gitDir, dir string) []string {
+	return []string{"GIT_DIR=" + gitDir, "GIT_WORK_TREE=" + dir}
+}
+
+// git runs git on the worktree through its git directory.
+func (w *Worktree) git(ctx context.Context, env []string, args ...string) (string, error) {
+	return runGit(ctx, w.dir, append(gitDirEnv(w.gitDir, w.dir), env...), args...)
 }
 
 func samePath(a, b string) bool {
@@ -226,7 +269,7 @@ func (w *Worktree) Repo() *Repo { return w.repo }
 
 // Head returns the full hash of the worktree's HEAD commit.
 func (w *Worktree) Head(ctx context.Context) (string, error) {
-	out, err := runGit(ctx, w.dir, nil, "rev-parse", "--verify", "HEAD^{commit}")
+	out, err := w.git(ctx, nil, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
 		return "", fmt.Errorf("read worktree HEAD: %w", err)
 	}
@@ -238,10 +281,10 @@ func (w *Worktree) Head(ctx context.Context) (string, error) {
 // they are.
 func (w *Worktree) Reattach(ctx context.Context) error {
 	want := "refs/heads/" + w.branch
-	if cur, _ := runGit(ctx, w.dir, nil, "symbolic-ref", "-q", "HEAD"); strings.TrimSpace(cur) == want {
+	if cur, _ := w.git(ctx, nil, "symbolic-ref", "-q", "HEAD"); strings.TrimSpace(cur) == want {
 		return nil
 	}
-	if _, err := runGit(ctx, w.dir, nil, "symbolic-ref", "HEAD", want); err != nil {
+	if _, err := w.git(ctx, nil, "symbolic-ref", "HEAD", want); err != nil {
 		return fmt.Errorf("reattach HEAD to %s: %w", w.branch, err)
 	}
 	return nil

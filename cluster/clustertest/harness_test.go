@@ -7,11 +7,13 @@ package clustertest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,17 +66,27 @@ func lemmingsBin(t testing.TB) string {
 // env is one test's cluster: a schema, a bare remote, the submitter's
 // repository, and a configuration per box.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	dsn    string
 	dir    string
 	origin string // the submitter's repository
 	remote string // the bare shared remote
 	db     *pgstore.DB
+	// extraYAML is appended to every box's configuration (the benchmark's cheap gate).
+	extraYAML string
+	// retention is cluster.events_retention ("": the default).
+	retention string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{t: t, dsn: pgtest.New(t), dir: t.TempDir()}
+	return newEnvOn(t, pgtest.New(t))
+}
+
+// newEnvOn is newEnv on the database at dsn.
+func newEnvOn(t testing.TB, dsn string) *env {
+	t.Helper()
+	e := &env{t: t, dsn: dsn, dir: t.TempDir()}
 	e.origin = filepath.Join(e.dir, "origin")
 	e.remote = filepath.Join(e.dir, "remote.git")
 	if err := demo.PrepareRepo(context.Background(), e.origin); err != nil {
@@ -127,7 +139,8 @@ store: %[5]s
 cluster:
   remote: %[6]s
   reap_interval: 300ms
-`, modelURL, demo.PrimaryModel, demo.SummarizerModel, demo.EmbeddingModel, e.dsn, e.remote)
+  events_retention: %[7]s
+`, modelURL, demo.PrimaryModel, demo.SummarizerModel, demo.EmbeddingModel, e.dsn, e.remote, cmp.Or(e.retention, "720h")) + e.extraYAML
 }
 
 // box is one machine's process: its config home and, for a worker, its
@@ -138,6 +151,7 @@ type box struct {
 	home   string
 	cache  string
 	cmd    *exec.Cmd
+	wrap   []string // runs the worker through this command (ip netns exec ns)
 	log    *bytes.Buffer
 	mu     *sync.Mutex
 	exited chan struct{}
@@ -200,7 +214,8 @@ func (b *box) startWorker(extra ...string) {
 		b.e.t.Fatal(err)
 	}
 	args := append([]string{"worker", "--name", b.name, "--health-interval", "200ms"}, extra...)
-	b.cmd = exec.Command(lemmingsBin(b.e.t), args...)
+	argv := append(append(slices.Clone(b.wrap), lemmingsBin(b.e.t)), args...)
+	b.cmd = exec.Command(argv[0], argv[1:]...)
 	b.cmd.Dir, b.cmd.Env = b.cache, b.environ()
 	w := syncWriter{b.mu, b.log}
 	b.cmd.Stdout, b.cmd.Stderr = w, w

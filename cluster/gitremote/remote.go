@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // Remote is the shared repository, seen from one repository cache.
@@ -45,7 +47,7 @@ func BaseRef(runID string) string { return "refs/lemmings/" + runID + "/base" }
 func Branch(runID string) string { return "lemmings/" + runID }
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, "git", append(workspace.NoHooks(), args...)...) // no pre-push or reference-transaction hook runs
 	cmd.Dir = dir
 	cmd.Env = append(cmd.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true")
 	var out, errb bytes.Buffer
@@ -116,9 +118,10 @@ func (r Remote) Checkout(ctx context.Context, dir, runID, commit string, createB
 	return err
 }
 
-// PruneRefs deletes the run's step refs on the remote except keep (the
-// commit of the checkpoint kept); it returns how many went.
-func (r Remote) PruneRefs(ctx context.Context, dir, runID, keep string) (int, error) {
+// PruneRefs deletes the run's step refs on the remote that keep does not
+// want (given the ref and its commit; the base ref always stays); it
+// returns how many went.
+func (r Remote) PruneRefs(ctx context.Context, dir, runID string, keep func(ref, commit string) bool) (int, error) {
 	out, err := git(ctx, dir, "ls-remote", r.URL, "refs/lemmings/"+runID+"/*")
 	if err != nil {
 		return 0, err
@@ -126,7 +129,7 @@ func (r Remote) PruneRefs(ctx context.Context, dir, runID, keep string) (int, er
 	var del []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Fields(line)
-		if len(f) != 2 || f[0] == keep || strings.HasSuffix(f[1], "/base") {
+		if len(f) != 2 || f[1] == BaseRef(runID) || keep(f[1], f[0]) {
 			continue
 		}
 		del = append(del, ":"+f[1])

@@ -44,6 +44,7 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w (want postgres://user@host:port/db?search_path=schema)", redactDSN(dsn), err)
 	}
+	pcfg.ConnConfig.DialFunc = dial
 	pcfg.MaxConns = 8
 	if o.MaxConns > 0 {
 		pcfg.MaxConns = o.MaxConns
@@ -120,6 +121,9 @@ var schemaSQL = []string{
 	`CREATE TABLE IF NOT EXISTS lemmings_events (
 		id bigserial PRIMARY KEY, run_id text NOT NULL, at timestamptz NOT NULL DEFAULT now(), line text NOT NULL)`,
 	`CREATE INDEX IF NOT EXISTS lemmings_events_run ON lemmings_events (run_id, id)`,
+	// pruned_at: when a finished run's checkpoints and step refs were
+	// pruned (cluster.events_retention), once.
+	`ALTER TABLE lemmings_runs ADD COLUMN IF NOT EXISTS pruned_at timestamptz`,
 	`CREATE TABLE IF NOT EXISTS lemmings_files (
 		run_id text NOT NULL, name text NOT NULL, data bytea NOT NULL, updated_at timestamptz NOT NULL DEFAULT now(),
 		PRIMARY KEY (run_id, name))`,

@@ -112,9 +112,14 @@ type Event struct {
 	Line []byte
 }
 
-// Events returns up to max events of the run after id after, oldest first.
+// Events returns up to max (0: every) events of the run after id after,
+// oldest first.
 func (db *DB) Events(ctx context.Context, runID string, after int64, max int) ([]Event, error) {
-	rows, err := db.pool.Query(ctx, `SELECT id, line FROM lemmings_events WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3`, runID, after, max)
+	var limit any // NULL: LIMIT ALL
+	if max > 0 {
+		limit = max
+	}
+	rows, err := db.pool.Query(ctx, `SELECT id, line FROM lemmings_events WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3`, runID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %s: %w", runID, err)
 	}
@@ -220,4 +225,35 @@ func (w *Writer) PID() int {
 		return 0
 	}
 	return int(w.conn.PgConn().PID())
+}
+
+// Unpruned lists the runs whose checkpoints were not pruned yet.
+func (db *DB) Unpruned(ctx context.Context) (map[string]bool, error) {
+	rows, err := db.pool.Query(ctx, `SELECT run_id FROM lemmings_runs WHERE pruned_at IS NULL`)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// ClaimPrune marks the run pruned; false when another process did first
+// (two reapers never prune one run at once).
+func (db *DB) ClaimPrune(ctx context.Context, runID string) (bool, error) {
+	tag, err := db.pool.Exec(ctx, `UPDATE lemmings_runs SET pruned_at = now() WHERE run_id = $1 AND pruned_at IS NULL`, runID)
+	return tag.RowsAffected() == 1, err
+}
+
+// UnclaimPrune takes a claim back after a prune that failed, so that a
+// later reap tries again.
+func (db *DB) UnclaimPrune(ctx context.Context, runID string) error {
+	_, err := db.pool.Exec(ctx, `UPDATE lemmings_runs SET pruned_at = NULL WHERE run_id = $1`, runID)
+	return err
 }

@@ -35,6 +35,8 @@ func wrapForCluster(a *app, root *cobra.Command) {
 	for _, c := range root.Commands() {
 		name, orig := c.Name(), c.RunE
 		switch name {
+		case "demo":
+			wrapDemoForCluster(a, c)
 		case "run", "resume":
 			submit := c.Flags().Bool("submit", false, "enqueue for the lemmings workers sharing the configured PostgreSQL store (docs/distributed.md) instead of running here")
 			queue := c.Flags().String("queue", "", "with --submit: the queue (default: model_<primary model>)")
@@ -46,6 +48,14 @@ func wrapForCluster(a *app, root *cobra.Command) {
 					return a.submitRun(cmd, args, *queue)
 				}
 				return a.submitResume(cmd, args)
+			}
+		case "runs":
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				cfg, _, err := a.loadConfig(a.repoRoot())
+				if err != nil || cfg.Store == "" {
+					return orig(cmd, args)
+				}
+				return a.clusterRuns(cmd, cfg.Store)
 			}
 		case "status", "log", "report", "halt":
 			c.RunE = func(cmd *cobra.Command, args []string) error {

@@ -136,6 +136,7 @@ func (a *app) doctor(ctx context.Context) []check {
 	}
 	out = append(out, cliChecks(cfg)...)
 
+	out = append(out, sandboxCheck(cfg))
 	gates := run.GatesFrom(cfg, root)
 	if len(gates) == 0 {
 		add("gates", "warn", "none configured or detected: QA can only review diffs", "add gates to lemmings.yaml (e.g. {name: test, command: make test})")
@@ -149,7 +150,11 @@ func (a *app) doctor(ctx context.Context) []check {
 			add("gate "+g.Name, "fail", fmt.Sprintf("%q: %s not found on PATH", g.Command, bin[0]), "install "+bin[0]+" or configure the gate's command")
 			continue
 		}
-		add("gate "+g.Name, "ok", g.Command, "")
+		detail := g.Command
+		if g.Network {
+			detail += " (network on in the sandbox)"
+		}
+		add("gate "+g.Name, "ok", detail, "")
 	}
 
 	kdir := filepath.Join(root, cfg.Knowledge.Dir)

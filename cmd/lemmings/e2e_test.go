@@ -389,7 +389,7 @@ func TestApproveMilestonesPausesAndRejectReplans(t *testing.T) {
 	// The rejection went back to the ScopeAgent: two scope calls, the second with the reason.
 	scopes := 0
 	for _, call := range srv.ChatCalls() {
-		if strings.Contains(call.Messages[0].Content, "You are the ScopeAgent") {
+		if call.Role() == "scope_agent" {
 			scopes++
 			if scopes == 2 && !strings.Contains(call.Prompt, "split it smaller") {
 				t.Errorf("re-scope prompt lacks the operator's reason")

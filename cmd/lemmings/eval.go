@@ -16,6 +16,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/eval"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 // evalFlags are lemmings eval's own flags.
@@ -127,13 +128,19 @@ func (a *app) runEval(parent context.Context, dirs []string, f evalFlags) error 
 		attempts = 1 // the reference solution does not improve on a second try
 	}
 
+	// The exercises' tests run the solver's code: in the sandbox, as gates.
+	box, err := run.OpenSandbox(cfg, nil, a.stderr)
+	if err != nil {
+		return err
+	}
+	defer box.Close()
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newEvalProgress(a.stdout, a.jsonOut)
 	file, err := eval.Run(ctx, eval.Options{
 		Dirs: dirs, Languages: langs, Solver: solver, Out: out, Label: label, Model: model, Implementor: implementorOf(solver),
 		Filter: filter, Limit: f.limit, Parallel: parallel, MaxAttempts: attempts, TestTimeout: f.testTimeout,
-		Fresh: f.fresh, KeepWork: f.keepWork,
+		Fresh: f.fresh, KeepWork: f.keepWork, Sandbox: box,
 		OnPlan: prog.plan, OnStart: prog.start, OnResult: prog.result,
 	})
 	prog.Close()

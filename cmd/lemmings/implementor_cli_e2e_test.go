@@ -70,6 +70,24 @@ type cliCase struct {
 	plan   string
 	srv    *llmtest.Server
 	c      *cli
+	// config is the user file without its sandbox section; writable are
+	// the test's folders the fake CLI writes in.
+	config   string
+	writable []string
+}
+
+// allowWrite lets the fake CLI write in dir too (a pid file, say).
+func (k *cliCase) allowWrite(dir string) {
+	k.writable = append(k.writable, dir)
+	k.writeConfig()
+}
+
+func (k *cliCase) writeConfig() {
+	var list []string
+	for _, w := range k.writable {
+		list = append(list, strconv.Quote(w))
+	}
+	k.c.config(k.config + "sandbox:\n  writable: [" + strings.Join(list, ", ") + "]\n")
 }
 
 // newCLICase prepares the demo repository, a one-task plan, the fake CLI's
@@ -93,12 +111,15 @@ func newCLICase(t *testing.T, runs []map[string]any, limits, cliExtra string, en
 	k.srv = demo.NewServer(&demo.Script{})
 	t.Cleanup(k.srv.Close)
 	k.c = newCLI(t, env...)
-	k.c.config(scriptedConfig(k.srv.URL(), "blocking") + limits + fmt.Sprintf(`implementor:
+	k.config = scriptedConfig(k.srv.URL(), "blocking") + limits + fmt.Sprintf(`implementor:
   backend: cli
   cli:
     command: [%q, --script, %q, --prompt, "{prompt}"]
     format: qwen-stream-json
-%s`, fakeCLIBin(t), k.script, cliExtra))
+%s`, fakeCLIBin(t), k.script, cliExtra)
+	// The fake CLI keeps its run counter next to its script and records
+	// what it saw there.
+	k.allowWrite(tmp)
 	return k
 }
 
@@ -244,7 +265,9 @@ func TestAFailingGateGoesBackToAFreshCLIRunThenTheTaskIsRolledBack(t *testing.T)
 func TestACLIThatWritesOutsideTheWorkTreeFailsTheAttemptAndTheNextOneIsTold(t *testing.T) {
 	escape := fixMean()
 	escape["write"] = map[string]string{"../escaped.txt": "next to the work tree\n", "../../../outside.txt": "in the user's checkout\n"}
-	k := newCLICase(t, []map[string]any{escape, fixMean()}, "  max_retries: 1\n", "")
+	// Unconfined (no sandbox on this machine, or sandbox.mode: off), the
+	// writes land and lemmings detects them.
+	k := newCLICase(t, []map[string]any{escape, fixMean()}, "  max_retries: 1\n", "", "LEMMINGS_SANDBOX__MODE=off")
 	r, res := k.run()
 	if r.code != 0 || res["outcome"] != "done" {
 		t.Fatalf("exit %d, result %v\nstderr:\n%s", r.code, res, r.stderr)
@@ -275,6 +298,7 @@ func TestACLIThatOverrunsItsTimeoutIsKilledWithTheProcessesItStarted(t *testing.
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
 	hang := map[string]any{"child": pidFile, "sleep": "60s"}
 	k := newCLICase(t, []map[string]any{hang}, "  max_retries: 0\n  max_consecutive_failures: 1\n", "    timeout: 2s\n")
+	k.allowWrite(filepath.Dir(pidFile))
 	start := time.Now()
 	r, res := k.run()
 	if r.code != exitFailed || res["tasks_failed"] != float64(1) {
@@ -314,10 +338,53 @@ func alive(pid int) bool {
 	return len(fields) == 0 || fields[0] != "Z"
 }
 
+// In the sandbox the CLI cannot write outside the work tree: its writes
+// fail as tool errors, nothing lands, and the attempt goes on.
+func TestACLIsWritesOutsideTheWorkTreeAreDeniedInTheSandbox(t *testing.T) {
+	requireSandbox(t)
+	escape := fixMean()
+	escape["write"] = map[string]string{"../escaped.txt": "next to the work tree\n", "../../../outside.txt": "in the user's checkout\n"}
+	k := newCLICase(t, []map[string]any{escape}, "", "")
+	r, res := k.run()
+	if r.code != 0 || res["outcome"] != "done" || res["tasks_completed"] != float64(1) {
+		t.Fatalf("exit %d, result %v\nstderr:\n%s", r.code, res, r.stderr)
+	}
+	wt := filepath.Join(k.repo, ".lemmings", "worktrees", res["run_id"].(string))
+	for _, p := range []string{filepath.Join(filepath.Dir(wt), "escaped.txt"), filepath.Join(k.repo, "outside.txt")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("the CLI wrote %s", p)
+		}
+	}
+	if ev := k.events(res, "cli_outside"); len(ev) != 0 {
+		t.Errorf("cli_outside %v: nothing should have landed outside", ev)
+	}
+}
+
+// A CLI that commits anyway: in the sandbox the repository's git directory
+// is read-only, so its commit fails and lemmings makes the one commit.
+func TestACLIsOwnCommitFailsInTheSandbox(t *testing.T) {
+	requireSandbox(t)
+	commit := fixMean()
+	commit["commit"] = "fake: fix the mean"
+	k := newCLICase(t, []map[string]any{commit, fixMean()}, "  max_retries: 1\n", "")
+	r, res := k.run()
+	if r.code != 0 || res["outcome"] != "done" {
+		t.Fatalf("exit %d, result %v\nstderr:\n%s", r.code, res, r.stderr)
+	}
+	runs := k.events(res, "cli_run")
+	if len(runs) == 0 || runs[0]["exit_code"] == float64(0) || !strings.Contains(fmt.Sprint(runs[0]["stderr"]), "git") {
+		t.Errorf("the CLI's commit did not fail: cli_run %v", runs)
+	}
+	if subjects := git(t, k.repo, "log", "--format=%s", "main.."+res["branch"].(string)); strings.Contains(subjects, "fake:") {
+		t.Errorf("the CLI's commit is on the branch:\n%s", subjects)
+	}
+}
+
+// Unconfined, a CLI's own commits are dropped and its changes kept.
 func TestTheCLIsOwnCommitsAreDroppedAndItsChangesKept(t *testing.T) {
 	commit := fixMean()
 	commit["commit"] = "fake: fix the mean"
-	k := newCLICase(t, []map[string]any{commit}, "", "", "LEMMINGS_LIMITS__FIX_ROUNDS=1")
+	k := newCLICase(t, []map[string]any{commit}, "", "", "LEMMINGS_LIMITS__FIX_ROUNDS=1", "LEMMINGS_SANDBOX__MODE=off")
 	r, res := k.run()
 	if r.code != 0 || res["outcome"] != "done" {
 		t.Fatalf("exit %d, result %v\nstderr:\n%s", r.code, res, r.stderr)
@@ -435,7 +502,7 @@ implementor:
 	}
 	// No implementor model call: the CLI did the implementing.
 	for _, call := range srv.ChatCalls() {
-		if len(call.Messages) > 0 && llmtest.RoleOf(call.Messages[0].Content) == "implementor" {
+		if len(call.Messages) > 0 && call.Role() == "implementor" {
 			t.Fatal("the primary model was asked to implement")
 		}
 	}

@@ -231,6 +231,8 @@ func (p *progress) custom(name string, data map[string]any) {
 		p.cliProgress(name, data)
 	case "warning":
 		p.printf("%s warning: %v", p.elapsed(), data["message"])
+	case "trace":
+		p.printf("%s trace %v → %v", p.elapsed(), data["trace_id"], data["endpoint"])
 	case "report":
 		if p.ephemeral {
 			p.printf("%s report written (in the temporary demo repository: lemmings demo --dir DIR keeps it)", p.elapsed())

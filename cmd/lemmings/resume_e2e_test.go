@@ -129,7 +129,7 @@ func TestAResumedRunRemembersHowItWasStarted(t *testing.T) {
 	}
 	used := false
 	for _, call := range srv.ChatCalls()[mark:] {
-		if llmtest.RoleOf(call.Messages[0].Content) == "implementor" && call.Model == demo.SummarizerModel {
+		if call.Role() == "implementor" && call.Model == demo.SummarizerModel {
 			used = true
 		}
 	}

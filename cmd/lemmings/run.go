@@ -23,13 +23,14 @@ import (
 
 func newRunCmd(a *app) *cobra.Command {
 	var plan, approve, runID string
-	var planExample bool
+	var planExample, quick, full bool
 	cmd := &cobra.Command{
 		Use:   `run "remit"`,
 		Short: "Carry out a remit on the repository (on a new branch, in a worktree)",
 		Long: `Carry out a remit: the ScopeAgent plans milestones, then tasks are planned, implemented,
 checked by the gates (build, vet, test…) and reviewed, and each one that passes is committed
-on the branch lemmings/<run-id>. Your checkout is never touched. Ctrl-C stops cleanly;
+on the branch lemmings/<run-id>. A remit that is one task (or --quick) goes straight to the
+Implementor, without planning (docs/costs.md). Your checkout is never touched. Ctrl-C stops cleanly;
 lemmings resume continues.`,
 		Args: remitArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -46,6 +47,9 @@ lemmings resume continues.`,
 			}
 			if remit == "" && plan == "" {
 				return usageErr(`give a remit: lemmings run "what to do" (or --plan plan.yaml)`)
+			}
+			if quick && full {
+				return usageErr("--quick and --full exclude each other")
 			}
 			if approve != "" && approve != "milestones" && approve != "tasks" {
 				return usageErr("--approve takes milestones or tasks, not %q", approve)
@@ -68,6 +72,12 @@ lemmings resume continues.`,
 			if err != nil {
 				return err
 			}
+			switch {
+			case quick:
+				cfg.Pipeline.Mode = nodes.PipelineQuick
+			case full:
+				cfg.Pipeline.Mode = nodes.PipelineFull
+			}
 			a.warnUncommitted(cmd.Context(), root)
 			return a.drive(cmd.Context(), func(ctx context.Context, o run.Options) (run.Result, error) {
 				o.Remit, o.PlanFile, o.Approve, o.RunID = remit, plan, approve, runID
@@ -78,6 +88,8 @@ lemmings resume continues.`,
 	cmd.Flags().StringVar(&plan, "plan", "", "operator plan (YAML): milestones with tasks and acceptance criteria; skips the ScopeAgent")
 	cmd.Flags().BoolVar(&planExample, "plan-example", false, "print an example --plan file and exit")
 	cmd.Flags().StringVar(&approve, "approve", "", "pause for a human: milestones (after planning) or tasks (before each task)")
+	cmd.Flags().BoolVar(&quick, "quick", false, "the remit is one task: straight to the Implementor, no planning (escalates into the full pipeline if it fails; pipeline.mode: quick)")
+	cmd.Flags().BoolVar(&full, "full", false, "plan milestones and tasks whatever the remit looks like (pipeline.mode: full)")
 	// lemmings mcp names the runs it starts as detached processes, to answer
 	// with the id at once.
 	cmd.Flags().StringVar(&runID, "run-id", "", "name of the new run (default: its start time and a random suffix)")

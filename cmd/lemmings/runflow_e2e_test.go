@@ -17,7 +17,7 @@ import (
 // roleStep answers every call of one role (by its system prompt) with rep.
 func roleStep(role string, rep llmtest.Reply) llmtest.Step {
 	return llmtest.Step{Name: role + "-fault", API: llmtest.Ollama, Times: -1, Reply: rep, Match: func(c llmtest.Call) bool {
-		return len(c.Messages) > 0 && llmtest.RoleOf(c.Messages[0].Content) == role
+		return len(c.Messages) > 0 && c.Role() == role
 	}}
 }
 
@@ -28,7 +28,7 @@ var runaway = llmtest.Reply{Content: strings.Repeat(" of", 224), NoDone: true}
 func callsOf(srv *llmtest.Server, role string) int {
 	n := 0
 	for _, c := range srv.ChatCalls() {
-		if len(c.Messages) > 0 && llmtest.RoleOf(c.Messages[0].Content) == role {
+		if len(c.Messages) > 0 && c.Role() == role {
 			n++
 		}
 	}
@@ -66,7 +66,7 @@ func TestRunawayScopeAgentEndsTheRunCouldNotPlanWithAReport(t *testing.T) {
 	}
 	var first, second map[string]any
 	for _, call := range srv.ChatCalls() {
-		if llmtest.RoleOf(call.Messages[0].Content) == "scope_agent" {
+		if call.Role() == "scope_agent" {
 			if first == nil {
 				first = call.Options
 			} else {

@@ -37,12 +37,17 @@ It listens on 127.0.0.1:7766. Any other address needs the token printed at start
 			if _, _, err := a.loadConfig(root); err != nil {
 				return err
 			}
+			src, closeSource, err := a.serveSource(cmd.Context(), root)
+			if err != nil {
+				return err
+			}
+			defer closeSource()
 			token := ""
 			if !serve.IsLoopback(addr) {
 				token = serve.RandomToken()
 			}
 			srv, err := serve.New(serve.Options{Root: root, Token: token, Log: a.stderr,
-				LoadConfig: a.serveConfig(root)})
+				LoadConfig: a.serveConfig(root), Source: src})
 			if err != nil {
 				return err
 			}

@@ -63,12 +63,8 @@ var (
 )
 
 func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
-	system := ""
-	if len(c.Messages) > 0 && c.Messages[0].Role == "system" {
-		system = c.Messages[0].Content
-	}
 	var v any
-	switch llmtest.RoleOf(system) {
+	switch c.Role() {
 	case "scope_agent":
 		v = sc.scope(c.FirstUser())
 	case "task_planner":

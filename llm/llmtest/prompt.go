@@ -6,10 +6,10 @@ import (
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
-// Helpers for scripts that answer lemmings' own prompts: which role asks, and
-// what a section of the prompt says. The markers follow the first lines of
-// the role templates (nodes/prompts/*.tmpl); a template that changes its
-// first line must change its marker here.
+// Helpers for scripts that answer lemmings' own prompts: which role asks
+// (Call.Role), and what a section of the prompt says. The markers follow the
+// first lines of the role templates (nodes/prompts/*.tmpl); a template that
+// changes its first line must change its marker here.
 
 var roleMarkers = []struct{ marker, role string }{
 	{"You are the ScopeAgent", "scope_agent"},
@@ -30,6 +30,21 @@ func RoleOf(system string) string {
 	for _, m := range roleMarkers {
 		if strings.Contains(system, m.marker) {
 			return m.role
+		}
+	}
+	return ""
+}
+
+// Role names the role that asks in this call: the role template's first line
+// in its ROLE section (a local role's prompt: the shared prefix first, the role
+// after it), or in the system message (a supervisor's). "" if none.
+func (c Call) Role() string {
+	if r := RoleOf(Section(c.FirstUser(), "ROLE")); r != "" {
+		return r
+	}
+	for _, m := range c.Messages {
+		if m.Role == "system" {
+			return RoleOf(m.Content)
 		}
 	}
 	return ""

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Aider's benchmark loop on exercises in the Exercism layout, as
+benchmark/benchmark.py (run_test_real) of aider-chat runs it, measured the way
+bench/bench-aider.sh compares it with `lemmings eval`.
+
+For each exercise: the instructions (.docs/introduction.md, instructions.md,
+instructions.append.md) with Aider's addendum go to a Coder holding the
+solution files; the tests (restored from the original) run; when they fail,
+their output with Aider's "test failures" prompt goes back once (tries=2).
+Every model call is counted and timed at Model.send_completion.
+
+Usage: aider_bench.py --model ollama_chat/smollm2 --out DIR EXERCISE_DIR...
+(OLLAMA_API_BASE points at the server). Writes DIR/aider.json.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download at import
+
+from aider import __version__, models  # noqa: E402
+from aider.coders import Coder  # noqa: E402
+from aider.io import InputOutput  # noqa: E402
+
+# The two prompts of Aider's benchmark/prompts.py (not in the wheel), word for word.
+INSTRUCTIONS_ADDENDUM = """
+####
+
+Use the above instructions to modify the supplied files: {file_list}
+Don't change the names of existing functions or classes, as they may be referenced from other code like unit tests, etc.
+Only use standard libraries, don't suggest installing any packages.
+"""
+
+TEST_FAILURES = """
+####
+
+See the testing errors above.
+The tests are correct, don't try and change them.
+Fix the code in {file_list} to resolve the errors.
+"""
+
+# The test commands lemmings eval uses (eval/language.go), so both harnesses
+# are judged by the same runs.
+TEST_COMMANDS = {
+    ".go": ["go", "test", "-count=1", "./..."],
+    ".py": ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+}
+
+
+class Meter:
+    """Counts and times the model calls of one exercise."""
+
+    def __init__(self):
+        self.calls = 0
+        self.seconds = 0.0
+
+    def wrap(self, model):
+        send = model.send_completion
+
+        def timed(*args, **kwargs):
+            start = time.monotonic()
+            try:
+                return send(*args, **kwargs)
+            finally:
+                self.calls += 1
+                self.seconds += time.monotonic() - start
+
+        model.send_completion = timed
+
+
+def offline_model_info(name, context):
+    """Aider looks models up in a JSON file it downloads: give it the facts."""
+    models.model_info_manager._update_cache = lambda: None
+    models.model_info_manager.content = {}
+    models.model_info_manager.local_model_metadata[name] = {
+        "max_input_tokens": context,
+        "max_tokens": context,
+        "max_output_tokens": context,
+        "input_cost_per_token": 0,
+        "output_cost_per_token": 0,
+        "litellm_provider": name.split("/")[0],
+        "mode": "chat",
+    }
+
+
+def cleanup_test_output(output, testdir):
+    # Aider drops timings and the folder so the model sees the same text.
+    res = re.sub(r"\bin \d+\.\d+s\b", "", output)
+    return res.replace(str(testdir), testdir.name)
+
+
+def run_tests(original, testdir, test_files, timeout):
+    for f in test_files:
+        shutil.copy(original / f, testdir / f)
+    ext = {Path(f).suffix for f in test_files}
+    command = next(TEST_COMMANDS[e] for e in ext if e in TEST_COMMANDS)
+    try:
+        r = subprocess.run(command, cwd=testdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=timeout, errors="replace")
+    except subprocess.TimeoutExpired:
+        return "Tests timed out!"
+    if r.returncode == 0:
+        return None
+    return cleanup_test_output(r.stdout, testdir)
+
+
+def one(original, work, model_name, tries, timeout):
+    cfg = json.loads((original / ".meta" / "config.json").read_text())
+    files = cfg.get("files", {})
+    test_files, solution = files.get("test", []), files.get("solution", [])
+    if work.exists():
+        shutil.rmtree(work)
+    shutil.copytree(original, work, ignore=shutil.ignore_patterns(".meta"))
+    for p in work.rglob("*.txt"):  # lemmings' embedded suite keeps go.mod as go.mod.txt
+        if p.name == "go.mod.txt":
+            p.rename(p.with_name("go.mod"))
+    fnames = [work / f for f in solution]
+    file_list = " ".join(f.name for f in fnames)
+
+    instructions = ""
+    for name in ("introduction.md", "instructions.md", "instructions.append.md"):
+        p = work / ".docs" / name
+        if p.exists():
+            instructions += p.read_text()
+    instructions += INSTRUCTIONS_ADDENDUM.format(file_list=file_list)
+
+    io = InputOutput(pretty=False, yes=True, chat_history_file=work / ".aider.chat.history.md")
+    main_model = models.Model(model_name)
+    meter = Meter()
+    meter.wrap(main_model)
+    coder = Coder.create(main_model, main_model.edit_format, io, fnames=[str(f) for f in fnames],
+                         use_git=False, stream=False, cache_prompts=True, suggest_shell_commands=False,
+                         ignore_mentions=set(test_files))
+    coder.get_file_mentions = lambda x: set()  # no other files, as in the harness
+
+    outcomes, dur = [], 0.0
+    for _ in range(tries):
+        start = time.monotonic()
+        coder.run(with_message=instructions, preproc=False)
+        dur += time.monotonic() - start
+        errors = run_tests(original, work, test_files, timeout)
+        outcomes.append(errors is None)
+        if errors is None:
+            break
+        instructions = errors + TEST_FAILURES.format(file_list=file_list)
+    return {
+        "id": original.parent.name + "/" + original.name,
+        "tests_outcomes": outcomes,
+        "pass1": bool(outcomes and outcomes[0]),
+        "pass2": any(outcomes),
+        "calls": meter.calls,
+        "model_seconds": round(meter.seconds, 2),
+        "duration": round(dur, 2),
+        "prompt_tokens": coder.total_tokens_sent,
+        "completion_tokens": coder.total_tokens_received,
+        "edit_format": main_model.edit_format,
+        "malformed": coder.num_malformed_responses,
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--context", type=int, default=8192)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--tries", type=int, default=2)
+    ap.add_argument("--test-timeout", type=int, default=180)
+    ap.add_argument("exercises", nargs="+")
+    a = ap.parse_args()
+    offline_model_info(a.model, a.context)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = []
+    for ex in a.exercises:
+        ex = Path(ex).resolve()
+        r = one(ex, out / "work" / ex.parent.name / ex.name, a.model, a.tries, a.test_timeout)
+        results.append(r)
+        print(json.dumps(r), flush=True)
+    (out / "aider.json").write_text(json.dumps({"aider": __version__, "model": a.model, "results": results}, indent=2))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

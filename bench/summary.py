@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Side by side: Aider's benchmark loop and lemmings eval on the same exercises
+(bench/bench-aider.sh writes OUT). Prints a table per harness and per exercise,
+and writes OUT/summary.json."""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+SLOT = re.compile(r'msg="loading cache slot".*?prompt=(\d+) used=(\d+)')
+
+
+def cache(log):
+    prompt = used = 0
+    if log.exists():
+        for m in SLOT.finditer(log.read_text(errors="replace")):
+            prompt += int(m.group(1))
+            used += int(m.group(2))
+    return {"prompt": prompt, "used": used, "share": round(used / prompt, 3) if prompt else 0}
+
+
+def totals(rows):
+    n = len(rows) or 1
+    keys = ("calls", "prompt_tokens", "completion_tokens", "model_seconds")
+    t = {k: round(sum(r[k] for r in rows) / n, 1) for k in keys}
+    t["exercises"] = len(rows)
+    t["pass1"] = sum(r["pass1"] for r in rows)
+    t["pass2"] = sum(r["pass2"] for r in rows)
+    return t
+
+
+def main(out):
+    out = Path(out)
+    aider = json.loads((out / "aider" / "aider.json").read_text())["results"]
+    lem = json.loads((out / "lemmings" / "results.json").read_text())["results"]
+    lrows = [{"id": r["id"], "pass1": r.get("pass1", False), "pass2": r.get("pass2", False), "calls": r.get("calls", 0),
+              "prompt_tokens": r.get("prompt_tokens", 0), "completion_tokens": r.get("completion_tokens", 0),
+              "model_seconds": r.get("model_seconds", 0.0), "status": r.get("status")} for r in lem if r.get("status") in ("passed", "failed")]
+    summary = {"aider": totals(aider), "lemmings": totals(lrows),
+               "cache": {"aider": cache(out / "server-aider.log"), "lemmings": cache(out / "server-lemmings.log")},
+               "per_exercise": {"aider": aider, "lemmings": lrows}}
+    a, l = summary["aider"], summary["lemmings"]
+    print("harness   exercises pass@1 pass@2 calls/ex prompt/ex completion/ex model-s/ex cache-share")
+    for name, t in (("aider", a), ("lemmings", l)):
+        c = summary["cache"][name]["share"]
+        print(f"{name:9} {t['exercises']:9} {t['pass1']:6} {t['pass2']:6} {t['calls']:8} {t['prompt_tokens']:9} {t['completion_tokens']:13} {t['model_seconds']:10} {c:11}")
+    if a["model_seconds"]:
+        print(f"lemmings' model time per exercise is {l['model_seconds'] / a['model_seconds']:.2f}x Aider's (target <= 1.5); "
+              f"pass@2 {l['pass2']} vs {a['pass2']} (target >=)")
+    print("\nexercise                      aider: pass calls model-s | lemmings: pass calls model-s")
+    byid = {r["id"]: r for r in lrows}
+    for r in aider:
+        m = byid.get(r["id"], {})
+        print(f"{r['id']:30} {'@1' if r['pass1'] else '@2' if r['pass2'] else '--':>4} {r['calls']:5} {r['model_seconds']:7} | "
+              f"{'@1' if m.get('pass1') else '@2' if m.get('pass2') else '--':>4} {m.get('calls', '-'):5} {m.get('model_seconds', '-'):7}")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,199 @@
+package nodes
+
+// The directive queue the planner works from: the supervisors file
+// directives (sup_directives.go); the planner is shown them in order, answers
+// for each, and the tasks made for them settle them when they end.
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Directive types, priorities and fates.
+const (
+	DirFunctional = "functional"
+	DirCleanup    = "cleanup"
+
+	PrioCritical = "critical"
+	PrioNormal   = "normal"
+	PrioLow      = "low"
+
+	FateTask      = "task"
+	FateHandled   = "handled"
+	FateEscalated = "escalated"
+	FateCompleted = "completed"
+	FateFailed    = "failed"
+	FateAgedOut   = "aged_out"
+	FateCapped    = "capped"
+	// FateForced: the planner ignored a directive too many rounds, so the
+	// orchestrator turned it into a task itself.
+	FateForced = "forced_task"
+)
+
+// ignoredRoundsBeforeForcing is how many planning rounds a directive may go
+// unaddressed before the orchestrator makes it a task: a weak planner must not
+// be able to drop a directive by silence.
+const ignoredRoundsBeforeForcing = 2
+
+// orderedDirectives returns the directives not yet turned into tasks, in the
+// order the planner must see them: critical, functional, then cleanup, each by
+// priority, oldest first.
+func orderedDirectives(pending []Directive, cleanupOnly bool) []Directive {
+	var out []Directive
+	for _, d := range pending {
+		if d.TaskID != "" || (cleanupOnly && d.Type != DirCleanup) {
+			continue
+		}
+		out = append(out, d)
+	}
+	slices.SortStableFunc(out, func(a, b Directive) int { return directiveRank(a) - directiveRank(b) })
+	return out
+}
+
+func directiveRank(d Directive) int {
+	if d.Priority == PrioCritical {
+		return 0
+	}
+	r := 1
+	if d.Type == DirCleanup {
+		r = 4
+	}
+	switch d.Priority {
+	case PrioNormal:
+		return r
+	case PrioLow:
+		return r + 1
+	}
+	return r + 2
+}
+
+// DirectiveAnswer is the planner's account of one directive.
+type DirectiveAnswer struct {
+	ID   string `json:"id"`
+	Fate string `json:"fate" jsonschema:"enum=task,enum=handled,enum=escalated"`
+	Note string `json:"note"`
+}
+
+// applyDirectiveAnswers records the planner's fate for each directive it was
+// shown and places the resulting tasks by priority: critical first (it
+// interrupts carry-forward), normal functional prepended, the rest appended.
+// Directives the planner ignored stay pending; ignored too often, they become
+// tasks anyway. It returns the task that must run now because of a critical
+// directive, if any.
+func applyDirectiveAnswers(s *WorkflowState, shown []Directive, answers []DirectiveAnswer, chosen *PlannedTask, now time.Time) *PlannedTask {
+	byID := map[string]DirectiveAnswer{}
+	for _, a := range answers {
+		byID[a.ID] = a
+	}
+	var critical *PlannedTask
+	var front []PlannedTask // normal functional tasks, in the order shown
+	for _, d := range shown {
+		a, ok := byID[d.ID]
+		fate := a.Fate
+		if !ok || (fate != FateTask && fate != FateHandled && fate != FateEscalated) {
+			if n := bumpIgnored(s, d.ID); n < ignoredRoundsBeforeForcing && d.Priority != PrioCritical {
+				continue
+			}
+			fate, a.Note = FateForced, "planner did not address it; the orchestrator made it a task"
+		}
+		switch fate {
+		case FateHandled, FateEscalated:
+			if fate == FateEscalated {
+				s.EscalationContext = strings.TrimSpace(s.EscalationContext + "\nDirective " + d.ID + " (" + d.Source + ") escalated: " + d.Description + " — " + a.Note)
+			}
+			logFate(s, d, fate, a.Note, now)
+			removeDirective(s, d.ID)
+		default: // task or forced
+			task := PlannedTask{
+				Title:        clip(d.Description, 120),
+				Instructions: directiveInstructions(d),
+				TargetFiles:  d.Files,
+				DirectiveID:  d.ID,
+			}
+			if chosen != nil && chosen.DirectiveID == d.ID {
+				task = *chosen
+			}
+			markDirectiveTask(s, d.ID, "planned")
+			logFate(s, d, fate, a.Note, now)
+			switch {
+			case d.Priority == PrioCritical && critical == nil:
+				critical = &task
+			case chosen != nil && chosen.DirectiveID == d.ID:
+				// the planner already made it the current task
+			case d.Priority == PrioCritical, d.Type == DirFunctional && d.Priority != PrioLow:
+				// a second critical directive goes first in line, before normal functional work
+				front = append(front, task)
+			default:
+				s.CarryForward = append(s.CarryForward, task)
+			}
+		}
+	}
+	if len(front) > 0 {
+		s.CarryForward = append(front, s.CarryForward...)
+	}
+	return critical
+}
+
+func directiveInstructions(d Directive) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Address supervisor directive %s (%s, %s priority, from %s): %s", d.ID, d.Type, d.Priority, d.Source, d.Description)
+	if d.Rationale != "" {
+		fmt.Fprintf(&b, "\nWhy: %s", d.Rationale)
+	}
+	if len(d.Files) > 0 {
+		fmt.Fprintf(&b, "\nFiles: %s", strings.Join(d.Files, ", "))
+	}
+	return b.String()
+}
+
+func bumpIgnored(s *WorkflowState, id string) int {
+	for i := range s.PendingDirectives {
+		if s.PendingDirectives[i].ID == id {
+			s.PendingDirectives[i].IgnoredRounds++
+			return s.PendingDirectives[i].IgnoredRounds
+		}
+	}
+	return 0
+}
+
+// markDirectiveTask notes that a task now carries the directive.
+func markDirectiveTask(s *WorkflowState, id, taskID string) {
+	for i := range s.PendingDirectives {
+		if s.PendingDirectives[i].ID == id {
+			s.PendingDirectives[i].TaskID = taskID
+		}
+	}
+}
+
+// settleDirective closes a directive when its task completes or fails.
+func settleDirective(s *WorkflowState, id, taskID, fate, note string, now time.Time) {
+	for _, d := range s.PendingDirectives {
+		if d.ID == id {
+			d.TaskID = taskID
+			logFate(s, d, fate, note, now)
+			removeDirective(s, id)
+			return
+		}
+	}
+}
+
+func removeDirective(s *WorkflowState, id string) {
+	s.PendingDirectives = slices.DeleteFunc(s.PendingDirectives, func(d Directive) bool { return d.ID == id })
+}
+
+func logFate(s *WorkflowState, d Directive, fate, note string, now time.Time) {
+	s.DirectiveLog = append(s.DirectiveLog, DirectiveFate{
+		DirectiveID: d.ID, Source: d.Source, Description: d.Description,
+		Fate: fate, Note: note, TaskID: d.TaskID, At: now,
+	})
+}
+
+func normaliseChoice(v, def string, allowed ...string) string {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if slices.Contains(allowed, v) {
+		return v
+	}
+	return def
+}

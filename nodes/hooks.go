@@ -1,0 +1,97 @@
+package nodes
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/lemmings-dev/lemmings/graph"
+)
+
+// Hook is work that runs around the nodes, registered in one place
+// (Deps.hooks) rather than called from inside them: the supervisors'
+// bookkeeping, board.md. Before runs on the state a node starts from (on a
+// copy, which the node then receives); After on the state the node leaves,
+// also when it pauses for a human. A hook's error fails the step as the
+// node's own would.
+type Hook struct {
+	Name string
+	// Nodes limits the hook to these nodes (nil: every node).
+	Nodes  []string
+	Before func(ctx context.Context, node string, s *WorkflowState) error
+	After  func(ctx context.Context, node string, s *WorkflowState) error
+}
+
+// Facts a node reports to the hooks (WorkflowState.Happened): what happened,
+// not what anyone should make of it.
+const (
+	HappenedTaskCompleted = "task_completed"  // a task of the remit (not polish) was committed
+	HappenedTaskAborted   = "task_aborted"    // a task was given up (mark_failed)
+	HappenedQAFailed      = "qa_failed"       // QA sent an attempt back
+	HappenedPlanChurn     = "plan_churn"      // the planner rewrote most of its plan
+	HappenedMilestoneDone = "milestone_done"  // the planner says the milestone is done
+	HappenedScopeReplan   = "scope_replanned" // the ScopeAgent planned the remit again
+	HappenedMinorDrift    = "minor_drift"     // the Assessor saw the work drift a little
+)
+
+// happen records a fact for the hooks around the node.
+func happen(s *WorkflowState, fact string) { s.Happened = append(s.Happened, fact) }
+
+// hooks are every Hook of the workflow, in the order they run; the quick and
+// the full pipeline share them, as they share the graph.
+func (d *Deps) hooks() []Hook {
+	return []Hook{d.supervisorHook(), d.boardHook()}
+}
+
+// around wraps a node in the hooks that apply to it. The facts the node
+// reported are cleared after the last After hook, so none reaches the
+// checkpoint.
+func (d *Deps) around(name string, hooks []Hook, fn graph.NodeFunc[WorkflowState]) graph.NodeFunc[WorkflowState] {
+	var mine []Hook
+	for _, h := range hooks {
+		if h.Nodes == nil || slices.Contains(h.Nodes, name) {
+			mine = append(mine, h)
+		}
+	}
+	return func(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+		s := in
+		for _, h := range mine {
+			if h.Before == nil {
+				continue
+			}
+			c := s.Clone()
+			if err := h.Before(ctx, name, &c); err != nil {
+				return c, err
+			}
+			s = c
+		}
+		out, err := fn(ctx, s)
+		var pause *graph.InterruptError
+		if err != nil && !errors.As(err, &pause) {
+			return out, err
+		}
+		for _, h := range mine {
+			if h.After == nil {
+				continue
+			}
+			if herr := h.After(ctx, name, &out); herr != nil {
+				return out, herr
+			}
+		}
+		out.Happened = nil
+		return out, err
+	}
+}
+
+// boardHook keeps board.md in step with the state after each node and
+// reports progress. The board is a view: failing to write it is reported,
+// never fatal.
+func (d *Deps) boardHook() Hook {
+	return Hook{Name: "board", After: func(ctx context.Context, _ string, s *WorkflowState) error {
+		if berr := d.writeBoard(s); berr != nil {
+			graph.Emit(ctx, "warning", map[string]any{"message": "board.md not written: " + berr.Error()})
+		}
+		graph.Emit(ctx, "progress", progressOf(s))
+		return nil
+	}}
+}

@@ -1,0 +1,129 @@
+package nodes
+
+import (
+	"context"
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lemmings-dev/lemmings/graph"
+)
+
+// The supervisors attach by hooks: no node file calls into sup_*.go, so when
+// they fire is changed in one place (sup_hooks.go, routing). On main before
+// the hooks, planner, plan_*, complete, qa, scope, assessor and polish made 34
+// calls to 23 functions of sup_*.go.
+func TestNodesCallNoSupervisorCode(t *testing.T) {
+	fset := token.NewFileSet()
+	sup := map[string]bool{}
+	files, _ := filepath.Glob("sup_*.go")
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range af.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok {
+				sup[fd.Name.Name] = true
+			}
+		}
+	}
+	if len(sup) < 20 {
+		t.Fatalf("found %d functions in sup_*.go: the test no longer sees them", len(sup))
+	}
+	for _, pattern := range []string{"planner.go", "plan_*.go", "split.go", "complete.go", "qa*.go", "scope.go", "assessor.go", "polish.go", "quick.go", "directives.go"} {
+		matches, _ := filepath.Glob(pattern)
+		for _, f := range matches {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(fset, f, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(af, func(n ast.Node) bool {
+				c, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				name := ""
+				switch fn := c.Fun.(type) {
+				case *ast.Ident:
+					name = fn.Name
+				case *ast.SelectorExpr:
+					name = fn.Sel.Name
+				}
+				if sup[name] {
+					t.Errorf("%s calls %s of sup_*.go: report a fact (happen) and let supervisorHook act on it", fset.Position(c.Pos()), name)
+				}
+				return true
+			})
+		}
+	}
+}
+
+func TestHooksRunAroundEveryNodeInOrder(t *testing.T) {
+	var trace []string
+	rec := func(name string) Hook {
+		return Hook{Name: name,
+			Before: func(_ context.Context, node string, s *WorkflowState) error {
+				trace = append(trace, name+" before "+node)
+				s.Warnings = append(s.Warnings, "seen by "+name)
+				return nil
+			},
+			After: func(_ context.Context, node string, s *WorkflowState) error {
+				trace = append(trace, name+" after "+node+" "+strings.Join(s.Happened, ","))
+				return nil
+			}}
+	}
+	d := &Deps{}
+	fn := d.around(NodeQA, []Hook{rec("a"), rec("b"), {Name: "elsewhere", Nodes: []string{NodePlanner},
+		After: func(context.Context, string, *WorkflowState) error { trace = append(trace, "wrong node"); return nil }}},
+		func(_ context.Context, s WorkflowState) (WorkflowState, error) {
+			trace = append(trace, "node sees "+strings.Join(s.Warnings, "; "))
+			happen(&s, HappenedQAFailed)
+			return s, nil
+		})
+	in := WorkflowState{}
+	out, err := fn(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a before qa", "b before qa", "node sees seen by a; seen by b", "a after qa qa_failed", "b after qa qa_failed"}
+	if !slices.Equal(trace, want) {
+		t.Errorf("trace %q\nwant  %q", trace, want)
+	}
+	if len(out.Happened) != 0 {
+		t.Errorf("facts %v reached the checkpoint", out.Happened)
+	}
+	if len(in.Warnings) != 0 {
+		t.Error("a Before hook changed the caller's state instead of a copy")
+	}
+}
+
+func TestAHookErrorFailsTheStepAndAPauseStillRunsTheAfterHooks(t *testing.T) {
+	d := &Deps{}
+	boom := errors.New("landing failed")
+	fn := d.around(NodePlanner, []Hook{{Name: "x", Before: func(context.Context, string, *WorkflowState) error { return boom }}},
+		func(context.Context, WorkflowState) (WorkflowState, error) {
+			t.Error("the node ran after its Before hook failed")
+			return WorkflowState{}, nil
+		})
+	if _, err := fn(context.Background(), WorkflowState{}); !errors.Is(err, boom) {
+		t.Errorf("err %v, want the hook's", err)
+	}
+	after := 0
+	fn = d.around(NodePlanner, []Hook{{Name: "y", After: func(context.Context, string, *WorkflowState) error { after++; return nil }}},
+		func(_ context.Context, s WorkflowState) (WorkflowState, error) { return s, graph.Interrupt("approve") })
+	if _, err := fn(context.Background(), WorkflowState{}); err == nil || after != 1 {
+		t.Errorf("pause: err %v, after hooks %d; want the pause and one After", err, after)
+	}
+}

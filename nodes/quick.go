@@ -1,0 +1,320 @@
+package nodes
+
+// The quick path: a remit that is one task goes straight to the Implementor.
+// The nodes stay the same (one graph, one set of hooks), but the ScopeAgent,
+// the planner and the Assessor make no model call: the remit is the task, the
+// gates and lemmings' own checks are QA's verdict where they cover the
+// criteria, and the summary comes from the diff. A quick run whose attempts
+// keep failing, or whose implementor says it is blocked, escalates into the
+// full pipeline: the work tree goes back to the start and the ScopeAgent
+// plans the remit with what the quick attempts learned.
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/graph"
+)
+
+// Pipeline modes (Settings.Pipeline.Mode, config pipeline.mode, --quick/--full).
+const (
+	PipelineAuto  = "auto"
+	PipelineQuick = "quick"
+	PipelineFull  = "full"
+)
+
+// Summary sources (Settings.Pipeline.Summaries).
+const (
+	SummariesAuto  = "auto"  // the summarizer model in the full pipeline, the diff in the quick one
+	SummariesModel = "model" // always the summarizer model
+	SummariesDiff  = "diff"  // never a model call
+)
+
+// PipelineSettings size the pipeline to the work.
+type PipelineSettings struct {
+	Mode string
+	// QuickAttempts is how many attempts a quick task gets before the run
+	// escalates into the full pipeline (0: never escalate).
+	QuickAttempts int
+	Summaries     string
+}
+
+// Limits of a remit the quick path takes on its own (auto mode).
+const (
+	quickMaxWords = 80
+	quickMaxFiles = 2
+)
+
+// remitShape is a cheap reading of a remit: how much work it names.
+type remitShape struct {
+	Words int
+	// Files are the paths it names (a slash or a known extension).
+	Files []string
+	// Behaviours counts the actions it asks for: a verb opening a clause
+	// ("add …, then fix …"), or an item of a list.
+	Behaviours int
+	// Broad is a word that says the work spans the project ("every", "refactor").
+	Broad string
+}
+
+var (
+	remitFile   = regexp.MustCompile(`(?i)(?:^|[\s"'` + "`" + `(\[])((?:[\w.-]+/)*[\w-]+\.(?:go|py|js|mjs|cjs|ts|tsx|jsx|rs|java|kt|c|h|cc|cpp|hpp|rb|php|cs|swift|md|txt|json|ya?ml|toml|ini|cfg|sh|mod|sum|html|css|sql|proto))\b`)
+	remitList   = regexp.MustCompile(`(?m)^\s*(?:[-*•]|\d+[.)])\s+\S`)
+	remitBroad  = regexp.MustCompile(`(?i)\b(every|entire|whole|across|all (?:the )?(?:files|packages|modules|functions|tests|commands)|codebase|project-wide|refactor|migrate|redesign|rewrite|architecture|framework)\b`)
+	remitQuoted = regexp.MustCompile("\"([^\"\n]{1,200})\"|`([^`\n]{1,200})`")
+)
+
+// actionVerbs open a clause that asks for a change.
+var actionVerbs = map[string]bool{
+	"add": true, "fix": true, "change": true, "rename": true, "remove": true, "delete": true, "update": true,
+	"write": true, "create": true, "implement": true, "make": true, "move": true, "refactor": true,
+	"document": true, "test": true, "replace": true, "support": true, "extract": true, "convert": true,
+	"split": true, "merge": true, "introduce": true, "drop": true, "handle": true, "use": true,
+	"print": true, "log": true, "raise": true, "validate": true, "bump": true, "upgrade": true,
+	"port": true, "migrate": true, "allow": true, "ensure": true, "improve": true, "clean": true,
+	"return": true, "set": true, "solve": true, "correct": true, "translate": true,
+}
+
+// clauseJoiners are words after which a verb opens a new clause.
+var clauseJoiners = map[string]bool{"and": true, "then": true, "also": true, "plus": true}
+
+// readRemit reads the shape of a remit.
+func readRemit(remit string) remitShape {
+	sh := remitShape{Words: len(strings.Fields(remit))}
+	seen := map[string]bool{}
+	for _, m := range remitFile.FindAllStringSubmatch(remit, -1) {
+		if p := strings.TrimSuffix(m[1], "."); !seen[p] && !strings.Contains(p, "://") {
+			seen[p] = true
+			sh.Files = append(sh.Files, p)
+		}
+	}
+	if m := remitBroad.FindString(remit); m != "" {
+		sh.Broad = m
+	}
+	lists := len(remitList.FindAllString(remit, -1))
+	boundary := true // the start of the remit opens a clause
+	for _, raw := range strings.Fields(remit) {
+		w := strings.ToLower(strings.Trim(raw, ".,;:!?()[]\"'`"))
+		if boundary && actionVerbs[w] {
+			sh.Behaviours++
+		}
+		boundary = clauseJoiners[w] || strings.ContainsAny(raw[len(raw)-1:], ".;:!?,\n")
+	}
+	if lists > 1 {
+		sh.Behaviours = max(sh.Behaviours, lists)
+	}
+	return sh
+}
+
+// quick says whether the remit is one task a model can do in one go, and why
+// (or why not).
+func (sh remitShape) quick() (bool, string) {
+	switch {
+	case sh.Behaviours > 1:
+		return false, fmt.Sprintf("the remit asks for %d changes", sh.Behaviours)
+	case len(sh.Files) > quickMaxFiles:
+		return false, fmt.Sprintf("the remit names %d files", len(sh.Files))
+	case sh.Words > quickMaxWords:
+		return false, fmt.Sprintf("the remit is %d words long", sh.Words)
+	case sh.Broad != "":
+		return false, fmt.Sprintf("the remit spans the project (%q)", sh.Broad)
+	}
+	where := "no file named"
+	if len(sh.Files) > 0 {
+		where = strings.Join(sh.Files, ", ")
+	}
+	return true, "one change, " + where
+}
+
+// choosePipeline decides the run's shape before the first plan.
+func (d *Deps) choosePipeline(s *WorkflowState) {
+	switch {
+	case s.Plan != nil:
+		s.PipelineReason = "an operator plan"
+	case d.Settings.Pipeline.Mode == PipelineQuick:
+		s.Quick, s.PipelineReason = true, "asked for (--quick)"
+	case d.Settings.Pipeline.Mode == PipelineFull:
+		s.PipelineReason = "asked for (--full)"
+	default:
+		s.Quick, s.PipelineReason = readRemit(s.Remit).quick()
+	}
+}
+
+// quickMilestone is the one milestone of a quick run: the remit as one task.
+func (d *Deps) quickMilestone(s *WorkflowState) Milestone {
+	sh := readRemit(s.Remit)
+	t := PlannedTask{Title: quickTitle(s.Remit),
+		Instructions: "Carry out the remit (PROJECT CONTEXT): all of it is this one task."}
+	for _, f := range sh.Files {
+		if len(t.TargetFiles) < quickMaxFiles {
+			t.TargetFiles = append(t.TargetFiles, f)
+		}
+	}
+	t.AcceptanceCriteria = d.quickCriteria(s.Remit, t.TargetFiles)
+	return Milestone{ID: "m1", Goal: clip(s.Remit, 300), Status: MilestonePending, Tasks: []PlannedTask{t}}
+}
+
+// quickTitle is the remit's first sentence, short.
+func quickTitle(remit string) string {
+	first := strings.TrimSpace(remit)
+	if i := strings.IndexAny(first, "\n"); i > 0 {
+		first = first[:i]
+	}
+	if i := strings.Index(first, ". "); i > 0 {
+		first = first[:i]
+	}
+	return clip(strings.TrimSuffix(first, "."), 120)
+}
+
+// Criteria lemmings decides without a model.
+const (
+	critGates = "The gates pass"
+	// critAdds is followed by a quoted text the change must add.
+	critAdds = "The change adds "
+	// critRemit is the one a model reviews: nothing else can check it.
+	critRemit = "The change does what the remit asks"
+)
+
+// newTextCue are the words after which a short remit quotes text the change
+// must add: change X *to* "Y", a line *reading* "Y", *print* "Y".
+var newTextCue = map[string]bool{
+	"to": true, "with": true, "into": true, "say": true, "says": true, "print": true, "prints": true,
+	"return": true, "returns": true, "read": true, "reads": true, "reading": true, "line": true,
+	"text": true, "message": true, "named": true, "called": true, "add": true, "adds": true,
+	"output": true, "outputs": true, "show": true, "shows": true,
+}
+
+// quickCriteria are what QA checks of a quick task: the gates, each new text
+// a short remit quotes (which the change must add), and, when neither covers
+// the remit, the remit itself (the one criterion a model reviews). A long
+// remit (an exercise's instructions) quotes too much to read that way: the
+// gates, or the model, decide it.
+func (d *Deps) quickCriteria(remit string, files []string) []string {
+	var out []string
+	if len(d.Gates) > 0 {
+		out = append(out, critGates)
+	}
+	adds := 0
+	if readRemit(remit).Words <= quickMaxWords {
+		for _, lit := range newTexts(remit) {
+			if !d.anyFileHas(files, lit) {
+				out = append(out, critAdds+strconv.Quote(lit))
+				adds++
+			}
+		}
+	}
+	if adds == 0 && !(len(d.Gates) > 0 && gatePhrase.MatchString(remit)) {
+		out = append(out, critRemit+": "+clip(remit, 200))
+	}
+	return out
+}
+
+// newTexts are the quoted texts of a remit that follow a newTextCue within
+// three words (not the "from" side of a change, not a file name).
+func newTexts(remit string) []string {
+	var out []string
+	for _, loc := range remitQuoted.FindAllStringSubmatchIndex(remit, -1) {
+		var lit string
+		if loc[2] >= 0 {
+			lit = remit[loc[2]:loc[3]]
+		} else {
+			lit = remit[loc[4]:loc[5]]
+		}
+		words := strings.Fields(remit[:loc[0]])
+		cued := false
+		for i := len(words) - 1; i >= 0 && i >= len(words)-3; i-- {
+			if newTextCue[strings.ToLower(strings.Trim(words[i], ".,;:()"))] {
+				cued = true
+				break
+			}
+		}
+		if cued && strings.TrimSpace(lit) != "" && !remitFile.MatchString(" "+lit) {
+			out = append(out, lit)
+		}
+	}
+	return out
+}
+
+// anyFileHas says whether one of files already has text.
+func (d *Deps) anyFileHas(files []string, text string) bool {
+	for _, f := range files {
+		if b, err := d.Work.FS().ReadFile(f); err == nil && strings.Contains(string(b), text) {
+			return true
+		}
+	}
+	return false
+}
+
+// addedLiteral reads a critAdds criterion: the text the change must add.
+func addedLiteral(criterion string) (string, bool) {
+	q, ok := strings.CutPrefix(criterion, critAdds)
+	if !ok {
+		return "", false
+	}
+	lit, err := strconv.Unquote(q)
+	return lit, err == nil
+}
+
+// addedText is the text a diff adds: its + lines, without the markers.
+func addedText(diff string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(diff, "\n") {
+		if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") {
+			b.WriteString(l[1:])
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// planQuick is the planner's round in a quick run, without a model call:
+// start the task, try it again with the feedback, escalate, or finish.
+func (d *Deps) planQuick(ctx context.Context, s WorkflowState) (WorkflowState, error) {
+	t := s.CurrentTask
+	if t == nil {
+		if len(s.CarryForward) == 0 {
+			d.milestoneDone(&s)
+			return s, nil
+		}
+		next := s.CarryForward[0]
+		s.CarryForward = s.CarryForward[1:]
+		return d.startTask(ctx, s, next)
+	}
+	blocked := s.Implementation != nil && (s.Implementation.Status == ImplBlocked || s.Implementation.Status == ImplQuestion)
+	attempts := d.Settings.Pipeline.QuickAttempts
+	if !blocked && (attempts <= 0 || t.Attempt < attempts) {
+		if t.Retries > d.Settings.MaxRetries {
+			s.PlannerDecision = DecisionAbort
+			return s, nil
+		}
+		s.PlannerDecision = DecisionImplement // the same task again, with the feedback
+		return d.prepareAttempt(s), nil
+	}
+	return d.escalateQuick(ctx, s, blocked)
+}
+
+// escalateQuick hands a quick run that turned out larger to the full
+// pipeline: the quick attempts are undone, what they learned goes to the
+// ScopeAgent, which plans the remit as it would have from the start.
+func (d *Deps) escalateQuick(ctx context.Context, s WorkflowState, blocked bool) (WorkflowState, error) {
+	t := s.CurrentTask
+	if err := d.resetTo(ctx, t); err != nil {
+		return s, fmt.Errorf("escalate the quick run: %w", err)
+	}
+	why := fmt.Sprintf("%d quick attempts did not pass", t.Attempt)
+	if blocked {
+		why = "the implementor was blocked"
+	}
+	s.EscalationContext = strings.TrimSpace(s.EscalationContext + fmt.Sprintf("\nThe remit was tried as one quick task and %s; plan it in smaller tasks. Last feedback: %s", why, clip(t.Feedback, 600)))
+	graph.Emit(ctx, "pipeline_escalated", map[string]any{"task": t.ID, "attempts": t.Attempt, "why": why})
+	s.Quick = false
+	s.PipelineReason = "escalated: " + why
+	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
+	s.CarryForward = slices.DeleteFunc(s.CarryForward, func(p PlannedTask) bool { return p.DirectiveID == "" })
+	s.PlannerDecision = DecisionRescope
+	return s, nil
+}

@@ -1,0 +1,187 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// selfExe is the running binary, whatever became of its file since.
+const selfExe = "/proc/self/exe"
+
+// devices every confined command may read and write. Not /dev/tty: that is
+// the terminal lemmings was started from, whose input a command could fake
+// (TIOCSTI) where Landlock cannot restrict ioctl (below ABI 5).
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+
+// Probe says what confinement this machine offers. It runs the helper once
+// per process, in the namespaces, to see each step work.
+var Probe = sync.OnceValue(probe)
+
+func probe() Level {
+	var l Level
+	l.Landlock, l.LandlockErr = landlockABI()
+	rep, err := runProbe(true, l.Landlock)
+	switch {
+	case err != nil:
+		l.NamespaceErr = "no user namespaces: " + err.Error()
+		// Landlock alone must still be seen to work.
+		if l.Landlock > 0 {
+			if rep, err := runProbe(false, l.Landlock); err != nil || rep.LandlockErr != "" {
+				l.Landlock, l.LandlockErr = 0, "Landlock failed: "+firstNonEmpty(rep.LandlockErr, errString(err))
+			}
+		}
+		return l
+	case rep.LandlockErr != "":
+		l.Landlock, l.LandlockErr = 0, "Landlock failed: "+rep.LandlockErr
+	}
+	if !rep.Loopback {
+		l.NamespaceErr = rep.Err
+		return l
+	}
+	l.Namespaces, l.Mounts = true, rep.Mounts
+	if rep.Err != "" {
+		// Mounts refused (lemmings itself confined, or a container): the
+		// network and pid namespaces still serve.
+		l.NamespaceErr = rep.Err
+	}
+	return l
+}
+
+// runProbe starts the helper in probe mode, in the namespaces or not.
+func runProbe(namespaces bool, abi int) (probeReport, error) {
+	var rep probeReport
+	dir, err := os.MkdirTemp("", "lemmings-sandbox-probe-")
+	if err != nil {
+		return rep, err
+	}
+	defer os.RemoveAll(dir)
+	p := plan{Writable: []string{dir}, Devices: devices, Landlock: abi, Namespaces: namespaces,
+		NetNS: namespaces, PidNS: namespaces, Mounts: namespaces, Probe: true}
+	data, _ := json.Marshal(p)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, selfExe, string(data))
+	cmd.Args[0] = helperArg0
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if namespaces {
+		cmd.SysProcAttr = namespaceAttr(true, true)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return rep, fmt.Errorf("%v %s", err, strings.TrimSpace(stderr.String()))
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return rep, fmt.Errorf("the helper answered %q", out)
+	}
+	return rep, nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// namespaceAttr starts the helper in new user and mount namespaces (and
+// network and pid ones), as the same user and group inside as outside.
+// Outside root, the helper keeps the two capabilities it needs for its
+// setup (loopback, mounts) as ambient ones and drops them before it execs.
+func namespaceAttr(net, pid bool) *syscall.SysProcAttr {
+	uid, gid := os.Getuid(), os.Getgid()
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS)
+	if net {
+		flags |= syscall.CLONE_NEWNET
+	}
+	if pid {
+		flags |= syscall.CLONE_NEWPID
+	}
+	a := &syscall.SysProcAttr{
+		Setpgid:     true,
+		Cloneflags:  flags,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+	}
+	if uid != 0 {
+		a.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN, unix.CAP_SYS_ADMIN}
+	}
+	return a
+}
+
+// confine turns cmd into a start of the helper that confines it.
+func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) error {
+	if b.cfg.Mode == ModeOff || b.level.Landlock == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		return nil
+	}
+	if cmd.Err != nil { // the program was not found
+		return cmd.Err
+	}
+	network := s.Network || b.cfg.Network
+	p := plan{
+		Path:     cmd.Path,
+		Writable: b.writable(s, tmp),
+		Devices:  devices,
+		Landlock: b.level.Landlock,
+		UnixOut:  network,
+	}
+	switch {
+	case b.level.Namespaces:
+		// Without the network, a network namespace takes it away and a pid
+		// namespace reaps what the command leaves; with it (a coding CLI
+		// calling its model), the host's network and pids stay.
+		p.Namespaces, p.NetNS, p.PidNS, p.Mounts = true, !network, !network, b.level.Mounts
+		if p.Mounts {
+			p.Protect = gitEntries(s.Dir)
+			p.Writable = append(p.Writable, "/dev/shm")
+		}
+	default:
+		p.DenyNet = !network
+	}
+	data, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	args := append([]string{helperArg0, string(data)}, cmd.Args...)
+	cmd.Path, cmd.Args = selfExe, args
+	if p.Namespaces {
+		cmd.SysProcAttr = namespaceAttr(p.NetNS, p.PidNS)
+	} else {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
+	return nil
+}
+
+// gitEntries lists dir's .git (a worktree's pointer file, or a
+// repository) to be bound read-only: git metadata stays the user's and
+// lemmings', never the model's.
+func gitEntries(dir string) []string {
+	p := filepath.Join(dir, ".git")
+	if _, err := os.Lstat(p); err != nil {
+		return nil
+	}
+	return []string{p}
+}

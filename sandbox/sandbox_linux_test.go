@@ -1,0 +1,315 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// requireSandbox fails under CI and skips elsewhere when the machine
+// cannot confine: the sandbox is a promise CI must check.
+func requireSandbox(t testing.TB, namespaces bool) Level {
+	t.Helper()
+	l := Probe()
+	missing := ""
+	switch {
+	case l.Landlock == 0:
+		missing = l.why()
+	case namespaces && (!l.Namespaces || !l.Mounts):
+		missing = "namespaces: " + l.NamespaceErr
+	}
+	if missing != "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the sandbox is missing on this CI machine: %s", missing)
+		}
+		t.Skipf("no sandbox here: %s", missing)
+	}
+	return l
+}
+
+// newBox makes a box whose caches live in the test's temp dir; without
+// namespaces it confines with Landlock alone, as on a kernel without them.
+func newBox(t *testing.T, namespaces bool) *Box {
+	t.Helper()
+	requireSandbox(t, namespaces)
+	b, err := New(Config{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if !namespaces {
+		b.level.Namespaces, b.level.Mounts = false, false
+		b.level.NamespaceErr = "turned off by the test"
+	}
+	return b
+}
+
+type ran struct {
+	out  string
+	code int
+}
+
+// sh runs a script confined in dir.
+func sh(t *testing.T, b *Box, s Spec, script string) ran {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd, cleanup, err := b.Command(ctx, s, "sh", "-c", script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return ran{out.String(), code}
+}
+
+func bothModes(t *testing.T, f func(t *testing.T, b *Box)) {
+	for _, ns := range []bool{true, false} {
+		name := "landlock and namespaces"
+		if !ns {
+			name = "landlock alone"
+		}
+		t.Run(name, func(t *testing.T) { f(t, newBox(t, ns)) })
+	}
+}
+
+func TestTheWorkDirAndTheTempDirAreWritableAndNothingElse(t *testing.T) {
+	bothModes(t, func(t *testing.T, b *Box) {
+		work, outside := t.TempDir(), t.TempDir()
+		home, _ := os.UserHomeDir()
+		marker := fmt.Sprintf(".lemmings-sandbox-test-%d", time.Now().UnixNano())
+		r := sh(t, b, Spec{Dir: work}, `
+echo in > inside.txt && echo wrote-work
+mkdir -p sub/dir && mv inside.txt sub/dir/ && echo moved
+echo tmp > "$TMPDIR/t" && echo wrote-tmp
+echo home > "$HOME/h" && echo wrote-private-home
+echo out > `+outside+`/escaped && echo WROTE-OUTSIDE
+echo home > `+filepath.Join(home, marker)+` && echo WROTE-REAL-HOME
+echo x > /tmp/`+marker+` && echo WROTE-SYSTEM-TMP
+true`)
+		defer os.Remove(filepath.Join(home, marker))
+		defer os.Remove(filepath.Join("/tmp", marker))
+		for _, want := range []string{"wrote-work", "moved", "wrote-tmp", "wrote-private-home"} {
+			if !strings.Contains(r.out, want) {
+				t.Errorf("%s missing:\n%s", want, r.out)
+			}
+		}
+		for _, bad := range []string{"WROTE-OUTSIDE", "WROTE-REAL-HOME", "WROTE-SYSTEM-TMP"} {
+			if strings.Contains(r.out, bad) {
+				t.Errorf("%s:\n%s", bad, r.out)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
+			t.Error("a file was written outside the work dir")
+		}
+		if _, err := os.Stat(filepath.Join(work, "sub", "dir", "inside.txt")); err != nil {
+			t.Errorf("the work dir's file is missing: %v", err)
+		}
+	})
+}
+
+// A worktree's .git is a file pointing into the user's repository: the
+// hooks there must stay out of reach, and so must the pointer itself.
+func TestAWorktreeCannotPlantAHookInTheRepository(t *testing.T) {
+	bothModes(t, func(t *testing.T, b *Box) {
+		repo := t.TempDir()
+		wt := filepath.Join(t.TempDir(), "wt")
+		for _, args := range [][]string{{"init", "-q", repo}, {"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"},
+			{"-C", repo, "worktree", "add", "-q", wt}} {
+			if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+		r := sh(t, b, Spec{Dir: wt}, `
+common=$(git rev-parse --path-format=absolute --git-common-dir) && echo "common $common"
+git status --short >/dev/null && git log --oneline >/dev/null && echo git-reads
+printf '#!/bin/sh\ntouch /tmp/pwned\n' > "$common/hooks/post-commit" && echo PLANTED
+git config core.hooksPath /tmp && echo CONFIGURED
+echo "gitdir: /tmp/evil" > .git && echo REDIRECTED`)
+		if !strings.Contains(r.out, "common "+filepath.Join(repo, ".git")) || !strings.Contains(r.out, "git-reads") {
+			t.Errorf("git could not read the repository from the worktree:\n%s", r.out)
+		}
+		for _, bad := range []string{"PLANTED", "CONFIGURED"} {
+			if strings.Contains(r.out, bad) {
+				t.Errorf("%s:\n%s", bad, r.out)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(repo, ".git", "hooks", "post-commit")); err == nil {
+			t.Error("a hook was planted in the repository")
+		}
+		if b.level.Mounts && strings.Contains(r.out, "REDIRECTED") {
+			t.Errorf("the worktree's .git pointer was rewritten:\n%s", r.out)
+		}
+	})
+}
+
+func TestTheEnvironmentHoldsNoKeyAndAPrivateHome(t *testing.T) {
+	t.Setenv("OPENROUTER_API_KEY", "sk-or-v1-secret")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
+	t.Setenv("MY_SETTING", "passed-on-purpose")
+	b := newBox(t, true)
+	b.cfg.Env = []string{"MY_SETTING"}
+	r := sh(t, b, Spec{Dir: t.TempDir(), Extra: []string{"CI=true"}}, "env")
+	for _, bad := range []string{"OPENROUTER", "sk-or-v1", "AWS_", "aws-secret"} {
+		if strings.Contains(r.out, bad) {
+			t.Errorf("%s reached the command:\n%s", bad, r.out)
+		}
+	}
+	home, _ := os.UserHomeDir()
+	for _, want := range []string{"PATH=" + os.Getenv("PATH"), "MY_SETTING=passed-on-purpose", "CI=true", "HOME=" + b.home, "GOCACHE=" + filepath.Join(b.cfg.CacheDir, "go-build")} {
+		if !strings.Contains(r.out, want+"\n") {
+			t.Errorf("%s missing:\n%s", want, r.out)
+		}
+	}
+	if strings.Contains(r.out, "HOME="+home+"\n") {
+		t.Errorf("the real home was passed:\n%s", r.out)
+	}
+}
+
+func TestNetworkOffKeepsLoopbackInsideAndTheHostOutside(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	// connect tries a TCP connection to the host's listener with bash's
+	// /dev/tcp, through python when bash is missing.
+	connect := fmt.Sprintf(`python3 -c 'import socket; socket.create_connection(("127.0.0.1", %d), timeout=5); print("REACHED-HOST")' 2>&1 | tail -1`, port)
+	serve := `python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); socket.create_connection(s.getsockname(), timeout=5); print("loopback-inside")' 2>&1 | tail -1`
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is needed for the socket checks")
+	}
+	t.Run("landlock and namespaces", func(t *testing.T) {
+		b := newBox(t, true)
+		r := sh(t, b, Spec{Dir: t.TempDir()}, connect+"\n"+serve)
+		if strings.Contains(r.out, "REACHED-HOST") || !strings.Contains(r.out, "loopback-inside") {
+			t.Errorf("want the host unreachable and loopback working:\n%s", r.out)
+		}
+		r = sh(t, b, Spec{Dir: t.TempDir(), Network: true}, connect)
+		if !strings.Contains(r.out, "REACHED-HOST") {
+			t.Errorf("a command with network could not reach the host:\n%s", r.out)
+		}
+	})
+	t.Run("landlock alone", func(t *testing.T) {
+		b := newBox(t, false)
+		r := sh(t, b, Spec{Dir: t.TempDir()}, connect)
+		if strings.Contains(r.out, "REACHED-HOST") || !strings.Contains(r.out, "Permission denied") {
+			t.Errorf("want the connection denied:\n%s", r.out)
+		}
+	})
+}
+
+func TestWhatTheCommandLeftRunningDiesWithIt(t *testing.T) {
+	b := newBox(t, true)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "late.txt")
+	r := sh(t, b, Spec{Dir: dir}, `setsid sh -c 'sleep 30; echo late > `+marker+`' >/dev/null 2>&1 < /dev/null & echo started`)
+	if !strings.Contains(r.out, "started") {
+		t.Fatalf("%s", r.out)
+	}
+	// The orphan lived in the command's pid namespace: it is gone, so
+	// nothing is left to write into the work dir later.
+	out, _ := exec.Command("pgrep", "-f", "echo late > "+marker).Output()
+	if pids := strings.TrimSpace(string(out)); pids != "" {
+		t.Errorf("the orphan survives: %s", pids)
+	}
+}
+
+func TestSignalsCannotReachOutsideTheSandbox(t *testing.T) {
+	l := requireSandbox(t, false)
+	if l.Landlock < 6 {
+		t.Skip("signal scoping needs Landlock ABI 6")
+	}
+	b := newBox(t, false)
+	victim := exec.Command("sleep", "30")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Process.Kill()
+	r := sh(t, b, Spec{Dir: t.TempDir()}, "kill -TERM "+strconv.Itoa(victim.Process.Pid)+" && echo KILLED")
+	if strings.Contains(r.out, "KILLED") {
+		t.Errorf("the sandbox signalled a process outside:\n%s", r.out)
+	}
+	if err := victim.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the victim is gone: %v", err)
+	}
+}
+
+func TestModeOffRunsUnconfinedButKeepsTheEnvironmentMinimal(t *testing.T) {
+	t.Setenv("OPENROUTER_API_KEY", "sk-or-v1-secret")
+	b, err := New(Config{Mode: ModeOff, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	outside := t.TempDir()
+	r := sh(t, b, Spec{Dir: t.TempDir()}, "echo x > "+outside+"/f && echo wrote; env")
+	if !strings.Contains(r.out, "wrote") || strings.Contains(r.out, "sk-or-v1") {
+		t.Errorf("%s", r.out)
+	}
+	if !strings.Contains(b.Warning(), "sandbox.mode: off") || !strings.Contains(b.Describe(), "off") {
+		t.Errorf("warning %q, describe %q", b.Warning(), b.Describe())
+	}
+}
+
+func TestRequiredRefusesWithoutLandlock(t *testing.T) {
+	b := &Box{cfg: Config{Mode: ModeRequired}, level: Level{LandlockErr: "this kernel has no Landlock (Linux 5.13 or later)"}}
+	err := b.Check()
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "5.13") || !strings.Contains(err.Error(), "sandbox.mode: auto") {
+		t.Errorf("%v", err)
+	}
+	b.cfg.Mode = ModeAuto
+	if b.Check() != nil || !strings.Contains(b.Warning(), "no sandbox") {
+		t.Errorf("auto: %v, %q", b.Check(), b.Warning())
+	}
+}
+
+// A command gets pseudo-terminals of its own (tests of terminal programs
+// need them), never the user's: the sandbox mounts its own devpts.
+func TestPseudoTerminalsAreTheSandboxsOwn(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("script(1) is needed")
+	}
+	for _, network := range []bool{false, true} {
+		b := newBox(t, true)
+		r := sh(t, b, Spec{Dir: t.TempDir(), Network: network}, `script -qc "echo pty-works" /dev/null; ls /dev/pts`)
+		if !strings.Contains(r.out, "pty-works") {
+			t.Errorf("network %v: no pseudo-terminal:\n%s", network, r.out)
+		}
+		host, _ := os.ReadDir("/dev/pts")
+		for _, e := range host {
+			if e.Name() != "ptmx" && strings.Contains(r.out, "\n"+e.Name()+"\n") {
+				t.Errorf("network %v: the host's terminal %s is visible:\n%s", network, e.Name(), r.out)
+			}
+		}
+	}
+}
