@@ -318,7 +318,7 @@ func TestHaltStopsTheRunNowAndResumeFinishes(t *testing.T) {
 	srv := demo.NewServer(sc, llmtest.Step{Name: "slow-implementor", API: llmtest.Ollama, Times: -1,
 		Reply: llmtest.Reply{Content: `{"action":"finish"}`, Latency: 30 * time.Second},
 		Match: func(c llmtest.Call) bool {
-			return slow.Load() && len(c.Messages) > 0 && llmtest.RoleOf(c.Messages[0].Content) == "implementor"
+			return slow.Load() && len(c.Messages) > 0 && c.Role() == "implementor"
 		}})
 	defer srv.Close()
 	c := newCLI(t)

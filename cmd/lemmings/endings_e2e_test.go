@@ -280,7 +280,7 @@ func TestARunStoppedAtTheWallTimeResumesWithANewAllowance(t *testing.T) {
 	srv := demo.NewServer(&demo.Script{}, llmtest.Step{Name: "silent-implementor", API: llmtest.Ollama, Times: -1,
 		Reply: llmtest.Reply{Content: `{"action":"finish"}`, Latency: time.Minute},
 		Match: func(c llmtest.Call) bool {
-			return silent.Load() && llmtest.RoleOf(c.Messages[0].Content) == "implementor"
+			return silent.Load() && c.Role() == "implementor"
 		}})
 	defer srv.Close()
 	c := newCLI(t)

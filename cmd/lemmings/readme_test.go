@@ -40,7 +40,7 @@ func TestTheReadmeSaysWhatMakeTestInstallsAndDownloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := map[string]string{"python3": "Python 3", "python3-pip": "pip"}
+	names := map[string]string{"python3": "Python 3", "python3-pip": "pip", "python3-venv": "venv"}
 	for _, m := range regexp.MustCompile(`need_apt\+=\(([^)]*)\)`).FindAllStringSubmatch(string(ci), -1) {
 		for _, pkg := range strings.Fields(m[1]) {
 			want := pkg
