@@ -311,7 +311,11 @@ var (
 // commits and budget stay lemmings' either way.
 type Implementor struct {
 	Backend string `yaml:"backend"`
-	CLI     CLI    `yaml:"cli"`
+	// Samples is how many candidates one code call of lemmings' own
+	// Implementor may draw; the first that parses and adds no check
+	// problem is kept.
+	Samples int `yaml:"samples"`
+	CLI     CLI `yaml:"cli"`
 }
 
 // CLI configures the coding CLI of implementor.backend: cli.
@@ -406,7 +410,7 @@ func Default() *Config {
 		RAG:        RAG{Enabled: true, Embedder: "ollama", MaxFileBytes: 1 << 20, TopK: 8},
 		Prompts:    Prompts{Dir: ".lemmings/prompts"},
 		Log:        Log{Prompts: true, Level: "info"},
-		Implementor: Implementor{Backend: BackendLemmings, CLI: CLI{
+		Implementor: Implementor{Backend: BackendLemmings, Samples: 2, CLI: CLI{
 			Command: []string{}, Timeout: 20 * time.Minute, Env: map[string]string{}, PassEnv: []string{},
 		}},
 		Sandbox: Sandbox{Mode: "auto", Writable: []string{}, Env: []string{}},

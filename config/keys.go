@@ -71,7 +71,7 @@ func specs() []spec {
 			accepted: "a duration > 0 such as 90s, 5m or 1h30m", check: checkDuration(true)},
 		{key: "roles.*.keep_alive", doc: "Ollama `keep_alive`: how long the model stays loaded after a call. A duration, or seconds; negative keeps it loaded; empty: the server's default.",
 			accepted: "a duration such as 30m, an integer number of seconds, or empty", check: checkString(checkKeepAlive)},
-		{key: "roles.*.edit_protocol", doc: "How the Implementor's model writes code when this role serves it: `text` asks for the action in JSON and then for the code as plain text (a whole small file in one fenced block, SEARCH/REPLACE blocks for larger files); `json` takes the code inside the JSON action (some hosted models do better with it). Empty: `text`.",
+		{key: "roles.*.edit_protocol", doc: "How the Implementor's model writes code when this role serves it: `text` asks for the action in JSON and then for the code as plain text (a whole small file in one fenced block; in a larger Go or Python file the function, method or type that changes, whole, spliced by the syntax tree; SEARCH/REPLACE blocks otherwise); `json` takes the code inside the JSON action (some hosted models do better with it). Empty: `text`.",
 			accepted: "text, json, or empty", check: checkString(oneOf("", "text", "json"))},
 		{key: "roles.*.options", doc: "Extra provider options passed as they are (for Ollama: `top_p`, `num_gpu`, `seed`…). Merged by key across sources; an option set to null is removed.",
 			accepted: "a mapping of option name to value"},
@@ -174,6 +174,8 @@ func specs() []spec {
 
 		{key: "implementor.backend", doc: "Who writes the code of an attempt: `lemmings` (its own tool loop on the primary role) or `cli` (a coding CLI, see `implementor.cli` and docs/backends.md). Either way lemmings plans, runs the gates, reviews, commits once per task, rolls back and keeps the budget.",
 			accepted: "lemmings, cli", check: checkString(oneOf(BackendLemmings, BackendCLI))},
+		{key: "implementor.samples", doc: "Candidates one code call of lemmings' own Implementor may draw (best-of-n): the later ones at a raised temperature over the same cached prompt, each only when the one before failed to parse, broke the parse, added a check problem or, in a fix round, failed the gates. The first that passes is kept; the others are recorded in events.jsonl (`implementor_sample`). 1: one candidate, as before. See docs/implementor.md.",
+			accepted: "an integer from 1 to 5", check: checkInt(between(1, 5))},
 		{key: "implementor.cli.preset", doc: "The coding CLI to run when `implementor.backend` is `cli`: its command line, stream format and install advice (docs/backends.md). Empty: `command` must be set.",
 			accepted: "empty or " + joinAccepted(CLIPresets), check: checkString(func(s string) string {
 				if s == "" {
@@ -296,6 +298,15 @@ func atLeast(min int) func(int) string {
 	return func(n int) string {
 		if n < min {
 			return fmt.Sprintf("%d is below %d", n, min)
+		}
+		return ""
+	}
+}
+
+func between(lo, hi int) func(int) string {
+	return func(n int) string {
+		if n < lo || n > hi {
+			return fmt.Sprintf("%d is not between %d and %d", n, lo, hi)
 		}
 		return ""
 	}

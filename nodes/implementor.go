@@ -43,6 +43,8 @@ const (
 type implData struct {
 	Text  bool
 	Tools []toolDoc
+	// Ex names the task's own files in the worked examples.
+	Ex implExamples
 }
 
 // Implementor runs one attempt at the current task: a bounded tool loop in
@@ -153,6 +155,9 @@ type implLoop struct {
 	hint      string
 	fixRounds int
 	malformed int
+	// checkLast is what the fast checks found after the last change (the
+	// baseline of the next), checkStart what they found before the first.
+	checkLast, checkStart workspace.Checks
 	// codeBudget is the reply budget of the next code call (codeReply).
 	codeBudget int
 }
@@ -295,27 +300,16 @@ func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
 	if t.Feedback != "" {
 		secs = append(secs, llm.Section{Title: "FEEDBACK FROM THE LAST ATTEMPT", Body: t.Feedback, Required: true})
 	}
-	if files := l.targetFiles(); files != "" {
+	if files := l.targetFiles(ctx); files != "" {
 		secs = append(secs, llm.Section{Title: "TARGET FILES", Body: files, Priority: prioContext})
 	}
 	if symbols := l.symbolMap(); symbols != "" {
 		secs = append(secs, llm.Section{Title: "SYMBOLS", Body: symbols, Priority: prioContext - 5})
 	}
-	return secs, nil
-}
-
-// targetFiles shows the task's files up front so a weak model need not ask.
-func (l *implLoop) targetFiles() string {
-	var b strings.Builder
-	for _, p := range l.t.TargetFiles {
-		data, err := l.d.Work.FS().ReadFile(p)
-		if err != nil {
-			fmt.Fprintf(&b, "%s: (does not exist yet)\n", p)
-			continue
-		}
-		fmt.Fprintf(&b, "%s:\n%s\n", p, numberedFrom(string(data), 1, targetFileLines))
+	if near, err := l.filesNearTarget(); err == nil && near != "" {
+		secs = append(secs, llm.Section{Title: "FILES NEAR THE TARGET", Body: near, Priority: prioOverview})
 	}
-	return strings.TrimSpace(b.String())
+	return secs, nil
 }
 
 func gateList(gates []workspace.Gate) string {

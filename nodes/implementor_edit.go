@@ -1,7 +1,6 @@
 package nodes
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/invopop/jsonschema"
 
-	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -36,78 +34,6 @@ func (a implTextAction) action() implAction {
 // and what became of it.
 type codeExchange struct {
 	instruction, reply, result string
-}
-
-// codeEdit asks for the code of an edit or write_file action as plain text:
-// the whole file in one fenced block when it is new, small, or its targeted
-// edits failed twice; SEARCH/REPLACE blocks otherwise. A reply cut off at the
-// length limit, or one that cannot be read, gets one re-ask; nothing
-// half-made is written.
-func (l *implLoop) codeEdit(ctx context.Context, act implAction, args string) (codeExchange, error) {
-	p := strings.TrimSpace(act.Path)
-	if p == "" {
-		return codeExchange{instruction: "error: " + act.Action + " needs a path.", reply: "(no code asked for)",
-			result: "error: give the path of the file to " + act.Action}, nil
-	}
-	old, readErr := l.d.Work.FS().ReadFile(p)
-	exists := readErr == nil
-	lines := strings.Count(string(old), "\n")
-	whole := !exists || act.Action == "write_file" || lines <= l.d.Settings.WholeFileLines || l.wholeFile[p]
-	instr := codeInstruction(p, whole, exists, lines)
-	msgs := append(l.messages(""), llm.Message{Role: "assistant", Content: args},
-		llm.Message{Role: "user", Content: instr + l.codeView(p, string(old), exists, whole)})
-	l.codeBudget = codeReply(string(old), whole, exists)
-	resp, err := l.chatText(ctx, msgs)
-	if err != nil {
-		return codeExchange{}, err
-	}
-	edits, content, problem := parseCode(resp, p, whole, string(old))
-	if problem != "" {
-		l.malformed++
-		graph.Emit(ctx, "implementor_bad_code", map[string]any{"task": l.t.ID, "path": p, "problem": problem, "done_reason": resp.DoneReason})
-		retry := problem
-		if resp.DoneReason == "length" {
-			retry = fmt.Sprintf("Your reply was cut off at %d tokens (the reply limit), so nothing was written. Make a smaller change.", resp.Usage.CompletionTokens)
-			if whole && exists && lines > 40 {
-				whole = false // a smaller change: blocks, not the whole file
-			}
-		}
-		retry += "\n" + codeInstruction(p, whole, exists, lines)
-		msgs = append(msgs, llm.Message{Role: "assistant", Content: resp.Content}, llm.Message{Role: "user", Content: retry})
-		resp, err = l.chatText(ctx, msgs)
-		if err != nil {
-			return codeExchange{}, err
-		}
-		edits, content, problem = parseCode(resp, p, whole, string(old))
-		if problem != "" {
-			l.malformed++
-			l.failStreak++
-			return codeExchange{instruction: instr, reply: resp.Content, result: "error: " + problem + "\nNo file was changed."}, nil
-		}
-	}
-	var result string
-	if edits != nil {
-		result = l.apply(ctx, edits)
-	} else {
-		result = l.writeWhole(ctx, p, content)
-	}
-	return codeExchange{instruction: instr, reply: resp.Content, result: result}, nil
-}
-
-// chatText makes a plain-text call after the prefix, counting its usage.
-func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message) (llm.Response, error) {
-	req, err := l.d.compose(ctx, call{Label: NodeImplementor, Prefix: l.prefix, Messages: msgs, Reply: l.codeBudget})
-	if err != nil {
-		return llm.Response{}, err
-	}
-	resp, err := l.d.Model.Chat(ctx, req)
-	l.s.AddUsage(NodeImplementor, totals(resp.Usage))
-	if err != nil {
-		graph.Emit(ctx, "model_error", map[string]any{"label": NodeImplementor, "error": err.Error()})
-		return resp, fmt.Errorf("%s: %w", NodeImplementor, err)
-	}
-	emitCall(ctx, NodeImplementor, resp)
-	return resp, nil
 }
 
 // fenceFor is the fence a file's content is written in: four backticks for

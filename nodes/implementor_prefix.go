@@ -30,11 +30,12 @@ const elidedNote = "\n(output elided; repeat the action if you need it again)"
 
 // buildPrefix composes the system message and the first user message.
 func (l *implLoop) buildPrefix(ctx context.Context) error {
-	tools, err := toolDocsFor(l.text)
+	ex := l.examples(ctx)
+	tools, err := toolDocsFor(l.text, ex)
 	if err != nil {
 		return err
 	}
-	data := implData{Text: l.text, Tools: tools}
+	data := implData{Text: l.text, Tools: tools, Ex: ex}
 	sections, err := l.sections(ctx)
 	if err != nil {
 		return err

@@ -2,12 +2,15 @@ package nodes
 
 import (
 	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/rag"
@@ -18,9 +21,10 @@ const symbolMapBytes = 4000
 
 var goModule = regexp.MustCompile(`(?m)^module\s+(\S+)`)
 
-// symbolMap lists the signatures of the task's target Go packages, then the
-// exported ones of the module's packages they import, within symbolMapBytes:
-// what the model can call without searching.
+// symbolMap lists the signatures of the task's target Go packages, the
+// target files first, then the exported ones of the module's packages they
+// import, then the packages that import them, within symbolMapBytes: what
+// the model can call without searching, and who calls it.
 func (l *implLoop) symbolMap() string {
 	root := l.d.Work.Dir()
 	var dirs []string
@@ -43,7 +47,7 @@ func (l *implLoop) symbolMap() string {
 	var b strings.Builder
 	var imported []string
 	for _, d := range dirs {
-		for _, imp := range writePackageSymbols(&b, root, d, false) {
+		for _, imp := range writePackageSymbols(&b, root, d, false, l.t.TargetFiles...) {
 			if module != "" && strings.HasPrefix(imp, module+"/") {
 				rel := strings.TrimPrefix(imp, module+"/")
 				if !slices.Contains(dirs, rel) && !slices.Contains(imported, rel) {
@@ -58,6 +62,9 @@ func (l *implLoop) symbolMap() string {
 		}
 		writePackageSymbols(&b, root, d, true)
 	}
+	if module != "" && b.Len() < symbolMapBytes {
+		writeImporters(&b, root, module, dirs)
+	}
 	out := b.String()
 	if len(out) > symbolMapBytes {
 		cut := strings.LastIndexByte(out[:symbolMapBytes], '\n')
@@ -67,12 +74,20 @@ func (l *implLoop) symbolMap() string {
 }
 
 // writePackageSymbols writes one package's signatures (exported only for an
-// imported package) and returns its imports.
-func writePackageSymbols(b *strings.Builder, root, dir string, exportedOnly bool) []string {
+// imported package), the files named in first before the others, and
+// returns its imports.
+func writePackageSymbols(b *strings.Builder, root, dir string, exportedOnly bool, first ...string) []string {
 	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(dir)))
 	if err != nil {
 		return nil
 	}
+	rank := func(e os.DirEntry) int {
+		if slices.Contains(first, path.Join(dir, e.Name())) {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(entries, func(a, b os.DirEntry) int { return rank(a) - rank(b) })
 	var imports []string
 	header := false
 	for _, e := range entries {
@@ -129,4 +144,68 @@ func exportedDecl(d string) bool {
 		}
 	}
 	return rest != "" && rest[0] >= 'A' && rest[0] <= 'Z'
+}
+
+// writeImporters names the module's packages that import the target
+// packages, with the files that do: what a change may break.
+func writeImporters(b *strings.Builder, root, module string, dirs []string) {
+	targets := map[string]bool{}
+	for _, d := range dirs {
+		targets[path.Join(module, d)] = true
+	}
+	users := map[string][]string{} // importing dir → its files that import a target
+	var order []string
+	_ = filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		name := e.Name()
+		if e.IsDir() {
+			if p != root && (strings.HasPrefix(name, ".") || name == "vendor" || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") {
+			return nil
+		}
+		rel, rerr := filepath.Rel(root, p)
+		if rerr != nil {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		dir := path.Dir(rel)
+		if slices.Contains(dirs, dir) {
+			return nil
+		}
+		data, rerr := os.ReadFile(p)
+		if rerr != nil {
+			return nil
+		}
+		f, perr := parser.ParseFile(token.NewFileSet(), name, data, parser.ImportsOnly)
+		if perr != nil {
+			return nil
+		}
+		for _, spec := range f.Imports {
+			if imp, _ := strconv.Unquote(spec.Path.Value); targets[imp] {
+				if _, seen := users[dir]; !seen {
+					order = append(order, dir)
+				}
+				users[dir] = append(users[dir], name)
+				break
+			}
+		}
+		return nil
+	})
+	if len(order) == 0 {
+		return
+	}
+	b.WriteString("used by:\n")
+	for _, d := range order {
+		if b.Len() >= symbolMapBytes {
+			b.WriteString("  …\n")
+			return
+		}
+		fmt.Fprintf(b, "  %s/: %s\n", d, strings.Join(users[d], ", "))
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/workspace"
+	"github.com/lemmings-dev/lemmings/workspace/splice"
 )
 
 // Views of the code the implementor's model edits from.
@@ -30,13 +31,22 @@ type editedAt struct {
 // readFile shows a window of a file: the whole file when it is short, else
 // readWindow lines from start_line (or around end_line), saying what lies
 // outside.
-func (l *implLoop) readFile(a implAction) string {
+func (l *implLoop) readFile(ctx context.Context, a implAction) string {
 	data, err := l.d.Work.FS().ReadFile(a.Path)
 	if err != nil {
 		return "error: " + err.Error()
 	}
 	text := string(data)
 	total := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
+	if a.Symbol != "" && a.StartLine <= 0 && a.EndLine <= 0 {
+		units, _ := l.parser().Units(ctx, a.Path, data)
+		if u, ok := splice.Named(units, a.Symbol); ok {
+			first := max(1, u.Start-snippetContext/2)
+			l.focus[a.Path] = u.Start
+			return fmt.Sprintf("%s (%d lines), %s %s at lines %d-%d:\n%s", a.Path, total, u.Kind, u.Name, u.Start, u.End,
+				numberedFrom(text, first, min(u.End+snippetContext/2, total)-first+1))
+		}
+	}
 	first := a.StartLine
 	if first <= 0 && a.EndLine > 0 {
 		first = a.EndLine - readWindow + 1
@@ -58,12 +68,9 @@ func (l *implLoop) readFile(a implAction) string {
 	return fmt.Sprintf("%s (%d lines):\n%s", a.Path, total, numberedFrom(text, first, count))
 }
 
-// afterEdit shows each change ±snippetContext lines as the file now is, then
-// what the syntax check found.
-func (l *implLoop) afterEdit(ctx context.Context, changed []editedAt) string {
+// afterEdit shows each change ±snippetContext lines as the file now is.
+func (l *implLoop) afterEdit(changed []editedAt) string {
 	var b strings.Builder
-	var paths []string
-	seen := map[string]bool{}
 	for _, c := range changed {
 		l.focus[c.path] = c.line
 		data, err := l.d.Work.FS().ReadFile(c.path)
@@ -72,17 +79,6 @@ func (l *implLoop) afterEdit(ctx context.Context, changed []editedAt) string {
 		}
 		first := max(1, c.line-snippetContext)
 		fmt.Fprintf(&b, "%s now reads:\n%s", c.path, numberedFrom(string(data), first, 2*snippetContext+1))
-		if !seen[c.path] {
-			seen[c.path] = true
-			paths = append(paths, c.path)
-		}
-	}
-	if len(l.d.Settings.SyntaxChecks) > 0 {
-		problems := workspace.CheckSyntax(ctx, l.d.Sandbox, l.d.Work.Dir(), paths, l.d.Settings.SyntaxChecks, 1536)
-		emitCheck(ctx, l.t, paths, problems)
-		if problems != "" {
-			b.WriteString("CHECK FAILED after this edit; fix it before anything else:\n" + problems + "\n")
-		}
 	}
 	return b.String()
 }

@@ -28,12 +28,17 @@ type weakModel struct {
 	mu      sync.Mutex
 	replies []llmtest.Reply
 	calls   []llmtest.Call
+	// respondWith, when set, answers every call instead of the list.
+	respondWith func(llmtest.Call) llmtest.Reply
 }
 
 func (m *weakModel) respond(c llmtest.Call) llmtest.Reply {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.calls = append(m.calls, c)
+	if m.respondWith != nil {
+		return m.respondWith(c)
+	}
 	if len(m.replies) == 0 {
 		return llmtest.Reply{Content: `{"thought":"done","action":"finish","summary":"done"}`}
 	}
@@ -108,6 +113,7 @@ func newWeakRun(t *testing.T, protocol string, files map[string]string, replies 
 	set.EditProtocol = protocol
 	set.SyntaxChecks = map[string]string{".go": ""} // Go parsed in-process; no go vet in these tests
 	set.MaxActions = 12
+	set.Samples = 1 // one candidate per code call: the scripts answer in order
 	head, err := wt.Head(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -262,8 +268,11 @@ func TestEscapedCodeInJSONIsCaughtByTheSyntaxCheck(t *testing.T) {
 	r := newWeakRun(t, EditJSON, map[string]string{"stats.go": meanGo}, text(bad))
 	r.run(t)
 	result := r.lastUser(1)
-	if !strings.Contains(result, "CHECK FAILED after this edit") || !strings.Contains(result, "stats.go:1:") {
-		t.Errorf("the syntax check must report the broken file:\n%s", result)
+	if !strings.Contains(result, "this edit was reverted: it broke the parse of stats.go (line 1:") || !strings.Contains(result, "No file was changed") {
+		t.Errorf("the edit that broke the parse must be reverted and said so:\n%s", result)
+	}
+	if got := r.file(t, "stats.go"); got != meanGo {
+		t.Errorf("the file on disk must still parse, as it was:\n%s", got)
 	}
 }
 
@@ -282,8 +291,8 @@ func TestLineNumbersCopiedIntoSearchBlocksAreStrippedAndApplied(t *testing.T) {
 	if !strings.Contains(r.lastUser(2), "line numbers you copied into SEARCH were removed") {
 		t.Errorf("the model must be told not to copy line numbers:\n%s", r.lastUser(2))
 	}
-	if code := r.model.recorded()[1].LastUser(); !strings.Contains(code, "SEARCH/REPLACE blocks") {
-		t.Errorf("a large file must be asked for as blocks:\n%s", code)
+	if code := r.model.recorded()[1].LastUser(); !strings.Contains(code, "new version of function Mean") {
+		t.Errorf("a large Go file must be asked for by function (blocks are still taken):\n%s", code)
 	}
 }
 
@@ -392,8 +401,8 @@ func TestThePromptPrefixStaysByteIdenticalAcrossTheAttempt(t *testing.T) {
 	if breaks > 1 {
 		t.Errorf("the prompt changed before its end in %d of %d calls; want at most one batch", breaks, len(calls)-1)
 	}
-	if !strings.Contains(llmtest.Section(calls[0].FirstUser(), llm.RoleSection), `"action": "edit", "path": "textstats.go"`) {
-		t.Error("the role's instructions must carry a worked example of edit")
+	if !strings.Contains(llmtest.Section(calls[0].FirstUser(), llm.RoleSection), `"action": "edit", "path": "stats.go", "symbol": "Mean"`) {
+		t.Errorf("the role's instructions must carry a worked example of edit naming the task's own file:\n%s", calls[0].FirstUser())
 	}
 	if !strings.Contains(calls[1].LastUser(), "Reply with one JSON action") {
 		t.Error("each result must end with the reply-format reminder")

@@ -31,7 +31,8 @@ func emitAction(ctx context.Context, t *Task, n int, act implAction, result stri
 	graph.Emit(ctx, "action", data)
 }
 
-// emitCheck records the syntax check run after an edit.
+// emitCheck records the checks run after an edit: passed, or the problems
+// the edit introduced.
 func emitCheck(ctx context.Context, t *Task, paths []string, problems string) {
 	graph.Emit(ctx, "check", map[string]any{"task": t.ID, "attempt": t.Attempt, "paths": paths, "passed": problems == "",
 		"problem": textutil.Clip(textutil.FirstLine(problems), 200)})

@@ -59,6 +59,9 @@ type actionHead struct {
 	Thought string `json:"thought" jsonschema:"maxLength=400"`
 	Action  string `json:"action"` // one of toolNames: see JSONSchemaExtend
 	Path    string `json:"path,omitempty" jsonschema:"maxLength=200"`
+	// Symbol names the function, method or type an edit or read_file is
+	// about (text protocol): the code call shows it and takes it back whole.
+	Symbol string `json:"symbol,omitempty" jsonschema:"maxLength=120"`
 	// StartLine and EndLine pick read_file's window.
 	StartLine int    `json:"start_line,omitempty" jsonschema:"minimum=0"`
 	EndLine   int    `json:"end_line,omitempty" jsonschema:"minimum=0"`

@@ -53,8 +53,15 @@ type Settings struct {
 	// (the code inside the JSON action).
 	EditProtocol string
 	// WholeFileLines: files up to this size are rewritten whole in the text
-	// protocol; larger ones get SEARCH/REPLACE blocks.
+	// protocol; in larger ones the function, method or type that changes is
+	// rewritten whole (Go, Python), or SEARCH/REPLACE blocks are asked for.
 	WholeFileLines int
+	// ReplyTokens is the primary role's reply budget (max_tokens; 0:
+	// unknown): a file is asked for whole only when it fits.
+	ReplyTokens int
+	// Samples is how many candidates a code call may draw (implementor.samples):
+	// the first that parses and adds no check problem is kept.
+	Samples int
 	// FixRounds is how often failing gates on finish go back to the model
 	// inside the attempt (0: finish ends the attempt at once).
 	FixRounds int
@@ -175,7 +182,8 @@ func DefaultSettings() Settings {
 		},
 		GateOutputBytes: 16384,
 		EditProtocol:    EditText,
-		WholeFileLines:  250,
+		WholeFileLines:  wholeFileLinesDefault,
+		Samples:         samplesDefault,
 		FixRounds:       3,
 		SyntaxChecks:    workspace.DefaultSyntaxChecks(),
 		Pipeline:        PipelineSettings{Mode: PipelineAuto, QuickAttempts: 2, Summaries: SummariesAuto},

@@ -55,8 +55,8 @@ type implTool struct {
 // text protocol when that differs): the first line says what it does, the
 // second is an example reply.
 var implTools = []implTool{
-	{name: "read_file", inText: true, inJSON: true, params: []string{"path", "start_line", "end_line"},
-		run:      func(l *implLoop, _ context.Context, a implAction) string { return l.readFile(a) },
+	{name: "read_file", inText: true, inJSON: true, params: []string{"path", "start_line", "end_line", "symbol"},
+		run:      func(l *implLoop, ctx context.Context, a implAction) string { return l.readFile(ctx, a) },
 		onRepeat: haveIt},
 	{name: "list_files", inText: true, inJSON: true, params: []string{"path"},
 		run:      func(l *implLoop, _ context.Context, a implAction) string { return l.listFiles(a.Path) },
@@ -67,7 +67,7 @@ var implTools = []implTool{
 	{name: "rag_search", inText: true, inJSON: true, params: []string{"query"},
 		run:      func(l *implLoop, ctx context.Context, a implAction) string { return l.ragSearch(ctx, a.Query) },
 		onRepeat: searchElse},
-	{name: "edit", inText: true, inJSON: true, params: []string{"path", "edits"}, writes: true, codeAfter: true,
+	{name: "edit", inText: true, inJSON: true, params: []string{"path", "symbol", "edits"}, writes: true, codeAfter: true,
 		run: func(l *implLoop, ctx context.Context, a implAction) string {
 			edits := make([]workspace.Edit, 0, len(a.Edits))
 			for _, e := range a.Edits {
@@ -143,8 +143,9 @@ var toolDocs embed.FS
 // toolDoc is one line of the prompt's list of actions.
 type toolDoc struct{ Name, Description, Example string }
 
-// toolDocs lists the actions a protocol offers as the prompt describes them.
-func toolDocsFor(text bool) ([]toolDoc, error) {
+// toolDocsFor lists the actions a protocol offers as the prompt describes
+// them, their examples naming the task's files (ex).
+func toolDocsFor(text bool, ex implExamples) ([]toolDoc, error) {
 	var out []toolDoc
 	for _, t := range implTools {
 		if !t.offered(text) {
@@ -157,7 +158,7 @@ func toolDocsFor(text bool) ([]toolDoc, error) {
 		if err != nil {
 			return nil, fmt.Errorf("implementor tool %s: %w", t.name, err)
 		}
-		desc, example, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
+		desc, example, _ := strings.Cut(strings.TrimSpace(ex.fill(string(data))), "\n")
 		out = append(out, toolDoc{Name: t.name, Description: desc, Example: strings.TrimSpace(example)})
 	}
 	return out, nil
@@ -209,37 +210,12 @@ func (l *implLoop) grep(ctx context.Context, pattern, path string) string {
 }
 
 // apply applies edits all or nothing; the answer shows the changed lines
-// and what the syntax check found.
+// and what the checks found that the edits introduced.
 func (l *implLoop) apply(ctx context.Context, edits []workspace.Edit) string {
 	if len(edits) == 0 {
 		return "error: no edits given"
 	}
-	stripped := false
-	for i := range edits {
-		var did bool
-		if edits[i], did = workspace.StripLineNumbers(edits[i]); did {
-			stripped = true
-		}
-	}
-	results, err := l.d.Work.FS().Apply(edits)
-	if err != nil {
-		l.hint = l.editFailed(edits)
-		return "error: " + err.Error() + "\nNo file was changed."
-	}
-	l.failStreak = 0
-	var b strings.Builder
-	var changed []editedAt
-	for _, r := range results {
-		l.touch(r.Path)
-		b.WriteString(r.String())
-		b.WriteByte('\n')
-		changed = append(changed, editedAt{r.Path, r.Line})
-	}
-	if stripped {
-		b.WriteString("(the NNNN| line numbers you copied into SEARCH were removed: leave them out)\n")
-	}
-	b.WriteString(l.afterEdit(ctx, changed))
-	return strings.TrimSpace(b.String())
+	return l.land(ctx, change{edits: edits}).text
 }
 
 // editFailed counts a failed edit per file; a file whose edits failed twice
@@ -266,25 +242,15 @@ func (l *implLoop) writeWhole(ctx context.Context, p, content string) string {
 	if strings.TrimSpace(p) == "" {
 		return "error: write_file needs a path"
 	}
-	fs := l.d.Work.FS()
-	old, readErr := fs.ReadFile(p)
+	old, readErr := l.d.Work.FS().ReadFile(p)
 	if content != "" && !strings.HasSuffix(content, "\n") {
 		content += "\n"
 	}
 	if readErr == nil && string(old) == content {
 		return fmt.Sprintf("%s: no change (the new content is the same as the old)", p)
 	}
-	if err := fs.WriteFile(p, []byte(content)); err != nil {
-		return "error: " + err.Error()
-	}
-	l.failStreak = 0
-	l.touch(p)
-	verb := "wrote"
-	if readErr != nil {
-		verb = "created"
-	}
-	line := firstDifferentLine(string(old), content)
-	return fmt.Sprintf("%s %s (%d lines)\n%s", verb, p, strings.Count(content, "\n"), l.afterEdit(ctx, []editedAt{{p, line}}))
+	c := change{files: map[string]string{p: content}, lines: map[string]int{p: firstDifferentLine(string(old), content)}}
+	return l.land(ctx, c).text
 }
 
 func (l *implLoop) touch(p string) {

@@ -38,11 +38,13 @@ func TestToolTableAgrees(t *testing.T) {
 		if !slices.Equal(enum, toolNames(text)) || len(enum) == 0 {
 			t.Errorf("text=%v: schema enum %v, tools %v", text, enum, toolNames(text))
 		}
-		docs, err := toolDocsFor(text)
+		examples := implExamples{File: "pkg/calc.go", Symbol: "Add", Lang: "go", Fence: "```", Ext: ".go", Dir: "pkg", NewFile: "pkg/helpers.go",
+			UnitHead: "func Add(a, b int) int {", UnitTail: "}", BodyIndent: "\t", SearchText: "\tcount := 0\n", ReplaceText: "\tcount := 1\n", Content: "package calc\n"}
+		docs, err := toolDocsFor(text, examples)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := c.Compose(NodeImplementor, implData{Text: text, Tools: docs}, 0)
+		p, err := c.Compose(NodeImplementor, implData{Text: text, Tools: docs, Ex: examples}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

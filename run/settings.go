@@ -25,6 +25,10 @@ func SettingsFrom(c *config.Config) nodes.Settings {
 	if p := c.Roles[config.RolePrimary].EditProtocol; p != "" {
 		s.EditProtocol = p
 	}
+	s.ReplyTokens = c.Roles[config.RolePrimary].MaxTokens
+	if c.Implementor.Samples > 0 {
+		s.Samples = c.Implementor.Samples
+	}
 	s.Tasks = nodes.TaskLimits{MaxTargetFiles: c.Tasks.MaxTargetFiles, MaxInstructionChars: c.Tasks.MaxInstructionChars, SplitAfter: c.Tasks.SplitAfter}
 	s.QA = nodes.QASettings{RequireQuotes: c.QA.RequireQuotes, Disputed: c.QA.Disputed}
 	s.Pipeline = nodes.PipelineSettings{Mode: c.Pipeline.Mode, QuickAttempts: c.Pipeline.QuickAttempts, Summaries: c.Pipeline.Summaries}

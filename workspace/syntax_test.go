@@ -95,3 +95,43 @@ func TestASyntaxCheckWhoseToolIsMissingSaysNothing(t *testing.T) {
 		t.Errorf("a configured checker's failure is missing: %q", got)
 	}
 }
+
+// A check's findings before an edit are its baseline: only what the edit
+// added is reported, a finding that moved lines is not new, and a parse
+// error in a file that parsed before is.
+func TestChecksReportOnlyWhatTheEditIntroduced(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.22\n",
+		"p/p.go": "package p\n\nimport \"fmt\"\n\nfunc A() { fmt.Printf(\"%d\\n\", \"x\") }\n",
+	})
+	ctx := context.Background()
+	checks := map[string]string{".go": "go vet ./{dir}"}
+	base := RunChecks(ctx, nil, dir, []string{"p/p.go"}, checks)
+	if len(base.Failed) != 1 {
+		t.Fatalf("the pre-existing vet finding must fail the base check: %+v", base)
+	}
+	// Code added above moves the old finding down a line: not new.
+	moved := "package p\n\nimport \"fmt\"\n\n// B is new.\nfunc B() {}\n\nfunc A() { fmt.Printf(\"%d\\n\", \"x\") }\n"
+	if err := os.WriteFile(filepath.Join(dir, "p/p.go"), []byte(moved), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := RunChecks(ctx, nil, dir, []string{"p/p.go"}, checks).Introduced(base, dir, 1024); got != "" {
+		t.Errorf("a pre-existing finding was reported as new:\n%s", got)
+	}
+	// A second finding is new.
+	worse := moved + "\nfunc C() { fmt.Printf(\"%s\\n\", 1) }\n"
+	if err := os.WriteFile(filepath.Join(dir, "p/p.go"), []byte(worse), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := RunChecks(ctx, nil, dir, []string{"p/p.go"}, checks).Introduced(base, dir, 1024)
+	if !strings.Contains(got, "p/p.go:10:") || strings.Contains(got, "p/p.go:8:") {
+		t.Errorf("want only the new finding (line 10):\n%s", got)
+	}
+	// A parse error is new when the file parsed before.
+	if err := os.WriteFile(filepath.Join(dir, "p/p.go"), []byte("package p\n\nfunc (\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := RunChecks(ctx, nil, dir, []string{"p/p.go"}, checks).Introduced(base, dir, 1024); !strings.Contains(got, "p/p.go:3:") {
+		t.Errorf("the parse error must be reported:\n%s", got)
+	}
+}

@@ -1,0 +1,287 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/workspace"
+	"github.com/lemmings-dev/lemmings/workspace/splice"
+)
+
+// codeEdit asks for the code of an edit or write_file action as plain text,
+// at the grain chooseGrain picks: the whole file, one function, method or
+// type (spliced by the syntax tree), or SEARCH/REPLACE blocks. Up to
+// Settings.Samples candidates are drawn over the same prompt, the later ones
+// at a raised temperature, and the first that lands cleanly (parses, adds no
+// check problem and, in a fix round, passes the gates) is kept. A reply that
+// cannot be read gets one re-ask; nothing half-made is written.
+func (l *implLoop) codeEdit(ctx context.Context, act implAction, args string) (codeExchange, error) {
+	p := strings.TrimSpace(act.Path)
+	if p == "" {
+		return codeExchange{instruction: "error: " + act.Action + " needs a path.", reply: "(no code asked for)",
+			result: "error: give the path of the file to " + act.Action}, nil
+	}
+	oldBytes, readErr := l.d.Work.FS().ReadFile(p)
+	old, exists := string(oldBytes), readErr == nil
+	g := l.chooseGrain(ctx, act, p, old, exists)
+	instr := l.grainInstruction(p, g, exists, old)
+	msgs := append(l.messages(""), llm.Message{Role: "assistant", Content: args},
+		llm.Message{Role: "user", Content: instr + l.grainView(p, old, exists, g)})
+	l.codeBudget = l.grainReply(old, exists, g)
+	n := max(1, l.d.Settings.Samples)
+	var (
+		firstProblem string
+		firstResp    llm.Response
+		fallback     *codeCandidate
+		failed       *codeExchange
+	)
+	for i := 0; i < n; i++ {
+		resp, err := l.chatText(ctx, msgs, i)
+		if err != nil {
+			return codeExchange{}, err
+		}
+		c := l.readCode(ctx, resp, p, g, old)
+		if c.problem != "" {
+			l.malformed++
+			l.recordSample(ctx, p, g, i, n, false, c.problem, resp)
+			if firstProblem == "" {
+				firstProblem, firstResp = c.problem, resp
+			}
+			if resp.DoneReason == "length" {
+				break // the same prompt would be cut again: ask for less
+			}
+			continue
+		}
+		land := l.land(ctx, c.change)
+		text := c.note + land.text
+		if land.landed && land.introduced == "" && l.sampleGatesPass(ctx, n) {
+			l.recordSample(ctx, p, g, i, n, true, "", resp)
+			return codeExchange{instruction: instr, reply: resp.Content, result: text}, nil
+		}
+		problem := land.introduced
+		if !land.landed {
+			problem = land.text
+		} else if problem == "" {
+			problem = "the gates fail with it"
+		}
+		if i == n-1 && (land.landed || fallback == nil) {
+			l.recordSample(ctx, p, g, i, n, true, problem, resp)
+			return codeExchange{instruction: instr, reply: resp.Content, result: text}, nil
+		}
+		l.recordSample(ctx, p, g, i, n, false, problem, resp)
+		if land.landed {
+			if err := l.undo(land); err != nil {
+				return codeExchange{}, fmt.Errorf("implementor: put back a rejected candidate: %w", err)
+			}
+			if fallback == nil {
+				c.resp = resp
+				fallback = &c
+			}
+		} else if failed == nil {
+			failed = &codeExchange{instruction: instr, reply: resp.Content, result: text}
+		}
+	}
+	if fallback != nil {
+		land := l.land(ctx, fallback.change)
+		return codeExchange{instruction: instr, reply: fallback.resp.Content, result: fallback.note + land.text}, nil
+	}
+	if failed != nil {
+		return *failed, nil
+	}
+	// No candidate could be read: one re-ask that says why.
+	retry := firstProblem
+	if firstResp.DoneReason == "length" {
+		retry = fmt.Sprintf("Your reply was cut off at %d tokens (the reply limit), so nothing was written. Make a smaller change.", firstResp.Usage.CompletionTokens)
+		if g.kind == grainWhole && exists && strings.Count(old, "\n") > 40 {
+			g = l.smallerGrain(ctx, act, p, old) // a smaller change: a unit or blocks, not the whole file
+		}
+	}
+	retry += "\n" + l.grainInstruction(p, g, exists, old)
+	l.codeBudget = l.grainReply(old, exists, g)
+	graph.Emit(ctx, "implementor_bad_code", map[string]any{"task": l.t.ID, "path": p, "problem": firstProblem, "done_reason": firstResp.DoneReason, "grain": g.kind})
+	msgs = append(msgs, llm.Message{Role: "assistant", Content: firstResp.Content}, llm.Message{Role: "user", Content: retry})
+	resp, err := l.chatText(ctx, msgs, 0)
+	if err != nil {
+		return codeExchange{}, err
+	}
+	c := l.readCode(ctx, resp, p, g, old)
+	if c.problem != "" {
+		l.malformed++
+		l.failStreak++
+		return codeExchange{instruction: instr, reply: resp.Content, result: "error: " + c.problem + "\nNo file was changed."}, nil
+	}
+	land := l.land(ctx, c.change)
+	return codeExchange{instruction: instr, reply: resp.Content, result: c.note + land.text}, nil
+}
+
+// codeCandidate is one code reply read into a change.
+type codeCandidate struct {
+	change  change
+	note    string // what the model should know about how it was read
+	problem string // why it cannot be used ("" when it can)
+	resp    llm.Response
+}
+
+// readCode reads a code reply at its grain. SEARCH/REPLACE blocks are taken
+// at any grain; a whole-file reply that holds only some units of a file a
+// parser serves is spliced by unit rather than cutting the file.
+func (l *implLoop) readCode(ctx context.Context, resp llm.Response, p string, g grain, old string) codeCandidate {
+	if resp.DoneReason == "length" {
+		return codeCandidate{problem: fmt.Sprintf("the reply was cut off at %d tokens (the reply limit)", resp.Usage.CompletionTokens)}
+	}
+	if g.kind == grainUnit && !hasBlockMarkers(resp.Content) {
+		return l.readUnit(ctx, resp.Content, p, g, old)
+	}
+	edits, content, problem := parseCode(resp, p, g.kind == grainWhole, old)
+	if problem != "" {
+		return codeCandidate{problem: problem}
+	}
+	if edits != nil {
+		return codeCandidate{change: change{edits: edits}}
+	}
+	if old != "" && content != old && splice.Language(p) != "" && partOfFile(p, content, old) {
+		r, err := l.parser().Rewrite(ctx, splice.Request{Path: p, Src: old, Code: content, Rename: l.renameAllowed})
+		if err == nil {
+			return codeCandidate{change: change{files: map[string]string{p: r.Content}, lines: map[string]int{p: r.Line}},
+				note: fmt.Sprintf("(your block held only part of %s: %s put in place, the rest of the file kept)\n", p, strings.Join(append(r.Replaced, r.Added...), ", "))}
+		}
+	}
+	return codeCandidate{change: change{files: map[string]string{p: content}, lines: map[string]int{p: firstDifferentLine(old, content)}}}
+}
+
+// partOfFile says whether a whole-file reply is only a piece of the file: Go
+// code without a package clause, or under half the file's lines (a weak
+// model's "whole file" of ten lines for a file of a hundred).
+func partOfFile(p, content, old string) bool {
+	if splice.Language(p) == "go" {
+		for _, line := range strings.Split(content, "\n") {
+			if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "//") {
+				if !strings.HasPrefix(t, "package ") {
+					return true
+				}
+				break
+			}
+		}
+	}
+	return strings.Count(content, "\n")*2 < strings.Count(old, "\n")
+}
+
+// readUnit reads a unit reply: the fenced block (or the whole reply when a
+// weak model left the fence out), spliced into the file by name.
+func (l *implLoop) readUnit(ctx context.Context, reply, p string, g grain, old string) codeCandidate {
+	code, ok := fencedBlock(reply, fenceFor(p))
+	if !ok {
+		code = reply
+	}
+	if strings.TrimSpace(code) == "" {
+		return codeCandidate{problem: "the code block is empty"}
+	}
+	lines := strings.Split(old, "\n")
+	oldUnit := strings.Join(lines[g.unit.Start-1:min(g.unit.End, len(lines))], "\n")
+	if m := lazyElision.FindString(code); m != "" && !lazyElision.MatchString(oldUnit) {
+		return codeCandidate{problem: fmt.Sprintf("the %s has a part left out (%q): write every line of it", kindWord(g.unit), strings.TrimSpace(m))}
+	}
+	r, err := l.parser().Rewrite(ctx, splice.Request{Path: p, Src: old, Target: g.unit.Name, Code: code, Rename: l.renameAllowed})
+	if err != nil {
+		return codeCandidate{problem: err.Error()}
+	}
+	var note string
+	switch {
+	case r.Whole:
+		note = fmt.Sprintf("(your block was the whole of %s: it replaced the file)\n", p)
+	case r.Renamed != "":
+		note = fmt.Sprintf("(renamed %s)\n", r.Renamed)
+	}
+	if len(r.Added) > 0 {
+		note += fmt.Sprintf("(added %s after %s)\n", strings.Join(r.Added, ", "), g.unit.Name)
+	}
+	said := fmt.Sprintf("%s: rewrote %s (%d lines now)", p, strings.Join(r.Replaced, ", "), strings.Count(r.Content, "\n"))
+	if r.Whole {
+		said = ""
+	}
+	return codeCandidate{change: change{files: map[string]string{p: r.Content}, lines: map[string]int{p: r.Line}, said: map[string]string{p: said}}, note: note}
+}
+
+// smallerGrain is the grain of a re-ask after a whole file was cut at the
+// reply limit: the unit in view, else blocks.
+func (l *implLoop) smallerGrain(ctx context.Context, act implAction, p, old string) grain {
+	if units, err := l.parser().Units(ctx, p, []byte(old)); err == nil {
+		if u, ok := l.pickUnit(units, act.Symbol, p); ok {
+			return grain{kind: grainUnit, unit: u, units: units, why: "whole file cut at the limit"}
+		}
+	}
+	return grain{kind: grainBlocks, why: "whole file cut at the limit"}
+}
+
+// grainReply is the reply budget of a code call at its grain (codeReply):
+// for a unit, what the unit whole would take.
+func (l *implLoop) grainReply(old string, exists bool, g grain) int {
+	if g.kind == grainUnit {
+		lines := strings.Split(old, "\n")
+		unit := strings.Join(lines[g.unit.Start-1:min(g.unit.End, len(lines))], "\n")
+		return codeReply(unit, true, true)
+	}
+	return codeReply(old, g.kind == grainWhole, exists)
+}
+
+// grainInstruction asks for the code at its grain; it is kept in the history.
+func (l *implLoop) grainInstruction(p string, g grain, exists bool, old string) string {
+	if g.kind == grainUnit {
+		return unitInstruction(p, g)
+	}
+	return codeInstruction(p, g.kind == grainWhole, exists, strings.Count(old, "\n"))
+}
+
+// grainView is the file as the code call shows it (not kept in the history).
+func (l *implLoop) grainView(p, old string, exists bool, g grain) string {
+	if g.kind == grainUnit {
+		return unitView(p, old, g)
+	}
+	return l.codeView(p, old, exists, g.kind == grainWhole)
+}
+
+// sampleGatesPass: in a fix round (the gates failed on finish) with more
+// than one sample, a candidate is kept at once only when the gates pass.
+func (l *implLoop) sampleGatesPass(ctx context.Context, samples int) bool {
+	if samples <= 1 || l.fixRounds == 0 || len(l.d.Gates) == 0 {
+		return true
+	}
+	results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
+	for _, r := range results {
+		emitGate(ctx, l.t, "sample", r)
+	}
+	return workspace.AllPassed(results)
+}
+
+// recordSample puts a candidate of a sampled code call in the event log.
+func (l *implLoop) recordSample(ctx context.Context, p string, g grain, i, n int, kept bool, problem string, resp llm.Response) {
+	if n <= 1 {
+		return
+	}
+	graph.Emit(ctx, "implementor_sample", map[string]any{"task": l.t.ID, "attempt": l.t.Attempt, "path": p, "grain": g.kind,
+		"sample": i + 1, "of": n, "kept": kept, "problem": problem, "reply": resp.Content, "tokens": resp.Usage.CompletionTokens})
+}
+
+// chatText makes a plain-text call after the prefix, counting its usage.
+// Sample i > 0 is drawn at a raised temperature.
+func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int) (llm.Response, error) {
+	req, err := l.d.compose(ctx, call{Label: NodeImplementor, Prefix: l.prefix, Messages: msgs, Reply: l.codeBudget})
+	if err != nil {
+		return llm.Response{}, err
+	}
+	if sample > 0 {
+		t := min(0.6+0.2*float64(sample-1), 1.2)
+		req.Temperature = &t
+	}
+	resp, err := l.d.Model.Chat(ctx, req)
+	l.s.AddUsage(NodeImplementor, totals(resp.Usage))
+	if err != nil {
+		graph.Emit(ctx, "model_error", map[string]any{"label": NodeImplementor, "error": err.Error()})
+		return resp, fmt.Errorf("%s: %w", NodeImplementor, err)
+	}
+	emitCall(ctx, NodeImplementor, resp)
+	return resp, nil
+}
