@@ -54,7 +54,8 @@ type Config struct {
 	Implementor Implementor     `yaml:"implementor"`
 	Tracing     Tracing         `yaml:"tracing"`
 	Sandbox     Sandbox         `yaml:"sandbox"`
-	// Offline forces supervisors off and the offline RAG embedder.
+	// Offline forces supervisors off, and the offline RAG embedder unless the
+	// embedding role is on Ollama: nothing but the Ollama server is asked.
 	Offline bool `yaml:"offline"`
 	// Store is where runs are kept: empty for the repository's .lemmings/
 	// folder, or a postgres:// URL shared by lemmings workers.
@@ -359,11 +360,11 @@ func Default() *Config {
 			RolePrimary: {
 				Provider: ProviderOllama, Model: "qwen2.5-coder:14b",
 				MaxTokens: 4096, Temperature: ptr(0.2),
-				Timeout: 10 * time.Minute, KeepAlive: "30m", Options: map[string]any{},
+				Timeout: 5 * time.Minute, KeepAlive: "30m", Options: map[string]any{},
 				EditProtocol: "text",
 			},
 			// Empty provider and model: the planner is the primary.
-			RolePlanner: {MaxTokens: 4096, Temperature: ptr(0.2), Timeout: 10 * time.Minute, Options: map[string]any{}},
+			RolePlanner: {MaxTokens: 4096, Temperature: ptr(0.2), Timeout: 5 * time.Minute, Options: map[string]any{}},
 			RoleSummarizer: {
 				Provider: ProviderOllama, Model: "qwen2.5-coder:1.5b",
 				MaxTokens: 1024, Temperature: ptr(0.1),

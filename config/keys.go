@@ -67,7 +67,7 @@ func specs() []spec {
 			accepted: "an integer >= 0", check: checkInt(atLeast(0))},
 		{key: "roles.*.temperature", doc: "Sampling temperature. null: the provider's default.",
 			accepted: "a number from 0 to 2, or null", check: checkTemperature},
-		{key: "roles.*.timeout", doc: "Longest one call may take, retries not included.",
+		{key: "roles.*.timeout", doc: "Longest the server may stay silent in one call: before the first token (loading the model, evaluating the prompt) or between two tokens of a streamed reply (a whole reply when not streamed). A reply that keeps streaming is not cut (its length is bounded by the reply budget, the run by `limits.max_wall_time`). A timeout is not retried. `lemmings doctor` measures the model's speed.",
 			accepted: "a duration > 0 such as 90s, 5m or 1h30m", check: checkDuration(true)},
 		{key: "roles.*.keep_alive", doc: "Ollama `keep_alive`: how long the model stays loaded after a call. A duration, or seconds; negative keeps it loaded; empty: the server's default.",
 			accepted: "a duration such as 30m, an integer number of seconds, or empty", check: checkString(checkKeepAlive)},
@@ -79,7 +79,7 @@ func specs() []spec {
 		{key: "concurrency.local", doc: "Local model calls at once (one GPU: 1).", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "concurrency.cloud", doc: "Cloud model calls at once.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 
-		{key: "retry.max_attempts", doc: "Attempts per model call on transient errors (connection refused, 429, 5xx), the first included.",
+		{key: "retry.max_attempts", doc: "Attempts per model call on transient errors (connection refused, 429, 5xx), the first included. A timeout is not retried, nor a fault after a minute of work: the same request would keep the run waiting as long again.",
 			accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "retry.initial_backoff", doc: "Wait before the first retry; doubles each time, with jitter; a server's `Retry-After` wins.",
 			accepted: "a duration > 0", check: checkDuration(true)},
@@ -121,7 +121,7 @@ func specs() []spec {
 		{key: "limits.max_tasks", doc: "Most tasks in one run.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "limits.max_retries", doc: "Retries of one task after a failed QA before it is marked failed.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
 		{key: "limits.max_actions", doc: "Most tool calls in one Implementor loop.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
-		{key: "limits.max_wall_time", doc: "Longest a run may take, checked before every task and every Implementor action (a coding CLI's run is cut at the time left); the run then stops cleanly, the unfinished task rolled back, and can be resumed.", accepted: "a duration > 0", check: checkDuration(true)},
+		{key: "limits.max_wall_time", doc: "Longest one stretch of a run may take, counted from its start or from each `lemmings resume`. When it is reached the run stops at once, the model call, gate or coding CLI in flight cut off, and is stored as stopped: `lemmings resume <run-id>` continues it from the last checkpoint (the cut-off step runs again) with a new max_wall_time.", accepted: "a duration > 0", check: checkDuration(true)},
 		{key: "limits.review_interval", doc: "Completed tasks between Assessor reviews (it also reviews at milestone end).", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "limits.polish_tasks", doc: "Most tasks of the polish phase (cleanup directives only). 0: no polish phase.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
 		{key: "limits.directive_max_age", doc: "Completed tasks after which an unhandled cleanup directive is dropped.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
@@ -161,7 +161,7 @@ func specs() []spec {
 			accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 
 		{key: "rag.enabled", doc: "Keep a retrieval index of knowledge and code under `.lemmings/index/`."},
-		{key: "rag.embedder", doc: "`ollama`: the embedding role; `offline`: a model-free embedder (forced by `offline: true`).",
+		{key: "rag.embedder", doc: "`ollama`: the embedding role; `offline`: a model-free embedder (forced by `offline: true` when the embedding role is not on Ollama).",
 			accepted: "ollama, offline", check: checkString(oneOf("ollama", "offline"))},
 		{key: "rag.max_file_bytes", doc: "Files larger than this are not indexed.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
 		{key: "rag.top_k", doc: "Chunks returned by one search.", accepted: "an integer >= 1", check: checkInt(atLeast(1))},
@@ -225,7 +225,7 @@ func specs() []spec {
 				return checkSandboxPath(s)
 			})},
 
-		{key: "offline", doc: "Work with no network: supervisors off, offline RAG embedder. Only local model servers are called."},
+		{key: "offline", doc: "Work with no network but the Ollama server: supervisors off, no cloud planner or architect; the roles on Ollama (primary, summarizer, embedding) are still asked, so an index built with an Ollama embedding model is kept. An embedding role on another provider gives way to the offline embedder."},
 		{key: "store", doc: "Where runs are kept: empty for the repository's `.lemmings/` folder, or a PostgreSQL URL (`postgres://user@host:5432/db?search_path=lemmings`) that `lemmings worker` processes on several machines share (docs/distributed.md). `LEMMINGS_STORE` sets it from the environment.",
 			accepted: "empty or a postgres:// URL", check: checkString(func(s string) string {
 				if s != "" && !strings.HasPrefix(s, "postgres://") && !strings.HasPrefix(s, "postgresql://") {

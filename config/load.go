@@ -164,7 +164,9 @@ func applyOffline(c *Config, s *Sources) {
 		c.Supervisors.Enabled = false
 		s.set("supervisors.enabled", why)
 	}
-	if c.RAG.Embedder != "offline" {
+	// An embedding model on Ollama is a local server, which offline asks
+	// (its index is kept); any other provider is the network.
+	if emb, err := c.ResolvedRole(RoleEmbedding); c.RAG.Embedder != "offline" && (err != nil || emb.Provider != ProviderOllama) {
 		c.RAG.Embedder = "offline"
 		s.set("rag.embedder", why)
 	}

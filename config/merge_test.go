@@ -121,7 +121,7 @@ limits:
 		env: map[string]string{"LEMMINGS_ROLES__PRIMARY__OPTIONS__NUM_GPU": "2"},
 	}.mustLoad(t)
 	p := l.cfg.Roles["primary"]
-	if p.Model != "llama3.1:8b" || *p.Temperature != 0.5 || p.Timeout != 10*time.Minute {
+	if p.Model != "llama3.1:8b" || *p.Temperature != 0.5 || p.Timeout != 5*time.Minute {
 		t.Errorf("primary = %+v", p)
 	}
 	wantOpts := map[string]any{"seed": 42, "stop": []any{"</done>"}, "num_gpu": 2}

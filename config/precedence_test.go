@@ -120,25 +120,32 @@ func TestUserConfigDirComesFromXDGThenHome(t *testing.T) {
 	}
 }
 
-func TestOfflineForcesSupervisorsOffAndTheOfflineEmbedder(t *testing.T) {
+// Offline asks nothing but the Ollama server: the supervisors are off, and
+// the embedder is the offline one only when the embedding role is not on
+// Ollama (an index built with a local model is kept).
+func TestOfflineForcesSupervisorsOffAndAsksOnlyOllama(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name   string
-		f      fixture
-		reason string
+		name     string
+		f        fixture
+		reason   string
+		embedder string
 	}{
-		{"from the project file", fixture{project: "supervisors:\n  enabled: true\noffline: true\n"}, "offline (set by lemmings.yaml:3)"},
-		{"from the environment", fixture{env: map[string]string{"LEMMINGS_OFFLINE": "1"}}, "offline (set by env LEMMINGS_OFFLINE)"},
-		{"from a flag", fixture{flags: map[string]string{"offline": "true"}}, "offline (set by flag offline)"},
+		{"from the project file", fixture{project: "supervisors:\n  enabled: true\noffline: true\n"}, "offline (set by lemmings.yaml:3)", "ollama"},
+		{"from the environment", fixture{env: map[string]string{"LEMMINGS_OFFLINE": "1"}}, "offline (set by env LEMMINGS_OFFLINE)", "ollama"},
+		{"from a flag", fixture{flags: map[string]string{"offline": "true"}}, "offline (set by flag offline)", "ollama"},
+		{"with the embedding role on a cloud provider", fixture{project: "roles:\n  embedding: {provider: openai, model: text-embedding-3-small, base_url: \"http://127.0.0.1:9/v1\"}\noffline: true\n"},
+			"offline (set by lemmings.yaml:3)", "offline"},
 	} {
 		l := tc.f.mustLoad(t)
-		if l.cfg.Supervisors.Enabled || l.cfg.RAG.Embedder != "offline" {
-			t.Errorf("%s: supervisors.enabled=%v rag.embedder=%q", tc.name, l.cfg.Supervisors.Enabled, l.cfg.RAG.Embedder)
+		if l.cfg.Supervisors.Enabled || l.cfg.RAG.Embedder != tc.embedder {
+			t.Errorf("%s: supervisors.enabled=%v rag.embedder=%q, want false and %q", tc.name, l.cfg.Supervisors.Enabled, l.cfg.RAG.Embedder, tc.embedder)
 		}
-		for _, key := range []string{"supervisors.enabled", "rag.embedder"} {
-			if got := l.src.Origin(key); got != tc.reason {
-				t.Errorf("%s: Origin(%s) = %q, want %q", tc.name, key, got, tc.reason)
-			}
+		if got := l.src.Origin("supervisors.enabled"); got != tc.reason {
+			t.Errorf("%s: Origin(supervisors.enabled) = %q, want %q", tc.name, got, tc.reason)
+		}
+		if got := l.src.Origin("rag.embedder"); tc.embedder == "offline" && got != tc.reason {
+			t.Errorf("%s: Origin(rag.embedder) = %q, want %q", tc.name, got, tc.reason)
 		}
 		if len(l.src.Warnings()) != 0 {
 			t.Errorf("%s: offline still warns: %v", tc.name, l.src.Warnings())

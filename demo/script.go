@@ -52,6 +52,8 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 		v = map[string]any{"summary": "Completed: " + llmtest.TaskTitle(c.FirstUser()) + "."}
 	case "code_style", "design", "internaliser":
 		v = supervisorReply(role, c)
+	case "doctor":
+		return llmtest.Reply{Content: DoctorReply, Latency: sc.LocalLatency}
 	default:
 		return llmtest.Reply{Status: 500, Body: `{"error":"demo script: unknown role"}`}
 	}
@@ -68,6 +70,9 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 	}
 	return r
 }
+
+// DoctorReply is the scripted answer to lemmings doctor's speed check.
+const DoctorReply = "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30"
 
 // The demo's tasks, by title.
 const (

@@ -105,7 +105,7 @@ func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
 		return Outcome{RunID: res.RunID}, err // the attempt is void: a resumed eval makes it again
 	}
 	s := res.State
-	out := Outcome{RunID: res.RunID, Status: string(res.Status), Outcome: s.Outcome, StopReason: s.StopReason,
+	out := Outcome{RunID: res.RunID, Status: string(res.Standing.Status), Outcome: s.Outcome, StopReason: s.StopReason,
 		TasksCompleted: s.TasksCompleted, TasksFailed: s.TasksFailed}
 	for _, u := range s.Usage {
 		out.PromptTokens += u.PromptTokens

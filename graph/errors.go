@@ -19,7 +19,8 @@ var (
 	ErrRunLocked = errors.New("graph: run is locked by another writer")
 	// ErrPaused: the run stopped at an interrupt and is stored as paused.
 	ErrPaused = errors.New("graph: run paused")
-	// ErrHalted: the stop check asked the run to stop; it is stored as halted.
+	// ErrHalted: the stop check asked the run to stop, or its context was
+	// cancelled with a cause that wraps ErrHalted; it is stored as halted.
 	ErrHalted = errors.New("graph: run halted")
 	// ErrNoCheckpointer: the operation needs a checkpointer (WithCheckpointer).
 	ErrNoCheckpointer = errors.New("graph: no checkpointer configured")

@@ -217,10 +217,10 @@ func (r *runner[S]) loop(ctx context.Context) (S, error) {
 			return r.state, r.finish(ctx)
 		}
 		if err := ctx.Err(); err != nil {
-			return r.state, r.interrupted(ctx, err)
+			return r.state, r.cancelled(ctx, err)
 		}
 		if r.c.stop != nil && r.c.stop(r.runID) {
-			return r.state, r.halt(ctx)
+			return r.state, r.halt(ctx, "")
 		}
 		if r.calls >= r.c.limit {
 			return r.state, r.fail(ctx, &RecursionError{Limit: r.c.limit, Last: r.lastSteps()})
@@ -249,7 +249,7 @@ func (r *runner[S]) loop(ctx context.Context) (S, error) {
 		}
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
-				return r.state, r.interrupted(ctx, cerr)
+				return r.state, r.cancelled(ctx, cerr)
 			}
 			return r.state, r.fail(ctx, err)
 		}

@@ -74,9 +74,23 @@ func (r *runner[S]) interrupted(ctx context.Context, cause error) error {
 	return err
 }
 
-func (r *runner[S]) halt(ctx context.Context) error {
+// cancelled ends a call whose context was cancelled: halted when the cause
+// of the cancellation wraps ErrHalted (a halt or a time limit that stopped a
+// node in flight), interrupted otherwise.
+func (r *runner[S]) cancelled(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && errors.Is(cause, ErrHalted) {
+		return r.halt(ctx, strings.TrimPrefix(cause.Error(), ErrHalted.Error()+": "))
+	}
+	return r.interrupted(ctx, err)
+}
+
+// halt stores the run as halted; reason says why ("" for the stop check).
+func (r *runner[S]) halt(ctx context.Context, reason string) error {
 	err := fmt.Errorf("graph: run %s stopped at step %d: %w", r.runID, r.step, ErrHalted)
-	if serr := r.stopWith(ctx, StatusHalted, "", nil, false); serr != nil {
+	if reason != "" {
+		err = fmt.Errorf("graph: run %s stopped at step %d (%s): %w", r.runID, r.step, reason, ErrHalted)
+	}
+	if serr := r.stopWith(ctx, StatusHalted, reason, nil, false); serr != nil {
 		return errors.Join(err, serr)
 	}
 	return err

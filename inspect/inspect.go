@@ -63,16 +63,26 @@ type Run struct {
 	Err   error
 }
 
-// DisplayStatus is the status as the CLI prints it: a run stored as running
-// that no process holds is a crashed run that lemmings resume continues.
+// Damaged is the status of a run whose checkpoints cannot be read.
+const Damaged = "damaged"
+
+// DisplayStatus is the run's status in the one vocabulary every command and
+// page uses (nodes.RunStatus), or "damaged" when it cannot be read.
 func (r Run) DisplayStatus() string {
 	if r.Err != nil && r.Status == "" {
-		return "damaged"
+		return Damaged
 	}
-	if r.Status == graph.StatusRunning && !r.Active {
-		return "crashed (resumable)"
+	return string(r.Standing().Status)
+}
+
+// Standing is the run's status with the reason and the next step that works.
+// A run stored as running that no process holds has crashed.
+func (r Run) Standing() nodes.Standing {
+	s := r.State
+	if s.RunID == "" {
+		s.RunID = r.ID
 	}
-	return string(r.Status)
+	return nodes.StandingOf(nodes.Stored{Status: r.Status, Active: r.Active, Reason: r.Reason, Error: r.Error}, &s)
 }
 
 // CostUSD is the run's spend so far over every role.
@@ -367,4 +377,51 @@ func Elapsed(s nodes.WorkflowState, updated time.Time) time.Duration {
 		return 0
 	}
 	return updated.Sub(s.StartedAt)
+}
+
+// Duration is how long a run has run: from its start to now while a
+// process holds it, else to the later of its last checkpoint and its last
+// event. A checkpoint is written only when a step ends, so a run cut off in
+// a long step (a crash, a kill) would otherwise look as short as the steps
+// it finished; the event log goes on during a step (model progress, actions).
+func Duration(root string, r Run, now time.Time) time.Duration {
+	if r.Active {
+		return Elapsed(r.State, now)
+	}
+	end := r.Updated
+	if t := LastEventTime(EventsPath(root, r.ID)); t.After(end) {
+		end = t
+	}
+	return Elapsed(r.State, end)
+}
+
+// LastEventTime is the time of the last complete event of a log (zero when
+// there is none). It reads the end of the file only.
+func LastEventTime(path string) time.Time {
+	f, err := os.Open(path)
+	if err != nil {
+		return time.Time{}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return time.Time{}
+	}
+	const tail = 64 << 10
+	off := max(0, fi.Size()-tail)
+	buf := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return time.Time{}
+	}
+	lines := bytes.Split(buf, []byte("\n"))
+	// The last element follows the last newline: an unfinished line (or empty).
+	for i := len(lines) - 2; i >= 0; i-- {
+		var ev struct {
+			Time time.Time `json:"time"`
+		}
+		if json.Unmarshal(lines[i], &ev) == nil && !ev.Time.IsZero() {
+			return ev.Time
+		}
+	}
+	return time.Time{}
 }

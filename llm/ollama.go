@@ -103,7 +103,7 @@ func (p *ollamaProvider) chat(ctx context.Context, req Request) (Response, error
 	if werr != nil {
 		return Response{}, werr
 	}
-	resp, truncated, err := p.chatWindow(ctx, req, w)
+	resp, truncated, err := p.chatWindow(ctx, req, w, promptTokens)
 	if truncated {
 		// The estimate was too low for this model's tokenizer. With room to
 		// grow, try once more with the largest window allowed.
@@ -111,7 +111,7 @@ func (p *ollamaProvider) chat(ctx context.Context, req Request) (Response, error
 		if p.spec.NumCtx == 0 && limit > w.numCtx {
 			spent := resp.Usage
 			w.numCtx = limit
-			resp, truncated, err = p.chatWindow(ctx, req, w)
+			resp, truncated, err = p.chatWindow(ctx, req, w, promptTokens)
 			resp.Usage = resp.Usage.Add(spent)
 		}
 		if truncated {
@@ -126,7 +126,7 @@ func (p *ollamaProvider) chat(ctx context.Context, req Request) (Response, error
 
 // chatWindow makes one request with window w. truncated reports that the
 // server evaluated a whole window of prompt: it cut the prompt to fit.
-func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window) (Response, bool, error) {
+func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, promptTokens int) (Response, bool, error) {
 	opts := maps.Clone(p.spec.Options)
 	if opts == nil {
 		opts = map[string]any{}
@@ -153,7 +153,9 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window) 
 	var calls []ToolCall
 	var final *api.ChatResponse
 	c, cap := p.client()
+	m := newMeter(ctx, req, p.spec.Model, promptTokens, w.numCtx)
 	err := c.Chat(ctx, creq, func(cr api.ChatResponse) error {
+		m.chunk(cr.Message.Content + cr.Message.Thinking)
 		content.WriteString(cr.Message.Content)
 		calls = append(calls, fromOllamaCalls(cr.Message.ToolCalls, len(calls))...)
 		if cr.Done {
@@ -161,6 +163,7 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window) 
 		}
 		return nil
 	})
+	m.done()
 	if err != nil {
 		return Response{}, false, p.classify(err, cap)
 	}

@@ -396,7 +396,7 @@ func TestOllamaFaults(t *testing.T) {
 		}
 	})
 
-	t.Run("timeout per request, retried", func(t *testing.T) {
+	t.Run("a timeout is not retried: the wait would only double", func(t *testing.T) {
 		t.Parallel()
 		srv := llmtest.NewServer()
 		defer srv.Close()
@@ -408,8 +408,24 @@ func TestOllamaFaults(t *testing.T) {
 		spec.Timeout = 100 * time.Millisecond
 		r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": spec}})
 		resp, err := r.Chat(ctx, Request{Role: "primary", Messages: userMsg("hi")})
-		if err != nil || resp.Content != "quick" || resp.Attempts != 2 {
-			t.Fatalf("resp %+v err %v", resp, err)
+		if e := asError(t, err); e.Kind != KindTimeout || resp.Attempts != 1 || len(srv.ChatCalls()) != 1 {
+			t.Fatalf("resp %+v err %v after %d requests", resp, err, len(srv.ChatCalls()))
+		}
+	})
+
+	t.Run("a reply that keeps streaming outlives the timeout: it bounds silence, not length", func(t *testing.T) {
+		t.Parallel()
+		srv := llmtest.NewServer()
+		defer srv.Close()
+		words := strings.Repeat("word ", 12)
+		srv.Script(llmtest.Step{Reply: llmtest.Reply{Content: words, ChunkDelay: 40 * time.Millisecond}})
+		spec := ollamaRole(srv, "m")
+		spec.Timeout = 150 * time.Millisecond
+		r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": spec}})
+		start := time.Now()
+		resp, err := r.Chat(ctx, Request{Role: "primary", Messages: userMsg("hi")})
+		if err != nil || resp.Content != words || time.Since(start) < 300*time.Millisecond {
+			t.Fatalf("resp %q err %v after %s", resp.Content, err, time.Since(start))
 		}
 	})
 

@@ -202,6 +202,8 @@ func (p *openaiProvider) stream(ctx context.Context, creq openai.ChatCompletionR
 	}
 	var calls []*partial
 	chunks := 0
+	m := newMeter(ctx, req, p.spec.Model, 0, 0)
+	defer m.done()
 	for {
 		raw, err := st.RecvRaw()
 		if errors.Is(err, io.EOF) {
@@ -223,6 +225,7 @@ func (p *openaiProvider) stream(ctx context.Context, creq openai.ChatCompletionR
 			resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.CostUSD = ch.Usage.PromptTokens, ch.Usage.CompletionTokens, ch.Usage.Cost
 		}
 		for _, choice := range ch.Choices {
+			m.chunk(choice.Delta.Content + choice.Delta.ReasoningContent)
 			content.WriteString(choice.Delta.Content)
 			for j, tc := range choice.Delta.ToolCalls {
 				idx := j

@@ -28,7 +28,7 @@ const (
 	DefaultOpenRouterURL = "https://openrouter.ai/api/v1"
 	defaultKeepAlive     = "30m"
 	defaultReplyTokens   = 2048
-	defaultLocalTimeout  = 10 * time.Minute
+	defaultLocalTimeout  = 5 * time.Minute
 	defaultCloudTimeout  = 5 * time.Minute
 )
 
@@ -45,7 +45,7 @@ type RoleSpec struct {
 	MaxNumCtx   int
 	MaxTokens   int // default reply budget; 0: 2048
 	Temperature *float64
-	Timeout     time.Duration // per request; 0: 10m local, 5m cloud
+	Timeout     time.Duration // longest silence of the server per request; 0: 5m local, 5m cloud
 	KeepAlive   string        // Ollama keep_alive: "30m" (default), "-1" forever, "0" unload
 	Options     map[string]any
 	// NoStream asks for whole replies instead of streams. Streaming is the
@@ -263,6 +263,9 @@ func (r *Router) Chat(ctx context.Context, req Request) (Response, error) {
 	if fallback && len(req.Tools) > 0 {
 		sent = withToolPrompt(base)
 	}
+	if observed(ctx) {
+		ctx = context.WithValue(ctx, labelKey{}, req.Label)
+	}
 	resp, attempts, err := r.withRetry(ctx, ro, func(actx context.Context) (Response, error) { return ro.prov.chat(actx, sent) })
 	var e *Error
 	if errors.As(err, &e) && e.Kind == KindToolsUnsupported && len(req.Tools) > 0 && !fallback {
@@ -298,12 +301,20 @@ func (r *Router) Chat(ctx context.Context, req Request) (Response, error) {
 // fails for good, or runs out of attempts.
 func (r *Router) withRetry(ctx context.Context, ro *role, fn func(context.Context) (Response, error)) (Response, int, error) {
 	for attempt := 1; ; attempt++ {
-		resp, err := r.attempt(ctx, ro, fn)
+		began := r.clock.Now()
+		resp, err := r.attempt(context.WithValue(ctx, attemptKey{}, attempt), ro, fn)
 		if err == nil {
 			return resp, attempt, nil
 		}
 		e := r.finish(ctx, ro, err)
-		if !e.Retriable || attempt >= r.retry.MaxAttempts {
+		// A timeout, or a fault after long work (a stream cut after minutes
+		// of generation), is not retried: the same request would keep the
+		// run waiting as long again. Retries must not multiply the wait.
+		long := r.clock.Now().Sub(began) >= longAttempt
+		if !e.Retriable || e.Kind == KindTimeout || long || attempt >= r.retry.MaxAttempts {
+			if long && e.Retriable && e.Kind != KindTimeout {
+				e.Hint = strings.TrimPrefix(e.Hint+"; ", "; ") + fmt.Sprintf("not retried: it failed after %s of work", r.clock.Now().Sub(began).Round(time.Second))
+			}
 			return resp, attempt, e
 		}
 		d, ok := r.retry.wait(attempt, e)
@@ -311,6 +322,8 @@ func (r *Router) withRetry(ctx context.Context, ro *role, fn func(context.Contex
 			e.Hint = fmt.Sprintf("the provider asks to wait %s before retrying; %s", e.RetryAfter.Round(time.Second), e.Hint)
 			return resp, attempt, e
 		}
+		observe(ctx, Note{Kind: NoteRetry, Role: ro.name, Model: ro.spec.Model, Label: labelOf(ctx), Attempt: attempt + 1,
+			Err: e.Error(), Wait: d})
 		if err := r.clock.Sleep(ctx, d); err != nil {
 			return resp, attempt, r.finish(ctx, ro, err)
 		}
@@ -328,12 +341,12 @@ func (r *Router) attempt(ctx context.Context, ro *role, fn func(context.Context)
 		return Response{}, ctx.Err()
 	}
 	defer func() { <-sem }()
-	actx, cancel := context.WithTimeout(ctx, ro.timeout)
-	defer cancel()
+	actx, _, stop := startWatchdog(ctx, ro.timeout)
+	defer stop()
 	resp, err := fn(actx)
-	if err != nil && ctx.Err() == nil && actx.Err() == context.DeadlineExceeded {
-		return resp, &Error{Kind: KindTimeout, Retriable: true,
-			Err: fmt.Errorf("no complete reply within %s: %w", ro.timeout, context.DeadlineExceeded)}
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), errStalled) {
+		return resp, &Error{Kind: KindTimeout,
+			Err: fmt.Errorf("the server sent nothing for %s (the first token, or the next one): %w", ro.timeout, context.DeadlineExceeded)}
 	}
 	return resp, err
 }
@@ -422,6 +435,9 @@ func parseKeepAlive(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// longAttempt: a request that failed after this long is not sent again.
+const longAttempt = time.Minute
 
 // checkTimeout bounds Check: it asks cheap questions.
 const checkTimeout = 10 * time.Second

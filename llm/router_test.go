@@ -59,9 +59,9 @@ func TestDefaultsAndLocality(t *testing.T) {
 		base    string
 		timeout time.Duration
 	}{
-		"primary":    {true, DefaultOllamaURL, 10 * time.Minute},
+		"primary":    {true, DefaultOllamaURL, 5 * time.Minute},
 		"supervisor": {false, DefaultOpenRouterURL, 5 * time.Minute},
-		"lan":        {true, "http://192.168.1.20:8000/v1", 10 * time.Minute},
+		"lan":        {true, "http://192.168.1.20:8000/v1", 5 * time.Minute},
 		"cloud":      {false, "https://api.example.com/v1", 5 * time.Minute},
 	} {
 		ro := r.roles[role]

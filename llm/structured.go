@@ -124,7 +124,7 @@ func Structured[T any](ctx context.Context, c Chatter, req Request) (T, Response
 			case errors.As(err, &e) && e.Kind == KindRunaway:
 				problem := "the reply ran on without ending until the server stopped it"
 				if attempt == 1 {
-					spent.reasks = append(spent.reasks, Reask{Stop: StopRunaway, Problem: problem})
+					spent.reask(ctx, req, Reask{Stop: StopRunaway, Problem: problem})
 					next = req
 					next.Variation = req.Variation + 1
 					continue
@@ -144,7 +144,7 @@ func Structured[T any](ctx context.Context, c Chatter, req Request) (T, Response
 			}
 			problem := fmt.Sprintf("the reply was cut off at %d tokens, the most one reply may have", tokens)
 			if attempt == 1 {
-				spent.reasks = append(spent.reasks, Reask{Stop: StopLength, Tokens: tokens, Problem: problem})
+				spent.reask(ctx, req, Reask{Stop: StopLength, Tokens: tokens, Problem: problem})
 				next = req
 				next.Messages = append(append([]Message(nil), req.Messages...),
 					Message{Role: "assistant", Content: textutil.Clip(resp.Content, 300) + " [cut off]"},
@@ -161,7 +161,7 @@ func Structured[T any](ctx context.Context, c Chatter, req Request) (T, Response
 			return zero, spent.done(resp), &StructuredError{Raw: resp.Content, Problem: problem, Attempts: attempt, Stop: StopEnd}
 		}
 		// One re-ask: show the model its reply and what was wrong with it.
-		spent.reasks = append(spent.reasks, Reask{Stop: StopEnd, Tokens: resp.Usage.CompletionTokens, Problem: problem})
+		spent.reask(ctx, req, Reask{Stop: StopEnd, Tokens: resp.Usage.CompletionTokens, Problem: problem})
 		quoted = resp
 		next = req
 		next.Messages = append(append([]Message(nil), req.Messages...),
@@ -246,7 +246,7 @@ func Text(ctx context.Context, c Chatter, req Request) (Response, error) {
 			if attempt > 1 {
 				return spent.done(resp), &StructuredError{Problem: problem, Attempts: attempt, Stop: StopRunaway}
 			}
-			spent.reasks = append(spent.reasks, Reask{Stop: StopRunaway, Problem: problem})
+			spent.reask(ctx, req, Reask{Stop: StopRunaway, Problem: problem})
 			next = req
 			next.Variation = req.Variation + 1
 			continue
@@ -264,7 +264,7 @@ func Text(ctx context.Context, c Chatter, req Request) (Response, error) {
 		if attempt > 1 {
 			return spent.done(resp), &TruncatedError{Tokens: tokens, Raw: resp.Content}
 		}
-		spent.reasks = append(spent.reasks, Reask{Stop: StopLength, Tokens: tokens, Problem: fmt.Sprintf("the reply was cut off at %d tokens, the most one reply may have", tokens)})
+		spent.reask(ctx, req, Reask{Stop: StopLength, Tokens: tokens, Problem: fmt.Sprintf("the reply was cut off at %d tokens, the most one reply may have", tokens)})
 		next = req
 		next.Messages = append(append([]Message(nil), req.Messages...),
 			Message{Role: "assistant", Content: textutil.Clip(resp.Content, 300) + " [cut off]"},
@@ -281,6 +281,14 @@ type tally struct {
 
 func (t *tally) add(r Response) {
 	t.usage, t.elapsed = t.usage.Add(r.Usage), t.elapsed+r.Elapsed
+}
+
+// reask records a reply that is asked again for, and tells the observer
+// now: a long call's cut-off reply is seen when it happens, not when the
+// re-ask has ended too.
+func (t *tally) reask(ctx context.Context, req Request, r Reask) {
+	t.reasks = append(t.reasks, r)
+	observe(ctx, Note{Kind: NoteReask, Role: req.Role, Label: req.Label, Tokens: r.Tokens, Stop: r.Stop, Problem: r.Problem})
 }
 
 // done is r carrying the totals.

@@ -138,7 +138,7 @@ func TestRealInspectorCLIListsAndCallsTheTools(t *testing.T) {
 	waitUntil(t, "the run to finish", 3*time.Minute, func() bool { return runDone(f.repo, id) })
 	processEnded(t, f.repo, id)
 	report := must("--method", "tools/call", "--tool-name", "report", "--tool-arg", "run_id="+id)
-	if !strings.Contains(toolText(report), "**Outcome:** done") {
+	if !strings.Contains(toolText(report), "**Status:** done") {
 		t.Errorf("report: %v", report)
 	}
 	board := must("--method", "resources/read", "--uri", "lemmings://runs/"+id+"/board")
@@ -353,7 +353,7 @@ func TestRealQwenCodeHandsARemitToLemmings(t *testing.T) {
 	waitUntil(t, "the run handed over by the agent to finish", 3*time.Minute, func() bool { return runDone(f.repo, runID) })
 	processEnded(t, f.repo, runID)
 	report, err := os.ReadFile(filepath.Join(f.repo, ".lemmings", "runs", runID, "report.md"))
-	if err != nil || !strings.Contains(string(report), "**Outcome:** done") {
+	if err != nil || !strings.Contains(string(report), "**Status:** done") {
 		t.Errorf("report: %v\n%s", err, report)
 	}
 }

@@ -155,7 +155,7 @@ func TestAnAgentHandsARemitAndSteersTheRun(t *testing.T) {
 
 	var rep ReportOutput
 	mustCall(t, cs, "report", map[string]any{"run_id": id}, &rep)
-	if !strings.Contains(rep.Markdown, "**Outcome:** done") {
+	if !strings.Contains(rep.Markdown, "**Status:** done") {
 		t.Errorf("report:\n%s", rep.Markdown)
 	}
 	onDisk, _ := os.ReadFile(rep.Path)
@@ -243,7 +243,7 @@ func TestTheRunOutlivesTheStdioSession(t *testing.T) {
 	waitUntil(t, "the run to finish after its MCP server exited", 3*time.Minute, func() bool { return runDone(f.repo, st.RunID) })
 	processEnded(t, f.repo, st.RunID)
 	report, err := os.ReadFile(filepath.Join(f.repo, ".lemmings", "runs", st.RunID, "report.md"))
-	if err != nil || !strings.Contains(string(report), "**Outcome:** done") {
+	if err != nil || !strings.Contains(string(report), "**Status:** done") {
 		t.Errorf("report: %v\n%s", err, report)
 	}
 }
@@ -320,7 +320,7 @@ func TestARunStartedOverMCPLeavesWhatTheCLILeaves(t *testing.T) {
 			if taskRow.MatchString(l) {
 				l = l[:strings.LastIndex(strings.TrimSuffix(l, " |"), "|")] // the commit's hash differs
 			}
-			if taskRow.MatchString(l) || strings.HasPrefix(l, "- **Outcome:**") {
+			if taskRow.MatchString(l) || strings.HasPrefix(l, "- **Status:**") {
 				rows = append(rows, l)
 			}
 		}

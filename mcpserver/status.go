@@ -10,6 +10,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 // StatusStarting is the status of a run whose process is still preparing
@@ -20,7 +21,7 @@ const StatusStarting = "starting"
 // and wait answer with.
 type RunStatus struct {
 	RunID  string `json:"run_id"`
-	Status string `json:"status" jsonschema:"starting, running, paused, halted, interrupted, crashed (resumable), failed, done, or damaged"`
+	Status string `json:"status" jsonschema:"starting, running, done, failed, stopped, paused, interrupted, crashed, or damaged (the words lemmings status uses; done only when the work passed, with evidence)"`
 	Active bool   `json:"active" jsonschema:"a lemmings process is advancing the run right now"`
 	Hint   string `json:"hint" jsonschema:"what to do next, in words"`
 
@@ -42,7 +43,7 @@ type RunStatus struct {
 	CostUSD           float64   `json:"cost_usd"`
 
 	Outcome   string `json:"outcome,omitempty"`
-	Reason    string `json:"reason,omitempty" jsonschema:"why the run paused or stopped"`
+	Reason    string `json:"reason,omitempty" jsonschema:"why the run stands where it does (for done: the evidence)"`
 	Error     string `json:"error,omitempty"`
 	PausedFor string `json:"paused_for,omitempty" jsonschema:"milestones or task: what a paused run waits for a decision on"`
 	Report    string `json:"report,omitempty" jsonschema:"path of the report, once written (also the resource lemmings://runs/<run_id>/report)"`
@@ -124,7 +125,7 @@ func (s *Server) status(ctx context.Context, store *inspect.Store, id string) (R
 	}
 	out.PendingDirectives = len(st.PendingDirectives)
 	out.CostUSD = inspect.TotalCost(st)
-	out.Outcome, out.Reason = st.Outcome, r.Reason
+	out.Outcome, out.Reason = st.Outcome, r.Standing().Reason
 	// A Ctrl-C is how an interrupted run ends, not an error (as lemmings status).
 	out.Error = r.Error
 	if r.Status == graph.StatusInterrupted && strings.Contains(out.Error, context.Canceled.Error()) {
@@ -144,19 +145,22 @@ func (s *Server) status(ctx context.Context, store *inspect.Store, id string) (R
 
 // hint says what a calling agent can do next with a run in this state.
 func hint(out RunStatus, r inspect.Run) string {
+	st := r.Standing()
 	switch {
 	case out.Active:
-		return "the run is moving: call wait to follow it (progress notifications), events for what it did, halt to stop it after its current step"
-	case r.Status == graph.StatusPaused:
+		return "the run is moving: call wait to follow it (progress notifications), events for what it did, halt to stop it now (the step it cuts off runs again on resume)"
+	case st.Status == nodes.RunPaused:
 		return fmt.Sprintf("paused, waiting for a decision on its %s (reason says what): call approve, or reject with a reason the planner will read", out.PausedFor)
-	case r.Status == graph.StatusDone:
-		return fmt.Sprintf("finished: read report; the work is on branch %s (git log %s; git merge %s)", out.Branch, out.Branch, out.Branch)
-	case r.Status == graph.StatusFailed:
+	case st.Status == nodes.RunDone:
+		return fmt.Sprintf("done, its work passed (reason says the evidence): read report; the work is on branch %s (git log %s; git merge %s)", out.Branch, out.Branch, out.Branch)
+	case !st.Resumable:
+		return fmt.Sprintf("%s, and it cannot be resumed (reason says why): read report; %s", st.Status, st.Next)
+	case st.Status == nodes.RunFailed:
 		return "failed: read report for why; after fixing the cause, resume continues from the last checkpoint"
-	case r.Status == graph.StatusRunning:
+	case st.Status == nodes.RunCrashed:
 		return "no process holds the run (it crashed or was killed): resume continues it from its last checkpoint"
-	default: // halted, interrupted
-		return "stopped before the end: resume continues it from its last checkpoint"
+	default: // stopped by a halt or the wall time, interrupted
+		return st.Status.String() + " before the end (reason says why): resume continues it from its last checkpoint"
 	}
 }
 

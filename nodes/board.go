@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 )
@@ -32,11 +33,15 @@ func renderBoard(s *WorkflowState) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Board — run %s\n\n", s.RunID)
 	fmt.Fprintf(&b, "Remit: %s  \nPhase: %s · %d done, %d failed\n", s.Remit, s.Phase, s.TasksCompleted, s.TasksFailed)
-	if s.StopReason != "" {
+	ended := Standing{Status: RunRunning}
+	if s.Phase == PhaseDone { // the Report node settled the run
+		ended = StandingOf(Stored{Status: graph.StatusDone}, s)
+		fmt.Fprintf(&b, "Status: %s — %s\n", ended.Status, ended.Reason)
+	} else if s.StopReason != "" {
 		fmt.Fprintf(&b, "Stopping: %s\n", s.StopReason)
 	}
 	for i, m := range s.Milestones {
-		fmt.Fprintf(&b, "\n## %s [%s] %s\n", m.ID, m.Status, m.Goal)
+		fmt.Fprintf(&b, "\n## %s [%s] %s\n", m.ID, MilestoneShown(m.Status, ended), m.Goal)
 		b.WriteString("\n### Done\n")
 		n := 0
 		for _, e := range s.DoneList {

@@ -51,6 +51,10 @@ type Deps struct {
 	RunDir string
 	// Mermaid is the compiled graph, drawn in the report.
 	Mermaid string
+	// WallDeadline is when limits.max_wall_time ends this process's stretch
+	// of the run (zero: counted from the run's start). The caller's context
+	// is cancelled then too; nodes use it to size what they start.
+	WallDeadline time.Time
 
 	lastBoard string // board.md as last written
 	// noted is the last text of each note (noteOnce): every prompt selects

@@ -240,6 +240,7 @@ func (l *implLoop) loop(ctx context.Context) (*ImplResult, error) {
 		args := actionArgs(act)
 		tool, _ := toolNamed(act.Action)
 		if tool.end != nil {
+			emitAction(ctx, l.t, n, act, act.Summary+act.Question)
 			if res := tool.end(l, ctx, act, args, n); res != nil {
 				return res, nil
 			}
@@ -260,6 +261,7 @@ func (l *implLoop) loop(ctx context.Context) (*ImplResult, error) {
 			result = l.execute(ctx, act)
 			signature = args
 		}
+		emitAction(ctx, l.t, n, act, result)
 		if end := l.steer(act, signature, &result); end != "" {
 			return &ImplResult{Status: ImplLoop, Actions: n, Summary: end}, nil
 		}

@@ -64,7 +64,6 @@ func ask[T any](ctx context.Context, d *Deps, s *WorkflowState, c call) (T, llm.
 	}
 	out, resp, err := llm.Structured[T](ctx, d.Model, req)
 	d.account(ctx, s, c.Label, c.Role, resp)
-	emitReasks(ctx, c.Label, resp.Reasks)
 	if err != nil {
 		data := map[string]any{"label": c.Label, "error": err.Error()}
 		if tokens, cut := llm.CutOff(err); cut {
@@ -158,22 +157,6 @@ func (d *Deps) composePrompt(label string, data any, budget int, sections []llm.
 		return llm.Prompt{}, fmt.Errorf("compose %s prompt: %w", label, err)
 	}
 	return p, nil
-}
-
-// emitReasks records each reply that was asked again for: a reply cut off at
-// the length limit ("reply_cut_off", with its length), a runaway
-// ("reply_runaway"), or a whole but unusable one ("reply_unusable").
-func emitReasks(ctx context.Context, label string, reasks []llm.Reask) {
-	for _, r := range reasks {
-		name := "reply_unusable"
-		switch r.Stop {
-		case llm.StopLength:
-			name = "reply_cut_off"
-		case llm.StopRunaway:
-			name = "reply_runaway"
-		}
-		graph.Emit(ctx, name, map[string]any{"label": label, "tokens": r.Tokens, "problem": r.Problem, "reasked": true})
-	}
 }
 
 func emitCall(ctx context.Context, label string, resp llm.Response) {

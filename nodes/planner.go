@@ -267,6 +267,9 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 				next = &head
 			}
 			if next == nil {
+				if out, overruled, err := d.overruleMilestoneClaim(ctx, s, r.Reasoning); overruled || err != nil {
+					return out, err
+				}
 				d.milestoneDone(&s)
 				return s, nil
 			}
@@ -289,12 +292,9 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 		s.CurrentTask.Feedback = strings.TrimSpace("planner aborted the task: " + r.Reasoning)
 		s.PlannerDecision = DecisionAbort
 		return s, nil
-	default: // milestone_done
-		if s.CurrentTask != nil {
-			// A task in progress is not done: the claim is premature, abort it first.
-			s.CurrentTask.Feedback = "planner declared the milestone done with a task unfinished: " + r.Reasoning
-			s.PlannerDecision = DecisionAbort
-			return s, nil
+	default: // milestone_done: a claim, checked against the work (evidence.go)
+		if out, overruled, err := d.overruleMilestoneClaim(ctx, s, r.Reasoning); overruled || err != nil {
+			return out, err
 		}
 		if s.Phase == PhasePolish {
 			s.PlannerDecision = DecisionPolishDone
@@ -314,8 +314,8 @@ func (d *Deps) stopReason(s *WorkflowState, now time.Time) string {
 	if s.CurrentTask == nil && set.MaxTasks > 0 && s.TasksCompleted+s.TasksFailed >= set.MaxTasks {
 		return fmt.Sprintf("reached the limit of %d tasks (limits.max_tasks)", set.MaxTasks)
 	}
-	if left, limited := d.wallTimeLeft(s, now); limited && left <= 0 {
-		return d.wallTimeReached()
+	if left, limited := d.wallTimeLeft(s, now); limited && left <= 0 && d.WallDeadline.IsZero() {
+		return d.wallTimeReached() // with a deadline, the cancelled context stops the run, resumable
 	}
 	if set.MaxConsecutiveFailures > 0 && s.ConsecutiveFailures >= set.MaxConsecutiveFailures {
 		return fmt.Sprintf("%d tasks failed in a row: the model cannot do this work as planned (limits.max_consecutive_failures)", s.ConsecutiveFailures)
@@ -326,6 +326,9 @@ func (d *Deps) stopReason(s *WorkflowState, now time.Time) string {
 // wallTimeLeft is what remains of limits.max_wall_time; limited is false
 // when the run has no limit (or has not started).
 func (d *Deps) wallTimeLeft(s *WorkflowState, now time.Time) (left time.Duration, limited bool) {
+	if !d.WallDeadline.IsZero() {
+		return d.WallDeadline.Sub(now), true
+	}
 	if d.Settings.MaxWallTime <= 0 || s.StartedAt.IsZero() {
 		return 0, false
 	}

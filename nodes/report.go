@@ -17,48 +17,32 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
-// Run outcomes (WorkflowState.Outcome).
-const (
-	OutcomeDone   = "done"
-	OutcomeFailed = "failed"
-)
-
-// Report ends the run: it settles the outcome and writes report.md (what was
-// done, commits, failures and why, directives, supervisor runs, knowledge
-// written, tokens and cost, time per node, the graph).
+// Report ends the run: it settles the outcome (done only with evidence, see
+// evidence.go) and writes report.md (what was done, commits, failures and
+// why, directives, supervisor runs, knowledge written, tokens and cost, time
+// per node, the graph).
 func (d *Deps) Report(ctx context.Context, in WorkflowState) (WorkflowState, error) {
 	s := in.Clone()
 	s.Phase = PhaseDone
-	s.Outcome = OutcomeDone
-	if s.StopReason != "" || len(s.Milestones) == 0 || !allMilestonesDone(&s) {
-		s.Outcome = OutcomeFailed
-	}
-	if d.RunDir == "" {
-		return s, nil
-	}
-	next := fmt.Sprintf("review the branch, then merge it: git merge %s", s.Branch)
-	if s.Outcome == OutcomeFailed {
-		next = fmt.Sprintf("the branch %s keeps the tasks that passed (see Failures for the rest); fix the cause and start a new run with lemmings run", s.Branch)
-	}
-	path, err := d.saveReport(ctx, &s, runEnd{Status: graph.StatusDone, Reason: s.StopReason, Next: next})
-	if err != nil {
+	if err := d.settleOutcome(ctx, &s); err != nil {
 		return s, err
 	}
-	s.ReportPath = path
-	graph.Emit(ctx, "report", map[string]any{"path": path, "outcome": s.Outcome})
+	st := StandingOf(Stored{Status: graph.StatusDone}, &s)
+	if d.RunDir != "" {
+		path, err := d.saveReport(ctx, &s, st)
+		if err != nil {
+			return s, err
+		}
+		s.ReportPath = path
+	}
+	graph.Emit(ctx, "report", map[string]any{"path": s.ReportPath, "outcome": s.Outcome,
+		"status": st.Status, "reason": st.Reason, "next": st.Next, "resumable": st.Resumable})
 	return s, nil
 }
 
-// runEnd says how a process's stretch of a run ended, for the report's head.
-type runEnd struct {
-	Status graph.Status
-	Reason string // why it stopped there ("" when done)
-	Next   string // how to go on
-}
-
-func (d *Deps) saveReport(ctx context.Context, s *WorkflowState, end runEnd) (string, error) {
+func (d *Deps) saveReport(ctx context.Context, s *WorkflowState, st Standing) (string, error) {
 	var b strings.Builder
-	d.writeReport(ctx, &b, s, end)
+	d.writeReport(ctx, &b, s, st)
 	path := filepath.Join(d.RunDir, "report.md")
 	if err := WriteFileAtomic(path, []byte(llm.Redact(b.String()))); err != nil {
 		return "", fmt.Errorf("report: %w", err)
@@ -67,27 +51,13 @@ func (d *Deps) saveReport(ctx context.Context, s *WorkflowState, end runEnd) (st
 }
 
 // EndReport writes report.md for a run that stopped before its Report node
-// (failed, halted, interrupted or paused), so every run that ends leaves one:
-// its status, the reason and how to go on, with everything done so far.
-func (d *Deps) EndReport(ctx context.Context, s WorkflowState, status graph.Status, reason string) (string, error) {
+// (failed, stopped, interrupted or paused), so every run that ends leaves
+// one: its status, the reason and how to go on, with everything done so far.
+func (d *Deps) EndReport(ctx context.Context, s WorkflowState, st Standing) (string, error) {
 	if d.RunDir == "" {
 		return "", nil
 	}
-	var next string
-	switch status {
-	case graph.StatusPaused:
-		next = fmt.Sprintf("lemmings resume %s --approve   (or --reject \"why\")", s.RunID)
-	case graph.StatusHalted:
-		next = fmt.Sprintf("lemmings resume %s continues", s.RunID)
-	case graph.StatusInterrupted, graph.StatusRunning:
-		next = fmt.Sprintf("lemmings resume %s continues from the last checkpoint", s.RunID)
-	default:
-		next = fmt.Sprintf("fix the cause, then lemmings resume %s continues from the last checkpoint", s.RunID)
-	}
-	if s.Outcome == "" {
-		s.Outcome = string(status)
-	}
-	return d.saveReport(ctx, &s, runEnd{Status: status, Reason: reason, Next: next})
+	return d.saveReport(ctx, &s, st)
 }
 
 func allMilestonesDone(s *WorkflowState) bool {
@@ -99,18 +69,16 @@ func allMilestonesDone(s *WorkflowState) bool {
 	return true
 }
 
-func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowState, end runEnd) {
+func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowState, st Standing) {
 	fmt.Fprintf(b, "# lemmings report — run %s\n\n", s.RunID)
-	fmt.Fprintf(b, "- **Remit:** %s\n- **Status:** %s", s.Remit, end.Status)
-	if end.Status != graph.StatusDone {
-		fmt.Fprintf(b, "\n- **Reason:** %s", firstNonEmpty(end.Reason, "(none recorded)"))
+	fmt.Fprintf(b, "- **Remit:** %s\n- **Status:** %s", s.Remit, st.Status)
+	if st.Status == RunDone {
+		fmt.Fprintf(b, "\n- **Evidence:** %s", orNoneRecorded(st.Reason))
+	} else {
+		fmt.Fprintf(b, "\n- **Reason:** %s", orNoneRecorded(st.Reason))
 	}
-	fmt.Fprintf(b, "\n- **Outcome:** %s", s.Outcome)
-	if s.StopReason != "" {
-		fmt.Fprintf(b, " — %s", s.StopReason)
-	}
-	if end.Next != "" {
-		fmt.Fprintf(b, "\n- **How to go on:** %s", end.Next)
+	if st.Next != "" {
+		fmt.Fprintf(b, "\n- **How to go on:** %s", st.Next)
 	}
 	fmt.Fprintf(b, "\n- **Branch:** `%s` (from `%s`)\n", s.Branch, short(s.BaseCommit))
 	fmt.Fprintf(b, "- **Sandbox:** %s\n", d.sandboxLine())
@@ -124,7 +92,7 @@ func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowS
 
 	b.WriteString("## Milestones\n\n")
 	for _, m := range s.Milestones {
-		fmt.Fprintf(b, "- %s [%s] %s\n", m.ID, m.Status, m.Goal)
+		fmt.Fprintf(b, "- %s [%s] %s\n", m.ID, MilestoneShown(m.Status, st), m.Goal)
 	}
 
 	b.WriteString("\n## Tasks done\n\n| task | milestone | title | QA | attempts | commit |\n|---|---|---|---|---|---|\n")
@@ -137,6 +105,13 @@ func (d *Deps) writeReport(ctx context.Context, b *strings.Builder, s *WorkflowS
 		}
 	}
 	b.WriteString("\n")
+
+	if len(s.Overruled) > 0 {
+		b.WriteString("\n## Claims overruled\n\n")
+		for _, o := range s.Overruled {
+			fmt.Fprintf(b, "- %s\n", cell(o))
+		}
+	}
 
 	b.WriteString("\n## Failures\n\n")
 	if len(s.Failures) == 0 {

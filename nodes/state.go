@@ -111,9 +111,14 @@ type WorkflowState struct {
 	BaseCommit string                 `json:"base_commit"`
 	Branch     string                 `json:"branch"`
 	ReportPath string                 `json:"report_path,omitempty"`
-	// Outcome summarises the run for the report and exit code: done, failed, limit.
+	// Outcome is how the Report node settled the run (OutcomeDone, OutcomeFailed,
+	// OutcomeStopped); StandingOf turns it into the run's status.
 	Outcome    string `json:"outcome,omitempty"`
 	StopReason string `json:"stop_reason,omitempty"`
+	// Evidence says what shows a done run did its work (nodes/evidence.go).
+	Evidence string `json:"evidence,omitempty"`
+	// Overruled lists the claims of done that lacked evidence.
+	Overruled []string `json:"overruled" graph:"append"`
 }
 
 // Plan is an operator-supplied plan (lemmings run --plan plan.yaml).

@@ -46,7 +46,7 @@ func (m *modelEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 // does not answer, it says so once and returns the offline embedder, which
 // needs no model or server.
 func ChooseEmbedder(ctx context.Context, c *config.Config, e Embedder, warn io.Writer) rag.Embedder {
-	if c.Offline || c.RAG.Embedder == "offline" || e == nil {
+	if c.RAG.Embedder == "offline" || e == nil {
 		return rag.NewOfflineEmbedder()
 	}
 	role, err := c.ResolvedRole(config.RoleEmbedding)

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"strings"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/rag"
 )
 
@@ -55,21 +58,47 @@ func OpenIndexForSearch(ctx context.Context, dir string, c *config.Config, e Emb
 	return idx, method, nil
 }
 
-// recordedModel is the embedding model an index was built with, when the
-// configuration still names it and its server answers.
+// recordedModel is the embedding model an index was built with, asked on
+// the configured embedding server when it answers: the same model when the
+// configuration names it, else the index's own (a query embedded by another
+// model than the chunks were would find nothing).
 func recordedModel(ctx context.Context, name string, dims int, c *config.Config, e Embedder) (rag.Embedder, error) {
 	role, err := c.ResolvedRole(config.RoleEmbedding)
 	switch {
-	case c.Offline || e == nil:
-		return nil, fmt.Errorf("the index was built with %s, which offline mode does not ask", name)
+	case e == nil:
+		return nil, fmt.Errorf("the index was built with %s, which this search cannot ask", name)
 	case err != nil:
 		return nil, err
 	}
+	model := role.Model
 	if configured := role.Provider + ":" + role.Model; configured != name {
-		return nil, fmt.Errorf("the index was built with %s but the configuration names %s (lemmings index rebuilds it)", name, configured)
+		provider, recorded, ok := strings.Cut(name, ":")
+		if !ok || provider != role.Provider {
+			return nil, fmt.Errorf("the index was built with %s, which the configured embedding server (%s) does not serve (lemmings index rebuilds it)", name, role.Provider)
+		}
+		own, err := embedderFor(c, recorded)
+		if err != nil {
+			return nil, err
+		}
+		e, model = own, recorded
 	}
 	if err := checkEmbedder(ctx, e); err != nil {
-		return nil, fmt.Errorf("embedding model %s not available (%w)", role.Model, err)
+		return nil, fmt.Errorf("embedding model %s not available (%w)", model, err)
 	}
 	return &modelEmbedder{name: name, e: e, dims: dims}, nil
+}
+
+// embedderFor is the configured embedding server asked for another model.
+func embedderFor(c *config.Config, model string) (*llm.Router, error) {
+	cc := *c
+	cc.Roles = maps.Clone(c.Roles)
+	r := cc.Roles[config.RoleEmbedding]
+	r.Model = model
+	cc.Roles[config.RoleEmbedding] = r
+	rc := RouterConfigFrom(&cc, false)
+	emb, ok := rc.Roles[config.RoleEmbedding]
+	if !ok {
+		return nil, fmt.Errorf("no embedding role to ask %s", model)
+	}
+	return llm.NewRouter(llm.RouterConfig{Roles: map[string]llm.RoleSpec{config.RoleEmbedding: emb}, Retry: rc.Retry, LocalConcurrency: rc.LocalConcurrency})
 }

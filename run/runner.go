@@ -72,11 +72,14 @@ type Options struct {
 
 // Result is how a run (or one stretch of it) ended.
 type Result struct {
-	RunID  string
-	Status graph.Status
-	State  nodes.WorkflowState
-	Branch string
-	RunDir string
+	RunID string
+	// Status is the stored (graph) status; Standing says it in the one
+	// vocabulary, with the reason and the next step.
+	Status   graph.Status
+	Standing nodes.Standing
+	State    nodes.WorkflowState
+	Branch   string
+	RunDir   string
 }
 
 // Start begins a new run on a fresh worktree and branch.
@@ -152,7 +155,9 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 		initial.Remit = "carry out the plan in " + filepath.Base(o.PlanFile)
 	}
 	env.noteTrace(runID, tr, o)
-	final, err := env.app.Run(ctx, runID, initial)
+	actx, stop := env.watch(ctx, o.Config)
+	final, err := env.app.Run(actx, runID, initial)
+	stop()
 	return env.result(ctx, runID, final, err)
 }
 
@@ -184,9 +189,13 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("resume %s: %w", o.RunID, err)
 	}
+	if snap.Status == graph.StatusDone {
+		st := standingOf(snap, nil)
+		return Result{}, fmt.Errorf("run %s has ended %s (%s) and cannot be resumed: %s", o.RunID, st.Status, st.Reason, st.Next)
+	}
 	if o.Decision == nil && snap.Status == graph.StatusPaused {
 		// An approval that a bare resume walks through is no approval.
-		res := Result{RunID: o.RunID, Status: snap.Status, State: snap.State, Branch: snap.State.Branch,
+		res := Result{RunID: o.RunID, Status: snap.Status, Standing: standingOf(snap, nil), State: snap.State, Branch: snap.State.Branch,
 			RunDir: filepath.Join(repo.Root(), DataDir, RunsDir, o.RunID)}
 		if report := filepath.Join(res.RunDir, "report.md"); fileExists(report) {
 			res.State.ReportPath = report
@@ -249,7 +258,9 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 			return s, nil
 		}))
 	}
-	final, err := env.app.Resume(ctx, o.RunID, opts...)
+	actx, stop := env.watch(ctx, o.Config)
+	final, err := env.app.Resume(actx, o.RunID, opts...)
+	stop()
 	return env.result(ctx, o.RunID, final, err)
 }
 
@@ -280,7 +291,12 @@ type runEnv struct {
 	events *graph.JSONLSink
 	runDir string
 	branch string
+	wt     *workspace.Worktree
 	deps   *nodes.Deps
+	// halted says whether a halt was requested (the halt file, or the
+	// backend's check), polled every haltEvery while the run works.
+	halted    func() bool
+	haltEvery time.Duration
 }
 
 // close releases what the process held; an error means the event or prompt
@@ -318,35 +334,50 @@ func (e *runEnv) result(ctx context.Context, runID string, final nodes.WorkflowS
 	snap, err := e.app.State(wctx, runID)
 	if err == nil {
 		res.Status, res.State = snap.Status, snap.State
+	} else {
+		snap = graph.Snapshot[nodes.WorkflowState]{RunID: runID, State: final}
+	}
+	res.Standing = standingOf(snap, runErr)
+	if res.Status == graph.StatusHalted {
+		// The step a halt or the wall time cut off runs again from its start
+		// on resume: put the work tree back where the last checkpoint left
+		// it now, as resume would, so a stopped run leaves no half-made
+		// change. (After Ctrl-C the tree stays as it was, for a look;
+		// resume puts it back.)
+		if reset, rerr := resetToCheckpoint(wctx, e.wt, snap.Metadata[MetaGitHead]); rerr != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("put the work tree back at the last checkpoint: %w", rerr))
+		} else if reset != "" {
+			e.note(runID, "world_reset", map[string]any{"to": snap.Metadata[MetaGitHead], "from": reset, "step": snap.Step, "why": "the step was cut off"}, nil)
+		}
 	}
 	if res.Status != graph.StatusDone && e.deps != nil {
 		// The Report node did not run: the run still leaves a report that
 		// says where it stands, why, and how to go on.
-		reason := cmp.Or(snap.Reason, snap.Error)
-		if reason == "" && runErr != nil {
-			reason = runErr.Error()
-		}
-		switch res.Status {
-		case graph.StatusHalted:
-			reason = "halt requested (lemmings halt): " + reason
-		case graph.StatusInterrupted:
-			reason = "interrupted (Ctrl-C or a termination signal): " + reason
-		}
-		status := res.Status
-		if status == "" {
-			status = graph.StatusFailed
-		}
 		st := res.State
 		if st.RunID == "" {
 			st.RunID = runID
 		}
-		if path, rerr := e.deps.EndReport(wctx, st, status, reason); rerr == nil && path != "" {
+		if path, rerr := e.deps.EndReport(wctx, st, res.Standing); rerr == nil && path != "" {
 			res.State.ReportPath = path
 		} else if rerr != nil {
 			runErr = errors.Join(runErr, rerr)
 		}
 	}
 	return res, runErr
+}
+
+// watch returns the context this process advances the run with: a halt
+// request or the wall time (counted from now, for this stretch of the run)
+// cancel it with their cause. The nodes see the same deadline.
+func (e *runEnv) watch(ctx context.Context, cfg *config.Config) (context.Context, func()) {
+	var limit time.Duration
+	if cfg != nil {
+		limit = cfg.Limits.MaxWallTime
+	}
+	if limit > 0 && e.deps != nil {
+		e.deps.WallDeadline = time.Now().Add(limit)
+	}
+	return watchStops(nodes.ObserveModels(ctx), e.halted, e.haltEvery, limit)
 }
 
 // prepare opens everything a process needs to advance the run on wt: the
@@ -362,7 +393,12 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		return nil, err
 	}
 	wt.FS().LimitWrites(int64(cfg.Limits.WriteBytes))
-	env := &runEnv{runDir: runDir, branch: wt.Branch()}
+	env := &runEnv{runDir: runDir, branch: wt.Branch(), wt: wt, haltEvery: haltPoll}
+	env.halted = func() bool { return fileExists(filepath.Join(runDir, HaltFile)) }
+	if o.Backend != nil && o.Backend.Halted != nil {
+		id := wt.RunID()
+		env.halted, env.haltEvery = func() bool { return o.Backend.Halted(id) }, backendHaltPoll // a query of the shared store
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -402,11 +438,13 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if err != nil {
 		return nil, err
 	}
-	sinks := append([]graph.Sink{logged}, o.Sinks...)
+	inner := append([]graph.Sink{logged}, o.Sinks...)
 	tr := tracing.FromContext(ctx)
 	if tr != nil {
-		sinks = append(sinks, tr)
+		inner = append(inner, tr)
 	}
+	// Every sink, the trace included, hears the run's end in the one vocabulary.
+	sinks := []graph.Sink{&endSink{runID: wt.RunID(), sinks: inner}}
 	app, err := compile(deps, o.Backend, filepath.Join(root, DataDir, CheckpointsDir), wt, filepath.Join(runDir, HaltFile), sinks, tr)
 	if err != nil {
 		return nil, err

@@ -324,8 +324,8 @@ func TestSupE2EBudgetStopsCalls(t *testing.T) {
 // TestSupE2EOfflineSendsNothingToTheCloud: with offline set, built as the CLI
 // builds it (RouterConfigFrom inside Start), not one request reaches the
 // stand-in for OpenRouter — not from the supervisors, not from a local role
-// someone pointed at the cloud, not from retrieval — and the run completes on
-// the local server alone.
+// someone pointed at the cloud, not from retrieval (which asks the local
+// embedding model) — and the run completes on the local server alone.
 func TestSupE2EOfflineSendsNothingToTheCloud(t *testing.T) {
 	t.Parallel()
 	e := supNewEnv(t, nil)
@@ -353,10 +353,16 @@ func TestSupE2EOfflineSendsNothingToTheCloud(t *testing.T) {
 	if len(res.State.SupervisorRunLog) != 0 {
 		t.Fatalf("supervisors ran offline: %+v", res.State.SupervisorRunLog)
 	}
+	// Offline asks the local server alone: its embedding model is kept
+	// (an index built with it is not thrown away for the offline embedder's).
+	embeds := 0
 	for _, c := range e.Local.Calls() {
 		if strings.HasSuffix(c.Path, "/api/embed") {
-			t.Fatalf("offline retrieval asked the embedding model: %s", c.Path)
+			embeds++
 		}
+	}
+	if embeds == 0 {
+		t.Error("offline retrieval did not use the local embedding model")
 	}
 }
 

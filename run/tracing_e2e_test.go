@@ -97,7 +97,9 @@ func TestADemoRunIsOneTraceAcrossAPauseAndItsResume(t *testing.T) {
 				t.Errorf("model span %s: %v", s.Name, s.Attrs)
 			}
 		case strings.HasPrefix(s.Name, "gate "):
-			if parent.Name != nodes.NodeQA && parent.Name != nodes.NodeImplementor {
+			// The report runs the gates once more on the final tree when it
+			// changed after the last task (no success without evidence).
+			if parent.Name != nodes.NodeQA && parent.Name != nodes.NodeImplementor && parent.Name != nodes.NodeReport {
 				t.Errorf("gate under %s", parent.Name)
 			}
 		case s.Name == "git commit":

@@ -22,7 +22,7 @@ type resumeJob struct {
 	decision string
 	started  time.Time
 	ended    time.Time
-	status   graph.Status
+	status   nodes.RunStatus
 	err      error
 	warn     bytes.Buffer
 }
@@ -144,9 +144,9 @@ func (s *Server) resume(ctx context.Context, id string, approve bool, reason str
 		res, err := run.Resume(s.ctx, run.Options{RepoDir: s.opts.Root, RunID: id, Config: cfg, Decision: decision, Choices: run.ChoicesOf(cfg),
 			Warn: lockedWriter{job}, HTTPClient: s.opts.HTTPClient})
 		job.mu.Lock()
-		job.ended, job.status, job.err = time.Now(), res.Status, err
+		job.ended, job.status, job.err = time.Now(), res.Standing.Status, err
 		job.mu.Unlock()
-		s.logf("run %s: resume ended: %s %v", id, res.Status, errOrNil(err))
+		s.logf("run %s: resume ended: %s %v", id, res.Standing.Status, errOrNil(err))
 	}()
 	return nil
 }
@@ -158,8 +158,8 @@ func errOrNil(err error) string {
 	return err.Error()
 }
 
-// handleHalt asks a running run to stop after its current node, as lemmings
-// halt does.
+// handleHalt asks a running run to stop now (the step it cuts off runs
+// again on resume), as lemmings halt does.
 func (s *Server) handleHalt(w http.ResponseWriter, r *http.Request) {
 	id, ok := s.runID(w, r)
 	if !ok {

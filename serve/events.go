@@ -22,6 +22,10 @@ type streamEvent struct {
 	eventRow
 	Clock string `json:"clock"`
 	Run   bool   `json:"run_end"`
+	// Stream is the model's text that arrived with an llm_progress event.
+	Stream string `json:"stream,omitempty"`
+	// Row: the event belongs in the timeline (progress only updates "now").
+	Row bool `json:"row"`
 }
 
 // handleEvents streams a run's events as server-sent events, from the byte
@@ -76,7 +80,15 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		for i, ev := range got.Events {
 			row := eventRowOf(ev)
-			data, _ := json.Marshal(streamEvent{eventRow: row, Clock: row.Time.Local().Format("15:04:05"), Run: ev.Kind == "run_end"})
+			se := streamEvent{eventRow: row, Clock: row.Time.Local().Format("15:04:05"), Run: ev.Kind == "run_end", Row: inTimeline(ev)}
+			if ev.Name == "llm_progress" {
+				var d struct {
+					Text string `json:"text"`
+				}
+				_ = json.Unmarshal(ev.Data, &d)
+				se.Stream = d.Text
+			}
+			data, _ := json.Marshal(se)
 			if i == len(got.Events)-1 {
 				fmt.Fprintf(w, "id: %d\n", got.Next)
 			}

@@ -30,7 +30,7 @@ type runRow struct {
 	Updated                        time.Time
 }
 
-func rowOf(r inspect.Run) runRow {
+func rowOf(root string, r inspect.Run) runRow {
 	row := runRow{ID: r.ID, Status: r.DisplayStatus(), Updated: r.Updated}
 	if r.Err != nil {
 		row.Err = r.Err.Error()
@@ -38,7 +38,7 @@ func rowOf(r inspect.Run) runRow {
 	}
 	s := r.State
 	row.Remit, row.Branch, row.Done, row.Failed, row.Cost = s.Remit, s.Branch, s.TasksCompleted, s.TasksFailed, inspect.TotalCost(s)
-	row.Duration = inspect.Elapsed(s, r.Updated)
+	row.Duration = inspect.Duration(root, r, time.Now())
 	return row
 }
 
@@ -49,6 +49,9 @@ type runView struct {
 	Active    bool
 	Resumable bool
 	Step      int
+	// Standing is the run's status with its reason and next step, as
+	// lemmings status says them.
+	Standing  nodes.Standing
 	Reason    string // why it paused
 	Error     string // why it failed
 	PausedFor string
@@ -150,13 +153,14 @@ func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runView, 
 			}
 		}
 	}
-	v := &runView{Run: rowOf(r), Active: r.Active, Step: r.Step, Reason: r.Reason, Error: r.Error,
+	v := &runView{Run: rowOf(s.opts.Root, r), Active: r.Active, Step: r.Step, Reason: r.Reason, Error: r.Error,
 		Halting: s.source().HaltRequested(ctx, id), Resume: s.resumeStatus(id)}
 	v.Live = r.Status != graph.StatusDone || v.Resume != nil
 	if r.Err == nil {
 		st := r.State
+		v.Standing = r.Standing()
 		v.Phase, v.Current, v.Warnings = st.Phase, st.CurrentTask, st.Warnings
-		v.Board = boardOf(st)
+		v.Board = boardOf(st, v.Standing)
 		v.Resumable = !r.Active && r.Status != graph.StatusDone && v.Resume == nil
 		if r.Status == graph.StatusPaused {
 			snap, err := store.Snapshot(ctx, id)
@@ -187,10 +191,10 @@ func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runView, 
 	return v, nil
 }
 
-func boardOf(s nodes.WorkflowState) []milestoneView {
+func boardOf(s nodes.WorkflowState, st nodes.Standing) []milestoneView {
 	var out []milestoneView
 	for i, m := range s.Milestones {
-		mv := milestoneView{ID: m.ID, Goal: m.Goal, Status: m.Status, Current: i == s.CurrentMilestone && s.Phase != nodes.PhaseDone}
+		mv := milestoneView{ID: m.ID, Goal: m.Goal, Status: nodes.MilestoneShown(m.Status, st), Current: i == s.CurrentMilestone && s.Phase != nodes.PhaseDone}
 		for _, e := range s.DoneList {
 			if e.Milestone == m.ID {
 				mv.Done = append(mv.Done, e)
@@ -227,7 +231,7 @@ func (v *runView) loadEvents(ctx context.Context, src Source, id string) []graph
 		return nil
 	}
 	v.EventsTotal, v.EventsBad, v.EventsFrom = len(got.Events), got.Bad, got.Next
-	evs := got.Events
+	evs := timeline(got.Events)
 	if len(evs) > maxEventsShown {
 		evs = evs[len(evs)-maxEventsShown:]
 	}
@@ -235,6 +239,22 @@ func (v *runView) loadEvents(ctx context.Context, src Source, id string) []graph
 		v.Events = append(v.Events, eventRowOf(evs[i]))
 	}
 	return got.Events
+}
+
+// inTimeline says whether an event gets a row of the timeline: a model
+// call's progress (once a second) shows in the "now" line instead.
+func inTimeline(ev graph.Event) bool {
+	return !(ev.Kind == graph.EventCustom && ev.Name == "llm_progress")
+}
+
+func timeline(evs []graph.Event) []graph.Event {
+	out := make([]graph.Event, 0, len(evs))
+	for _, ev := range evs {
+		if inTimeline(ev) {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 func eventRowOf(ev graph.Event) eventRow {
@@ -253,6 +273,9 @@ func eventText(ev graph.Event) string {
 	case graph.EventCustom:
 		var m map[string]any
 		_ = json.Unmarshal(ev.Data, &m)
+		if text, ok := workText(ev.Name, m); ok {
+			return text
+		}
 		if msg, ok := m["message"].(string); ok {
 			return msg
 		}

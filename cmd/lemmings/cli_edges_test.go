@@ -181,7 +181,7 @@ func TestAFinishedDemoRunAsANewUserMeetsIt(t *testing.T) {
 
 	t.Run("log counts from the run's start", func(t *testing.T) {
 		out := c.run(dir, "log", id).stdout
-		if !strings.HasPrefix(out, "[     0s] scope_agent\n") {
+		if !strings.HasPrefix(out, "[0:00:00] scope_agent\n") {
 			t.Errorf("log starts %q", textutil.FirstLine(out))
 		}
 		if strings.Contains(out, "[ -") || strings.Contains(out, "milestone 0/0") {
@@ -302,6 +302,25 @@ func TestAnInterruptedDemoIsNotOfferedForResume(t *testing.T) {
 	for _, bad := range []string{"lemmings resume", "report:", "git merge", "logs:"} {
 		if strings.Contains(text, bad) {
 			t.Errorf("summary points at %q, which the demo cannot offer:\n%s", bad, text)
+		}
+	}
+}
+
+// A plain demo's repository is a temporary copy removed as the demo ends:
+// nothing it prints points into it (the report's path was deleted a second
+// after it was shown).
+func TestAPlainDemoPrintsNoPathIntoItsTemporaryRepository(t *testing.T) {
+	c := newCLI(t)
+	r := c.run(t.TempDir(), "demo", "--no-supervisors")
+	if r.code != exitOK {
+		t.Fatalf("demo: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, "lemmings-demo-") || strings.Contains(r.stdout, "report.md") {
+		t.Errorf("the demo points into its temporary repository:\n%s", r.stdout)
+	}
+	for _, want := range []string{"repository: a temporary copy", "report written (in the temporary demo repository", "--dir DIR keeps it"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the demo does not say %q:\n%s", want, r.stdout)
 		}
 	}
 }

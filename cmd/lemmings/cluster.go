@@ -236,8 +236,12 @@ func (a *app) clusterCommand(cmd *cobra.Command, db *pgstore.DB, name, id string
 	pid, _ := db.HolderPID(ctx, id)
 	halt, _ := db.HaltRequested(ctx, id)
 	s := snap.State
+	if s.RunID == "" {
+		s.RunID = id
+	}
+	st := nodes.StandingOf(nodes.Stored{Status: snap.Status, Active: pid != 0, Reason: snap.Reason, Error: snap.Error}, &s)
 	if a.jsonOut {
-		a.printJSON(map[string]any{"run_id": id, "status": snap.Status, "step": snap.Step, "next": snap.Next, "updated": snap.Updated,
+		a.printJSON(map[string]any{"run_id": id, "status": st.Status, "stored_status": snap.Status, "step": snap.Step, "next": snap.Next, "updated": snap.Updated,
 			"remit": s.Remit, "branch": s.Branch, "phase": s.Phase, "tasks_completed": s.TasksCompleted, "tasks_failed": s.TasksFailed,
 			"held": pid != 0, "halt_requested": halt, "git_head": snap.Metadata[run.MetaGitHead], "git_ref": snap.Metadata["git_ref"],
 			"reason": snap.Reason, "error": snap.Error, "cost_usd": inspect.TotalCost(s)})
@@ -248,7 +252,10 @@ func (a *app) clusterCommand(cmd *cobra.Command, db *pgstore.DB, name, id string
 	if pid != 0 {
 		held = "a worker holds it"
 	}
-	fmt.Fprintf(w, "run %s: %s (step %d, updated %s; %s)\n", id, snap.Status, snap.Step, snap.Updated.Local().Format(time.DateTime), held)
+	fmt.Fprintf(w, "run %s: %s (step %d, updated %s; %s)\n", id, st.Status, snap.Step, snap.Updated.Local().Format(time.DateTime), held)
+	if st.Reason != "" && st.Status != nodes.RunPaused {
+		fmt.Fprintf(w, "reason: %s\n", st.Reason)
+	}
 	fmt.Fprintf(w, "remit: %s\nbranch: %s (on the shared remote)\nphase: %s\n", s.Remit, s.Branch, s.Phase)
 	if ref := snap.Metadata["git_ref"]; ref != "" {
 		fmt.Fprintf(w, "last pushed: %s at %s\n", short(snap.Metadata[run.MetaGitHead]), ref)

@@ -52,11 +52,16 @@ inspection. A demo run cannot be resumed: its scripted server ends with it.`,
 			}
 			if !a.jsonOut {
 				fmt.Fprintf(a.stdout, "lemmings demo — the models are SCRIPTED (llm/llmtest), everything else is real.\n")
-				fmt.Fprintf(a.stdout, "repository: %s\nremit: %s\n\n", abs, demo.Remit)
+				where := abs
+				if !keep {
+					where = "a temporary copy, removed when the demo ends (lemmings demo --dir DIR keeps it)"
+				}
+				fmt.Fprintf(a.stdout, "repository: %s\nremit: %s\n\n", where, demo.Remit)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			prog := newProgress(a.stdout, a.jsonOut)
+			prog.verbose, prog.ephemeral = a.verbose, !keep
 			res, err := demo.Run(ctx, demo.Options{Dir: abs, Sinks: []graph.Sink{prog}, Warn: a.stderr,
 				NoSupervisors: a.noSupervisors || a.offline, Blocking: blocking})
 			prog.Close()
@@ -71,7 +76,7 @@ inspection. A demo run cannot be resumed: its scripted server ends with it.`,
 				}
 				fmt.Fprintf(a.stdout, "\ninspect: %s\n", inspect)
 			}
-			return runExit(res.Status, res.State.Outcome, err)
+			return runExit(res.Standing, err)
 		},
 	}
 	cmd.Flags().BoolVar(&blocking, "blocking", false, "run supervisors inside the graph step instead of in the background")

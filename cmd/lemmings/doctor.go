@@ -105,10 +105,18 @@ func (a *app) doctor(ctx context.Context) []check {
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	roles := []string{config.RolePrimary, config.RoleSummarizer}
-	if cfg.RAG.Enabled && cfg.RAG.Embedder == "ollama" && !cfg.Offline {
+	if cfg.RAG.Enabled && cfg.RAG.Embedder == "ollama" {
 		roles = append(roles, config.RoleEmbedding)
 	}
-	out = append(out, modelChecks(cctx, router, cfg, src, roles)...)
+	models := modelChecks(cctx, router, cfg, src, roles)
+	out = append(out, models...)
+	if len(models) > 0 && models[0].Name == "model "+config.RolePrimary && models[0].Status == "ok" {
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		if sp := speedCheck(sctx, router, cfg); sp != nil {
+			out = append(out, *sp)
+		}
+		cancel()
+	}
 	switch {
 	case cfg.Offline:
 		add("supervisors", "ok", "off (offline): nothing leaves for the cloud", "")

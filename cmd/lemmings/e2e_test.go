@@ -11,12 +11,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
 )
 
 // scriptedConfig points every role at a scripted model server. Its limits
@@ -147,7 +149,7 @@ func TestDemoCommandRunsTheWorkflowOnARealRepository(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"**Outcome:** done", "| t2 | m2 | Add TopWords with a test | passed | 2 |", "| d1 | code_style | completed | t4 |",
+	for _, want := range []string{"**Status:** done", "**Evidence:** 4 task(s) committed; the gates (build, vet, test) passed on the final tree", "| t2 | m2 | Add TopWords with a test | passed | 2 |", "| d1 | code_style | completed | t4 |",
 		"conventions/doc-comments.md", "## Tokens and cost", "## Time per node", "```mermaid"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report lacks %q", want)
@@ -256,8 +258,9 @@ func TestKilledMidTaskThenResumedEqualsAnUninterruptedRun(t *testing.T) {
 
 	st := c.run(killed, "status", "--json")
 	var status map[string]any
-	if err := json.Unmarshal([]byte(strings.TrimSpace(st.stdout)), &status); err != nil || status["status"] != "running" {
-		t.Fatalf("after the kill the run should be stored as running (cut off): %s %s", st.stdout, st.stderr)
+	if err := json.Unmarshal([]byte(strings.TrimSpace(st.stdout)), &status); err != nil || status["status"] != "crashed" ||
+		status["stored_status"] != "running" || status["resumable"] != true {
+		t.Fatalf("after the kill the run should be crashed (stored as running, cut off): %s %s", st.stdout, st.stderr)
 	}
 	r2 := c.run(killed, "resume", "--json")
 	if r2.code != 0 {
@@ -306,9 +309,17 @@ func midTask(t *testing.T, path, task string) bool {
 	return false
 }
 
-func TestHaltStopsAfterTheCurrentNodeAndResumeFinishes(t *testing.T) {
+// A halt stops the run within a second, cutting off the node in flight (a
+// model call of the Implementor here), as stopped and resumable; resume
+// runs that node again and finishes.
+func TestHaltStopsTheRunNowAndResumeFinishes(t *testing.T) {
 	sc := &demo.Script{ImplementorLatency: 100 * time.Millisecond}
-	srv := demo.NewServer(sc)
+	var slow atomic.Bool // the implementor's next answer takes 30 s: a halt must not wait for it
+	srv := demo.NewServer(sc, llmtest.Step{Name: "slow-implementor", API: llmtest.Ollama, Times: -1,
+		Reply: llmtest.Reply{Content: `{"action":"finish"}`, Latency: 30 * time.Second},
+		Match: func(c llmtest.Call) bool {
+			return slow.Load() && len(c.Messages) > 0 && c.Role() == "implementor"
+		}})
 	defer srv.Close()
 	c := newCLI(t)
 	c.config(scriptedConfig(srv.URL(), "blocking"))
@@ -316,6 +327,8 @@ func TestHaltStopsAfterTheCurrentNodeAndResumeFinishes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := c.command(ctx, repo, "run", demo.Remit)
+	var out strings.Builder
+	cmd.Stdout = &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -328,18 +341,30 @@ func TestHaltStopsAfterTheCurrentNodeAndResumeFinishes(t *testing.T) {
 			t.Fatal("run never started t1")
 		}
 	}
+	slow.Store(true)
+	time.Sleep(300 * time.Millisecond) // the implementor's next call is in flight
+	haltAt := time.Now()
 	if h := c.run(repo, "halt"); h.code != 0 || !strings.Contains(h.stdout, "halt requested") {
 		t.Fatalf("halt: %d %s %s", h.code, h.stdout, h.stderr)
 	}
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errorsAs(err, &ee) || ee.ExitCode() != exitPaused {
-		t.Fatalf("halted run exit: %v, want %d", err, exitPaused)
+		t.Fatalf("halted run exit: %v, want %d\n%s", err, exitPaused, out.String())
+	}
+	if took := time.Since(haltAt); took > 10*time.Second {
+		t.Errorf("the halt took %s: it waited for the call in flight", took)
+	}
+	for _, want := range []string{": stopped — ", "reason: halt requested (lemmings halt)", "how to go on: lemmings resume "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the summary lacks %q:\n%s", want, out.String())
+		}
 	}
 	st := c.run(repo, "status", "--json")
-	if !strings.Contains(st.stdout, `"status":"halted"`) {
+	if !strings.Contains(st.stdout, `"status":"stopped"`) || !strings.Contains(st.stdout, `"stored_status":"halted"`) || !strings.Contains(st.stdout, `"reason":"halt requested (lemmings halt)"`) {
 		t.Fatalf("status after halt: %s", st.stdout)
 	}
+	slow.Store(false)
 	if r := c.run(repo, "resume"); r.code != 0 || !strings.Contains(r.stdout, ": done — ") {
 		t.Fatalf("resume after halt: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

@@ -527,7 +527,8 @@ func TestTheCLIBudgetStopsTheRunAfterTheTaskThatSpentIt(t *testing.T) {
         target_files: [textstats.go]
 `)
 	r, res := k.run()
-	if r.code != exitFailed || res["tasks_completed"] != float64(1) || !strings.Contains(fmt.Sprint(res["stop_reason"]), "implementor.cli.budget_usd") {
+	if r.code != exitPaused || res["status"] != "stopped" || res["resumable"] != false || res["tasks_completed"] != float64(1) ||
+		!strings.Contains(fmt.Sprint(res["reason"]), "implementor.cli.budget_usd") || !strings.Contains(fmt.Sprint(res["next"]), "git merge ") {
 		t.Fatalf("exit %d, result %v\nstderr:\n%s", r.code, res, r.stderr)
 	}
 	if runs := k.events(res, "cli_run"); len(runs) != 1 {

@@ -86,6 +86,31 @@ func (a *app) loadRun(ctx context.Context, args []string) (string, graph.Snapsho
 	return id, snap, err
 }
 
+// loadRunStanding is loadRun with the run as the list sees it: whether a
+// process holds it, so a crashed run reads "crashed" here as in runs.
+func (a *app) loadRunStanding(ctx context.Context, args []string) (string, graph.Snapshot[nodes.WorkflowState], inspect.Run, error) {
+	var none graph.Snapshot[nodes.WorkflowState]
+	root := a.repoRoot()
+	store, err := inspect.Open(root)
+	if err != nil {
+		if len(args) == 1 {
+			return "", none, inspect.Run{}, usageErr("no such run %q in %s: %v", args[0], root, err)
+		}
+		return "", none, inspect.Run{}, err
+	}
+	id, err := a.pickFrom(ctx, store, args, nil)
+	if err != nil {
+		return "", none, inspect.Run{}, err
+	}
+	snap, err := store.Snapshot(ctx, id)
+	if err != nil {
+		return "", none, inspect.Run{}, err
+	}
+	r := inspect.Run{RunInfo: graph.RunInfo{ID: id, Status: snap.Status, Step: snap.Step, Created: snap.Created, Updated: snap.Updated,
+		Nodes: snap.Nodes, Next: snap.Next, Reason: snap.Reason, Error: snap.Error, Active: store.Active(ctx, id)}, State: snap.State}
+	return id, snap, r, nil
+}
+
 // printJSON writes v as one JSON line.
 func (a *app) printJSON(v any) {
 	line, _ := json.Marshal(v)
@@ -112,13 +137,16 @@ func newRunsCmd(a *app) *cobra.Command {
 				remit, done, failed := r.State.Remit, r.State.TasksCompleted, r.State.TasksFailed
 				if a.jsonOut {
 					out := map[string]any{"run_id": r.ID, "status": status, "updated": r.Updated, "remit": remit, "tasks_completed": done, "tasks_failed": failed}
-					if r.Err != nil {
-						out["error"] = r.Err.Error()
+					if status != inspect.Damaged {
+						st := r.Standing()
+						out["reason"], out["next_step"], out["resumable"] = st.Reason, st.Next, st.Resumable
+					} else if r.Err != nil {
+						out["reason"], out["error"] = r.Err.Error(), r.Err.Error()
 					}
 					a.printJSON(out)
 					continue
 				}
-				fmt.Fprintf(a.stdout, "%-28s %-20s %s  %2d done %2d failed  %s\n", r.ID, status, r.Updated.Local().Format("2006-01-02 15:04"), done, failed, textutil.Clip(remit, 60))
+				fmt.Fprintf(a.stdout, "%-28s %-11s %s  %2d done %2d failed  %s\n", r.ID, status, r.Updated.Local().Format(time.DateTime), done, failed, textutil.Clip(remit, 60))
 				if r.Err != nil {
 					damaged = append(damaged, r.Err)
 				}
@@ -140,27 +168,24 @@ func newStatusCmd(a *app) *cobra.Command {
 		Short: "Show where a run is: status, milestone, task, counts, cost",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, snap, err := a.loadRun(cmd.Context(), args)
+			id, snap, r, err := a.loadRunStanding(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
 			s := snap.State
+			st := r.Standing()
 			milestone := min(s.CurrentMilestone+1, len(s.Milestones))
 			cost := 0.0
 			for _, u := range s.Usage {
 				cost += u.CostUSD
 			}
-			// A Ctrl-C is how an interrupted run ends, not an error.
-			runErr := snap.Error
-			if snap.Status == graph.StatusInterrupted && strings.Contains(runErr, context.Canceled.Error()) {
-				runErr = ""
-			}
 			if a.jsonOut {
-				out := map[string]any{"run_id": id, "status": snap.Status, "step": snap.Step, "next": snap.Next, "updated": snap.Updated,
+				out := map[string]any{"run_id": id, "status": st.Status, "reason": st.Reason, "next_step": st.Next, "resumable": st.Resumable,
+					"stored_status": snap.Status, "step": snap.Step, "next": snap.Next, "updated": snap.Updated,
 					"remit": s.Remit, "branch": s.Branch, "phase": s.Phase, "milestone": milestone, "milestones": len(s.Milestones),
 					"tasks_completed": s.TasksCompleted, "tasks_failed": s.TasksFailed, "tasks_planned": len(s.CarryForward),
 					"current_task": s.CurrentTask, "pending_directives": len(s.PendingDirectives), "cost_usd": cost,
-					"reason": snap.Reason, "error": runErr, "outcome": s.Outcome}
+					"outcome": s.Outcome}
 				if !s.StartedAt.IsZero() {
 					out["started"] = s.StartedAt
 				}
@@ -168,29 +193,30 @@ func newStatusCmd(a *app) *cobra.Command {
 				return nil
 			}
 			w := a.stdout
-			fmt.Fprintf(w, "run %s: %s (step %d, updated %s)\n", id, snap.Status, snap.Step, snap.Updated.Local().Format(time.DateTime))
+			fmt.Fprintf(w, "run %s: %s (step %d, updated %s)\n", id, st.Status, snap.Step, snap.Updated.Local().Format(time.DateTime))
+			if st.Reason != "" {
+				label := "reason"
+				if st.Status == nodes.RunDone {
+					label = "evidence"
+				}
+				fmt.Fprintf(w, "%s: %s\n", label, st.Reason)
+			}
+			if st.Next != "" {
+				fmt.Fprintf(w, "how to go on: %s\n", st.Next)
+			}
 			fmt.Fprintf(w, "remit: %s\nbranch: %s\nphase: %s\n", s.Remit, s.Branch, s.Phase)
-			if snap.Reason != "" {
-				fmt.Fprintf(w, "paused: %s\n", snap.Reason)
-			}
-			switch {
-			case runErr != "":
-				fmt.Fprintf(w, "error: %s\n", runErr)
-			case snap.Status == graph.StatusInterrupted:
-				fmt.Fprintf(w, "interrupted (Ctrl-C): lemmings resume %s continues\n", id)
-			}
-			if len(snap.Next) > 0 {
-				fmt.Fprintf(w, "next: %s\n", strings.Join(snap.Next, ", "))
+			if len(snap.Next) > 0 && st.Resumable {
+				fmt.Fprintf(w, "next node: %s\n", strings.Join(snap.Next, ", "))
 			}
 			if len(s.Milestones) > 0 {
 				fmt.Fprintf(w, "milestone %d of %d\n", milestone, len(s.Milestones))
 			}
 			for i, m := range s.Milestones {
 				mark := " "
-				if i == s.CurrentMilestone {
+				if i == s.CurrentMilestone && st.Status != nodes.RunDone {
 					mark = ">"
 				}
-				fmt.Fprintf(w, "%s %s [%s] %s\n", mark, m.ID, m.Status, m.Goal)
+				fmt.Fprintf(w, "%s %s [%s] %s\n", mark, m.ID, nodes.MilestoneShown(m.Status, st), m.Goal)
 			}
 			if t := s.CurrentTask; t != nil {
 				fmt.Fprintf(w, "task: %s %s (attempt %d)\n", t.ID, t.Title, t.Attempt)
@@ -314,6 +340,7 @@ func (a *app) printEvents(ctx context.Context, root, id string, follow bool) err
 		return fmt.Errorf("run %s has no event log: %w", id, err)
 	}
 	prog := newReplay(a.stdout, a.jsonOut)
+	prog.verbose = a.verbose
 	var offset int64
 	for {
 		got, err := inspect.ReadEvents(path, offset, 0)

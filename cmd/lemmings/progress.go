@@ -45,6 +45,27 @@ type progress struct {
 	// since a wrapped line cannot be cleared by \r\033[K. SIGWINCH updates it.
 	width      int
 	stopResize func()
+	// call is the model call in flight (llm_start … llm_call).
+	call modelCall
+	// verbose streams the models' text (--verbose).
+	verbose bool
+	// ephemeral: the repository is removed when the command ends (a plain
+	// demo), so no path into it is printed.
+	ephemeral bool
+	stopTick  chan struct{}
+	tickDone  chan struct{}
+}
+
+// modelCall is what the status line shows of a model call in flight.
+type modelCall struct {
+	label, model  string
+	tokens        int
+	tokPerS       float64
+	prompt        int
+	lastPlain     time.Time // last plain progress line of this call
+	pending       string    // --verbose: streamed text not yet ended by a newline
+	active        bool
+	printedHeader bool
 }
 
 type progressCounts struct {
@@ -68,8 +89,29 @@ func newProgress(w io.Writer, jsonOut bool) *progress {
 				p.liveLine()
 			}
 		})
+		// The clock moves while a model call or a gate runs for minutes.
+		p.stopTick, p.tickDone = make(chan struct{}), make(chan struct{})
+		go p.tick(time.Second)
 	}
 	return p
+}
+
+func (p *progress) tick(every time.Duration) {
+	defer close(p.tickDone)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stopTick:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			if p.node != "" { // streamed text waiting for its newline is not on the screen yet
+				p.liveLine()
+			}
+			p.mu.Unlock()
+		}
+	}
 }
 
 // newReplay renders a stored event log: times count from the run's start.
@@ -152,6 +194,10 @@ func (p *progress) Handle(ev graph.Event) {
 		p.printf("%s error in %s: %s", p.elapsed(), ev.Node, ev.Error)
 	case graph.EventCustom:
 		p.custom(ev.Name, data)
+	case graph.EventRunEnd:
+		if p.replay {
+			p.endLine(ev)
+		}
 	}
 	if p.live {
 		p.liveLine()
@@ -168,10 +214,10 @@ func (p *progress) custom(name string, data map[string]any) {
 	case "task_planned":
 		p.task = fmt.Sprintf("%v %v", data["task"], data["title"])
 		p.printf("%s task %s", p.elapsed(), p.task)
-	case "llm_call":
-		if v, ok := data["tokens_per_s"].(float64); ok && data["provider"] == "ollama" {
-			p.tokPerS = v
-		}
+	case "llm_start", "llm_progress", "llm_call", "llm_retry", "reply_cut_off", "reply_runaway", "reply_unusable", "model_error":
+		p.modelProgress(name, data)
+	case "action", "check", "implementor_gate", "claim_overruled", "evidence":
+		p.workProgress(name, data)
 	case "gate":
 		status := "passed"
 		if data["passed"] != true {
@@ -203,7 +249,11 @@ func (p *progress) custom(name string, data map[string]any) {
 	case "trace":
 		p.printf("%s trace %v → %v", p.elapsed(), data["trace_id"], data["endpoint"])
 	case "report":
-		p.printf("%s report written: %v", p.elapsed(), data["path"])
+		if p.ephemeral {
+			p.printf("%s report written (in the temporary demo repository: lemmings demo --dir DIR keeps it)", p.elapsed())
+		} else {
+			p.printf("%s report written: %v", p.elapsed(), data["path"])
+		}
 	}
 }
 
@@ -229,12 +279,23 @@ func (p *progress) summary() string {
 	return s + "]"
 }
 
+// elapsed is the time since the run's start as [H:MM:SS]: one width for
+// every line, the live one included.
 func (p *progress) elapsed() string {
 	d := time.Since(p.start)
 	if p.replay {
 		d = p.clock.Sub(p.start)
 	}
-	return fmt.Sprintf("[%7s]", d.Round(time.Second))
+	return "[" + clockOf(d) + "]"
+}
+
+// clockOf formats d as H:MM:SS.
+func clockOf(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d.Round(time.Second) / time.Second)
+	return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
 }
 
 // printf writes one plain line, clearing the live line first.
@@ -247,7 +308,7 @@ func (p *progress) printf(format string, args ...any) {
 }
 
 func (p *progress) liveLine() {
-	line := strings.Join(strings.Fields(fmt.Sprintf("%s %s %s %s", p.elapsed(), p.node, p.task, p.summary())), " ")
+	line := strings.Join(strings.Fields(fmt.Sprintf("%s %s %s %s %s", p.elapsed(), p.node, p.callState(), p.task, p.summary())), " ")
 	// Redacted before it is fitted: the writer's redaction may not lengthen it past the width.
 	line = fitWidth(redact.String(line), p.width)
 	fmt.Fprint(p.w, "\r\033[K"+line)
@@ -259,8 +320,14 @@ func (p *progress) Close() {
 	if p.stopResize != nil {
 		p.stopResize()
 	}
+	if p.stopTick != nil {
+		close(p.stopTick)
+		<-p.tickDone
+		p.stopTick = nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.flushText()
 	if p.live && p.lastLen > 0 {
 		fmt.Fprintln(p.w)
 	}

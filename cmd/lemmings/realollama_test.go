@@ -111,6 +111,13 @@ func TestRealOllamaDoctor(t *testing.T) {
 	if code != exitOK {
 		t.Errorf("model present: exit %d\n%s", code, out)
 	}
+	// One short call measures the primary's speed on the real server.
+	if sp := checks["speed"]; (sp["status"] != "ok" && sp["status"] != "warn") || !strings.Contains(fmt.Sprint(sp["detail"]), s.Models.Chat+": ") ||
+		!strings.Contains(fmt.Sprint(sp["detail"]), " tokens/s (") {
+		t.Errorf("speed: %v", sp)
+	} else {
+		t.Logf("speed: %s: %v", sp["status"], sp["detail"])
+	}
 }
 
 func TestRealOllamaRunWithANoiseModel(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lemmings-dev/lemmings/config"
-	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -26,7 +26,7 @@ const (
 	exitOK          = 0
 	exitFailed      = 1 // the run failed, or could not start (Ollama down, not a repository…)
 	exitUsage       = 2 // bad usage or configuration
-	exitPaused      = 3 // paused for approval or halted: lemmings resume continues it
+	exitPaused      = 3 // paused for approval, or stopped (a halt, the wall time, a limit) before its work was done
 	exitInterrupted = 4 // interrupted (Ctrl-C): lemmings resume continues it
 )
 
@@ -51,6 +51,8 @@ type app struct {
 	noSupervisors bool
 	model         string
 	embedModel    string
+	// verbose prints the models' replies as they stream (run, resume, demo, log).
+	verbose bool
 	// demo says the run being summarised is a demo's (not resumable).
 	demo   demoMode
 	stdout io.Writer
@@ -106,6 +108,7 @@ then lemmings doctor, and lemmings run "what to do".`,
 	pf.BoolVar(&a.noSupervisors, "no-supervisors", false, "run the execution loop without the cloud supervisors")
 	pf.StringVar(&a.model, "model", "", "Ollama model for the primary role (this invocation only)")
 	pf.StringVar(&a.embedModel, "embed-model", "", "Ollama model for the embedding role (this invocation only)")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "print the models' replies as they stream (run, resume, demo, log)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
@@ -225,19 +228,22 @@ func (a *app) loadConfigFor(root string, supervisorsRun bool, flags map[string]s
 	return cfg, src, nil
 }
 
-// runExit maps a run's end to an exit code and a closing message.
-func runExit(status graph.Status, outcome string, err error) error {
-	switch {
-	case errors.Is(err, graph.ErrPaused) || status == graph.StatusPaused:
+// runExit maps a run's end to its exit code: the status the summary, the
+// report and the run_end event say decides it (README: Exit codes).
+func runExit(st nodes.Standing, err error) error {
+	switch st.Status {
+	case nodes.RunDone:
+		if err != nil {
+			return err
+		}
+		return nil
+	case nodes.RunPaused, nodes.RunStopped:
 		return &exitError{code: exitPaused, err: errors.New("")}
-	case errors.Is(err, graph.ErrHalted) || status == graph.StatusHalted:
-		return &exitError{code: exitPaused, err: errors.New("")}
-	case errors.Is(err, context.Canceled) || status == graph.StatusInterrupted:
+	case nodes.RunInterrupted:
 		return &exitError{code: exitInterrupted, err: errors.New("")}
-	case err != nil:
-		return err
-	case outcome != "done":
-		return &exitError{code: exitFailed, err: errors.New("")}
 	}
-	return nil
+	if errors.Is(err, context.Canceled) {
+		return &exitError{code: exitInterrupted, err: errors.New("")}
+	}
+	return &exitError{code: exitFailed, err: errors.New("")} // the summary said why
 }

@@ -156,7 +156,7 @@ func newResumeCmd(a *app) *cobra.Command {
 	var reject, approveMode string
 	cmd := &cobra.Command{
 		Use:   "resume [run-id]",
-		Short: "Continue a paused, halted, interrupted or crashed run from its last checkpoint",
+		Short: "Continue a paused, stopped, interrupted, crashed or failed run from its last checkpoint",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if approve && cmd.Flags().Changed("reject") {
@@ -261,6 +261,7 @@ func (a *app) drive(parent context.Context, start func(context.Context, run.Opti
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(a.stdout, a.jsonOut)
+	prog.verbose = a.verbose
 	o := run.Options{RepoDir: root, Config: cfg, Sinks: []graph.Sink{prog}, Warn: a.stderr, Choices: run.ChoicesOf(cfg)}
 	res, err := start(ctx, o)
 	prog.Close()
@@ -268,62 +269,65 @@ func (a *app) drive(parent context.Context, start func(context.Context, run.Opti
 		return err // could not start: the error says why and what to do
 	}
 	a.summarize(res, err)
-	return runExit(res.Status, res.State.Outcome, err)
+	return runExit(res.Standing, err)
 }
 
 func (a *app) summarize(res run.Result, err error) {
-	s := res.State
+	s, st := res.State, res.Standing
 	if a.jsonOut {
-		out := map[string]any{"kind": "result", "run_id": res.RunID, "status": res.Status, "outcome": s.Outcome,
+		out := map[string]any{"kind": "result", "run_id": res.RunID, "status": st.Status, "reason": st.Reason, "next": st.Next,
+			"resumable": st.Resumable, "stored_status": res.Status, "outcome": s.Outcome,
 			"branch": res.Branch, "report": s.ReportPath, "tasks_completed": s.TasksCompleted, "tasks_failed": s.TasksFailed}
 		if s.StopReason != "" {
 			out["stop_reason"] = s.StopReason
 		}
-		if err != nil {
+		if s.Evidence != "" {
+			out["evidence"] = s.Evidence
+		}
+		if err != nil && !expectedEnd(err) {
 			out["error"] = err.Error()
 		}
 		a.printJSON(out)
 		return
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "\nrun %s: %s", res.RunID, res.Status)
-	if s.Outcome != "" && s.Outcome != string(res.Status) {
-		fmt.Fprintf(w, " (%s)", s.Outcome)
+	fmt.Fprintf(w, "\nrun %s: %s — %d tasks done, %d failed\n", res.RunID, st.Status, s.TasksCompleted, s.TasksFailed)
+	if st.Reason != "" {
+		label := "reason"
+		if st.Status == nodes.RunDone {
+			label = "evidence"
+		}
+		fmt.Fprintf(w, "%s: %s\n", label, st.Reason)
 	}
-	fmt.Fprintf(w, " — %d tasks done, %d failed\n", s.TasksCompleted, s.TasksFailed)
-	if s.StopReason != "" {
-		fmt.Fprintf(w, "stopped: %s\n", s.StopReason)
+	if err != nil && !expectedEnd(err) && !strings.Contains(st.Reason, err.Error()) {
+		fmt.Fprintf(w, "error: %v\n", err)
 	}
 	if a.demo != demoNone {
 		a.summarizeDemo(res, err)
 		return
 	}
-	switch {
-	case errors.Is(err, graph.ErrPaused) || res.Status == graph.StatusPaused:
-		if pe := (*run.PausedError)(nil); errors.As(err, &pe) {
-			fmt.Fprintf(w, "still paused, waiting for a decision: %s\n", pe.Reason)
-		}
-		fmt.Fprintf(w, "paused for approval: lemmings resume %s --approve   (or --reject \"why\")\n", res.RunID)
-	case errors.Is(err, graph.ErrHalted) || res.Status == graph.StatusHalted:
-		fmt.Fprintf(w, "halted: lemmings resume %s continues\n", res.RunID)
-	case res.Status == graph.StatusInterrupted || errors.Is(err, context.Canceled):
-		fmt.Fprintf(w, "interrupted: lemmings resume %s continues from the last checkpoint\n", res.RunID)
-	case err != nil:
-		fmt.Fprintf(w, "failed: %v\nafter fixing the cause, lemmings resume %s continues\n", err, res.RunID)
+	if st.Next != "" {
+		fmt.Fprintf(w, "how to go on: %s\n", st.Next)
 	}
 	if res.Branch != "" {
 		fmt.Fprintf(w, "branch:  %s   %s\n", res.Branch, mergeAdvice(res))
 	}
 	a.printRunFiles(res)
-	if res.Status == graph.StatusDone {
+	if st.Status == nodes.RunDone {
 		fmt.Fprintf(w, "cleanup: lemmings clean %s removes the run's worktree (--branches its branch too)\n", res.RunID)
 	}
+}
+
+// expectedEnd: the error only says how the run stopped (a pause, a halt, a
+// Ctrl-C), which the status already says.
+func expectedEnd(err error) bool {
+	return errors.Is(err, graph.ErrPaused) || errors.Is(err, graph.ErrHalted) || errors.Is(err, context.Canceled)
 }
 
 func newHaltCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "halt [run-id]",
-		Short: "Ask a running run to stop cleanly after its current node",
+		Short: "Stop a running run now; the step it cuts off runs again on resume",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root := a.repoRoot()
@@ -341,7 +345,7 @@ func newHaltCmd(a *app) *cobra.Command {
 				a.printJSON(map[string]any{"kind": "halt", "run_id": id, "requested": true})
 				return nil
 			}
-			fmt.Fprintf(a.stdout, "halt requested for %s: it stops after its current node (lemmings resume %s continues)\n", id, id)
+			fmt.Fprintf(a.stdout, "halt requested for %s: it stops within a second, cutting off the model call or gate in flight (lemmings resume %s continues from the last checkpoint)\n", id, id)
 			return nil
 		},
 	}

@@ -78,7 +78,7 @@ func TestRunawayScopeAgentEndsTheRunCouldNotPlanWithAReport(t *testing.T) {
 		t.Errorf("the re-ask did not vary the sampling: %v then %v", first, second)
 	}
 	report := readFile(t, res["report"].(string))
-	for _, want := range []string{"**Status:** done", "**Outcome:** failed", "could not produce a plan", "**How to go on:**"} {
+	for _, want := range []string{"**Status:** failed", "**Reason:** the ScopeAgent could not produce a plan", "**How to go on:** nothing was committed"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
@@ -172,7 +172,7 @@ func TestEveryEndedRunLeavesAReport(t *testing.T) {
 			if h := c.run(repo, "halt"); h.code != 0 {
 				t.Errorf("halt: %d %s", h.code, h.stderr)
 			}
-		}, code: exitPaused, status: "halted", next: "continues"},
+		}, code: exitPaused, status: "stopped", next: "continues"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

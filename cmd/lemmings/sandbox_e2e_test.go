@@ -66,7 +66,7 @@ func TestHostile(t *testing.T) {
 // file, then finish.
 func hostileImplementor(content string) llmtest.Step {
 	return llmtest.Step{Name: "hostile-implementor", API: llmtest.Ollama, Times: -1, Match: func(c llmtest.Call) bool {
-		return len(c.Messages) > 0 && llmtest.RoleOf(c.Messages[0].Content) == "implementor"
+		return c.Role() == "implementor"
 	}, Respond: func(c llmtest.Call) llmtest.Reply {
 		for _, m := range c.Messages[1:] {
 			if m.Role == "assistant" {

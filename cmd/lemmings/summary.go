@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -77,15 +76,8 @@ func (a *app) printRunFiles(res run.Result) {
 // model server ended with it) and, without --dir, its repository is gone.
 func (a *app) summarizeDemo(res run.Result, err error) {
 	w := a.stdout
-	stopped := res.Status != graph.StatusDone
-	if stopped {
-		why := "it stopped"
-		if res.Status == graph.StatusInterrupted || errors.Is(err, context.Canceled) {
-			why = "it was interrupted"
-		} else if err != nil {
-			why = fmt.Sprintf("it failed: %v", err)
-		}
-		fmt.Fprintf(w, "%s; a demo run cannot be resumed (its scripted model server ended with it): run lemmings demo again\n", why)
+	if st := res.Standing; st.Resumable {
+		fmt.Fprintf(w, "the run is %s; a demo run cannot be resumed (its scripted model server ended with it): run lemmings demo again\n", st.Status)
 	}
 	if a.demo == demoRemoved {
 		fmt.Fprintln(w, "the demo repository is a temporary copy, removed as the demo ends: lemmings demo --dir DIR keeps it for inspection")

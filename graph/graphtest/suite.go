@@ -19,6 +19,7 @@ package graphtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,7 @@ func RunCheckpointerSuite(t *testing.T, newStore func(t *testing.T) graph.Checkp
 		{"FailureKeepsTheLastCheckpoint", failureKeepsTheLastCheckpoint},
 		{"CancellationMarksTheRunInterrupted", cancellationMarksTheRunInterrupted},
 		{"StopCheckHaltsBetweenSteps", stopCheckHaltsBetweenSteps},
+		{"CancellationWithAHaltCauseHaltsTheNodeInFlight", cancellationWithAHaltCauseHaltsTheNodeInFlight},
 		{"InterruptsPauseAndResume", interruptsPauseAndResume},
 		{"ApprovalSurvivesAFailureOfTheApprovedNode", approvalSurvivesAFailure},
 	}
@@ -297,6 +299,46 @@ func cancellationMarksTheRunInterrupted(t *testing.T, cp graph.Checkpointer) {
 		t.Fatalf("State = %+v", snap)
 	}
 	s, err := c.Resume(context.Background(), "c")
+	if err != nil || s.N != 101 || bRuns.Load() != 2 {
+		t.Fatalf("Resume = %+v, %v (b ran %d times)", s, err, bRuns.Load())
+	}
+}
+
+// A context cancelled with a cause that wraps ErrHalted (a halt request or a
+// time limit reaching a node in flight) stores the run as halted with that
+// cause as its reason; the cut-off node runs again on Resume.
+func cancellationWithAHaltCauseHaltsTheNodeInFlight(t *testing.T, cp graph.Checkpointer) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var bRuns atomic.Int32
+	g := graph.New[counter]().AddNode("a", inc("a")).
+		AddNode("b", func(ctx context.Context, s counter) (counter, error) {
+			if bRuns.Add(1) == 1 {
+				cancel(fmt.Errorf("%w: reached the wall-time limit of 1h", graph.ErrHalted))
+				<-ctx.Done()
+				return s, ctx.Err()
+			}
+			s.N += 100
+			return s, nil
+		}).AddEdge(graph.Start, "a").AddEdge("a", "b").AddEdge("b", graph.End)
+	var ends []graph.Event
+	c := compile(t, g, graph.WithCheckpointer(cp), graph.WithSinks(graph.SinkFunc(func(ev graph.Event) {
+		if ev.Kind == graph.EventRunEnd {
+			ends = append(ends, ev)
+		}
+	})))
+	_, err := c.Run(ctx, "hc", counter{})
+	if !errors.Is(err, graph.ErrHalted) || !strings.Contains(err.Error(), "wall-time limit") {
+		t.Fatalf("err = %v", err)
+	}
+	snap, _ := c.State(context.Background(), "hc")
+	if snap.Status != graph.StatusHalted || snap.Reason != "reached the wall-time limit of 1h" || !slices.Equal(snap.Next, []string{"b"}) {
+		t.Fatalf("State = %+v", snap)
+	}
+	if len(ends) != 1 || ends[0].Status != graph.StatusHalted || ends[0].Reason != snap.Reason {
+		t.Fatalf("run_end events = %+v", ends)
+	}
+	s, err := c.Resume(context.Background(), "hc")
 	if err != nil || s.N != 101 || bRuns.Load() != 2 {
 		t.Fatalf("Resume = %+v, %v (b ran %d times)", s, err, bRuns.Load())
 	}

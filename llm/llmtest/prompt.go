@@ -22,6 +22,7 @@ var roleMarkers = []struct{ marker, role string }{
 	{"You are the Design supervisor", "design"},
 	{"You are the Internaliser", "internaliser"},
 	{"You are the Architect", "architect"},
+	{"lemmings doctor measures your speed", "doctor"},
 }
 
 // RoleOf names the role whose system prompt this is ("" if none).

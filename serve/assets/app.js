@@ -61,9 +61,33 @@
     es.close();
     if (state) { state.textContent = "ended"; }
   });
+  var now = document.getElementById("now");
+  var stream = document.getElementById("stream");
+  // The "now" line follows the model call in flight: its tokens and rate
+  // once a second, and the text it streams.
+  function working(ev) {
+    if (!now) { return; }
+    if (ev.kind === "llm_start") {
+      now.textContent = ev.clock + " " + ev.text + " …";
+      if (stream) { stream.textContent = ""; stream.hidden = true; }
+    } else if (ev.kind === "llm_progress") {
+      now.textContent = ev.clock + " " + ev.text;
+      if (stream && ev.stream) {
+        stream.hidden = false;
+        stream.textContent = (stream.textContent + ev.stream).slice(-4000);
+        stream.scrollTop = stream.scrollHeight;
+      }
+    } else if (ev.kind === "llm_call" || ev.kind === "model_error" || ev.kind === "llm_retry") {
+      now.textContent = ev.clock + " " + ev.text;
+    } else if (ev.kind === "action" || ev.kind === "check" || ev.kind === "implementor_gate" || ev.kind === "gate") {
+      now.textContent = ev.clock + " " + ev.text;
+    }
+  }
   es.onmessage = function (m) {
     var ev;
     try { ev = JSON.parse(m.data); } catch (e) { return; }
+    working(ev);
+    if (ev.row === false) { return; }
     var tr = document.createElement("tr");
     tr.className = (ev["class"] || "") + " fresh";
     tr.dataset.kind = ev.kind;
@@ -80,7 +104,7 @@
       later();
     }
     if (ev.run_end) {
-      // The run stopped (done, paused, halted, failed): show the whole page again.
+      // The run stopped (done, failed, stopped, paused, interrupted): show the whole page again.
       es.close();
       if (state) { state.textContent = "ended"; }
       setTimeout(function () { location.reload(); }, 700);

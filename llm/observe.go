@@ -1,0 +1,198 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A model call on a slow local model takes minutes. An observer hears what
+// happens inside it as it happens: the call starts, tokens arrive (count,
+// tokens/s, the new text), a fault is retried, a reply is asked again for.
+// lemmings turns these into events, so the terminal, `lemmings log` and
+// `lemmings serve` show a run that works instead of one that looks hung.
+
+// Note kinds.
+const (
+	NoteStart    = "llm_start"    // a request was sent; the server evaluates the prompt
+	NoteProgress = "llm_progress" // tokens arrived (sent at most every ProgressEvery)
+	NoteRetry    = "llm_retry"    // a transient fault; the request is sent again after Wait
+	NoteReask    = "llm_reask"    // a reply could not be used and is asked again for (Stop, Problem)
+)
+
+// ProgressEvery is how often an observer hears of a streaming reply.
+const ProgressEvery = time.Second
+
+// Note is one thing that happened inside a model call.
+type Note struct {
+	Kind  string
+	Role  string
+	Label string
+	Model string
+	// Attempt is the request's attempt number (1 for the first).
+	Attempt int
+	// Progress: tokens received so far, their rate since the first one,
+	// the time since the request was sent, and the text received since the
+	// last progress note.
+	Tokens          int
+	TokensPerSecond float64
+	Elapsed         time.Duration
+	Text            string
+	// Start: the prompt's estimated size and the window asked for (Ollama).
+	PromptTokens int
+	NumCtx       int
+	// Retry: what failed, and the wait before the next attempt.
+	Err     string
+	Timeout bool
+	Wait    time.Duration
+	// Reask: why the reply was not used.
+	Stop    StopReason
+	Problem string
+}
+
+// Observer receives notes with the context of the call they belong to.
+type Observer func(ctx context.Context, n Note)
+
+type noteObserverKey struct{}
+
+// WithObserver returns a context whose model calls report to o.
+func WithObserver(ctx context.Context, o Observer) context.Context {
+	return context.WithValue(ctx, noteObserverKey{}, o)
+}
+
+func observe(ctx context.Context, n Note) {
+	if o, ok := ctx.Value(noteObserverKey{}).(Observer); ok && o != nil {
+		o(ctx, n)
+	}
+}
+
+func observed(ctx context.Context) bool {
+	o, ok := ctx.Value(noteObserverKey{}).(Observer)
+	return ok && o != nil
+}
+
+// meter follows one streaming request: it keeps the call's stall timer
+// alive and tells the observer how the reply grows.
+type meter struct {
+	ctx      context.Context
+	note     Note
+	watch    *watchdog
+	observed bool
+	start    time.Time
+	first    time.Time
+	last     time.Time
+	tokens   int
+	text     strings.Builder
+}
+
+func newMeter(ctx context.Context, req Request, model string, promptTokens, numCtx int) *meter {
+	m := &meter{ctx: ctx, watch: watchdogOf(ctx), observed: observed(ctx), start: time.Now(),
+		note: Note{Role: req.Role, Label: req.Label, Model: model, Attempt: attemptOf(ctx)}}
+	if m.observed {
+		n := m.note
+		n.Kind, n.PromptTokens, n.NumCtx = NoteStart, promptTokens, numCtx
+		observe(ctx, n)
+	}
+	return m
+}
+
+// chunk counts one streamed piece of the reply (Ollama streams one token a
+// piece; an OpenAI-compatible server may send a few).
+func (m *meter) chunk(text string) {
+	m.watch.touch()
+	if text == "" {
+		return
+	}
+	m.tokens++
+	if !m.observed {
+		return
+	}
+	now := time.Now()
+	m.text.WriteString(text)
+	if m.first.IsZero() {
+		m.first = now
+		m.flush(now) // the first token: the prompt is evaluated
+		return
+	}
+	if now.Sub(m.last) >= ProgressEvery {
+		m.flush(now)
+	}
+}
+
+func (m *meter) flush(now time.Time) {
+	n := m.note
+	n.Kind, n.Tokens, n.Elapsed, n.Text = NoteProgress, m.tokens, now.Sub(m.start), m.text.String()
+	// A rate over less than half a second of generation says nothing.
+	if gen := now.Sub(m.first); gen >= time.Second/2 && m.tokens > 1 {
+		n.TokensPerSecond = float64(m.tokens-1) / gen.Seconds()
+	}
+	m.text.Reset()
+	m.last = now
+	observe(m.ctx, n)
+}
+
+// done sends what arrived since the last note.
+func (m *meter) done() {
+	if m.observed && m.text.Len() > 0 {
+		m.flush(time.Now())
+	}
+}
+
+// watchdog cancels a request when the server sends nothing for its
+// timeout: the wait for the first token (prompt evaluation) and between
+// tokens. A streaming reply that keeps coming is not cut off; its length is
+// bounded by the reply budget, the run by its wall time.
+type watchdog struct {
+	mu      sync.Mutex
+	timer   *time.Timer
+	timeout time.Duration
+}
+
+// errStalled is the cause a watchdog cancels a request with.
+var errStalled = errors.New("the server sent nothing within the timeout")
+
+func startWatchdog(ctx context.Context, timeout time.Duration) (context.Context, *watchdog, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	w := &watchdog{timeout: timeout}
+	w.timer = time.AfterFunc(timeout, func() { cancel(errStalled) })
+	stop := func() {
+		w.mu.Lock()
+		w.timer.Stop()
+		w.mu.Unlock()
+		cancel(context.Canceled)
+	}
+	return context.WithValue(ctx, watchdogKey{}, w), w, stop
+}
+
+type watchdogKey struct{}
+
+func watchdogOf(ctx context.Context) *watchdog {
+	w, _ := ctx.Value(watchdogKey{}).(*watchdog)
+	return w
+}
+
+func (w *watchdog) touch() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	w.timer.Reset(w.timeout)
+	w.mu.Unlock()
+}
+
+type attemptKey struct{}
+
+func attemptOf(ctx context.Context) int {
+	n, _ := ctx.Value(attemptKey{}).(int)
+	return n
+}
+
+type labelKey struct{}
+
+// labelOf is the label of the call ctx belongs to (Router.Chat sets it).
+func labelOf(ctx context.Context) string {
+	l, _ := ctx.Value(labelKey{}).(string)
+	return l
+}

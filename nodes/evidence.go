@@ -1,0 +1,174 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// No success without evidence. A weak model's "milestone done" or "all done"
+// is a claim, not a fact: a milestone ends only when its planned work was
+// done, and a run ends done only when a task's work was committed and the
+// gates passed on the branch's final tree. A claim without that evidence is
+// overruled and recorded; the work goes on, or the run fails saying why.
+
+// overruleMilestoneClaim checks the planner's claim that the active
+// milestone is done. With a task unfinished, the claim is overruled and the
+// task gets its next attempt (its retries bound that); when planned tasks
+// remain, the next of them starts (handled, with the state to go on with).
+// When no task of the milestone passed and none is planned, the run stops
+// with that reason. Otherwise the claim stands (handled false).
+func (d *Deps) overruleMilestoneClaim(ctx context.Context, s WorkflowState, reasoning string) (WorkflowState, bool, error) {
+	if t := s.CurrentTask; t != nil {
+		recordOverrule(ctx, &s, "planner", fmt.Sprintf("the planner declared the milestone done with task %s unfinished (attempt %d)", t.ID, t.Attempt), reasoning)
+		s.PlannerDecision = DecisionImplement
+		return d.prepareAttempt(s), true, nil
+	}
+	m := s.ActiveMilestone()
+	if m == nil || s.Phase == PhasePolish {
+		return s, false, nil
+	}
+	if n := len(s.CarryForward); n > 0 {
+		why := fmt.Sprintf("the planner declared milestone %s done with %d planned task(s) not done (next: %q)", m.ID, n, s.CarryForward[0].Title)
+		recordOverrule(ctx, &s, "planner", why, reasoning)
+		next := s.CarryForward[0]
+		s.CarryForward = s.CarryForward[1:]
+		out, err := d.startTask(ctx, s, next)
+		return out, true, err
+	}
+	if passed, failed := milestoneTasks(&s, m.ID); passed == 0 {
+		why := fmt.Sprintf("the planner declared milestone %s done, but no task of it passed (%d failed) and none is planned: nothing shows its goal was reached", m.ID, failed)
+		recordOverrule(ctx, &s, "planner", why, reasoning)
+		err := d.stop(ctx, &s, why)
+		return s, true, err
+	}
+	return s, false, nil
+}
+
+// milestoneTasks counts a milestone's tasks that passed (committed or
+// skipped as already satisfied) and failed.
+func milestoneTasks(s *WorkflowState, id string) (passed, failed int) {
+	for _, e := range s.DoneList {
+		if e.Milestone == id && e.QA != QASplit {
+			passed++
+		}
+	}
+	for _, f := range s.Failures {
+		if f.Milestone == id {
+			failed++
+		}
+	}
+	return passed, failed
+}
+
+// recordOverrule keeps an overruled claim in the state (the report lists
+// them) and the event log.
+func recordOverrule(ctx context.Context, s *WorkflowState, who, why, reasoning string) {
+	s.Overruled = append(s.Overruled, who+": "+why)
+	graph.Emit(ctx, "claim_overruled", map[string]any{"who": who, "why": why, "claim": textutil.Clip(reasoning, 300)})
+}
+
+// settleOutcome decides how a run that reached its end ended: stopped at a
+// limit, failed, or done — and done only with evidence, which it records.
+func (d *Deps) settleOutcome(ctx context.Context, s *WorkflowState) error {
+	s.Evidence = ""
+	switch {
+	case s.StopReason != "":
+		s.Outcome = OutcomeFailed
+		if limitStop(s.StopReason) {
+			s.Outcome = OutcomeStopped
+		}
+		return nil
+	case len(s.Milestones) == 0:
+		s.Outcome, s.StopReason = OutcomeFailed, "the plan has no milestone"
+		return nil
+	}
+	var open []string
+	for _, m := range s.Milestones {
+		if m.Status != MilestoneDone {
+			open = append(open, m.ID)
+		}
+	}
+	if len(open) > 0 {
+		s.Outcome, s.StopReason = OutcomeFailed, "milestone(s) "+strings.Join(open, ", ")+" not done"
+		return nil
+	}
+	why, evidence, err := d.evidence(ctx, s)
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		recordOverrule(ctx, s, "report", why, "every milestone was declared done")
+		s.Outcome, s.StopReason = OutcomeFailed, why
+		return nil
+	}
+	s.Outcome, s.Evidence = OutcomeDone, evidence
+	graph.Emit(ctx, "evidence", map[string]any{"evidence": evidence})
+	return nil
+}
+
+// evidence looks for proof that a run whose milestones were all declared
+// done did its work: at least one task done, and the gates passing on the
+// final tree (run again when the tree changed since the last task whose
+// gates passed). why says what is missing; evidence what was found.
+func (d *Deps) evidence(ctx context.Context, s *WorkflowState) (why, evidence string, err error) {
+	committed, skipped, last := 0, 0, ""
+	for _, e := range s.DoneList {
+		switch {
+		case e.Commit != "":
+			committed++
+			last = e.Commit
+		case e.QA == "skipped":
+			skipped++
+		}
+	}
+	if committed == 0 && skipped == 0 {
+		return "no task was done: the milestones were declared done without any work, so nothing shows the remit was carried out", "", nil
+	}
+	tasks := fmt.Sprintf("%d task(s) committed", committed)
+	if skipped > 0 {
+		tasks += fmt.Sprintf(", %d skipped as already satisfied", skipped)
+	}
+	if len(d.Gates) == 0 || d.Work == nil {
+		if committed == 0 {
+			return "no gate is configured or detected and no task's work passed a review: nothing shows the remit was carried out", "", nil
+		}
+		return "", tasks + "; each passed QA's review (no gate is configured or detected: the gates key of lemmings.yaml adds them)", nil
+	}
+	head, err := d.Work.Head(ctx)
+	if err != nil {
+		return "", "", fmt.Errorf("report: final tree: %w", err)
+	}
+	names := gateNames(d.Gates)
+	if last != "" {
+		changed, err := d.Work.ChangedFiles(ctx, last)
+		if err != nil {
+			return "", "", fmt.Errorf("report: final tree: %w", err)
+		}
+		if len(changed) == 0 {
+			return "", fmt.Sprintf("%s; the gates (%s) passed on the final tree %s", tasks, names, short(head)), nil
+		}
+	}
+	for _, r := range workspace.RunGates(ctx, d.Sandbox, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes) {
+		graph.Emit(ctx, "gate", map[string]any{"task": "final", "gate": r.Name, "passed": r.Passed, "exit_code": r.ExitCode, "ms": r.Duration.Milliseconds()})
+		if err := ctx.Err(); err != nil {
+			return "", "", err
+		}
+		if !r.Passed {
+			return fmt.Sprintf("the gate %s fails on the final tree %s: %s", r.Name, short(head), textutil.Clip(textutil.FirstLine(r.Failure()), 300)), "", nil
+		}
+	}
+	return "", fmt.Sprintf("%s; the gates (%s) passed on the final tree %s", tasks, names, short(head)), nil
+}
+
+func gateNames(gates []workspace.Gate) string {
+	names := make([]string, len(gates))
+	for i, g := range gates {
+		names[i] = g.Name
+	}
+	return strings.Join(names, ", ")
+}
