@@ -12,6 +12,7 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runview"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -104,16 +105,11 @@ func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
 	if errors.As(err, &le) && notTheModel[le.Kind] {
 		return Outcome{RunID: res.RunID}, err // the attempt is void: a resumed eval makes it again
 	}
-	s := res.State
-	out := Outcome{RunID: res.RunID, Status: string(res.Standing.Status), Outcome: s.Outcome, StopReason: s.StopReason,
-		TasksCompleted: s.TasksCompleted, TasksFailed: s.TasksFailed}
-	for _, u := range s.Usage {
-		out.PromptTokens += u.PromptTokens
-		out.CompletionTokens += u.CompletionTokens
-		out.CostUSD += u.CostUSD
-		out.Calls += u.Calls
-		out.ModelSeconds += u.Elapsed.Seconds()
-	}
+	v := runview.Of(&res.State, res.Standing)
+	out := Outcome{RunID: res.RunID, Status: string(v.Standing.Status), Outcome: v.Outcome, StopReason: v.StopReason,
+		TasksCompleted: v.Tasks.Completed, TasksFailed: v.Tasks.Failed,
+		PromptTokens: v.Total.PromptTokens, CompletionTokens: v.Total.CompletionTokens, CostUSD: v.Total.CostUSD,
+		Calls: v.Total.Calls, ModelSeconds: v.Total.Elapsed.Seconds()}
 	if err != nil {
 		out.Error = err.Error()
 		if out.Outcome == "" {

@@ -23,6 +23,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runview"
 )
 
 // ErrNoMatchingRun: runs are stored, but none is what Pick wants.
@@ -85,16 +86,15 @@ func (r Run) Standing() nodes.Standing {
 	return nodes.StandingOf(nodes.Stored{Status: r.Status, Active: r.Active, Reason: r.Reason, Error: r.Error}, &s)
 }
 
-// CostUSD is the run's spend so far over every role.
-func (r Run) CostUSD() float64 { return TotalCost(r.State) }
-
-// TotalCost adds up the cost of every role of a state.
-func TotalCost(s nodes.WorkflowState) float64 {
-	cost := 0.0
-	for _, u := range s.Usage {
-		cost += u.CostUSD
+// View is the run as every screen shows it (package runview): its tasks,
+// milestones, directives, tokens and cost, and how it stands. A damaged
+// run's view is empty but for its id and standing.
+func (r Run) View() runview.View {
+	s := r.State
+	if s.RunID == "" {
+		s.RunID = r.ID
 	}
-	return cost
+	return runview.Of(&s, r.Standing())
 }
 
 // List returns every run, most recently updated first, each with its last

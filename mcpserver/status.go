@@ -105,7 +105,6 @@ func (s *Server) status(ctx context.Context, store *inspect.Store, id string) (R
 	if err != nil {
 		return out, err
 	}
-	st := r.State
 	out.Status, out.Active = r.DisplayStatus(), r.Active
 	if c != nil && c.running() && !r.Active {
 		out.Active = true // between the process's start and its taking the run's lock
@@ -115,17 +114,18 @@ func (s *Server) status(ctx context.Context, store *inspect.Store, id string) (R
 		out.Hint = "the run's checkpoints cannot be read: " + out.Error
 		return out, nil
 	}
-	out.Remit, out.Branch, out.Phase, out.Step, out.NextNodes = st.Remit, st.Branch, st.Phase, r.Step, r.Next
+	v := r.View()
+	out.Remit, out.Branch, out.Phase, out.Step, out.NextNodes = v.Remit, v.Branch, v.Phase, r.Step, r.Next
 	out.Updated = stamp(r.Updated)
-	out.Started = stamp(st.StartedAt)
-	out.Milestone, out.Milestones = min(st.CurrentMilestone+1, len(st.Milestones)), len(st.Milestones)
-	out.TasksCompleted, out.TasksFailed, out.TasksPlanned = st.TasksCompleted, st.TasksFailed, len(st.CarryForward)
-	if t := st.CurrentTask; t != nil {
+	out.Started = stamp(v.StartedAt)
+	out.Milestone, out.Milestones = v.Milestone, v.Milestones
+	out.TasksCompleted, out.TasksFailed, out.TasksPlanned = v.Tasks.Completed, v.Tasks.Failed, v.Tasks.Planned
+	if t := v.Current; t != nil {
 		out.CurrentTask = &TaskInfo{ID: t.ID, Title: t.Title, Attempt: t.Attempt}
 	}
-	out.PendingDirectives = len(st.PendingDirectives)
-	out.CostUSD = inspect.TotalCost(st)
-	out.Outcome, out.Reason = st.Outcome, r.Standing().Reason
+	out.PendingDirectives = v.PendingDirectives
+	out.CostUSD = v.Total.CostUSD
+	out.Outcome, out.Reason = v.Outcome, v.Standing.Reason
 	// A Ctrl-C is how an interrupted run ends, not an error (as lemmings status).
 	out.Error = r.Error
 	if r.Status == graph.StatusInterrupted && strings.Contains(out.Error, context.Canceled.Error()) {
@@ -139,13 +139,12 @@ func (s *Server) status(ctx context.Context, store *inspect.Store, id string) (R
 	if p := inspect.ReportPath(s.opts.Root, id); fileExists(p) {
 		out.Report = p
 	}
-	out.Hint = hint(out, r)
+	out.Hint = hint(out, v.Standing)
 	return out, nil
 }
 
 // hint says what a calling agent can do next with a run in this state.
-func hint(out RunStatus, r inspect.Run) string {
-	st := r.Standing()
+func hint(out RunStatus, st nodes.Standing) string {
 	switch {
 	case out.Active:
 		return "the run is moving: call wait to follow it (progress notifications), events for what it did, halt to stop it now (the step it cuts off runs again on resume)"

@@ -84,8 +84,9 @@ func (s *Server) runsTool(ctx context.Context, _ *mcp.CallToolRequest, _ struct{
 		return nil, out, err
 	}
 	for _, r := range runs {
-		row := RunSummary{RunID: r.ID, Status: r.DisplayStatus(), Updated: stamp(r.Updated), Remit: r.State.Remit,
-			TasksCompleted: r.State.TasksCompleted, TasksFailed: r.State.TasksFailed, CostUSD: r.CostUSD()}
+		v := r.View()
+		row := RunSummary{RunID: r.ID, Status: r.DisplayStatus(), Updated: stamp(r.Updated), Remit: v.Remit,
+			TasksCompleted: v.Tasks.Completed, TasksFailed: v.Tasks.Failed, CostUSD: v.Total.CostUSD}
 		if r.Err != nil {
 			row.Error = r.Err.Error()
 		}

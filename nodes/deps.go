@@ -47,16 +47,17 @@ type Deps struct {
 	// Supervisors runs supervisor jobs; nil when supervisors are off.
 	Supervisors *SupervisorPool
 	Now         func() time.Time
-	// RunDir is .lemmings/runs/<run-id>: the report and board are written there.
+	// RunDir is .lemmings/runs/<run-id>: the run's files (knowledge review
+	// requests among them) are there.
 	RunDir string
-	// Mermaid is the compiled graph, drawn in the report.
-	Mermaid string
+	// Hooks run around every node after the workflow's own (hooks.go): what
+	// the caller keeps in step with the state, such as board.md.
+	Hooks []Hook
 	// WallDeadline is when limits.max_wall_time ends this process's stretch
 	// of the run (zero: counted from the run's start). The caller's context
 	// is cancelled then too; nodes use it to size what they start.
 	WallDeadline time.Time
 
-	lastBoard string // board.md as last written
 	// noted is the last text of each note (noteOnce): every prompt selects
 	// the knowledge again, and what it left out is said once, not per call.
 	noted   map[string]string

@@ -37,6 +37,12 @@ const (
 // be able to drop a directive by silence.
 const ignoredRoundsBeforeForcing = 2
 
+// OpenDirectives are the pending directives no task addresses yet, in the
+// order the planner sees them (the board shows them so).
+func (s *WorkflowState) OpenDirectives() []Directive {
+	return orderedDirectives(s.PendingDirectives, false)
+}
+
 // orderedDirectives returns the directives not yet turned into tasks, in the
 // order the planner must see them: critical, functional, then cleanup, each by
 // priority, oldest first.

@@ -172,3 +172,6 @@ func gateNames(gates []workspace.Gate) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// short is a commit's abbreviation.
+func short(sha string) string { return sha[:min(len(sha), 10)] }

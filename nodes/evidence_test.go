@@ -168,23 +168,6 @@ func TestStandingOfEveryEnding(t *testing.T) {
 	}
 }
 
-// A finished run's board has no active milestone: what was open is
-// unfinished, what never started says so.
-func TestAFinishedBoardShowsNoActiveMilestone(t *testing.T) {
-	s := WorkflowState{RunID: "r1", Phase: PhaseDone, Outcome: OutcomeFailed, StopReason: "3 tasks failed in a row",
-		Milestones: []Milestone{{ID: "m1", Goal: "a", Status: MilestoneActive}, {ID: "m2", Goal: "b", Status: MilestonePending}}}
-	board := renderBoard(&s)
-	for _, want := range []string{"Status: failed — 3 tasks failed in a row", "## m1 [unfinished] a", "## m2 [not started] b"} {
-		if !strings.Contains(board, want) {
-			t.Errorf("board lacks %q:\n%s", want, board)
-		}
-	}
-	s.Phase = PhaseExecute // a run still going: its milestone is active
-	if board := renderBoard(&s); !strings.Contains(board, "## m1 [active] a") {
-		t.Errorf("a running board:\n%s", board)
-	}
-}
-
 // issue 23: the planner may not declare a milestone done while its task is
 // unfinished. The task is not thrown away for the claim: it gets its next
 // attempt, and the claim is recorded as overruled.

@@ -10,7 +10,8 @@ import (
 
 // Hook is work that runs around the nodes, registered in one place
 // (Deps.hooks) rather than called from inside them: the supervisors'
-// bookkeeping, board.md. Before runs on the state a node starts from (on a
+// bookkeeping, and the hooks of the caller (Deps.Hooks: board.md and
+// report.md, which package run registers). Before runs on the state a node starts from (on a
 // copy, which the node then receives); After on the state the node leaves,
 // also when it pauses for a human. A hook's error fails the step as the
 // node's own would.
@@ -37,10 +38,11 @@ const (
 // happen records a fact for the hooks around the node.
 func happen(s *WorkflowState, fact string) { s.Happened = append(s.Happened, fact) }
 
-// hooks are every Hook of the workflow, in the order they run; the quick and
-// the full pipeline share them, as they share the graph.
+// hooks are every Hook of the workflow, in the order they run: the
+// workflow's own, then the caller's. The quick and the full pipeline share
+// them, as they share the graph.
 func (d *Deps) hooks() []Hook {
-	return []Hook{d.supervisorHook(), d.boardHook()}
+	return append([]Hook{d.supervisorHook()}, d.Hooks...)
 }
 
 // around wraps a node in the hooks that apply to it. The facts the node
@@ -81,17 +83,4 @@ func (d *Deps) around(name string, hooks []Hook, fn graph.NodeFunc[WorkflowState
 		out.Happened = nil
 		return out, err
 	}
-}
-
-// boardHook keeps board.md in step with the state after each node and
-// reports progress. The board is a view: failing to write it is reported,
-// never fatal.
-func (d *Deps) boardHook() Hook {
-	return Hook{Name: "board", After: func(ctx context.Context, _ string, s *WorkflowState) error {
-		if berr := d.writeBoard(s); berr != nil {
-			graph.Emit(ctx, "warning", map[string]any{"message": "board.md not written: " + berr.Error()})
-		}
-		graph.Emit(ctx, "progress", progressOf(s))
-		return nil
-	}}
 }

@@ -7,8 +7,8 @@ import "github.com/lemmings-dev/lemmings/graph"
 // code; docs/architecture.md "The workflow graph" says why they are so.
 //
 // Every node works on a copy of the state; the hooks (hooks.go: the
-// supervisors' bookkeeping, board.md) run around every node, registered
-// once here.
+// supervisors' bookkeeping, the caller's Deps.Hooks) run around every node,
+// registered once here.
 func Build(d *Deps) *graph.Graph[WorkflowState] {
 	set := d.Settings
 	g := graph.New[WorkflowState]()
@@ -46,20 +46,4 @@ func Build(d *Deps) *graph.Graph[WorkflowState] {
 	g.AddConditionalEdges(NodePolish, routeAfterPolish, NodePlanner, NodeReport)
 	g.AddEdge(NodeReport, graph.End)
 	return g
-}
-
-func progressOf(s *WorkflowState) map[string]any {
-	planned := len(s.CarryForward)
-	if s.CurrentTask != nil {
-		planned++
-	}
-	cost := 0.0
-	for _, u := range s.Usage {
-		cost += u.CostUSD
-	}
-	return map[string]any{
-		"done": s.TasksCompleted, "failed": s.TasksFailed, "planned": planned,
-		"milestone": min(s.CurrentMilestone+1, len(s.Milestones)), "milestones": len(s.Milestones),
-		"cost_usd": cost, "phase": s.Phase,
-	}
 }

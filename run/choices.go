@@ -12,7 +12,7 @@ import (
 	"strconv"
 
 	"github.com/lemmings-dev/lemmings/config"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/internal/atomicfile"
 )
 
 // ChoicesFile, in a run's folder, holds the choices the run was started with
@@ -80,5 +80,5 @@ func saveChoices(runDir string, ch Choices) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return changed, nodes.WriteFileAtomic(path, append(data, '\n'))
+	return changed, atomicfile.WriteFile(path, append(data, '\n'), 0o600)
 }

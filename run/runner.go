@@ -36,6 +36,8 @@ const (
 	HaltFile       = "halt"
 	EventsFile     = "events.jsonl"
 	PromptsFile    = "prompts.jsonl"
+	BoardFile      = "board.md"
+	ReportFile     = "report.md"
 )
 
 // Options say what to run and how.
@@ -197,7 +199,7 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 		// An approval that a bare resume walks through is no approval.
 		res := Result{RunID: o.RunID, Status: snap.Status, Standing: standingOf(snap, nil), State: snap.State, Branch: snap.State.Branch,
 			RunDir: filepath.Join(repo.Root(), DataDir, RunsDir, o.RunID)}
-		if report := filepath.Join(res.RunDir, "report.md"); fileExists(report) {
+		if report := filepath.Join(res.RunDir, ReportFile); fileExists(report) {
 			res.State.ReportPath = report
 		}
 		return res, &PausedError{RunID: o.RunID, Reason: snap.Reason}
@@ -293,6 +295,7 @@ type runEnv struct {
 	branch string
 	wt     *workspace.Worktree
 	deps   *nodes.Deps
+	views  *views
 	// halted says whether a halt was requested (the halt file, or the
 	// backend's check), polled every haltEvery while the run works.
 	halted    func() bool
@@ -350,14 +353,14 @@ func (e *runEnv) result(ctx context.Context, runID string, final nodes.WorkflowS
 			e.note(runID, "world_reset", map[string]any{"to": snap.Metadata[MetaGitHead], "from": reset, "step": snap.Step, "why": "the step was cut off"}, nil)
 		}
 	}
-	if res.Status != graph.StatusDone && e.deps != nil {
+	if res.Status != graph.StatusDone && e.views != nil {
 		// The Report node did not run: the run still leaves a report that
 		// says where it stands, why, and how to go on.
 		st := res.State
 		if st.RunID == "" {
 			st.RunID = runID
 		}
-		if path, rerr := e.deps.EndReport(wctx, st, res.Standing); rerr == nil && path != "" {
+		if path, rerr := e.views.endReport(wctx, st, res.Standing); rerr == nil && path != "" {
 			res.State.ReportPath = path
 		} else if rerr != nil {
 			runErr = errors.Join(runErr, rerr)
@@ -433,6 +436,8 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	}
 	deps := &nodes.Deps{Model: env.router, Composer: composer, Work: wt, Gates: gates, Sandbox: env.box, Search: search, Index: index,
 		Settings: set, Supervisors: env.pool, RunDir: runDir}
+	env.views = &views{deps: deps, dir: runDir}
+	deps.Hooks = env.views.hooks()
 
 	logged, err := env.openLog(wt.RunID(), o, &startup, warn)
 	if err != nil {
@@ -449,7 +454,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	if err != nil {
 		return nil, err
 	}
-	deps.Mermaid = app.Mermaid()
+	env.views.mermaid = app.Mermaid()
 	env.app, env.deps = app, deps
 	ok = true
 	return env, nil

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runview"
 )
 
 // usagePoint is one model call's tokens and cost.
@@ -23,7 +23,7 @@ type usagePoint struct {
 // usageSeries gathers the run's model calls: the llm_call events of the
 // event log, and the supervisor run log for supervisors the log has no
 // calls of (their calls run in the background).
-func usageSeries(events []graph.Event, s nodes.WorkflowState) []usagePoint {
+func usageSeries(events []graph.Event, v runview.View) []usagePoint {
 	var pts []usagePoint
 	seen := map[string]bool{}
 	for _, ev := range events {
@@ -42,7 +42,7 @@ func usageSeries(events []graph.Event, s nodes.WorkflowState) []usagePoint {
 		seen[d.Label] = true
 		pts = append(pts, usagePoint{At: ev.Time, Role: d.Label, Tokens: d.Prompt + d.Completion, Cost: d.Cost})
 	}
-	for _, r := range s.SupervisorRunLog {
+	for _, r := range v.Supervisors {
 		if seen[r.Supervisor] {
 			continue
 		}
@@ -55,8 +55,8 @@ func usageSeries(events []graph.Event, s nodes.WorkflowState) []usagePoint {
 var palette = []string{"#2f6fdf", "#d9534f", "#2a9d5b", "#e69b00", "#8e44ad", "#16a2b8", "#7f6a00", "#c2185b", "#5d6d7e", "#1abc9c"}
 
 // usageCharts draws cumulative tokens and cost per role over the run's time.
-func usageCharts(events []graph.Event, s nodes.WorkflowState) (template.HTML, template.HTML) {
-	pts := usageSeries(events, s)
+func usageCharts(events []graph.Event, v runview.View) (template.HTML, template.HTML) {
+	pts := usageSeries(events, v)
 	if len(pts) == 0 {
 		return "", ""
 	}

@@ -32,7 +32,7 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 		var runs []inspect.Run
 		runs, err = store.List(r.Context())
 		for _, run := range runs {
-			p.Runs = append(p.Runs, rowOf(s.opts.Root, run))
+			p.Runs = append(p.Runs, rowOf(s.opts.Root, run, run.View()))
 			p.Moving = p.Moving || run.Active
 		}
 	}

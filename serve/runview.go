@@ -19,6 +19,7 @@ import (
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runview"
 )
 
 // runRow is one line of the runs page.
@@ -30,21 +31,20 @@ type runRow struct {
 	Updated                        time.Time
 }
 
-func rowOf(root string, r inspect.Run) runRow {
+func rowOf(root string, r inspect.Run, v runview.View) runRow {
 	row := runRow{ID: r.ID, Status: r.DisplayStatus(), Updated: r.Updated}
 	if r.Err != nil {
 		row.Err = r.Err.Error()
 		return row
 	}
-	s := r.State
-	row.Remit, row.Branch, row.Done, row.Failed, row.Cost = s.Remit, s.Branch, s.TasksCompleted, s.TasksFailed, inspect.TotalCost(s)
+	row.Remit, row.Branch, row.Done, row.Failed, row.Cost = v.Remit, v.Branch, v.Tasks.Completed, v.Tasks.Failed, v.Total.CostUSD
 	row.Duration = inspect.Duration(root, r, time.Now())
 	return row
 }
 
-// runView is everything the run page shows. Each section carries its own
+// runPage is everything the run page shows. Each section carries its own
 // error, so a damaged part of a run leaves the rest readable.
-type runView struct {
+type runPage struct {
 	Run       runRow
 	Active    bool
 	Resumable bool
@@ -59,7 +59,7 @@ type runView struct {
 	Resume    *resumeStatus
 	Phase     string
 	Current   *nodes.Task
-	Board     []milestoneView
+	Board     []milestoneRow
 	Graph     template.HTML
 	GraphErr  string
 
@@ -70,29 +70,27 @@ type runView struct {
 	EventsErr   string
 	Live        bool
 
-	Gates    []gateRun
+	Gates    []runview.Verdict
 	GatesErr string
 
 	Commits    []commitView
 	CommitsErr string
 
-	Usage      []usageRow
+	Usage      []runview.RoleUsage
 	TokensSVG  template.HTML
 	CostSVG    template.HTML
-	Directives []directiveRow
+	Directives []runview.Directive
 	Supervisor []nodes.SupervisorRun
 	Report     template.HTML
 	ReportErr  string
 	Warnings   []string
 }
 
-type milestoneView struct {
-	ID, Goal, Status string
-	Current          bool
-	Done             []nodes.DoneEntry
-	Failed           []nodes.Failure
-	InProgress       *nodes.Task
-	Planned          []nodes.PlannedTask
+// milestoneRow is a milestone of the board; Current only while the run
+// goes (an ended run has none to highlight).
+type milestoneRow struct {
+	runview.Milestone
+	Current bool
 }
 
 type eventRow struct {
@@ -104,16 +102,6 @@ type eventRow struct {
 	Class string    `json:"class"`
 }
 
-type gateRun struct {
-	Step    int
-	Task    string
-	Title   string
-	Attempt int
-	Passed  bool
-	Gates   []nodes.GateOutcome
-	Failing []nodes.CriterionResult
-}
-
 type commitView struct {
 	SHA, Subject, Task, When string
 	Diff                     []diffLine
@@ -122,23 +110,10 @@ type commitView struct {
 
 type diffLine struct{ Class, Text string }
 
-type usageRow struct {
-	Role                   string
-	Calls, Prompt, Compl   int
-	Cost                   float64
-	Elapsed                time.Duration
-	PromptShare, CostShare int
-}
-
-type directiveRow struct {
-	ID, Source, Fate, Task, Description, Note, Priority, Type string
-	At                                                        time.Time
-}
-
 // maxEventsShown bounds the timeline a page carries; the stream adds the rest.
 const maxEventsShown = 400
 
-func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runView, error) {
+func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runPage, error) {
 	store, err := s.store()
 	if err != nil {
 		return nil, err
@@ -153,14 +128,16 @@ func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runView, 
 			}
 		}
 	}
-	v := &runView{Run: rowOf(s.opts.Root, r), Active: r.Active, Step: r.Step, Reason: r.Reason, Error: r.Error,
+	view := r.View()
+	v := &runPage{Run: rowOf(s.opts.Root, r, view), Active: r.Active, Step: r.Step, Reason: r.Reason, Error: r.Error,
 		Halting: s.source().HaltRequested(ctx, id), Resume: s.resumeStatus(id)}
 	v.Live = r.Status != graph.StatusDone || v.Resume != nil
 	if r.Err == nil {
-		st := r.State
-		v.Standing = r.Standing()
-		v.Phase, v.Current, v.Warnings = st.Phase, st.CurrentTask, st.Warnings
-		v.Board = boardOf(st, v.Standing)
+		v.Standing = view.Standing
+		v.Phase, v.Current, v.Warnings = view.Phase, view.Current, view.Warnings
+		for _, m := range view.Board {
+			v.Board = append(v.Board, milestoneRow{Milestone: m, Current: m.Current && !view.Ended})
+		}
 		v.Resumable = !r.Active && r.Status != graph.StatusDone && v.Resume == nil
 		if r.Status == graph.StatusPaused {
 			snap, err := store.Snapshot(ctx, id)
@@ -175,13 +152,12 @@ func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runView, 
 	}
 	events := v.loadEvents(ctx, s.source(), id)
 	if r.Err == nil {
-		st := r.State
 		v.Gates, v.GatesErr = s.gateRuns(ctx, store, id)
-		v.Commits, v.CommitsErr = s.commitsOf(ctx, id, st)
-		v.Usage = usageRows(st)
-		v.Directives = directiveRows(st)
-		v.Supervisor = st.SupervisorRunLog
-		v.TokensSVG, v.CostSVG = usageCharts(events, st)
+		v.Commits, v.CommitsErr = s.commitsOf(ctx, id, view)
+		v.Usage = view.Usage
+		v.Directives = view.Directives
+		v.Supervisor = view.Supervisors
+		v.TokensSVG, v.CostSVG = usageCharts(events, view)
 	}
 	if data, err := s.source().Report(ctx, id); err != nil {
 		v.ReportErr = err.Error()
@@ -191,36 +167,9 @@ func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runView, 
 	return v, nil
 }
 
-func boardOf(s nodes.WorkflowState, st nodes.Standing) []milestoneView {
-	var out []milestoneView
-	for i, m := range s.Milestones {
-		mv := milestoneView{ID: m.ID, Goal: m.Goal, Status: nodes.MilestoneShown(m.Status, st), Current: i == s.CurrentMilestone && s.Phase != nodes.PhaseDone}
-		for _, e := range s.DoneList {
-			if e.Milestone == m.ID {
-				mv.Done = append(mv.Done, e)
-			}
-		}
-		for _, f := range s.Failures {
-			if f.Milestone == m.ID {
-				mv.Failed = append(mv.Failed, f)
-			}
-		}
-		if mv.Current {
-			if t := s.CurrentTask; t != nil && (t.Milestone == m.ID || t.Milestone == "") {
-				mv.InProgress = t
-			}
-			mv.Planned = s.CarryForward
-		} else if m.Status == nodes.MilestonePending {
-			mv.Planned = m.Tasks
-		}
-		out = append(out, mv)
-	}
-	return out
-}
-
 // loadEvents reads the event log, keeps its tail for the timeline and
 // returns all of it (the usage chart reads it too).
-func (v *runView) loadEvents(ctx context.Context, src Source, id string) []graph.Event {
+func (v *runPage) loadEvents(ctx context.Context, src Source, id string) []graph.Event {
 	got, err := src.Events(ctx, id, 0, 0)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
@@ -320,12 +269,12 @@ func eventText(ev graph.Event) string {
 // gateRuns collects every QA verdict of the run, with the gates' output, from
 // the checkpoints of the steps where QA ran. A checkpoint never changes once
 // written, so each is read once.
-func (s *Server) gateRuns(ctx context.Context, store *inspect.Store, id string) ([]gateRun, string) {
+func (s *Server) gateRuns(ctx context.Context, store *inspect.Store, id string) ([]runview.Verdict, string) {
 	hist, err := store.App().History(ctx, id)
 	if err != nil {
 		return nil, err.Error()
 	}
-	var out []gateRun
+	var out []runview.Verdict
 	for _, h := range hist {
 		if !slices.Contains(h.Nodes, nodes.NodeQA) {
 			continue
@@ -340,17 +289,9 @@ func (s *Server) gateRuns(ctx context.Context, store *inspect.Store, id string) 
 				return out, err.Error()
 			}
 			cached = nil
-			if st.QA != nil {
-				g := gateRun{Step: h.Step, Passed: st.QA.Passed, Gates: st.QA.Gates}
-				if t := st.CurrentTask; t != nil {
-					g.Task, g.Title, g.Attempt = t.ID, t.Title, t.Attempt
-				}
-				for _, c := range st.QA.Criteria {
-					if !c.Met {
-						g.Failing = append(g.Failing, c)
-					}
-				}
-				cached = []gateRun{g}
+			if g := runview.VerdictOf(&st); g != nil {
+				g.Step = h.Step
+				cached = []runview.Verdict{*g}
 			}
 			s.cacheMu.Lock()
 			s.qaCache[key] = cached
@@ -367,7 +308,7 @@ var shaPattern = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 const maxDiffBytes = 200 << 10
 
 // commitsOf lists the run branch's commits with their diffs (real git).
-func (srv *Server) commitsOf(ctx context.Context, id string, s nodes.WorkflowState) ([]commitView, string) {
+func (srv *Server) commitsOf(ctx context.Context, id string, s runview.View) ([]commitView, string) {
 	if s.Branch == "" || s.BaseCommit == "" {
 		return nil, ""
 	}
@@ -442,35 +383,4 @@ func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
 		return "", fmt.Errorf("git %s: %w", args[0], err)
 	}
 	return string(out), nil
-}
-
-func usageRows(s nodes.WorkflowState) []usageRow {
-	var rows []usageRow
-	maxPrompt, maxCost := 0, 0.0
-	for role, u := range s.Usage {
-		rows = append(rows, usageRow{Role: role, Calls: u.Calls, Prompt: u.PromptTokens, Compl: u.CompletionTokens, Cost: u.CostUSD, Elapsed: u.Elapsed})
-		maxPrompt = max(maxPrompt, u.PromptTokens+u.CompletionTokens)
-		maxCost = max(maxCost, u.CostUSD)
-	}
-	for i := range rows {
-		if maxPrompt > 0 {
-			rows[i].PromptShare = 100 * (rows[i].Prompt + rows[i].Compl) / maxPrompt
-		}
-		if maxCost > 0 {
-			rows[i].CostShare = int(100 * rows[i].Cost / maxCost)
-		}
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].Role < rows[j].Role })
-	return rows
-}
-
-func directiveRows(s nodes.WorkflowState) []directiveRow {
-	var rows []directiveRow
-	for _, f := range s.DirectiveLog {
-		rows = append(rows, directiveRow{ID: f.DirectiveID, Source: f.Source, Fate: f.Fate, Task: f.TaskID, Description: f.Description, Note: f.Note, At: f.At})
-	}
-	for _, d := range s.PendingDirectives {
-		rows = append(rows, directiveRow{ID: d.ID, Source: d.Source, Fate: "pending", Task: d.TaskID, Description: d.Description, Priority: d.Priority, Type: d.Type})
-	}
-	return rows
 }

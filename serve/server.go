@@ -29,6 +29,7 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/internal/redact"
+	"github.com/lemmings-dev/lemmings/runview"
 )
 
 //go:embed templates/*.html
@@ -85,7 +86,7 @@ type Server struct {
 	resuming map[string]*resumeJob
 
 	cacheMu sync.Mutex
-	qaCache map[string][]gateRun // run id + step → QA result, immutable once written
+	qaCache map[string][]runview.Verdict // run id + step → QA result, immutable once written
 }
 
 // New builds a Server.
@@ -111,7 +112,7 @@ func New(o Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: o, csrf: RandomToken(), pages: pages, ctx: ctx, cancel: cancel,
-		resuming: map[string]*resumeJob{}, qaCache: map[string][]gateRun{}, cop: http.NewCrossOriginProtection()}
+		resuming: map[string]*resumeJob{}, qaCache: map[string][]runview.Verdict{}, cop: http.NewCrossOriginProtection()}
 	s.routes()
 	return s, nil
 }

@@ -235,16 +235,14 @@ func (a *app) clusterCommand(cmd *cobra.Command, db *pgstore.DB, name, id string
 	}
 	pid, _ := db.HolderPID(ctx, id)
 	halt, _ := db.HaltRequested(ctx, id)
-	s := snap.State
-	if s.RunID == "" {
-		s.RunID = id
-	}
-	st := nodes.StandingOf(nodes.Stored{Status: snap.Status, Active: pid != 0, Reason: snap.Reason, Error: snap.Error}, &s)
+	v := inspect.Run{RunInfo: graph.RunInfo{ID: id, Status: snap.Status, Active: pid != 0, Reason: snap.Reason, Error: snap.Error},
+		State: snap.State}.View()
+	st := v.Standing
 	if a.jsonOut {
 		a.printJSON(map[string]any{"run_id": id, "status": st.Status, "stored_status": snap.Status, "step": snap.Step, "next": snap.Next, "updated": snap.Updated,
-			"remit": s.Remit, "branch": s.Branch, "phase": s.Phase, "tasks_completed": s.TasksCompleted, "tasks_failed": s.TasksFailed,
+			"remit": v.Remit, "branch": v.Branch, "phase": v.Phase, "tasks_completed": v.Tasks.Completed, "tasks_failed": v.Tasks.Failed,
 			"held": pid != 0, "halt_requested": halt, "git_head": snap.Metadata[run.MetaGitHead], "git_ref": snap.Metadata["git_ref"],
-			"reason": snap.Reason, "error": snap.Error, "cost_usd": inspect.TotalCost(s)})
+			"reason": snap.Reason, "error": snap.Error, "cost_usd": v.Total.CostUSD})
 		return nil
 	}
 	w := a.stdout
@@ -256,7 +254,7 @@ func (a *app) clusterCommand(cmd *cobra.Command, db *pgstore.DB, name, id string
 	if st.Reason != "" && st.Status != nodes.RunPaused {
 		fmt.Fprintf(w, "reason: %s\n", st.Reason)
 	}
-	fmt.Fprintf(w, "remit: %s\nbranch: %s (on the shared remote)\nphase: %s\n", s.Remit, s.Branch, s.Phase)
+	fmt.Fprintf(w, "remit: %s\nbranch: %s (on the shared remote)\nphase: %s\n", v.Remit, v.Branch, v.Phase)
 	if ref := snap.Metadata["git_ref"]; ref != "" {
 		fmt.Fprintf(w, "last pushed: %s at %s\n", short(snap.Metadata[run.MetaGitHead]), ref)
 	}
@@ -272,7 +270,7 @@ func (a *app) clusterCommand(cmd *cobra.Command, db *pgstore.DB, name, id string
 	if len(snap.Next) > 0 {
 		fmt.Fprintf(w, "next: %s\n", strings.Join(snap.Next, ", "))
 	}
-	fmt.Fprintf(w, "tasks: %d done, %d failed, %d planned; cost: $%.4f\n", s.TasksCompleted, s.TasksFailed, len(s.CarryForward), inspect.TotalCost(s))
+	fmt.Fprintf(w, "tasks: %d done, %d failed, %d planned; cost: $%.4f\n", v.Tasks.Completed, v.Tasks.Failed, v.Tasks.Planned, v.Total.CostUSD)
 	return nil
 }
 

@@ -58,7 +58,8 @@ func (a *app) clusterRuns(cmd *cobra.Command, dsn string) error {
 		if r.Status == "running" && !r.Active {
 			status = "waiting for a worker"
 		}
-		a.printRun(r.ID, status, r.Updated, r.State.Remit, r.State.TasksCompleted, r.State.TasksFailed)
+		v := r.View()
+		a.printRun(r.ID, status, r.Updated, v.Remit, v.Tasks.Completed, v.Tasks.Failed)
 	}
 	subs, err := db.Submitted(ctx)
 	if err != nil {

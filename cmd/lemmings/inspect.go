@@ -67,48 +67,28 @@ func warnDamaged(ctx context.Context, store *inspect.Store, picked string, w io.
 // errNoMatchingRun: runs exist, but none is what the command wants.
 var errNoMatchingRun = errors.New("no matching run (lemmings runs lists them)")
 
-// loadRun picks a run (named in args, else the latest) and reads its last checkpoint.
-func (a *app) loadRun(ctx context.Context, args []string) (string, graph.Snapshot[nodes.WorkflowState], error) {
-	var none graph.Snapshot[nodes.WorkflowState]
+// loadRun picks a run (named in args, else the latest) and reads it as the
+// list sees it: its last checkpoint, and whether a process holds it (a
+// crashed run reads "crashed" here as in runs).
+func (a *app) loadRun(ctx context.Context, args []string) (inspect.Run, error) {
 	root := a.repoRoot()
 	store, err := inspect.Open(root)
 	if err != nil {
 		if len(args) == 1 {
-			return "", none, usageErr("no such run %q in %s: %v", args[0], root, err)
+			return inspect.Run{}, usageErr("no such run %q in %s: %v", args[0], root, err)
 		}
-		return "", none, err
+		return inspect.Run{}, err
 	}
 	id, err := a.pickFrom(ctx, store, args, nil)
 	if err != nil {
-		return "", none, err
-	}
-	snap, err := store.Snapshot(ctx, id)
-	return id, snap, err
-}
-
-// loadRunStanding is loadRun with the run as the list sees it: whether a
-// process holds it, so a crashed run reads "crashed" here as in runs.
-func (a *app) loadRunStanding(ctx context.Context, args []string) (string, graph.Snapshot[nodes.WorkflowState], inspect.Run, error) {
-	var none graph.Snapshot[nodes.WorkflowState]
-	root := a.repoRoot()
-	store, err := inspect.Open(root)
-	if err != nil {
-		if len(args) == 1 {
-			return "", none, inspect.Run{}, usageErr("no such run %q in %s: %v", args[0], root, err)
-		}
-		return "", none, inspect.Run{}, err
-	}
-	id, err := a.pickFrom(ctx, store, args, nil)
-	if err != nil {
-		return "", none, inspect.Run{}, err
+		return inspect.Run{}, err
 	}
 	snap, err := store.Snapshot(ctx, id)
 	if err != nil {
-		return "", none, inspect.Run{}, err
+		return inspect.Run{}, err
 	}
-	r := inspect.Run{RunInfo: graph.RunInfo{ID: id, Status: snap.Status, Step: snap.Step, Created: snap.Created, Updated: snap.Updated,
-		Nodes: snap.Nodes, Next: snap.Next, Reason: snap.Reason, Error: snap.Error, Active: store.Active(ctx, id)}, State: snap.State}
-	return id, snap, r, nil
+	return inspect.Run{RunInfo: graph.RunInfo{ID: id, Status: snap.Status, Step: snap.Step, Created: snap.Created, Updated: snap.Updated,
+		Nodes: snap.Nodes, Next: snap.Next, Reason: snap.Reason, Error: snap.Error, Active: store.Active(ctx, id)}, State: snap.State}, nil
 }
 
 // printJSON writes v as one JSON line.
@@ -133,12 +113,12 @@ func newRunsCmd(a *app) *cobra.Command {
 			}
 			var damaged []error
 			for _, r := range runs {
-				status := r.DisplayStatus()
-				remit, done, failed := r.State.Remit, r.State.TasksCompleted, r.State.TasksFailed
+				status, v := r.DisplayStatus(), r.View()
+				remit, done, failed := v.Remit, v.Tasks.Completed, v.Tasks.Failed
 				if a.jsonOut {
 					out := map[string]any{"run_id": r.ID, "status": status, "updated": r.Updated, "remit": remit, "tasks_completed": done, "tasks_failed": failed}
 					if status != inspect.Damaged {
-						st := r.Standing()
+						st := v.Standing
 						out["reason"], out["next_step"], out["resumable"] = st.Reason, st.Next, st.Resumable
 					} else if r.Err != nil {
 						out["reason"], out["error"] = r.Err.Error(), r.Err.Error()
@@ -168,32 +148,27 @@ func newStatusCmd(a *app) *cobra.Command {
 		Short: "Show where a run is: status, milestone, task, counts, cost",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, snap, r, err := a.loadRunStanding(cmd.Context(), args)
+			r, err := a.loadRun(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
-			s := snap.State
-			st := r.Standing()
-			milestone := min(s.CurrentMilestone+1, len(s.Milestones))
-			cost := 0.0
-			for _, u := range s.Usage {
-				cost += u.CostUSD
-			}
+			v := r.View()
+			st := v.Standing
 			if a.jsonOut {
-				out := map[string]any{"run_id": id, "status": st.Status, "reason": st.Reason, "next_step": st.Next, "resumable": st.Resumable,
-					"stored_status": snap.Status, "step": snap.Step, "next": snap.Next, "updated": snap.Updated,
-					"remit": s.Remit, "branch": s.Branch, "phase": s.Phase, "milestone": milestone, "milestones": len(s.Milestones),
-					"tasks_completed": s.TasksCompleted, "tasks_failed": s.TasksFailed, "tasks_planned": len(s.CarryForward),
-					"current_task": s.CurrentTask, "pending_directives": len(s.PendingDirectives), "cost_usd": cost,
-					"outcome": s.Outcome}
-				if !s.StartedAt.IsZero() {
-					out["started"] = s.StartedAt
+				out := map[string]any{"run_id": r.ID, "status": st.Status, "reason": st.Reason, "next_step": st.Next, "resumable": st.Resumable,
+					"stored_status": r.Status, "step": r.Step, "next": r.Next, "updated": r.Updated,
+					"remit": v.Remit, "branch": v.Branch, "phase": v.Phase, "milestone": v.Milestone, "milestones": v.Milestones,
+					"tasks_completed": v.Tasks.Completed, "tasks_failed": v.Tasks.Failed, "tasks_planned": v.Tasks.Planned,
+					"current_task": v.Current, "pending_directives": v.PendingDirectives, "cost_usd": v.Total.CostUSD,
+					"outcome": v.Outcome}
+				if !v.StartedAt.IsZero() {
+					out["started"] = v.StartedAt
 				}
 				a.printJSON(out)
 				return nil
 			}
 			w := a.stdout
-			fmt.Fprintf(w, "run %s: %s (step %d, updated %s)\n", id, st.Status, snap.Step, snap.Updated.Local().Format(time.DateTime))
+			fmt.Fprintf(w, "run %s: %s (step %d, updated %s)\n", r.ID, st.Status, r.Step, r.Updated.Local().Format(time.DateTime))
 			if st.Reason != "" {
 				label := "reason"
 				if st.Status == nodes.RunDone {
@@ -204,25 +179,25 @@ func newStatusCmd(a *app) *cobra.Command {
 			if st.Next != "" {
 				fmt.Fprintf(w, "how to go on: %s\n", st.Next)
 			}
-			fmt.Fprintf(w, "remit: %s\nbranch: %s\nphase: %s\n", s.Remit, s.Branch, s.Phase)
-			if len(snap.Next) > 0 && st.Resumable {
-				fmt.Fprintf(w, "next node: %s\n", strings.Join(snap.Next, ", "))
+			fmt.Fprintf(w, "remit: %s\nbranch: %s\nphase: %s\n", v.Remit, v.Branch, v.Phase)
+			if len(r.Next) > 0 && st.Resumable {
+				fmt.Fprintf(w, "next node: %s\n", strings.Join(r.Next, ", "))
 			}
-			if len(s.Milestones) > 0 {
-				fmt.Fprintf(w, "milestone %d of %d\n", milestone, len(s.Milestones))
+			if v.Milestones > 0 {
+				fmt.Fprintf(w, "milestone %d of %d\n", v.Milestone, v.Milestones)
 			}
-			for i, m := range s.Milestones {
+			for _, m := range v.Board {
 				mark := " "
-				if i == s.CurrentMilestone && st.Status != nodes.RunDone {
+				if m.Current && st.Status != nodes.RunDone {
 					mark = ">"
 				}
-				fmt.Fprintf(w, "%s %s [%s] %s\n", mark, m.ID, nodes.MilestoneShown(m.Status, st), m.Goal)
+				fmt.Fprintf(w, "%s %s [%s] %s\n", mark, m.ID, m.Status, m.Goal)
 			}
-			if t := s.CurrentTask; t != nil {
+			if t := v.Current; t != nil {
 				fmt.Fprintf(w, "task: %s %s (attempt %d)\n", t.ID, t.Title, t.Attempt)
 			}
 			fmt.Fprintf(w, "tasks: %d done, %d failed, %d planned; directives pending: %d; cost: $%.4f\n",
-				s.TasksCompleted, s.TasksFailed, len(s.CarryForward), len(s.PendingDirectives), cost)
+				v.Tasks.Completed, v.Tasks.Failed, v.Tasks.Planned, v.PendingDirectives, v.Total.CostUSD)
 			return nil
 		},
 	}
@@ -259,12 +234,11 @@ func newDirectivesCmd(a *app) *cobra.Command {
 		Short: "List a run's supervisor directives and what became of each",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, snap, err := a.loadRun(cmd.Context(), args)
+			r, err := a.loadRun(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
-			s := snap.State
-			rows := nodes.DirectiveRows(s.DirectiveLog, s.PendingDirectives)
+			id, rows := r.ID, r.View().Directives
 			if a.jsonOut {
 				for _, r := range rows {
 					a.printJSON(r)

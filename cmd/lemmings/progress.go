@@ -16,6 +16,7 @@ import (
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runview"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -230,7 +231,7 @@ func (p *progress) custom(name string, data map[string]any) {
 		} else {
 			feedback := fmt.Sprint(data["feedback"])
 			p.printf("%s   QA failed %v: %v", p.elapsed(), data["task"], strings.TrimSuffix(textutil.FirstLine(feedback), workspace.OutputTail))
-			for _, l := range nodes.FailureGist(feedback) {
+			for _, l := range runview.FailureGist(feedback) {
 				p.printf("%s     %s", strings.Repeat(" ", len(p.elapsed())), l)
 			}
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runview"
 )
 
 func newRunCmd(a *app) *cobra.Command {
@@ -273,16 +274,17 @@ func (a *app) drive(parent context.Context, start func(context.Context, run.Opti
 }
 
 func (a *app) summarize(res run.Result, err error) {
-	s, st := res.State, res.Standing
+	v := runview.Of(&res.State, res.Standing)
+	st := v.Standing
 	if a.jsonOut {
 		out := map[string]any{"kind": "result", "run_id": res.RunID, "status": st.Status, "reason": st.Reason, "next": st.Next,
-			"resumable": st.Resumable, "stored_status": res.Status, "outcome": s.Outcome,
-			"branch": res.Branch, "report": s.ReportPath, "tasks_completed": s.TasksCompleted, "tasks_failed": s.TasksFailed}
-		if s.StopReason != "" {
-			out["stop_reason"] = s.StopReason
+			"resumable": st.Resumable, "stored_status": res.Status, "outcome": v.Outcome,
+			"branch": res.Branch, "report": v.ReportPath, "tasks_completed": v.Tasks.Completed, "tasks_failed": v.Tasks.Failed}
+		if v.StopReason != "" {
+			out["stop_reason"] = v.StopReason
 		}
-		if s.Evidence != "" {
-			out["evidence"] = s.Evidence
+		if v.Evidence != "" {
+			out["evidence"] = v.Evidence
 		}
 		if err != nil && !expectedEnd(err) {
 			out["error"] = err.Error()
@@ -291,7 +293,7 @@ func (a *app) summarize(res run.Result, err error) {
 		return
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "\nrun %s: %s — %d tasks done, %d failed\n", res.RunID, st.Status, s.TasksCompleted, s.TasksFailed)
+	fmt.Fprintf(w, "\nrun %s: %s — %d tasks done, %d failed\n", res.RunID, st.Status, v.Tasks.Completed, v.Tasks.Failed)
 	if st.Reason != "" {
 		label := "reason"
 		if st.Status == nodes.RunDone {

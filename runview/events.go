@@ -1,0 +1,146 @@
+package runview
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
+	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// What the report reads from the run's event log: the state keeps each
+// task's last attempt, the log every attempt and the time of every node,
+// across every process that worked on the run (a resumed run included).
+
+// FailedAttempt is one implementor attempt that did not pass, and why.
+type FailedAttempt struct {
+	TaskID  string
+	Attempt int
+	Reason  string
+}
+
+// FailedAttempts reads from the event log at path why each failed attempt
+// failed: QA's verdict, or the implementor's own ending (a loop, a blocked
+// answer). A step run again after a crash logs the same attempt twice: the
+// last word counts.
+func FailedAttempts(path string) []FailedAttempt {
+	var out []FailedAttempt
+	at := map[string]int{}
+	put := func(fa FailedAttempt) {
+		key := fmt.Sprintf("%s#%d", fa.TaskID, fa.Attempt)
+		if i, ok := at[key]; ok {
+			out[i] = fa
+			return
+		}
+		at[key] = len(out)
+		out = append(out, fa)
+	}
+	eachEvent(path, func(ev graph.Event) {
+		if ev.Kind != graph.EventCustom {
+			return
+		}
+		var d struct {
+			Task     string `json:"task"`
+			Attempt  int    `json:"attempt"`
+			Passed   bool   `json:"passed"`
+			Feedback string `json:"feedback"`
+			Status   string `json:"status"`
+		}
+		if json.Unmarshal(ev.Data, &d) != nil || d.Task == "" {
+			return
+		}
+		switch {
+		case ev.Name == "qa" && !d.Passed:
+			reason := strings.TrimSuffix(textutil.FirstLine(d.Feedback), workspace.OutputTail)
+			if gist := FailureGist(d.Feedback); len(gist) > 0 {
+				reason += " " + strings.Join(gist, " / ")
+			}
+			put(FailedAttempt{TaskID: d.Task, Attempt: d.Attempt, Reason: "QA failed: " + reason})
+		case ev.Name == "implementation" && d.Status != "" && d.Status != nodes.ImplFinished:
+			put(FailedAttempt{TaskID: d.Task, Attempt: d.Attempt, Reason: "the implementor ended with " + d.Status})
+		}
+	})
+	return out
+}
+
+type nodeTime struct {
+	runs  int
+	total time.Duration
+}
+
+// nodeTimes sums node durations from the event log at path.
+func nodeTimes(path string) map[string]nodeTime {
+	out := map[string]nodeTime{}
+	eachEvent(path, func(ev graph.Event) {
+		if ev.Kind != graph.EventNodeEnd {
+			return
+		}
+		t := out[ev.Node]
+		t.runs++
+		t.total += ev.Duration
+		out[ev.Node] = t
+	})
+	return out
+}
+
+// eachEvent calls fn with each event of the log at path that reads as one.
+func eachEvent(path string, fn func(graph.Event)) {
+	if path == "" {
+		return
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		var ev graph.Event
+		if json.Unmarshal(sc.Bytes(), &ev) == nil {
+			fn(ev)
+		}
+	}
+}
+
+// failureLine matches a line that says what failed: a test's FAIL line, a
+// panic, an error, an assertion, or a file:line location.
+var failureLine = regexp.MustCompile(`(?i)(^\s*--- FAIL|panic:|error|fail|assert|expected|\bwant\b|\bgot\b|\S+\.\w+:\d+)`)
+
+// FailureGist returns the lines after feedback's first (which names the
+// gate or the verdict) that say why an attempt failed: at most three, each
+// at most 160 characters, from the first that looks like a failure (a FAIL
+// line, an error, an assertion, a file:line) or else from the start.
+// The progress line and the report show it, so that the failing assertion
+// is not only in events.jsonl.
+func FailureGist(feedback string) []string {
+	var lines []string
+	for _, l := range strings.Split(feedback, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, strings.TrimRight(l, " \t\r"))
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	lines = lines[1:]
+	from := 0
+	for i, l := range lines {
+		if failureLine.MatchString(l) {
+			from = i
+			break
+		}
+	}
+	var out []string
+	for _, l := range lines[from:min(from+3, len(lines))] {
+		out = append(out, clip(l, 160))
+	}
+	return out
+}

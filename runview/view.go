@@ -1,0 +1,208 @@
+// Package runview is a run as every screen shows it: one View, computed
+// once from the workflow's state, that board.md and report.md, lemmings
+// status, runs and directives, lemmings serve, lemmings eval and the MCP
+// server read. What a run counts (tasks, attempts, tokens, cost), how its
+// milestones and directives stand and how the run itself stands
+// (nodes.StandingOf) are worked out here and nowhere else.
+package runview
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/nodes"
+)
+
+// View is a run as the screens show it.
+type View struct {
+	RunID, Remit, Phase string
+	// Branch is where the run commits, from BaseCommit.
+	Branch, BaseCommit string
+	StartedAt          time.Time
+	// Standing is how the run stands: status, reason, next step.
+	Standing nodes.Standing
+	// Ended: the Report node settled the run (nodes.PhaseDone).
+	Ended bool
+	// Outcome, StopReason and Evidence are the workflow's own
+	// (WorkflowState): how the Report node settled the run, and why.
+	Outcome, StopReason, Evidence string
+	ReportPath                    string
+
+	Tasks Tasks
+	// Milestone is the current milestone's number (1-based) of Milestones.
+	Milestone, Milestones int
+	Board                 []Milestone
+	// Current is the task in progress (nil between tasks).
+	Current *nodes.Task
+	// Done and Failures are every finished and abandoned task, in order.
+	Done      []nodes.DoneEntry
+	Failures  []nodes.Failure
+	Overruled []string
+
+	// Directives is one row per directive, in the order they first came.
+	Directives []Directive
+	// Open are the pending directives no task addresses yet, most urgent
+	// first, as the planner sees them.
+	Open []nodes.Directive
+	// PendingDirectives counts the directives not settled yet.
+	PendingDirectives int
+
+	Supervisors []nodes.SupervisorRun
+	// Knowledge lists the documents the supervisors wrote, sorted, once each.
+	Knowledge   []string
+	Escalations []nodes.Escalation
+	// PlannerCostUSD is what the ScopeAgent and TaskPlanner cost (a cloud
+	// planner is paid from the supervisor budget).
+	PlannerCostUSD float64
+
+	// Usage is tokens, cost and model time per role label, sorted by label;
+	// Total adds them up.
+	Usage    []RoleUsage
+	Total    nodes.UsageTotals
+	Warnings []string
+}
+
+// Tasks counts the run's tasks.
+type Tasks struct {
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	// Planned are the tasks planned next (carry-forward), the one in
+	// progress not counted.
+	Planned int `json:"planned"`
+}
+
+// Milestone is one milestone with its tasks.
+type Milestone struct {
+	ID, Goal string
+	// Status is the milestone's status as shown (nodes.MilestoneShown): a
+	// run that ended for good has no active milestone.
+	Status string
+	// Current: the run works on (or ended in) this milestone.
+	Current bool
+	Done    []nodes.DoneEntry
+	Failed  []nodes.Failure
+	// InProgress is the task in progress, on the current milestone.
+	InProgress *nodes.Task
+	// Planned are the next tasks: the carry-forward of the current
+	// milestone, the initial tasks of one not started.
+	Planned []nodes.PlannedTask
+}
+
+// RoleUsage is what one role label used.
+type RoleUsage struct {
+	Role string
+	nodes.UsageTotals
+}
+
+// Of is the view of a run's state s standing as st.
+func Of(s *nodes.WorkflowState, st nodes.Standing) View {
+	v := View{RunID: s.RunID, Remit: s.Remit, Phase: s.Phase, Branch: s.Branch, BaseCommit: s.BaseCommit,
+		StartedAt: s.StartedAt, Standing: st, Ended: s.Phase == nodes.PhaseDone,
+		Outcome: s.Outcome, StopReason: s.StopReason, Evidence: s.Evidence, ReportPath: s.ReportPath,
+		Tasks:     Tasks{Completed: s.TasksCompleted, Failed: s.TasksFailed, Planned: len(s.CarryForward)},
+		Milestone: min(s.CurrentMilestone+1, len(s.Milestones)), Milestones: len(s.Milestones),
+		Current: s.CurrentTask, Done: s.DoneList, Failures: s.Failures, Overruled: s.Overruled,
+		Directives: directiveRows(s.DirectiveLog, s.PendingDirectives), Open: s.OpenDirectives(),
+		PendingDirectives: len(s.PendingDirectives), Supervisors: s.SupervisorRunLog, Escalations: s.Escalations,
+		PlannerCostUSD: s.Usage[nodes.NodePlanner].CostUSD + s.Usage[nodes.NodeScope].CostUSD,
+		Warnings:       s.Warnings,
+	}
+	v.Board = boardOf(s, st)
+	for _, r := range s.SupervisorRunLog {
+		v.Knowledge = append(v.Knowledge, r.Docs...)
+	}
+	slices.Sort(v.Knowledge)
+	v.Knowledge = slices.Compact(v.Knowledge)
+	for _, label := range slices.Sorted(maps.Keys(s.Usage)) {
+		u := s.Usage[label]
+		v.Usage = append(v.Usage, RoleUsage{Role: label, UsageTotals: u})
+		v.Total.Calls += u.Calls
+		v.Total.PromptTokens += u.PromptTokens
+		v.Total.CompletionTokens += u.CompletionTokens
+		v.Total.CostUSD += u.CostUSD
+		v.Total.Elapsed += u.Elapsed
+	}
+	return v
+}
+
+// Live is the view of a run in progress, as its own process sees it after
+// each node: running, or once the Report node settled it, ended.
+func Live(s *nodes.WorkflowState) View {
+	st := nodes.Standing{Status: nodes.RunRunning}
+	if s.Phase == nodes.PhaseDone {
+		st = nodes.StandingOf(nodes.Stored{Status: graph.StatusDone}, s)
+	}
+	return Of(s, st)
+}
+
+func boardOf(s *nodes.WorkflowState, st nodes.Standing) []Milestone {
+	var out []Milestone
+	for i, m := range s.Milestones {
+		mv := Milestone{ID: m.ID, Goal: m.Goal, Status: nodes.MilestoneShown(m.Status, st), Current: i == s.CurrentMilestone}
+		for _, e := range s.DoneList {
+			if e.Milestone == m.ID {
+				mv.Done = append(mv.Done, e)
+			}
+		}
+		for _, f := range s.Failures {
+			if f.Milestone == m.ID {
+				mv.Failed = append(mv.Failed, f)
+			}
+		}
+		if mv.Current {
+			if t := s.CurrentTask; t != nil && (t.Milestone == m.ID || t.Milestone == "") {
+				mv.InProgress = t
+			}
+			mv.Planned = s.CarryForward
+		} else if m.Status == nodes.MilestonePending {
+			mv.Planned = m.Tasks
+		}
+		out = append(out, mv)
+	}
+	return out
+}
+
+// Progress is the run's progress as the "progress" event after each node
+// carries it.
+func (v View) Progress() map[string]any {
+	planned := v.Tasks.Planned
+	if v.Current != nil {
+		planned++
+	}
+	return map[string]any{
+		"done": v.Tasks.Completed, "failed": v.Tasks.Failed, "planned": planned,
+		"milestone": v.Milestone, "milestones": v.Milestones,
+		"cost_usd": v.Total.CostUSD, "phase": v.Phase,
+	}
+}
+
+// Verdict is one QA verdict: the gates and the criteria that failed.
+type Verdict struct {
+	// Step is the checkpoint that holds it, when read from the run's history.
+	Step    int
+	Task    string
+	Title   string
+	Attempt int
+	Passed  bool
+	Gates   []nodes.GateOutcome
+	Failing []nodes.CriterionResult
+}
+
+// VerdictOf is the last QA verdict of a state (nil when none).
+func VerdictOf(s *nodes.WorkflowState) *Verdict {
+	if s.QA == nil {
+		return nil
+	}
+	g := &Verdict{Passed: s.QA.Passed, Gates: s.QA.Gates}
+	if t := s.CurrentTask; t != nil {
+		g.Task, g.Title, g.Attempt = t.ID, t.Title, t.Attempt
+	}
+	for _, c := range s.QA.Criteria {
+		if !c.Met {
+			g.Failing = append(g.Failing, c)
+		}
+	}
+	return g
+}
