@@ -127,6 +127,13 @@ func (v *View) Decide(ctx context.Context, id string, d nodes.Approval) (bool, e
 	return true, Enqueue(ctx, v.db, id, &d)
 }
 
+// Queued implements serve.Source: a job of the run waits for a worker or
+// runs on a live one.
+func (v *View) Queued(ctx context.Context, id string) bool {
+	n, err := liveJobs(ctx, v.db, id)
+	return err == nil && n > 0
+}
+
 // fetchEvery bounds how often one run's branch is fetched for the pages.
 const fetchEvery = 2 * time.Second
 

@@ -73,6 +73,11 @@ type Preset struct {
 	// (written with a trailing /) that is missing is created, since the CLI
 	// could not make it in the sandbox.
 	Writable []string
+	// OwnSandbox is the part of Args that turns the CLI's own sandbox on,
+	// and Confined what replaces it when lemmings' sandbox confines the
+	// CLI: a sandbox cannot start inside lemmings' (Landlock forbids the
+	// mounts it needs), and lemmings' already bounds the CLI and all it runs.
+	OwnSandbox, Confined []string
 }
 
 // Request is one run of a CLI.
@@ -252,10 +257,15 @@ func (p Preset) stateDirs(env []string) []string {
 	return out
 }
 
-func (p Preset) argv(r Request) []string {
+func (p Preset) argv(r Request, confined bool) []string {
 	var out []string
 	for i := 0; i < len(p.Args); i++ {
 		a := p.Args[i]
+		if confined && len(p.OwnSandbox) > 0 && slices.Equal(p.Args[i:min(i+len(p.OwnSandbox), len(p.Args))], p.OwnSandbox) {
+			out = append(out, p.Confined...)
+			i += len(p.OwnSandbox) - 1
+			continue
+		}
 		if r.Model == "" && i+1 < len(p.Args) && p.Args[i+1] == "{model}" && strings.HasPrefix(a, "-") {
 			i++
 			continue
@@ -307,7 +317,7 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 		defer b.Close()
 		box = b
 	}
-	argv := p.argv(r)
+	argv := p.argv(r, box.Confined())
 	env := p.environ(r)
 	cmd, cleanup, err := box.Command(ctx, sandbox.Spec{Dir: r.Dir, Writable: p.stateDirs(env), Network: true, Env: env}, argv[0], argv[1:]...)
 	if err != nil {

@@ -131,11 +131,19 @@ func TestPresetCommandLines(t *testing.T) {
 	}
 	for name, line := range want {
 		p, _ := Lookup(name)
-		if got := strings.Join(p.argv(Request{Prompt: "do it", Model: "m1"}), " "); got != line {
+		if got := strings.Join(p.argv(Request{Prompt: "do it", Model: "m1"}, false), " "); got != line {
 			t.Errorf("%s: %q, want %q", name, got, line)
 		}
-		if got := strings.Join(p.argv(Request{Prompt: "do it"}), " "); strings.Contains(got, "--model") {
+		if got := strings.Join(p.argv(Request{Prompt: "do it"}, false), " "); strings.Contains(got, "--model") {
 			t.Errorf("%s without a model: %q", name, got)
+		}
+		// Confined by lemmings, a CLI's own sandbox gives way to lemmings'.
+		confined := strings.Join(p.argv(Request{Prompt: "do it", Model: "m1"}, true), " ")
+		if name == "codex" {
+			line = "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check --ephemeral --color never --model m1 -"
+		}
+		if confined != line {
+			t.Errorf("%s confined: %q, want %q", name, confined, line)
 		}
 		if !p.Stdin || p.Format == FormatText || len(p.Env) == 0 {
 			t.Errorf("%s: stdin %v, format %q, env %v", name, p.Stdin, p.Format, p.Env)

@@ -45,16 +45,20 @@ var presets = map[string]Preset{
 		Writable:    []string{"~/.qwen/", "$QWEN_HOME/"}},
 	// Codex CLI: `exec` never asks for approval; the workspace-write sandbox
 	// lets its commands write in the directory only (and reach no network).
+	// Confined by lemmings, its own sandbox (bubblewrap) cannot start: it
+	// runs its commands directly, inside lemmings' sandbox.
 	// "-" reads the prompt from stdin. A local server is a model provider in
 	// $CODEX_HOME/config.toml with wire_api = "responses" (docs/backends.md).
 	"codex": {Name: "codex",
-		Args:     []string{"codex", "exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "--ephemeral", "--color", "never", "--model", "{model}", "-"},
-		Stdin:    true,
-		Format:   FormatCodex,
-		Install:  "npm install -g @openai/codex (a native binary inside the npm package)",
-		Login:    "run `codex login` (ChatGPT account) or set CODEX_API_KEY; for a local server add a model provider with base_url and wire_api = \"responses\" to $CODEX_HOME/config.toml",
-		Env:      []string{"CODEX_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"},
-		Writable: []string{"~/.codex/", "$CODEX_HOME/"}},
+		Args:       []string{"codex", "exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "--ephemeral", "--color", "never", "--model", "{model}", "-"},
+		Stdin:      true,
+		Format:     FormatCodex,
+		Install:    "npm install -g @openai/codex (a native binary inside the npm package)",
+		Login:      "run `codex login` (ChatGPT account) or set CODEX_API_KEY; for a local server add a model provider with base_url and wire_api = \"responses\" to $CODEX_HOME/config.toml",
+		Env:        []string{"CODEX_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"},
+		Writable:   []string{"~/.codex/", "$CODEX_HOME/"},
+		OwnSandbox: []string{"--sandbox", "workspace-write"},
+		Confined:   []string{"--dangerously-bypass-approvals-and-sandbox"}},
 	// Gemini CLI: yolo approves its tools (its own sandbox is off unless
 	// configured). It speaks only the Gemini API; GOOGLE_GEMINI_BASE_URL
 	// moves that API elsewhere, but no OpenAI-compatible server speaks it.

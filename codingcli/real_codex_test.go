@@ -3,6 +3,7 @@ package codingcli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,16 +44,18 @@ stream_max_retries = 0
 }
 
 // Codex CLI itself against the scripted Responses API: its exec_command tool
-// really runs in the repository under its workspace-write sandbox.
+// really runs in the repository, confined by lemmings' sandbox (Codex's own
+// cannot start inside it), which refuses a write outside the repository.
 func TestRealCodexScripted(t *testing.T) {
 	bin := installedCLI(t, "codex")
 	dir := gitRepo(t)
+	outside := filepath.Join(t.TempDir(), "escaped")
 	srv := llmtest.NewServer()
 	defer srv.Close()
 	srv.Script(
 		llmtest.Step{Name: "write", Match: func(c llmtest.Call) bool { return toolResults(c) == 0 },
 			Reply: llmtest.Reply{Content: "Writing the file.", ToolCalls: []llmtest.ToolCall{{Name: "exec_command",
-				Arguments: json.RawMessage(`{"cmd":"printf 'package hello\\n' > hello.go && git status --short"}`)}},
+				Arguments: json.RawMessage(`{"cmd":"printf 'package hello\\n' > hello.go && git status --short; printf x > ` + outside + `"}`)}},
 				PromptTokens: 2100, CompletionTokens: 40}},
 		llmtest.Step{Name: "final", Match: func(c llmtest.Call) bool {
 			return toolResults(c) == 1 && strings.Contains(c.Prompt, "?? hello.go")
@@ -71,6 +74,9 @@ func TestRealCodexScripted(t *testing.T) {
 	}
 	if got, err := os.ReadFile(filepath.Join(dir, "hello.go")); err != nil || string(got) != "package hello\n" {
 		t.Fatalf("hello.go = %q, %v", got, err)
+	}
+	if _, err := os.Stat(outside); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a command of Codex wrote outside its repository: %s (%v)", outside, err)
 	}
 	if pending := srv.Pending(); len(pending) > 0 {
 		t.Errorf("steps never called: %v (calls: %d)", pending, len(srv.Calls()))

@@ -66,8 +66,8 @@ func TestRunNonZeroExit(t *testing.T) {
 // shells of their own, which must not outlive the attempt.
 func TestRunTimeoutKillsProcessGroup(t *testing.T) {
 	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "child.pid")
-	bin := script(t, fmt.Sprintf("sleep 300 &\necho $! > %s\necho started\nwait\n", pidFile))
+	sleep := uniqueSleep()
+	bin := script(t, fmt.Sprintf("%s &\necho started\nwait\n", sleep))
 	start := time.Now()
 	res, err := Run(context.Background(), textPreset(bin), Request{Dir: dir, Timeout: 500 * time.Millisecond})
 	if err != nil {
@@ -79,18 +79,47 @@ func TestRunTimeoutKillsProcessGroup(t *testing.T) {
 	if d := time.Since(start); d > 4*time.Second {
 		t.Errorf("Run took %v after a 500ms timeout", d)
 	}
-	raw, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
+	if !goneWithin(sleep, 3*time.Second) {
+		t.Fatalf("the CLI's child %q still runs after the timeout", sleep)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
-	deadline := time.Now().Add(3 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("child %d of the CLI still runs after the timeout", pid)
+}
+
+// uniqueSleep is a sleep command no other process runs: the tests find it
+// in the host's /proc by its command line, since a confined CLI's own pids
+// (its pid namespace's) mean nothing outside.
+func uniqueSleep() string {
+	return fmt.Sprintf("sleep 300.%09d", time.Now().UnixNano()%1e9)
+}
+
+// running lists the live processes (not zombies) whose command line is cmdline.
+func running(cmdline string) []int {
+	want := strings.ReplaceAll(cmdline, " ", "\x00") + "\x00"
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
 		}
-		time.Sleep(20 * time.Millisecond)
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && string(b) == want && !zombie(pid) {
+			pids = append(pids, pid)
+		}
 	}
+	return pids
+}
+
+// goneWithin waits for every process running cmdline to end; the ones left
+// after the wait are killed.
+func goneWithin(cmdline string, within time.Duration) bool {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if len(running(cmdline)) == 0 {
+			return true
+		}
+	}
+	for _, pid := range running(cmdline) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return false
 }
 
 // Only the base set, the preset's Env, its SetEnv and Request.Env reach the
@@ -202,8 +231,8 @@ func TestReadHugeLines(t *testing.T) {
 // returns (after the wait delay, not the timeout), with the output read, and
 // the leftover is killed.
 func TestRunLeftoverProcess(t *testing.T) {
-	pidFile := filepath.Join(t.TempDir(), "child.pid")
-	bin := script(t, fmt.Sprintf("sleep 300 &\necho $! > %s\necho done\nexit 0\n", pidFile))
+	sleep := uniqueSleep()
+	bin := script(t, fmt.Sprintf("%s &\necho done\nexit 0\n", sleep))
 	start := time.Now()
 	res, err := Run(context.Background(), textPreset(bin), Request{Dir: t.TempDir(), Timeout: 2 * time.Minute})
 	if err != nil {
@@ -212,14 +241,8 @@ func TestRunLeftoverProcess(t *testing.T) {
 	if d := time.Since(start); d > 30*time.Second || res.TimedOut || res.ExitCode != 0 || res.Final != "done" {
 		t.Fatalf("after %v: %+v", d, res)
 	}
-	raw, _ := os.ReadFile(pidFile)
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
-	deadline := time.Now().Add(3 * time.Second)
-	for pid > 0 && syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("leftover %d still runs", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !goneWithin(sleep, 3*time.Second) {
+		t.Fatalf("leftover %q still runs", sleep)
 	}
 }
 
@@ -282,37 +305,28 @@ func TestRunCLIDiesWithLemmings(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the parent-death signal is Linux's")
 	}
-	if pidFile := os.Getenv("CODINGCLI_TEST_PLAY_LEMMINGS"); pidFile != "" {
-		bin := script(t, "echo $$ > "+pidFile+".tmp; mv "+pidFile+".tmp "+pidFile+"; exec sleep 120\n")
-		_, _ = Run(context.Background(), textPreset(bin), Request{Dir: filepath.Dir(pidFile)}) // the CLI writes in its folder
+	if sleep := os.Getenv("CODINGCLI_TEST_PLAY_LEMMINGS"); sleep != "" {
+		dir := t.TempDir()
+		bin := script(t, "exec "+sleep+"\n")
+		_, _ = Run(context.Background(), textPreset(bin), Request{Dir: dir})
 		return
 	}
-	pidFile := filepath.Join(t.TempDir(), "cli.pid")
+	sleep := uniqueSleep()
 	lemmings := exec.Command(os.Args[0], "-test.run=^TestRunCLIDiesWithLemmings$")
-	lemmings.Env = append(os.Environ(), "CODINGCLI_TEST_PLAY_LEMMINGS="+pidFile)
+	lemmings.Env = append(os.Environ(), "CODINGCLI_TEST_PLAY_LEMMINGS="+sleep)
 	if err := lemmings.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var pid int
-	for deadline := time.Now().Add(30 * time.Second); pid == 0; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); len(running(sleep)) == 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			_ = lemmings.Process.Kill()
 			t.Fatal("the CLI never started")
 		}
-		if data, err := os.ReadFile(pidFile); err == nil {
-			pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
-		}
 	}
 	_ = lemmings.Process.Kill()
 	_ = lemmings.Wait()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) || zombie(pid) {
-			return
-		}
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("the CLI (pid %d) outlived lemmings by 10 s", pid)
-		}
+	if !goneWithin(sleep, 10*time.Second) {
+		t.Fatalf("the CLI (%q) outlived lemmings by 10 s", sleep)
 	}
 }
 

@@ -11,8 +11,19 @@ import (
 func Redact(text string) string { return redact.String(text) }
 
 // RedactJSON returns raw with secrets removed from every string in it (and
-// short secrets under secret-like keys), still the same valid JSON.
-func RedactJSON(raw json.RawMessage) json.RawMessage { return redact.Default().JSON(raw) }
+// short secrets under secret-like keys), still the same valid JSON. Raw that
+// is not JSON (a model's cut-off tool arguments) comes back as a JSON string
+// of its redacted text, so a document it is embedded in still encodes.
+func RedactJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	if !json.Valid(raw) {
+		b, _ := json.Marshal(redact.String(string(raw)))
+		return b
+	}
+	return redact.Default().JSON(raw)
+}
 
 // redactMessages returns msgs with secrets removed from contents and tool
 // call arguments (string values of the JSON, so it stays valid JSON).

@@ -29,3 +29,17 @@ func TestRedactMessagesKeepsToolArgumentsValidJSON(t *testing.T) {
 		t.Errorf("ordinary fields must stay: %s", got)
 	}
 }
+
+// A model's cut-off tool arguments are not JSON; what RedactJSON returns is
+// embedded in prompt log lines and spans as raw JSON, so it must encode.
+func TestRedactJSONOfTextThatIsNotJSONIsAJSONString(t *testing.T) {
+	raw := json.RawMessage("{\"path\":\"a.go\", \"token\":\"ghp_Rm1tK9pQ2wE4rT6yU8iO0pA2sD4fG6hJ8kL0")
+	got := RedactJSON(raw)
+	var s string
+	if err := json.Unmarshal(got, &s); err != nil {
+		t.Fatalf("RedactJSON(%q) = %q, not a JSON string: %v", raw, got, err)
+	}
+	if strings.Contains(s, "ghp_Rm1tK9pQ2wE4rT6yU8") || !strings.Contains(s, "a.go") {
+		t.Errorf("redacted text %q", s)
+	}
+}

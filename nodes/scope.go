@@ -1,9 +1,11 @@
 package nodes
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
@@ -25,10 +27,10 @@ type scopeData struct {
 var overviewFiles = []struct {
 	name string
 	max  int
-}{{"README.md", 1500}, {"README", 1500}, {"go.mod", 400}, {"package.json", 600}, {"pyproject.toml", 600}, {"Cargo.toml", 600}, {"Makefile", 600}}
+}{{"README.md", 1200}, {"README", 1200}, {"go.mod", 400}, {"package.json", 600}, {"pyproject.toml", 600}, {"Cargo.toml", 600}, {"Makefile", 300}}
 
 // treeBytes bounds the file tree of the project context.
-const treeBytes = 2400
+const treeBytes = 2000
 
 // ScopeAgent cuts the remit into milestones (or takes the operator's plan).
 // Sent back by the Assessor, it re-plans what remains and keeps what is done.
@@ -197,6 +199,12 @@ func compactTree(entries []workspace.Entry, maxBytes int) string {
 	if len(dirs) == 0 {
 		return "(no files)"
 	}
+	// Shallow folders first: the room goes to the project's layout (every
+	// top-level package) before any one deep subtree, such as a folder of
+	// test fixtures, can fill it.
+	slices.SortStableFunc(dirs, func(a, b string) int {
+		return cmp.Or(cmp.Compare(folderDepth(a), folderDepth(b)), strings.Compare(a, b))
+	})
 	per := max(maxBytes/len(dirs), 60)
 	var b strings.Builder
 	for i, dir := range dirs {
@@ -214,10 +222,19 @@ func compactTree(entries []workspace.Entry, maxBytes int) string {
 			line += fmt.Sprintf(" +%d more", len(names)-n)
 		}
 		if b.Len()+len(line) > maxBytes {
-			fmt.Fprintf(&b, "… %d more folders (list_files to see them)\n", len(dirs)-i)
+			fmt.Fprintf(&b, "… %d deeper folders (list_files to see them)\n", len(dirs)-i)
 			break
 		}
 		b.WriteString(line + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// folderDepth is how deep a folder of the tree lies ("." and "cmd" are 0
+// and 1 apart only by their separators).
+func folderDepth(dir string) int {
+	if dir == "." {
+		return 0
+	}
+	return strings.Count(dir, "/") + 1
 }

@@ -31,7 +31,7 @@ func benchTracingCost(b *testing.B, prompts bool) {
 	const tasks = 20
 	plan := writePlan(b, tasks)
 	srv := demo.NewServer(&demo.Script{}, llmtest.Step{Name: "writer", Times: -1,
-		Match:   func(c llmtest.Call) bool { return llmtest.RoleOf(c.Messages[0].Content) == "implementor" },
+		Match:   func(c llmtest.Call) bool { return c.Role() == "implementor" },
 		Respond: fileWriter})
 	defer srv.Close()
 	d := otlptest.NewDiscard()

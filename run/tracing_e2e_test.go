@@ -145,7 +145,7 @@ func TestARunInASharedStoreCarriesItsTraceToWhoeverResumesIt(t *testing.T) {
 	rcv := otlptest.NewReceiver()
 	defer rcv.Close()
 	srv := demo.NewServer(&demo.Script{}, llmtest.Step{Name: "writer", Times: -1,
-		Match:   func(c llmtest.Call) bool { return llmtest.RoleOf(c.Messages[0].Content) == "implementor" },
+		Match:   func(c llmtest.Call) bool { return c.Role() == "implementor" },
 		Respond: fileWriter})
 	defer srv.Close()
 	cfg := demo.Config(srv.URL())

@@ -150,13 +150,16 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) error {
 	}
 	switch {
 	case b.level.Namespaces:
-		// Without the network, a network namespace takes it away and a pid
-		// namespace reaps what the command leaves; with it (a coding CLI
-		// calling its model), the host's network and pids stay.
-		p.Namespaces, p.NetNS, p.PidNS, p.Mounts = true, !network, !network, b.level.Mounts
+		// Without the network, a network namespace takes it away; with it
+		// (a coding CLI calling its model) the host's network stays. A pid
+		// namespace always reaps what the command leaves and gives it a
+		// /proc of its own: writable there, so a command may nest a sandbox
+		// of its own (Codex's bubblewrap writes /proc/self/uid_map) while
+		// no host process's /proc entry is in reach.
+		p.Namespaces, p.NetNS, p.PidNS, p.Mounts = true, !network, true, b.level.Mounts
 		if p.Mounts {
 			p.Protect = gitEntries(s.Dir)
-			p.Writable = append(p.Writable, "/dev/shm")
+			p.Writable = append(p.Writable, "/dev/shm", "/proc")
 		}
 	default:
 		p.DenyNet = !network

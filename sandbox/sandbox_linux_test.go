@@ -313,3 +313,23 @@ func TestPseudoTerminalsAreTheSandboxsOwn(t *testing.T) {
 		}
 	}
 }
+
+// A command may nest a sandbox of its own (Codex runs its commands under
+// bubblewrap, which writes /proc/self/uid_map) with or without the network,
+// and the /proc it may write is its own: no host process is listed there.
+func TestACommandMayNestASandboxAndSeesOnlyItsOwnProcesses(t *testing.T) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare(1) is needed")
+	}
+	for _, network := range []bool{false, true} {
+		b := newBox(t, true)
+		r := sh(t, b, Spec{Dir: t.TempDir(), Network: network}, `unshare -Ur true && echo nested-ok; ls /proc | grep -c '^[0-9]'`)
+		if !strings.Contains(r.out, "nested-ok") {
+			t.Errorf("network %v: a nested user namespace was refused:\n%s", network, r.out)
+		}
+		lines := strings.Fields(r.out)
+		if n, err := strconv.Atoi(lines[len(lines)-1]); err != nil || n > 5 {
+			t.Errorf("network %v: the sandbox's /proc lists %s processes, want only its own few:\n%s", network, lines[len(lines)-1], r.out)
+		}
+	}
+}

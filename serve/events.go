@@ -143,9 +143,12 @@ func (s *Server) runStored(ctx context.Context, id string) bool {
 }
 
 // moving reports whether something still writes the run's events: a process
-// holds it, or a resume started here is under way.
+// holds it, a resume started here is under way, or work for it is queued.
 func (s *Server) moving(ctx context.Context, id string) bool {
 	if rs := s.resumeStatus(id); rs != nil && rs.Running {
+		return true
+	}
+	if s.source().Queued(ctx, id) {
 		return true
 	}
 	store, err := s.store()

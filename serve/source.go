@@ -31,6 +31,10 @@ type Source interface {
 	// Decide hands a paused run's decision to whoever goes on with it; ok
 	// false: nobody else does, and serve resumes the run in this process.
 	Decide(ctx context.Context, id string, d nodes.Approval) (ok bool, err error)
+	// Queued reports whether work for the run waits to be taken (a decision
+	// or a resume handed to workers): its events will move again, so a live
+	// view stays open for them.
+	Queued(ctx context.Context, id string) bool
 }
 
 // source is the configured Source, or the repository's files.
@@ -85,3 +89,6 @@ func (l localSource) RequestHalt(_ context.Context, id string) error {
 func (l localSource) GitDir(context.Context, string, string) (string, error) { return l.root, nil }
 
 func (l localSource) Decide(context.Context, string, nodes.Approval) (bool, error) { return false, nil }
+
+// Queued: nothing queues runs here; a resume serve starts is its own.
+func (l localSource) Queued(context.Context, string) bool { return false }

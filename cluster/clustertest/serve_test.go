@@ -68,9 +68,12 @@ func TestServeOnTheStore(t *testing.T) {
 		t.Fatalf("no form token or event cursor in the run page:\n%s", clip(page))
 	}
 
-	events := stream(t, ts.URL+"/runs/"+id+"/events?from="+from[1])
+	// As the browser does: the approval's redirect renders the page again,
+	// whose stream opens while the decision waits for a worker (a paused
+	// run with nothing queued ends its stream at once).
 	post(t, ts.URL+"/runs/"+id+"/approve", csrf[1])
 	approved := time.Now()
+	events := stream(t, ts.URL+"/runs/"+id+"/events?from="+from[1])
 	select {
 	case line := <-events:
 		t.Logf("the stream got the worker's first event %v after the approval: %s", time.Since(approved).Round(time.Millisecond), clip(line))
@@ -167,6 +170,10 @@ func stream(t *testing.T, u string) <-chan string {
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		t.Fatalf("GET %s: %s (a run with work queued for it must keep its stream open)", u, resp.Status)
 	}
 	out := make(chan string, 1000)
 	go func() {
