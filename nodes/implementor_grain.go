@@ -22,9 +22,6 @@ const (
 	// (TestMeasureEditGrain: past it a whole-file reply costs several times
 	// the function's).
 	wholeFileLinesDefault = 60
-	// samplesDefault candidates per code call; the next is drawn only when
-	// one fails, so a good first reply costs nothing more.
-	samplesDefault = 2
 	// unitNeighbours units either side of the target are named around it.
 	unitNeighbours = 2
 )

@@ -1,8 +1,12 @@
 package nodes
 
 import (
+	"cmp"
+	"maps"
+	"slices"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -139,55 +143,61 @@ type SupervisorKind struct {
 	Interval int
 }
 
-// DefaultSettings mirrors config's defaults.
-func DefaultSettings() Settings {
-	return Settings{
-		MaxTasks:               50,
-		MaxRetries:             3,
-		MaxActions:             25,
-		MaxWallTime:            4 * time.Hour,
-		ReviewInterval:         5,
-		PolishTasks:            10,
-		MaxScopeRounds:         2,
-		MaxConsecutiveFailures: 3,
-		DirectiveMaxAge:        15,
-		MaxCleanupDirectives:   10,
+// maxScopeRounds is how often a major divergence may send the run back to
+// the ScopeAgent (no config key).
+const maxScopeRounds = 2
+
+// DefaultSettings are the settings of config's defaults (config.Default):
+// one table, which the runner and the tests both read, so a default changed
+// in config is the default of the workflow too.
+func DefaultSettings() Settings { return SettingsFrom(config.Default()) }
+
+// SettingsFrom maps a configuration onto the workflow's settings; the knobs
+// config has no key for (MaxScopeRounds, WholeFileLines, the syntax checks)
+// are the workflow's own. The runner adds what it learns at start (the
+// reply budget, a coding CLI).
+func SettingsFrom(c *config.Config) Settings {
+	def := config.Default()
+	l, sup := c.Limits, c.Supervisors
+	s := Settings{
+		MaxTasks: l.MaxTasks, MaxRetries: l.MaxRetries, MaxActions: l.MaxActions, MaxWallTime: l.MaxWallTime,
+		ReviewInterval: l.ReviewInterval, PolishTasks: l.PolishTasks, MaxScopeRounds: maxScopeRounds,
+		MaxConsecutiveFailures: cmp.Or(l.MaxConsecutiveFailures, def.Limits.MaxConsecutiveFailures),
+		DirectiveMaxAge:        l.DirectiveMaxAge, MaxCleanupDirectives: l.MaxCleanupDirectives,
 		Supervisors: SupervisorSettings{
-			Enabled:              true,
-			BudgetUSD:            2,
-			InputTokens:          5000,
-			UrgencyThreshold:     1.0,
-			WeightQAFailure:      0.3,
-			WeightTaskAbort:      1.0,
-			WeightChurn:          0.2,
-			WeightMinorDrift:     0.5,
-			CodeStyle:            SupervisorKind{Enabled: true, Interval: 5},
-			Design:               SupervisorKind{Enabled: true},
-			Internaliser:         SupervisorKind{Enabled: true, Interval: 3},
-			ConvergenceThreshold: 0.2,
-			MaxInterval:          40,
-			Deny:                 []string{".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "*.p12", "*.pfx", "secrets/**", "credentials*"},
+			Enabled:              sup.Enabled && !c.Offline,
+			Blocking:             sup.Mode == "blocking",
+			BudgetUSD:            sup.BudgetUSD,
+			InputTokens:          sup.InputTokens,
+			UrgencyThreshold:     sup.UrgencyThreshold,
+			WeightQAFailure:      sup.UrgencyWeights.QAFailure,
+			WeightTaskAbort:      sup.UrgencyWeights.TaskAbort,
+			WeightChurn:          sup.UrgencyWeights.Churn,
+			WeightMinorDrift:     sup.UrgencyWeights.MinorDrift,
+			CodeStyle:            SupervisorKind{Enabled: sup.CodeStyle.Enabled, Interval: sup.CodeStyle.Interval},
+			Design:               SupervisorKind{Enabled: sup.Design.Enabled},
+			Internaliser:         SupervisorKind{Enabled: sup.Internaliser.Enabled, Interval: sup.Internaliser.Interval},
+			ConvergenceThreshold: sup.Convergence.Threshold,
+			MaxInterval:          sup.Convergence.MaxInterval,
+			Deny:                 slices.Clone(sup.Deny),
 		},
-		Tasks:           TaskLimits{MaxTargetFiles: 2, MaxInstructionChars: 600, SplitAfter: 2},
-		QA:              QASettings{RequireQuotes: true, Disputed: DisputeEscalate},
-		ArchitectAfter:  2,
+		Tasks:           TaskLimits{MaxTargetFiles: c.Tasks.MaxTargetFiles, MaxInstructionChars: c.Tasks.MaxInstructionChars, SplitAfter: c.Tasks.SplitAfter},
+		QA:              QASettings{RequireQuotes: c.QA.RequireQuotes, Disputed: c.QA.Disputed},
+		ArchitectAfter:  c.Escalation.ArchitectAfter,
 		PlannerRole:     RolePrimary,
-		KnowledgeDir:    "docs/knowledge",
-		KnowledgeBudget: 2000,
-		PromoteAfter:    3,
-		TokenBudgets: map[string]int{
-			"scope_agent": 12000, "task_planner": 12000, "implementor": 16000,
-			"qa": 12000, "assessor": 8000, "summarizer": 4000, "supervisor": 5000,
-			LabelShared: 5000,
-		},
-		GateOutputBytes: 16384,
-		EditProtocol:    EditText,
+		KnowledgeDir:    c.Knowledge.Dir,
+		KnowledgeBudget: c.Knowledge.BudgetTokens,
+		PromoteAfter:    c.Knowledge.PromoteAfter,
+		TokenBudgets:    maps.Clone(l.TokenBudgets),
+		GateOutputBytes: l.GateOutputBytes,
+		EditProtocol:    cmp.Or(c.Roles[config.RolePrimary].EditProtocol, def.Roles[config.RolePrimary].EditProtocol),
 		WholeFileLines:  wholeFileLinesDefault,
-		Samples:         samplesDefault,
-		FixRounds:       3,
+		Samples:         cmp.Or(c.Implementor.Samples, def.Implementor.Samples),
+		FixRounds:       l.FixRounds,
 		SyntaxChecks:    workspace.DefaultSyntaxChecks(),
-		Pipeline:        PipelineSettings{Mode: PipelineAuto, QuickAttempts: 2, Summaries: SummariesAuto},
+		Pipeline:        PipelineSettings{Mode: c.Pipeline.Mode, QuickAttempts: c.Pipeline.QuickAttempts, Summaries: c.Pipeline.Summaries},
 	}
+	return s
 }
 
 // Budget is the token budget of a prompt label (8000 when none is set).

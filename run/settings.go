@@ -1,7 +1,6 @@
 package run
 
 import (
-	"maps"
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/llm"
@@ -9,52 +8,13 @@ import (
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
-// SettingsFrom maps the configuration onto the workflow's settings.
+// SettingsFrom maps the configuration onto the workflow's settings
+// (nodes.SettingsFrom), with the primary's reply budget and the coding CLI.
 func SettingsFrom(c *config.Config) nodes.Settings {
-	s := nodes.DefaultSettings()
-	l := c.Limits
-	s.MaxTasks, s.MaxRetries, s.MaxActions, s.MaxWallTime = l.MaxTasks, l.MaxRetries, l.MaxActions, l.MaxWallTime
-	s.ReviewInterval, s.PolishTasks = l.ReviewInterval, l.PolishTasks
-	s.DirectiveMaxAge, s.MaxCleanupDirectives = l.DirectiveMaxAge, l.MaxCleanupDirectives
-	if l.MaxConsecutiveFailures > 0 {
-		s.MaxConsecutiveFailures = l.MaxConsecutiveFailures
-	}
-	s.TokenBudgets = maps.Clone(l.TokenBudgets)
-	s.GateOutputBytes = l.GateOutputBytes
-	s.FixRounds = l.FixRounds
-	if p := c.Roles[config.RolePrimary].EditProtocol; p != "" {
-		s.EditProtocol = p
-	}
+	s := nodes.SettingsFrom(c)
 	s.ReplyTokens = c.Roles[config.RolePrimary].MaxTokens
-	if c.Implementor.Samples > 0 {
-		s.Samples = c.Implementor.Samples
-	}
-	s.Tasks = nodes.TaskLimits{MaxTargetFiles: c.Tasks.MaxTargetFiles, MaxInstructionChars: c.Tasks.MaxInstructionChars, SplitAfter: c.Tasks.SplitAfter}
-	s.QA = nodes.QASettings{RequireQuotes: c.QA.RequireQuotes, Disputed: c.QA.Disputed}
-	s.Pipeline = nodes.PipelineSettings{Mode: c.Pipeline.Mode, QuickAttempts: c.Pipeline.QuickAttempts, Summaries: c.Pipeline.Summaries}
-	s.ArchitectAfter = c.Escalation.ArchitectAfter
 	if s.CLI = cliSettingsFrom(c); s.CLI != nil {
 		s.CLI.DataDir = DataDir
-	}
-	s.KnowledgeDir, s.KnowledgeBudget, s.PromoteAfter = c.Knowledge.Dir, c.Knowledge.BudgetTokens, c.Knowledge.PromoteAfter
-
-	sup := c.Supervisors
-	s.Supervisors = nodes.SupervisorSettings{
-		Enabled:              sup.Enabled && !c.Offline,
-		Blocking:             sup.Mode == "blocking",
-		BudgetUSD:            sup.BudgetUSD,
-		InputTokens:          sup.InputTokens,
-		UrgencyThreshold:     sup.UrgencyThreshold,
-		WeightQAFailure:      sup.UrgencyWeights.QAFailure,
-		WeightTaskAbort:      sup.UrgencyWeights.TaskAbort,
-		WeightChurn:          sup.UrgencyWeights.Churn,
-		WeightMinorDrift:     sup.UrgencyWeights.MinorDrift,
-		CodeStyle:            nodes.SupervisorKind{Enabled: sup.CodeStyle.Enabled, Interval: sup.CodeStyle.Interval},
-		Design:               nodes.SupervisorKind{Enabled: sup.Design.Enabled},
-		Internaliser:         nodes.SupervisorKind{Enabled: sup.Internaliser.Enabled, Interval: sup.Internaliser.Interval},
-		ConvergenceThreshold: sup.Convergence.Threshold,
-		MaxInterval:          sup.Convergence.MaxInterval,
-		Deny:                 append([]string(nil), sup.Deny...),
 	}
 	return s
 }

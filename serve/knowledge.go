@@ -218,7 +218,7 @@ func (s *Server) review(ctx context.Context, id, docPath, decision, reason strin
 	verb := map[string]string{nodes.ReviewConfirm: "confirmed", nodes.ReviewReject: "rejected"}[decision]
 	request := nodes.ReviewRequest{Path: docPath, Decision: decision, Reason: reason}
 	rs := s.resumeStatus(id)
-	if run.Active || (rs != nil && rs.Running) || run.State.CurrentTask != nil {
+	if run.Active || (rs != nil && rs.Running) || run.View().Current != nil {
 		if _, err := nodes.RequestReview(runDir, request); err != nil {
 			return "", err
 		}

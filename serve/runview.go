@@ -136,7 +136,11 @@ func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runPage, 
 		v.Standing = view.Standing
 		v.Phase, v.Current, v.Warnings = view.Phase, view.Current, view.Warnings
 		for _, m := range view.Board {
-			v.Board = append(v.Board, milestoneRow{Milestone: m, Current: m.Current && !view.Ended})
+			row := milestoneRow{Milestone: m, Current: m.Current && !view.Ended}
+			if m.Current && view.Ended {
+				row.InProgress, row.Planned = nil, nil // the page shows no work left open on an ended run's board
+			}
+			v.Board = append(v.Board, row)
 		}
 		v.Resumable = !r.Active && r.Status != graph.StatusDone && v.Resume == nil
 		if r.Status == graph.StatusPaused {

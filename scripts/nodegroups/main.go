@@ -274,13 +274,18 @@ func reportUses(patterns []string) error {
 			if obj.Parent() == obj.Pkg().Scope() {
 				names[obj.Name()] = true
 			}
-			if v, ok := obj.(*types.Var); ok && v.IsField() {
-				file := filepath.Base(c.fset.Position(id.Pos()).Filename)
-				if fields[v.Name()] == nil {
-					fields[v.Name()] = map[string]bool{}
-				}
-				fields[v.Name()][file] = true
+			_ = id
+		}
+		for sel, s := range c.info.Selections {
+			if s.Kind() != types.FieldVal || !isWorkflowState(s.Recv()) || c.pkg.Path() == nodesPath {
+				continue
 			}
+			file := filepath.Base(c.fset.Position(sel.Pos()).Filename)
+			name := s.Obj().Name()
+			if fields[name] == nil {
+				fields[name] = map[string]bool{}
+			}
+			fields[name][file] = true
 		}
 		var ns []string
 		for n := range names {
@@ -301,6 +306,22 @@ func reportUses(patterns []string) error {
 			sort.Strings(files)
 			fmt.Printf("    field %s: %s\n", f, strings.Join(files, " "))
 		}
+		readers := map[string]bool{}
+		for _, files := range fields {
+			for f := range files {
+				readers[f] = true
+			}
+		}
+		fmt.Printf("    run-state fields read: %d fields in %d files\n", len(fields), len(readers))
 	}
 	return nil
+}
+
+// isWorkflowState: t is nodes.WorkflowState or a pointer to it.
+func isWorkflowState(t types.Type) bool {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := t.(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == nodesPath && n.Obj().Name() == "WorkflowState"
 }
