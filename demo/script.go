@@ -3,6 +3,7 @@ package demo
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"regexp"
 	"strconv"
 	"strings"
@@ -38,21 +39,21 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 
 	var v any
 	switch role {
-	case "scope_agent":
+	case prompts.ScopeAgent:
 		v = scopeReply()
-	case "task_planner":
+	case prompts.TaskPlanner:
 		v = plannerReply(c)
-	case "implementor":
+	case prompts.Implementor:
 		v = implementorReply(c)
-	case "qa":
+	case prompts.QA:
 		v = PassingQA(c.FirstUser(), "the diff implements it and the tests pass")
-	case "assessor":
+	case prompts.Assessor:
 		v = assessorReply(c)
-	case "summarizer":
+	case prompts.Summarizer:
 		v = map[string]any{"summary": "Completed: " + llmtest.TaskTitle(c.FirstUser()) + "."}
-	case "code_style", "design", "internaliser":
+	case prompts.CodeStyle, prompts.Design, prompts.Internaliser:
 		v = supervisorReply(role, c)
-	case "doctor":
+	case prompts.Doctor:
 		return llmtest.Reply{Content: DoctorReply, Latency: sc.LocalLatency}
 	default:
 		return llmtest.Reply{Status: 500, Body: `{"error":"demo script: unknown role"}`}
@@ -60,11 +61,11 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 	body, _ := json.Marshal(v)
 	r := llmtest.Reply{Content: string(body), Latency: sc.LocalLatency}
 	switch role {
-	case "implementor":
+	case prompts.Implementor:
 		if sc.ImplementorLatency > 0 {
 			r.Latency = sc.ImplementorLatency
 		}
-	case "code_style", "design", "internaliser":
+	case prompts.CodeStyle, prompts.Design, prompts.Internaliser:
 		r.Latency = sc.SupervisorLatency
 		r.PromptTokens, r.CompletionTokens, r.Cost = 4200, 380, 0.0183
 	}
@@ -117,14 +118,14 @@ var (
 func plannerReply(c llmtest.Call) any {
 	p := c.FirstUser()
 	answers := []map[string]string{}
-	for _, m := range directiveID.FindAllStringSubmatch(llmtest.Section(p, "ACTIVE DIRECTIVES"), -1) {
+	for _, m := range directiveID.FindAllStringSubmatch(llmtest.Section(p, prompts.SecDirectives), -1) {
 		answers = append(answers, map[string]string{"id": m[1], "fate": "task", "note": "planned as a cleanup task after the feature work"})
 	}
 	reply := map[string]any{"directives": answers, "carry_forward": []taskSpec{}}
-	ms := llmtest.Section(p, "CURRENT MILESTONE")
+	ms := llmtest.Section(p, prompts.SecMilestone)
 	if m := inProgress.FindStringSubmatch(ms); m != nil {
 		spec := specFor(m[2])
-		spec.Instructions = "Fix what QA reported: " + textutil.FirstLine(llmtest.Section(p, "INSTRUCTIONS")) + " " + spec.Instructions
+		spec.Instructions = "Fix what QA reported: " + textutil.FirstLine(llmtest.Section(p, prompts.SecInstructions)) + " " + spec.Instructions
 		reply["decision"], reply["reasoning"], reply["task"] = "implement", "QA failed the last attempt; re-plan it with the feedback.", spec
 		return reply
 	}
@@ -155,9 +156,9 @@ func after(s, marker string) string {
 // PassingQA is a QA reply that passes every acceptance criterion of the
 // prompt, quoting the first line the diff added and giving evidence.
 func PassingQA(prompt, evidence string) map[string]any {
-	quote := AddedLine(llmtest.Section(prompt, "DIFF"))
+	quote := AddedLine(llmtest.Section(prompt, prompts.SecDiff))
 	var verdicts []map[string]any
-	for _, line := range strings.Split(llmtest.Section(prompt, "ACCEPTANCE CRITERIA"), "\n") {
+	for _, line := range strings.Split(llmtest.Section(prompt, prompts.SecCriteria), "\n") {
 		num, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
 		if !ok {
 			continue
@@ -183,9 +184,9 @@ var milestoneLine = regexp.MustCompile(`(?m)^- (m\d+) \[.*?( \(current\))?$`)
 
 func assessorReply(c llmtest.Call) any {
 	p := c.FirstUser()
-	lines := milestoneLine.FindAllStringSubmatch(llmtest.Section(p, "MILESTONES"), -1)
+	lines := milestoneLine.FindAllStringSubmatch(llmtest.Section(p, prompts.SecMilestones), -1)
 	last := len(lines) > 0 && lines[len(lines)-1][2] != ""
-	if strings.Contains(llmtest.Section(p, "INSTRUCTIONS"), "says milestone") {
+	if strings.Contains(llmtest.Section(p, prompts.SecInstructions), "says milestone") {
 		verdict := "aligned"
 		if last {
 			verdict = "all_done"
@@ -196,9 +197,9 @@ func assessorReply(c llmtest.Call) any {
 }
 
 func supervisorReply(role string, c llmtest.Call) any {
-	first := strings.Contains(c.Messages[0].Content, "BOOTSTRAP MODE")
+	first := strings.Contains(c.Messages[0].Content, prompts.MarkerBootstrap)
 	switch role {
-	case "code_style":
+	case prompts.CodeStyle:
 		r := map[string]any{"conventions_updated": []string{}, "docs": []any{}, "directives": []any{},
 			"findings": []string{"MeanWordLength has no doc comment"}, "summary": "No new inconsistencies."}
 		if first {
@@ -215,7 +216,7 @@ func supervisorReply(role string, c llmtest.Call) any {
 			r["summary"] = "Bootstrap: established the doc-comment convention from the code; one cleanup directive."
 		}
 		return r
-	case "design":
+	case prompts.Design:
 		r := map[string]any{"design_updates": []string{}, "docs": []any{}, "directives": []any{}, "findings": []string{}, "summary": "The work matches the design."}
 		if first {
 			r["design_updates"] = []string{"design/architecture.md"}
@@ -249,7 +250,7 @@ func implementorReply(c llmtest.Call) any {
 			step++
 		}
 	}
-	retry := llmtest.Section(p, "FEEDBACK FROM THE LAST ATTEMPT") != ""
+	retry := llmtest.Section(p, prompts.SecFeedback) != ""
 	title := llmtest.TaskTitle(p)
 	acts := implementorPlan(title, retry)
 	if step >= len(acts) {

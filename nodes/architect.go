@@ -3,6 +3,7 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
@@ -41,14 +42,14 @@ func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowSta
 		fmt.Fprintf(&task, "%d. %s\n", i+1, c)
 	}
 	sections := []llm.Section{
-		{Title: "TASK", Body: strings.TrimSpace(task.String()), Required: true},
-		{Title: "FAILED", Body: fmt.Sprintf("%d attempts failed. The last failure:\n%s", t.Retries, clip(t.Feedback, 6000)), Required: true},
+		{Title: prompts.SecTask, Body: strings.TrimSpace(task.String()), Required: true},
+		{Title: prompts.SecFailed, Body: fmt.Sprintf("%d attempts failed. The last failure:\n%s", t.Retries, clip(t.Feedback, 6000)), Required: true},
 	}
 	if diff, err := d.Work.Diff(ctx, t.StartCommit); err == nil && strings.TrimSpace(diff) != "" {
-		sections = append(sections, llm.Section{Title: "DIFF OF THE LAST ATTEMPT", Body: filterDiff(diff, d.denied), Priority: prioContext})
+		sections = append(sections, llm.Section{Title: prompts.SecLastDiff, Body: filterDiff(diff, d.denied), Priority: prioContext})
 	}
 	if code := d.architectCode(t); code != "" {
-		sections = append(sections, llm.Section{Title: "CODE", Body: code, Priority: prioContext + 1})
+		sections = append(sections, llm.Section{Title: prompts.SecCode, Body: code, Priority: prioContext + 1})
 	}
 	reply, resp, err := ask[architectReply](ctx, d, &s, call{Label: LabelArchitect, Role: RoleSupervisor,
 		Sections: sections, Budget: d.Settings.Budget(NodeImplementor)})

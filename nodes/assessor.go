@@ -3,6 +3,7 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
@@ -49,9 +50,9 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 		data.MilestoneID = m.ID
 	}
 	sections := []llm.Section{ // after the shared prefix: project context and knowledge
-		{Title: "MILESTONES", Body: milestoneOverview(&s), Required: true},
+		{Title: prompts.SecMilestones, Body: milestoneOverview(&s), Required: true},
 		completedSection(&s),
-		{Title: "SUPERVISOR FINDINGS", Body: supervisorEvidence(&s), Priority: prioKnowledge},
+		{Title: prompts.SecFindings, Body: supervisorEvidence(&s), Priority: prioKnowledge},
 	}
 	reply, _, err := ask[assessorReply](ctx, d, &s, call{Label: NodeAssessor, Data: data, Sections: sections})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
@@ -130,7 +131,7 @@ func (d *Deps) summarize(ctx context.Context, s *WorkflowState, t *Task, files [
 		fmt.Fprintf(&b, "Attempts: %d (last feedback: %s)\n", t.Attempt, clip(t.Feedback, 400))
 	}
 	reply, _, err := ask[summaryReply](ctx, d, s, call{Label: LabelSummarizer, Role: RoleSummarizer, Sections: []llm.Section{
-		{Title: "TASK RESULT", Body: b.String(), Required: true},
+		{Title: prompts.SecTaskResult, Body: b.String(), Required: true},
 	}})
 	if err != nil {
 		graph.Emit(ctx, "warning", map[string]any{"message": "summarizer unavailable, using the implementor's summary: " + err.Error()})

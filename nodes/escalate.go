@@ -8,6 +8,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 )
 
 // Escalation kinds and the labels their calls are accounted under.
@@ -16,7 +17,7 @@ const (
 	EscCloudReview    = "cloud_review"
 	EscReviewDisputed = "review_disputed"
 
-	LabelArchitect   = "architect"
+	LabelArchitect   = prompts.Architect
 	LabelCloudReview = "qa_cloud"
 
 	// QADisputed is the done list's QA column for work committed with its

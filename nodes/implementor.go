@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"slices"
 	"strings"
 
@@ -295,19 +296,19 @@ func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
 	fmt.Fprintf(&b, "%s: %s\n", t.ID, t.Title)
 	writeTask(&b, t.Instructions, t.AcceptanceCriteria, t.TargetFiles)
 	secs := []llm.Section{ // after the shared prefix (project context, knowledge)
-		{Title: "TASK", Body: strings.TrimSpace(b.String()), Required: true},
+		{Title: prompts.SecTask, Body: strings.TrimSpace(b.String()), Required: true},
 	}
 	if t.Feedback != "" {
-		secs = append(secs, llm.Section{Title: "FEEDBACK FROM THE LAST ATTEMPT", Body: t.Feedback, Required: true})
+		secs = append(secs, llm.Section{Title: prompts.SecFeedback, Body: t.Feedback, Required: true})
 	}
 	if files := l.targetFiles(ctx); files != "" {
-		secs = append(secs, llm.Section{Title: "TARGET FILES", Body: files, Priority: prioContext})
+		secs = append(secs, llm.Section{Title: prompts.SecTargetFiles, Body: files, Priority: prioContext})
 	}
 	if symbols := l.symbolMap(); symbols != "" {
-		secs = append(secs, llm.Section{Title: "SYMBOLS", Body: symbols, Priority: prioContext - 5})
+		secs = append(secs, llm.Section{Title: prompts.SecSymbols, Body: symbols, Priority: prioContext - 5})
 	}
 	if near, err := l.filesNearTarget(); err == nil && near != "" {
-		secs = append(secs, llm.Section{Title: "FILES NEAR THE TARGET", Body: near, Priority: prioOverview})
+		secs = append(secs, llm.Section{Title: prompts.SecNearFiles, Body: near, Priority: prioOverview})
 	}
 	return secs, nil
 }

@@ -3,6 +3,7 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"maps"
 	"os"
 	"path/filepath"
@@ -288,20 +289,20 @@ func (d *Deps) cliPrompt(ctx context.Context, s *WorkflowState, t *Task, gateFee
 	fmt.Fprintf(&b, "%s: %s\n", t.ID, t.Title)
 	writeTask(&b, t.Instructions, t.AcceptanceCriteria, t.TargetFiles)
 	secs := []llm.Section{
-		{Title: "TASK", Body: strings.TrimSpace(b.String()), Required: true},
+		{Title: prompts.SecTask, Body: strings.TrimSpace(b.String()), Required: true},
 		milestoneSection(s),
 	}
 	if dir := directiveOf(s, t); dir != "" {
-		secs = append(secs, llm.Section{Title: "DIRECTIVE THIS TASK SERVES", Body: dir, Required: true})
+		secs = append(secs, llm.Section{Title: prompts.SecServedDirective, Body: dir, Required: true})
 	}
 	if t.Feedback != "" {
-		secs = append(secs, llm.Section{Title: "FEEDBACK FROM THE LAST ATTEMPT", Body: t.Feedback, Required: true})
+		secs = append(secs, llm.Section{Title: prompts.SecFeedback, Body: t.Feedback, Required: true})
 	}
 	if gateFeedback != "" {
-		secs = append(secs, llm.Section{Title: "FAILING CHECK", Body: gateFeedback, Required: true})
+		secs = append(secs, llm.Section{Title: prompts.SecFailingCheck, Body: gateFeedback, Required: true})
 	}
 	secs = append(secs, d.knowledgeSection(ctx, s),
-		llm.Section{Title: "CHECKS", Body: gateList(d.Gates), Priority: prioOverview})
+		llm.Section{Title: prompts.SecChecks, Body: gateList(d.Gates), Priority: prioOverview})
 	p, err := d.Composer.Compose(NodeImplementor+"_cli", nil, d.Settings.Budget(NodeImplementor), secs...)
 	if err != nil {
 		return "", fmt.Errorf("compose the coding CLI's prompt: %w", err)

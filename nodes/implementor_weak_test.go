@@ -439,7 +439,7 @@ func TestTheSymbolMapListsTheTargetPackageAndWhatItImports(t *testing.T) {
 	r.task.TargetFiles = []string{"stats/stats.go"}
 	r.run(t)
 	prompt := r.model.recorded()[0].Messages[1].Content
-	_, sym, _ := strings.Cut(prompt, "## SYMBOLS\n")
+	_, sym, _ := strings.Cut(prompt, "## "+prompts.SecSymbols+"\n")
 	sym, _, _ = strings.Cut(sym, "\n## ")
 	for _, w := range []string{"package stats (stats/)", "func Mean(s string) float64", "func helper()", "imported package words (words/)", "func Split(s string) []string"} {
 		if !strings.Contains(sym, w) {

@@ -3,6 +3,7 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"slices"
 	"strings"
 
@@ -19,16 +20,6 @@ const (
 	prioOverview  = 20
 	prioKnowledge = 30
 	prioContext   = 40
-)
-
-// Section titles of the planning prompts, in the order the prompts give them.
-const (
-	SecProjectContext   = "PROJECT CONTEXT"
-	SecProjectKnowledge = "PROJECT KNOWLEDGE"
-	SecMilestone        = "CURRENT MILESTONE"
-	SecDirectives       = "ACTIVE DIRECTIVES"
-	SecCompleted        = "COMPLETED WORK"
-	SecInstructions     = "INSTRUCTIONS"
 )
 
 // LabelShared is the budget label of the shared prefix
@@ -51,14 +42,14 @@ func projectContextSection(s *WorkflowState) llm.Section {
 	if s.ProjectContext != "" {
 		body += "\n\n" + s.ProjectContext
 	}
-	return llm.Section{Title: SecProjectContext, Body: body, Priority: prioOverview}
+	return llm.Section{Title: prompts.SecProjectContext, Body: body, Priority: prioOverview}
 }
 
 // knowledgeSection selects the docs for the current milestone within the
 // knowledge budget, records provisional docs the task will be judged on, and
 // logs what was left out.
 func (d *Deps) knowledgeSection(ctx context.Context, s *WorkflowState) llm.Section {
-	sec := llm.Section{Title: SecProjectKnowledge, Priority: prioKnowledge}
+	sec := llm.Section{Title: prompts.SecProjectKnowledge, Priority: prioKnowledge}
 	if d.Settings.KnowledgeBudget <= 0 {
 		sec.Body = "(knowledge injection is off: knowledge.budget_tokens is 0)"
 		return sec
@@ -114,7 +105,7 @@ func milestoneSection(s *WorkflowState) llm.Section {
 			fmt.Fprintf(&b, "%d. %s%s\n", i+1, t.Title, tag)
 		}
 	}
-	return llm.Section{Title: SecMilestone, Body: strings.TrimSpace(b.String()), Required: true}
+	return llm.Section{Title: prompts.SecMilestone, Body: strings.TrimSpace(b.String()), Required: true}
 }
 
 func writeTask(b *strings.Builder, instructions string, criteria, files []string) {
@@ -131,13 +122,13 @@ func writeTask(b *strings.Builder, instructions string, criteria, files []string
 
 func directivesSection(shown []Directive) llm.Section {
 	if len(shown) == 0 {
-		return llm.Section{Title: SecDirectives, Body: "(none)", Required: true}
+		return llm.Section{Title: prompts.SecDirectives, Body: "(none)", Required: true}
 	}
 	var b strings.Builder
 	for _, d := range shown {
 		b.WriteString("- " + d.promptLine() + "\n")
 	}
-	return llm.Section{Title: SecDirectives, Body: strings.TrimSpace(b.String()), Required: true}
+	return llm.Section{Title: prompts.SecDirectives, Body: strings.TrimSpace(b.String()), Required: true}
 }
 
 // promptLine is how a directive reads in a prompt: id, priority, type,
@@ -175,7 +166,7 @@ func completedSection(s *WorkflowState) llm.Section {
 	if s.EscalationContext != "" {
 		fmt.Fprintf(&b, "\nEscalations:\n%s\n", s.EscalationContext)
 	}
-	return llm.Section{Title: SecCompleted, Body: strings.TrimSpace(b.String()), Priority: prioHistory}
+	return llm.Section{Title: prompts.SecCompleted, Body: strings.TrimSpace(b.String()), Priority: prioHistory}
 }
 
 // instructionsSection renders the role template's "instructions" block.
@@ -184,7 +175,7 @@ func (d *Deps) instructionsSection(label string, data any) (llm.Section, error) 
 	if err != nil {
 		return llm.Section{}, err
 	}
-	return llm.Section{Title: SecInstructions, Body: strings.TrimSpace(body), Required: true}, nil
+	return llm.Section{Title: prompts.SecInstructions, Body: strings.TrimSpace(body), Required: true}, nil
 }
 
 // clip trims s and cuts it to n bytes with a marker.

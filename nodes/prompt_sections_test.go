@@ -30,9 +30,9 @@ func TestPlannerPromptStaysWithinBudgetAsTheRunGrows(t *testing.T) {
 	budget := DefaultSettings().Budget(NodePlanner)
 	p, err := c.Compose(NodePlanner, plannerData{}, budget,
 		projectContextSection(&s),
-		llm.Section{Title: SecProjectKnowledge, Body: "(none)", Priority: prioKnowledge},
+		llm.Section{Title: prompts.SecProjectKnowledge, Body: "(none)", Priority: prioKnowledge},
 		milestoneSection(&s), directivesSection(orderedDirectives(s.PendingDirectives, false)), completedSection(&s),
-		llm.Section{Title: SecInstructions, Body: instr, Required: true})
+		llm.Section{Title: prompts.SecInstructions, Body: instr, Required: true})
 	if err != nil {
 		t.Fatal(err)
 	}

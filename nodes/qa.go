@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"slices"
 	"strings"
 
@@ -107,13 +108,13 @@ func (d *Deps) review(ctx context.Context, s *WorkflowState, diff, code, role, l
 		fmt.Fprintf(&crit, "%d. %s\n", i+1, c)
 	}
 	sections := []llm.Section{
-		{Title: "TASK", Body: t.ID + ": " + t.Title + "\n" + t.Instructions, Required: true},
-		{Title: "ACCEPTANCE CRITERIA", Body: strings.TrimSpace(crit.String()), Required: true},
-		{Title: "GATES", Body: gateSummary(s.QA.Gates), Priority: prioOverview},
-		{Title: "DIFF", Body: diff, Priority: prioContext + 1},
+		{Title: prompts.SecTask, Body: t.ID + ": " + t.Title + "\n" + t.Instructions, Required: true},
+		{Title: prompts.SecCriteria, Body: strings.TrimSpace(crit.String()), Required: true},
+		{Title: prompts.SecGates, Body: gateSummary(s.QA.Gates), Priority: prioOverview},
+		{Title: prompts.SecDiff, Body: diff, Priority: prioContext + 1},
 	}
 	if code != "" {
-		sections = append(sections, llm.Section{Title: "CHANGED CODE", Body: code, Priority: prioContext})
+		sections = append(sections, llm.Section{Title: prompts.SecChangedCode, Body: code, Priority: prioContext})
 	}
 	// The template is the QA one; the label keeps cloud reviews apart in the accounting.
 	reply := min(256+200*len(t.AcceptanceCriteria), 2048) // a verdict per criterion, and feedback

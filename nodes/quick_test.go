@@ -132,7 +132,7 @@ func TestEveryLocalRoleSharesThePromptPrefix(t *testing.T) {
 	s := &WorkflowState{Remit: "do it", ProjectContext: "Repository files:\n.: README.md",
 		Milestones: []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}}}
 	ctx := context.Background()
-	var prompts []string
+	var sent []string
 	for _, label := range []string{NodeScope, NodePlanner, NodeImplementor, NodeQA, NodeAssessor} {
 		req, err := d.compose(ctx, call{Label: label, State: s, Data: roleData(label), Sections: []llm.Section{{Title: "X", Body: label, Required: true}}})
 		if err != nil {
@@ -141,7 +141,7 @@ func TestEveryLocalRoleSharesThePromptPrefix(t *testing.T) {
 		if len(req.Messages) != 2 {
 			t.Fatalf("%s: %d messages", label, len(req.Messages))
 		}
-		prompts = append(prompts, req.Messages[0].Content+"\x00"+req.Messages[1].Content)
+		sent = append(sent, req.Messages[0].Content+"\x00"+req.Messages[1].Content)
 		if r := (llmtest.Call{Messages: []llmtest.Message{{Role: "system", Content: req.Messages[0].Content}, {Role: "user", Content: req.Messages[1].Content}}}).Role(); r != label {
 			t.Errorf("the prompt of %s reads as %q's", label, r)
 		}
@@ -151,12 +151,12 @@ func TestEveryLocalRoleSharesThePromptPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	prefix := sh.System + "\x00" + sh.Head + "\n\n## " + llm.RoleSection + "\n"
-	for i, p := range prompts {
+	for i, p := range sent {
 		if !strings.HasPrefix(p, prefix) {
 			t.Errorf("prompt %d does not start with the shared prefix:\n%.300s", i, p)
 		}
 	}
-	if !strings.Contains(sh.Head, "## "+SecProjectContext) || !strings.Contains(sh.Head, "## "+SecProjectKnowledge) {
+	if !strings.Contains(sh.Head, "## "+prompts.SecProjectContext) || !strings.Contains(sh.Head, "## "+prompts.SecProjectKnowledge) {
 		t.Errorf("shared head:\n%s", sh.Head)
 	}
 }

@@ -1,15 +1,17 @@
 package nodes
 
+import "github.com/lemmings-dev/lemmings/nodes/prompts"
+
 // Node names of the workflow graph.
 const (
-	NodeScope       = "scope_agent"
-	NodePlanner     = "task_planner"
-	NodeImplementor = "implementor"
-	NodeQA          = "qa"
+	NodeScope       = prompts.ScopeAgent
+	NodePlanner     = prompts.TaskPlanner
+	NodeImplementor = prompts.Implementor
+	NodeQA          = prompts.QA
 	NodeComplete    = "mark_complete"
 	NodeFailed      = "mark_failed"
 	NodeSupervisors = "run_supervisors"
-	NodeAssessor    = "assessor"
+	NodeAssessor    = prompts.Assessor
 	NodePolish      = "polish"
 	NodeReport      = "report"
 )

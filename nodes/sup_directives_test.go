@@ -3,6 +3,7 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"slices"
 	"strings"
 	"testing"
@@ -224,7 +225,7 @@ func supPlannerAnswer(reply map[string]any) func(llm.Request) (string, error) {
 		switch req.Label {
 		case NodePlanner:
 			return suptest.JSON(reply), nil
-		case "summarizer":
+		case prompts.Summarizer:
 			return `{"summary":"done"}`, nil
 		}
 		return supAnswerEmptySupervisor(req)
@@ -340,7 +341,7 @@ func TestSupDirectivesInPlannerPrompt(t *testing.T) {
 		t.Fatalf("%d planner calls", len(reqs))
 	}
 	prompt := reqs[0].Messages[len(reqs[0].Messages)-1].Content
-	sec := llmtest.Section(prompt, SecDirectives)
+	sec := llmtest.Section(prompt, prompts.SecDirectives)
 	i1 := strings.Index(sec, "- [d1] NORMAL functional from design: Stop: the store corrupts data")
 	i2 := strings.Index(sec, "- [d2] LOW cleanup from code_style: Tidy names")
 	if i1 < 0 || i2 < i1 {
@@ -349,8 +350,8 @@ func TestSupDirectivesInPlannerPrompt(t *testing.T) {
 	if !strings.Contains(sec, "files: store.go") {
 		t.Errorf("directive files missing:\n%s", sec)
 	}
-	if !strings.Contains(llmtest.Section(prompt, SecInstructions), "MUST be addressed") {
-		t.Errorf("instructions do not demand an answer for each directive:\n%s", llmtest.Section(prompt, SecInstructions))
+	if !strings.Contains(llmtest.Section(prompt, prompts.SecInstructions), "MUST be addressed") {
+		t.Errorf("instructions do not demand an answer for each directive:\n%s", llmtest.Section(prompt, prompts.SecInstructions))
 	}
 	if got := supFates(out); !slices.Equal(got, []string{"d1:task", "d2:handled"}) {
 		t.Fatalf("fates %v", got)

@@ -3,6 +3,7 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"path"
 	"slices"
 	"strings"
@@ -34,21 +35,21 @@ const (
 // files never included) and the knowledge store.
 func (d *Deps) supervisorInput(ctx context.Context, s *WorkflowState, job SupervisorJob) []llm.Section {
 	var secs []llm.Section
-	secs = append(secs, llm.Section{Title: "REMIT AND MILESTONES", Body: "Remit: " + clip(s.Remit, supRemitBytes) + "\n\n" + milestoneOverview(s), Required: true})
-	secs = append(secs, llm.Section{Title: "KNOWLEDGE STORE", Body: d.knowledgeDigest(job.Supervisor), Priority: prioKnowledge})
+	secs = append(secs, llm.Section{Title: prompts.SecRemitMilestones, Body: "Remit: " + clip(s.Remit, supRemitBytes) + "\n\n" + milestoneOverview(s), Required: true})
+	secs = append(secs, llm.Section{Title: prompts.SecKnowledgeStore, Body: d.knowledgeDigest(job.Supervisor), Priority: prioKnowledge})
 
 	var done strings.Builder
 	start := max(0, len(s.DoneList)-supRecentTasks)
 	for _, e := range s.DoneList[start:] {
 		fmt.Fprintf(&done, "- %s [%s] %s: %s (files: %s)\n", e.TaskID, e.QA, e.Title, e.Summary, strings.Join(e.Files, ", "))
 	}
-	secs = append(secs, llm.Section{Title: "DONE LIST (recent)", Body: orNone(done.String()), Priority: prioContext})
+	secs = append(secs, llm.Section{Title: prompts.SecDoneList, Body: orNone(done.String()), Priority: prioContext})
 
 	var plan strings.Builder
 	for _, t := range s.CarryForward {
 		fmt.Fprintf(&plan, "- %s\n", t.Title)
 	}
-	secs = append(secs, llm.Section{Title: "CARRY-FORWARD", Body: orNone(plan.String()), Priority: prioOverview})
+	secs = append(secs, llm.Section{Title: prompts.SecCarryForward, Body: orNone(plan.String()), Priority: prioOverview})
 
 	var recent strings.Builder
 	fs := max(0, len(s.Failures)-5)
@@ -61,18 +62,18 @@ func (d *Deps) supervisorInput(ctx context.Context, s *WorkflowState, job Superv
 	if s.Assessment != nil {
 		fmt.Fprintf(&recent, "Last assessment: %s — %s\n", s.Assessment.Verdict, s.Assessment.Notes)
 	}
-	secs = append(secs, llm.Section{Title: "RECENT RESULTS AND QA FEEDBACK", Body: orNone(recent.String()), Priority: prioContext})
+	secs = append(secs, llm.Section{Title: prompts.SecRecentResults, Body: orNone(recent.String()), Priority: prioContext})
 
 	files := d.changedSince(s, job)
-	title := "FILES CHANGED"
+	title := prompts.SecFilesChanged
 	if job.Bootstrap && len(files) < supSampleFiles {
 		files = append(files, d.codeSample(supSampleFiles-len(files), files)...)
-		title = "CODE (changed files and a sample of the repository)"
+		title = prompts.SecCodeSample
 	}
 	secs = append(secs, llm.Section{Title: title, Body: d.fileContents(files), Priority: prioHistory + 5})
 
 	if t, ok := s.Supervisors[job.Supervisor]; ok && len(t.LastFindings) > 0 {
-		secs = append(secs, llm.Section{Title: "YOUR PREVIOUS FINDINGS", Body: "- " + strings.Join(t.LastFindings, "\n- "), Priority: prioHistory})
+		secs = append(secs, llm.Section{Title: prompts.SecPreviousFindings, Body: "- " + strings.Join(t.LastFindings, "\n- "), Priority: prioHistory})
 	}
 	return secs
 }

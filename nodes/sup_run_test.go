@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"path/filepath"
 	"slices"
@@ -237,7 +238,7 @@ func TestSupInputLeavesDeniedFilesOut(t *testing.T) {
 	for _, sec := range d.supervisorInput(ctx, &s, job) {
 		all.WriteString("## " + sec.Title + "\n" + sec.Body + "\n")
 	}
-	files := llmtest.Section(all.String(), "FILES CHANGED")
+	files := llmtest.Section(all.String(), prompts.SecFilesChanged)
 	if !strings.Contains(files, "### app.go") || !strings.Contains(files, "func Run()") {
 		t.Fatalf("app.go missing from FILES CHANGED:\n%s", files)
 	}
@@ -274,10 +275,10 @@ func TestSupBootstrapInput(t *testing.T) {
 			t.Fatalf("%s: %d calls", name, len(reqs))
 		}
 		sys, user := reqs[0].Messages[0].Content, reqs[0].Messages[len(reqs[0].Messages)-1].Content
-		if !strings.Contains(sys, "BOOTSTRAP MODE") {
+		if !strings.Contains(sys, prompts.MarkerBootstrap) {
 			t.Errorf("%s not told it bootstraps:\n%s", name, sys)
 		}
-		if !strings.Contains(user, "## CODE (changed files and a sample of the repository)") || !strings.Contains(user, "func Greet(") {
+		if !strings.Contains(user, "## "+prompts.SecCodeSample) || !strings.Contains(user, "func Greet(") {
 			t.Errorf("%s sees no code sample:\n%s", name, user)
 		}
 		if n := llm.CountTokens(sys + user); n > d.Settings.Supervisors.InputTokens {
@@ -426,7 +427,7 @@ func TestSupAssessorSeesSupervisorFindings(t *testing.T) {
 	if len(reqs) != 1 {
 		t.Fatalf("%d assessor calls", len(reqs))
 	}
-	sec := llmtest.Section(reqs[0].Messages[len(reqs[0].Messages)-1].Content, "SUPERVISOR FINDINGS")
+	sec := llmtest.Section(reqs[0].Messages[len(reqs[0].Messages)-1].Content, prompts.SecFindings)
 	for _, want := range []string{"design (task_abort, after task 4): the storage layer bypasses the entity API; 1 directives", "pending normal functional directive: Route storage through the entity API"} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("SUPERVISOR FINDINGS lacks %q:\n%s", want, sec)

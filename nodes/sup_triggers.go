@@ -1,12 +1,16 @@
 package nodes
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+)
 
 // Supervisor names, also the knowledge writers they act as.
 const (
-	SupCodeStyle    = "code_style"
-	SupDesign       = "design"
-	SupInternaliser = "internaliser"
+	SupCodeStyle    = prompts.CodeStyle
+	SupDesign       = prompts.Design
+	SupInternaliser = prompts.Internaliser
 )
 
 // Trigger events a supervisor reacts to (the table in docs/supervisors.md).

@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,7 +78,7 @@ type costTeam struct{ failFirst bool }
 func (tm costTeam) respond(c llmtest.Call) llmtest.Reply {
 	var v any
 	switch costRole(c) {
-	case "scope_agent":
+	case prompts.ScopeAgent:
 		var tasks []any
 		titles := []string{"Change the greeting to Hello, Lemmings"}
 		if strings.Contains(c.FirstUser(), "three functions") {
@@ -87,15 +88,15 @@ func (tm costTeam) respond(c llmtest.Call) llmtest.Reply {
 			tasks = append(tasks, costTasks[t].spec(t))
 		}
 		v = map[string]any{"milestones": []any{map[string]any{"goal": "The hello package does what the remit asks.", "themes": []string{"hello"}, "tasks": tasks}}}
-	case "task_planner":
+	case prompts.TaskPlanner:
 		v = costPlan(c.FirstUser())
-	case "implementor":
+	case prompts.Implementor:
 		return tm.implement(c)
-	case "qa":
+	case prompts.QA:
 		v = demo.PassingQA(c.FirstUser(), "the diff shows it")
-	case "assessor":
+	case prompts.Assessor:
 		v = map[string]any{"verdict": "all_done", "notes": "The remit is done.", "milestone_complete": true}
-	case "summarizer":
+	case prompts.Summarizer:
 		v = map[string]any{"summary": "Done: the task's change is made and tested."}
 	default:
 		return llmtest.Reply{Status: 500, Body: `{"error":"cost team: unknown role"}`}
@@ -110,7 +111,7 @@ var (
 )
 
 func costPlan(p string) any {
-	ms := llmtest.Section(p, "CURRENT MILESTONE")
+	ms := llmtest.Section(p, prompts.SecMilestone)
 	reply := map[string]any{"directives": []any{}, "carry_forward": []any{}}
 	if m := costInProgress.FindStringSubmatch(ms); m != nil {
 		reply["decision"], reply["reasoning"], reply["task"] = "implement", "Plan it again with the feedback.", costTasks[m[1]].spec(m[1])
@@ -135,7 +136,7 @@ func costPlan(p string) any {
 func (tm costTeam) implement(c llmtest.Call) llmtest.Reply {
 	title := llmtest.TaskTitle(c.FirstUser())
 	t, ok := costTasks[title]
-	if !ok && strings.Contains(llmtest.Section(c.FirstUser(), "TASK"), "Files: hello/hello.go") {
+	if !ok && strings.Contains(llmtest.Section(c.FirstUser(), prompts.SecTask), "Files: hello/hello.go") {
 		t, ok = costTasks["Change the greeting to Hello, Lemmings"], true // the remit as one task
 	}
 	if !ok {
@@ -374,7 +375,7 @@ func TestAQuickRunThatIsBlockedEscalatesIntoTheFullPipeline(t *testing.T) {
 	}
 	var scope []llmtest.Call
 	for _, c := range calls {
-		if c.Role() == "scope_agent" {
+		if c.Role() == prompts.ScopeAgent {
 			scope = append(scope, c)
 		}
 	}

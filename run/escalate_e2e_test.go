@@ -7,6 +7,7 @@ package run
 
 import (
 	"context"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"math"
 	"os"
 	"strings"
@@ -86,7 +87,7 @@ func TestEscDisputedReviewGoesToTheCloudReviewer(t *testing.T) {
 	}
 	if got := supCallsOf(e.Cloud, nodes.NodeQA); len(got) != 1 {
 		t.Fatalf("%d cloud QA calls, want 1", len(got))
-	} else if !strings.Contains(supFirstUser(got[0]), "## CHANGED CODE") || !strings.Contains(supFirstUser(got[0]), "## DIFF") {
+	} else if !strings.Contains(supFirstUser(got[0]), "## "+prompts.SecChangedCode) || !strings.Contains(supFirstUser(got[0]), "## "+prompts.SecDiff) {
 		t.Error("the cloud reviewer must see the diff and the changed code")
 	}
 	if math.Abs(res.State.SupervisorSpendUSD-suptest.CallCost) > 1e-9 {
@@ -146,7 +147,7 @@ func TestEscDisputedReviewRetryPolicyKeepsTheOldLoop(t *testing.T) {
 func escArchitectTeam() *supTeam {
 	return &supTeam{
 		Local: func(role string, c llmtest.Call) (any, bool) {
-			if role == nodes.NodeImplementor && !strings.Contains(llmtest.Section(supFirstUser(c), "TASK"), "ARCHITECT STEP") {
+			if role == nodes.NodeImplementor && !strings.Contains(llmtest.Section(supFirstUser(c), prompts.SecTask), "ARCHITECT STEP") {
 				return map[string]any{"thought": "stuck", "action": "blocked", "summary": "I do not know where the file goes (compiler said: undefined: Foo)"}, true
 			}
 			return nil, false
@@ -155,7 +156,7 @@ func escArchitectTeam() *supTeam {
 			if role != nodes.LabelArchitect {
 				return nil, false
 			}
-			task := llmtest.Section(supFirstUser(c), "TASK")
+			task := llmtest.Section(supFirstUser(c), prompts.SecTask)
 			file := supFileOf(task)
 			return map[string]any{"diagnosis": "The model did not know the path.",
 				"instructions": "ARCHITECT STEP 1: create " + file + " with one line naming the task.", "target_files": []string{file}}, true
@@ -174,7 +175,7 @@ func TestEscArchitectWritesTheNextAttempt(t *testing.T) {
 		t.Fatalf("%d architect calls, want 1", len(arch))
 	}
 	p := supFirstUser(arch[0])
-	for _, want := range []string{"## TASK", "Write out/m1-1.txt", "## FAILED", "undefined: Foo"} {
+	for _, want := range []string{"## " + prompts.SecTask, "Write out/m1-1.txt", "## " + prompts.SecFailed, "undefined: Foo"} {
 		if !strings.Contains(p, want) {
 			t.Errorf("the architect's prompt lacks %q", want)
 		}
@@ -315,7 +316,7 @@ func TestEscAPlanBreakingTheLimitsGoesBackOnceWithTheReasons(t *testing.T) {
 				sentBack = append(sentBack, last)
 				return nil, false // the default answer is within the limits
 			}
-			if strings.Contains(llmtest.Section(supFirstUser(c), nodes.SecMilestone), "out/a.txt") && len(sentBack) == 0 {
+			if strings.Contains(llmtest.Section(supFirstUser(c), prompts.SecMilestone), "out/a.txt") && len(sentBack) == 0 {
 				big := supSpec("Write out/a.txt", "")
 				big.TargetFiles = []string{"out/a.txt", "b.go", "c.go"}
 				return map[string]any{"decision": "implement", "reasoning": "all at once", "task": big, "carry_forward": []any{}, "directives": []any{}}, true

@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"net"
 	"os"
 	"path/filepath"
@@ -109,7 +110,7 @@ func (tm *supTeam) respondLocal(c llmtest.Call) llmtest.Reply {
 		v = supQAReply(c)
 	case nodes.NodeAssessor:
 		v = tm.assessorReply(c)
-	case "summarizer":
+	case prompts.Summarizer:
 		v = map[string]any{"summary": "The task is done."}
 	default:
 		return llmtest.Reply{Status: 500, Body: `{"error":"sup team: no local role answers this prompt"}`}
@@ -169,7 +170,7 @@ type supTaskSpec struct {
 func (tm *supTeam) plannerReply(c llmtest.Call) any {
 	p := supFirstUser(c)
 	answers := []map[string]string{}
-	for _, m := range supDirectiveLine.FindAllStringSubmatch(llmtest.Section(p, nodes.SecDirectives), -1) {
+	for _, m := range supDirectiveLine.FindAllStringSubmatch(llmtest.Section(p, prompts.SecDirectives), -1) {
 		fate := ""
 		if tm.DirectiveFate != nil {
 			fate = tm.DirectiveFate(m[1], m[0])
@@ -179,7 +180,7 @@ func (tm *supTeam) plannerReply(c llmtest.Call) any {
 		}
 	}
 	reply := map[string]any{"directives": answers, "carry_forward": []supTaskSpec{}}
-	ms := llmtest.Section(p, nodes.SecMilestone)
+	ms := llmtest.Section(p, prompts.SecMilestone)
 	if m := supInProgress.FindStringSubmatch(ms); m != nil {
 		reply["decision"], reply["reasoning"], reply["task"] = "implement", "retry", supSpec(m[2], "")
 		return reply
@@ -221,7 +222,7 @@ func supFileOf(title string) string {
 // supImplementorReply writes the task's file, then finishes.
 func supImplementorReply(c llmtest.Call) any {
 	p := supFirstUser(c)
-	task := llmtest.Section(p, "TASK")
+	task := llmtest.Section(p, prompts.SecTask)
 	first, _, _ := strings.Cut(strings.TrimSpace(task), "\n")
 	id, title, _ := strings.Cut(first, ": ")
 	steps := 0
@@ -260,9 +261,9 @@ var supSecretFiles = map[string]string{
 
 func supQAReply(c llmtest.Call) any {
 	p := supFirstUser(c)
-	quote := supAddedLine(llmtest.Section(p, "DIFF"))
+	quote := supAddedLine(llmtest.Section(p, prompts.SecDiff))
 	var verdicts []map[string]any
-	for _, line := range strings.Split(llmtest.Section(p, "ACCEPTANCE CRITERIA"), "\n") {
+	for _, line := range strings.Split(llmtest.Section(p, prompts.SecCriteria), "\n") {
 		num, crit, ok := strings.Cut(strings.TrimSpace(line), ". ")
 		if ok {
 			n, _ := strconv.Atoi(num)
@@ -284,8 +285,8 @@ func supAddedLine(diff string) string {
 
 func (tm *supTeam) assessorReply(c llmtest.Call) any {
 	p := supFirstUser(c)
-	if strings.Contains(llmtest.Section(p, nodes.SecInstructions), "says milestone") {
-		lines := supMilestoneLine.FindAllStringSubmatch(llmtest.Section(p, "MILESTONES"), -1)
+	if strings.Contains(llmtest.Section(p, prompts.SecInstructions), "says milestone") {
+		lines := supMilestoneLine.FindAllStringSubmatch(llmtest.Section(p, prompts.SecMilestones), -1)
 		verdict := "aligned"
 		if len(lines) > 0 && lines[len(lines)-1][2] != "" {
 			verdict = "all_done"

@@ -3,6 +3,7 @@ package run_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,12 +94,12 @@ func runLoop(t *testing.T, setup runSetup) *loopRun {
 // feedback section.
 func implementorFor(title string, retry bool) func(llmtest.Call) bool {
 	return func(c llmtest.Call) bool {
-		if c.Role() != "implementor" {
+		if c.Role() != prompts.Implementor {
 			return false
 		}
 		p := c.Messages[1].Content
-		hasFeedback := llmtest.Section(p, "FEEDBACK FROM THE LAST ATTEMPT") != ""
-		return strings.Contains(llmtest.Section(p, "TASK"), title) && hasFeedback == retry
+		hasFeedback := llmtest.Section(p, prompts.SecFeedback) != ""
+		return strings.Contains(llmtest.Section(p, prompts.SecTask), title) && hasFeedback == retry
 	}
 }
 
@@ -130,23 +131,23 @@ func TestPlannerPromptSectionsComeInTheDesignOrder(t *testing.T) {
 		t.Fatal("no planner call")
 	}
 	// The shared prefix (project context, knowledge), then the role.
-	want := []string{nodes.SecProjectContext, nodes.SecProjectKnowledge, llm.RoleSection, nodes.SecMilestone, nodes.SecDirectives, nodes.SecCompleted, nodes.SecInstructions}
+	want := []string{prompts.SecProjectContext, prompts.SecProjectKnowledge, llm.RoleSection, prompts.SecMilestone, prompts.SecDirectives, prompts.SecCompleted, prompts.SecInstructions}
 	for _, c := range planner {
 		got := headers(c.Messages[1].Content)
 		if strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Fatalf("planner sections %v, want %v", got, want)
 		}
-		if !strings.Contains(llmtest.Section(c.Messages[1].Content, nodes.SecInstructions), "Each directive MUST be addressed") {
+		if !strings.Contains(llmtest.Section(c.Messages[1].Content, prompts.SecInstructions), "Each directive MUST be addressed") {
 			t.Error("the instructions do not say each directive must be addressed")
 		}
 	}
-	if ms := llmtest.Section(planner[0].Messages[1].Content, nodes.SecMilestone); !strings.Contains(ms, "Related code (retrieval):\n- textstats") {
+	if ms := llmtest.Section(planner[0].Messages[1].Content, prompts.SecMilestone); !strings.Contains(ms, "Related code (retrieval):\n- textstats") {
 		t.Errorf("the planner gets no retrieval hits for the milestone:\n%s", ms)
 	}
 	// The stable sections come first so a local prompt cache is reused: the
 	// project context is byte-identical across planning rounds.
-	first := llmtest.Section(planner[0].Messages[1].Content, nodes.SecProjectContext)
-	last := llmtest.Section(planner[len(planner)-1].Messages[1].Content, nodes.SecProjectContext)
+	first := llmtest.Section(planner[0].Messages[1].Content, prompts.SecProjectContext)
+	last := llmtest.Section(planner[len(planner)-1].Messages[1].Content, prompts.SecProjectContext)
 	if first != last {
 		t.Error("the project context changed between planning rounds")
 	}
@@ -200,7 +201,7 @@ _Status: deprecated_
 	if len(planner) == 0 {
 		t.Fatal("no planner call")
 	}
-	k := llmtest.Section(planner[0].Messages[1].Content, nodes.SecProjectKnowledge)
+	k := llmtest.Section(planner[0].Messages[1].Content, prompts.SecProjectKnowledge)
 	if !strings.Contains(k, "Wrap every returned error with the operation that failed") {
 		t.Errorf("the established convention is not in the planner's PROJECT KNOWLEDGE:\n%s", k)
 	}
@@ -238,7 +239,7 @@ func TestAnImplementorRepeatingItselfIsStoppedAndRetried(t *testing.T) {
 	retry := r.calls("implementor")
 	var fb string
 	for _, c := range retry {
-		if s := llmtest.Section(c.Messages[1].Content, "FEEDBACK FROM THE LAST ATTEMPT"); s != "" {
+		if s := llmtest.Section(c.Messages[1].Content, prompts.SecFeedback); s != "" {
 			fb = s
 			break
 		}
@@ -295,7 +296,7 @@ func TestSearchReplaceBlocksInProseAreApplied(t *testing.T) {
 
 func TestAScopeAgentThatNeverAnswersInJSONEndsTheRunCleanly(t *testing.T) {
 	r := runLoop(t, runSetup{first: []llmtest.Step{{
-		Name: "garbage", Times: -1, Match: func(c llmtest.Call) bool { return c.Role() == "scope_agent" },
+		Name: "garbage", Times: -1, Match: func(c llmtest.Call) bool { return c.Role() == prompts.ScopeAgent },
 		Reply: llmtest.Reply{Content: "Sure! Here are the milestones: first fix it, then add it."},
 	}}})
 	if r.err != nil {
@@ -368,7 +369,7 @@ func TestAnOperatorPlanSkipsTheScopeAgent(t *testing.T) {
 		t.Errorf("the ScopeAgent was asked %d times despite the plan", n)
 	}
 	qa := r.calls("qa")
-	if len(qa) == 0 || !strings.Contains(llmtest.Section(qa[0].Messages[1].Content, "ACCEPTANCE CRITERIA"), "MeanWordLength is exact") {
+	if len(qa) == 0 || !strings.Contains(llmtest.Section(qa[0].Messages[1].Content, prompts.SecCriteria), "MeanWordLength is exact") {
 		t.Error("QA did not judge the operator's acceptance criteria")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,7 @@ func writePlan(t testing.TB, n int) string {
 
 // fileWriter plays an implementor that creates the file its task names.
 func fileWriter(c llmtest.Call) llmtest.Reply {
-	task := llmtest.Section(c.Messages[1].Content, "TASK")
+	task := llmtest.Section(c.Messages[1].Content, prompts.SecTask)
 	name := "out.txt"
 	if i := strings.Index(task, "Create file "); i >= 0 {
 		name = strings.Fields(task[i+len("Create file "):])[0]
@@ -67,7 +68,7 @@ func BenchmarkScriptedRun20Tasks(b *testing.B) {
 	const tasks = 20
 	plan := writePlan(b, tasks)
 	srv := demo.NewServer(&demo.Script{}, llmtest.Step{Name: "writer", Times: -1,
-		Match:   func(c llmtest.Call) bool { return c.Role() == "implementor" },
+		Match:   func(c llmtest.Call) bool { return c.Role() == prompts.Implementor },
 		Respond: fileWriter})
 	defer srv.Close()
 	cfg := demo.Config(srv.URL())

@@ -1,7 +1,6 @@
 package run
 
 import (
-
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"regexp"
 	"testing"
@@ -40,7 +41,7 @@ var supBenchLastTask = regexp.MustCompile(`(?m)^- (t\d+) \[`)
 // converges and they all keep their default intervals) and the Internaliser
 // writes a lesson each time, as a busy real run would.
 func supBenchSupervisor(role string, c llmtest.Call) (llmtest.Reply, bool) {
-	done := supBenchLastTask.FindAllStringSubmatch(llmtest.Section(supFirstUser(c), "DONE LIST (recent)"), -1)
+	done := supBenchLastTask.FindAllStringSubmatch(llmtest.Section(supFirstUser(c), prompts.SecDoneList), -1)
 	last := "t0"
 	if len(done) > 0 {
 		last = done[len(done)-1][1]

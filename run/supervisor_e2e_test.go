@@ -8,6 +8,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,7 +28,7 @@ const supDirectiveDesc = "Give every output file a task-named header (out/style.
 // establishes a convention and asks for one cleanup; afterwards it finds
 // nothing.
 func supBootstrapStyle(role string, c llmtest.Call) (llmtest.Reply, bool) {
-	if role != nodes.SupCodeStyle || !strings.Contains(c.Messages[0].Content, "BOOTSTRAP MODE") {
+	if role != nodes.SupCodeStyle || !strings.Contains(c.Messages[0].Content, prompts.MarkerBootstrap) {
 		return llmtest.Reply{}, false
 	}
 	return supReply(map[string]any{
@@ -64,11 +65,11 @@ func TestSupE2EBootstrapAndDirective(t *testing.T) {
 		t.Fatalf("%d code_style calls, want the interval run and the milestone run", len(styleCalls))
 	}
 	first := supFirstUser(styleCalls[0])
-	if !strings.Contains(styleCalls[0].Messages[0].Content, "BOOTSTRAP MODE") ||
-		!strings.Contains(first, "## CODE (changed files and a sample of the repository)") || !strings.Contains(first, "func Greet(") {
+	if !strings.Contains(styleCalls[0].Messages[0].Content, prompts.MarkerBootstrap) ||
+		!strings.Contains(first, "## "+prompts.SecCodeSample) || !strings.Contains(first, "func Greet(") {
 		t.Fatalf("first code_style call is not a bootstrap over the code:\n%s", first)
 	}
-	if strings.Contains(styleCalls[1].Messages[0].Content, "BOOTSTRAP MODE") {
+	if strings.Contains(styleCalls[1].Messages[0].Content, prompts.MarkerBootstrap) {
 		t.Error("the second run bootstrapped again although the store has a convention")
 	}
 
@@ -94,7 +95,7 @@ func TestSupE2EBootstrapAndDirective(t *testing.T) {
 	// The directive is in the next planning prompt, in ACTIVE DIRECTIVES.
 	var seen bool
 	for _, c := range supCallsOf(e.Local, nodes.NodePlanner) {
-		sec := llmtest.Section(supFirstUser(c), nodes.SecDirectives)
+		sec := llmtest.Section(supFirstUser(c), prompts.SecDirectives)
 		if strings.Contains(sec, "- [d1] LOW cleanup from code_style: "+supDirectiveDesc) && strings.Contains(sec, "files: out/style.txt") {
 			seen = true
 		}
@@ -420,7 +421,7 @@ func TestSupE2EPolishIsBounded(t *testing.T) {
 	t.Parallel()
 	tm := &supTeam{DirectiveFate: supTaskFate}
 	tm.Supervisor = func(role string, c llmtest.Call) (llmtest.Reply, bool) {
-		if role != nodes.SupCodeStyle || !strings.Contains(supFirstUser(c), "milestone_complete") && !strings.Contains(c.Messages[0].Content, "BOOTSTRAP") {
+		if role != nodes.SupCodeStyle || !strings.Contains(supFirstUser(c), "milestone_complete") && !strings.Contains(c.Messages[0].Content, prompts.MarkerBootstrap) {
 			return llmtest.Reply{}, false
 		}
 		var dirs []any
@@ -455,7 +456,7 @@ func TestSupE2EIgnoredDirectiveIsForced(t *testing.T) {
 	res := e.mustStart(e.supPlan(3))
 	shown := 0
 	for _, c := range supCallsOf(e.Local, nodes.NodePlanner) {
-		if strings.Contains(llmtest.Section(supFirstUser(c), nodes.SecDirectives), "[d1]") {
+		if strings.Contains(llmtest.Section(supFirstUser(c), prompts.SecDirectives), "[d1]") {
 			shown++
 		}
 	}
@@ -491,7 +492,7 @@ func TestSupE2ETaskAbortPullsEveryoneForward(t *testing.T) {
 	if s.SupervisorUrgency != 0 {
 		t.Fatalf("urgency %v after the supervisors ran", s.SupervisorUrgency)
 	}
-	if first := supFirstUser(supCallsOf(e.Cloud, nodes.SupDesign)[0]); !strings.Contains(llmtest.Section(first, "RECENT RESULTS AND QA FEEDBACK"), "FAILED t1") {
+	if first := supFirstUser(supCallsOf(e.Cloud, nodes.SupDesign)[0]); !strings.Contains(llmtest.Section(first, prompts.SecRecentResults), "FAILED t1") {
 		t.Errorf("design did not see the abandoned task:\n%s", first)
 	}
 }

@@ -6,6 +6,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"slices"
 	"strings"
 	"sync"
@@ -49,7 +50,7 @@ func supStoredState(t *testing.T, repo, runID string) nodes.WorkflowState {
 func supBootstrapCalls(e *supEnv) int {
 	n := 0
 	for _, c := range supCallsOf(e.Cloud, nodes.SupCodeStyle) {
-		if strings.Contains(c.Messages[0].Content, "BOOTSTRAP MODE") {
+		if strings.Contains(c.Messages[0].Content, prompts.MarkerBootstrap) {
 			n++
 		}
 	}

@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"context"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"path/filepath"
 	"testing"
 	"time"
@@ -27,11 +28,11 @@ func BenchmarkTracingCost20Tasks(b *testing.B) { benchTracingCost(b, false) }
 // every call's messages and reply on its span.
 func BenchmarkTracingCost20TasksWithPrompts(b *testing.B) { benchTracingCost(b, true) }
 
-func benchTracingCost(b *testing.B, prompts bool) {
+func benchTracingCost(b *testing.B, withPrompts bool) {
 	const tasks = 20
 	plan := writePlan(b, tasks)
 	srv := demo.NewServer(&demo.Script{}, llmtest.Step{Name: "writer", Times: -1,
-		Match:   func(c llmtest.Call) bool { return c.Role() == "implementor" },
+		Match:   func(c llmtest.Call) bool { return c.Role() == prompts.Implementor },
 		Respond: fileWriter})
 	defer srv.Close()
 	d := otlptest.NewDiscard()
@@ -41,7 +42,7 @@ func benchTracingCost(b *testing.B, prompts bool) {
 		cfg.Supervisors.Enabled = false
 		cfg.Gates = []config.Gate{{Name: "check", Command: "true", Timeout: time.Minute}}
 		cfg.Limits.ReviewInterval = 5
-		cfg.Tracing.Enabled, cfg.Tracing.Endpoint, cfg.Tracing.Prompts = traced, d.URL(), prompts
+		cfg.Tracing.Enabled, cfg.Tracing.Endpoint, cfg.Tracing.Prompts = traced, d.URL(), withPrompts
 		return cfg
 	}
 	var cpu [2]time.Duration // off, on

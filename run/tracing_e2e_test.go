@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -145,7 +146,7 @@ func TestARunInASharedStoreCarriesItsTraceToWhoeverResumesIt(t *testing.T) {
 	rcv := otlptest.NewReceiver()
 	defer rcv.Close()
 	srv := demo.NewServer(&demo.Script{}, llmtest.Step{Name: "writer", Times: -1,
-		Match:   func(c llmtest.Call) bool { return c.Role() == "implementor" },
+		Match:   func(c llmtest.Call) bool { return c.Role() == prompts.Implementor },
 		Respond: fileWriter})
 	defer srv.Close()
 	cfg := demo.Config(srv.URL())

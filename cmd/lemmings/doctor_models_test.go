@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"net"
 	"os"
 	"regexp"
@@ -70,7 +71,7 @@ func TestDoctorMeasuresThePrimaryModelsSpeed(t *testing.T) {
 	}
 	slow := speed(llmtest.Step{Name: "slow-doctor", API: llmtest.Ollama, Times: -1,
 		Reply: llmtest.Reply{Content: demo.DoctorReply, CompletionTokens: 30, EvalDuration: 15 * time.Second},
-		Match: func(c llmtest.Call) bool { return c.Role() == "doctor" }})
+		Match: func(c llmtest.Call) bool { return c.Role() == prompts.Doctor }})
 	if slow["status"] != "warn" || !strings.Contains(fmt.Sprint(slow["detail"]), "2.0 tokens/s") || !strings.Contains(fmt.Sprint(slow["detail"]), "a run will be slow") ||
 		!strings.Contains(fmt.Sprint(slow["fix"]), "smaller model") {
 		t.Errorf("a slow model: %v", slow)

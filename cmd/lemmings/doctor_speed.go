@@ -7,6 +7,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 )
 
 // The doctor measures how fast the primary model answers, with one short
@@ -28,7 +29,7 @@ const slowTokensPerSecond = 5.0
 // speedProbe is the question the doctor asks: a reply the model cannot
 // shorten much, with nothing to think about.
 var speedProbe = []llm.Message{
-	{Role: "system", Content: "lemmings doctor measures your speed. Answer with the numbers only."},
+	{Role: "system", Content: prompts.MarkerDoctor + ". Answer with the numbers only."},
 	{Role: "user", Content: "Count from 1 to 30, separated by spaces."},
 }
 

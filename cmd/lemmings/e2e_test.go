@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -318,7 +319,7 @@ func TestHaltStopsTheRunNowAndResumeFinishes(t *testing.T) {
 	srv := demo.NewServer(sc, llmtest.Step{Name: "slow-implementor", API: llmtest.Ollama, Times: -1,
 		Reply: llmtest.Reply{Content: `{"action":"finish"}`, Latency: 30 * time.Second},
 		Match: func(c llmtest.Call) bool {
-			return slow.Load() && len(c.Messages) > 0 && c.Role() == "implementor"
+			return slow.Load() && len(c.Messages) > 0 && c.Role() == prompts.Implementor
 		}})
 	defer srv.Close()
 	c := newCLI(t)
@@ -389,7 +390,7 @@ func TestApproveMilestonesPausesAndRejectReplans(t *testing.T) {
 	// The rejection went back to the ScopeAgent: two scope calls, the second with the reason.
 	scopes := 0
 	for _, call := range srv.ChatCalls() {
-		if call.Role() == "scope_agent" {
+		if call.Role() == prompts.ScopeAgent {
 			scopes++
 			if scopes == 2 && !strings.Contains(call.Prompt, "split it smaller") {
 				t.Errorf("re-scope prompt lacks the operator's reason")

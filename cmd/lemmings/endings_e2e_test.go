@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"io"
 	"net/http"
 	"os"
@@ -280,7 +281,7 @@ func TestARunStoppedAtTheWallTimeResumesWithANewAllowance(t *testing.T) {
 	srv := demo.NewServer(&demo.Script{}, llmtest.Step{Name: "silent-implementor", API: llmtest.Ollama, Times: -1,
 		Reply: llmtest.Reply{Content: `{"action":"finish"}`, Latency: time.Minute},
 		Match: func(c llmtest.Call) bool {
-			return silent.Load() && c.Role() == "implementor"
+			return silent.Load() && c.Role() == prompts.Implementor
 		}})
 	defer srv.Close()
 	c := newCLI(t)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -502,7 +503,7 @@ implementor:
 	}
 	// No implementor model call: the CLI did the implementing.
 	for _, call := range srv.ChatCalls() {
-		if len(call.Messages) > 0 && call.Role() == "implementor" {
+		if len(call.Messages) > 0 && call.Role() == prompts.Implementor {
 			t.Fatal("the primary model was asked to implement")
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"io"
 	"os"
 	"os/exec"
@@ -27,7 +28,7 @@ func slowImplementorOnce(wait time.Duration, n int, delay time.Duration) llmtest
 	var used atomic.Bool
 	return llmtest.Step{Name: "slow-implementor", API: llmtest.Ollama, Times: -1,
 		Match: func(c llmtest.Call) bool {
-			return len(c.Messages) > 0 && c.Role() == "implementor" && !used.Swap(true)
+			return len(c.Messages) > 0 && c.Role() == prompts.Implementor && !used.Swap(true)
 		},
 		Reply: llmtest.Reply{Content: `{"thought":"` + strings.Repeat("think ", n) + `","action":"read_file","path":"textstats.go"}`, Latency: wait, ChunkDelay: delay}}
 }
@@ -97,11 +98,11 @@ func TestLogPrintsRetriesCutOffRepliesModelErrorsAndActionsWhenTheyHappen(t *tes
 	srv := demo.NewServer(&demo.Script{},
 		llmtest.Step{Name: "scope-busy-once", API: llmtest.Ollama, Times: -1, Reply: llmtest.Reply{Status: 503, Body: `{"error":"server busy"}`},
 			Match: func(c llmtest.Call) bool {
-				return c.Role() == "scope_agent" && scopeCalls.Add(1) == 1
+				return c.Role() == prompts.ScopeAgent && scopeCalls.Add(1) == 1
 			}},
 		llmtest.Step{Name: "implementor-cut-once", API: llmtest.Ollama, Times: -1, Reply: cut,
 			Match: func(c llmtest.Call) bool {
-				return c.Role() == "implementor" && !cutUsed.Swap(true)
+				return c.Role() == prompts.Implementor && !cutUsed.Swap(true)
 			}},
 		roleStep("qa", llmtest.Reply{Status: 400, Content: "the reviewer refuses"}))
 	defer srv.Close()
@@ -149,7 +150,7 @@ func TestCtrlCStopsAModelCallInFlight(t *testing.T) {
 	srv := demo.NewServer(&demo.Script{ImplementorLatency: 100 * time.Millisecond}, llmtest.Step{Name: "silent-implementor", API: llmtest.Ollama, Times: -1,
 		Reply: llmtest.Reply{Content: `{"action":"finish"}`, Latency: time.Minute},
 		Match: func(c llmtest.Call) bool {
-			return silent.Load() && c.Role() == "implementor"
+			return silent.Load() && c.Role() == prompts.Implementor
 		}})
 	defer srv.Close()
 	c := newCLI(t)
@@ -194,7 +195,7 @@ func TestCtrlCStopsAModelCallInFlight(t *testing.T) {
 func silentCallSent(srv *llmtest.Server) bool {
 	n := 0
 	for _, c := range srv.ChatCalls() {
-		if c.Role() == "implementor" {
+		if c.Role() == prompts.Implementor {
 			n++
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,7 +130,7 @@ func TestAResumedRunRemembersHowItWasStarted(t *testing.T) {
 	}
 	used := false
 	for _, call := range srv.ChatCalls()[mark:] {
-		if call.Role() == "implementor" && call.Model == demo.SummarizerModel {
+		if call.Role() == prompts.Implementor && call.Model == demo.SummarizerModel {
 			used = true
 		}
 	}

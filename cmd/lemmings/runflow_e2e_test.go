@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,7 +67,7 @@ func TestRunawayScopeAgentEndsTheRunCouldNotPlanWithAReport(t *testing.T) {
 	}
 	var first, second map[string]any
 	for _, call := range srv.ChatCalls() {
-		if call.Role() == "scope_agent" {
+		if call.Role() == prompts.ScopeAgent {
 			if first == nil {
 				first = call.Options
 			} else {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"net"
 	"os"
 	"path/filepath"
@@ -66,7 +67,7 @@ func TestHostile(t *testing.T) {
 // file, then finish.
 func hostileImplementor(content string) llmtest.Step {
 	return llmtest.Step{Name: "hostile-implementor", API: llmtest.Ollama, Times: -1, Match: func(c llmtest.Call) bool {
-		return c.Role() == "implementor"
+		return c.Role() == prompts.Implementor
 	}, Respond: func(c llmtest.Call) llmtest.Reply {
 		for _, m := range c.Messages[1:] {
 			if m.Role == "assistant" {

@@ -7,6 +7,7 @@ package evaltest
 
 import (
 	"encoding/json"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"regexp"
 	"sort"
 	"strings"
@@ -65,17 +66,17 @@ var (
 func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 	var v any
 	switch c.Role() {
-	case "scope_agent":
+	case prompts.ScopeAgent:
 		v = sc.scope(c.FirstUser())
-	case "task_planner":
+	case prompts.TaskPlanner:
 		v = plan(c.FirstUser())
-	case "implementor":
+	case prompts.Implementor:
 		v = sc.implement(c)
-	case "qa":
+	case prompts.QA:
 		v = demo.PassingQA(c.FirstUser(), "the tests pass")
-	case "assessor":
+	case prompts.Assessor:
 		v = map[string]any{"verdict": "all_done", "notes": "The tests pass.", "milestone_complete": true}
-	case "summarizer":
+	case prompts.Summarizer:
 		v = map[string]any{"summary": "Solved the exercise."}
 	default:
 		return llmtest.Reply{Status: 500, Body: `{"error":"evaltest script: unknown role"}`}
@@ -121,7 +122,7 @@ func (sc *Script) scope(prompt string) any {
 }
 
 func plan(prompt string) any {
-	ms := llmtest.Section(prompt, "CURRENT MILESTONE")
+	ms := llmtest.Section(prompt, prompts.SecMilestone)
 	reply := map[string]any{"directives": []any{}, "carry_forward": []taskSpec{}}
 	if m := inProgress.FindStringSubmatch(ms); m != nil {
 		reply["decision"], reply["reasoning"], reply["task"] = "implement", "The last attempt failed; try again.", taskSpec{Title: m[2], Instructions: m[2], AcceptanceCriteria: []string{"the exercise's tests pass"}}

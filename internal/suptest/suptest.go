@@ -6,6 +6,7 @@ package suptest
 
 import (
 	"encoding/json"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,9 +44,9 @@ func JSON(v any) string {
 // nodes.SupDesign or nodes.SupInternaliser) that finds nothing.
 func EmptySupervisorReply(role string) map[string]any {
 	switch role {
-	case "code_style":
+	case prompts.CodeStyle:
 		return map[string]any{"conventions_updated": []string{}, "docs": []any{}, "directives": []any{}, "findings": []string{}, "summary": "No findings."}
-	case "design":
+	case prompts.Design:
 		return map[string]any{"design_updates": []string{}, "docs": []any{}, "directives": []any{}, "findings": []string{}, "summary": "No findings."}
 	default:
 		return map[string]any{"knowledge_items": []any{}, "summary": "Nothing new."}

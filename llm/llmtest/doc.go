@@ -13,6 +13,7 @@
 // capabilities, and a prompt longer than the window counted as one whole
 // window, silently.
 //
-// It imports nothing of lemmings but the leaf internal/textutil, and nothing
+// It imports nothing of lemmings but the leaves internal/textutil and
+// nodes/prompts (the names of the prompts it answers), and nothing
 // of package testing, so the demo can run it in-process.
 package llmtest

@@ -4,42 +4,26 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/internal/textutil"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 )
 
 // Helpers for scripts that answer lemmings' own prompts: which role asks
-// (Call.Role), and what a section of the prompt says. The markers follow the
-// first lines of the role templates (nodes/prompts/*.tmpl); a template that
-// changes its first line must change its marker here.
+// (Call.Role), and what a section of the prompt says. Roles are found by
+// the first lines of their templates and sections by their titles, both
+// named in nodes/prompts (names.go): a retitled section is one edit there.
 
-var roleMarkers = []struct{ marker, role string }{
-	{"You are the ScopeAgent", "scope_agent"},
-	{"You are the TaskPlanner", "task_planner"},
-	{"You are the Implementor", "implementor"},
-	{"You are the QA reviewer", "qa"},
-	{"You are the Assessor", "assessor"},
-	{"You summarise a finished coding task", "summarizer"},
-	{"You are the Code Style supervisor", "code_style"},
-	{"You are the Design supervisor", "design"},
-	{"You are the Internaliser", "internaliser"},
-	{"You are the Architect", "architect"},
-	{"lemmings doctor measures your speed", "doctor"},
-}
+// roleSection is the title of a local role's own part of its prompt
+// (llm.RoleSection; TestRoleSectionIsLLMs keeps them equal).
+const roleSection = "ROLE"
 
 // RoleOf names the role whose system prompt this is ("" if none).
-func RoleOf(system string) string {
-	for _, m := range roleMarkers {
-		if strings.Contains(system, m.marker) {
-			return m.role
-		}
-	}
-	return ""
-}
+func RoleOf(system string) string { return prompts.RoleOf(system) }
 
 // Role names the role that asks in this call: the role template's first line
 // in its ROLE section (a local role's prompt: the shared prefix first, the role
 // after it), or in the system message (a supervisor's). "" if none.
 func (c Call) Role() string {
-	if r := RoleOf(Section(c.FirstUser(), "ROLE")); r != "" {
+	if r := RoleOf(Section(c.FirstUser(), roleSection)); r != "" {
 		return r
 	}
 	for _, m := range c.Messages {
@@ -77,9 +61,9 @@ func (c Call) FirstUser() string {
 // TaskTitle finds the title of "tN: Title" at the start of the prompt's TASK
 // section, or of "Task tN: Title" in its TASK RESULT section.
 func TaskTitle(prompt string) string {
-	sec := Section(prompt, "TASK")
+	sec := Section(prompt, prompts.SecTask)
 	if sec == "" {
-		sec = strings.TrimPrefix(textutil.FirstLine(Section(prompt, "TASK RESULT")), "Task ")
+		sec = strings.TrimPrefix(textutil.FirstLine(Section(prompt, prompts.SecTaskResult)), "Task ")
 	}
 	_, title, _ := strings.Cut(textutil.FirstLine(sec), ": ")
 	return strings.TrimSpace(title)

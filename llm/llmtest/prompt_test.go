@@ -1,6 +1,10 @@
 package llmtest
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/lemmings-dev/lemmings/llm"
+)
 
 func TestPromptHelpersReadLemmingsPrompts(t *testing.T) {
 	t.Parallel()
@@ -26,5 +30,13 @@ func TestPromptHelpersReadLemmingsPrompts(t *testing.T) {
 	c := Call{Messages: []Message{{Role: "system", Content: "s"}, {Role: "user", Content: "first"}, {Role: "user", Content: "re-ask"}}}
 	if got := c.FirstUser(); got != "first" {
 		t.Errorf("FirstUser = %q", got)
+	}
+}
+
+// The scripted teams find a local role's own part of its prompt under the
+// title the composer writes.
+func TestRoleSectionIsLLMs(t *testing.T) {
+	if roleSection != llm.RoleSection {
+		t.Errorf("llmtest finds the role under %q, llm writes %q", roleSection, llm.RoleSection)
 	}
 }
