@@ -109,28 +109,6 @@ func (d *Deps) advanceMilestone(s *WorkflowState) {
 	}
 }
 
-func keepDirectiveTasks(ts []PlannedTask) []PlannedTask {
-	var out []PlannedTask
-	for _, t := range ts {
-		if t.DirectiveID != "" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-func milestoneOverview(s *WorkflowState) string {
-	var b strings.Builder
-	for i, m := range s.Milestones {
-		current := ""
-		if i == s.CurrentMilestone {
-			current = " (current)"
-		}
-		fmt.Fprintf(&b, "- %s [%s] %s%s\n", m.ID, m.Status, m.Goal, current)
-	}
-	return strings.TrimSpace(b.String())
-}
-
 func supervisorEvidence(s *WorkflowState) string {
 	var b strings.Builder
 	start := max(0, len(s.SupervisorRunLog)-6)

@@ -169,36 +169,3 @@ func (d *Deps) MarkFailed(ctx context.Context, in WorkflowState) (WorkflowState,
 	s.ReviewReason = "failure"
 	return s, nil
 }
-
-// abandon ends the current task as failed: the work tree returns to the
-// task's start, the failure is recorded with its reason, its directive is
-// settled and the knowledge it was given loses its clean-use count.
-func (d *Deps) abandon(ctx context.Context, s *WorkflowState, reason string) error {
-	t := s.CurrentTask
-	if err := d.resetTo(ctx, t); err != nil {
-		return err
-	}
-	now := d.now()
-	s.Failures = append(s.Failures, Failure{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Reason: clip(reason, 1500), Attempts: t.Attempt, At: now})
-	s.TasksFailed++
-	if t.DirectiveID != "" {
-		settleDirective(s, t.DirectiveID, t.ID, FateFailed, "task "+t.ID+" failed: "+clip(reason, 200), now)
-	}
-	if t.Polish {
-		s.PolishTasks++
-	}
-	forgetKnowledgeUse(s, t)
-	settleEscalations(s, t.ID, false)
-	graph.Emit(ctx, "task_failed", map[string]any{"task": t.ID, "attempts": t.Attempt, "reason": clip(reason, 300)})
-	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
-	return nil
-}
-
-// resetTo returns the work tree to the task's start. A task skipped or
-// aborted before it started has no start and nothing to undo.
-func (d *Deps) resetTo(ctx context.Context, t *Task) error {
-	if t.StartCommit == "" {
-		return nil
-	}
-	return d.Work.ResetHard(ctx, t.StartCommit)
-}

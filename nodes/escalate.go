@@ -49,16 +49,6 @@ func budgetLeft(s *WorkflowState, sup SupervisorSettings) bool {
 	return sup.BudgetUSD > 0 && s.SupervisorSpendUSD < sup.BudgetUSD
 }
 
-// plannerRole is the role that plans: the planner role when it has a model of
-// its own, the primary once a cloud planner's budget is spent.
-func (d *Deps) plannerRole(s *WorkflowState) string {
-	r := d.Settings.PlannerRole
-	if r == "" || (d.Settings.CloudPlanner && !budgetLeft(s, d.Settings.Supervisors)) {
-		return RolePrimary
-	}
-	return r
-}
-
 // markDisputed flags an attempt whose diff the review already failed with the
 // gates passing: QA then resolves the dispute instead of calling it a loop.
 func (d *Deps) markDisputed(t *Task, diffHash string) {
@@ -126,20 +116,6 @@ func (d *Deps) resolveDispute(ctx context.Context, s WorkflowState, diff, code s
 func (d *Deps) escalation(kind string, t *Task, resp llm.Response) Escalation {
 	return Escalation{Kind: kind, TaskID: t.ID, Attempt: t.Attempt, PromptTokens: resp.Usage.PromptTokens,
 		CompletionTokens: resp.Usage.CompletionTokens, CostUSD: resp.Usage.CostUSD, At: d.now()}
-}
-
-// settleEscalations records whether the architect's help led to a completed task.
-func settleEscalations(s *WorkflowState, taskID string, completed bool) {
-	for i := range s.Escalations {
-		e := &s.Escalations[i]
-		if e.TaskID != taskID || e.Outcome != EscPending {
-			continue
-		}
-		e.Outcome = EscNotHelped
-		if completed {
-			e.Outcome = EscHelped
-		}
-	}
 }
 
 // filterDiff drops the files a cloud model must never see from a unified diff.

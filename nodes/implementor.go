@@ -313,26 +313,6 @@ func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
 	return secs, nil
 }
 
-func gateList(gates []workspace.Gate) string {
-	if len(gates) == 0 {
-		return "(no gates configured or detected)"
-	}
-	var b strings.Builder
-	for _, g := range gates {
-		fmt.Fprintf(&b, "- %s: %s\n", g.Name, g.Command)
-	}
-	return strings.TrimSpace(b.String())
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
 // numberedFrom renders lines first..first+count-1 of text (1-based) with
 // line numbers, and says what lies outside the window and how to see it.
 func numberedFrom(text string, first, count int) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 )
@@ -210,3 +211,18 @@ var replyBudgets = map[string]int{
 // replyBudget is the reply budget of a structured call by label (0: the
 // role's max_tokens).
 func replyBudget(label string) int { return replyBudgets[label] }
+
+// plannerRole is the role that plans: the planner role when it has a model of
+// its own, the primary once a cloud planner's budget is spent.
+func (d *Deps) plannerRole(s *WorkflowState) string {
+	r := d.Settings.PlannerRole
+	if r == "" || (d.Settings.CloudPlanner && !budgetLeft(s, d.Settings.Supervisors)) {
+		return RolePrimary
+	}
+	return r
+}
+
+// denied says whether a file must never leave the machine.
+func (d *Deps) denied(p string) bool {
+	return config.Supervisors{Deny: d.Settings.Supervisors.Deny}.Denies(p)
+}

@@ -323,22 +323,6 @@ func (d *Deps) stopReason(s *WorkflowState, now time.Time) string {
 	return ""
 }
 
-// wallTimeLeft is what remains of limits.max_wall_time; limited is false
-// when the run has no limit (or has not started).
-func (d *Deps) wallTimeLeft(s *WorkflowState, now time.Time) (left time.Duration, limited bool) {
-	if !d.WallDeadline.IsZero() {
-		return d.WallDeadline.Sub(now), true
-	}
-	if d.Settings.MaxWallTime <= 0 || s.StartedAt.IsZero() {
-		return 0, false
-	}
-	return d.Settings.MaxWallTime - now.Sub(s.StartedAt), true
-}
-
-func (d *Deps) wallTimeReached() string {
-	return fmt.Sprintf("reached the wall-time limit of %s (limits.max_wall_time)", d.Settings.MaxWallTime)
-}
-
 // relatedCode asks the index where the next piece of work probably lives, so
 // the planner can name files without a tool loop of its own.
 func (d *Deps) relatedCode(ctx context.Context, s *WorkflowState) string {
@@ -366,19 +350,4 @@ func (d *Deps) relatedCode(ctx context.Context, s *WorkflowState) string {
 		fmt.Fprintf(&b, "- %s:%d-%d\n", h.Path, h.StartLine, h.EndLine)
 	}
 	return strings.TrimSpace(b.String())
-}
-
-// stop ends the run with reason. A task in progress is abandoned as
-// mark_failed would abandon it, so a stopped run never leaves half a task
-// on the branch.
-func (d *Deps) stop(ctx context.Context, s *WorkflowState, reason string) error {
-	s.StopReason = reason
-	s.PlannerDecision = DecisionStop
-	if s.CurrentTask == nil {
-		return nil
-	}
-	if err := d.abandon(ctx, s, "unfinished when the run stopped: "+reason); err != nil {
-		return fmt.Errorf("stop: %w", err)
-	}
-	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
 )
@@ -178,5 +177,14 @@ func (d *Deps) instructionsSection(label string, data any) (llm.Section, error) 
 	return llm.Section{Title: prompts.SecInstructions, Body: strings.TrimSpace(body), Required: true}, nil
 }
 
-// clip trims s and cuts it to n bytes with a marker.
-func clip(s string, n int) string { return textutil.Clip(strings.TrimSpace(s), n) }
+func milestoneOverview(s *WorkflowState) string {
+	var b strings.Builder
+	for i, m := range s.Milestones {
+		current := ""
+		if i == s.CurrentMilestone {
+			current = " (current)"
+		}
+		fmt.Fprintf(&b, "- %s [%s] %s%s\n", m.ID, m.Status, m.Goal, current)
+	}
+	return strings.TrimSpace(b.String())
+}

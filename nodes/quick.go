@@ -249,28 +249,6 @@ func (d *Deps) anyFileHas(files []string, text string) bool {
 	return false
 }
 
-// addedLiteral reads a critAdds criterion: the text the change must add.
-func addedLiteral(criterion string) (string, bool) {
-	q, ok := strings.CutPrefix(criterion, critAdds)
-	if !ok {
-		return "", false
-	}
-	lit, err := strconv.Unquote(q)
-	return lit, err == nil
-}
-
-// addedText is the text a diff adds: its + lines, without the markers.
-func addedText(diff string) string {
-	var b strings.Builder
-	for _, l := range strings.Split(diff, "\n") {
-		if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") {
-			b.WriteString(l[1:])
-			b.WriteByte('\n')
-		}
-	}
-	return b.String()
-}
-
 // planQuick is the planner's round in a quick run, without a model call:
 // start the task, try it again with the feedback, escalate, or finish.
 func (d *Deps) planQuick(ctx context.Context, s WorkflowState) (WorkflowState, error) {

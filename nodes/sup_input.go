@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
@@ -150,11 +149,6 @@ func (d *Deps) fileContents(files []string) string {
 		fmt.Fprintf(&b, "### %s\n%s\n\n", f, clip(string(data), supFileBytes))
 	}
 	return strings.TrimSpace(b.String())
-}
-
-// denied says whether a file must never leave the machine.
-func (d *Deps) denied(p string) bool {
-	return config.Supervisors{Deny: d.Settings.Supervisors.Deny}.Denies(p)
 }
 
 // knowledgeDigest shows a supervisor the store: its own documents in full,

@@ -1,7 +1,9 @@
 package nodes
 
-// The plan's bookkeeping: the carry-forward list the planner keeps, and the
-// tasks taken from it.
+// A task's way through the workflow, shared by every node group that moves
+// it: the carry-forward list the planner keeps, the task taken from it, its
+// next attempt, its reset, its end (abandoned, or the run stopped), and the
+// escalations settled with it.
 
 import (
 	"context"
@@ -139,4 +141,76 @@ func (d *Deps) prepareAttempt(s WorkflowState) WorkflowState {
 	}
 	s.Implementation, s.QA = nil, nil
 	return s
+}
+
+// resetTo returns the work tree to the task's start. A task skipped or
+// aborted before it started has no start and nothing to undo.
+func (d *Deps) resetTo(ctx context.Context, t *Task) error {
+	if t.StartCommit == "" {
+		return nil
+	}
+	return d.Work.ResetHard(ctx, t.StartCommit)
+}
+
+// abandon ends the current task as failed: the work tree returns to the
+// task's start, the failure is recorded with its reason, its directive is
+// settled and the knowledge it was given loses its clean-use count.
+func (d *Deps) abandon(ctx context.Context, s *WorkflowState, reason string) error {
+	t := s.CurrentTask
+	if err := d.resetTo(ctx, t); err != nil {
+		return err
+	}
+	now := d.now()
+	s.Failures = append(s.Failures, Failure{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Reason: clip(reason, 1500), Attempts: t.Attempt, At: now})
+	s.TasksFailed++
+	if t.DirectiveID != "" {
+		settleDirective(s, t.DirectiveID, t.ID, FateFailed, "task "+t.ID+" failed: "+clip(reason, 200), now)
+	}
+	if t.Polish {
+		s.PolishTasks++
+	}
+	forgetKnowledgeUse(s, t)
+	settleEscalations(s, t.ID, false)
+	graph.Emit(ctx, "task_failed", map[string]any{"task": t.ID, "attempts": t.Attempt, "reason": clip(reason, 300)})
+	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
+	return nil
+}
+
+// stop ends the run with reason. A task in progress is abandoned as
+// mark_failed would abandon it, so a stopped run never leaves half a task
+// on the branch.
+func (d *Deps) stop(ctx context.Context, s *WorkflowState, reason string) error {
+	s.StopReason = reason
+	s.PlannerDecision = DecisionStop
+	if s.CurrentTask == nil {
+		return nil
+	}
+	if err := d.abandon(ctx, s, "unfinished when the run stopped: "+reason); err != nil {
+		return fmt.Errorf("stop: %w", err)
+	}
+	return nil
+}
+
+// settleEscalations records whether the architect's help led to a completed task.
+func settleEscalations(s *WorkflowState, taskID string, completed bool) {
+	for i := range s.Escalations {
+		e := &s.Escalations[i]
+		if e.TaskID != taskID || e.Outcome != EscPending {
+			continue
+		}
+		e.Outcome = EscNotHelped
+		if completed {
+			e.Outcome = EscHelped
+		}
+	}
+}
+
+func keepDirectiveTasks(ts []PlannedTask) []PlannedTask {
+	var out []PlannedTask
+	for _, t := range ts {
+		if t.DirectiveID != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
