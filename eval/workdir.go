@@ -3,7 +3,6 @@ package eval
 import (
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -117,31 +116,10 @@ func copyTree(src, dst string, skip map[string]bool) error {
 		case d.IsDir():
 			return os.MkdirAll(target, 0o755)
 		case d.Type().IsRegular():
-			return copyFile(p, target)
+			return workspace.CopyFile(p, target)
 		}
 		return nil // symlinks and devices are not part of an exercise
 	})
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fi.Mode().Perm()|0o200)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // testOutcome is one run of an exercise's tests.
@@ -194,7 +172,7 @@ func exportHead(ctx context.Context, repo, dir string) error {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		if err := copyFile(filepath.Join(repo, filepath.FromSlash(rel)), dst); err != nil {
+		if err := workspace.CopyFile(filepath.Join(repo, filepath.FromSlash(rel)), dst); err != nil {
 			return fmt.Errorf("export %s: %w", rel, err)
 		}
 	}

@@ -175,19 +175,15 @@ func (c *Composer) Render(role, name string, data any) (string, error) {
 // Required sections are never touched. If the required parts alone exceed
 // the budget the error is a KindContextTooLarge *Error.
 func (c *Composer) Compose(role string, data any, budget int, sections ...Section) (Prompt, error) {
-	t, ok := c.templates[role]
-	if !ok {
-		return Prompt{}, fmt.Errorf("llm: no prompt template %q (known: %s)", role, strings.Join(c.Roles(), ", "))
-	}
-	var body bytes.Buffer
-	if err := t.Execute(&body, data); err != nil {
-		return Prompt{}, fmt.Errorf("llm: render prompt %s (%s): %w", role, c.origin[role], err)
+	t, body, err := c.roleText(role, data)
+	if err != nil {
+		return Prompt{}, err
 	}
 	secs, err := c.withInstructions(t, role, data, sections)
 	if err != nil {
 		return Prompt{}, err
 	}
-	system := joinNonEmpty(c.global, c.project, body.String())
+	system := joinNonEmpty(c.global, c.project, body)
 	kept, dropped, err := pack(system, "", secs, budget)
 	if err != nil {
 		return Prompt{}, err
@@ -255,16 +251,12 @@ func (c *Composer) Shared(budget int, sections ...Section) (Shared, error) {
 // template's instructions, packed to budget (which counts the shared start
 // too; the shared start itself is never cut again).
 func (c *Composer) ComposeAfter(sh Shared, role string, data any, budget int, sections ...Section) (Prompt, error) {
-	t, ok := c.templates[role]
-	if !ok {
-		return Prompt{}, fmt.Errorf("llm: no prompt template %q (known: %s)", role, strings.Join(c.Roles(), ", "))
+	t, body, err := c.roleText(role, data)
+	if err != nil {
+		return Prompt{}, err
 	}
-	var body bytes.Buffer
-	if err := t.Execute(&body, data); err != nil {
-		return Prompt{}, fmt.Errorf("llm: render prompt %s (%s): %w", role, c.origin[role], err)
-	}
-	secs := []Section{{Title: RoleSection, Body: strings.TrimSpace(body.String()), Required: true}}
-	secs, err := c.withInstructions(t, role, data, append(secs, sections...))
+	secs := []Section{{Title: RoleSection, Body: strings.TrimSpace(body), Required: true}}
+	secs, err = c.withInstructions(t, role, data, append(secs, sections...))
 	if err != nil {
 		return Prompt{}, err
 	}
@@ -274,6 +266,19 @@ func (c *Composer) ComposeAfter(sh Shared, role string, data any, budget int, se
 	}
 	msgs := promptMessages(sh.System, joinHead(sh.Head, renderSections(kept)))
 	return Prompt{Messages: msgs, Dropped: append(slices.Clone(sh.Dropped), dropped...), Tokens: countMessages(msgs, nil)}, nil
+}
+
+// roleText is the role's template and its text rendered with data.
+func (c *Composer) roleText(role string, data any) (*template.Template, string, error) {
+	t, ok := c.templates[role]
+	if !ok {
+		return nil, "", fmt.Errorf("llm: no prompt template %q (known: %s)", role, strings.Join(c.Roles(), ", "))
+	}
+	var body bytes.Buffer
+	if err := t.Execute(&body, data); err != nil {
+		return nil, "", fmt.Errorf("llm: render prompt %s (%s): %w", role, c.origin[role], err)
+	}
+	return t, body.String(), nil
 }
 
 // withInstructions drops empty sections and adds the template's

@@ -14,6 +14,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
+	"github.com/lemmings-dev/lemmings/runview"
 )
 
 // WaitInput says which run to wait for and how long at most.
@@ -111,14 +112,7 @@ func (s *Server) waitTool(ctx context.Context, req *mcp.CallToolRequest, in Wait
 // eventFormat turns a run's events into the lines lemmings prints on a
 // terminal, carrying the counts of the last progress event.
 type eventFormat struct {
-	counts struct {
-		Done       int     `json:"done"`
-		Failed     int     `json:"failed"`
-		Planned    int     `json:"planned"`
-		Milestone  int     `json:"milestone"`
-		Milestones int     `json:"milestones"`
-		CostUSD    float64 `json:"cost_usd"`
-	}
+	counts     runview.Progress
 	haveCounts bool
 }
 
@@ -189,11 +183,7 @@ func (f *eventFormat) summary() string {
 		return ""
 	}
 	c := f.counts
-	s := fmt.Sprintf("[milestone %d/%d · tasks %d done", c.Milestone, c.Milestones, c.Done)
-	if c.Failed > 0 {
-		s += fmt.Sprintf(", %d failed", c.Failed)
-	}
-	s += fmt.Sprintf(" of %d", c.Done+c.Failed+c.Planned)
+	s := c.Counts()
 	if c.CostUSD > 0 {
 		s += fmt.Sprintf(" · $%.4f", c.CostUSD)
 	}

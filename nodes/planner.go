@@ -83,13 +83,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	// An operator plan fixes the tasks: the model is only consulted for
 	// directives and failed attempts.
 	if s.Plan != nil && len(shown) == 0 && s.CurrentTask == nil && !polish {
-		if len(s.CarryForward) == 0 {
-			d.milestoneDone(&s)
-			return s, nil
-		}
-		next := s.CarryForward[0]
-		s.CarryForward = s.CarryForward[1:]
-		return d.startTask(ctx, s, next)
+		return d.takeNext(ctx, s)
 	}
 
 	// A task that keeps failing gets the cloud architect's instructions first.

@@ -254,13 +254,7 @@ func (d *Deps) anyFileHas(files []string, text string) bool {
 func (d *Deps) planQuick(ctx context.Context, s WorkflowState) (WorkflowState, error) {
 	t := s.CurrentTask
 	if t == nil {
-		if len(s.CarryForward) == 0 {
-			d.milestoneDone(&s)
-			return s, nil
-		}
-		next := s.CarryForward[0]
-		s.CarryForward = s.CarryForward[1:]
-		return d.startTask(ctx, s, next)
+		return d.takeNext(ctx, s)
 	}
 	blocked := s.Implementation != nil && (s.Implementation.Status == ImplBlocked || s.Implementation.Status == ImplQuestion)
 	attempts := d.Settings.Pipeline.QuickAttempts

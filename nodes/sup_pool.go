@@ -100,29 +100,32 @@ func (p *SupervisorPool) job(id string) (*poolJob, bool) {
 }
 
 // result returns a finished job's outcome without waiting.
-func (p *SupervisorPool) result(id string) (supervisorOutcome, bool) {
-	pj, ok := p.job(id)
-	if !ok {
-		return supervisorOutcome{}, false
-	}
-	select {
-	case <-pj.done:
-		return pj.outcome, true
-	default:
-		return supervisorOutcome{}, false
-	}
-}
+func (p *SupervisorPool) result(id string) (supervisorOutcome, bool) { return p.await(nil, id, false) }
 
 // wait blocks until the job finishes or ctx ends.
 func (p *SupervisorPool) wait(ctx context.Context, id string) (supervisorOutcome, bool) {
+	return p.await(ctx.Done(), id, true)
+}
+
+// await is a job's outcome once it has finished: at once, or (block) when
+// it finishes, unless stop closes first.
+func (p *SupervisorPool) await(stop <-chan struct{}, id string, block bool) (supervisorOutcome, bool) {
 	pj, ok := p.job(id)
 	if !ok {
 		return supervisorOutcome{}, false
 	}
+	if !block {
+		select {
+		case <-pj.done:
+			return pj.outcome, true
+		default:
+			return supervisorOutcome{}, false
+		}
+	}
 	select {
 	case <-pj.done:
 		return pj.outcome, true
-	case <-ctx.Done():
+	case <-stop:
 		return supervisorOutcome{}, false
 	}
 }

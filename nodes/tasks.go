@@ -214,3 +214,15 @@ func keepDirectiveTasks(ts []PlannedTask) []PlannedTask {
 	}
 	return out
 }
+
+// takeNext starts the next task of the carry-forward list, or, with none
+// left, settles the milestone as done.
+func (d *Deps) takeNext(ctx context.Context, s WorkflowState) (WorkflowState, error) {
+	if len(s.CarryForward) == 0 {
+		d.milestoneDone(&s)
+		return s, nil
+	}
+	next := s.CarryForward[0]
+	s.CarryForward = s.CarryForward[1:]
+	return d.startTask(ctx, s, next)
+}

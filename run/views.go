@@ -64,7 +64,7 @@ func (v *views) afterNode(ctx context.Context, _ string, s *nodes.WorkflowState)
 			v.board = board
 		}
 	}
-	graph.Emit(ctx, "progress", view.Progress())
+	graph.Emit(ctx, "progress", view.Progress().Event())
 	return nil
 }
 

@@ -7,6 +7,7 @@
 package runview
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -165,17 +166,43 @@ func boardOf(s *nodes.WorkflowState, st nodes.Standing) []Milestone {
 }
 
 // Progress is the run's progress as the "progress" event after each node
-// carries it.
-func (v View) Progress() map[string]any {
+// carries it, and as its readers (lemmings run's terminal, the MCP server's
+// wait) decode it.
+type Progress struct {
+	Done    int `json:"done"`
+	Failed  int `json:"failed"`
+	Planned int `json:"planned"` // the task in progress included
+	// Milestone is the current milestone's number (1-based) of Milestones.
+	Milestone  int     `json:"milestone"`
+	Milestones int     `json:"milestones"`
+	CostUSD    float64 `json:"cost_usd"`
+	Phase      string  `json:"phase"`
+}
+
+// Progress is the view's progress.
+func (v View) Progress() Progress {
 	planned := v.Tasks.Planned
 	if v.Current != nil {
 		planned++
 	}
-	return map[string]any{
-		"done": v.Tasks.Completed, "failed": v.Tasks.Failed, "planned": planned,
-		"milestone": v.Milestone, "milestones": v.Milestones,
-		"cost_usd": v.Total.CostUSD, "phase": v.Phase,
+	return Progress{Done: v.Tasks.Completed, Failed: v.Tasks.Failed, Planned: planned,
+		Milestone: v.Milestone, Milestones: v.Milestones, CostUSD: v.Total.CostUSD, Phase: v.Phase}
+}
+
+// Event is the progress as the event's data.
+func (p Progress) Event() map[string]any {
+	return map[string]any{"done": p.Done, "failed": p.Failed, "planned": p.Planned,
+		"milestone": p.Milestone, "milestones": p.Milestones, "cost_usd": p.CostUSD, "phase": p.Phase}
+}
+
+// Counts is the progress as a status line starts it, "[milestone 1/2 ·
+// tasks 3 done, 1 failed of 6"; the caller adds what it knows and the "]".
+func (p Progress) Counts() string {
+	s := fmt.Sprintf("[milestone %d/%d · tasks %d done", p.Milestone, p.Milestones, p.Done)
+	if p.Failed > 0 {
+		s += fmt.Sprintf(", %d failed", p.Failed)
 	}
+	return s + fmt.Sprintf(" of %d", p.Done+p.Failed+p.Planned)
 }
 
 // Verdict is one QA verdict: the gates and the criteria that failed.

@@ -79,8 +79,11 @@ func TestAViewCountsOnceWhatEveryScreenShows(t *testing.T) {
 	if p := v.Board[2]; p.Current || len(p.Planned) != 1 || p.Planned[0].Title != "later one" {
 		t.Errorf("a milestone not started shows its first tasks: %+v", p)
 	}
-	if got := v.Progress(); got["planned"] != 3 || got["cost_usd"] != 0.75 || got["milestone"] != 2 {
-		t.Errorf("progress %v", got)
+	if got := v.Progress(); got.Planned != 3 || got.CostUSD != 0.75 || got.Milestone != 2 {
+		t.Errorf("progress %+v", got)
+	}
+	if got := v.Progress().Counts(); got != "[milestone 2/3 · tasks 2 done, 2 failed of 7" {
+		t.Errorf("progress line %q", got)
 	}
 }
 

@@ -25,7 +25,7 @@ func (w *Worktree) withTempIndex(ctx context.Context, fn func(env []string) erro
 	tmp := filepath.Join(tmpDir, "index")
 	env := []string{"GIT_INDEX_FILE=" + tmp}
 	// Starting from a copy keeps git's cached file stats: only changed files are hashed.
-	if err := copyFile(strings.TrimSpace(out), tmp); err != nil {
+	if err := CopyFile(strings.TrimSpace(out), tmp); err != nil {
 		if _, err := w.git(ctx, env, "read-tree", "HEAD"); err != nil {
 			return fmt.Errorf("temporary index: %w", err)
 		}
@@ -36,13 +36,19 @@ func (w *Worktree) withTempIndex(ctx context.Context, fn func(env []string) erro
 	return fn(env)
 }
 
-func copyFile(src, dst string) error {
+// CopyFile copies the file src to dst, with src's permission bits and the
+// owner's right to write it (a copy is made to be changed).
+func CopyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.Create(dst)
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fi.Mode().Perm()|0o200)
 	if err != nil {
 		return err
 	}

@@ -82,15 +82,25 @@ func insideWorkTree(dir string) bool {
 // Root returns the absolute path of the directory the FS is confined to.
 func (f *FS) Root() string { return f.root }
 
-// ReadFile reads a file given by its repository-relative path.
-func (f *FS) ReadFile(p string) ([]byte, error) {
+// openAt resolves the repository-relative path p and opens the root it is
+// confined to (the caller closes it); verb names the operation in errors.
+func (f *FS) openAt(verb, p string) (*os.Root, string, error) {
 	rel, err := f.resolve(p, false)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	root, err := os.OpenRoot(f.root)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", p, err)
+		return nil, "", fmt.Errorf("%s %s: %w", verb, p, err)
+	}
+	return root, rel, nil
+}
+
+// ReadFile reads a file given by its repository-relative path.
+func (f *FS) ReadFile(p string) ([]byte, error) {
+	root, rel, err := f.openAt("read", p)
+	if err != nil {
+		return nil, err
 	}
 	defer root.Close()
 	fi, err := root.Stat(rel)
@@ -156,13 +166,9 @@ func (f *FS) WriteFile(p string, data []byte) error {
 // as WriteFile, but without the write limit, since the content was there
 // already and a limit must never keep a broken change in place.
 func (f *FS) Restore(p string, data []byte) error {
-	rel, err := f.resolve(p, false)
+	root, rel, err := f.openAt("write", p)
 	if err != nil {
 		return err
-	}
-	root, err := os.OpenRoot(f.root)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
 	}
 	defer root.Close()
 	return writeAtomic(root, p, rel, data)
@@ -219,13 +225,9 @@ func writeAtomic(root *os.Root, shown, rel string, data []byte) error {
 
 // Remove deletes a file (or an empty directory).
 func (f *FS) Remove(p string) error {
-	rel, err := f.resolve(p, false)
+	root, rel, err := f.openAt("remove", p)
 	if err != nil {
 		return err
-	}
-	root, err := os.OpenRoot(f.root)
-	if err != nil {
-		return fmt.Errorf("remove %s: %w", p, err)
 	}
 	defer root.Close()
 	if err := root.Remove(rel); err != nil {

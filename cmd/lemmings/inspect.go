@@ -142,129 +142,128 @@ func newRunsCmd(a *app) *cobra.Command {
 	}
 }
 
-func newStatusCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "status [run-id]",
-		Short: "Show where a run is: status, milestone, task, counts, cost",
-		Args:  cobra.MaximumNArgs(1),
+// runCmd is a command about one stored run, named or else the latest, as
+// the list sees it.
+func runCmd(a *app, use, short string, show func(inspect.Run) error) *cobra.Command {
+	return &cobra.Command{Use: use + " [run-id]", Short: short, Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := a.loadRun(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
-			v := r.View()
-			st := v.Standing
-			if a.jsonOut {
-				out := map[string]any{"run_id": r.ID, "status": st.Status, "reason": st.Reason, "next_step": st.Next, "resumable": st.Resumable,
-					"stored_status": r.Status, "step": r.Step, "next": r.Next, "updated": r.Updated,
-					"remit": v.Remit, "branch": v.Branch, "phase": v.Phase, "milestone": v.Milestone, "milestones": v.Milestones,
-					"tasks_completed": v.Tasks.Completed, "tasks_failed": v.Tasks.Failed, "tasks_planned": v.Tasks.Planned,
-					"current_task": v.Current, "pending_directives": v.PendingDirectives, "cost_usd": v.Total.CostUSD,
-					"outcome": v.Outcome}
-				if !v.StartedAt.IsZero() {
-					out["started"] = v.StartedAt
-				}
-				a.printJSON(out)
-				return nil
-			}
-			w := a.stdout
-			fmt.Fprintf(w, "run %s: %s (step %d, updated %s)\n", r.ID, st.Status, r.Step, r.Updated.Local().Format(time.DateTime))
-			if st.Reason != "" {
-				label := "reason"
-				if st.Status == nodes.RunDone {
-					label = "evidence"
-				}
-				fmt.Fprintf(w, "%s: %s\n", label, st.Reason)
-			}
-			if st.Next != "" {
-				fmt.Fprintf(w, "how to go on: %s\n", st.Next)
-			}
-			fmt.Fprintf(w, "remit: %s\nbranch: %s\nphase: %s\n", v.Remit, v.Branch, v.Phase)
-			if len(r.Next) > 0 && st.Resumable {
-				fmt.Fprintf(w, "next node: %s\n", strings.Join(r.Next, ", "))
-			}
-			if v.Milestones > 0 {
-				fmt.Fprintf(w, "milestone %d of %d\n", v.Milestone, v.Milestones)
-			}
-			for _, m := range v.Board {
-				mark := " "
-				if m.Current && st.Status != nodes.RunDone {
-					mark = ">"
-				}
-				fmt.Fprintf(w, "%s %s [%s] %s\n", mark, m.ID, m.Status, m.Goal)
-			}
-			if t := v.Current; t != nil {
-				fmt.Fprintf(w, "task: %s %s (attempt %d)\n", t.ID, t.Title, t.Attempt)
-			}
-			fmt.Fprintf(w, "tasks: %d done, %d failed, %d planned; directives pending: %d; cost: $%.4f\n",
-				v.Tasks.Completed, v.Tasks.Failed, v.Tasks.Planned, v.PendingDirectives, v.Total.CostUSD)
-			return nil
-		},
-	}
+			return show(r)
+		}}
 }
 
-func newReportCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "report [run-id]",
-		Short: "Print a run's report (written when the run ends)",
-		Args:  cobra.MaximumNArgs(1),
+func newStatusCmd(a *app) *cobra.Command {
+	return runCmd(a, "status", "Show where a run is: status, milestone, task, counts, cost", func(r inspect.Run) error {
+		v := r.View()
+		st := v.Standing
+		if a.jsonOut {
+			out := map[string]any{"run_id": r.ID, "status": st.Status, "reason": st.Reason, "next_step": st.Next, "resumable": st.Resumable,
+				"stored_status": r.Status, "step": r.Step, "next": r.Next, "updated": r.Updated,
+				"remit": v.Remit, "branch": v.Branch, "phase": v.Phase, "milestone": v.Milestone, "milestones": v.Milestones,
+				"tasks_completed": v.Tasks.Completed, "tasks_failed": v.Tasks.Failed, "tasks_planned": v.Tasks.Planned,
+				"current_task": v.Current, "pending_directives": v.PendingDirectives, "cost_usd": v.Total.CostUSD,
+				"outcome": v.Outcome}
+			if !v.StartedAt.IsZero() {
+				out["started"] = v.StartedAt
+			}
+			a.printJSON(out)
+			return nil
+		}
+		w := a.stdout
+		fmt.Fprintf(w, "run %s: %s (step %d, updated %s)\n", r.ID, st.Status, r.Step, r.Updated.Local().Format(time.DateTime))
+		if st.Reason != "" {
+			label := "reason"
+			if st.Status == nodes.RunDone {
+				label = "evidence"
+			}
+			fmt.Fprintf(w, "%s: %s\n", label, st.Reason)
+		}
+		if st.Next != "" {
+			fmt.Fprintf(w, "how to go on: %s\n", st.Next)
+		}
+		fmt.Fprintf(w, "remit: %s\nbranch: %s\nphase: %s\n", v.Remit, v.Branch, v.Phase)
+		if len(r.Next) > 0 && st.Resumable {
+			fmt.Fprintf(w, "next node: %s\n", strings.Join(r.Next, ", "))
+		}
+		if v.Milestones > 0 {
+			fmt.Fprintf(w, "milestone %d of %d\n", v.Milestone, v.Milestones)
+		}
+		for _, m := range v.Board {
+			mark := " "
+			if m.Current && st.Status != nodes.RunDone {
+				mark = ">"
+			}
+			fmt.Fprintf(w, "%s %s [%s] %s\n", mark, m.ID, m.Status, m.Goal)
+		}
+		if t := v.Current; t != nil {
+			fmt.Fprintf(w, "task: %s %s (attempt %d)\n", t.ID, t.Title, t.Attempt)
+		}
+		fmt.Fprintf(w, "tasks: %d done, %d failed, %d planned; directives pending: %d; cost: $%.4f\n",
+			v.Tasks.Completed, v.Tasks.Failed, v.Tasks.Planned, v.PendingDirectives, v.Total.CostUSD)
+		return nil
+	})
+}
+
+// runIDCmd is a command about one run's files, by its id (named, else the
+// latest).
+func runIDCmd(a *app, use, short string, do func(ctx context.Context, root, id string) error) *cobra.Command {
+	return &cobra.Command{Use: use + " [run-id]", Short: short, Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root := a.repoRoot()
 			id, err := a.pickRun(cmd.Context(), root, args, nil)
 			if err != nil {
 				return err
 			}
-			data, err := inspect.ReadReport(root, id)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				a.printJSON(map[string]any{"run_id": id, "path": inspect.ReportPath(root, id), "markdown": string(data)})
-				return nil
-			}
-			_, err = a.stdout.Write(data)
+			return do(cmd.Context(), root, id)
+		}}
+}
+
+func newReportCmd(a *app) *cobra.Command {
+	return runIDCmd(a, "report", "Print a run's report (written when the run ends)", func(_ context.Context, root, id string) error {
+		data, err := inspect.ReadReport(root, id)
+		if err != nil {
 			return err
-		},
-	}
+		}
+		if a.jsonOut {
+			a.printJSON(map[string]any{"run_id": id, "path": inspect.ReportPath(root, id), "markdown": string(data)})
+			return nil
+		}
+		_, err = a.stdout.Write(data)
+		return err
+	})
 }
 
 func newDirectivesCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "directives [run-id]",
-		Short: "List a run's supervisor directives and what became of each",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := a.loadRun(cmd.Context(), args)
-			if err != nil {
-				return err
-			}
-			id, rows := r.ID, r.View().Directives
-			if a.jsonOut {
-				for _, r := range rows {
-					a.printJSON(r)
-				}
-				return nil
-			}
-			if len(rows) == 0 {
-				fmt.Fprintf(a.stdout, "run %s has no directives\n", id)
-				return nil
-			}
+	return runCmd(a, "directives", "List a run's supervisor directives and what became of each", func(r inspect.Run) error {
+		id, rows := r.ID, r.View().Directives
+		if a.jsonOut {
 			for _, r := range rows {
-				fmt.Fprintf(a.stdout, "%-4s %-12s %-11s %-4s %s", r.ID, r.Source, r.Fate, r.TaskID, r.Description)
-				if r.Priority != "" {
-					fmt.Fprintf(a.stdout, " (%s %s)", r.Priority, r.Type)
-				}
-				if r.Trail != "" {
-					fmt.Fprintf(a.stdout, " — %s", r.Trail)
-				}
-				if r.Note != "" {
-					fmt.Fprintf(a.stdout, " — %s", r.Note)
-				}
-				fmt.Fprintln(a.stdout)
+				a.printJSON(r)
 			}
 			return nil
-		},
-	}
+		}
+		if len(rows) == 0 {
+			fmt.Fprintf(a.stdout, "run %s has no directives\n", id)
+			return nil
+		}
+		for _, r := range rows {
+			fmt.Fprintf(a.stdout, "%-4s %-12s %-11s %-4s %s", r.ID, r.Source, r.Fate, r.TaskID, r.Description)
+			if r.Priority != "" {
+				fmt.Fprintf(a.stdout, " (%s %s)", r.Priority, r.Type)
+			}
+			if r.Trail != "" {
+				fmt.Fprintf(a.stdout, " — %s", r.Trail)
+			}
+			if r.Note != "" {
+				fmt.Fprintf(a.stdout, " — %s", r.Note)
+			}
+			fmt.Fprintln(a.stdout)
+		}
+		return nil
+	})
 }
 
 func newGraphCmd(a *app) *cobra.Command {
@@ -289,19 +288,9 @@ func newGraphCmd(a *app) *cobra.Command {
 
 func newLogCmd(a *app) *cobra.Command {
 	var follow bool
-	cmd := &cobra.Command{
-		Use:   "log [run-id]",
-		Short: "Print a run's events (-f follows a running run)",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			root := a.repoRoot()
-			id, err := a.pickRun(cmd.Context(), root, args, nil)
-			if err != nil {
-				return err
-			}
-			return a.printEvents(cmd.Context(), root, id, follow)
-		},
-	}
+	cmd := runIDCmd(a, "log", "Print a run's events (-f follows a running run)", func(ctx context.Context, root, id string) error {
+		return a.printEvents(ctx, root, id, follow)
+	})
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until the run stops")
 	return cmd
 }

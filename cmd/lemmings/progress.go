@@ -33,7 +33,7 @@ type progress struct {
 	start   time.Time
 	node    string
 	task    string
-	counts  progressCounts
+	counts  runview.Progress
 	tokPerS float64
 	cost    float64
 	// cliTools counts the coding CLI's tool calls in its current run.
@@ -67,15 +67,6 @@ type modelCall struct {
 	pending       string    // --verbose: streamed text not yet ended by a newline
 	active        bool
 	printedHeader bool
-}
-
-type progressCounts struct {
-	Done       int     `json:"done"`
-	Failed     int     `json:"failed"`
-	Planned    int     `json:"planned"`
-	Milestone  int     `json:"milestone"`
-	Milestones int     `json:"milestones"`
-	CostUSD    float64 `json:"cost_usd"`
 }
 
 func newProgress(w io.Writer, jsonOut bool) *progress {
@@ -262,12 +253,7 @@ func (p *progress) summary() string {
 	if !p.haveCounts {
 		return ""
 	}
-	c := p.counts
-	s := fmt.Sprintf("[milestone %d/%d · tasks %d done", c.Milestone, c.Milestones, c.Done)
-	if c.Failed > 0 {
-		s += fmt.Sprintf(", %d failed", c.Failed)
-	}
-	s += fmt.Sprintf(" of %d", c.Done+c.Failed+c.Planned)
+	s := p.counts.Counts()
 	if p.tokPerS > 0 {
 		s += fmt.Sprintf(" · %.0f tok/s", p.tokPerS)
 	}

@@ -81,12 +81,9 @@ func anthropicError(w http.ResponseWriter, status int, msg string) {
 }
 
 func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
-	s.enter()
-	defer s.leave()
 	var req anthropicRequest
-	c, err := decodeRequest(r, Anthropic, &req)
-	if err != nil {
-		anthropicError(w, http.StatusBadRequest, err.Error())
+	c, ok := decodeRequest(w, r, Anthropic, &req, anthropicError)
+	if !ok {
 		return
 	}
 	c.Model, c.Stream, c.Temperature, c.MaxTokens = req.Model, req.Stream, req.Temperature, req.MaxTokens
@@ -156,15 +153,11 @@ func (s *Server) anthropicStream(w http.ResponseWriter, r *http.Request, rep Rep
 		switch block["type"] {
 		case "text":
 			send("content_block_start", map[string]any{"index": i, "content_block": map[string]any{"type": "text", "text": ""}})
-			for _, part := range chunks(rep.Content, rep.ChunkSize) {
-				if rep.CutAfterChunks > 0 && sent >= rep.CutAfterChunks {
-					abort(w)
-				}
-				if sent > 0 && !wait(r, rep.ChunkDelay) {
-					return
-				}
-				sent++
+			var ok bool
+			if sent, ok = streamChunks(w, r, rep, sent, func(part string) {
 				send("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "text_delta", "text": part}})
+			}); !ok {
+				return
 			}
 		case "tool_use":
 			send("content_block_start", map[string]any{"index": i, "content_block": map[string]any{

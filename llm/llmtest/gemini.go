@@ -63,12 +63,9 @@ func geminiError(w http.ResponseWriter, status int, msg string) {
 }
 
 func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
-	s.enter()
-	defer s.leave()
 	var req geminiRequest
-	c, err := decodeRequest(r, Gemini, &req)
-	if err != nil {
-		geminiError(w, http.StatusBadRequest, err.Error())
+	c, ok := decodeRequest(w, r, Gemini, &req, geminiError)
+	if !ok {
 		return
 	}
 	model := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
@@ -161,14 +158,10 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 		_, _ = fmt.Fprintf(w, "data: %s\r\n\r\n", b)
 		flush(w)
 	}
-	for i, part := range chunks(rep.Content, rep.ChunkSize) {
-		if rep.CutAfterChunks > 0 && i >= rep.CutAfterChunks {
-			abort(w)
-		}
-		if i > 0 && !wait(r, rep.ChunkDelay) {
-			return
-		}
+	if _, ok := streamChunks(w, r, rep, 0, func(part string) {
 		send(chunk([]map[string]any{{"text": part}}, false))
+	}); !ok {
+		return
 	}
 	if rep.CutAfterChunks > 0 {
 		abort(w)

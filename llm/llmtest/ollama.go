@@ -71,12 +71,9 @@ func ollamaError(w http.ResponseWriter, status int, msg string) {
 }
 
 func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
-	s.enter()
-	defer s.leave()
 	var req ollamaChatRequest
-	c, err := decodeRequest(r, Ollama, &req)
-	if err != nil {
-		ollamaError(w, http.StatusBadRequest, err.Error())
+	c, ok := decodeRequest(w, r, Ollama, &req, ollamaError)
+	if !ok {
 		return
 	}
 	c.Model, c.Format, c.Options, c.KeepAlive = req.Model, nonNull(req.Format), req.Options, nonNull(req.KeepAlive)
@@ -206,14 +203,10 @@ func (s *Server) ollamaAnswer(w http.ResponseWriter, r *http.Request, c Call, re
 		_, _ = w.Write(append(b, '\n'))
 		flush(w)
 	}
-	for i, part := range chunks(rep.Content, rep.ChunkSize) {
-		if rep.CutAfterChunks > 0 && i >= rep.CutAfterChunks {
-			abort(w)
-		}
-		if i > 0 && !wait(r, rep.ChunkDelay) {
-			return
-		}
+	if _, ok := streamChunks(w, r, rep, 0, func(part string) {
 		line(ollamaChunk{Model: c.Model, CreatedAt: now(), Message: ollamaMessage{Role: "assistant", Content: part}})
+	}); !ok {
+		return
 	}
 	if len(calls) > 0 {
 		line(ollamaChunk{Model: c.Model, CreatedAt: now(), Message: ollamaMessage{Role: "assistant", ToolCalls: calls}})
@@ -252,11 +245,8 @@ func ollamaToolCalls(tcs []ToolCall) []ollamaToolCall {
 }
 
 func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
-	s.enter()
-	defer s.leave()
-	c, err := s.embedCall(r, Ollama)
-	if err != nil {
-		ollamaError(w, http.StatusBadRequest, err.Error())
+	c, ok := s.embedCall(w, r, Ollama, ollamaError)
+	if !ok {
 		return
 	}
 	if _, ok := s.knownModel(c.Model); !ok {
@@ -299,9 +289,8 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
 		Model string `json:"model"`
 		Name  string `json:"name"`
 	}
-	c, err := decodeRequest(r, Ollama, &req)
-	if err != nil {
-		ollamaError(w, http.StatusBadRequest, err.Error())
+	c, ok := decodeRequest(w, r, Ollama, &req, ollamaError)
+	if !ok {
 		return
 	}
 	if req.Model == "" {
@@ -440,18 +429,18 @@ func joinStrings(ss []string) string { return strings.Join(ss, "\n") }
 
 // embedCall decodes and records an embedding request of either protocol
 // (both send {"model", "input"}).
-func (s *Server) embedCall(r *http.Request, api API) (Call, error) {
+func (s *Server) embedCall(w http.ResponseWriter, r *http.Request, api API, fail func(http.ResponseWriter, int, string)) (Call, bool) {
 	var req struct {
 		Model string          `json:"model"`
 		Input json.RawMessage `json:"input"`
 	}
-	c, err := decodeRequest(r, api, &req)
-	if err != nil {
-		return Call{}, err
+	c, ok := decodeRequest(w, r, api, &req, fail)
+	if !ok {
+		return Call{}, false
 	}
 	c.Model = req.Model
 	c.Input = decodeInput(req.Input)
 	c.Prompt = joinStrings(c.Input)
 	s.record(&c)
-	return c, nil
+	return c, true
 }

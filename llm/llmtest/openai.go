@@ -111,12 +111,9 @@ func openaiText(raw json.RawMessage) string {
 }
 
 func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
-	s.enter()
-	defer s.leave()
 	var req openaiChatRequest
-	c, err := decodeRequest(r, OpenAI, &req)
-	if err != nil {
-		openaiError(w, http.StatusBadRequest, err.Error())
+	c, ok := decodeRequest(w, r, OpenAI, &req, openaiError)
+	if !ok {
 		return
 	}
 	c.Model, c.Stream, c.Temperature = req.Model, req.Stream, req.Temperature
@@ -225,14 +222,10 @@ func (s *Server) openaiStream(w http.ResponseWriter, r *http.Request, c Call, re
 	}
 	empty := ""
 	send(openaiChunk{Choices: choice(openaiDelta{Role: "assistant", Content: &empty}, "")})
-	for i, part := range chunks(rep.Content, rep.ChunkSize) {
-		if rep.CutAfterChunks > 0 && i >= rep.CutAfterChunks {
-			abort(w)
-		}
-		if i > 0 && !wait(r, rep.ChunkDelay) {
-			return
-		}
+	if _, ok := streamChunks(w, r, rep, 0, func(part string) {
 		send(openaiChunk{Choices: choice(openaiDelta{Content: &part}, "")})
+	}); !ok {
+		return
 	}
 	// Tool calls stream as OpenAI sends them: id and name first, then the
 	// arguments in pieces, all keyed by index.
@@ -269,11 +262,8 @@ func (s *Server) openaiStream(w http.ResponseWriter, r *http.Request, c Call, re
 }
 
 func (s *Server) openaiEmbed(w http.ResponseWriter, r *http.Request) {
-	s.enter()
-	defer s.leave()
-	c, err := s.embedCall(r, OpenAI)
-	if err != nil {
-		openaiError(w, http.StatusBadRequest, err.Error())
+	c, ok := s.embedCall(w, r, OpenAI, openaiError)
+	if !ok {
 		return
 	}
 	rep, found := s.pick(c)

@@ -74,12 +74,9 @@ func responsesMessages(instructions string, input json.RawMessage) []Message {
 }
 
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
-	s.enter()
-	defer s.leave()
 	var req responsesRequest
-	c, err := decodeRequest(r, OpenAI, &req)
-	if err != nil {
-		openaiError(w, http.StatusBadRequest, err.Error())
+	c, ok := decodeRequest(w, r, OpenAI, &req, openaiError)
+	if !ok {
 		return
 	}
 	c.Model, c.Stream, c.Temperature, c.MaxTokens = req.Model, req.Stream, req.Temperature, req.MaxOutputTokens
@@ -160,15 +157,11 @@ func (s *Server) responsesStream(w http.ResponseWriter, r *http.Request, rep Rep
 			send("response.output_item.added", map[string]any{"output_index": i, "item": pending})
 			send("response.content_part.added", map[string]any{"item_id": itemID, "output_index": i, "content_index": 0,
 				"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
-			for _, part := range chunks(rep.Content, rep.ChunkSize) {
-				if rep.CutAfterChunks > 0 && sent >= rep.CutAfterChunks {
-					abort(w)
-				}
-				if sent > 0 && !wait(r, rep.ChunkDelay) {
-					return
-				}
-				sent++
+			var ok bool
+			if sent, ok = streamChunks(w, r, rep, sent, func(part string) {
 				send("response.output_text.delta", map[string]any{"item_id": itemID, "output_index": i, "content_index": 0, "delta": part})
+			}); !ok {
+				return
 			}
 			send("response.output_text.done", map[string]any{"item_id": itemID, "output_index": i, "content_index": 0, "text": rep.Content})
 			send("response.content_part.done", map[string]any{"item_id": itemID, "output_index": i, "content_index": 0,

@@ -170,14 +170,40 @@ func (s *Server) MaxConcurrent() int {
 	return s.maxInflight
 }
 
+// counted serves a model call, counted as in flight while it runs
+// (MaxInflight).
+func (s *Server) counted(h http.HandlerFunc, w http.ResponseWriter, r *http.Request) {
+	s.enter()
+	defer s.leave()
+	h(w, r)
+}
+
+// streamChunks sends the reply's content in chunks of rep.ChunkSize, one
+// send each, paced by rep.ChunkDelay and cut off after rep.CutAfterChunks
+// chunks of the whole reply (sent so far: sent). It returns the chunks sent;
+// false when the client went away.
+func streamChunks(w http.ResponseWriter, r *http.Request, rep Reply, sent int, send func(part string)) (int, bool) {
+	for _, part := range chunks(rep.Content, rep.ChunkSize) {
+		if rep.CutAfterChunks > 0 && sent >= rep.CutAfterChunks {
+			abort(w)
+		}
+		if sent > 0 && !wait(r, rep.ChunkDelay) {
+			return sent, false
+		}
+		sent++
+		send(part)
+	}
+	return sent, true
+}
+
 // serve routes a request by path suffix, so base URLs with prefixes work.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	switch {
 	case strings.HasSuffix(p, "/api/chat"):
-		s.ollamaChat(w, r)
+		s.counted(s.ollamaChat, w, r)
 	case strings.HasSuffix(p, "/api/embed"):
-		s.ollamaEmbed(w, r)
+		s.counted(s.ollamaEmbed, w, r)
 	case strings.HasSuffix(p, "/api/tags"):
 		s.ollamaTags(w, r)
 	case strings.HasSuffix(p, "/api/show"):
@@ -185,15 +211,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasSuffix(p, "/api/version"):
 		writeJSON(w, http.StatusOK, map[string]string{"version": s.version})
 	case strings.HasSuffix(p, "/chat/completions"):
-		s.openaiChat(w, r)
+		s.counted(s.openaiChat, w, r)
 	case isResponses(p):
-		s.responses(w, r)
+		s.counted(s.responses, w, r)
 	case strings.HasSuffix(p, "/v1/messages"):
-		s.anthropicMessages(w, r)
+		s.counted(s.anthropicMessages, w, r)
 	case isGemini(p):
-		s.gemini(w, r)
+		s.counted(s.gemini, w, r)
 	case strings.HasSuffix(p, "/embeddings"):
-		s.openaiEmbed(w, r)
+		s.counted(s.openaiEmbed, w, r)
 	case strings.HasSuffix(p, "/models"):
 		s.openaiModels(w, r)
 	default:
@@ -437,12 +463,13 @@ func joinPrompt(msgs []Message) string {
 
 // decodeRequest reads r's JSON body into req and starts the Call that every
 // handler records, whichever protocol it speaks.
-func decodeRequest(r *http.Request, api API, req any) (Call, error) {
+func decodeRequest(w http.ResponseWriter, r *http.Request, api API, req any, fail func(http.ResponseWriter, int, string)) (Call, bool) {
 	body, _ := io.ReadAll(r.Body)
 	if err := json.Unmarshal(body, req); err != nil {
-		return Call{}, err
+		fail(w, http.StatusBadRequest, err.Error()) // in the API's own error shape
+		return Call{}, false
 	}
-	return Call{API: api, Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Time: time.Now()}, nil
+	return Call{API: api, Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Time: time.Now()}, true
 }
 
 // wireTool is a tool offered in a chat request; both protocols send the
