@@ -78,20 +78,12 @@ func Parse(p string, data []byte) (*Doc, []Problem) {
 	from := skipFrontMatter(d.lines, add)
 	headerFrom := from
 	d.headerTo = len(d.lines)
-	var fenceMark string
-	fenceLine := 0
+	var fc fence
 	var cur *rawSection
 	seen := map[secKind]bool{}
 	for i := from; i < len(d.lines); i++ {
 		l := strings.TrimSuffix(d.lines[i], "\r")
-		if fenceMark != "" {
-			if closesFence(l, fenceMark) {
-				fenceMark = ""
-			}
-			continue
-		}
-		if m := reFence.FindStringSubmatch(l); m != nil {
-			fenceMark, fenceLine = m[1], i
+		if fc.code(l, i) {
 			continue
 		}
 		if m := reH2.FindStringSubmatch(l); m != nil {
@@ -129,11 +121,11 @@ func Parse(p string, data []byte) (*Doc, []Problem) {
 	}
 	if cur != nil {
 		cur.end = len(d.lines)
-		cur.unclosedFence = fenceMark != ""
+		cur.unclosedFence = fc.mark != ""
 		d.sections = append(d.sections, *cur)
 	}
-	if fenceMark != "" {
-		add(fenceLine+1, "code fence opened here is never closed")
+	if fc.mark != "" {
+		add(fc.line+1, "code fence opened here is never closed")
 	}
 	d.parseHeader(headerFrom, add)
 	d.parseSections(add)
@@ -204,18 +196,34 @@ func sectionKind(h string) secKind {
 	return secOther
 }
 
+// fence follows fenced code blocks while a document's lines are read in
+// order: what is inside one is code, never a heading or a metadata line.
+type fence struct {
+	mark string // the open fence's marker; "" outside one
+	line int    // the line it opened on
+}
+
+// code reports whether line l (number i) belongs to a fenced block: its
+// opening line, its inside or its closing line.
+func (f *fence) code(l string, i int) bool {
+	if f.mark != "" {
+		if closesFence(l, f.mark) {
+			f.mark = ""
+		}
+		return true
+	}
+	if m := reFence.FindStringSubmatch(l); m != nil {
+		f.mark, f.line = m[1], i
+		return true
+	}
+	return false
+}
+
 func (d *Doc) parseHeader(from int, add func(int, string, ...any)) {
-	var fenceMark string
+	var fc fence
 	for i := from; i < d.headerTo; i++ {
 		l := strings.TrimSuffix(d.lines[i], "\r")
-		if fenceMark != "" {
-			if closesFence(l, fenceMark) {
-				fenceMark = ""
-			}
-			continue
-		}
-		if m := reFence.FindStringSubmatch(l); m != nil {
-			fenceMark = m[1]
+		if fc.code(l, i) {
 			continue
 		}
 		if i == d.titleAt {
