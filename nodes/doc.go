@@ -15,13 +15,18 @@
 //	run_supervisors  Deps.RunSupervisors sup_*.go
 //	assessor         Deps.Assessor       assessor.go
 //	polish           Deps.Polish         polish.go
-//	report           Deps.Report         report*.go, gist.go
+//	report           Deps.Report         report.go, evidence.go (what report.md
+//	                                     says is package runview's)
 //
-// Shared by the nodes: workflow.go (Build, board.md after each node),
-// routing.go (the conditional edges), state.go, deps.go and settings.go (what
-// a node is given), llmcall.go and replies.go (model calls and their
-// structured replies), prompt_sections.go (the sections the prompts share),
-// architect.go (cloud edit instructions after failed attempts),
-// review_requests.go (knowledge a human is asked to review) and the role
-// templates in prompts/.
+// Shared by the nodes: workflow.go (Build), hooks.go (what runs around every
+// node: the supervisors' hook, then the caller's Deps.Hooks, such as run's
+// board.md), routing.go (the conditional edges), state.go, deps.go and
+// settings.go (what a node is given; SettingsFrom maps config onto it),
+// llmcall.go and replies.go (model calls and their structured replies),
+// prompt_sections.go (the sections the prompts share), tasks.go (a task's
+// way through the workflow), text.go (clipping and the other text helpers),
+// clock.go (what remains of limits.max_wall_time), architect.go (cloud edit
+// instructions after failed attempts), review_requests.go (knowledge a human
+// is asked to review) and the role templates in prompts/ (their section and
+// role names in prompts/names.go).
 package nodes
