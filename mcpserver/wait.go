@@ -65,10 +65,10 @@ func (s *Server) waitTool(ctx context.Context, req *mcp.CallToolRequest, in Wait
 		token = req.Params.GetProgressToken()
 	}
 	sent := 0
-	for {
+	readOn := func() error {
 		got, err := inspect.ReadEvents(path, offset, 0)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, out, err
+			return err
 		}
 		offset = got.Next
 		for _, ev := range got.Events {
@@ -85,6 +85,12 @@ func (s *Server) waitTool(ctx context.Context, req *mcp.CallToolRequest, in Wait
 				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(sent), Message: text})
 			}
 		}
+		return nil
+	}
+	for {
+		if err := readOn(); err != nil {
+			return nil, out, err
+		}
 		if store == nil {
 			store, _ = inspect.Open(s.opts.Root) // a run that was starting has written its first checkpoint
 		}
@@ -94,6 +100,10 @@ func (s *Server) waitTool(ctx context.Context, req *mcp.CallToolRequest, in Wait
 		}
 		out.Run = st
 		if !st.Active {
+			// What the run wrote between the read above and its end.
+			if err := readOn(); err != nil {
+				return nil, out, err
+			}
 			out.Stopped = true
 			return nil, out, nil
 		}

@@ -296,7 +296,7 @@ func TestACLIThatWritesOutsideTheWorkTreeFailsTheAttemptAndTheNextOneIsTold(t *t
 }
 
 func TestACLIThatOverrunsItsTimeoutIsKilledWithTheProcessesItStarted(t *testing.T) {
-	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	pidFile := filepath.Join(t.TempDir(), "child.cmdline")
 	hang := map[string]any{"child": pidFile, "sleep": "60s"}
 	k := newCLICase(t, []map[string]any{hang}, "  max_retries: 0\n  max_consecutive_failures: 1\n", "    timeout: 2s\n")
 	k.allowWrite(filepath.Dir(pidFile))
@@ -320,10 +320,33 @@ func TestACLIThatOverrunsItsTimeoutIsKilledWithTheProcessesItStarted(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	if alive(pid) {
-		t.Errorf("the CLI's child %d outlived the timeout", pid)
+	// Found by its command line: inside the sandbox the CLI has a pid
+	// namespace of its own, so the pid it would see is not the host's.
+	child := strings.TrimSpace(string(data))
+	if pids := running(child); len(pids) > 0 {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Errorf("the CLI's child %q (host pids %v) outlived the timeout", child, pids)
 	}
+}
+
+// running lists the live host processes (not zombies) whose command line
+// is cmdline.
+func running(cmdline string) []int {
+	want := strings.ReplaceAll(cmdline, " ", "\x00") + "\x00"
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && string(b) == want && alive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // alive says whether pid runs (a zombie waiting for its reaper does not).

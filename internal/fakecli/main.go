@@ -40,8 +40,8 @@ type Run struct {
 	Write   map[string]string `json:"write"` // path (relative to the work dir, may leave it) → content
 	// Commit runs git add -A and git commit with this message.
 	Commit string `json:"commit"`
-	// Child starts `sh -c 'echo $$ > Child; exec sleep 600'` and does not
-	// wait for it (a tool the CLI started).
+	// Child starts `sleep 600.N` (N unique), writes that command line to
+	// the file Child and does not wait for it (a tool the CLI started).
 	Child string `json:"child"`
 	Sleep string `json:"sleep"`
 	// Error ends with an error result (is_error) instead of success.
@@ -154,7 +154,10 @@ func run(path, prompt string) error {
 		}
 	}
 	if r.Child != "" {
-		c := exec.Command("sh", "-c", "echo $$ > "+strconv.Quote(r.Child)+"; exec sleep 600")
+		// The child's command line is unique, so a test finds it among the
+		// host's processes whatever pid namespace the CLI runs in.
+		marker := fmt.Sprintf("sleep 600.%09d", time.Now().UnixNano()%1e9)
+		c := exec.Command("sh", "-c", "echo "+strconv.Quote(marker)+" > "+strconv.Quote(r.Child)+"; exec "+marker)
 		if err := c.Start(); err != nil {
 			return err
 		}
