@@ -32,7 +32,7 @@ func TestRealOllamaEvalWithANoiseModelScoresZero(t *testing.T) {
 	// Tight limits and prompt budgets a 4096-token model holds (as the
 	// CLI's real-server test sets them), short replies: one task per run.
 	cfg.Limits.MaxActions, cfg.Limits.MaxRetries, cfg.Limits.MaxTasks, cfg.Limits.MaxConsecutiveFailures = 2, 1, 1, 1
-	cfg.Limits.TokenBudgets = map[string]int{"scope_agent": 2000, "task_planner": 2000, "implementor": 1500, "qa": 2000, "assessor": 2000, "summarizer": 1000}
+	cfg.Limits.TokenBudgets = map[string]int{"scope_agent": 2000, "task_planner": 2000, "implementor": 2400, "qa": 2000, "assessor": 2000, "summarizer": 1000}
 	cfg.Retry.InitialBackoff = 10 * time.Millisecond
 
 	out := t.TempDir()

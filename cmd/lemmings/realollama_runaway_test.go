@@ -15,7 +15,8 @@ import (
 // token until the server stops it without done:true. Either way the reply is
 // a bad reply, never repaired into a plan and never a transport fault: the
 // ScopeAgent is asked once more, then the run ends "could not plan", exit 1,
-// with a report, and events.jsonl records each re-ask.
+// with a report, and events.jsonl records each re-ask. --full: the remit is
+// one task, which would skip the ScopeAgent's call.
 func TestRealOllamaRunOfAModelThatNeverEndsItsReply(t *testing.T) {
 	s := realollama.Start(t)
 	dir := demoRepo(t)
@@ -28,7 +29,7 @@ func TestRealOllamaRunOfAModelThatNeverEndsItsReply(t *testing.T) {
 limits:
   token_budgets: {scope_agent: 2000, task_planner: 2000, implementor: 1500, qa: 2000, assessor: 2000, summarizer: 1000}
 `, s.Models.Chat))
-	r := c.run(dir, "--json", "run", "--offline", "--model", s.Models.Chat, "add a Multiply function with a test")
+	r := c.run(dir, "--json", "run", "--offline", "--full", "--model", s.Models.Chat, "add a Multiply function with a test")
 	res := lastJSON(t, r.stdout)
 	runDir := filepath.Join(dir, ".lemmings", "runs", fmt.Sprint(res["run_id"]))
 	events, err := os.ReadFile(filepath.Join(runDir, "events.jsonl"))

@@ -170,8 +170,12 @@ limits:
 	if result["outcome"] != "failed" || result["error"] != nil || jsonNum(result["tasks_failed"]) < 1 || jsonNum(result["tasks_completed"]) != 0 {
 		t.Errorf("result %v", result)
 	}
-	if reason, _ := result["stop_reason"].(string); !strings.Contains(reason, "max_consecutive_failures") && !strings.Contains(reason, "max_tasks") {
-		t.Errorf("stopped for %q, not by a limit", reason)
+	// A limit ends it, or the noise's claim that the work is done is
+	// overruled for want of evidence (the quick attempts failed, then its
+	// plan declared the milestones done with no task).
+	if reason, _ := result["stop_reason"].(string); !strings.Contains(reason, "max_consecutive_failures") && !strings.Contains(reason, "max_tasks") &&
+		!strings.Contains(reason, "declared done without any work") {
+		t.Errorf("stopped for %q, neither by a limit nor for want of evidence", reason)
 	}
 
 	report, err := os.ReadFile(fmt.Sprint(result["report"]))
