@@ -26,7 +26,7 @@ test: fmt-check vet check-binaries unit unit-plain test-cluster test-ollama test
 unit:
 	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 LEMMINGS_TEST_PHOENIX=0 $(GO) test -race -count=1 -timeout 30m $(PKGS)
 
-# The whole suite without -race: about 1 minute.
+# The whole suite without -race: about 6 minutes (cmd/lemmings is most of it).
 unit-plain:
 	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 LEMMINGS_TEST_PHOENIX=0 $(GO) test -count=1 -timeout 20m $(PKGS)
 
@@ -35,7 +35,7 @@ unit-plain:
 # restarted database, refused push, model server down), retention, serve on the store and
 # lemmings demo --cluster, each with a real PostgreSQL server started by the test (Debian's
 # postgresql; .ci/run installs it) and the real binary. Required here: missing binaries fail.
-# About 6 min.
+# About 3 min.
 test-cluster:
 	LEMMINGS_TEST_POSTGRES=1 $(GO) test -count=1 -timeout 20m ./internal/pgtest/... ./cluster/...
 
