@@ -8,7 +8,9 @@
 #
 # Environment: BENCH_EXERCISES ("go/leap python/leap …", from eval/_suite),
 # BENCH_OUT (default bench/out, git-ignored), BENCH_WALL (lemmings' max_wall_time
-# per run, default 10m), MODEL_LOCK (default /tmp/lemmings-model.lock), PYTHON, GO.
+# per run, default 10m), BENCH_HARNESS ("aider lemmings" by default; one of them runs
+# only that half again and keeps the other's results in BENCH_OUT),
+# MODEL_LOCK (default /tmp/lemmings-model.lock), PYTHON, GO.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -18,6 +20,8 @@ VENV=$TOOLS/aider-venv
 OUT=${BENCH_OUT:-$ROOT/bench/out}
 EXERCISES=${BENCH_EXERCISES:-"go/hello-world go/two-fer go/leap go/collatz-conjecture python/hello-world python/leap"}
 WALL=${BENCH_WALL:-10m}
+HARNESS=${BENCH_HARNESS:-"aider lemmings"}
+runs() { [[ " $HARNESS " == *" $1 "* ]]; }
 LOCK=${MODEL_LOCK:-/tmp/lemmings-model.lock}
 PY=${PYTHON:-python3}
 GO=${GO:-go}
@@ -36,15 +40,21 @@ fi
 [ -x "$OLLAMA" ] || GO="$GO" ./scripts/ollama.sh
 [ -f "$GGUF" ] || ./scripts/models.sh
 
-rm -rf "$OUT"
-mkdir -p "$OUT/exercises" "$OUT/home"
+if runs aider && runs lemmings; then
+	rm -rf "$OUT"
+else # one half again: the other's results stay
+	runs aider && rm -rf "$OUT/aider" "$OUT/server-aider.log" "$OUT/models-aider"
+	runs lemmings && rm -rf "$OUT/lemmings" "$OUT/lemmings-eval.jsonl" "$OUT/server-lemmings.log" "$OUT/models-lemmings" "$OUT/lemmings-cwd"
+	rm -rf "$OUT/exercises"
+fi
+mkdir -p "$OUT/exercises" "$OUT/home" "$OUT/bin"
 for e in $EXERCISES; do
 	[ -d "eval/_suite/$e" ] || { say "no exercise eval/_suite/$e"; exit 2; }
 	mkdir -p "$OUT/exercises/$(dirname "$e")"
 	cp -r "eval/_suite/$e" "$OUT/exercises/$e"
 	find "$OUT/exercises/$e" -name go.mod.txt -execdir mv go.mod.txt go.mod \;
 done
-"$GO" build -o "$OUT/lemmings" ./cmd/lemmings
+"$GO" build -o "$OUT/bin/lemmings" ./cmd/lemmings
 
 PORT=""
 SERVER=""
@@ -71,17 +81,22 @@ dirs=()
 for e in $EXERCISES; do dirs+=("$OUT/exercises/$e"); done
 
 exec 9>"$LOCK"
-say "aider: waiting for the model lock"
-flock 9
-start_server aider
-say "aider on 127.0.0.1:$PORT: ${#dirs[@]} exercises"
-OLLAMA_API_BASE=http://127.0.0.1:$PORT HOME="$OUT/home" \
-	"$VENV/bin/python" bench/aider_bench.py --model ollama_chat/smollm2 --out "$OUT/aider" "${dirs[@]}"
-stop_server
-flock -u 9
+if runs aider; then
+	say "aider: waiting for the model lock"
+	flock 9
+	start_server aider
+	say "aider on 127.0.0.1:$PORT: ${#dirs[@]} exercises"
+	OLLAMA_API_BASE=http://127.0.0.1:$PORT HOME="$OUT/home" \
+		"$VENV/bin/python" bench/aider_bench.py --model ollama_chat/smollm2 --out "$OUT/aider" "${dirs[@]}"
+	stop_server
+	flock -u 9
+fi
 
-mkdir -p "$OUT/lemmings-cwd"
-cat >"$OUT/lemmings-cwd/lemmings.yaml" <<EOF
+if runs lemmings; then
+	# Its own repository: inside this one, lemmings would read this one's configuration.
+	mkdir -p "$OUT/lemmings-cwd"
+	git init -q "$OUT/lemmings-cwd"
+	cat >"$OUT/lemmings-cwd/lemmings.yaml" <<EOF
 ollama: {host: "http://127.0.0.1:PORT"}
 roles:
   primary: {model: smollm2}
@@ -90,16 +105,17 @@ rag: {enabled: false}
 supervisors: {enabled: false}
 limits: {max_wall_time: $WALL}
 EOF
-say "lemmings: waiting for the model lock"
-flock 9
-start_server lemmings
-sed -i "s/PORT/$PORT/" "$OUT/lemmings-cwd/lemmings.yaml"
-say "lemmings on 127.0.0.1:$PORT: ${#dirs[@]} exercises"
-langs=()
-for l in $(for e in $EXERCISES; do dirname "$e"; done | sort -u); do langs+=("$OUT/exercises/$l"); done
-(cd "$OUT/lemmings-cwd" && HOME="$OUT/home" XDG_CONFIG_HOME="$OUT/home/.config" \
-	"$OUT/lemmings" eval "${langs[@]}" --offline --out "$OUT/lemmings" --json) >"$OUT/lemmings-eval.jsonl" || true
-stop_server
-flock -u 9
+	say "lemmings: waiting for the model lock"
+	flock 9
+	start_server lemmings
+	sed -i "s/PORT/$PORT/" "$OUT/lemmings-cwd/lemmings.yaml"
+	say "lemmings on 127.0.0.1:$PORT: ${#dirs[@]} exercises"
+	langs=()
+	for l in $(for e in $EXERCISES; do dirname "$e"; done | sort -u); do langs+=("$OUT/exercises/$l"); done
+	(cd "$OUT/lemmings-cwd" && HOME="$OUT/home" XDG_CONFIG_HOME="$OUT/home/.config" \
+		"$OUT/bin/lemmings" eval "${langs[@]}" --offline --out "$OUT/lemmings" --json) >"$OUT/lemmings-eval.jsonl" || true
+	stop_server
+	flock -u 9
+fi
 
 "$PY" bench/summary.py "$OUT"
