@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/internal/proctest"
 )
 
 // script writes an executable shell script and returns its path.
@@ -66,7 +66,7 @@ func TestRunNonZeroExit(t *testing.T) {
 // shells of their own, which must not outlive the attempt.
 func TestRunTimeoutKillsProcessGroup(t *testing.T) {
 	dir := t.TempDir()
-	sleep := uniqueSleep()
+	sleep := proctest.UniqueSleep(300)
 	bin := script(t, fmt.Sprintf("%s &\necho started\nwait\n", sleep))
 	start := time.Now()
 	res, err := Run(context.Background(), textPreset(bin), Request{Dir: dir, Timeout: 500 * time.Millisecond})
@@ -79,47 +79,9 @@ func TestRunTimeoutKillsProcessGroup(t *testing.T) {
 	if d := time.Since(start); d > 4*time.Second {
 		t.Errorf("Run took %v after a 500ms timeout", d)
 	}
-	if !goneWithin(sleep, 3*time.Second) {
+	if !proctest.GoneWithin(sleep, 3*time.Second) {
 		t.Fatalf("the CLI's child %q still runs after the timeout", sleep)
 	}
-}
-
-// uniqueSleep is a sleep command no other process runs: the tests find it
-// in the host's /proc by its command line, since a confined CLI's own pids
-// (its pid namespace's) mean nothing outside.
-func uniqueSleep() string {
-	return fmt.Sprintf("sleep 300.%09d", time.Now().UnixNano()%1e9)
-}
-
-// running lists the live processes (not zombies) whose command line is cmdline.
-func running(cmdline string) []int {
-	want := strings.ReplaceAll(cmdline, " ", "\x00") + "\x00"
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && string(b) == want && !zombie(pid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// goneWithin waits for every process running cmdline to end; the ones left
-// after the wait are killed.
-func goneWithin(cmdline string, within time.Duration) bool {
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if len(running(cmdline)) == 0 {
-			return true
-		}
-	}
-	for _, pid := range running(cmdline) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	return false
 }
 
 // Only the base set, the preset's Env, its SetEnv and Request.Env reach the
@@ -231,7 +193,7 @@ func TestReadHugeLines(t *testing.T) {
 // returns (after the wait delay, not the timeout), with the output read, and
 // the leftover is killed.
 func TestRunLeftoverProcess(t *testing.T) {
-	sleep := uniqueSleep()
+	sleep := proctest.UniqueSleep(300)
 	bin := script(t, fmt.Sprintf("%s &\necho done\nexit 0\n", sleep))
 	start := time.Now()
 	res, err := Run(context.Background(), textPreset(bin), Request{Dir: t.TempDir(), Timeout: 2 * time.Minute})
@@ -241,7 +203,7 @@ func TestRunLeftoverProcess(t *testing.T) {
 	if d := time.Since(start); d > 30*time.Second || res.TimedOut || res.ExitCode != 0 || res.Final != "done" {
 		t.Fatalf("after %v: %+v", d, res)
 	}
-	if !goneWithin(sleep, 3*time.Second) {
+	if !proctest.GoneWithin(sleep, 3*time.Second) {
 		t.Fatalf("leftover %q still runs", sleep)
 	}
 }
@@ -311,13 +273,13 @@ func TestRunCLIDiesWithLemmings(t *testing.T) {
 		_, _ = Run(context.Background(), textPreset(bin), Request{Dir: dir})
 		return
 	}
-	sleep := uniqueSleep()
+	sleep := proctest.UniqueSleep(300)
 	lemmings := exec.Command(os.Args[0], "-test.run=^TestRunCLIDiesWithLemmings$")
 	lemmings.Env = append(os.Environ(), "CODINGCLI_TEST_PLAY_LEMMINGS="+sleep)
 	if err := lemmings.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); len(running(sleep)) == 0; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); len(proctest.Running(sleep)) == 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			_ = lemmings.Process.Kill()
 			t.Fatal("the CLI never started")
@@ -325,18 +287,7 @@ func TestRunCLIDiesWithLemmings(t *testing.T) {
 	}
 	_ = lemmings.Process.Kill()
 	_ = lemmings.Wait()
-	if !goneWithin(sleep, 10*time.Second) {
+	if !proctest.GoneWithin(sleep, 10*time.Second) {
 		t.Fatalf("the CLI (%q) outlived lemmings by 10 s", sleep)
 	}
-}
-
-// zombie: the process has died and waits for a parent to reap it (an
-// orphan's new parent may be slow to).
-func zombie(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	_, after, ok := strings.Cut(string(stat), ") ")
-	return ok && strings.HasPrefix(after, "Z")
 }

@@ -2,14 +2,14 @@ package workspace
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/internal/proctest"
 )
 
 func TestDetectGates(t *testing.T) {
@@ -109,53 +109,6 @@ func TestRunGateKeepsTheTail(t *testing.T) {
 	}
 }
 
-// sleeper returns a sleep command line no other process has, to find the
-// process from outside the gate: a pid it prints is one of its own pid
-// namespace.
-func sleeper() string {
-	return fmt.Sprintf("sleep 60.%09d", time.Now().UnixNano()%1e9)
-}
-
-// sleeperPIDs lists the processes (not zombies) running that sleep.
-func sleeperPIDs(cmdline string) []int {
-	want := strings.ReplaceAll(cmdline, " ", "\x00") + "\x00"
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || string(b) != want {
-			continue
-		}
-		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
-			if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) > 0 && f[0] == "Z" {
-				continue
-			}
-		}
-		pids = append(pids, pid)
-	}
-	return pids
-}
-
-// sleeperGone waits until no process runs that sleep; it kills what is left.
-func sleeperGone(t *testing.T, cmdline string, within time.Duration) bool {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if len(sleeperPIDs(cmdline)) == 0 {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	for _, pid := range sleeperPIDs(cmdline) {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
-	return false
-}
-
 // started waits until the gate's grandchild has written file.
 func started(t *testing.T, file string) {
 	t.Helper()
@@ -173,7 +126,7 @@ func TestRunGateTimeoutKillsTheWholeGroup(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
-	sleep := sleeper()
+	sleep := proctest.UniqueSleep(60)
 	// The gate starts a grandchild that sleeps, and waits for it.
 	cmd := `sh -c 'echo $$ > ` + pidFile + `; exec ` + sleep + `' & wait`
 	start := time.Now()
@@ -189,7 +142,7 @@ func TestRunGateTimeoutKillsTheWholeGroup(t *testing.T) {
 		t.Errorf("output %q", r.Output)
 	}
 	started(t, pidFile)
-	if !sleeperGone(t, sleep, 3*time.Second) {
+	if !proctest.GoneWithin(sleep, 3*time.Second) {
 		t.Errorf("grandchild %q still alive", sleep)
 	}
 }
@@ -198,7 +151,7 @@ func TestRunGateKillsAGrandchildThatIgnoresSIGTERM(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
-	sleep := sleeper()
+	sleep := proctest.UniqueSleep(60)
 	cmd := `trap '' TERM; sh -c 'echo $$ > ` + pidFile + `; exec ` + sleep + `' & wait; wait`
 	start := time.Now()
 	r := RunGate(bg(), nil, dir, Gate{Name: "stubborn", Command: cmd, Timeout: 200 * time.Millisecond}, 0)
@@ -209,7 +162,7 @@ func TestRunGateKillsAGrandchildThatIgnoresSIGTERM(t *testing.T) {
 		t.Errorf("took %s", elapsed)
 	}
 	started(t, pidFile)
-	if !sleeperGone(t, sleep, 3*time.Second) {
+	if !proctest.GoneWithin(sleep, 3*time.Second) {
 		t.Errorf("grandchild %q still alive", sleep)
 	}
 }
@@ -218,7 +171,7 @@ func TestRunGateCancelKillsTheGroup(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
-	sleep := sleeper()
+	sleep := proctest.UniqueSleep(60)
 	ctx, cancel := context.WithCancel(bg())
 	go func() {
 		started(t, pidFile)
@@ -233,7 +186,7 @@ func TestRunGateCancelKillsTheGroup(t *testing.T) {
 		t.Errorf("took %s", elapsed)
 	}
 	started(t, pidFile)
-	if !sleeperGone(t, sleep, 3*time.Second) {
+	if !proctest.GoneWithin(sleep, 3*time.Second) {
 		t.Errorf("grandchild %q still alive", sleep)
 	}
 }
@@ -242,7 +195,7 @@ func TestRunGateReapsBackgroundLeftovers(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
-	sleep := sleeper()
+	sleep := proctest.UniqueSleep(60)
 	// The gate passes but leaves a background process holding its output.
 	cmd := `sh -c 'echo $$ > ` + pidFile + `; exec ` + sleep + `' & while [ ! -s ` + pidFile + ` ]; do sleep 0.01; done; echo done`
 	start := time.Now()
@@ -254,7 +207,7 @@ func TestRunGateReapsBackgroundLeftovers(t *testing.T) {
 		t.Errorf("took %s: waited on the leftover's open output", elapsed)
 	}
 	started(t, pidFile)
-	if !sleeperGone(t, sleep, 3*time.Second) {
+	if !proctest.GoneWithin(sleep, 3*time.Second) {
 		t.Errorf("leftover %q still alive", sleep)
 	}
 }

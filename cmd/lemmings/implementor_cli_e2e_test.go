@@ -3,14 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,7 +16,9 @@ import (
 	"github.com/lemmings-dev/lemmings/eval"
 	"github.com/lemmings-dev/lemmings/eval/evaltest"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/proctest"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 )
 
 // These tests drive `lemmings run` with implementor.backend: cli and a fake
@@ -323,43 +323,9 @@ func TestACLIThatOverrunsItsTimeoutIsKilledWithTheProcessesItStarted(t *testing.
 	// Found by its command line: inside the sandbox the CLI has a pid
 	// namespace of its own, so the pid it would see is not the host's.
 	child := strings.TrimSpace(string(data))
-	if pids := running(child); len(pids) > 0 {
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		t.Errorf("the CLI's child %q (host pids %v) outlived the timeout", child, pids)
+	if !proctest.GoneWithin(child, 0) {
+		t.Errorf("the CLI's child %q outlived the timeout", child)
 	}
-}
-
-// running lists the live host processes (not zombies) whose command line
-// is cmdline.
-func running(cmdline string) []int {
-	want := strings.ReplaceAll(cmdline, " ", "\x00") + "\x00"
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && string(b) == want && alive(pid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// alive says whether pid runs (a zombie waiting for its reaper does not).
-func alive(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	return len(fields) == 0 || fields[0] != "Z"
 }
 
 // In the sandbox the CLI cannot write outside the work tree: its writes

@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/internal/proctest"
 )
 
 // Script is the whole scripted behaviour.
@@ -156,7 +158,7 @@ func run(path, prompt string) error {
 	if r.Child != "" {
 		// The child's command line is unique, so a test finds it among the
 		// host's processes whatever pid namespace the CLI runs in.
-		marker := fmt.Sprintf("sleep 600.%09d", time.Now().UnixNano()%1e9)
+		marker := proctest.UniqueSleep(600)
 		c := exec.Command("sh", "-c", "echo "+strconv.Quote(marker)+" > "+strconv.Quote(r.Child)+"; exec "+marker)
 		if err := c.Start(); err != nil {
 			return err
