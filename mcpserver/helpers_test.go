@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,35 +17,15 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/buildtest"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
-)
-
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
 )
 
 // lemmingsBin builds the lemmings binary once per test process: the runs the
 // server starts are real lemmings processes.
 func lemmingsBin(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "lemmings-mcp-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "lemmings")
-		out, err := exec.Command("go", "build", "-o", builtBin, "../cmd/lemmings").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
+	return buildtest.Binary(t, "github.com/lemmings-dev/lemmings/cmd/lemmings")
 }
 
 // scriptedYAML points every role at a scripted model server (the demo's team).

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/codingcli"
+	"github.com/lemmings-dev/lemmings/internal/buildtest"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -94,11 +95,7 @@ func TestTheOutsideCheckSeesRefsTheUsersCheckoutAndSiblings(t *testing.T) {
 // buildFakeCLI builds internal/fakecli for the in-process tests.
 func buildFakeCLI(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "fakecli")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/lemmings-dev/lemmings/internal/fakecli").CombinedOutput(); err != nil {
-		t.Fatalf("build fakecli: %v\n%s", err, out)
-	}
-	return bin
+	return buildtest.Binary(t, "github.com/lemmings-dev/lemmings/internal/fakecli")
 }
 
 // One attempt in-process (under -race in make test): the first CLI run

@@ -24,6 +24,7 @@ import (
 	"github.com/lemmings-dev/lemmings/cluster/pgstore"
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/buildtest"
 	"github.com/lemmings-dev/lemmings/internal/pgtest"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
@@ -32,35 +33,14 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	pgtest.Stop()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	buildtest.RemoveAll()
 	os.Exit(code)
 }
-
-var (
-	binOnce sync.Once
-	binDir  string
-	binErr  error
-)
 
 // lemmingsBin builds cmd/lemmings once per test binary.
 func lemmingsBin(t testing.TB) string {
 	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "lemmings-cluster-bin-")
-		if binErr != nil {
-			return
-		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, "lemmings"), "github.com/lemmings-dev/lemmings/cmd/lemmings").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return filepath.Join(binDir, "lemmings")
+	return buildtest.Binary(t, "github.com/lemmings-dev/lemmings/cmd/lemmings")
 }
 
 // env is one test's cluster: a schema, a bare remote, the submitter's

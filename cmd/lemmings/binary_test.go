@@ -4,43 +4,22 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/internal/buildtest"
 )
 
 // The end-to-end tests run the built binary, as a user would.
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
 // lemmingsBin builds the lemmings binary once per test process.
 func lemmingsBin(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "lemmings-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "lemmings")
-		out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
+	return buildtest.Binary(t, "github.com/lemmings-dev/lemmings/cmd/lemmings")
 }
 
 // result is one finished invocation of the binary.

@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/lemmings-dev/lemmings/eval"
 	"github.com/lemmings-dev/lemmings/eval/evaltest"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/buildtest"
 	"github.com/lemmings-dev/lemmings/internal/proctest"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
@@ -26,29 +25,10 @@ import (
 // stream-json and edits files as its script says. Planner, QA and assessor
 // are the demo's scripted models.
 
-var (
-	fakeCLIOnce sync.Once
-	fakeCLIPath string
-	fakeCLIErr  error
-)
-
+// fakeCLIBin builds internal/fakecli once per test process.
 func fakeCLIBin(t *testing.T) string {
 	t.Helper()
-	fakeCLIOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "fakecli-")
-		if err != nil {
-			fakeCLIErr = err
-			return
-		}
-		fakeCLIPath = filepath.Join(dir, "fakecli")
-		if out, err := exec.Command("go", "build", "-o", fakeCLIPath, "github.com/lemmings-dev/lemmings/internal/fakecli").CombinedOutput(); err != nil {
-			fakeCLIErr = fmt.Errorf("build fakecli: %v\n%s", err, out)
-		}
-	})
-	if fakeCLIErr != nil {
-		t.Fatal(fakeCLIErr)
-	}
-	return fakeCLIPath
+	return buildtest.Binary(t, "github.com/lemmings-dev/lemmings/internal/fakecli")
 }
 
 const (
