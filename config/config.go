@@ -303,6 +303,12 @@ const (
 	BackendCLI      = "cli"      // a coding CLI (Claude Code, Codex, Gemini CLI, Qwen Code, a custom command)
 )
 
+// How a quick task's first attempt starts (implementor.direct).
+const (
+	DirectAuto = "auto" // one file to change: its code is asked for at once
+	DirectOff  = "off"  // every attempt starts with an action
+)
+
 // CLIPresets and CLIFormats are what package codingcli (a leaf: it
 // imports nothing of lemmings) knows: the accepted values of
 // implementor.cli.preset and implementor.cli.format.
@@ -319,7 +325,11 @@ type Implementor struct {
 	// Implementor may draw; the first that parses and adds no check
 	// problem is kept.
 	Samples int `yaml:"samples"`
-	CLI     CLI `yaml:"cli"`
+	// Direct: "auto" asks for a quick task's code in the first call when
+	// the task has one file to change; "off" starts every attempt with an
+	// action.
+	Direct string `yaml:"direct"`
+	CLI    CLI    `yaml:"cli"`
 }
 
 // CLI configures the coding CLI of implementor.backend: cli.
@@ -415,7 +425,7 @@ func Default() *Config {
 		RAG:        RAG{Enabled: true, Embedder: "ollama", MaxFileBytes: 1 << 20, TopK: 8},
 		Prompts:    Prompts{Dir: ".lemmings/prompts"},
 		Log:        Log{Prompts: true, Level: "info"},
-		Implementor: Implementor{Backend: BackendLemmings, Samples: 2, CLI: CLI{
+		Implementor: Implementor{Backend: BackendLemmings, Samples: 2, Direct: DirectAuto, CLI: CLI{
 			Command: []string{}, Timeout: 20 * time.Minute, Env: map[string]string{}, PassEnv: []string{},
 		}},
 		Sandbox: Sandbox{Mode: "auto", Writable: []string{}, Env: []string{}},

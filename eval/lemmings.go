@@ -88,7 +88,10 @@ func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
 	cfg.Gates = []config.Gate{{Name: "test", Command: a.Language.Test, Timeout: workspace.DefaultTestTimeout}}
 	if cfg.Pipeline.Mode == "" || cfg.Pipeline.Mode == nodes.PipelineAuto {
 		// An exercise is one task: its solution file(s) against its tests.
+		// One attempt per run: the eval's second attempt is the retry with
+		// the failing tests, as in Aider's harness (docs/costs.md).
 		cfg.Pipeline.Mode = nodes.PipelineQuick
+		cfg.Pipeline.QuickAttempts = 1
 	}
 	o := run.Options{RepoDir: a.Repo, Remit: a.Remit, Config: &cfg, Warn: l.Warn, HTTPClient: l.HTTPClient}
 	if l.Sinks != nil {

@@ -103,7 +103,7 @@ func TestSecondAttemptSeesTheFailingTests(t *testing.T) {
 func TestServerFailureIsAnErrorNotAFailure(t *testing.T) {
 	t.Parallel()
 	dirs, sc, _ := scripted(t)
-	srv := evaltest.NewServer(sc, llmtest.Step{Name: "unauthorized", API: llmtest.Ollama, Times: -1, Contains: prompts.Marker(prompts.ScopeAgent),
+	srv := evaltest.NewServer(sc, llmtest.Step{Name: "unauthorized", API: llmtest.Ollama, Times: -1, Contains: prompts.Marker(prompts.Implementor),
 		Reply: llmtest.Reply{Status: 401, Body: `{"error":"unauthorized"}`}})
 	defer srv.Close()
 	f, err := Run(context.Background(), Options{Dirs: dirs, Solver: &Lemmings{Config: evaltest.Config(srv.URL())}, Out: t.TempDir(), Model: "scripted",

@@ -46,6 +46,9 @@ type implData struct {
 	Tools []toolDoc
 	// Ex names the task's own files in the worked examples.
 	Ex implExamples
+	// Direct: the attempt asks for one file's code, no actions
+	// (implementor_direct.go).
+	Direct bool
 }
 
 // Implementor runs one attempt at the current task: a bounded tool loop in
@@ -138,6 +141,10 @@ type implLoop struct {
 	detector *workspace.ActionLoop
 	// text: the code comes as plain text in a second call (EditText).
 	text bool
+	// direct: the attempt asks for the code of directPath at once and
+	// runs the gates itself (implementor_direct.go).
+	direct     bool
+	directPath string
 	// prefix is the system message and the first user message, composed
 	// once per attempt so every call starts with the same bytes and the
 	// server's prompt cache is reused.
@@ -170,7 +177,13 @@ func newImplLoop(d *Deps, s *WorkflowState, t *Task) *implLoop {
 }
 
 func (l *implLoop) run(ctx context.Context) (*ImplResult, error) {
-	res, err := l.loop(ctx)
+	var res *ImplResult
+	var err error
+	if p, ok := l.directTarget(); ok {
+		res, err = l.directAttempt(ctx, p)
+	} else {
+		res, err = l.loop(ctx)
+	}
 	if res != nil {
 		res.FixRounds, res.Malformed = l.fixRounds, l.malformed
 	}
@@ -249,7 +262,7 @@ func (l *implLoop) loop(ctx context.Context) (*ImplResult, error) {
 		}
 		var result, signature string
 		if l.text && tool.codeAfter {
-			ex, err := l.codeEdit(ctx, act, args)
+			ex, err := l.codeEdit(ctx, act, args, "")
 			if tooLarge(err) {
 				return &ImplResult{Status: ImplExhausted, Actions: n, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil
 			}
@@ -303,6 +316,9 @@ func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
 	}
 	if files := l.targetFiles(ctx); files != "" {
 		secs = append(secs, llm.Section{Title: prompts.SecTargetFiles, Body: files, Priority: prioContext})
+	}
+	if l.direct {
+		return secs, nil // one file, shown with the request: no map of the rest
 	}
 	if symbols := l.symbolMap(); symbols != "" {
 		secs = append(secs, llm.Section{Title: prompts.SecSymbols, Body: symbols, Priority: prioContext - 5})

@@ -18,7 +18,9 @@ import (
 // at a raised temperature, and the first that lands cleanly (parses, adds no
 // check problem and, in a fix round, passes the gates) is kept. A reply that
 // cannot be read gets one re-ask; nothing half-made is written.
-func (l *implLoop) codeEdit(ctx context.Context, act implAction, args string) (codeExchange, error) {
+//
+// lead, in a direct attempt, opens the request (what the last round found).
+func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead string) (codeExchange, error) {
 	p := strings.TrimSpace(act.Path)
 	if p == "" {
 		return codeExchange{instruction: "error: " + act.Action + " needs a path.", reply: "(no code asked for)",
@@ -30,6 +32,12 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args string) (c
 	instr := l.grainInstruction(p, g, exists, old)
 	msgs := append(l.messages(""), llm.Message{Role: "assistant", Content: args},
 		llm.Message{Role: "user", Content: instr + l.grainView(p, old, exists, g)})
+	if l.direct {
+		// No action was asked for: the request follows the prefix (or the
+		// last code reply) as the user's turn.
+		instr = joinParagraphs(lead, instr)
+		msgs = append(l.messages(""), llm.Message{Role: "user", Content: instr + l.grainView(p, old, exists, g)})
+	}
 	l.codeBudget = l.grainReply(old, exists, g)
 	n := max(1, l.d.Settings.Samples)
 	var (

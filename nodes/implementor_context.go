@@ -105,6 +105,9 @@ func (l *implLoop) targetFiles(ctx context.Context) string {
 	var b strings.Builder
 	for _, p := range l.t.TargetFiles {
 		data, err := l.d.Work.FS().ReadFile(p)
+		if l.direct && cleanTarget(p) == l.directPath && (err != nil || strings.Count(string(data), "\n") <= l.d.Settings.WholeFileLines) {
+			continue // the request shows it whole
+		}
 		if err != nil {
 			fmt.Fprintf(&b, "%s: (does not exist yet)\n", p)
 			continue

@@ -30,12 +30,15 @@ const elidedNote = "\n(output elided; repeat the action if you need it again)"
 
 // buildPrefix composes the system message and the first user message.
 func (l *implLoop) buildPrefix(ctx context.Context) error {
-	ex := l.examples(ctx)
-	tools, err := toolDocsFor(l.text, ex)
-	if err != nil {
-		return err
+	data := implData{Text: l.text, Direct: l.direct}
+	if !l.direct { // a direct attempt offers no actions
+		data.Ex = l.examples(ctx)
+		tools, err := toolDocsFor(l.text, data.Ex)
+		if err != nil {
+			return err
+		}
+		data.Tools = tools
 	}
-	data := implData{Text: l.text, Tools: tools, Ex: ex}
 	sections, err := l.sections(ctx)
 	if err != nil {
 		return err

@@ -62,10 +62,22 @@ func suggestion(action string) string {
 // goes back to the model, summarised, up to FixRounds times; then the
 // attempt ends anyway and QA judges it. It returns nil when the loop goes on.
 func (l *implLoop) finish(ctx context.Context, act implAction, args string, n int) *ImplResult {
+	done, feedback := l.finishGates(ctx, act, n)
+	if done != nil {
+		return done
+	}
+	l.note(args, "RESULT of finish: not finished yet: "+feedback+"\nFix the cause, then finish again.\n"+l.reminder())
+	return nil
+}
+
+// finishGates runs the gates on the work as it stands: the attempt's result
+// when they pass or no fix round is left, else (nil and) what failed, for the
+// fix round it starts.
+func (l *implLoop) finishGates(ctx context.Context, act implAction, n int) (*ImplResult, string) {
 	done := &ImplResult{Status: ImplFinished, Actions: n, Summary: firstNonEmpty(act.Summary, act.Thought)}
 	gates := l.d.Gates
 	if l.d.Settings.FixRounds <= 0 || len(gates) == 0 {
-		return done
+		return done, ""
 	}
 	dir := l.d.Work.Dir()
 	results := workspace.RunGates(ctx, l.d.Sandbox, dir, gates, l.d.Settings.GateOutputBytes)
@@ -84,23 +96,21 @@ func (l *implLoop) finish(ctx context.Context, act implAction, args string, n in
 				done.Gates = append(done.Gates, GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Duration: r.Duration, Output: r.Output})
 			}
 		}
-		return done
+		return done, ""
 	}
 	if ctx.Err() != nil {
-		return done
+		return done, ""
 	}
 	failed := results[len(results)-1]
 	if failed.Canceled || l.fixRounds >= l.d.Settings.FixRounds {
-		return done
+		return done, ""
 	}
 	l.fixRounds++
 	var b strings.Builder
-	fmt.Fprintf(&b, "RESULT of finish: not finished yet: a gate fails (fix round %d of %d).\n", l.fixRounds, l.d.Settings.FixRounds)
+	fmt.Fprintf(&b, "a gate fails (fix round %d of %d).\n", l.fixRounds, l.d.Settings.FixRounds)
 	if len(passed) > 0 {
 		fmt.Fprintf(&b, "Passed: %s.\n", strings.Join(passed, ", "))
 	}
 	b.WriteString(failed.ModelFeedback(dir, workspace.DefaultSummaryBytes))
-	b.WriteString("\nFix the cause, then finish again.\n" + l.reminder())
-	l.note(args, b.String())
-	return nil
+	return nil, b.String()
 }

@@ -16,7 +16,7 @@ func PromptSamples() map[string][]any {
 		NodeScope: {scopeData{}, scopeData{Remit: "remit", Feedback: "feedback", MaxFiles: 2, MaxChars: 600}},
 		NodePlanner: {plannerData{}, plannerData{MilestoneID: "M1", Polish: true, Feedback: "feedback", TaskTitle: "task",
 			Attempt: 2, MaxAttempts: 3, Approval: "reason", MaxFiles: 2, MaxChars: 600, CanSplit: true}},
-		NodeImplementor:          {implData{Tools: jsonTools}, implData{Text: true, Tools: tools, Ex: ex}},
+		NodeImplementor:          {implData{Tools: jsonTools}, implData{Text: true, Tools: tools, Ex: ex}, implData{Text: true, Direct: true}},
 		NodeImplementor + "_cli": {nil},
 		NodeQA:                   {nil},
 		NodeAssessor:             {assessorData{}, assessorData{Reason: "milestone", MilestoneID: "M1", Tasks: 3}, assessorData{Reason: "failure"}},

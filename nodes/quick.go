@@ -7,7 +7,8 @@ package nodes
 // criteria, and the summary comes from the diff. A quick run whose attempts
 // keep failing, or whose implementor says it is blocked, escalates into the
 // full pipeline: the work tree goes back to the start and the ScopeAgent
-// plans the remit with what the quick attempts learned.
+// plans the remit with what the quick attempts learned — unless the quick
+// path was asked for (--quick), when the task fails instead.
 
 import (
 	"context"
@@ -201,7 +202,7 @@ func (d *Deps) quickCriteria(remit string, files []string) []string {
 	adds := 0
 	if readRemit(remit).Words <= quickMaxWords {
 		for _, lit := range newTexts(remit) {
-			if !d.anyFileHas(files, lit) {
+			if !d.anyFileHas(files, lit) && !d.gateCommand(lit) {
 				out = append(out, critAdds+strconv.Quote(lit))
 				adds++
 			}
@@ -239,6 +240,18 @@ func newTexts(remit string) []string {
 	return out
 }
 
+// gateCommand says whether a quoted text is a gate's command ("the tests
+// run with `go test ./...`"): the remit names how it is checked, not what the
+// change adds.
+func (d *Deps) gateCommand(text string) bool {
+	for _, g := range d.Gates {
+		if strings.TrimSpace(g.Command) == strings.TrimSpace(text) {
+			return true
+		}
+	}
+	return false
+}
+
 // anyFileHas says whether one of files already has text.
 func (d *Deps) anyFileHas(files []string, text string) bool {
 	for _, f := range files {
@@ -265,6 +278,19 @@ func (d *Deps) planQuick(ctx context.Context, s WorkflowState) (WorkflowState, e
 		}
 		s.PlannerDecision = DecisionImplement // the same task again, with the feedback
 		return d.prepareAttempt(s), nil
+	}
+	if d.Settings.Pipeline.Mode == PipelineQuick {
+		// The quick path was asked for (--quick, an eval): the remit is one
+		// task by the asker's word, and planning it would spend the model's
+		// time on a plan nobody asked for. The task fails with its feedback.
+		why := fmt.Sprintf("%d quick attempts did not pass", t.Attempt)
+		if blocked {
+			why = "the implementor was blocked"
+		}
+		t.Feedback = strings.TrimSpace(why + "; the quick path was asked for, so the run does not escalate into the full pipeline (run without --quick to let it plan). Last feedback: " + clip(t.Feedback, 600))
+		graph.Emit(ctx, "pipeline_kept_quick", map[string]any{"task": t.ID, "attempts": t.Attempt, "why": why})
+		s.PlannerDecision = DecisionAbort
+		return s, nil
 	}
 	return d.escalateQuick(ctx, s, blocked)
 }

@@ -95,6 +95,12 @@ func TestQuickCriteriaAreWhatLemmingsCanCheck(t *testing.T) {
 	if got := d.quickCriteria(long, []string{"leap.go"}); len(got) != 1 || got[0] != critGates {
 		t.Errorf("a long remit's quotes are not read as text to add: %q", got)
 	}
+	// An exercise's short remit quotes the command its tests run with: how
+	// the work is checked, not text the change must add.
+	short := "Solve the exercise by editing hello.go. Make the tests pass (they run with `go test ./...`); do not change the tests."
+	if got := d.quickCriteria(short, []string{"hello/hello.go"}); len(got) != 1 || got[0] != critGates {
+		t.Errorf("the gate's command was read as text to add: %q", got)
+	}
 }
 
 // QA asks no model when the gates and lemmings' own checks cover every

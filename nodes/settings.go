@@ -66,6 +66,9 @@ type Settings struct {
 	// Samples is how many candidates a code call may draw (implementor.samples):
 	// the first that parses and adds no check problem is kept.
 	Samples int
+	// Direct: a quick task's first attempt with one file to change asks
+	// for its code at once (implementor.direct).
+	Direct bool
 	// FixRounds is how often failing gates on finish go back to the model
 	// inside the attempt (0: finish ends the attempt at once).
 	FixRounds int
@@ -193,6 +196,7 @@ func SettingsFrom(c *config.Config) Settings {
 		EditProtocol:    cmp.Or(c.Roles[config.RolePrimary].EditProtocol, def.Roles[config.RolePrimary].EditProtocol),
 		WholeFileLines:  wholeFileLinesDefault,
 		Samples:         cmp.Or(c.Implementor.Samples, def.Implementor.Samples),
+		Direct:          cmp.Or(c.Implementor.Direct, def.Implementor.Direct) == config.DirectAuto,
 		FixRounds:       l.FixRounds,
 		SyntaxChecks:    workspace.DefaultSyntaxChecks(),
 		Pipeline:        PipelineSettings{Mode: c.Pipeline.Mode, QuickAttempts: c.Pipeline.QuickAttempts, Summaries: c.Pipeline.Summaries},

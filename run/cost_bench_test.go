@@ -273,7 +273,7 @@ func (c callCost) roles() string {
 }
 
 // costRun runs remit with team against a copy of this repository.
-func costRun(t testing.TB, remit string, team costTeam) (run.Result, []llmtest.Call, error) {
+func costRun(t testing.TB, remit string, team costTeam, adjust ...func(*config.Config)) (run.Result, []llmtest.Call, error) {
 	repo := filepath.Join(t.TempDir(), "repo")
 	costRepo(t, repo)
 	srv := demo.NewServer(&demo.Script{}, llmtest.Step{Name: "cost", API: llmtest.Ollama, Times: -1, Respond: team.respond})
@@ -286,6 +286,9 @@ func costRun(t testing.TB, remit string, team costTeam) (run.Result, []llmtest.C
 	cfg.Supervisors.Enabled = false
 	cfg.RAG.Enabled = false
 	cfg.Gates = []config.Gate{{Name: "test", Command: "! grep -rq BUG hello", Timeout: time.Minute}}
+	for _, f := range adjust {
+		f(cfg)
+	}
 	res, err := run.Start(context.Background(), run.Options{RepoDir: repo, Remit: remit, Config: cfg})
 	return res, srv.ChatCalls(), err
 }
@@ -305,11 +308,16 @@ func TestAOneLineRemitCostsWhatAidersCosts(t *testing.T) {
 	if c.calls > 3 || c.estimate > 10000 {
 		t.Errorf("a one-line remit cost %d calls (%s) and %d prompt tokens; want at most 3 and 10000", c.calls, c.roles(), c.estimate)
 	}
+	// One file to change: its code is asked for at once (implementor.direct),
+	// as Aider does — one call of about Aider's size.
+	if c.calls != 1 || c.estimate > 4000 {
+		t.Errorf("the direct attempt cost %d calls (%s) and %d prompt tokens; want 1 and at most 4000", c.calls, c.roles(), c.estimate)
+	}
 	if !res.State.Quick {
 		t.Errorf("the one-line remit did not take the quick path (%s)", res.State.PipelineReason)
 	}
 	res, calls, err = costRun(t, costOneLine, costTeam{failFirst: true})
-	if c := costOf(calls); err != nil || res.State.TasksCompleted != 1 || c.calls > 6 {
+	if c := costOf(calls); err != nil || res.State.TasksCompleted != 1 || c.calls > 2 {
 		t.Errorf("gate fails first: %v, %d done, %d calls (%s)", err, res.State.TasksCompleted, c.calls, c.roles())
 	}
 }
@@ -384,5 +392,26 @@ func TestAQuickRunThatIsBlockedEscalatesIntoTheFullPipeline(t *testing.T) {
 	}
 	if res.State.TasksFailed != 0 {
 		t.Errorf("the escalated quick task counted as a failure: %d", res.State.TasksFailed)
+	}
+}
+
+// A quick run asked for (--quick) does not escalate: the asker said the
+// remit is one task, so no plan is made and the task fails with the reason.
+func TestAQuickRunAskedForFailsInsteadOfEscalating(t *testing.T) {
+	if testing.Short() {
+		t.Skip("copies this repository")
+	}
+	remit := `Change the greeting returned by Hello from "Hello, World" to "Hello, Lemmings".`
+	res, calls, err := costRun(t, remit, costTeam{}, func(c *config.Config) { c.Pipeline.Mode = "quick" })
+	if err == nil && res.State.TasksFailed != 1 {
+		t.Fatalf("run: %d failed (%s); calls %s", res.State.TasksFailed, res.State.StopReason, costOf(calls).roles())
+	}
+	for _, c := range calls {
+		if c.Role() != prompts.Implementor {
+			t.Errorf("a %s call in a run asked to stay quick", c.Role())
+		}
+	}
+	if !res.State.Quick || len(res.State.Failures) != 1 || !strings.Contains(res.State.Failures[0].Reason, "the quick path was asked for") {
+		t.Errorf("quick=%v, failures %+v", res.State.Quick, res.State.Failures)
 	}
 }

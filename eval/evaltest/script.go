@@ -71,6 +71,9 @@ func (sc *Script) respond(c llmtest.Call) llmtest.Reply {
 	case prompts.TaskPlanner:
 		v = plan(c.FirstUser())
 	case prompts.Implementor:
+		if c.Format == nil { // a code call of the text protocol
+			return llmtest.Reply{Content: sc.code(c)}
+		}
 		v = sc.implement(c)
 	case prompts.QA:
 		v = demo.PassingQA(c.FirstUser(), "the tests pass")
@@ -141,29 +144,63 @@ func plan(prompt string) any {
 	return reply
 }
 
-// implement writes the exercise's files one action at a time, then finishes.
-func (sc *Script) implement(c llmtest.Call) any {
+// files is what the implementor writes on the exercise the prompt is about:
+// the first try on a first attempt when the test sets one, else the solution.
+func (sc *Script) files(c llmtest.Call) (string, map[string]string) {
 	p := c.FirstUser()
-	step := 0
-	for _, m := range c.Messages[2:] {
-		if m.Role == "assistant" {
-			step++
+	verb, id := "", ""
+	if m := titleRe.FindStringSubmatch(llmtest.TaskTitle(p)); m != nil { // a task the ScopeAgent planned
+		verb, id = m[1], m[2]
+	} else if m := exerciseID.FindStringSubmatch(p); m != nil { // the remit as one task
+		verb, id = "Solve", m[1]
+		if strings.Contains(p, "# Test failures of the previous attempt") {
+			verb = "Fix"
 		}
 	}
-	title := llmtest.TaskTitle(p)
-	m := titleRe.FindStringSubmatch(title)
-	if m == nil {
-		return map[string]any{"thought": "no such exercise", "action": "blocked", "summary": "the script has no exercise for " + title}
+	files, ok := sc.Solutions[id]
+	if !ok {
+		return "", nil
 	}
-	files := sc.Solutions[m[2]]
-	if first, ok := sc.FirstTry[m[2]]; ok && m[1] == "Solve" {
+	if first, ok := sc.FirstTry[id]; ok && verb == "Solve" {
 		files = first
 	}
+	return id, files
+}
+
+// code answers a code call: the whole file the request names, fenced.
+func (sc *Script) code(c llmtest.Call) string {
+	_, files := sc.files(c)
+	ask := c.LastUser()
+	for _, p := range sortedPaths(files) {
+		if strings.Contains(ask, p) {
+			return "```\n" + files[p] + "```\n"
+		}
+	}
+	return "I do not know which file to write."
+}
+
+func sortedPaths(files map[string]string) []string {
 	var paths []string
 	for p := range files {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	return paths
+}
+
+// implement writes the exercise's files one action at a time, then finishes.
+func (sc *Script) implement(c llmtest.Call) any {
+	step := 0
+	for _, m := range c.Messages[2:] {
+		if m.Role == "assistant" && strings.HasPrefix(strings.TrimSpace(m.Content), "{") {
+			step++
+		}
+	}
+	id, files := sc.files(c)
+	if files == nil {
+		return map[string]any{"thought": "no such exercise", "action": "blocked", "summary": "the script has no exercise " + id}
+	}
+	paths := sortedPaths(files)
 	if step < len(paths) {
 		return map[string]any{"thought": "write " + paths[step], "action": "write_file", "path": paths[step], "content": files[paths[step]]}
 	}

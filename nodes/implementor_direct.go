@@ -1,0 +1,156 @@
+package nodes
+
+// The direct first attempt of a quick task (implementor.direct: auto). When
+// the task has one file to change, the first call asks for that file's code
+// at once: the action that would only say "edit this file" and the finish
+// call after it are what lemmings can do itself. The gates run when the code
+// lands; their failure goes back as a fix round that asks for the code again.
+// A one-line change costs one call instead of three, the prompt carries no
+// action protocol, and a weak model answers a request for code better than it
+// picks actions (SmolLM2 in `lemmings eval` answered `finish` without an edit
+// in every action-loop attempt). Later attempts use the action loop.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// directStill rounds in a row whose code left the work as it was end the
+// direct attempt: the same gates would fail the same way.
+const directStill = 2
+
+// directTarget is the one file a direct attempt changes, when the attempt
+// may be direct: the first of a quick task, in the text protocol, with one
+// target file that is not a test (tests named beside it are shown, not
+// changed).
+func (l *implLoop) directTarget() (string, bool) {
+	if !l.text || !l.d.Settings.Direct || !l.s.Quick || l.t.Attempt > 1 {
+		return "", false
+	}
+	var change []string
+	for _, p := range l.t.TargetFiles {
+		if p = cleanTarget(p); p != "" && !isTestFile(p) && !slices.Contains(change, p) {
+			change = append(change, p)
+		}
+	}
+	if len(change) != 1 {
+		return "", false
+	}
+	return change[0], true
+}
+
+// cleanTarget is a target path as the work tree names it ("" when it leaves
+// the tree).
+func cleanTarget(p string) string {
+	p = path.Clean(strings.TrimPrefix(strings.TrimSpace(p), "./"))
+	if p == "." || p == ".." || strings.HasPrefix(p, "../") || path.IsAbs(p) {
+		return ""
+	}
+	return p
+}
+
+// isTestFile says whether a path is a test by the naming conventions of the
+// languages lemmings' gates run.
+func isTestFile(p string) bool {
+	base := path.Base(p)
+	name := strings.TrimSuffix(base, path.Ext(base))
+	switch {
+	case strings.HasSuffix(base, "_test.go"),
+		strings.HasPrefix(base, "test_") && strings.HasSuffix(base, ".py"),
+		strings.HasSuffix(base, "_test.py"),
+		strings.HasSuffix(name, ".test"), strings.HasSuffix(name, ".spec"), // JS/TS
+		strings.HasSuffix(base, ".java") && (strings.HasSuffix(name, "Test") || strings.HasSuffix(name, "Tests")),
+		strings.HasSuffix(base, "_spec.rb"):
+		return true
+	}
+	for _, dir := range strings.Split(path.Dir(p), "/") {
+		if dir == "tests" || dir == "__tests__" || dir == "spec" {
+			return true
+		}
+	}
+	return false
+}
+
+// directAttempt asks for the code of p, lands it, runs the gates and sends
+// their failure back, until they pass, the fix rounds are spent, the code
+// stops changing or cannot be used.
+func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, error) {
+	l.direct, l.directPath = true, p
+	if err := l.buildPrefix(ctx); tooLarge(err) {
+		return &ImplResult{Status: ImplExhausted, Summary: "the task's prompt does not fit the model's context window: " + err.Error()}, nil
+	} else if err != nil {
+		return nil, err
+	}
+	act := implAction{actionHead: actionHead{Action: "edit", Thought: "(lemmings) the task's one file", Path: p}}
+	if _, err := l.d.Work.FS().ReadFile(p); errors.Is(err, fs.ErrNotExist) {
+		act.Action = "write_file"
+	}
+	graph.Emit(ctx, "implementor_direct", map[string]any{"task": l.t.ID, "attempt": l.t.Attempt, "path": p})
+	var (
+		lead      string
+		lastDiff  string
+		still     int
+		unusable  int
+		lastProbl string
+	)
+	for n := 1; ; n++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if left, limited := l.d.wallTimeLeft(l.s, l.d.now()); limited && left <= 0 {
+			return &ImplResult{Status: ImplExhausted, Actions: n - 1, Summary: l.d.wallTimeReached()}, nil
+		}
+		ex, err := l.codeEdit(ctx, act, "", lead)
+		if tooLarge(err) {
+			return &ImplResult{Status: ImplExhausted, Actions: n, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		l.history = append(l.history, llm.Message{Role: "user", Content: ex.instruction}, llm.Message{Role: "assistant", Content: ex.reply})
+		l.compact()
+		emitAction(ctx, l.t, n, act, ex.result)
+		if strings.HasPrefix(ex.result, "error") {
+			unusable++
+			lastProbl = ex.result
+			if unusable >= maxBadReplies {
+				return &ImplResult{Status: ImplError, Actions: n, Summary: "the model's code could not be used: " + textutil.FirstLine(strings.TrimSpace(lastProbl))}, nil
+			}
+			lead = "RESULT: " + ex.result
+			continue
+		}
+		unusable = 0
+		diff, _, err := l.d.Work.Changes(ctx, l.t.StartCommit)
+		if err != nil {
+			return nil, fmt.Errorf("implementor: read the attempt's change: %w", err)
+		}
+		hash := workspace.DiffHash(diff)
+		if strings.TrimSpace(diff) == "" || hash == lastDiff {
+			still++
+		} else {
+			still = 0
+		}
+		lastDiff = hash
+		if still >= directStill {
+			return &ImplResult{Status: ImplLoop, Actions: n, Summary: fmt.Sprintf("the code of %d rounds in a row left %s as it was", still, p)}, nil
+		}
+		done, failed := l.finishGates(ctx, implAction{actionHead: actionHead{Action: "finish"}, actionTail: actionTail{Summary: "Changed " + p + " as the task asks."}}, n)
+		if done != nil {
+			return done, nil
+		}
+		lead = "RESULT: " + ex.result + "\nThe gates ran: " + failed + "\nFix the cause."
+		if still > 0 {
+			lead += fmt.Sprintf("\nNOTE: your code left %s as it was; the same code will fail the same way.", p)
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package nodes
+
+// The direct first attempt of a quick task (implementor_direct.go), driven
+// through the real Implementor: scripted model, real git work tree, real
+// gates and parsers.
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+const meanTestGo = "package stats\n\nimport \"testing\"\n\nfunc TestMean(t *testing.T) {\n\tif got := Mean([]int{1, 2}); got != 1.5 {\n\t\tt.Fatalf(\"Mean = %v\", got)\n\t}\n}\n"
+
+// floatGate passes when stats.go divides as floats, and says why it fails.
+var floatGate = workspace.Gate{Name: "check", Command: `grep -q 'float64(total) / float64' stats.go || { echo "stats.go:9:9: integer division: Mean(1, 2) = 1, want 1.5"; exit 1; }`}
+
+func newDirectRun(t *testing.T, replies ...llmtest.Reply) *weakRun {
+	t.Helper()
+	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo, "stats_test.go": meanTestGo}, replies...)
+	r.task.TargetFiles = []string{"stats.go", "stats_test.go"}
+	r.d.Gates = []workspace.Gate{floatGate}
+	return r
+}
+
+func (r *weakRun) runQuick(t *testing.T) *ImplResult {
+	t.Helper()
+	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task, Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Implementation
+}
+
+// A quick task with one file to change costs one call when the code is
+// right: no action round, no finish call, and no action protocol in the
+// prompt. The test file named beside it is shown, not offered for change.
+func TestADirectAttemptAsksForTheCodeAtOnce(t *testing.T) {
+	r := newDirectRun(t, text("```go\n"+meanFixed+"```\n"))
+	res := r.runQuick(t)
+	if res.Status != ImplFinished {
+		t.Fatalf("status %s: %s", res.Status, res.Summary)
+	}
+	calls := r.model.recorded()
+	if len(calls) != 1 {
+		t.Fatalf("%d calls, want 1", len(calls))
+	}
+	c := calls[0]
+	if c.Format != nil {
+		t.Errorf("the direct call asked for JSON: %s", c.Format)
+	}
+	prompt := c.Prompt
+	for _, absent := range []string{"One example of each action", `"action": "read_file"`, "## SYMBOLS", "## FILES NEAR THE TARGET"} {
+		if strings.Contains(prompt, absent) {
+			t.Errorf("the direct prompt carries %q", absent)
+		}
+	}
+	if !strings.Contains(llmtest.Section(c.FirstUser(), "TARGET FILES"), "stats_test.go") || strings.Contains(llmtest.Section(c.FirstUser(), "TARGET FILES"), "stats.go:") {
+		t.Errorf("TARGET FILES should show the test, and stats.go only with the request:\n%s", llmtest.Section(c.FirstUser(), "TARGET FILES"))
+	}
+	if ask := c.LastUser(); !strings.Contains(ask, "complete new content of stats.go") || !strings.Contains(ask, "func Mean(xs []int) float64") {
+		t.Errorf("the request does not show and ask for stats.go:\n%s", ask)
+	}
+	if got := r.file(t, "stats.go"); got != meanFixed {
+		t.Errorf("stats.go:\n%s", got)
+	}
+	if len(res.Gates) != 1 || !res.Gates[0].Passed {
+		t.Errorf("the gates' pass is not kept for QA: %+v", res.Gates)
+	}
+}
+
+// The gates' failure goes back as a fix round that asks for the code again,
+// with what failed; the request stays one user turn after the last reply.
+func TestADirectAttemptSendsTheFailingGateBack(t *testing.T) {
+	r := newDirectRun(t, text("```go\n"+meanGo+"```\n"), text("```go\n"+meanFixed+"```\n"))
+	r.d.Settings.Samples = 1
+	res := r.runQuick(t)
+	if res.Status != ImplFinished || res.FixRounds != 1 {
+		t.Fatalf("status %s after %d fix rounds: %s", res.Status, res.FixRounds, res.Summary)
+	}
+	calls := r.model.recorded()
+	if len(calls) != 2 {
+		t.Fatalf("%d calls, want 2", len(calls))
+	}
+	ask := calls[1].LastUser()
+	for _, want := range []string{"integer division: Mean(1, 2) = 1, want 1.5", "Fix the cause", "complete new content of stats.go", "left stats.go as it was"} {
+		if !strings.Contains(ask, want) {
+			t.Errorf("the fix round lacks %q:\n%s", want, ask)
+		}
+	}
+	msgs := calls[1].Messages
+	if n := len(msgs); n < 2 || msgs[n-2].Role != "assistant" || msgs[n-1].Role != "user" {
+		t.Errorf("the fix round is not the user's turn after the model's reply: %+v", msgs)
+	}
+	if r.file(t, "stats.go") != meanFixed {
+		t.Errorf("stats.go:\n%s", r.file(t, "stats.go"))
+	}
+}
+
+// A weak model that sends the file back unchanged is stopped at the second
+// time: the same gates would fail the same way, so no more calls are spent.
+func TestADirectAttemptEndsWhenTheCodeStopsChanging(t *testing.T) {
+	same := text("```go\n" + meanGo + "```\n")
+	r := newDirectRun(t, same, same, same, same, same)
+	r.d.Settings.Samples = 1
+	res := r.runQuick(t)
+	if res.Status != ImplLoop || !strings.Contains(res.Summary, "left stats.go as it was") {
+		t.Fatalf("status %s: %s", res.Status, res.Summary)
+	}
+	if n := len(r.model.recorded()); n != 2 {
+		t.Errorf("%d calls, want 2", n)
+	}
+}
+
+// Replies that hold no usable code — prose, a JSON action, a file that no
+// longer parses — write nothing, and three in a row end the attempt.
+func TestADirectAttemptWritesNothingFromUnusableReplies(t *testing.T) {
+	broken := strings.Replace(meanFixed, "\t}\n\treturn", "\treturn", 1)
+	r := newDirectRun(t,
+		text("I would change the division so that it uses floats."),
+		text(`{"thought":"done","action":"finish","summary":"done"}`),
+		text("```go\n"+broken+"```\n"),
+		text("```go\n"+broken+"```\n"),
+		text("```go\n"+broken+"```\n"),
+		text("```go\n"+broken+"```\n"),
+		text("```go\n"+broken+"```\n"),
+		text("```go\n"+broken+"```\n"))
+	r.d.Settings.Samples = 1
+	res := r.runQuick(t)
+	if res.Status != ImplError || !strings.Contains(res.Summary, "could not be used") {
+		t.Fatalf("status %s: %s", res.Status, res.Summary)
+	}
+	if got := r.file(t, "stats.go"); got != meanGo {
+		t.Errorf("stats.go was written from an unusable reply:\n%s", got)
+	}
+	if n := len(r.model.recorded()); n > 6 {
+		t.Errorf("%d calls for three unusable rounds", n)
+	}
+}
+
+// The action loop, not the direct request, where it would not serve: two
+// files to change, a later attempt, the JSON protocol, the setting off, or a
+// task of the full pipeline.
+func TestADirectAttemptOnlyWhereItServes(t *testing.T) {
+	finish := act(t, map[string]any{"thought": "look first", "action": "finish", "summary": "done"})
+	for _, tc := range []struct {
+		name  string
+		setup func(r *weakRun)
+		quick bool
+	}{
+		{"two files to change", func(r *weakRun) { r.task.TargetFiles = []string{"stats.go", "other.go"} }, true},
+		{"a second attempt", func(r *weakRun) { r.task.Attempt = 2 }, true},
+		{"the setting off", func(r *weakRun) { r.d.Settings.Direct = false }, true},
+		{"the full pipeline", func(r *weakRun) {}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newDirectRun(t, finish)
+			tc.setup(r)
+			out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task, Quick: tc.quick})
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := r.model.recorded()
+			if len(calls) == 0 || calls[0].Format == nil || !strings.Contains(calls[0].Prompt, "One example of each action") {
+				t.Errorf("the first call is not an action call (%d calls)", len(calls))
+			}
+			_ = out
+		})
+	}
+}
+
+func TestTestFilesAreKnownByTheirLanguagesNames(t *testing.T) {
+	for p, want := range map[string]bool{
+		"stats_test.go": true, "pkg/x_test.go": true, "test_calc.py": true, "calc_test.py": true, "src/app.test.ts": true,
+		"src/app.spec.js": true, "src/test/java/FooTest.java": true, "tests/integration.rs": true, "spec/foo_spec.rb": true,
+		"stats.go": false, "calc.py": false, "src/app.ts": false, "Foo.java": false, "testdata.go": false, "contest.py": false, "latest.go": false,
+	} {
+		if got := isTestFile(p); got != want {
+			t.Errorf("isTestFile(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
