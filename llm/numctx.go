@@ -130,6 +130,19 @@ func maxText(modelMax, userMax int) string {
 	return s
 }
 
+// expectWindow is the power-of-two window a conversation expected to reach
+// tokens needs (0 for none); sizeWindow caps it like any other.
+func expectWindow(tokens int) int {
+	if tokens <= 0 {
+		return 0
+	}
+	n := minNumCtx
+	for n < tokens {
+		n *= 2
+	}
+	return n
+}
+
 // replyTokens is a call's reply budget: what the call asks for, capped by the
 // role's max_tokens; the role's alone when the call asks for nothing (0: none).
 func replyTokens(asked, roleMax int) int {

@@ -99,7 +99,7 @@ func (p *ollamaProvider) chat(ctx context.Context, req Request) (Response, error
 		// Some templates render the format into the prompt; count it.
 		promptTokens += CountTokens(string(req.Schema))
 	}
-	w, werr := sizeWindow(promptTokens, reply, p.spec.NumCtx, p.spec.MaxNumCtx, info.contextLength, p.models.lastWindow(p.key))
+	w, werr := sizeWindow(promptTokens, reply, p.spec.NumCtx, p.spec.MaxNumCtx, info.contextLength, max(p.models.lastWindow(p.key), expectWindow(req.Expect)))
 	if werr != nil {
 		return Response{}, werr
 	}
@@ -141,9 +141,17 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 	if req.Variation > 0 {
 		vary(opts, req.Variation)
 	}
+	if len(req.Stop) > 0 {
+		opts["stop"] = req.Stop
+	}
+	msgs := toOllamaMessages(req.Messages)
+	if req.Prefill != "" {
+		// A last assistant message is continued, not answered.
+		msgs = append(msgs, api.Message{Role: "assistant", Content: req.Prefill})
+	}
 	stream := !p.spec.NoStream
 	creq := &api.ChatRequest{
-		Model: p.spec.Model, Messages: toOllamaMessages(req.Messages), Stream: &stream,
+		Model: p.spec.Model, Messages: msgs, Stream: &stream,
 		KeepAlive: p.keepAlive, Options: opts, Tools: toOllamaTools(req.Tools),
 	}
 	if len(req.Schema) > 0 {
@@ -154,16 +162,30 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 	var final *api.ChatResponse
 	c, cap := p.client()
 	m := newMeter(ctx, req, p.spec.Model, promptTokens, w.numCtx)
+	chunks := 0
 	err := c.Chat(ctx, creq, func(cr api.ChatResponse) error {
 		m.chunk(cr.Message.Content + cr.Message.Thinking)
 		content.WriteString(cr.Message.Content)
 		calls = append(calls, fromOllamaCalls(cr.Message.ToolCalls, len(calls))...)
 		if cr.Done {
 			final = &cr
+			return nil
+		}
+		chunks++
+		if strings.Contains(cr.Message.Content, "\n") && looping(content.String()) {
+			return errLooping // closing the stream stops the server's generation
 		}
 		return nil
 	})
 	m.done()
+	if errors.Is(err, errLooping) {
+		// What the call cost is kept; the partial text goes back with the
+		// error so a caller can say what went wrong.
+		resp := Response{Content: content.String(), Model: p.spec.Model, Provider: ProviderOllama, DoneReason: string(StopLooping), NumCtx: w.numCtx,
+			Usage: Usage{Calls: 1, PromptTokens: promptTokens, CompletionTokens: chunks}}
+		return resp, false, &Error{Kind: KindRunaway, Status: cap.Status(),
+			Err: fmt.Errorf("the reply repeated the same lines %d times in a row after %d tokens: stopped (%q…)", repeatTimes, chunks, textutil.Clip(content.String(), 60))}
+	}
 	if err != nil {
 		return Response{}, false, p.classify(err, cap)
 	}
@@ -183,8 +205,12 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 			Err: fmt.Errorf("the reply ended without done:true after %d bytes of content: %v", content.Len(), cmp.Or(cap.ReadErr(), io.EOF))}
 	}
 	p.models.setWindow(p.key, w.numCtx)
+	text := content.String()
+	if req.Prefill != "" && !strings.HasPrefix(text, req.Prefill) {
+		text = req.Prefill + text
+	}
 	resp := Response{
-		Content: content.String(), ToolCalls: calls, Model: p.spec.Model, Provider: ProviderOllama,
+		Content: text, ToolCalls: calls, Model: p.spec.Model, Provider: ProviderOllama,
 		DoneReason: final.DoneReason, NumCtx: w.numCtx,
 		Usage: Usage{Calls: 1, PromptTokens: final.PromptEvalCount, CompletionTokens: final.EvalCount, GenDuration: final.EvalDuration},
 	}

@@ -38,8 +38,21 @@ type Request struct {
 	Tools    []Tool
 	// Schema asks for structured output (Structured sets it): Ollama's format,
 	// OpenAI's response_format json_schema.
-	Schema      json.RawMessage
-	MaxTokens   int      // reply budget, capped by the role's MaxTokens; 0: the role's, else 2048
+	Schema    json.RawMessage
+	MaxTokens int // reply budget, capped by the role's MaxTokens; 0: the role's, else 2048
+	// Prefill is the start of the reply, written for the model: Ollama
+	// continues it (a fence opened, so a small model writes the code at
+	// once instead of echoing the prompt), and the reply returned starts
+	// with it. Stop ends the reply at the first of these texts (Ollama's
+	// stop sequences). Other providers ignore both; the caller reads the
+	// reply the same way either way.
+	Prefill string
+	Stop    []string
+	// Expect is what the conversation this call belongs to is expected to
+	// reach, prompt and replies (0: this call alone). Ollama's window is
+	// sized for it at once: every new num_ctx reloads the model and
+	// evaluates the whole prompt afresh.
+	Expect      int
 	Temperature *float64 // nil: the role's, else the server's default
 	// Variation > 0 asks for different sampling than the first try, for a
 	// re-ask after a runaway reply: a new seed, a repeat penalty and a
@@ -80,13 +93,20 @@ const (
 	// StopRunaway: the server stopped a reply that never ended (a weak model
 	// repeating itself), without its end marker.
 	StopRunaway StopReason = "runaway"
+	// StopLooping: lemmings stopped a streamed reply that kept repeating
+	// the same lines (llm/repeat.go).
+	StopLooping StopReason = "looping"
 )
 
 // Stop says why the reply ended: "length" (Ollama's done_reason, OpenAI's
-// finish_reason) is StopLength, anything else StopEnd.
+// finish_reason) is StopLength, a reply lemmings stopped for looping
+// StopLooping, anything else StopEnd.
 func (r Response) Stop() StopReason {
-	if r.DoneReason == "length" {
+	switch r.DoneReason {
+	case "length":
 		return StopLength
+	case string(StopLooping):
+		return StopLooping
 	}
 	return StopEnd
 }

@@ -145,6 +145,9 @@ type implLoop struct {
 	// runs the gates itself (implementor_direct.go).
 	direct     bool
 	directPath string
+	// prefill opens the reply of the next code call (a direct attempt's
+	// fenced block); prefillStop closes it.
+	prefill, prefillStop string
 	// prefix is the system message and the first user message, composed
 	// once per attempt so every call starts with the same bytes and the
 	// server's prompt cache is reused.

@@ -39,6 +39,12 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		msgs = append(l.messages(""), llm.Message{Role: "user", Content: instr + l.grainView(p, old, exists, g)})
 	}
 	l.codeBudget = l.grainReply(old, exists, g)
+	l.prefill, l.prefillStop = "", ""
+	if l.direct && g.kind != grainBlocks {
+		// The reply starts inside the one fenced block asked for and ends
+		// at its close: no prose before or after it to pay for.
+		l.prefill, l.prefillStop = fenceFor(p)+langOf(p)+"\n", "\n"+fenceFor(p)
+	}
 	n := max(1, l.d.Settings.Samples)
 	var (
 		firstProblem string
@@ -99,6 +105,11 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 	if failed != nil {
 		return *failed, nil
 	}
+	if l.direct {
+		// The direct attempt's next round is the re-ask, with the problem.
+		l.failStreak++
+		return codeExchange{instruction: instr, reply: firstResp.Content, result: "error: " + firstProblem + "\nNo file was changed."}, nil
+	}
 	// No candidate could be read: one re-ask that says why.
 	retry := firstProblem
 	if firstResp.DoneReason == "length" {
@@ -137,8 +148,11 @@ type codeCandidate struct {
 // at any grain; a whole-file reply that holds only some units of a file a
 // parser serves is spliced by unit rather than cutting the file.
 func (l *implLoop) readCode(ctx context.Context, resp llm.Response, p string, g grain, old string) codeCandidate {
-	if resp.DoneReason == "length" {
+	switch resp.Stop() {
+	case llm.StopLength:
 		return codeCandidate{problem: fmt.Sprintf("the reply was cut off at %d tokens (the reply limit)", resp.Usage.CompletionTokens)}
+	case llm.StopLooping:
+		return codeCandidate{problem: "the reply kept repeating the same lines and was stopped; write only the code asked for, once"}
 	}
 	if g.kind == grainUnit && !hasBlockMarkers(resp.Content) {
 		return l.readUnit(ctx, resp.Content, p, g, old)
@@ -284,8 +298,20 @@ func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int)
 		t := min(0.6+0.2*float64(sample-1), 1.2)
 		req.Temperature = &t
 	}
+	if l.prefill != "" {
+		req.Prefill = l.prefill
+		req.Stop = []string{l.prefillStop}
+	}
+	if l.direct {
+		// Room for a fix round from the first call: a window that grows
+		// mid-attempt reloads the model and evaluates the prompt afresh.
+		req.Expect = tokensOf(req.Messages) + 2*l.codeBudget + directFeedbackTokens
+	}
 	resp, err := l.d.Model.Chat(ctx, req)
 	l.s.AddUsage(NodeImplementor, totals(resp.Usage))
+	if llm.Runaway(err) && resp.Stop() == llm.StopLooping {
+		err = nil // a reply like any unusable one: readCode says why, the next sample varies
+	}
 	if err != nil {
 		graph.Emit(ctx, "model_error", map[string]any{"label": NodeImplementor, "error": err.Error()})
 		return resp, fmt.Errorf("%s: %w", NodeImplementor, err)

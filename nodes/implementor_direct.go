@@ -26,8 +26,16 @@ import (
 )
 
 // directStill rounds in a row whose code left the work as it was end the
-// direct attempt: the same gates would fail the same way.
-const directStill = 2
+// direct attempt: the same gates would fail the same way. directUnusable
+// rounds in a row without usable code end it too: each already drew
+// Settings.Samples candidates.
+const (
+	directStill    = 2
+	directUnusable = 2
+	// directFeedbackTokens is room for what a fix round adds besides the
+	// code: the gates' summarised failure and the request.
+	directFeedbackTokens = 1024
+)
 
 // directTarget is the one file a direct attempt changes, when the attempt
 // may be direct: the first of a quick task, in the text protocol, with one
@@ -123,7 +131,7 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 		if strings.HasPrefix(ex.result, "error") {
 			unusable++
 			lastProbl = ex.result
-			if unusable >= maxBadReplies {
+			if unusable >= directUnusable {
 				return &ImplResult{Status: ImplError, Actions: n, Summary: "the model's code could not be used: " + textutil.FirstLine(strings.TrimSpace(lastProbl))}, nil
 			}
 			lead = "RESULT: " + ex.result

@@ -64,6 +64,19 @@ func TestADirectAttemptAsksForTheCodeAtOnce(t *testing.T) {
 	if ask := c.LastUser(); !strings.Contains(ask, "complete new content of stats.go") || !strings.Contains(ask, "func Mean(xs []int) float64") {
 		t.Errorf("the request does not show and ask for stats.go:\n%s", ask)
 	}
+	// The reply is opened for the model inside the fenced block, and ends
+	// at its close: no prose to pay for before or after the code.
+	if last := c.Messages[len(c.Messages)-1]; last.Role != "assistant" || last.Content != "```go\n" {
+		t.Errorf("no prefill: the last message is %s %q", last.Role, last.Content)
+	}
+	if stop, _ := c.Options["stop"].([]any); len(stop) != 1 || stop[0] != "\n```" {
+		t.Errorf("stop %v, want the closing fence", c.Options["stop"])
+	}
+	for _, m := range c.Messages[:len(c.Messages)-1] {
+		if m.Role == "user" && strings.HasPrefix(m.Content, "Now write") {
+			t.Error("the request is a second user turn after the prompt, not part of it")
+		}
+	}
 	if got := r.file(t, "stats.go"); got != meanFixed {
 		t.Errorf("stats.go:\n%s", got)
 	}
@@ -92,8 +105,8 @@ func TestADirectAttemptSendsTheFailingGateBack(t *testing.T) {
 		}
 	}
 	msgs := calls[1].Messages
-	if n := len(msgs); n < 2 || msgs[n-2].Role != "assistant" || msgs[n-1].Role != "user" {
-		t.Errorf("the fix round is not the user's turn after the model's reply: %+v", msgs)
+	if n := len(msgs); n < 3 || msgs[n-3].Role != "assistant" || msgs[n-2].Role != "user" || msgs[n-1].Role != "assistant" {
+		t.Errorf("the fix round is not the user's turn after the model's reply, then the prefill: %+v", msgs)
 	}
 	if r.file(t, "stats.go") != meanFixed {
 		t.Errorf("stats.go:\n%s", r.file(t, "stats.go"))
@@ -116,31 +129,33 @@ func TestADirectAttemptEndsWhenTheCodeStopsChanging(t *testing.T) {
 }
 
 // Replies that hold no usable code — prose, a JSON action, a file that no
-// longer parses — write nothing, and three in a row end the attempt.
+// longer parses — write nothing, and two rounds of them end the attempt.
 func TestADirectAttemptWritesNothingFromUnusableReplies(t *testing.T) {
 	broken := strings.Replace(meanFixed, "\t}\n\treturn", "\treturn", 1)
-	r := newDirectRun(t,
-		text("I would change the division so that it uses floats."),
-		text(`{"thought":"done","action":"finish","summary":"done"}`),
-		text("```go\n"+broken+"```\n"),
-		text("```go\n"+broken+"```\n"),
-		text("```go\n"+broken+"```\n"),
-		text("```go\n"+broken+"```\n"),
-		text("```go\n"+broken+"```\n"),
-		text("```go\n"+broken+"```\n"))
-	r.d.Settings.Samples = 1
-	res := r.runQuick(t)
-	if res.Status != ImplError || !strings.Contains(res.Summary, "could not be used") {
-		t.Fatalf("status %s: %s", res.Status, res.Summary)
-	}
-	if got := r.file(t, "stats.go"); got != meanGo {
-		t.Errorf("stats.go was written from an unusable reply:\n%s", got)
-	}
-	if n := len(r.model.recorded()); n > 6 {
-		t.Errorf("%d calls for three unusable rounds", n)
+	for name, first := range map[string]llmtest.Reply{
+		"prose":         text("I would change the division so that it uses floats."),
+		"a JSON action": text(`{"thought":"done","action":"finish","summary":"done"}`),
+		"a loop":        {Content: strings.Repeat("The project consists of two files and a remit.\n", 3), DoneReason: "looping"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newDirectRun(t, first, text("```go\n"+broken+"```\n"))
+			r.d.Settings.Samples = 1
+			res := r.runQuick(t)
+			if res.Status != ImplError || !strings.Contains(res.Summary, "could not be used") {
+				t.Fatalf("status %s: %s", res.Status, res.Summary)
+			}
+			if got := r.file(t, "stats.go"); got != meanGo {
+				t.Errorf("stats.go was written from an unusable reply:\n%s", got)
+			}
+			if n := len(r.model.recorded()); n != 2 {
+				t.Errorf("%d calls for two unusable rounds of one sample each", n)
+			}
+			if ask := r.lastUser(1); !strings.Contains(ask, "No file was changed") {
+				t.Errorf("the second round does not say why the first was not used:\n%s", ask)
+			}
+		})
 	}
 }
-
 // The action loop, not the direct request, where it would not serve: two
 // files to change, a later attempt, the JSON protocol, the setting off, or a
 // task of the full pipeline.

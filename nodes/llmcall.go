@@ -105,7 +105,7 @@ func (d *Deps) compose(ctx context.Context, c call) (llm.Request, error) {
 		reply = replyBudget(c.Label)
 	}
 	if c.Prefix != nil {
-		msgs := append(slices.Clone(c.Prefix), c.Messages...)
+		msgs := joinUserTurns(append(slices.Clone(c.Prefix), c.Messages...))
 		return llm.Request{Role: role, Label: c.Label, Messages: msgs, MaxTokens: reply}, nil
 	}
 	budget := d.Settings.Budget(c.Label)
@@ -225,4 +225,20 @@ func (d *Deps) plannerRole(s *WorkflowState) string {
 // denied says whether a file must never leave the machine.
 func (d *Deps) denied(p string) bool {
 	return config.Supervisors{Deny: d.Settings.Supervisors.Deny}.Denies(p)
+}
+
+// joinUserTurns makes consecutive user messages one: a small model read a
+// second user turn straight after the first as text to continue (SmolLM2
+// wrote the prompt's headings back, 512 tokens of them). The earlier
+// message's bytes stay first, so the server's prompt cache still serves them.
+func joinUserTurns(msgs []llm.Message) []llm.Message {
+	out := msgs[:0:0]
+	for _, m := range msgs {
+		if n := len(out); n > 0 && m.Role == "user" && out[n-1].Role == "user" {
+			out[n-1].Content += "\n\n" + m.Content
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }

@@ -143,7 +143,11 @@ func (tm costTeam) implement(c llmtest.Call) llmtest.Reply {
 		return llmtest.Reply{Content: `{"thought":"unknown task","action":"blocked","summary":"no such task"}`}
 	}
 	codeReplies := 0
-	for _, m := range c.Messages {
+	msgs := c.Messages
+	if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" {
+		msgs = msgs[:n-1] // the reply's prefill, not a reply
+	}
+	for _, m := range msgs {
 		if m.Role == "assistant" && (strings.Contains(m.Content, "<<<<<<< SEARCH") || strings.Contains(m.Content, "```go")) {
 			codeReplies++
 		}

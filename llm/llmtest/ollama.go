@@ -150,6 +150,18 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 // ollamaAnswer writes a successful chat reply, streaming or not.
 func (s *Server) ollamaAnswer(w http.ResponseWriter, r *http.Request, c Call, rep Reply) {
 	now := func() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+	rep.Content = continued(c, rep.Content)
+	if stops, ok := c.Options["stop"].([]any); ok {
+		// The real server ends the reply at the first stop sequence and
+		// leaves it out.
+		for _, st := range stops {
+			if st, ok := st.(string); ok && st != "" {
+				if i := strings.Index(rep.Content, st); i >= 0 {
+					rep.Content = rep.Content[:i]
+				}
+			}
+		}
+	}
 	done := ollamaChunk{Model: c.Model, Message: ollamaMessage{Role: "assistant"}, Done: true, DoneReason: rep.DoneReason}
 	if done.DoneReason == "" {
 		done.DoneReason = "stop"
@@ -443,4 +455,14 @@ func (s *Server) embedCall(w http.ResponseWriter, r *http.Request, api API, fail
 	c.Prompt = joinStrings(c.Input)
 	s.record(&c)
 	return c, true
+}
+
+// continued is a scripted reply to a request whose last message is the
+// assistant's (a prefill): the real server returns only what follows it, so
+// a script that wrote the whole reply, prefill included, has it taken off.
+func continued(c Call, content string) string {
+	if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == "assistant" {
+		return strings.TrimPrefix(content, c.Messages[n-1].Content)
+	}
+	return content
 }
