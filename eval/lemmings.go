@@ -27,6 +27,11 @@ type Lemmings struct {
 	Warn io.Writer
 	// Sinks, when set, gives the sinks of one attempt's run (progress).
 	Sinks func(a Attempt) []graph.Sink
+	// FixRounds are the fix rounds inside each run (limits.fix_rounds).
+	// 0 makes a run one try, as in Aider's harness: the failing tests come
+	// back only in the eval's second attempt, so pass@1 and pass@2 mean
+	// what they mean there.
+	FixRounds int
 	// Implementor names who does the implementor's work in each run: ""
 	// or "lemmings" (lemmings' own Implementor node), "cli" (the configured
 	// implementor.cli) or "cli:<preset>" (a coding CLI preset).
@@ -86,6 +91,7 @@ func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
 	}
 	cfg := *base
 	cfg.Gates = []config.Gate{{Name: "test", Command: a.Language.Test, Timeout: workspace.DefaultTestTimeout}}
+	cfg.Limits.FixRounds = l.FixRounds
 	if cfg.Pipeline.Mode == "" || cfg.Pipeline.Mode == nodes.PipelineAuto {
 		// An exercise is one task: its solution file(s) against its tests.
 		// One attempt per run: the eval's second attempt is the retry with

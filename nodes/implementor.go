@@ -148,6 +148,8 @@ type implLoop struct {
 	// prefill opens the reply of the next code call (a direct attempt's
 	// fenced block); prefillStop closes it.
 	prefill, prefillStop string
+	// expect is the direct attempt's expected size (llm.Request.Expect).
+	expect int
 	// prefix is the system message and the first user message, composed
 	// once per attempt so every call starts with the same bytes and the
 	// server's prompt cache is reused.

@@ -46,6 +46,9 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		l.prefill, l.prefillStop = fenceFor(p)+langOf(p)+"\n", "\n"+fenceFor(p)
 	}
 	n := max(1, l.d.Settings.Samples)
+	if l.direct && l.fixRounds > 0 {
+		n = 1 // the fix round is the direct attempt's second try
+	}
 	var (
 		firstProblem string
 		firstResp    llm.Response
@@ -303,9 +306,13 @@ func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int)
 		req.Stop = []string{l.prefillStop}
 	}
 	if l.direct {
-		// Room for a fix round from the first call: a window that grows
-		// mid-attempt reloads the model and evaluates the prompt afresh.
-		req.Expect = tokensOf(req.Messages) + 2*l.codeBudget + directFeedbackTokens
+		// The window for the whole attempt from its first call: one that
+		// grows mid-attempt reloads the model and evaluates the prompt
+		// afresh (99 s instead of 4 in bench-aider).
+		if l.expect == 0 {
+			l.expect = tokensOf(req.Messages) + (1+l.fixLimit())*(l.codeBudget+directFeedbackTokens)
+		}
+		req.Expect = l.expect
 	}
 	resp, err := l.d.Model.Chat(ctx, req)
 	l.s.AddUsage(NodeImplementor, totals(resp.Usage))

@@ -27,14 +27,18 @@ import (
 
 // directStill rounds in a row whose code left the work as it was end the
 // direct attempt: the same gates would fail the same way. directUnusable
-// rounds in a row without usable code end it too: each already drew
-// Settings.Samples candidates.
+// candidates in a row without usable code end it too — one round when each
+// round draws two (implementor.samples), two rounds of one: a model that
+// could not write the file twice is not helped by a third draw of the same
+// request, and the next attempt tries it another way.
 const (
 	directStill    = 2
 	directUnusable = 2
-	// directFeedbackTokens is room for what a fix round adds besides the
-	// code: the gates' summarised failure and the request.
-	directFeedbackTokens = 1024
+	// directFixRounds bounds the direct attempt's fix rounds.
+	directFixRounds = 1
+	// directFeedbackTokens is room for what a round adds besides the code:
+	// the gates' summarised failure and the request.
+	directFeedbackTokens = 600
 )
 
 // directTarget is the one file a direct attempt changes, when the attempt
@@ -129,7 +133,7 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 		l.compact()
 		emitAction(ctx, l.t, n, act, ex.result)
 		if strings.HasPrefix(ex.result, "error") {
-			unusable++
+			unusable += max(1, l.d.Settings.Samples)
 			lastProbl = ex.result
 			if unusable >= directUnusable {
 				return &ImplResult{Status: ImplError, Actions: n, Summary: "the model's code could not be used: " + textutil.FirstLine(strings.TrimSpace(lastProbl))}, nil

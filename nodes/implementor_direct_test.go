@@ -156,6 +156,41 @@ func TestADirectAttemptWritesNothingFromUnusableReplies(t *testing.T) {
 		})
 	}
 }
+
+// With two candidates drawn per request (the default), one round of two
+// unusable replies ends the attempt: a third draw of the same request would
+// not do better.
+func TestADirectAttemptWithTwoSamplesEndsAfterOneUnusableRound(t *testing.T) {
+	r := newDirectRun(t, text("I would change the division."), text("Use floats in Mean."), text("```go\n"+meanFixed+"```\n"))
+	r.d.Settings.Samples = 2
+	res := r.runQuick(t)
+	if res.Status != ImplError {
+		t.Fatalf("status %s: %s", res.Status, res.Summary)
+	}
+	if n := len(r.model.recorded()); n != 2 {
+		t.Errorf("%d calls, want the two candidates of one round", n)
+	}
+}
+
+// The direct attempt has one fix round, of one candidate: the fix round is
+// its second try, and a model that fails it is better served by the next
+// attempt's tool loop than by more rewrites of the same file.
+func TestADirectAttemptHasOneFixRoundOfOneCandidate(t *testing.T) {
+	wrong := strings.Replace(meanGo, "// Mean returns", "// Mean still returns", 1)
+	r := newDirectRun(t, text("```go\n"+wrong+"```\n"), text("```go\n"+meanGo+"\n// x\n```\n"), text("```go\n"+meanFixed+"```\n"))
+	r.d.Settings.Samples = 2
+	res := r.runQuick(t)
+	if res.FixRounds != 1 {
+		t.Errorf("%d fix rounds, want 1", res.FixRounds)
+	}
+	if n := len(r.model.recorded()); n != 2 {
+		t.Errorf("%d calls, want the code and one fix", n)
+	}
+	if calls := r.model.recorded(); len(calls) > 0 && calls[0].NumCtx < 4096 {
+		t.Errorf("the first call's window %d has no room for the fix round", calls[0].NumCtx)
+	}
+}
+
 // The action loop, not the direct request, where it would not serve: two
 // files to change, a later attempt, the JSON protocol, the setting off, or a
 // task of the full pipeline.

@@ -165,7 +165,10 @@ func codeReply(old string, whole, exists bool) int {
 	case !exists:
 		return 2048
 	case whole:
-		return min(max(n*5/4+256, 512), 8192)
+		// A small file may grow (a stub into its solution), but a reply
+		// that fills a large floor is mostly a weak model rambling: 384
+		// tokens is some 35 new lines.
+		return min(max(n*5/4+256, 384), 8192)
 	}
 	return min(max(n/2+256, 768), 2048)
 }

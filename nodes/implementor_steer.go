@@ -76,7 +76,7 @@ func (l *implLoop) finish(ctx context.Context, act implAction, args string, n in
 func (l *implLoop) finishGates(ctx context.Context, act implAction, n int) (*ImplResult, string) {
 	done := &ImplResult{Status: ImplFinished, Actions: n, Summary: firstNonEmpty(act.Summary, act.Thought)}
 	gates := l.d.Gates
-	if l.d.Settings.FixRounds <= 0 || len(gates) == 0 {
+	if l.fixLimit() <= 0 || len(gates) == 0 {
 		return done, ""
 	}
 	dir := l.d.Work.Dir()
@@ -102,15 +102,26 @@ func (l *implLoop) finishGates(ctx context.Context, act implAction, n int) (*Imp
 		return done, ""
 	}
 	failed := results[len(results)-1]
-	if failed.Canceled || l.fixRounds >= l.d.Settings.FixRounds {
+	if failed.Canceled || l.fixRounds >= l.fixLimit() {
 		return done, ""
 	}
 	l.fixRounds++
 	var b strings.Builder
-	fmt.Fprintf(&b, "a gate fails (fix round %d of %d).\n", l.fixRounds, l.d.Settings.FixRounds)
+	fmt.Fprintf(&b, "a gate fails (fix round %d of %d).\n", l.fixRounds, l.fixLimit())
 	if len(passed) > 0 {
 		fmt.Fprintf(&b, "Passed: %s.\n", strings.Join(passed, ", "))
 	}
 	b.WriteString(failed.ModelFeedback(dir, workspace.DefaultSummaryBytes))
 	return nil, b.String()
+}
+
+// fixLimit is how many fix rounds the attempt's gates may start: the
+// configured ones in the tool loop, at most directFixRounds in a direct
+// attempt, whose next attempt looks around instead of rewriting the same
+// file again.
+func (l *implLoop) fixLimit() int {
+	if l.direct {
+		return min(l.d.Settings.FixRounds, directFixRounds)
+	}
+	return l.d.Settings.FixRounds
 }

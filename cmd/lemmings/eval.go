@@ -24,6 +24,7 @@ type evalFlags struct {
 	builtin, oracle, fresh, keepWork bool
 	filter, out, implementor         string
 	limit, attempts, parallel        int
+	fixRounds                        int
 	testCommands                     []string
 	testTimeout                      time.Duration
 }
@@ -57,6 +58,7 @@ See docs/eval.md.`,
 	fl.IntVar(&f.limit, "limit", 0, "only the first N exercises (after --filter)")
 	fl.StringVar(&f.out, "out", "", "the eval's folder (default lemmings-eval/<model>); an eval found there is resumed")
 	fl.IntVar(&f.attempts, "attempts", 2, "attempts per exercise: 2 scores pass@2 as Aider does, 1 pass@1 only")
+	fl.IntVar(&f.fixRounds, "fix-rounds", 0, "fix rounds inside each run (limits.fix_rounds): 0 makes a run one try, as in Aider's harness, whose failing tests come back in the second attempt; more lets lemmings fix the failing tests inside the run (pass@1 then includes them)")
 	fl.IntVar(&f.parallel, "parallel", 0, "exercises at once (default: concurrency.local)")
 	fl.StringArrayVar(&f.testCommands, "test-command", nil, "LANGUAGE=COMMAND: test a language with COMMAND (sh -c, in the exercise); repeatable")
 	fl.DurationVar(&f.testTimeout, "test-timeout", 3*time.Minute, "time limit of one run of an exercise's tests")
@@ -180,7 +182,7 @@ func (a *app) evalSolver(f evalFlags, cfg *config.Config) (eval.Solver, string, 
 		model = r.Model
 	}
 	if f.implementor == "lemmings" {
-		return &eval.Lemmings{Config: cfg}, model, nil
+		return &eval.Lemmings{Config: cfg, FixRounds: f.fixRounds}, model, nil
 	}
 	return evalCLISolver(f.implementor, cfg)
 }
