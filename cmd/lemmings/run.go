@@ -107,7 +107,7 @@ lemmings resume continues.`,
 	cmd.Flags().StringVar(&plan, "plan", "", "operator plan (YAML): milestones with tasks and acceptance criteria; skips the ScopeAgent")
 	cmd.Flags().BoolVar(&planExample, "plan-example", false, "print an example --plan file and exit")
 	cmd.Flags().StringVar(&approve, "approve", "", "pause for a human: milestones (after planning) or tasks (before each task)")
-	cmd.Flags().BoolVar(&quick, "quick", false, "the remit is one task: straight to the Implementor, no planning (escalates into the full pipeline if it fails; pipeline.mode: quick)")
+	cmd.Flags().BoolVar(&quick, "quick", false, "the remit is one task: straight to the Implementor, no planning; if it does not pass, the task fails rather than being planned (pipeline.mode: quick)")
 	cmd.Flags().BoolVar(&full, "full", false, "plan milestones and tasks whatever the remit looks like (pipeline.mode: full)")
 	// lemmings mcp names the runs it starts as detached processes, to answer
 	// with the id at once.
