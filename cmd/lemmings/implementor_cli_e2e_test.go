@@ -461,7 +461,8 @@ implementor:
 	}
 	sum := evalLine(t, r.stdout)
 	if sum["scored"] != 4.0 || sum["pass1_rate"] != 100.0 || sum["model"] != "fake-model" || sum["cost_usd"].(float64) < 0.008 {
-		t.Errorf("summary %v", sum)
+		report, _ := os.ReadFile(filepath.Join(dir, "lemmings-eval", "cli-fake-model", "report.md"))
+		t.Errorf("summary %v\n%s", sum, report)
 	}
 	f, err := eval.Load(filepath.Join(dir, "lemmings-eval", "cli-fake-model", eval.ResultsFile))
 	if err != nil {

@@ -34,7 +34,23 @@ type Script struct {
 	Solutions map[string]map[string]string `json:"solutions"`
 }
 
-var exerciseTask = regexp.MustCompile(`(?:Solve|Fix) (\S+)`)
+// exerciseRemit and exerciseTask find the exercise in the eval's remit
+// (`exercise "go/leap"`) or in a planned task's title ("Solve go/leap").
+var (
+	exerciseRemit = regexp.MustCompile(`exercise "([^"]+)"`)
+	exerciseTask  = regexp.MustCompile(`(?:Solve|Fix) (\S+)`)
+)
+
+// exerciseOf is the exercise a prompt is about ("" when none).
+func exerciseOf(prompt string) string {
+	if m := exerciseRemit.FindStringSubmatch(prompt); m != nil {
+		return m[1]
+	}
+	if m := exerciseTask.FindStringSubmatch(prompt); m != nil {
+		return m[1]
+	}
+	return ""
+}
 
 // Run is what one invocation does, in this order.
 type Run struct {
@@ -105,11 +121,11 @@ func run(path, prompt string) error {
 		return fmt.Errorf("%s has no runs", path)
 	}
 	r := sc.Runs[min(n, len(sc.Runs))-1]
-	if m := exerciseTask.FindStringSubmatch(prompt); m != nil && sc.Solutions[m[1]] != nil {
+	if files := sc.Solutions[exerciseOf(prompt)]; files != nil {
 		if r.Write == nil {
 			r.Write = map[string]string{}
 		}
-		for p, content := range sc.Solutions[m[1]] {
+		for p, content := range files {
 			r.Write[p] = content
 		}
 	}
