@@ -376,7 +376,21 @@ func (t *transport) Open(ctx context.Context, runID string, create bool) (graph.
 	stop := t.watchStop
 	t.mu.Unlock()
 	go t.watch(wr.PID(), stop)
-	return wr, nil
+	return watchedWriter{wr, t}, nil
+}
+
+// watchedWriter stops the watch on its session before it lets the run go:
+// released, the lock has no holder, which the watch would take for a lost
+// hold and stop the job of a run that just finished (its orphan step refs
+// then never pruned).
+type watchedWriter struct {
+	*pgstore.Writer
+	t *transport
+}
+
+func (w watchedWriter) Close() error {
+	w.t.stopWatch()
+	return w.Writer.Close()
 }
 
 func (t *transport) Tail(ctx context.Context, id string) ([]graph.Record, error) {
@@ -417,6 +431,11 @@ func (t *transport) watch(pid int, stop chan struct{}) {
 			misses = 0
 		}
 		if misses >= 3 {
+			select {
+			case <-stop:
+				return // the run let go of its lock itself (watchedWriter.Close)
+			default:
+			}
 			cause := fmt.Errorf("run %s: this worker's hold on the run ended (session %d gone): stopped", t.runID, pid)
 			t.w.log.Warn("hold on the run lost: its model work stops now", "run", t.runID, "session", pid, "db_err", err)
 			t.cancel(cause)

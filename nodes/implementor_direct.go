@@ -109,11 +109,11 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 	}
 	graph.Emit(ctx, "implementor_direct", map[string]any{"task": l.t.ID, "attempt": l.t.Attempt, "path": p})
 	var (
-		lead      string
-		lastDiff  string
-		still     int
-		unusable  int
-		lastProbl string
+		lead        string
+		lastDiff    string
+		still       int
+		unusable    int
+		lastProblem string
 	)
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
@@ -134,9 +134,9 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 		emitAction(ctx, l.t, n, act, ex.result)
 		if strings.HasPrefix(ex.result, "error") {
 			unusable += max(1, l.d.Settings.Samples)
-			lastProbl = ex.result
+			lastProblem = ex.result
 			if unusable >= directUnusable {
-				return &ImplResult{Status: ImplError, Actions: n, Summary: "the model's code could not be used: " + textutil.FirstLine(strings.TrimSpace(lastProbl))}, nil
+				return &ImplResult{Status: ImplError, Actions: n, Summary: "the model's code could not be used: " + textutil.FirstLine(strings.TrimSpace(lastProblem))}, nil
 			}
 			lead = "RESULT: " + ex.result
 			continue
