@@ -30,13 +30,13 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 	old, exists := string(oldBytes), readErr == nil
 	g := l.chooseGrain(ctx, act, p, old, exists)
 	instr := l.grainInstruction(p, g, exists, old)
-	msgs := append(l.messages(""), llm.Message{Role: "assistant", Content: args},
-		llm.Message{Role: "user", Content: instr + l.grainView(p, old, exists, g)})
+	view := l.grainView(p, old, exists, g)
+	msgs := append(l.messages(""), llm.Message{Role: "assistant", Content: args}, llm.Message{Role: "user", Content: instr + view})
 	if l.direct {
 		// No action was asked for: the request follows the prefix (or the
 		// last code reply) as the user's turn.
 		instr = joinParagraphs(lead, instr)
-		msgs = append(l.messages(""), llm.Message{Role: "user", Content: instr + l.grainView(p, old, exists, g)})
+		msgs = append(l.messages(""), llm.Message{Role: "user", Content: instr + view})
 	}
 	l.codeBudget = l.grainReply(old, exists, g)
 	l.prefill, l.prefillStop = "", ""
