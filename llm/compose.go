@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"text/template"
+
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // InstructionsTemplate is the name of the optional sub-template a role
@@ -183,7 +185,7 @@ func (c *Composer) Compose(role string, data any, budget int, sections ...Sectio
 	if err != nil {
 		return Prompt{}, err
 	}
-	system := joinNonEmpty(c.global, c.project, body)
+	system := textutil.JoinParagraphs(c.global, c.project, body)
 	kept, dropped, err := pack(system, "", secs, budget)
 	if err != nil {
 		return Prompt{}, err
@@ -230,7 +232,7 @@ func (c *Composer) Shared(budget int, sections ...Section) (Shared, error) {
 		}
 		shared = b.String()
 	}
-	system := joinNonEmpty(c.global, c.project, shared)
+	system := textutil.JoinParagraphs(c.global, c.project, shared)
 	var secs []Section
 	for _, s := range sections {
 		if strings.TrimSpace(s.Body) != "" {
@@ -314,16 +316,6 @@ func joinHead(head, rest string) string {
 		return head
 	}
 	return head + "\n\n" + rest
-}
-
-func joinNonEmpty(parts ...string) string {
-	var keep []string
-	for _, p := range parts {
-		if p = strings.TrimSpace(p); p != "" {
-			keep = append(keep, p)
-		}
-	}
-	return strings.Join(keep, "\n\n")
 }
 
 func renderSections(secs []Section) string {

@@ -162,7 +162,6 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 	var final *api.ChatResponse
 	c, cap := p.client()
 	m := newMeter(ctx, req, p.spec.Model, promptTokens, w.numCtx)
-	chunks := 0
 	err := c.Chat(ctx, creq, func(cr api.ChatResponse) error {
 		m.chunk(cr.Message.Content + cr.Message.Thinking)
 		content.WriteString(cr.Message.Content)
@@ -171,7 +170,6 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 			final = &cr
 			return nil
 		}
-		chunks++
 		if strings.Contains(cr.Message.Content, "\n") && looping(content.String()) {
 			return errLooping // closing the stream stops the server's generation
 		}
@@ -182,9 +180,9 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 		// What the call cost is kept; the partial text goes back with the
 		// error so a caller can say what went wrong.
 		resp := Response{Content: content.String(), Model: p.spec.Model, Provider: ProviderOllama, DoneReason: string(StopLooping), NumCtx: w.numCtx,
-			Usage: Usage{Calls: 1, PromptTokens: promptTokens, CompletionTokens: chunks}}
+			Usage: Usage{Calls: 1, PromptTokens: promptTokens, CompletionTokens: m.tokens}}
 		return resp, false, &Error{Kind: KindRunaway, Status: cap.Status(),
-			Err: fmt.Errorf("the reply repeated the same lines %d times in a row after %d tokens: stopped (%q…)", repeatTimes, chunks, textutil.Clip(content.String(), 60))}
+			Err: fmt.Errorf("the reply repeated the same lines %d times in a row after %d tokens: stopped (%q…)", repeatTimes, m.tokens, textutil.Clip(content.String(), 60))}
 	}
 	if err != nil {
 		return Response{}, false, p.classify(err, cap)

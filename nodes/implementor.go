@@ -150,6 +150,8 @@ type implLoop struct {
 	prefill, prefillStop string
 	// expect is the direct attempt's expected size (llm.Request.Expect).
 	expect int
+	// codeCalls counts the code calls made (each candidate drawn).
+	codeCalls int
 	// prefix is the system message and the first user message, composed
 	// once per attempt so every call starts with the same bytes and the
 	// server's prompt cache is reused.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
 	"github.com/lemmings-dev/lemmings/workspace/splice"
@@ -35,7 +36,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 	if l.direct {
 		// No action was asked for: the request follows the prefix (or the
 		// last code reply) as the user's turn.
-		instr = joinParagraphs(lead, instr)
+		instr = textutil.JoinParagraphs(lead, instr)
 		msgs = append(l.messages(""), llm.Message{Role: "user", Content: instr + view})
 	}
 	l.codeBudget = l.grainReply(old, exists, g)
@@ -314,6 +315,7 @@ func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int)
 		}
 		req.Expect = l.expect
 	}
+	l.codeCalls++
 	resp, err := l.d.Model.Chat(ctx, req)
 	l.s.AddUsage(NodeImplementor, totals(resp.Usage))
 	if llm.Runaway(err) && resp.Stop() == llm.StopLooping {

@@ -105,7 +105,7 @@ func (l *implLoop) targetFiles(ctx context.Context) string {
 	var b strings.Builder
 	for _, p := range l.t.TargetFiles {
 		data, err := l.d.Work.FS().ReadFile(p)
-		if l.direct && cleanTarget(p) == l.directPath && (err != nil || strings.Count(string(data), "\n") <= l.d.Settings.WholeFileLines) {
+		if l.direct && strings.TrimPrefix(strings.TrimSpace(p), "./") == l.directPath && (err != nil || l.smallWhole(string(data))) {
 			continue // the request shows it whole
 		}
 		if err != nil {

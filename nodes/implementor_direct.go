@@ -27,9 +27,9 @@ import (
 
 // directStill rounds in a row whose code left the work as it was end the
 // direct attempt: the same gates would fail the same way. directUnusable
-// candidates in a row without usable code end it too — one round when each
-// round draws two (implementor.samples), two rounds of one: a model that
-// could not write the file twice is not helped by a third draw of the same
+// candidates drawn in a row without usable code end it too — one round when
+// it drew two (implementor.samples), two rounds of one: a model that could
+// not write the file twice is not helped by a third draw of the same
 // request, and the next attempt tries it another way.
 const (
 	directStill    = 2
@@ -50,8 +50,8 @@ func (l *implLoop) directTarget() (string, bool) {
 		return "", false
 	}
 	var change []string
-	for _, p := range l.t.TargetFiles {
-		if p = cleanTarget(p); p != "" && !isTestFile(p) && !slices.Contains(change, p) {
+	for _, p := range cleanFiles(l.t.TargetFiles) {
+		if !isTestFile(p) && !slices.Contains(change, p) {
 			change = append(change, p)
 		}
 	}
@@ -59,16 +59,6 @@ func (l *implLoop) directTarget() (string, bool) {
 		return "", false
 	}
 	return change[0], true
-}
-
-// cleanTarget is a target path as the work tree names it ("" when it leaves
-// the tree).
-func cleanTarget(p string) string {
-	p = path.Clean(strings.TrimPrefix(strings.TrimSpace(p), "./"))
-	if p == "." || p == ".." || strings.HasPrefix(p, "../") || path.IsAbs(p) {
-		return ""
-	}
-	return p
 }
 
 // isTestFile says whether a path is a test by the naming conventions of the
@@ -122,7 +112,9 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 		if left, limited := l.d.wallTimeLeft(l.s, l.d.now()); limited && left <= 0 {
 			return &ImplResult{Status: ImplExhausted, Actions: n - 1, Summary: l.d.wallTimeReached()}, nil
 		}
+		drawn := l.codeCalls
 		ex, err := l.codeEdit(ctx, act, "", lead)
+		drawn = l.codeCalls - drawn
 		if tooLarge(err) {
 			return &ImplResult{Status: ImplExhausted, Actions: n, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil
 		}
@@ -133,7 +125,7 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 		l.compact()
 		emitAction(ctx, l.t, n, act, ex.result)
 		if strings.HasPrefix(ex.result, "error") {
-			unusable += max(1, l.d.Settings.Samples)
+			unusable += drawn
 			lastProblem = ex.result
 			if unusable >= directUnusable {
 				return &ImplResult{Status: ImplError, Actions: n, Summary: "the model's code could not be used: " + textutil.FirstLine(strings.TrimSpace(lastProblem))}, nil

@@ -209,15 +209,13 @@ func TestADirectAttemptOnlyWhereItServes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newDirectRun(t, finish)
 			tc.setup(r)
-			out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task, Quick: tc.quick})
-			if err != nil {
+			if _, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task, Quick: tc.quick}); err != nil {
 				t.Fatal(err)
 			}
 			calls := r.model.recorded()
 			if len(calls) == 0 || calls[0].Format == nil || !strings.Contains(calls[0].Prompt, "One example of each action") {
 				t.Errorf("the first call is not an action call (%d calls)", len(calls))
 			}
-			_ = out
 		})
 	}
 }

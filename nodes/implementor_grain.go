@@ -40,14 +40,13 @@ type grain struct {
 // budget); else the unit the action, the task or the last view points at,
 // when a parser serves the language; else SEARCH/REPLACE blocks.
 func (l *implLoop) chooseGrain(ctx context.Context, act implAction, p, old string, exists bool) grain {
-	lines := strings.Count(old, "\n")
 	fits := l.fitsReply(old)
 	switch {
 	case !exists || act.Action == "write_file":
 		return grain{kind: grainWhole, why: "new file"}
 	case l.wholeFile[p] && fits:
 		return grain{kind: grainWhole, why: "targeted edits failed twice"}
-	case lines <= l.d.Settings.WholeFileLines && fits:
+	case l.smallWhole(old):
 		return grain{kind: grainWhole, why: "small file"}
 	}
 	units, err := l.parser().Units(ctx, p, []byte(old))
@@ -58,6 +57,12 @@ func (l *implLoop) chooseGrain(ctx context.Context, act implAction, p, old strin
 		return grain{kind: grainUnit, unit: u, units: units, why: "unit " + u.Name}
 	}
 	return grain{kind: grainBlocks, units: units, why: "no unit named or in view"}
+}
+
+// smallWhole says whether an existing file is small enough to be asked for
+// whole (and so shown whole with the request).
+func (l *implLoop) smallWhole(old string) bool {
+	return strings.Count(old, "\n") <= l.d.Settings.WholeFileLines && l.fitsReply(old)
 }
 
 // fitsReply says whether the whole file fits the reply budget, with room

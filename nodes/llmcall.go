@@ -129,7 +129,7 @@ func (d *Deps) compose(ctx context.Context, c call) (llm.Request, error) {
 	if len(p.Dropped) > 0 {
 		graph.Emit(ctx, "prompt_packed", map[string]any{"label": c.Label, "dropped": p.Dropped, "tokens": p.Tokens})
 	}
-	msgs := append(p.Messages, c.Messages...)
+	msgs := joinUserTurns(append(p.Messages, c.Messages...))
 	return llm.Request{Role: role, Label: c.Label, Messages: msgs, MaxTokens: reply}, nil
 }
 

@@ -58,14 +58,3 @@ func addedLiteral(criterion string) (string, bool) {
 	lit, err := strconv.Unquote(q)
 	return lit, err == nil
 }
-
-// joinParagraphs joins the non-empty texts with a blank line between them.
-func joinParagraphs(texts ...string) string {
-	var out []string
-	for _, t := range texts {
-		if t = strings.TrimSpace(t); t != "" {
-			out = append(out, t)
-		}
-	}
-	return strings.Join(out, "\n\n")
-}

@@ -47,3 +47,12 @@ func TestFirstLineSkipsBlankLinesAndTrims(t *testing.T) {
 		}
 	}
 }
+
+func TestJoinParagraphsSkipsEmptyPartsAndTrims(t *testing.T) {
+	if got := JoinParagraphs("  a\n", "", " \n", "b "); got != "a\n\nb" {
+		t.Errorf("JoinParagraphs = %q", got)
+	}
+	if got := JoinParagraphs("", " "); got != "" {
+		t.Errorf("nothing to join: %q", got)
+	}
+}
