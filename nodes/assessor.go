@@ -3,8 +3,9 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"

@@ -11,31 +11,10 @@ import (
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 )
 
-// Escalation kinds and the labels their calls are accounted under.
+// The labels the escalations' calls are accounted under.
 const (
-	EscArchitect      = "architect"
-	EscCloudReview    = "cloud_review"
-	EscReviewDisputed = "review_disputed"
-
 	LabelArchitect   = prompts.Architect
 	LabelCloudReview = "qa_cloud"
-
-	// QADisputed is the done list's QA column for work committed with its
-	// review disputed.
-	QADisputed = "review disputed"
-	// QASplit marks a task replaced by smaller ones.
-	QASplit = "split"
-)
-
-// Escalation outcomes.
-const (
-	EscPending    = "pending"
-	EscHelped     = "helped"
-	EscNotHelped  = "did_not_help"
-	EscPassed     = "passed"
-	EscFailed     = "failed"
-	EscCommitted  = "committed"
-	EscCallFailed = "error"
 )
 
 // cloudAvailable says whether a task may get cloud help now: supervisors on

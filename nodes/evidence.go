@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/runstate"
+
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -43,7 +45,7 @@ func (d *Deps) overruleMilestoneClaim(ctx context.Context, s WorkflowState, reas
 	if passed, failed := milestoneTasks(&s, m.ID); passed == 0 {
 		why := fmt.Sprintf("the planner declared milestone %s done, but no task of it passed (%d failed) and none is planned: nothing shows its goal was reached", m.ID, failed)
 		recordOverrule(ctx, &s, "planner", why, reasoning)
-		err := d.stop(ctx, &s, why)
+		err := d.stop(ctx, &s, runstate.FailureStop(why))
 		return s, true, err
 	}
 	return s, false, nil
@@ -78,13 +80,11 @@ func (d *Deps) settleOutcome(ctx context.Context, s *WorkflowState) error {
 	s.Evidence = ""
 	switch {
 	case s.StopReason != "":
-		s.Outcome = OutcomeFailed
-		if limitStop(s.StopReason) {
-			s.Outcome = OutcomeStopped
-		}
+		s.Outcome = runstate.OutcomeOfStop(s.Stop())
 		return nil
 	case len(s.Milestones) == 0:
-		s.Outcome, s.StopReason = OutcomeFailed, "the plan has no milestone"
+		s.Outcome = OutcomeFailed
+		s.SetStop(runstate.FailureStop("the plan has no milestone"))
 		return nil
 	}
 	var open []string
@@ -94,7 +94,8 @@ func (d *Deps) settleOutcome(ctx context.Context, s *WorkflowState) error {
 		}
 	}
 	if len(open) > 0 {
-		s.Outcome, s.StopReason = OutcomeFailed, "milestone(s) "+strings.Join(open, ", ")+" not done"
+		s.Outcome = OutcomeFailed
+		s.SetStop(runstate.FailureStop("milestone(s) " + strings.Join(open, ", ") + " not done"))
 		return nil
 	}
 	why, evidence, err := d.evidence(ctx, s)
@@ -103,7 +104,8 @@ func (d *Deps) settleOutcome(ctx context.Context, s *WorkflowState) error {
 	}
 	if why != "" {
 		recordOverrule(ctx, s, "report", why, "every milestone was declared done")
-		s.Outcome, s.StopReason = OutcomeFailed, why
+		s.Outcome = OutcomeFailed
+		s.SetStop(runstate.FailureStop(why))
 		return nil
 	}
 	s.Outcome, s.Evidence = OutcomeDone, evidence

@@ -41,7 +41,7 @@ func TestReplayWeakModelFailuresAtTheEdit(t *testing.T) {
 		// told: what call i's last message (the model's reading) says.
 		told map[int][]string
 		// status of the attempt.
-		status string
+		status ImplStatus
 	}{
 		{name: "SEARCH text with copied line numbers is stripped and applied",
 			files: map[string]string{"stats.go": meanGo}, unitGrain: true,

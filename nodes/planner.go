@@ -9,6 +9,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/rag"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // plannerData feeds the task_planner template.
@@ -56,8 +57,8 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	// (supervisorHook, before this node).
 	d.applyReviews(ctx, &s) // knowledge decisions left by lemmings serve
 
-	if reason := d.stopReason(&s, now); reason != "" {
-		return s, d.stop(ctx, &s, reason)
+	if st := d.stopReason(&s, now); !st.IsZero() {
+		return s, d.stop(ctx, &s, st)
 	}
 	if a := s.Approval; a != nil && a.Kind == "milestones" {
 		s.Approval = nil
@@ -132,7 +133,7 @@ func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) (W
 	s.PlannerFailures++
 	graph.Emit(ctx, "warning", map[string]any{"message": "planner answer unusable: " + err.Error()})
 	if s.PlannerFailures >= maxPlannerFailures {
-		if serr := d.stop(ctx, &s, fmt.Sprintf("the planner gave no usable answer %d times in a row (last: %v)", s.PlannerFailures, err)); serr != nil {
+		if serr := d.stop(ctx, &s, runstate.FailureStop(fmt.Sprintf("the planner gave no usable answer %d times in a row (last: %v)", s.PlannerFailures, err))); serr != nil {
 			graph.Emit(ctx, "warning", map[string]any{"message": serr.Error()})
 		}
 		return s, nil
@@ -154,7 +155,7 @@ func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) (W
 		return d.startTask(ctx, s, next)
 	}
 	s.PlannerDecision = DecisionStop
-	s.StopReason = "the planner gave no usable answer and no task is planned: " + err.Error()
+	s.SetStop(runstate.FailureStop("the planner gave no usable answer and no task is planned: " + err.Error()))
 	return s, nil
 }
 
@@ -300,21 +301,23 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 }
 
 // stopReason enforces the run's limits before any new work is planned.
-func (d *Deps) stopReason(s *WorkflowState, now time.Time) string {
+func (d *Deps) stopReason(s *WorkflowState, now time.Time) Stop {
 	set := d.Settings
 	if s.StopReason != "" {
-		return s.StopReason
+		return s.Stop()
 	}
 	if s.CurrentTask == nil && set.MaxTasks > 0 && s.TasksCompleted+s.TasksFailed >= set.MaxTasks {
-		return fmt.Sprintf("reached the limit of %d tasks (limits.max_tasks)", set.MaxTasks)
+		return runstate.LimitStop(runstate.KeyMaxTasks, fmt.Sprintf("reached the limit of %d tasks (limits.max_tasks)", set.MaxTasks))
 	}
 	if left, limited := d.wallTimeLeft(s, now); limited && left <= 0 && d.WallDeadline.IsZero() {
-		return d.wallTimeReached() // with a deadline, the cancelled context stops the run, resumable
+		// with a deadline, the cancelled context stops the run, resumable
+		return runstate.LimitStop(runstate.KeyMaxWallTime, d.wallTimeReached())
 	}
 	if set.MaxConsecutiveFailures > 0 && s.ConsecutiveFailures >= set.MaxConsecutiveFailures {
-		return fmt.Sprintf("%d tasks failed in a row: the model cannot do this work as planned (limits.max_consecutive_failures)", s.ConsecutiveFailures)
+		// The model failing is not a limit the user set: the run failed.
+		return runstate.FailureStop(fmt.Sprintf("%d tasks failed in a row: the model cannot do this work as planned (limits.max_consecutive_failures)", s.ConsecutiveFailures))
 	}
-	return ""
+	return Stop{}
 }
 
 // relatedCode asks the index where the next piece of work probably lives, so

@@ -3,9 +3,10 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"slices"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/knowledge"
@@ -125,14 +126,14 @@ func directivesSection(shown []Directive) llm.Section {
 	}
 	var b strings.Builder
 	for _, d := range shown {
-		b.WriteString("- " + d.promptLine() + "\n")
+		b.WriteString("- " + directiveLine(d) + "\n")
 	}
 	return llm.Section{Title: prompts.SecDirectives, Body: strings.TrimSpace(b.String()), Required: true}
 }
 
-// promptLine is how a directive reads in a prompt: id, priority, type,
+// directiveLine is how a directive reads in a prompt: id, priority, type,
 // source, what to do, why and where.
-func (d Directive) promptLine() string {
+func directiveLine(d Directive) string {
 	out := fmt.Sprintf("[%s] %s %s from %s: %s", d.ID, strings.ToUpper(d.Priority), d.Type, d.Source, d.Description)
 	if d.Rationale != "" {
 		out += " (why: " + d.Rationale + ")"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -68,7 +69,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 				return s, err
 			}
 			if !replan {
-				s.StopReason = "the ScopeAgent could not produce a plan: " + err.Error()
+				s.SetStop(runstate.FailureStop("the ScopeAgent could not produce a plan: " + err.Error()))
 				s.Milestones = nil
 				return s, nil
 			}
@@ -94,7 +95,9 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 		s.Milestones = d.toMilestones(0, specs)
 	}
 	if len(s.Milestones) == 0 || s.CurrentMilestone >= len(s.Milestones) {
-		s.StopReason = firstNonEmpty(s.StopReason, "the plan has no milestone left to work on")
+		if s.StopReason == "" {
+			s.SetStop(runstate.FailureStop("the plan has no milestone left to work on"))
+		}
 		return s, nil
 	}
 	cur := &s.Milestones[s.CurrentMilestone]

@@ -3,11 +3,12 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 
 	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/llm"

@@ -179,8 +179,9 @@ func (d *Deps) abandon(ctx context.Context, s *WorkflowState, reason string) err
 // stop ends the run with reason. A task in progress is abandoned as
 // mark_failed would abandon it, so a stopped run never leaves half a task
 // on the branch.
-func (d *Deps) stop(ctx context.Context, s *WorkflowState, reason string) error {
-	s.StopReason = reason
+func (d *Deps) stop(ctx context.Context, s *WorkflowState, st Stop) error {
+	s.SetStop(st)
+	reason := st.Reason
 	s.PlannerDecision = DecisionStop
 	if s.CurrentTask == nil {
 		return nil

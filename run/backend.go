@@ -12,6 +12,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -31,7 +32,7 @@ type Backend struct {
 }
 
 // storeOf opens the run store: the backend's, or the repository's.
-func storeOf(o Options, root string) (*graph.Compiled[nodes.WorkflowState], error) {
+func storeOf(o Options, root string) (*graph.Compiled[runstate.State], error) {
 	if o.Backend != nil {
 		return StoreOn(o.Backend.Checkpointer)
 	}
@@ -39,13 +40,13 @@ func storeOf(o Options, root string) (*graph.Compiled[nodes.WorkflowState], erro
 }
 
 // StoreOn compiles the workflow over cp for reading its runs (status, log).
-func StoreOn(cp graph.Checkpointer) (*graph.Compiled[nodes.WorkflowState], error) {
+func StoreOn(cp graph.Checkpointer) (*graph.Compiled[runstate.State], error) {
 	return nodes.Build(&nodes.Deps{Settings: nodes.DefaultSettings()}).Compile(graph.WithCheckpointer(cp))
 }
 
 // checkpointMeta is what each checkpoint records of the work tree.
-func checkpointMeta(b *Backend, wt *workspace.Worktree) func(context.Context, nodes.WorkflowState) (map[string]string, error) {
-	return func(ctx context.Context, _ nodes.WorkflowState) (map[string]string, error) {
+func checkpointMeta(b *Backend, wt *workspace.Worktree) func(context.Context, runstate.State) (map[string]string, error) {
+	return func(ctx context.Context, _ runstate.State) (map[string]string, error) {
 		// Not cancelled with the run: a checkpoint written as Ctrl-C
 		// arrives must still record the HEAD its step left.
 		ctx = context.WithoutCancel(ctx)

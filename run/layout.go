@@ -16,7 +16,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/redact"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // DataRoot returns the repository's .lemmings folder, creating it (0700)
@@ -74,7 +74,7 @@ func (e *LayoutError) Error() string {
 // Runs lists the stored runs as ListRuns does; runs that cannot be read are
 // left out of the list and returned apart, with why, so that one damaged run
 // never stops a command about another.
-func Runs(ctx context.Context, app *graph.Compiled[nodes.WorkflowState]) ([]graph.RunInfo, map[string]error, error) {
+func Runs(ctx context.Context, app *graph.Compiled[runstate.State]) ([]graph.RunInfo, map[string]error, error) {
 	runs, err := app.ListRuns(ctx)
 	if dr := (*graph.DamagedRunsError)(nil); errors.As(err, &dr) {
 		return runs, dr.Runs, nil

@@ -22,6 +22,7 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/rag"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/tracing"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -57,7 +58,7 @@ type Options struct {
 	Approve string
 	// Decision answers a pause on resume. A paused run is not resumed
 	// without one.
-	Decision *nodes.Approval
+	Decision *runstate.Approval
 	// Choices are recorded with the run (ChoicesOf the configuration it
 	// runs with) so a later resume can go on with them; nil records none.
 	Choices Choices
@@ -78,8 +79,8 @@ type Result struct {
 	// Status is the stored (graph) status; Standing says it in the one
 	// vocabulary, with the reason and the next step.
 	Status   graph.Status
-	Standing nodes.Standing
-	State    nodes.WorkflowState
+	Standing runstate.Standing
+	State    runstate.State
 	Branch   string
 	RunDir   string
 }
@@ -95,7 +96,7 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 	if err := CheckRemit(o.Remit, o.Config.Limits.RemitBytes); err != nil {
 		return Result{}, err
 	}
-	var plan *nodes.Plan
+	var plan *runstate.Plan
 	if o.PlanFile != "" {
 		p, err := nodes.LoadPlan(o.PlanFile)
 		if err != nil {
@@ -148,8 +149,8 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 		return Result{}, err
 	}
 	defer closeInto(env, &err)
-	initial := nodes.WorkflowState{
-		RunID: runID, Remit: remit, Phase: nodes.PhaseExecute, Plan: plan, Approve: o.Approve,
+	initial := runstate.State{
+		RunID: runID, Remit: remit, Phase: runstate.PhaseExecute, Plan: plan, Approve: o.Approve,
 		ReviewInterval: o.Config.Limits.ReviewInterval, StartedAt: time.Now().UTC(),
 		BaseCommit: base, Branch: wt.Branch(),
 	}
@@ -249,7 +250,7 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	}
 	var opts []graph.ResumeOption
 	if o.Decision != nil || o.Approve != "" {
-		opts = append(opts, graph.WithUpdate(func(s nodes.WorkflowState) (nodes.WorkflowState, error) {
+		opts = append(opts, graph.WithUpdate(func(s runstate.State) (runstate.State, error) {
 			if o.Decision != nil {
 				dec := *o.Decision
 				s.Approval = &dec
@@ -286,7 +287,7 @@ func (e *PausedError) Unwrap() error { return graph.ErrPaused }
 // runEnv is everything one process needs to advance a run.
 type runEnv struct {
 	box    *sandbox.Box
-	app    *graph.Compiled[nodes.WorkflowState]
+	app    *graph.Compiled[runstate.State]
 	router *llm.Router
 	pool   *nodes.SupervisorPool
 	index  *rag.Index
@@ -331,14 +332,14 @@ func closeInto(env *runEnv, err *error) {
 	}
 }
 
-func (e *runEnv) result(ctx context.Context, runID string, final nodes.WorkflowState, runErr error) (Result, error) {
+func (e *runEnv) result(ctx context.Context, runID string, final runstate.State, runErr error) (Result, error) {
 	res := Result{RunID: runID, State: final, Branch: e.branch, RunDir: e.runDir}
 	wctx := context.WithoutCancel(ctx)
 	snap, err := e.app.State(wctx, runID)
 	if err == nil {
 		res.Status, res.State = snap.Status, snap.State
 	} else {
-		snap = graph.Snapshot[nodes.WorkflowState]{RunID: runID, State: final}
+		snap = graph.Snapshot[runstate.State]{RunID: runID, State: final}
 	}
 	res.Standing = standingOf(snap, runErr)
 	if res.Status == graph.StatusHalted {
@@ -540,7 +541,7 @@ func (env *runEnv) openLog(runID string, o Options, startup *warningLog, warn io
 // compile builds the workflow over the run store in checkpoints: each
 // checkpoint records the branch's HEAD after its step, and a halt file stops
 // the run between steps.
-func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspace.Worktree, haltPath string, sinks []graph.Sink, tr *tracing.Run) (*graph.Compiled[nodes.WorkflowState], error) {
+func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspace.Worktree, haltPath string, sinks []graph.Sink, tr *tracing.Run) (*graph.Compiled[runstate.State], error) {
 	halted := func(string) bool {
 		_, err := os.Stat(haltPath)
 		return err == nil
@@ -582,8 +583,8 @@ func NewRunID() string {
 
 // localLabels are the prompts each local role serves.
 var localLabels = map[string][]string{
-	nodes.RolePrimary:    {nodes.NodeScope, nodes.NodePlanner, nodes.NodeImplementor, nodes.NodeQA, nodes.NodeAssessor},
-	nodes.RolePlanner:    {nodes.NodeScope, nodes.NodePlanner},
+	nodes.RolePrimary:    {runstate.NodeScope, runstate.NodePlanner, runstate.NodeImplementor, runstate.NodeQA, runstate.NodeAssessor},
+	nodes.RolePlanner:    {runstate.NodeScope, runstate.NodePlanner},
 	nodes.RoleSummarizer: {"summarizer"},
 }
 

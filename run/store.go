@@ -14,11 +14,12 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // Store opens the run store of a repository for reading (status, runs, log).
-func Store(root string) (*graph.Compiled[nodes.WorkflowState], error) {
+func Store(root string) (*graph.Compiled[runstate.State], error) {
 	if err := CheckDataDir(root); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -54,7 +55,7 @@ func LatestResumable(ctx context.Context, root string) (string, error) {
 }
 
 // runActive reports whether a process holds the run now.
-func runActive(ctx context.Context, store *graph.Compiled[nodes.WorkflowState], runID string) (bool, error) {
+func runActive(ctx context.Context, store *graph.Compiled[runstate.State], runID string) (bool, error) {
 	runs, damaged, err := Runs(ctx, store)
 	if err != nil {
 		return false, err

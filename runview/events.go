@@ -11,7 +11,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -63,7 +63,7 @@ func FailedAttempts(path string) []FailedAttempt {
 				reason += " " + strings.Join(gist, " / ")
 			}
 			put(FailedAttempt{TaskID: d.Task, Attempt: d.Attempt, Reason: "QA failed: " + reason})
-		case ev.Name == "implementation" && d.Status != "" && d.Status != nodes.ImplFinished:
+		case ev.Name == "implementation" && d.Status != "" && runstate.ImplStatus(d.Status) != runstate.ImplFinished:
 			put(FailedAttempt{TaskID: d.Task, Attempt: d.Attempt, Reason: "the implementor ended with " + d.Status})
 		}
 	})

@@ -48,9 +48,9 @@ echo "== packages outside the workflow importing nodes (non-test files)"
 words='^(WorkflowState|Plan|PlanMilestone|Milestone|PlannedTask|Task|ImplResult|QAResult|GateOutcome|CriterionResult|Escalation|DoneEntry|Failure|Assessment|Directive|DirectiveFate|SupervisorTrack|SupervisorRun|SupervisorJob|Approval|UsageTotals|RunStatus|Standing|Stored|StandingOf|MilestoneShown|StopReason|Outcome|(Run|Outcome|Phase|Milestone|Node|Impl|Fate|Esc|Prio|Dir|Sup|Trigger|QA|Trailer)[A-Z][A-Za-z]*)$'
 readers=0
 importers=0
-for d in $(git grep -lE "\"$mod/nodes\"" -- '*.go' ':!*_test.go' ':!nodes/' | xargs -r -n1 dirname | sort -u); do
+for d in $(git grep -lE "^(import )?[[:space:]]*([a-z_]+ )?\"$mod/nodes\"\$" -- '*.go' ':!*_test.go' ':!nodes/' | xargs -r -n1 dirname | sort -u); do
   importers=$((importers + 1))
-  used=$(git grep -hoE '\bnodes\.[A-Z][A-Za-z0-9_]*' -- "$d/*.go" ':!*_test.go' | sed 's/^nodes\.//' | sort -u)
+  used=$(git grep -hoE '\bnodes\.[A-Z][A-Za-z0-9_]*' -- "$d/*.go" ':!*_test.go' | sed 's/^nodes\.//' | sort -u || true)
   other=$(printf '%s\n' "$used" | grep -vE "$words" || true)
   if [ -z "$other" ]; then
     readers=$((readers + 1))

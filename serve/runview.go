@@ -18,7 +18,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/runview"
 )
 
@@ -51,14 +51,14 @@ type runPage struct {
 	Step      int
 	// Standing is the run's status with its reason and next step, as
 	// lemmings status says them.
-	Standing  nodes.Standing
+	Standing  runstate.Standing
 	Reason    string // why it paused
 	Error     string // why it failed
 	PausedFor string
 	Halting   bool
 	Resume    *resumeStatus
 	Phase     string
-	Current   *nodes.Task
+	Current   *runstate.Task
 	Board     []milestoneRow
 	Graph     template.HTML
 	GraphErr  string
@@ -80,7 +80,7 @@ type runPage struct {
 	TokensSVG  template.HTML
 	CostSVG    template.HTML
 	Directives []runview.Directive
-	Supervisor []nodes.SupervisorRun
+	Supervisor []runstate.SupervisorRun
 	Report     template.HTML
 	ReportErr  string
 	Warnings   []string
@@ -280,7 +280,7 @@ func (s *Server) gateRuns(ctx context.Context, store *inspect.Store, id string) 
 	}
 	var out []runview.Verdict
 	for _, h := range hist {
-		if !slices.Contains(h.Nodes, nodes.NodeQA) {
+		if !slices.Contains(h.Nodes, runstate.NodeQA) {
 			continue
 		}
 		key := fmt.Sprintf("%s@%d", id, h.Step)

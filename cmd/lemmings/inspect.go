@@ -18,6 +18,7 @@ import (
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // pickRun returns the run named in args, or the most recent run that want
@@ -176,7 +177,7 @@ func newStatusCmd(a *app) *cobra.Command {
 		fmt.Fprintf(w, "run %s: %s (step %d, updated %s)\n", r.ID, st.Status, r.Step, r.Updated.Local().Format(time.DateTime))
 		if st.Reason != "" {
 			label := "reason"
-			if st.Status == nodes.RunDone {
+			if st.Status == runstate.RunDone {
 				label = "evidence"
 			}
 			fmt.Fprintf(w, "%s: %s\n", label, st.Reason)
@@ -193,7 +194,7 @@ func newStatusCmd(a *app) *cobra.Command {
 		}
 		for _, m := range v.Board {
 			mark := " "
-			if m.Current && st.Status != nodes.RunDone {
+			if m.Current && st.Status != runstate.RunDone {
 				mark = ">"
 			}
 			fmt.Fprintf(w, "%s %s [%s] %s\n", mark, m.ID, m.Status, m.Goal)

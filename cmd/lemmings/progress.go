@@ -15,7 +15,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/runview"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -260,7 +260,7 @@ func (p *progress) summary() string {
 	if p.cost > 0 {
 		s += fmt.Sprintf(" · $%.4f", p.cost)
 	}
-	if p.cliTools > 0 && p.node == nodes.NodeImplementor {
+	if p.cliTools > 0 && p.node == runstate.NodeImplementor {
 		s += fmt.Sprintf(" · cli %d tool calls", p.cliTools)
 	}
 	return s + "]"

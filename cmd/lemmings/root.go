@@ -16,8 +16,8 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/llm"
-	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -230,16 +230,16 @@ func (a *app) loadConfigFor(root string, supervisorsRun bool, flags map[string]s
 
 // runExit maps a run's end to its exit code: the status the summary, the
 // report and the run_end event say decides it (README: Exit codes).
-func runExit(st nodes.Standing, err error) error {
+func runExit(st runstate.Standing, err error) error {
 	switch st.Status {
-	case nodes.RunDone:
+	case runstate.RunDone:
 		if err != nil {
 			return err
 		}
 		return nil
-	case nodes.RunPaused, nodes.RunStopped:
+	case runstate.RunPaused, runstate.RunStopped:
 		return &exitError{code: exitPaused, err: errors.New("")}
-	case nodes.RunInterrupted:
+	case runstate.RunInterrupted:
 		return &exitError{code: exitInterrupted, err: errors.New("")}
 	}
 	if errors.Is(err, context.Canceled) {

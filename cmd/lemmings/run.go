@@ -20,6 +20,7 @@ import (
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/runview"
 )
 
@@ -197,13 +198,13 @@ func newResumeCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var decision *nodes.Approval
+			var decision *runstate.Approval
 			if approve || reject != "" {
 				kind, err := pausedFor(cmd.Context(), root, id)
 				if err != nil {
 					return err
 				}
-				decision = &nodes.Approval{Kind: kind, Approved: approve, Reason: reject}
+				decision = &runstate.Approval{Kind: kind, Approved: approve, Reason: reject}
 			}
 			return a.drive(cmd.Context(), func(ctx context.Context, o run.Options) (run.Result, error) {
 				o.RunID, o.Decision, o.Approve = id, decision, approveMode
@@ -296,7 +297,7 @@ func (a *app) summarize(res run.Result, err error) {
 	fmt.Fprintf(w, "\nrun %s: %s — %d tasks done, %d failed\n", res.RunID, st.Status, v.Tasks.Completed, v.Tasks.Failed)
 	if st.Reason != "" {
 		label := "reason"
-		if st.Status == nodes.RunDone {
+		if st.Status == runstate.RunDone {
 			label = "evidence"
 		}
 		fmt.Fprintf(w, "%s: %s\n", label, st.Reason)
@@ -315,7 +316,7 @@ func (a *app) summarize(res run.Result, err error) {
 		fmt.Fprintf(w, "branch:  %s   %s\n", res.Branch, mergeAdvice(res))
 	}
 	a.printRunFiles(res)
-	if st.Status == nodes.RunDone {
+	if st.Status == runstate.RunDone {
 		fmt.Fprintf(w, "cleanup: lemmings clean %s removes the run's worktree (--branches its branch too)\n", res.RunID)
 	}
 }

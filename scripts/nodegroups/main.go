@@ -317,7 +317,7 @@ func reportUses(patterns []string) error {
 	return nil
 }
 
-// isWorkflowState: t is nodes.WorkflowState or a pointer to it.
+// isWorkflowState: t is runstate.State or a pointer to it.
 func isWorkflowState(t types.Type) bool {
 	if p, ok := t.(*types.Pointer); ok {
 		t = p.Elem()

@@ -1,4 +1,4 @@
-package nodes
+package runstate
 
 import "time"
 
@@ -16,10 +16,11 @@ const (
 	MilestoneDone    = "done"
 )
 
-// WorkflowState is everything the workflow knows. It is checkpointed after every
-// node, so every field must survive JSON; append-only lists are tagged so the
-// checkpointer stores only their new elements.
-type WorkflowState struct {
+// State is everything the workflow knows of a run (nodes.WorkflowState is
+// this type). It is checkpointed after every node, so every field must
+// survive JSON; append-only lists are tagged so the checkpointer stores only
+// their new elements.
+type State struct {
 	RunID string `json:"run_id"`
 	Remit string `json:"remit"`
 	Phase string `json:"phase"`
@@ -113,8 +114,12 @@ type WorkflowState struct {
 	ReportPath string                 `json:"report_path,omitempty"`
 	// Outcome is how the Report node settled the run (OutcomeDone, OutcomeFailed,
 	// OutcomeStopped); StandingOf turns it into the run's status.
-	Outcome    string `json:"outcome,omitempty"`
-	StopReason string `json:"stop_reason,omitempty"`
+	Outcome Outcome `json:"outcome,omitempty"`
+	// StopReason says why the run stopped before its work was done;
+	// StopKind and StopKey say what stopped it (SetStop writes all three).
+	StopReason string   `json:"stop_reason,omitempty"`
+	StopKind   StopKind `json:"stop_kind,omitempty"`
+	StopKey    string   `json:"stop_key,omitempty"`
 	// Evidence says what shows a done run did its work (nodes/evidence.go).
 	Evidence string `json:"evidence,omitempty"`
 	// Overruled lists the claims of done that lacked evidence.
@@ -197,14 +202,14 @@ type Task struct {
 
 // ImplResult is what one implementor attempt produced.
 type ImplResult struct {
-	Status   string   `json:"status"` // finished | blocked | question | exhausted | loop | error
-	Summary  string   `json:"summary"`
-	Question string   `json:"question,omitempty"`
-	Actions  int      `json:"actions"`
-	Files    []string `json:"files,omitempty"`
-	Commit   string   `json:"commit,omitempty"` // work-in-progress commit of this attempt
-	DiffHash string   `json:"diff_hash,omitempty"`
-	Error    string   `json:"error,omitempty"`
+	Status   ImplStatus `json:"status"`
+	Summary  string     `json:"summary"`
+	Question string     `json:"question,omitempty"`
+	Actions  int        `json:"actions"`
+	Files    []string   `json:"files,omitempty"`
+	Commit   string     `json:"commit,omitempty"` // work-in-progress commit of this attempt
+	DiffHash string     `json:"diff_hash,omitempty"`
+	Error    string     `json:"error,omitempty"`
 	// FixRounds counts failing gates sent back to the model on finish.
 	FixRounds int `json:"fix_rounds,omitempty"`
 	// Malformed counts replies that were not usable actions or code.
@@ -384,7 +389,7 @@ type UsageTotals struct {
 }
 
 // ActiveMilestone returns the milestone being worked on, or nil.
-func (s *WorkflowState) ActiveMilestone() *Milestone {
+func (s *State) ActiveMilestone() *Milestone {
 	if s.CurrentMilestone < 0 || s.CurrentMilestone >= len(s.Milestones) {
 		return nil
 	}
@@ -392,7 +397,7 @@ func (s *WorkflowState) ActiveMilestone() *Milestone {
 }
 
 // AddUsage folds one call's usage into the per-label totals.
-func (s *WorkflowState) AddUsage(label string, u UsageTotals) {
+func (s *State) AddUsage(label string, u UsageTotals) {
 	if s.Usage == nil {
 		s.Usage = map[string]UsageTotals{}
 	}
@@ -409,7 +414,7 @@ func (s *WorkflowState) AddUsage(label string, u UsageTotals) {
 // without touching the caller's copy (which a retry or the checkpointer may
 // still read). Elements are copied by value; nodes replace nested slices
 // rather than editing them in place.
-func (s WorkflowState) Clone() WorkflowState {
+func (s State) Clone() State {
 	c := s
 	c.Milestones = append([]Milestone(nil), s.Milestones...)
 	c.DoneList = append([]DoneEntry(nil), s.DoneList...)

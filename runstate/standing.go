@@ -1,4 +1,4 @@
-package nodes
+package runstate
 
 import (
 	"fmt"
@@ -24,14 +24,6 @@ const (
 	RunCrashed     RunStatus = "crashed"     // its process died without recording an end
 )
 
-// Run outcomes (WorkflowState.Outcome): how the Report node settled a run
-// that reached its end.
-const (
-	OutcomeDone    = "done"
-	OutcomeFailed  = "failed"
-	OutcomeStopped = "stopped" // a limit (limits.max_tasks, a spend budget) ended it before its work was done
-)
-
 // String is the status as every place writes it.
 func (s RunStatus) String() string { return string(s) }
 
@@ -55,7 +47,7 @@ type Stored struct {
 }
 
 // StandingOf says how a run stands from its stored status and last state.
-func StandingOf(st Stored, s *WorkflowState) Standing {
+func StandingOf(st Stored, s *State) Standing {
 	id := s.RunID
 	resume := fmt.Sprintf("lemmings resume %s", id)
 	switch st.Status {
@@ -75,7 +67,7 @@ func StandingOf(st Stored, s *WorkflowState) Standing {
 			reason = "halt requested (lemmings halt)"
 		}
 		next := resume + " continues from the last checkpoint"
-		if strings.Contains(reason, "limits.max_wall_time") {
+		if strings.Contains(reason, KeyMaxWallTime) {
 			next += " with a new limits.max_wall_time (it counts from each start or resume)"
 		}
 		return Standing{Status: RunStopped, Resumable: true, Reason: reason, Next: next}
@@ -93,7 +85,7 @@ func StandingOf(st Stored, s *WorkflowState) Standing {
 
 // endedStanding is the standing of a run that reached its end: the Report
 // node settled its outcome.
-func endedStanding(s *WorkflowState) Standing {
+func endedStanding(s *State) Standing {
 	passed := committedTasks(s)
 	keeps := fmt.Sprintf("the branch %s keeps the %d task(s) that passed: git merge %s", s.Branch, passed, s.Branch)
 	if passed == 0 {
@@ -116,7 +108,7 @@ func endedStanding(s *WorkflowState) Standing {
 }
 
 // committedTasks counts the tasks whose work is a commit on the branch.
-func committedTasks(s *WorkflowState) int {
+func committedTasks(s *State) int {
 	n := 0
 	for _, e := range s.DoneList {
 		if e.Commit != "" {
@@ -124,18 +116,6 @@ func committedTasks(s *WorkflowState) int {
 		}
 	}
 	return n
-}
-
-// limitStop reports whether a stop reason is a limit the user set (the run
-// was not wrong, it ran out of room) rather than a failure. The reasons name
-// their configuration key.
-func limitStop(reason string) bool {
-	for _, key := range []string{"limits.max_tasks", "limits.max_wall_time", "budget_usd"} {
-		if strings.Contains(reason, key) {
-			return true
-		}
-	}
-	return false
 }
 
 func orNoneRecorded(s string) string {
