@@ -55,7 +55,7 @@ type WorkerOptions struct {
 type Worker struct {
 	o       WorkerOptions
 	log     *slog.Logger
-	app     *graph.Compiled[runstate.State] // the store, for reading runs
+	app     *graph.Reader[runstate.State] // the store, for reading runs
 	healthy atomic.Bool
 	// clientID names this process to River (the jobs it runs) and its
 	// lease: the box's name and a nonce, so a box restarted under the same

@@ -38,7 +38,7 @@ var ErrNoReport = errors.New("no report yet")
 // Store reads the runs of one repository.
 type Store struct {
 	root string
-	app  *graph.Compiled[runstate.State]
+	app  *graph.Reader[runstate.State]
 }
 
 // Open opens the run store of the repository at root.
@@ -53,8 +53,8 @@ func Open(root string) (*Store, error) {
 // Root is the repository the store belongs to.
 func (s *Store) Root() string { return s.root }
 
-// App is the compiled workflow bound to the store (for History and StateAt).
-func (s *Store) App() *graph.Compiled[runstate.State] { return s.app }
+// Reader reads the store's runs (History, StateAt) without the workflow.
+func (s *Store) Reader() *graph.Reader[runstate.State] { return s.app }
 
 // Run is one stored run with its last state; Err says why the state could
 // not be read (a damaged run), and then State is the zero value.

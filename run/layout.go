@@ -74,7 +74,7 @@ func (e *LayoutError) Error() string {
 // Runs lists the stored runs as ListRuns does; runs that cannot be read are
 // left out of the list and returned apart, with why, so that one damaged run
 // never stops a command about another.
-func Runs(ctx context.Context, app *graph.Compiled[runstate.State]) ([]graph.RunInfo, map[string]error, error) {
+func Runs(ctx context.Context, app *graph.Reader[runstate.State]) ([]graph.RunInfo, map[string]error, error) {
 	runs, err := app.ListRuns(ctx)
 	if dr := (*graph.DamagedRunsError)(nil); errors.As(err, &dr) {
 		return runs, dr.Runs, nil

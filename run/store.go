@@ -13,13 +13,12 @@ import (
 	"sort"
 
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // Store opens the run store of a repository for reading (status, runs, log).
-func Store(root string) (*graph.Compiled[runstate.State], error) {
+func Store(root string) (*graph.Reader[runstate.State], error) {
 	if err := CheckDataDir(root); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -31,7 +30,7 @@ func Store(root string) (*graph.Compiled[runstate.State], error) {
 	if err != nil {
 		return nil, err
 	}
-	return nodes.Build(&nodes.Deps{Settings: nodes.DefaultSettings()}).Compile(graph.WithCheckpointer(store))
+	return graph.NewReader[runstate.State](store)
 }
 
 // LatestResumable finds the most recent run that is not done (a damaged run,
@@ -55,7 +54,7 @@ func LatestResumable(ctx context.Context, root string) (string, error) {
 }
 
 // runActive reports whether a process holds the run now.
-func runActive(ctx context.Context, store *graph.Compiled[runstate.State], runID string) (bool, error) {
+func runActive(ctx context.Context, store *graph.Reader[runstate.State], runID string) (bool, error) {
 	runs, damaged, err := Runs(ctx, store)
 	if err != nil {
 		return false, err

@@ -274,7 +274,7 @@ func eventText(ev graph.Event) string {
 // the checkpoints of the steps where QA ran. A checkpoint never changes once
 // written, so each is read once.
 func (s *Server) gateRuns(ctx context.Context, store *inspect.Store, id string) ([]runview.Verdict, string) {
-	hist, err := store.App().History(ctx, id)
+	hist, err := store.Reader().History(ctx, id)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -288,7 +288,7 @@ func (s *Server) gateRuns(ctx context.Context, store *inspect.Store, id string) 
 		cached, ok := s.qaCache[key]
 		s.cacheMu.Unlock()
 		if !ok {
-			st, err := store.App().StateAt(ctx, id, h.Step)
+			st, err := store.Reader().StateAt(ctx, id, h.Step)
 			if err != nil {
 				return out, err.Error()
 			}
