@@ -82,7 +82,8 @@ func normalizeEvents(data []byte, runID, dir string) []byte {
 	data = bytes.ReplaceAll(data, []byte(runID), []byte("RUN"))
 	data = bytes.ReplaceAll(data, []byte(filepath.Dir(dir)), []byte("TMP"))
 	data = evTime.ReplaceAll(data, []byte(`"$1":"T"`))
-	data = evNumber.ReplaceAll(data, []byte(`"$1":0`))
+	// 1, not 0: a number written only when it is not zero stays written.
+	data = evNumber.ReplaceAll(data, []byte(`"$1":1`))
 	// A commit's hash (short or whole) has letters and digits; a number
 	// or a word has not both.
 	data = evHash.ReplaceAllFunc(data, func(m []byte) []byte {
