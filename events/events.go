@@ -89,3 +89,17 @@ func As[T any, P interface {
 	t, ok := p.(P)
 	return (*T)(t), ok
 }
+
+// Fields is an event's data as a generic object, for displays that list
+// whatever an event carries (key=value lines, the MCP server's event
+// lines): nil when there is none or it is not an object.
+func Fields(ev graph.Event) map[string]any {
+	if len(ev.Data) == 0 {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(ev.Data, &m) != nil {
+		return nil
+	}
+	return m
+}

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/rag"
@@ -101,6 +101,6 @@ func (d *Deps) refreshIndex(ctx context.Context) {
 		return
 	}
 	if _, err := d.Index.Update(ctx, d.Work.Dir(), rag.UpdateOptions{KnowledgeDir: d.Settings.KnowledgeDir}); err != nil {
-		graph.Emit(ctx, "warning", map[string]any{"message": "index not updated: " + err.Error()})
+		events.Emit(ctx, events.Warning{Message: "index not updated: " + err.Error()})
 	}
 }

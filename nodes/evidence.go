@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/runstate"
 
-	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -71,7 +71,7 @@ func milestoneTasks(s *WorkflowState, id string) (passed, failed int) {
 // them) and the event log.
 func recordOverrule(ctx context.Context, s *WorkflowState, who, why, reasoning string) {
 	s.Overruled = append(s.Overruled, who+": "+why)
-	graph.Emit(ctx, "claim_overruled", map[string]any{"who": who, "why": why, "claim": textutil.Clip(reasoning, 300)})
+	events.Emit(ctx, events.ClaimOverruled{Who: who, Why: why, Claim: textutil.Clip(reasoning, 300)})
 }
 
 // settleOutcome decides how a run that reached its end ended: stopped at a
@@ -109,7 +109,7 @@ func (d *Deps) settleOutcome(ctx context.Context, s *WorkflowState) error {
 		return nil
 	}
 	s.Outcome, s.Evidence = OutcomeDone, evidence
-	graph.Emit(ctx, "evidence", map[string]any{"evidence": evidence})
+	events.Emit(ctx, events.Evidence{Evidence: evidence})
 	return nil
 }
 
@@ -156,7 +156,7 @@ func (d *Deps) evidence(ctx context.Context, s *WorkflowState) (why, evidence st
 		}
 	}
 	for _, r := range workspace.RunGates(ctx, d.Sandbox, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes) {
-		graph.Emit(ctx, "gate", map[string]any{"task": "final", "gate": r.Name, "passed": r.Passed, "exit_code": r.ExitCode, "ms": r.Duration.Milliseconds()})
+		events.Emit(ctx, events.Gate{Task: "final", Gate: r.Name, Passed: r.Passed, ExitCode: r.ExitCode, MS: r.Duration.Milliseconds()})
 		if err := ctx.Err(); err != nil {
 			return "", "", err
 		}

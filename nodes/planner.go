@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/rag"
@@ -131,10 +132,10 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 // task taken off the plan is not lost: the step runs again on resume.
 func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) (WorkflowState, error) {
 	s.PlannerFailures++
-	graph.Emit(ctx, "warning", map[string]any{"message": "planner answer unusable: " + err.Error()})
+	events.Emit(ctx, events.Warning{Message: "planner answer unusable: " + err.Error()})
 	if s.PlannerFailures >= maxPlannerFailures {
 		if serr := d.stop(ctx, &s, runstate.FailureStop(fmt.Sprintf("the planner gave no usable answer %d times in a row (last: %v)", s.PlannerFailures, err))); serr != nil {
-			graph.Emit(ctx, "warning", map[string]any{"message": serr.Error()})
+			events.Emit(ctx, events.Warning{Message: serr.Error()})
 		}
 		return s, nil
 	}
@@ -221,7 +222,7 @@ func (d *Deps) preempt(ctx context.Context, s WorkflowState, chosen *PlannedTask
 			TargetFiles: t.TargetFiles, DirectiveID: t.DirectiveID, Operator: t.Operator}}, s.CarryForward...)
 		s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	}
-	graph.Emit(ctx, "directive_preempt", map[string]any{"directive": critical.DirectiveID})
+	events.Emit(ctx, events.DirectivePreempt{Directive: critical.DirectiveID})
 	return d.startTask(ctx, s, critical)
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/runstate"
@@ -43,7 +44,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 	}
 	if !replan {
 		d.choosePipeline(&s)
-		graph.Emit(ctx, "pipeline", map[string]any{"quick": s.Quick, "why": s.PipelineReason})
+		events.Emit(ctx, events.Pipeline{Quick: s.Quick, Why: s.PipelineReason})
 	}
 	var specs []milestoneSpec
 	fromModel := false
@@ -73,7 +74,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 				s.Milestones = nil
 				return s, nil
 			}
-			graph.Emit(ctx, "warning", map[string]any{"message": "re-plan unusable, keeping the current milestones: " + err.Error()})
+			events.Emit(ctx, events.Warning{Message: "re-plan unusable, keeping the current milestones: " + err.Error()})
 			s.ScopeRounds++
 			return s, nil
 		}
@@ -82,7 +83,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 			// The ScopeAgent says the remit is one task: no planning round,
 			// no Assessor; the quick path escalates if it was wrong.
 			s.Quick, s.PipelineReason = true, "the ScopeAgent planned one task"
-			graph.Emit(ctx, "pipeline", map[string]any{"quick": true, "why": s.PipelineReason})
+			events.Emit(ctx, events.Pipeline{Quick: true, Why: s.PipelineReason})
 		}
 	}
 	if replan {
@@ -103,7 +104,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 	cur := &s.Milestones[s.CurrentMilestone]
 	cur.Status = MilestoneActive
 	s.CarryForward = append(s.CarryForward, cur.Tasks...)
-	graph.Emit(ctx, "milestones", map[string]any{"count": len(s.Milestones), "replan": replan})
+	events.Emit(ctx, events.Milestones{Count: len(s.Milestones), Replan: replan})
 	if s.Approve == "milestones" {
 		return s, graph.Interrupt(fmt.Sprintf("approve %d milestones (lemmings resume --approve, or --reject \"why\")", len(s.Milestones)))
 	}

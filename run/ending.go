@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
@@ -100,9 +101,9 @@ type endSink struct {
 
 func (e *endSink) Handle(ev graph.Event) {
 	switch {
-	case ev.Kind == graph.EventCustom && ev.Name == "report":
-		var st runstate.Standing
-		if json.Unmarshal(ev.Data, &st) == nil && st.Status != "" {
+	case ev.Kind == graph.EventCustom && ev.Name == events.KindReport:
+		if r, ok := events.As[events.Report](ev); ok && r.Status != "" {
+			st := r.Standing()
 			e.ended = &st
 		}
 	case ev.Kind == graph.EventRunEnd:
@@ -125,6 +126,6 @@ func (e *endSink) mapEnd(ev graph.Event) graph.Event {
 	if st.Status == runstate.RunFailed && ev.Error == "" {
 		ev.Error = st.Reason // a run that ended failed says why where a fault would
 	}
-	ev.Data, _ = json.Marshal(map[string]any{"next": st.Next, "resumable": st.Resumable, "stored": stored})
+	ev.Data, _ = json.Marshal(events.RunEnd{Next: st.Next, Resumable: st.Resumable, Stored: stored})
 	return ev
 }

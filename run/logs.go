@@ -4,20 +4,20 @@ package run
 // any node, with secrets redacted.
 
 import (
-	"encoding/json"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
 // note writes one event into the run's log and sinks outside any node.
-func (e *runEnv) note(runID, name string, data map[string]any, sinks []graph.Sink) {
-	ev := graph.Event{Kind: graph.EventCustom, Name: name, RunID: runID, Time: time.Now().UTC()}
-	ev.Data, _ = json.Marshal(data)
+func (e *runEnv) note(runID string, p events.Payload, sinks []graph.Sink) {
+	ev := events.Event(runID, p)
+	ev.Time = time.Now().UTC()
 	for _, sink := range append([]graph.Sink{e.events}, sinks...) {
 		sink.Handle(ev)
 	}

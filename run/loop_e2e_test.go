@@ -229,7 +229,7 @@ func TestAnImplementorRepeatingItselfIsStoppedAndRetried(t *testing.T) {
 	var loopSeen bool
 	for _, d := range r.custom("implementation") {
 		if d["task"] == "t1" && d["attempt"] == float64(1) {
-			loopSeen = d["status"] == runstate.ImplLoop
+			loopSeen = d["status"] == string(runstate.ImplLoop)
 		}
 	}
 	if !loopSeen {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/llm"
@@ -244,7 +245,7 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	}
 	if reset != "" {
 		to := snap.Metadata[MetaGitHead]
-		env.note(o.RunID, "world_reset", map[string]any{"to": to, "from": reset, "step": snap.Step}, o.Sinks)
+		env.note(o.RunID, events.WorldReset{To: to, From: reset, Step: snap.Step}, o.Sinks)
 		fmt.Fprintf(orDiscard(o.Warn), "warning: the work tree was put back at %s, where the last checkpoint left it (it was at %s): the step that was cut off runs again from its start. Recover anything else with git branch rescue %s\n",
 			to[:min(len(to), 10)], reset, strings.Fields(reset)[0])
 	}
@@ -351,7 +352,7 @@ func (e *runEnv) result(ctx context.Context, runID string, final runstate.State,
 		if reset, rerr := resetToCheckpoint(wctx, e.wt, snap.Metadata[MetaGitHead]); rerr != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("put the work tree back at the last checkpoint: %w", rerr))
 		} else if reset != "" {
-			e.note(runID, "world_reset", map[string]any{"to": snap.Metadata[MetaGitHead], "from": reset, "step": snap.Step, "why": "the step was cut off"}, nil)
+			e.note(runID, events.WorldReset{To: snap.Metadata[MetaGitHead], From: reset, Step: snap.Step, Why: "the step was cut off"}, nil)
 		}
 	}
 	if res.Status != graph.StatusDone && e.views != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/tracing"
 )
@@ -53,5 +54,5 @@ func (e *runEnv) noteTrace(runID string, tr *tracing.Run, o Options) {
 	if tr == nil {
 		return
 	}
-	e.note(runID, "trace", map[string]any{"trace_id": tr.TraceID(), "traceparent": tr.Traceparent(), "endpoint": tr.Endpoint()}, o.Sinks)
+	e.note(runID, events.Trace{TraceID: tr.TraceID(), Traceparent: tr.Traceparent(), Endpoint: tr.Endpoint()}, o.Sinks)
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/internal/atomicfile"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
@@ -48,8 +48,8 @@ func (v *views) afterReport(ctx context.Context, _ string, s *runstate.State) er
 	}
 	s.ReportPath = path
 	st := view.Standing
-	graph.Emit(ctx, "report", map[string]any{"path": path, "outcome": s.Outcome,
-		"status": st.Status, "reason": st.Reason, "next": st.Next, "resumable": st.Resumable})
+	events.Emit(ctx, events.Report{Path: path, Outcome: s.Outcome,
+		Status: st.Status, Reason: st.Reason, Next: st.Next, Resumable: st.Resumable})
 	return nil
 }
 
@@ -60,12 +60,12 @@ func (v *views) afterNode(ctx context.Context, _ string, s *runstate.State) erro
 	view := runview.Live(s)
 	if board := view.BoardMD(); board != v.board {
 		if err := atomicfile.WriteFile(filepath.Join(v.dir, BoardFile), []byte(llm.Redact(board)), 0o600); err != nil {
-			graph.Emit(ctx, "warning", map[string]any{"message": "board.md not written: " + err.Error()})
+			events.Emit(ctx, events.Warning{Message: "board.md not written: " + err.Error()})
 		} else {
 			v.board = board
 		}
 	}
-	graph.Emit(ctx, "progress", view.Progress().Event())
+	events.Emit(ctx, view.Progress().Event())
 	return nil
 }
 

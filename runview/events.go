@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/runstate"
@@ -43,28 +44,24 @@ func FailedAttempts(path string) []FailedAttempt {
 		out = append(out, fa)
 	}
 	eachEvent(path, func(ev graph.Event) {
-		if ev.Kind != graph.EventCustom {
+		data, err := events.Decode(ev)
+		if err != nil {
 			return
 		}
-		var d struct {
-			Task     string `json:"task"`
-			Attempt  int    `json:"attempt"`
-			Passed   bool   `json:"passed"`
-			Feedback string `json:"feedback"`
-			Status   string `json:"status"`
-		}
-		if json.Unmarshal(ev.Data, &d) != nil || d.Task == "" {
-			return
-		}
-		switch {
-		case ev.Name == "qa" && !d.Passed:
+		switch d := data.(type) {
+		case *events.QA:
+			if d.Task == "" || d.Passed {
+				return
+			}
 			reason := strings.TrimSuffix(textutil.FirstLine(d.Feedback), workspace.OutputTail)
 			if gist := FailureGist(d.Feedback); len(gist) > 0 {
 				reason += " " + strings.Join(gist, " / ")
 			}
 			put(FailedAttempt{TaskID: d.Task, Attempt: d.Attempt, Reason: "QA failed: " + reason})
-		case ev.Name == "implementation" && d.Status != "" && runstate.ImplStatus(d.Status) != runstate.ImplFinished:
-			put(FailedAttempt{TaskID: d.Task, Attempt: d.Attempt, Reason: "the implementor ended with " + d.Status})
+		case *events.Implementation:
+			if d.Task != "" && d.Status != "" && d.Status != runstate.ImplFinished {
+				put(FailedAttempt{TaskID: d.Task, Attempt: d.Attempt, Reason: "the implementor ended with " + string(d.Status)})
+			}
 		}
 	})
 	return out

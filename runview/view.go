@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
@@ -190,10 +191,16 @@ func (v View) Progress() Progress {
 		Milestone: v.Milestone, Milestones: v.Milestones, CostUSD: v.Total.CostUSD, Phase: v.Phase}
 }
 
+// ProgressOf is the progress a progress event carries.
+func ProgressOf(e events.Progress) Progress {
+	return Progress{Done: e.Done, Failed: e.Failed, Planned: e.Planned,
+		Milestone: e.Milestone, Milestones: e.Milestones, CostUSD: e.CostUSD, Phase: e.Phase}
+}
+
 // Event is the progress as the event's data.
-func (p Progress) Event() map[string]any {
-	return map[string]any{"done": p.Done, "failed": p.Failed, "planned": p.Planned,
-		"milestone": p.Milestone, "milestones": p.Milestones, "cost_usd": p.CostUSD, "phase": p.Phase}
+func (p Progress) Event() events.Progress {
+	return events.Progress{Done: p.Done, Failed: p.Failed, Planned: p.Planned,
+		Milestone: p.Milestone, Milestones: p.Milestones, CostUSD: p.CostUSD, Phase: p.Phase}
 }
 
 // Counts is the progress as a status line starts it, "[milestone 1/2 ·

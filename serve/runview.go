@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
@@ -224,20 +225,19 @@ func eventRowOf(ev graph.Event) eventRow {
 func eventText(ev graph.Event) string {
 	switch ev.Kind {
 	case graph.EventCustom:
-		var m map[string]any
-		_ = json.Unmarshal(ev.Data, &m)
-		if text, ok := workText(ev.Name, m); ok {
+		data, _ := events.Decode(ev)
+		if text, ok := workText(data); ok {
 			return text
 		}
-		if msg, ok := m["message"].(string); ok {
-			return msg
+		switch d := data.(type) {
+		case *events.Warning:
+			return d.Message
+		case *events.SupervisorDone:
+			return fmt.Sprintf("%v: %s", d.Supervisor, d.Summary)
+		case *events.TaskPlanned:
+			return fmt.Sprintf("%v %s", d.Task, d.Title)
 		}
-		if sum, ok := m["summary"].(string); ok {
-			return fmt.Sprintf("%v: %s", m["supervisor"], sum)
-		}
-		if t, ok := m["title"].(string); ok {
-			return fmt.Sprintf("%v %s", m["task"], t)
-		}
+		m := events.Fields(ev) // any other event: what it carries, key by key
 		keys := make([]string, 0, len(m))
 		for k := range m {
 			keys = append(keys, k)

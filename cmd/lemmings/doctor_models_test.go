@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"net"
 	"os"
 	"regexp"
@@ -10,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/demo"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/eval"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
 )
@@ -65,36 +66,31 @@ func cliChecks(cfg *config.Config) []check {
 
 // cliProgress shows the coding CLI's work: its tool calls on the live line,
 // one line per CLI run with what it spent.
-func (p *progress) cliProgress(name string, data map[string]any) {
-	switch name {
-	case "cli_start":
+func (p *progress) cliProgress(data events.Payload) {
+	switch d := data.(type) {
+	case *events.CLIStart:
 		p.cliTools = 0
-	case "cli_event":
-		if data["kind"] == "tool_call" {
+	case *events.CLIEvent:
+		if d.EventKind == "tool_call" {
 			p.cliTools++
 		}
-	case "cli_run":
+	case *events.CLIRun:
 		end := "done"
 		switch {
-		case data["timed_out"] == true:
+		case d.TimedOut:
 			end = "TIMED OUT"
-		case data["exit_code"] != float64(0):
-			end = fmt.Sprintf("EXIT %v", data["exit_code"])
-		case data["failed"] != nil:
+		case d.ExitCode != 0:
+			end = fmt.Sprintf("EXIT %v", d.ExitCode)
+		case d.Failed != "":
 			end = "ERROR"
 		}
-		p.printf("%s   cli %v %s: %v tool calls, %v/%v tokens, $%.4f, %s", p.elapsed(), data["cli"], end, data["tool_calls"],
-			data["input_tokens"], data["output_tokens"], data["cost_usd"], time.Duration(toFloat(data["duration_ms"]))*time.Millisecond)
-	case "cli_outside":
-		p.printf("%s   cli changed things outside the work tree: %v", p.elapsed(), data["changes"])
-	case "cli_commits_dropped":
-		p.printf("%s   cli made %v commit(s) of its own: kept the changes, not the commits", p.elapsed(), data["commits"])
+		p.printf("%s   cli %v %s: %v tool calls, %v/%v tokens, $%.4f, %s", p.elapsed(), d.CLI, end, d.ToolCalls,
+			d.InputTokens, d.OutputTokens, d.CostUSD, time.Duration(d.DurationMS)*time.Millisecond)
+	case *events.CLIOutside:
+		p.printf("%s   cli changed things outside the work tree: %v", p.elapsed(), d.Changes)
+	case *events.CLICommitsDropped:
+		p.printf("%s   cli made %v commit(s) of its own: kept the changes, not the commits", p.elapsed(), d.Commits)
 	}
-}
-
-func toFloat(v any) float64 {
-	f, _ := v.(float64)
-	return f
 }
 
 // evalCLISolver has a coding CLI implement the exercises (--implementor cli

@@ -12,6 +12,7 @@ import (
 	"github.com/mattn/go-runewidth"
 	"golang.org/x/term"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
@@ -170,8 +171,6 @@ func (p *progress) Handle(ev graph.Event) {
 		fmt.Fprintf(p.w, "%s\n", line)
 		return
 	}
-	data := map[string]any{}
-	_ = json.Unmarshal(ev.Data, &data)
 	switch ev.Kind {
 	case graph.EventNodeStart:
 		p.node = ev.Node
@@ -185,7 +184,9 @@ func (p *progress) Handle(ev graph.Event) {
 	case graph.EventError:
 		p.printf("%s error in %s: %s", p.elapsed(), ev.Node, ev.Error)
 	case graph.EventCustom:
-		p.custom(ev.Name, data)
+		if data, err := events.Decode(ev); data != nil && err == nil {
+			p.custom(data)
+		}
 	case graph.EventRunEnd:
 		if p.replay {
 			p.endLine(ev)
@@ -196,55 +197,53 @@ func (p *progress) Handle(ev graph.Event) {
 	}
 }
 
-func (p *progress) custom(name string, data map[string]any) {
-	switch name {
-	case "progress":
-		b, _ := json.Marshal(data)
-		_ = json.Unmarshal(b, &p.counts)
+func (p *progress) custom(data events.Payload) {
+	switch d := data.(type) {
+	case *events.Progress:
+		p.counts = runview.ProgressOf(*d)
 		p.cost = p.counts.CostUSD
 		p.haveCounts = true
-	case "task_planned":
-		p.task = fmt.Sprintf("%v %v", data["task"], data["title"])
+	case *events.TaskPlanned:
+		p.task = fmt.Sprintf("%v %v", d.Task, d.Title)
 		p.printf("%s task %s", p.elapsed(), p.task)
-	case "llm_start", "llm_progress", "llm_call", "llm_retry", "reply_cut_off", "reply_runaway", "reply_unusable", "model_error":
-		p.modelProgress(name, data)
-	case "action", "check", "implementor_gate", "claim_overruled", "evidence":
-		p.workProgress(name, data)
-	case "gate":
+	case *events.LLMStart, *events.LLMProgress, *events.LLMCall, *events.LLMRetry, *events.Reask, *events.ModelError:
+		p.modelProgress(d)
+	case *events.Action, *events.Check, *events.ImplementorGate, *events.ClaimOverruled, *events.Evidence:
+		p.workProgress(d)
+	case *events.Gate:
 		status := "passed"
-		if data["passed"] != true {
-			status = fmt.Sprintf("FAILED (exit %v)", data["exit_code"])
+		if !d.Passed {
+			status = fmt.Sprintf("FAILED (exit %v)", d.ExitCode)
 		}
-		p.printf("%s   gate %v %s", p.elapsed(), data["gate"], status)
-	case "qa":
-		if data["passed"] == true {
-			p.printf("%s   QA passed %v", p.elapsed(), data["task"])
+		p.printf("%s   gate %v %s", p.elapsed(), d.Gate, status)
+	case *events.QA:
+		if d.Passed {
+			p.printf("%s   QA passed %v", p.elapsed(), d.Task)
 		} else {
-			feedback := fmt.Sprint(data["feedback"])
-			p.printf("%s   QA failed %v: %v", p.elapsed(), data["task"], strings.TrimSuffix(textutil.FirstLine(feedback), workspace.OutputTail))
-			for _, l := range runview.FailureGist(feedback) {
+			p.printf("%s   QA failed %v: %v", p.elapsed(), d.Task, strings.TrimSuffix(textutil.FirstLine(d.Feedback), workspace.OutputTail))
+			for _, l := range runview.FailureGist(d.Feedback) {
 				p.printf("%s     %s", strings.Repeat(" ", len(p.elapsed())), l)
 			}
 		}
-	case "commit":
-		p.printf("%s   commit %.10v %v", p.elapsed(), data["sha"], data["task"])
-	case "task_failed":
-		p.printf("%s   task %v failed: %v", p.elapsed(), data["task"], textutil.FirstLine(fmt.Sprint(data["reason"])))
-	case "supervisor_start":
-		p.printf("%s   supervisor %v started (%v)", p.elapsed(), data["supervisor"], data["trigger"])
-	case "supervisor_done":
-		p.printf("%s   supervisor %v: %v", p.elapsed(), data["supervisor"], data["summary"])
-	case "cli_start", "cli_event", "cli_run", "cli_outside", "cli_commits_dropped":
-		p.cliProgress(name, data)
-	case "warning":
-		p.printf("%s warning: %v", p.elapsed(), data["message"])
-	case "trace":
-		p.printf("%s trace %v → %v", p.elapsed(), data["trace_id"], data["endpoint"])
-	case "report":
+	case *events.Commit:
+		p.printf("%s   commit %.10v %v", p.elapsed(), d.SHA, d.Task)
+	case *events.TaskFailed:
+		p.printf("%s   task %v failed: %v", p.elapsed(), d.Task, textutil.FirstLine(d.Reason))
+	case *events.SupervisorStart:
+		p.printf("%s   supervisor %v started (%v)", p.elapsed(), d.Supervisor, d.Trigger)
+	case *events.SupervisorDone:
+		p.printf("%s   supervisor %v: %v", p.elapsed(), d.Supervisor, d.Summary)
+	case *events.CLIStart, *events.CLIEvent, *events.CLIRun, *events.CLIOutside, *events.CLICommitsDropped:
+		p.cliProgress(d)
+	case *events.Warning:
+		p.printf("%s warning: %v", p.elapsed(), d.Message)
+	case *events.Trace:
+		p.printf("%s trace %v → %v", p.elapsed(), d.TraceID, d.Endpoint)
+	case *events.Report:
 		if p.ephemeral {
 			p.printf("%s report written (in the temporary demo repository: lemmings demo --dir DIR keeps it)", p.elapsed())
 		} else {
-			p.printf("%s report written: %v", p.elapsed(), data["path"])
+			p.printf("%s report written: %v", p.elapsed(), d.Path)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
@@ -20,83 +21,83 @@ import (
 // enough to read.
 const plainEvery = 15 * time.Second
 
-func (p *progress) modelProgress(name string, data map[string]any) {
+func (p *progress) modelProgress(data events.Payload) {
 	c := &p.call
-	switch name {
-	case "llm_start":
+	switch d := data.(type) {
+	case *events.LLMStart:
 		p.flushText()
-		*c = modelCall{label: str(data["label"]), model: str(data["model"]), prompt: int(toFloat(data["prompt_tokens"])), active: true,
-			lastPlain: p.now()}
-	case "llm_progress":
+		*c = modelCall{label: d.Label, model: d.Model, prompt: d.PromptTokens, active: true, lastPlain: p.now()}
+	case *events.LLMProgress:
 		c.active = true
-		c.label = firstOf(str(data["label"]), c.label)
-		c.tokens = int(toFloat(data["tokens"]))
-		c.tokPerS = toFloat(data["tokens_per_s"])
+		c.label = firstOf(d.Label, c.label)
+		c.tokens = d.Tokens
+		c.tokPerS = d.TokensPerS
 		if p.verbose {
-			p.streamText(str(data["text"]))
+			p.streamText(d.Text)
 		}
 		if !p.live && !p.verbose && p.now().Sub(c.lastPlain) >= plainEvery {
 			c.lastPlain = p.now()
 			p.printf("%s   %s: %d tokens so far, %.1f tok/s", p.elapsed(), firstOf(c.label, "model"), c.tokens, c.tokPerS)
 		}
-	case "llm_call":
+	case *events.LLMCall:
 		p.flushText()
-		if v, ok := data["tokens_per_s"].(float64); ok && data["provider"] == "ollama" {
-			p.tokPerS = v
+		if d.TokensPerS > 0 && d.Provider == "ollama" {
+			p.tokPerS = d.TokensPerS
 		}
-		if ms := toFloat(data["elapsed_ms"]); !p.live && ms >= float64(plainEvery/time.Millisecond) {
-			p.printf("%s   %v: %v tokens in %s (%.1f tok/s)", p.elapsed(), data["label"], data["completion_tokens"],
-				(time.Duration(ms) * time.Millisecond).Round(time.Second), toFloat(data["tokens_per_s"]))
+		if ms := d.ElapsedMS; !p.live && ms >= int64(plainEvery/time.Millisecond) {
+			p.printf("%s   %v: %v tokens in %s (%.1f tok/s)", p.elapsed(), d.Label, d.CompletionTokens,
+				(time.Duration(ms) * time.Millisecond).Round(time.Second), d.TokensPerS)
 		}
 		*c = modelCall{}
-	case "llm_retry":
+	case *events.LLMRetry:
 		p.flushText()
-		wait := time.Duration(toFloat(data["wait_ms"])) * time.Millisecond
-		p.printf("%s   %v: retry (attempt %v in %s): %s", p.elapsed(), data["label"], data["attempt"], wait.Round(100*time.Millisecond), textutil.FirstLine(str(data["error"])))
+		wait := time.Duration(d.WaitMS) * time.Millisecond
+		p.printf("%s   %v: retry (attempt %v in %s): %s", p.elapsed(), d.Label, d.Attempt, wait.Round(100*time.Millisecond), textutil.FirstLine(d.Error))
 		*c = modelCall{}
-	case "reply_cut_off":
+	case *events.Reask:
 		p.flushText()
-		p.printf("%s   %v: reply cut off at %v tokens (the reply limit): asked again for a shorter one", p.elapsed(), data["label"], data["tokens"])
-	case "reply_runaway":
+		switch d.Name {
+		case events.KindReplyCutOff:
+			p.printf("%s   %v: reply cut off at %v tokens (the reply limit): asked again for a shorter one", p.elapsed(), d.Label, d.Tokens)
+		case events.KindReplyRunaway:
+			p.printf("%s   %v: reply ran on until the server stopped it: asked again with varied sampling", p.elapsed(), d.Label)
+		default:
+			p.printf("%s   %v: reply unusable (%s): asked again", p.elapsed(), d.Label, textutil.Clip(d.Problem, 160))
+		}
+	case *events.ModelError:
 		p.flushText()
-		p.printf("%s   %v: reply ran on until the server stopped it: asked again with varied sampling", p.elapsed(), data["label"])
-	case "reply_unusable":
-		p.flushText()
-		p.printf("%s   %v: reply unusable (%s): asked again", p.elapsed(), data["label"], textutil.Clip(str(data["problem"]), 160))
-	case "model_error":
-		p.flushText()
-		p.printf("%s   %v: model error: %s", p.elapsed(), data["label"], textutil.Clip(textutil.FirstLine(str(data["error"])), 300))
+		p.printf("%s   %v: model error: %s", p.elapsed(), d.Label, textutil.Clip(textutil.FirstLine(d.Error), 300))
 		*c = modelCall{}
 	}
 }
 
 // workProgress prints what the Implementor did and what the run found.
-func (p *progress) workProgress(name string, data map[string]any) {
+func (p *progress) workProgress(data events.Payload) {
 	p.flushText()
-	switch name {
-	case "action":
-		what := firstOf(str(data["path"]), str(data["pattern"]), str(data["query"]), str(data["gate"]))
-		line := strings.TrimRight(fmt.Sprintf("%s   %v #%v %v %s", p.elapsed(), data["task"], data["n"], data["action"], what), " ")
-		if r := str(data["result"]); r != "" {
-			line += " → " + r
+	switch d := data.(type) {
+	case *events.Action:
+		what := firstOf(d.Path, d.Pattern, d.Query, d.Gate)
+		line := strings.TrimRight(fmt.Sprintf("%s   %v #%v %v %s", p.elapsed(), d.Task, d.N, d.Action, what), " ")
+		if d.Result != "" {
+			line += " → " + d.Result
 		}
 		p.printf("%s", strings.TrimRight(line, " "))
-	case "check":
+	case *events.Check:
 		status := "passed"
-		if data["passed"] != true {
-			status = "FAILED: " + str(data["problem"])
+		if !d.Passed {
+			status = "FAILED: " + d.Problem
 		}
-		p.printf("%s   check %s %s", p.elapsed(), joinAny(data["paths"]), status)
-	case "implementor_gate":
+		p.printf("%s   check %s %s", p.elapsed(), strings.Join(d.Paths, ", "), status)
+	case *events.ImplementorGate:
 		status := "passed"
-		if data["passed"] != true {
-			status = fmt.Sprintf("FAILED (exit %v)", data["exit_code"])
+		if !d.Passed {
+			status = fmt.Sprintf("FAILED (exit %v)", d.ExitCode)
 		}
-		p.printf("%s   gate %v %s (in the attempt)", p.elapsed(), data["gate"], status)
-	case "claim_overruled":
-		p.printf("%s overruled: %v: %v", p.elapsed(), data["who"], data["why"])
-	case "evidence":
-		p.printf("%s evidence: %v", p.elapsed(), data["evidence"])
+		p.printf("%s   gate %v %s (in the attempt)", p.elapsed(), d.Gate, status)
+	case *events.ClaimOverruled:
+		p.printf("%s overruled: %v: %v", p.elapsed(), d.Who, d.Why)
+	case *events.Evidence:
+		p.printf("%s evidence: %v", p.elapsed(), d.Evidence)
 	}
 }
 
@@ -166,16 +167,6 @@ func (p *progress) now() time.Time {
 	return time.Now()
 }
 
-func str(v any) string {
-	if v == nil {
-		return ""
-	}
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return fmt.Sprint(v)
-}
-
 func firstOf(vals ...string) string {
 	for _, v := range vals {
 		if v != "" {
@@ -183,13 +174,4 @@ func firstOf(vals ...string) string {
 		}
 	}
 	return ""
-}
-
-func joinAny(v any) string {
-	list, _ := v.([]any)
-	out := make([]string, 0, len(list))
-	for _, x := range list {
-		out = append(out, str(x))
-	}
-	return strings.Join(out, ", ")
 }
