@@ -91,8 +91,8 @@ type Request struct {
 	Env map[string]string
 	// Sandbox confines the CLI and the commands it runs: writes only to Dir,
 	// a private temp dir and the preset's Writable (plus the sandbox's own
-	// writable paths); the network stays on for its model. Nil: a sandbox
-	// of the default configuration, made for this run.
+	// writable paths); the network stays on for its model. Required: Run
+	// refuses nil (a wiring error, not a default sandbox).
 	Sandbox *sandbox.Box
 	// OnEvent sees every event as it is parsed (for a progress line).
 	OnEvent func(Event)
@@ -310,12 +310,8 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 	}
 	box := r.Sandbox
 	if box == nil {
-		b, err := sandbox.New(sandbox.Config{})
-		if err != nil {
-			return Result{}, err
-		}
-		defer b.Close()
-		box = b
+		// A wiring error, not a default sandbox nobody chose.
+		return Result{}, errors.New("codingcli: no sandbox to run the CLI in (a wiring error: Request.Sandbox must be the run's *sandbox.Box)")
 	}
 	argv := p.argv(r, box.Confined())
 	env := p.environ(r)

@@ -35,8 +35,9 @@ type Deps struct {
 	Composer *llm.Composer
 	Work     *workspace.Worktree
 	Gates    []workspace.Gate
-	// Sandbox confines the gates, the syntax checks and the coding CLI; nil:
-	// each makes one of the default configuration.
+	// Sandbox confines the gates, the syntax checks and the coding CLI. It
+	// is required to run any of them: nil is a wiring error they report,
+	// not a default sandbox.
 	Sandbox *sandbox.Box
 	// Search may be nil (no index): the rag_search tool then says so.
 	Search Searcher

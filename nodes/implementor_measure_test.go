@@ -30,6 +30,7 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -136,7 +137,12 @@ func TestMeasureImplementor(t *testing.T) {
 	if p := os.Getenv("LEMMINGS_MEASURE_PROTOCOL"); p != "" {
 		setProtocol(&set, p)
 	}
-	d := &nodes.Deps{Model: counting, Composer: composer, Work: wt, Gates: workspace.DetectGates(wt.Dir()), Settings: set}
+	box, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer box.Close()
+	d := &nodes.Deps{Model: counting, Composer: composer, Work: wt, Gates: workspace.DetectGates(wt.Dir()), Settings: set, Sandbox: box}
 	base, err := wt.Head(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -125,7 +125,7 @@ func newWeakRun(t *testing.T, protocol string, files map[string]string, replies 
 		}
 	}
 	return &weakRun{
-		d:     &Deps{Model: router, Composer: composer, Work: wt, Settings: set},
+		d:     &Deps{Model: router, Composer: composer, Work: wt, Settings: set, Sandbox: sandboxWith(t)},
 		wt:    wt,
 		model: m,
 		task: &Task{ID: "t1", Title: "Fix Mean", Instructions: "Mean must divide as floats.", AcceptanceCriteria: []string{"the check passes"},

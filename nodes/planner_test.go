@@ -59,7 +59,7 @@ func plannerDeps(t *testing.T, reply any) (*Deps, *workspace.Worktree) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Deps{Model: router, Composer: composer, Work: wt, Settings: DefaultSettings()}, wt
+	return &Deps{Model: router, Composer: composer, Work: wt, Settings: DefaultSettings(), Sandbox: sandboxWith(t)}, wt
 }
 
 func TestACriticalDirectivePreemptsATaskInProgressWithoutTakingItsWork(t *testing.T) {

@@ -88,10 +88,9 @@ func DamagedAdvice(id string) string {
 	return fmt.Sprintf("its checkpoints cannot be read; its commits are on branch lemmings/%s. lemmings clean %s --force --prune removes the run's worktree and records", id, id)
 }
 
-// learnSecrets teaches the process's redaction the values it must never show:
+// learnSecrets teaches the run's redaction the values it must never show:
 // lemmings' own keys from the environment and the repository's .env values.
-func learnSecrets(root string) {
-	red := redact.Default()
+func learnSecrets(red *redact.Redactor, root string) {
 	red.LearnEnv(os.Environ())
 	red.LearnRepo(root)
 }

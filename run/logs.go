@@ -11,7 +11,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/internal/redact"
 )
 
 // note writes one event into the run's log and sinks outside any node.
@@ -52,13 +52,16 @@ func (w *warningLog) lines() []string {
 
 // redactingSink removes secrets from what an event carries (a node's error,
 // a task title, a gate's feedback…) before events.jsonl records it.
-type redactingSink struct{ next graph.Sink }
+type redactingSink struct {
+	next graph.Sink
+	red  *redact.Redactor
+}
 
 func (r redactingSink) Handle(ev graph.Event) {
-	ev.Error = llm.Redact(ev.Error)
-	ev.Reason = llm.Redact(ev.Reason)
+	ev.Error = r.red.String(ev.Error)
+	ev.Reason = r.red.String(ev.Reason)
 	if len(ev.Data) > 0 {
-		ev.Data = llm.RedactJSON(ev.Data)
+		ev.Data = r.red.JSON(ev.Data)
 	}
 	r.next.Handle(ev)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -72,6 +71,20 @@ type Options struct {
 	Backend *Backend
 	// BaseCommit is where Start branches the run from (default: HEAD).
 	BaseCommit string
+	// Redactor is the redaction every output of the run goes through (its
+	// checkpoints, event log, files and the remit it keeps); the run teaches
+	// it the environment's keys and the repository's .env values. Nil: the
+	// process's (redact.Default), which the leaves of lemmings (the prompt
+	// log, clipped texts, gate output) use too.
+	Redactor *redact.Redactor
+}
+
+// redactor is the run's redaction.
+func (o Options) redactor() *redact.Redactor {
+	if o.Redactor != nil {
+		return o.Redactor
+	}
+	return redact.Default()
 }
 
 // Result is how a run (or one stretch of it) ended.
@@ -117,9 +130,9 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 	if _, err := CheckPrompts(repo.Root(), o.Config); err != nil {
 		return Result{}, err
 	}
-	learnSecrets(repo.Root())
+	learnSecrets(o.redactor(), repo.Root())
 	remit := o.Remit
-	if red := redact.String(remit); red != remit {
+	if red := o.redactor().String(remit); red != remit {
 		// The run works with the redacted remit from its first step: no
 		// model, log, checkpoint or page ever sees the secret.
 		fmt.Fprintf(orDiscard(o.Warn), "warning: the remit holds a secret; the run works with %s in its place (give the agents a file or an environment variable name instead)\n", redactedMarks(red))
@@ -174,7 +187,7 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	if _, err := DataRoot(repo.Root()); err != nil {
 		return Result{}, err
 	}
-	learnSecrets(repo.Root())
+	learnSecrets(o.redactor(), repo.Root())
 	if o.RunID == "" {
 		id, err := LatestResumable(ctx, repo.Root())
 		if err != nil {
@@ -452,7 +465,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	}
 	// Every sink, the trace included, hears the run's end in the one vocabulary.
 	sinks := []graph.Sink{&endSink{runID: wt.RunID(), sinks: inner}}
-	app, err := compile(deps, o.Backend, filepath.Join(root, DataDir, CheckpointsDir), wt, filepath.Join(runDir, HaltFile), sinks, tr)
+	app, err := compile(deps, o.Backend, filepath.Join(root, DataDir, CheckpointsDir), wt, filepath.Join(runDir, HaltFile), sinks, tr, o.redactor())
 	if err != nil {
 		return nil, err
 	}
@@ -516,11 +529,11 @@ func (env *runEnv) openIndex(ctx context.Context, root string, wt *workspace.Wor
 // the warnings given before the log was open into it; it returns the sink
 // the graph logs to (secrets redacted).
 func (env *runEnv) openLog(runID string, o Options, startup *warningLog, warn io.Writer) (graph.Sink, error) {
-	events, err := graph.OpenJSONLSink(filepath.Join(env.runDir, EventsFile))
+	file, err := graph.OpenJSONLSink(filepath.Join(env.runDir, EventsFile))
 	if err != nil {
 		return nil, err
 	}
-	env.events = events
+	env.events = file
 	changed, err := saveChoices(env.runDir, o.Choices)
 	if err != nil {
 		return nil, fmt.Errorf("record the run's choices: %w", err)
@@ -528,10 +541,10 @@ func (env *runEnv) openLog(runID string, o Options, startup *warningLog, warn io
 	for _, k := range changed {
 		fmt.Fprintf(warn, "warning: %s is now %s for this run (recorded for later resumes)\n", k, o.Choices[k])
 	}
-	logged := redactingSink{events}
+	logged := redactingSink{next: file, red: o.redactor()}
 	for _, w := range startup.lines() {
-		ev := graph.Event{Kind: graph.EventCustom, Name: "warning", RunID: runID, Time: time.Now().UTC()}
-		ev.Data, _ = json.Marshal(map[string]any{"message": w})
+		ev := events.Event(runID, events.Warning{Message: w})
+		ev.Time = time.Now().UTC()
 		for _, sink := range append([]graph.Sink{logged}, o.Sinks...) {
 			sink.Handle(ev)
 		}
@@ -542,7 +555,7 @@ func (env *runEnv) openLog(runID string, o Options, startup *warningLog, warn io
 // compile builds the workflow over the run store in checkpoints: each
 // checkpoint records the branch's HEAD after its step, and a halt file stops
 // the run between steps.
-func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspace.Worktree, haltPath string, sinks []graph.Sink, tr *tracing.Run) (*graph.Compiled[runstate.State], error) {
+func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspace.Worktree, haltPath string, sinks []graph.Sink, tr *tracing.Run, red *redact.Redactor) (*graph.Compiled[runstate.State], error) {
 	halted := func(string) bool {
 		_, err := os.Stat(haltPath)
 		return err == nil
@@ -563,7 +576,7 @@ func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspa
 	app, err := nodes.Build(deps).Compile(
 		graph.WithCheckpointer(store),
 		// Checkpoints keep no secret, and the run goes on with what they keep.
-		graph.WithRedact(redact.Default().JSON),
+		graph.WithRedact(red.JSON),
 		graph.WithSinks(sinks...),
 		graph.WithCheckedMetadata(withTraceMetadata(tr, checkpointMeta(backend, wt))),
 		graph.WithStopCheck(halted),

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/sandbox/internal/helperplan"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -28,8 +30,14 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/d
 // per process, in the namespaces, to see each step work.
 var Probe = sync.OnceValue(probe)
 
+// helperNeeded: confining a command here starts the helper.
+const helperNeeded = true
+
 func probe() Level {
 	var l Level
+	if !helperplan.Linked() {
+		return Level{LandlockErr: ErrNoHelper.Error(), NamespaceErr: ErrNoHelper.Error()}
+	}
 	l.Landlock, l.LandlockErr = landlockABI()
 	rep, err := runProbe(true, l.Landlock)
 	switch {
@@ -59,20 +67,20 @@ func probe() Level {
 }
 
 // runProbe starts the helper in probe mode, in the namespaces or not.
-func runProbe(namespaces bool, abi int) (probeReport, error) {
-	var rep probeReport
+func runProbe(namespaces bool, abi int) (helperplan.ProbeReport, error) {
+	var rep helperplan.ProbeReport
 	dir, err := os.MkdirTemp("", "lemmings-sandbox-probe-")
 	if err != nil {
 		return rep, err
 	}
 	defer os.RemoveAll(dir)
-	p := plan{Writable: []string{dir}, Devices: devices, Landlock: abi, Namespaces: namespaces,
+	p := helperplan.Plan{Writable: []string{dir}, Devices: devices, Landlock: abi, Namespaces: namespaces,
 		NetNS: namespaces, PidNS: namespaces, Mounts: namespaces, Probe: true}
 	data, _ := json.Marshal(p)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, selfExe, string(data))
-	cmd.Args[0] = helperArg0
+	cmd.Args[0] = helperplan.Arg0
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if namespaces {
@@ -141,7 +149,7 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) error {
 		return cmd.Err
 	}
 	network := s.Network || b.cfg.Network
-	p := plan{
+	p := helperplan.Plan{
 		Path:     cmd.Path,
 		Writable: b.writable(s, tmp),
 		Devices:  devices,
@@ -168,7 +176,7 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) error {
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	args := append([]string{helperArg0, string(data)}, cmd.Args...)
+	args := append([]string{helperplan.Arg0, string(data)}, cmd.Args...)
 	cmd.Path, cmd.Args = selfExe, args
 	if p.Namespaces {
 		cmd.SysProcAttr = namespaceAttr(p.NetNS, p.PidNS)

@@ -28,12 +28,12 @@ inside=$(git grep -nE 'Unmarshal\((ev|e|event)\.Data' -- 'events/*.go' ':!*_test
 echo "decoders: $(printf '%s' "$decoders" | grep -c . || true) outside the events package (${inside:-0} in it)"
 
 echo "== packages linking the sandbox helper's init"
-helper_dir=$(git grep -lE 'os\.Args\[0\] != helperArg0' -- '*.go' ':!*_test.go' | head -1 | xargs dirname)
+helper_dir=$(git grep -lE 'os\.Args\[0\] != (helperArg0|helperplan\.Arg0)' -- '*.go' ':!*_test.go' | head -1 | xargs dirname)
 helper_pkg="$mod/$helper_dir"
 all=$($GO list ./...)
 total=$(printf '%s\n' "$all" | grep -c .)
 linking=$(for p in $all; do
-  if $GO list -deps "$p" | grep -x "$helper_pkg" >/dev/null; then echo "$p"; fi
+  if [ "$p" != "$helper_pkg" ] && $GO list -deps "$p" | grep -x "$helper_pkg" >/dev/null; then echo "$p"; fi
 done)
 n=$(printf '%s' "$linking" | grep -c . || true)
 echo "helper package: $helper_pkg"

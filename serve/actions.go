@@ -142,7 +142,7 @@ func (s *Server) resume(ctx context.Context, id string, approve bool, reason str
 	go func() {
 		defer s.wg.Done()
 		res, err := run.Resume(s.ctx, run.Options{RepoDir: s.opts.Root, RunID: id, Config: cfg, Decision: decision, Choices: run.ChoicesOf(cfg),
-			Warn: lockedWriter{job}, HTTPClient: s.opts.HTTPClient})
+			Warn: lockedWriter{job}, HTTPClient: s.opts.HTTPClient, Redactor: s.opts.Redactor})
 		job.mu.Lock()
 		job.ended, job.status, job.err = time.Now(), res.Standing.Status, err
 		job.mu.Unlock()

@@ -12,7 +12,6 @@ import (
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/internal/redact"
 )
 
 // heartbeat keeps idle streams open through proxies and tells a gone client.
@@ -72,7 +71,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	last := time.Now()
 	var checked time.Time
 	ending := false
-	red := redact.Default()
+	red := s.opts.Redactor
 	for {
 		got, err := src.Events(r.Context(), id, offset, 500)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -57,6 +57,9 @@ type app struct {
 	demo   demoMode
 	stdout io.Writer
 	stderr io.Writer
+	// red is the process's redaction, taught here (the environment, the
+	// repository's .env values) and passed to the run and the server.
+	red *redact.Redactor
 	// rawStdout is stdout without redaction, for the one secret lemmings
 	// prints on purpose: the access token lemmings serve made for this user.
 	rawStdout io.Writer
@@ -67,7 +70,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	// progress, messages, --json, status, log, report.
 	red := redact.Default()
 	red.LearnEnv(os.Environ())
-	a := &app{stdout: red.Writer(stdout), stderr: red.Writer(stderr), rawStdout: stdout}
+	a := &app{stdout: red.Writer(stdout), stderr: red.Writer(stderr), rawStdout: stdout, red: red}
 	stdout, stderr = a.stdout, a.stderr
 	root := &cobra.Command{
 		Use:   "lemmings",

@@ -264,7 +264,7 @@ func (a *app) drive(parent context.Context, start func(context.Context, run.Opti
 	defer stop()
 	prog := newProgress(a.stdout, a.jsonOut)
 	prog.verbose = a.verbose
-	o := run.Options{RepoDir: root, Config: cfg, Sinks: []graph.Sink{prog}, Warn: a.stderr, Choices: run.ChoicesOf(cfg)}
+	o := run.Options{RepoDir: root, Config: cfg, Sinks: []graph.Sink{prog}, Warn: a.stderr, Choices: run.ChoicesOf(cfg), Redactor: a.red}
 	res, err := start(ctx, o)
 	prog.Close()
 	if res.RunID == "" && err != nil {

@@ -47,7 +47,7 @@ It listens on 127.0.0.1:7766. Any other address needs the token printed at start
 				token = serve.RandomToken()
 			}
 			srv, err := serve.New(serve.Options{Root: root, Token: token, Log: a.stderr,
-				LoadConfig: a.serveConfig(root), Source: src})
+				LoadConfig: a.serveConfig(root), Source: src, Redactor: a.red})
 			if err != nil {
 				return err
 			}

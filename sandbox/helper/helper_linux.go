@@ -1,4 +1,4 @@
-package sandbox
+package helper
 
 import (
 	"encoding/json"
@@ -7,49 +7,16 @@ import (
 	"runtime"
 	"syscall"
 
+	"github.com/lemmings-dev/lemmings/sandbox/internal/helperplan"
+
 	"golang.org/x/sys/unix"
 )
-
-// helperArg0 is the argv[0] under which the lemmings binary (or any binary
-// linking this package) acts as the sandbox helper.
-const helperArg0 = "lemmings-sandbox-helper"
-
-// Exit codes of the helper itself.
-const (
-	exitSetup    = 125 // the sandbox could not be set up
-	exitNotFound = 127
-)
-
-// plan is what the parent asks of the helper (argv[1], JSON).
-type plan struct {
-	Path       string   `json:"path"` // the program, resolved
-	Writable   []string `json:"writable"`
-	Devices    []string `json:"devices"`
-	Protect    []string `json:"protect,omitempty"` // bound read-only (mount namespace)
-	Landlock   int      `json:"landlock"`          // ABI to enforce; 0: none
-	Namespaces bool     `json:"ns"`                // started in new user and mount namespaces
-	NetNS      bool     `json:"netns"`             // and a network namespace: loopback up
-	PidNS      bool     `json:"pidns"`             // and a pid namespace: a /proc of its own
-	Mounts     bool     `json:"mounts"`            // private /dev/shm and /dev/pts, Protect bound read-only
-	DenyNet    bool     `json:"deny_net"`
-	UnixOut    bool     `json:"unix_out"`
-	Probe      bool     `json:"probe,omitempty"` // set up, report on stdout, exit
-}
-
-// probeReport is what a probing helper prints.
-type probeReport struct {
-	Loopback bool `json:"lo"`
-	Mounts   bool `json:"mounts"`
-	// Err is a step of the namespaces' setup that failed (the steps
-	// before it worked); LandlockErr is Landlock's failure.
-	Err         string `json:"err,omitempty"`
-	LandlockErr string `json:"landlock_err,omitempty"`
-}
 
 // The helper runs before main: lemmings' own init work (and a test
 // binary's) never runs in it, and main never returns to it.
 func init() {
-	if len(os.Args) < 2 || os.Args[0] != helperArg0 {
+	helperplan.MarkLinked()
+	if len(os.Args) < 2 || os.Args[0] != helperplan.Arg0 {
 		return
 	}
 	runtime.LockOSThread()
@@ -59,13 +26,13 @@ func init() {
 func runHelper(planJSON string, argv []string) int {
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(os.Stderr, "lemmings sandbox: "+format+"\n", args...)
-		return exitSetup
+		return helperplan.ExitSetup
 	}
-	var p plan
+	var p helperplan.Plan
 	if err := json.Unmarshal([]byte(planJSON), &p); err != nil {
 		return fail("bad plan: %v", err)
 	}
-	var rep probeReport
+	var rep helperplan.ProbeReport
 	if p.Namespaces {
 		rep = setupNamespaces(p)
 		if rep.Err != "" && !p.Probe {
@@ -100,20 +67,20 @@ func runHelper(planJSON string, argv []string) int {
 	err := syscall.Exec(p.Path, argv, os.Environ())
 	fmt.Fprintf(os.Stderr, "lemmings sandbox: exec %s: %v\n", p.Path, err)
 	if os.IsNotExist(err) {
-		return exitNotFound
+		return helperplan.ExitNotFound
 	}
-	return exitSetup
+	return helperplan.ExitSetup
 }
 
 // setupNamespaces prepares the new namespaces the helper was started in:
 // loopback up, mounts private, a /proc of the new pid namespace, a private
 // /dev/shm and /dev/pts (the user's terminals out of reach), the protected
 // paths read-only. In a probe, the step that fails is reported.
-func setupNamespaces(p plan) probeReport {
-	var rep probeReport
+func setupNamespaces(p helperplan.Plan) helperplan.ProbeReport {
+	var rep helperplan.ProbeReport
 	if p.NetNS {
 		if err := loopbackUp(); err != nil {
-			return probeReport{Err: "bring loopback up: " + err.Error()}
+			return helperplan.ProbeReport{Err: "bring loopback up: " + err.Error()}
 		}
 		rep.Loopback = true
 	}
