@@ -14,6 +14,7 @@ import (
 // A long run must not grow the planner's prompt without bound: the oldest
 // history goes first, the task, the directives and the instructions never.
 func TestPlannerPromptStaysWithinBudgetAsTheRunGrows(t *testing.T) {
+	t.Parallel()
 	c, err := llm.NewComposer(prompts.FS, "", "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +56,7 @@ func TestPlannerPromptStaysWithinBudgetAsTheRunGrows(t *testing.T) {
 }
 
 func TestLimitsStopTheRunBeforeNewWork(t *testing.T) {
+	t.Parallel()
 	d := &Deps{Settings: DefaultSettings()}
 	d.Settings.MaxTasks = 3
 	now := time.Now()

@@ -8,6 +8,7 @@ import (
 
 // The nodes that ask a model are named as their templates are.
 func TestNodeNamesAreTheirTemplatesNames(t *testing.T) {
+	t.Parallel()
 	for node, tmpl := range map[string]string{
 		NodeScope: prompts.ScopeAgent, NodePlanner: prompts.TaskPlanner, NodeImplementor: prompts.Implementor,
 		NodeQA: prompts.QA, NodeAssessor: prompts.Assessor,
