@@ -24,6 +24,7 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/termprogress"
 	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -279,7 +280,7 @@ func short(sha string) string { return sha[:min(len(sha), 10)] }
 // clusterLog prints the run's events from the store; following, it wakes on
 // NOTIFY until the run is finished or paused and nobody holds it.
 func (a *app) clusterLog(ctx context.Context, db *pgstore.DB, id string, follow bool) error {
-	prog := newReplay(a.stdout, a.jsonOut)
+	prog := termprogress.NewReplay(a.stdout, a.jsonOut)
 	var after int64
 	app, err := run.StoreOn(db.Checkpointer())
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/termprogress"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/runstate"
@@ -303,8 +304,8 @@ func (a *app) printEvents(ctx context.Context, root, id string, follow bool) err
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("run %s has no event log: %w", id, err)
 	}
-	prog := newReplay(a.stdout, a.jsonOut)
-	prog.verbose = a.verbose
+	prog := termprogress.NewReplay(a.stdout, a.jsonOut)
+	prog.Verbose = a.verbose
 	var offset int64
 	for {
 		got, err := inspect.ReadEvents(path, offset, 0)

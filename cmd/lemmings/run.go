@@ -18,6 +18,7 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/termprogress"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/runstate"
@@ -262,8 +263,8 @@ func (a *app) drive(parent context.Context, start func(context.Context, run.Opti
 	a.warnCLILogin(cfg)
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	prog := newProgress(a.stdout, a.jsonOut)
-	prog.verbose = a.verbose
+	prog := termprogress.New(a.stdout, a.jsonOut)
+	prog.Verbose = a.verbose
 	o := run.Options{RepoDir: root, Config: cfg, Sinks: []graph.Sink{prog}, Warn: a.stderr, Choices: run.ChoicesOf(cfg), Redactor: a.red}
 	res, err := start(ctx, o)
 	prog.Close()

@@ -1,4 +1,4 @@
-package main
+package termprogress
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ func TestALogShowsALongCallsProgressAtAReadablePace(t *testing.T) {
 	evs = append(evs, custom(start.Add(65*time.Second), "scope_agent", "llm_call",
 		map[string]any{"label": "scope_agent", "provider": "ollama", "completion_tokens": 256, "elapsed_ms": 65000, "tokens_per_s": 4.0}))
 	var out bytes.Buffer
-	p := newReplay(&out, false)
+	p := NewReplay(&out, false)
 	for _, ev := range evs {
 		p.Handle(ev)
 	}

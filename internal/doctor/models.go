@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"context"
@@ -16,13 +16,13 @@ import (
 // modelChecks checks the local roles, one line per cause: roles whose
 // server cannot be reached share one line naming the server and them all,
 // with the fix that fits why it cannot be reached.
-func modelChecks(ctx context.Context, r *llm.Router, cfg *config.Config, src *config.Sources, roles []string) []check {
+func modelChecks(ctx context.Context, r *llm.Router, cfg *config.Config, src *config.Sources, roles []string) []Check {
 	type down struct {
 		roles    []string
 		severity string
 		err      error
 	}
-	var out []check
+	var out []Check
 	servers := map[string]*down{}
 	var order []string
 	for _, role := range roles {
@@ -48,14 +48,14 @@ func modelChecks(ctx context.Context, r *llm.Router, cfg *config.Config, src *co
 		}
 		name := "model " + role
 		if err != nil {
-			out = append(out, check{name, severity, causeOf(err), llmHint(err)})
+			out = append(out, Check{name, severity, causeOf(err), llmHint(err)})
 			continue
 		}
-		out = append(out, check{name, "ok", fmt.Sprintf("%s on %s", rr.Model, rr.BaseURL), ""})
+		out = append(out, Check{name, "ok", fmt.Sprintf("%s on %s", rr.Model, rr.BaseURL), ""})
 	}
 	for _, url := range order {
 		d := servers[url]
-		out = append(out, check{Name: "model server", Status: d.severity,
+		out = append(out, Check{Name: "model server", Status: d.severity,
 			Detail: fmt.Sprintf("%s (for %s) cannot be reached: %v", url, strings.Join(d.roles, ", "), innermost(d.err)),
 			Fix:    unreachableFix(d.err, url, cfg, src)})
 	}
@@ -138,16 +138,16 @@ func llmHint(err error) string {
 // plannerCheck says who will plan when roles.planner names a model of its
 // own (nil when it does not: the primary plans). A planner that cannot
 // answer only warns: the run then plans on the primary, and says so.
-func plannerCheck(ctx context.Context, r *llm.Router, cfg *config.Config) *check {
+func plannerCheck(ctx context.Context, r *llm.Router, cfg *config.Config) *Check {
 	if cfg.Roles[config.RolePlanner].Model == "" {
 		return nil
 	}
 	rr, _ := cfg.ResolvedRole(config.RolePlanner)
 	if !slices.Contains(r.Roles(), config.RolePlanner) {
-		return &check{"planner", "ok", fmt.Sprintf("%s via %s is a cloud planner: off while supervisors are off or offline, the primary plans", rr.Model, rr.Provider), ""}
+		return &Check{"planner", "ok", fmt.Sprintf("%s via %s is a cloud planner: off while supervisors are off or offline, the primary plans", rr.Model, rr.Provider), ""}
 	}
 	if err := r.Check(ctx, config.RolePlanner); err != nil {
-		return &check{"planner", "warn", "off for a run, the primary plans: " + causeOf(err), llmHint(err)}
+		return &Check{"planner", "warn", "off for a run, the primary plans: " + causeOf(err), llmHint(err)}
 	}
-	return &check{"planner", "ok", fmt.Sprintf("%s via %s plans scope and tasks", rr.Model, rr.Provider), ""}
+	return &Check{"planner", "ok", fmt.Sprintf("%s via %s plans scope and tasks", rr.Model, rr.Provider), ""}
 }

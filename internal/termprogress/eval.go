@@ -1,4 +1,4 @@
-package main
+package termprogress
 
 import (
 	"encoding/json"
@@ -11,9 +11,10 @@ import (
 	"github.com/lemmings-dev/lemmings/eval"
 )
 
-// evalProgress shows an eval going: a live bar on a terminal, one plain line
-// per finished exercise when piped, one JSON line per exercise with --json.
-type evalProgress struct {
+// Eval shows an eval going: a live bar on a terminal, one plain line per
+// finished exercise when piped, one JSON line per exercise with --json. Its
+// Plan, Start and Result are eval.Options' OnPlan, OnStart and OnResult.
+type Eval struct {
 	mu      sync.Mutex
 	w       io.Writer
 	live    bool
@@ -31,8 +32,9 @@ type evalProgress struct {
 	stop    chan struct{}
 }
 
-func newEvalProgress(w io.Writer, jsonOut bool) *evalProgress {
-	p := &evalProgress{w: w, json: jsonOut, live: !jsonOut && isTerminal(w), began: time.Now(), running: map[string]time.Time{}}
+// NewEval shows an eval to w.
+func NewEval(w io.Writer, jsonOut bool) *Eval {
+	p := &Eval{w: w, json: jsonOut, live: !jsonOut && IsTerminal(w), began: time.Now(), running: map[string]time.Time{}}
 	if p.live {
 		// The bar's clock moves while a long exercise runs.
 		p.ticker, p.stop = time.NewTicker(time.Second), make(chan struct{})
@@ -52,7 +54,8 @@ func newEvalProgress(w io.Writer, jsonOut bool) *evalProgress {
 	return p
 }
 
-func (p *evalProgress) plan(total, resumed int) {
+// Plan: total exercises, resumed of them already done.
+func (p *Eval) Plan(total, resumed int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.total, p.done = total, resumed
@@ -66,7 +69,8 @@ func (p *evalProgress) plan(total, resumed int) {
 	}
 }
 
-func (p *evalProgress) start(id string) {
+// Start: an exercise began.
+func (p *Eval) Start(id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.running[id] = time.Now()
@@ -76,7 +80,8 @@ func (p *evalProgress) start(id string) {
 	p.bar()
 }
 
-func (p *evalProgress) result(r eval.Result) {
+// Result: an exercise ended.
+func (p *Eval) Result(r eval.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.running, r.ID)
@@ -119,7 +124,7 @@ func (p *evalProgress) result(r eval.Result) {
 }
 
 // line prints a plain line above the live bar.
-func (p *evalProgress) line(s string) {
+func (p *Eval) line(s string) {
 	if p.live && p.lastLen > 0 {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.lastLen = 0
@@ -127,14 +132,14 @@ func (p *evalProgress) line(s string) {
 	fmt.Fprintln(p.w, s)
 }
 
-func (p *evalProgress) jsonLine(v any) {
+func (p *Eval) jsonLine(v any) {
 	b, _ := json.Marshal(v)
 	fmt.Fprintf(p.w, "%s\n", b)
 }
 
 const barWidth = 24
 
-func (p *evalProgress) bar() {
+func (p *Eval) bar() {
 	if !p.live || p.total == 0 {
 		return
 	}
@@ -156,7 +161,7 @@ func (p *evalProgress) bar() {
 }
 
 // Close ends the live bar.
-func (p *evalProgress) Close() {
+func (p *Eval) Close() {
 	if p.ticker != nil {
 		p.ticker.Stop()
 		close(p.stop)

@@ -1,4 +1,4 @@
-package main
+package termprogress
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ import (
 // enough to read.
 const plainEvery = 15 * time.Second
 
-func (p *progress) modelProgress(data events.Payload) {
+func (p *Progress) modelProgress(data events.Payload) {
 	c := &p.call
 	switch d := data.(type) {
 	case *events.LLMStart:
@@ -32,10 +32,10 @@ func (p *progress) modelProgress(data events.Payload) {
 		c.label = firstOf(d.Label, c.label)
 		c.tokens = d.Tokens
 		c.tokPerS = d.TokensPerS
-		if p.verbose {
+		if p.Verbose {
 			p.streamText(d.Text)
 		}
-		if !p.live && !p.verbose && p.now().Sub(c.lastPlain) >= plainEvery {
+		if !p.live && !p.Verbose && p.now().Sub(c.lastPlain) >= plainEvery {
 			c.lastPlain = p.now()
 			p.printf("%s   %s: %d tokens so far, %.1f tok/s", p.elapsed(), firstOf(c.label, "model"), c.tokens, c.tokPerS)
 		}
@@ -72,7 +72,7 @@ func (p *progress) modelProgress(data events.Payload) {
 }
 
 // workProgress prints what the Implementor did and what the run found.
-func (p *progress) workProgress(data events.Payload) {
+func (p *Progress) workProgress(data events.Payload) {
 	p.flushText()
 	switch d := data.(type) {
 	case *events.Action:
@@ -102,7 +102,7 @@ func (p *progress) workProgress(data events.Payload) {
 }
 
 // callState is the status line's view of the model call in flight.
-func (p *progress) callState() string {
+func (p *Progress) callState() string {
 	c := p.call
 	if !c.active {
 		return ""
@@ -122,7 +122,7 @@ func (p *progress) callState() string {
 
 // streamText prints streamed model text (--verbose) line by line, so the
 // status line is drawn only between whole lines.
-func (p *progress) streamText(text string) {
+func (p *Progress) streamText(text string) {
 	c := &p.call
 	if !c.printedHeader {
 		c.printedHeader = true
@@ -140,7 +140,7 @@ func (p *progress) streamText(text string) {
 }
 
 // flushText ends a streamed text that did not end with a newline.
-func (p *progress) flushText() {
+func (p *Progress) flushText() {
 	if p.call.pending != "" {
 		p.printf("    │ %s", p.call.pending)
 		p.call.pending = ""
@@ -148,7 +148,7 @@ func (p *progress) flushText() {
 }
 
 // endLine is a stored log's last word: how the run stood when it ended.
-func (p *progress) endLine(ev graph.Event) {
+func (p *Progress) endLine(ev graph.Event) {
 	p.flushText()
 	line := fmt.Sprintf("%s run ended: %s", p.elapsed(), ev.Status)
 	if ev.Reason != "" {
@@ -160,7 +160,7 @@ func (p *progress) endLine(ev graph.Event) {
 }
 
 // now is the progress view's clock: the events' time in a stored log.
-func (p *progress) now() time.Time {
+func (p *Progress) now() time.Time {
 	if p.replay {
 		return p.clock
 	}

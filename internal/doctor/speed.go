@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"context"
@@ -36,7 +36,7 @@ var speedProbe = []llm.Message{
 // speedCheck measures the primary model's generation speed (a local model
 // only: a cloud call costs money and its speed is the provider's), and says
 // what a run's replies will take at that speed.
-func speedCheck(ctx context.Context, r *llm.Router, cfg *config.Config) *check {
+func speedCheck(ctx context.Context, r *llm.Router, cfg *config.Config) *Check {
 	role, err := cfg.ResolvedRole(config.RolePrimary)
 	if err != nil || !r.Local(config.RolePrimary) {
 		return nil
@@ -52,20 +52,20 @@ func speedCheck(ctx context.Context, r *llm.Router, cfg *config.Config) *check {
 	resp, err := r.Chat(ctx, llm.Request{Role: config.RolePrimary, Label: "doctor", Messages: speedProbe, MaxTokens: speedProbeTokens, Temperature: &zero})
 	took := time.Since(start)
 	if err != nil {
-		return &check{"speed", "warn", fmt.Sprintf("%s did not answer a %d-token question: %s", role.Model, speedProbeTokens, causeOf(err)), llmHint(err)}
+		return &Check{"speed", "warn", fmt.Sprintf("%s did not answer a %d-token question: %s", role.Model, speedProbeTokens, causeOf(err)), llmHint(err)}
 	}
 	tps := resp.Usage.TokensPerSecond()
 	if tps <= 0 {
-		return &check{"speed", "warn", fmt.Sprintf("%s answered in %s but reported no token counts: its speed is unknown", role.Model, took.Round(100*time.Millisecond)), ""}
+		return &Check{"speed", "warn", fmt.Sprintf("%s answered in %s but reported no token counts: its speed is unknown", role.Model, took.Round(100*time.Millisecond)), ""}
 	}
 	detail := fmt.Sprintf("%s: %.1f tokens/s (%d tokens in %s; first token after %s, loading and prompt included): an action reply (~%d tokens) takes ~%s, a code reply (~%d) ~%s",
 		role.Model, tps, resp.Usage.CompletionTokens, took.Round(100*time.Millisecond), first.Round(100*time.Millisecond),
 		actionReplyTokens, secondsFor(actionReplyTokens, tps), codeReplyTokens, secondsFor(codeReplyTokens, tps))
 	if tps < slowTokensPerSecond {
-		return &check{"speed", "warn", detail + ": a run will be slow",
+		return &Check{"speed", "warn", detail + ": a run will be slow",
 			"a smaller model (--model qwen2.5-coder:7b), a GPU, or fewer layers on the CPU (roles.primary.options.num_gpu) speeds it up; a slow run stops at limits.max_wall_time"}
 	}
-	return &check{"speed", "ok", detail, ""}
+	return &Check{"speed", "ok", detail, ""}
 }
 
 func secondsFor(tokens int, tps float64) time.Duration {

@@ -1,4 +1,4 @@
-package main
+package termprogress
 
 import (
 	"encoding/json"
@@ -21,9 +21,10 @@ import (
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
-// progress renders a run's events for a person: a live status line on a
-// terminal, plain lines when piped. With --json every event is one JSON line.
-type progress struct {
+// Progress renders a run's events for a person: a live status line on a
+// terminal, plain lines when piped. With jsonOut every event is one JSON
+// line. It is a graph.Sink.
+type Progress struct {
 	mu   sync.Mutex
 	w    io.Writer
 	live bool
@@ -49,11 +50,11 @@ type progress struct {
 	stopResize func()
 	// call is the model call in flight (llm_start … llm_call).
 	call modelCall
-	// verbose streams the models' text (--verbose).
-	verbose bool
-	// ephemeral: the repository is removed when the command ends (a plain
+	// Verbose streams the models' text (--verbose).
+	Verbose bool
+	// Ephemeral: the repository is removed when the command ends (a plain
 	// demo), so no path into it is printed.
-	ephemeral bool
+	Ephemeral bool
 	stopTick  chan struct{}
 	tickDone  chan struct{}
 }
@@ -70,8 +71,9 @@ type modelCall struct {
 	printedHeader bool
 }
 
-func newProgress(w io.Writer, jsonOut bool) *progress {
-	p := &progress{w: w, json: jsonOut, live: !jsonOut && isTerminal(w), start: time.Now()}
+// New renders a live run to w.
+func New(w io.Writer, jsonOut bool) *Progress {
+	p := &Progress{w: w, json: jsonOut, live: !jsonOut && IsTerminal(w), start: time.Now()}
 	if p.live {
 		p.width = terminalWidth(w)
 		p.stopResize = onResize(func() {
@@ -89,7 +91,7 @@ func newProgress(w io.Writer, jsonOut bool) *progress {
 	return p
 }
 
-func (p *progress) tick(every time.Duration) {
+func (p *Progress) tick(every time.Duration) {
 	defer close(p.tickDone)
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -107,9 +109,9 @@ func (p *progress) tick(every time.Duration) {
 	}
 }
 
-// newReplay renders a stored event log: times count from the run's start.
-func newReplay(w io.Writer, jsonOut bool) *progress {
-	return &progress{w: w, json: jsonOut, replay: true}
+// NewReplay renders a stored event log: times count from the run's start.
+func NewReplay(w io.Writer, jsonOut bool) *Progress {
+	return &Progress{w: w, json: jsonOut, replay: true}
 }
 
 // terminalWidth is the width of the terminal w writes to (80 when unknown).
@@ -146,7 +148,8 @@ func fileOf(w io.Writer) (*os.File, bool) {
 	}
 }
 
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w (under its redacting wrappers) is a terminal.
+func IsTerminal(w io.Writer) bool {
 	f, ok := fileOf(w)
 	if !ok {
 		return false
@@ -156,7 +159,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // Handle implements graph.Sink.
-func (p *progress) Handle(ev graph.Event) {
+func (p *Progress) Handle(ev graph.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.replay {
@@ -197,7 +200,7 @@ func (p *progress) Handle(ev graph.Event) {
 	}
 }
 
-func (p *progress) custom(data events.Payload) {
+func (p *Progress) custom(data events.Payload) {
 	switch d := data.(type) {
 	case *events.Progress:
 		p.counts = runview.ProgressOf(*d)
@@ -240,7 +243,7 @@ func (p *progress) custom(data events.Payload) {
 	case *events.Trace:
 		p.printf("%s trace %v → %v", p.elapsed(), d.TraceID, d.Endpoint)
 	case *events.Report:
-		if p.ephemeral {
+		if p.Ephemeral {
 			p.printf("%s report written (in the temporary demo repository: lemmings demo --dir DIR keeps it)", p.elapsed())
 		} else {
 			p.printf("%s report written: %v", p.elapsed(), d.Path)
@@ -248,7 +251,7 @@ func (p *progress) custom(data events.Payload) {
 	}
 }
 
-func (p *progress) summary() string {
+func (p *Progress) summary() string {
 	if !p.haveCounts {
 		return ""
 	}
@@ -267,7 +270,7 @@ func (p *progress) summary() string {
 
 // elapsed is the time since the run's start as [H:MM:SS]: one width for
 // every line, the live one included.
-func (p *progress) elapsed() string {
+func (p *Progress) elapsed() string {
 	d := time.Since(p.start)
 	if p.replay {
 		d = p.clock.Sub(p.start)
@@ -285,7 +288,7 @@ func clockOf(d time.Duration) string {
 }
 
 // printf writes one plain line, clearing the live line first.
-func (p *progress) printf(format string, args ...any) {
+func (p *Progress) printf(format string, args ...any) {
 	if p.live && p.lastLen > 0 {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.lastLen = 0
@@ -293,7 +296,7 @@ func (p *progress) printf(format string, args ...any) {
 	fmt.Fprintf(p.w, format+"\n", args...)
 }
 
-func (p *progress) liveLine() {
+func (p *Progress) liveLine() {
 	line := strings.Join(strings.Fields(fmt.Sprintf("%s %s %s %s %s", p.elapsed(), p.node, p.callState(), p.task, p.summary())), " ")
 	// Redacted before it is fitted: the writer's redaction may not lengthen it past the width.
 	line = fitWidth(redact.String(line), p.width)
@@ -302,7 +305,7 @@ func (p *progress) liveLine() {
 }
 
 // Close ends the live line.
-func (p *progress) Close() {
+func (p *Progress) Close() {
 	if p.stopResize != nil {
 		p.stopResize()
 	}

@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"runtime"
@@ -10,8 +10,8 @@ import (
 
 // sandboxCheck says which sandbox confines model-written code on this
 // machine, and how to get a stronger one.
-func sandboxCheck(cfg *config.Config) check {
-	c := check{Name: "sandbox"}
+func sandboxCheck(cfg *config.Config) Check {
+	c := Check{Name: "sandbox"}
 	box, err := run.OpenSandbox(cfg, nil, nopWriter{})
 	if err != nil {
 		c.Status, c.Detail = "fail", err.Error()
