@@ -3,6 +3,7 @@ package demo
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"io"
 	"os"
@@ -77,8 +78,11 @@ var (
 )
 
 // normalizeEvents replaces what a run cannot repeat and keeps every byte
-// else, key order included.
+// else, key order included. Of a call's llm_progress events it keeps the
+// first (the first token): the later ones come once a second of streaming,
+// as many as the machine's load makes it.
 func normalizeEvents(data []byte, runID, dir string) []byte {
+	data = firstProgressOnly(data)
 	data = bytes.ReplaceAll(data, []byte(runID), []byte("RUN"))
 	data = bytes.ReplaceAll(data, []byte(filepath.Dir(dir)), []byte("TMP"))
 	data = evTime.ReplaceAll(data, []byte(`"$1":"T"`))
@@ -95,4 +99,30 @@ func normalizeEvents(data []byte, runID, dir string) []byte {
 	})
 	data = evDuration.ReplaceAll(data, []byte("D"))
 	return data
+}
+
+// firstProgressOnly drops each llm_progress line after the first since its
+// call's llm_start.
+func firstProgressOnly(data []byte) []byte {
+	var out [][]byte
+	seen := map[string]bool{} // label → its call's first progress kept
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var ev struct {
+			Name string
+			Data struct{ Label string }
+		}
+		if json.Unmarshal(line, &ev) == nil {
+			switch ev.Name {
+			case "llm_start":
+				seen[ev.Data.Label] = false
+			case "llm_progress":
+				if seen[ev.Data.Label] {
+					continue
+				}
+				seen[ev.Data.Label] = true
+			}
+		}
+		out = append(out, line)
+	}
+	return bytes.Join(out, []byte("\n"))
 }
