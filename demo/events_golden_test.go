@@ -22,6 +22,10 @@ func TestTheEventLogKeepsItsFormat(t *testing.T) {
 		name string
 		opts Options
 	}{
+		// The whole workflow: both milestones, QA sending a task back,
+		// supervisors in the step, polish, the report.
+		{"events-full-pipeline.jsonl", Options{Blocking: true, Pipeline: "full"}},
+		// The pipeline the remit's shape picks (pipeline.mode auto).
 		{"events-blocking-supervisors.jsonl", Options{Blocking: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

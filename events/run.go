@@ -14,6 +14,7 @@ const (
 	KindPipeline             = "pipeline"
 	KindPipelineKeptQuick    = "pipeline_kept_quick"
 	KindPipelineEscalated    = "pipeline_escalated"
+	KindPlaced               = "placed"
 	KindMilestones           = "milestones"
 	KindTaskPlanned          = "task_planned"
 	KindTaskFailed           = "task_failed"
@@ -61,6 +62,15 @@ type PipelineChange struct {
 	Attempts int    `json:"attempts"`
 	Task     string `json:"task"`
 	Why      string `json:"why"`
+}
+
+// Placed: lemmings found where the remit's change goes before any plan:
+// the files to change, the tests that pin the behaviour (shown, not
+// changed), and what placed it.
+type Placed struct {
+	Change []string `json:"change"`
+	How    string   `json:"how"`
+	Show   []string `json:"show"`
 }
 
 // Milestones: the ScopeAgent planned (or re-planned) the milestones.
@@ -282,6 +292,9 @@ func (Pipeline) Kind() string { return KindPipeline }
 func (p PipelineChange) Kind() string { return p.Name }
 
 // Kind implements Payload.
+func (Placed) Kind() string { return KindPlaced }
+
+// Kind implements Payload.
 func (Milestones) Kind() string { return KindMilestones }
 
 // Kind implements Payload.
@@ -368,6 +381,7 @@ func init() {
 		func() Payload { return &Pipeline{} },
 		func() Payload { return &PipelineChange{Name: KindPipelineKeptQuick} },
 		func() Payload { return &PipelineChange{Name: KindPipelineEscalated} },
+		func() Payload { return &Placed{} },
 		func() Payload { return &Milestones{} },
 		func() Payload { return &TaskPlanned{} },
 		func() Payload { return &TaskFailed{} },

@@ -12,6 +12,7 @@ const (
 	KindImplementorDirect  = "implementor_direct"
 	KindImplementorBadCode = "implementor_bad_code"
 	KindImplementorSample  = "implementor_sample"
+	KindImplementorRefused = "implementor_finish_refused"
 	KindImplementation     = "implementation"
 	KindGate               = "gate"
 	KindGatesReused        = "gates_reused"
@@ -90,6 +91,13 @@ type ImplementorSample struct {
 	Sample  int    `json:"sample"`
 	Task    string `json:"task"`
 	Tokens  int    `json:"tokens"`
+}
+
+// ImplementorFinishRefused: the attempt said finish again while a gate still
+// failed on the same code, and ended as a loop.
+type ImplementorFinishRefused struct {
+	Attempt int    `json:"attempt"`
+	Task    string `json:"task"`
 }
 
 // Implementation: how an Implementor attempt ended (runstate.ImplStatus's words).
@@ -201,6 +209,9 @@ func (ImplementorBadCode) Kind() string { return KindImplementorBadCode }
 func (ImplementorSample) Kind() string { return KindImplementorSample }
 
 // Kind implements Payload.
+func (ImplementorFinishRefused) Kind() string { return KindImplementorRefused }
+
+// Kind implements Payload.
 func (Implementation) Kind() string { return KindImplementation }
 
 // Kind implements Payload.
@@ -235,6 +246,7 @@ func init() {
 		func() Payload { return &ImplementorDirect{} },
 		func() Payload { return &ImplementorBadCode{} },
 		func() Payload { return &ImplementorSample{} },
+		func() Payload { return &ImplementorFinishRefused{} },
 		func() Payload { return &Implementation{} },
 		func() Payload { return &Gate{} },
 		func() Payload { return &GatesReused{} },
