@@ -182,7 +182,7 @@ func (a *app) evalSolver(f evalFlags, cfg *config.Config) (eval.Solver, string, 
 		model = r.Model
 	}
 	if f.implementor == "lemmings" {
-		return &eval.Lemmings{Config: cfg, FixRounds: f.fixRounds}, model, nil
+		return &eval.Lemmings{Config: cfg, FixRounds: f.fixRounds, TestTimeout: f.testTimeout}, model, nil
 	}
 	return evalCLISolver(f.implementor, cfg)
 }
