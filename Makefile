@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo test unit test-cluster bench-cluster vet fmt-check bench bench-aider fuzz ollama models test-ollama test-models test-browser test-traces phoenix screenshots clis mcp-inspector clean
+.PHONY: all build demo demo-real test unit test-cluster bench-cluster vet fmt-check bench bench-aider fuzz ollama models test-ollama test-models test-browser test-traces phoenix screenshots clis mcp-inspector clean
 
 all: build
 
@@ -13,6 +13,12 @@ build:
 # The demo: a scripted model server, a sample repository, the real workflow.
 demo:
 	$(GO) run ./cmd/lemmings demo
+
+# A real model at work on the CPU: builds the Ollama server, installs Qwen2.5-Coder-0.5B, runs a
+# real remit on the demo repository with it and stops the server (scripts/demo-real.sh; ~1-5 min
+# on 2 cores, the server's first build ~3 min more).
+demo-real:
+	GO="$(GO)" ./scripts/demo-real.sh
 
 # The test command CI runs: formatting, vet, no large binaries tracked, unit
 # and e2e tests under -race and once more without it (plain `go test` is what

@@ -2,6 +2,7 @@ package realollama
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"os"
@@ -32,6 +33,11 @@ var coderFiles = map[string]string{
 	"qwen15": "qwen15/qwen2.5-coder-1.5b-instruct.gguf",
 }
 
+// qwenTemplateFile is the template's one source.
+//
+//go:embed qwen.gotmpl
+var qwenTemplateFile string
+
 // QwenTemplate is the chat template the coding models are created with: the GGUF's own
 // Jinja template (tokenizer.chat_template) written as an Ollama Go template. v0.11.4 ships no
 // Qwen template to match the Jinja one against (its template/ folder has chatml, whose
@@ -42,59 +48,10 @@ var coderFiles = map[string]string{
 // the template), tool results as a user turn. An assistant message sent last stays open (no
 // <|im_end|>), so a reply can be prefilled. One difference: each tool result gets a user turn
 // of its own where the Jinja groups consecutive ones into one.
-const QwenTemplate = `{{- if .Messages }}
-{{- if .Tools }}<|im_start|>system
-{{ if .System }}{{ .System }}{{ else }}You are Qwen, created by Alibaba Cloud. You are a helpful assistant.{{ end }}
-
-# Tools
-
-You may call one or more functions to assist with the user query.
-
-You are provided with function signatures within <tools></tools> XML tags:
-<tools>
-{{- range .Tools }}
-{{ json . }}
-{{- end }}
-</tools>
-
-For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:
-<tool_call>
-{"name": <function-name>, "arguments": <args-json-object>}
-</tool_call><|im_end|>
-{{ else if not .System }}<|im_start|>system
-You are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>
-{{ end }}
-{{- range $i, $_ := .Messages }}
-{{- $last := eq (len (slice $.Messages $i)) 1 }}
-{{- if eq .Role "system" }}{{ if not $.Tools }}<|im_start|>system
-{{ .Content }}<|im_end|>
-{{ end }}
-{{- else if eq .Role "user" }}<|im_start|>user
-{{ .Content }}<|im_end|>
-{{ else if eq .Role "assistant" }}<|im_start|>assistant
-{{- if .Content }}
-{{ .Content }}{{ end }}
-{{- range .ToolCalls }}
-<tool_call>
-{"name": "{{ .Function.Name }}", "arguments": {{ json .Function.Arguments }}}
-</tool_call>
-{{- end }}{{ if not $last }}<|im_end|>
-{{ end }}
-{{- else if eq .Role "tool" }}<|im_start|>user
-<tool_response>
-{{ .Content }}
-</tool_response><|im_end|>
-{{ end }}
-{{- if and (ne .Role "assistant") $last }}<|im_start|>assistant
-{{ end }}
-{{- end }}
-{{- else }}
-{{- if .System }}<|im_start|>system
-{{ .System }}<|im_end|>
-{{ end }}{{ if .Prompt }}<|im_start|>user
-{{ .Prompt }}<|im_end|>
-{{ end }}<|im_start|>assistant
-{{ end }}{{ .Response }}{{ if .Response }}<|im_end|>{{ end }}`
+//
+// It is qwen.gotmpl (which scripts/demo-real.sh gives `ollama create` too) without the file's
+// final newline.
+var QwenTemplate = strings.TrimSuffix(qwenTemplateFile, "\n")
 
 // qwenParameters: the turn's end and the document's end stop a reply (the GGUF's EOS token is
 // <|im_end|>; a reply that runs past it into <|endoftext|> or a new turn is cut there too), and
