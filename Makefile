@@ -65,13 +65,14 @@ fmt-check:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-# Aider's benchmark loop against lemmings eval on the same exercises, the same real
-# Ollama server and SmolLM2 (docs/costs.md). Not part of `make test`: it installs
-# aider-chat (pinned) into .tools/aider-venv and takes minutes to an hour. One model
-# server at a time on the machine: each harness waits for /tmp/lemmings-model.lock.
-bench-aider: models
-	GO="$(GO)" ./scripts/ollama.sh
-	GO="$(GO)" ./bench/bench-aider.sh
+# Aider's benchmark loop against lemmings eval on the same exercises (eval/_suite: the builtin
+# suite with six Exercism exercises), the same real Ollama server and the same model:
+# make bench-aider MODEL=qwen05 (default) or MODEL=qwen15 (docs/eval.md). Not part of `make test`:
+# it installs aider-chat (pinned) into .tools/aider-venv and takes an hour or more; each attempt
+# is capped at BENCH_WALL (5m). One model server at a time on the machine: each harness waits
+# for /tmp/lemmings-model.lock.
+bench-aider:
+	GO="$(GO)" BENCH_MODEL="$(or $(MODEL),qwen05)" ./bench/bench-aider.sh
 
 # Real Ollama server (issue 7): built from the module proxy into .tools/.
 ollama:

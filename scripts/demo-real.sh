@@ -16,10 +16,10 @@
 #
 # Environment: DEMO_DIR (keep the repository there; default a temporary folder, removed),
 # DEMO_MODEL (qwen05, or qwen15 after scripts/models.sh qwen15), DEMO_REMIT, DEMO_WALL (the
-# run's max_wall_time, default 4m), MODEL_LOCK (default /tmp/lemmings-model.lock), GO, PYTHON.
+# run's max_wall_time, default 4m), DEMO_THREADS (the model's num_thread; default every core,
+# 1 on a machine busy with other work), MODEL_LOCK (default /tmp/lemmings-model.lock), GO, PYTHON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
 GO=${GO:-go}
 PY=${PYTHON:-python3}
 model=${DEMO_MODEL:-qwen05}
@@ -27,8 +27,7 @@ wall=${DEMO_WALL:-4m}
 lock=${MODEL_LOCK:-/tmp/lemmings-model.lock}
 remit=${DEMO_REMIT:-"Fix MeanWordLength in textstats.go: it divides two ints, so the mean word length is truncated. Make go test pass."}
 case "$model" in
-  qwen05) gguf=$root/.tools/models/qwen05/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf ;;
-  qwen15) gguf=$root/.tools/models/qwen15/qwen2.5-coder-1.5b-instruct.gguf ;;
+  qwen05 | qwen15) ;;
   *) echo "demo-real: DEMO_MODEL=$model: qwen05 or qwen15" >&2; exit 2 ;;
 esac
 
@@ -71,7 +70,7 @@ fi
 
 port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 host=127.0.0.1:$port
-mkdir -p "$work/models/blobs" "$work/home"
+mkdir -p "$work/models" "$work/home"
 say "starting ollama on $host (its log: $work/server.log while it runs)"
 OLLAMA_HOST=$host OLLAMA_MODELS="$work/models" HOME="$work/home" .tools/ollama/ollama serve >"$work/server.log" 2>&1 &
 server=$!
@@ -81,18 +80,8 @@ for _ in $(seq 150); do
   sleep 0.2
 done
 
-# The GGUF goes into the blob store by a hard link (no 0.5 GB copy); `ollama create` finds it
-# there by its hash and uploads nothing. Another file system: the CLI copies it.
-sum=$(cut -d' ' -f1 "$(dirname "$gguf")/SHA256SUMS")
-ln "$gguf" "$work/models/blobs/sha256-$sum" 2>/dev/null || true
-{
-  echo "FROM $gguf"
-  printf 'TEMPLATE """%s"""\n' "$(cat internal/realollama/qwen.gotmpl)"
-  echo 'PARAMETER stop "<|im_end|>"'
-  echo 'PARAMETER stop "<|endoftext|>"'
-  echo 'PARAMETER stop "<|im_start|>"'
-} >"$work/Modelfile"
-OLLAMA_HOST=$host HOME="$work/home" .tools/ollama/ollama create "$model" -f "$work/Modelfile" >"$work/create.log" 2>&1 || { cat "$work/create.log" >&2; exit 1; }
+# The model as the test harness creates it; its GGUF hard-linked into the blob store, not copied.
+./scripts/ollama-create.sh "$model" "$host" "$work/models" "${DEMO_THREADS:-}"
 
 say "lemmings run --offline --model $model \"$remit\"   (in $repo, limits.max_wall_time $wall)"
 t1=$(date +%s)
