@@ -58,7 +58,7 @@ def main(out, model="?"):
         mark = "@1" if r.get("pass1") else "@2" if r.get("pass2") else "--"
         if r.get("timed_out"):
             mark += "!"  # an attempt ran out of its wall time
-        return f"{mark:>4} {r['calls']:5} {r['prompt_tokens']:7} {r['completion_tokens']:6} {r['model_seconds']:7}"
+        return f"{mark:>4} {r['calls']:5} {r['prompt_tokens']:7} {r['completion_tokens']:6} {r['model_seconds']:7.1f}"
     for r in aider:
         print(f"{r['id']:25} {cols(r)} | {cols(byid.get(r['id']))}")
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
