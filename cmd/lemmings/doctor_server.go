@@ -57,8 +57,11 @@ func ollamaServerCheck(ctx context.Context, cfg *config.Config) *check {
 	}
 	parts = append(parts, build)
 
+	start := time.Now()
 	r, err := probeSpeeds(ctx, c, role.Model)
 	switch {
+	case err != nil && ctx.Err() != nil:
+		parts = append(parts, fmt.Sprintf("%s gave no reply to a prompt of a few hundred tokens in %s: too slow to measure", role.Model, time.Since(start).Round(time.Second)))
 	case err != nil:
 		parts = append(parts, fmt.Sprintf("speed not measured: %s", causeOf(err)))
 	default:

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -10,7 +13,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/demo"
 )
 
@@ -96,4 +101,26 @@ func TestDoctorMeasuresPromptAndGenerationSpeedApart(t *testing.T) {
 		return
 	}
 	t.Fatalf("no ollama server line:\n%s\n%s", r.stdout, r.stderr)
+}
+
+// A server too slow to answer the probe within the doctor's time is said to be so, not
+// reported as a failed request.
+func TestOllamaServerCheckSaysASlowServerIsTooSlow(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/version" {
+			fmt.Fprint(w, `{"version":"0.11.4"}`)
+			return
+		}
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	cfg := config.Default()
+	cfg.Ollama.Host = srv.URL
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c := ollamaServerCheck(ctx, cfg)
+	if c == nil || !strings.Contains(c.Detail, "ollama 0.11.4 at ") || !strings.Contains(c.Detail, "gave no reply to a prompt of a few hundred tokens in") ||
+		!strings.HasSuffix(c.Detail, "too slow to measure") {
+		t.Errorf("check %+v", c)
+	}
 }
