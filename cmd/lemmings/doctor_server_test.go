@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -111,6 +112,7 @@ func TestOllamaServerCheckSaysASlowServerIsTooSlow(t *testing.T) {
 			fmt.Fprint(w, `{"version":"0.11.4"}`)
 			return
 		}
+		_, _ = io.Copy(io.Discard, r.Body) // the server notices the client leave only after the body
 		<-r.Context().Done()
 	}))
 	defer srv.Close()
