@@ -112,6 +112,11 @@ func Run(ctx context.Context, o Options) []Check {
 			out = append(out, *sp)
 		}
 		cancel()
+		sctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+		if sv := ollamaServerCheck(sctx, cfg); sv != nil {
+			out = append(out, *sv)
+		}
+		cancel()
 	}
 	switch {
 	case cfg.Offline:
