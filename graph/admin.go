@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 )
 
 func sortRuns(runs []RunInfo) {

@@ -143,11 +143,15 @@ func (c *Compiled[S]) Fork(ctx context.Context, parentID string, step int, newID
 // Replay forks run parentID at step as newID (Fork, with its WithUpdate and
 // AsNode) and runs the fork (Resume, with its WithDurability): the nodes
 // after that step run again, their model calls, side effects and interrupts
-// included.
+// included. Replaying the last step of a finished run runs nothing.
 func (c *Compiled[S]) Replay(ctx context.Context, parentID string, step int, newID string, opts ...RunOption) (S, error) {
 	var zero S
-	if _, err := c.Fork(ctx, parentID, step, newID, opts...); err != nil {
+	snap, err := c.Fork(ctx, parentID, step, newID, opts...)
+	if err != nil {
 		return zero, err
+	}
+	if snap.Status == StatusDone {
+		return snap.State, nil // nothing follows that step
 	}
 	rc, _, _ := c.options(opts) // checked by Fork
 	return c.resume(ctx, callEnv{cp: c.cp, durable: rc.durability}, newID, nil, "")

@@ -30,7 +30,7 @@ type runner[S any] struct {
 	seen    []bool
 	created time.Time
 	meta    map[string]string
-	lineage map[string]string          // fork origin, kept in every stored metadata
+	lineage map[string]string        // fork origin, kept in every stored metadata
 	pending map[taskKey]pendingWrite // branches of step+1 already finished
 	// skipBefore: the run was paused before its next nodes and resumed, so it
 	// does not pause there again; it holds (and is stored) until a step commits.
