@@ -1,0 +1,169 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// failingStore fails the appends of one run from the failAt-th on.
+type failingStore struct {
+	Checkpointer
+	mu      sync.Mutex
+	appends int
+	failAt  int
+	batches int
+}
+
+type countingWriter struct {
+	RunWriter
+	s *failingStore
+}
+
+func (f *failingStore) Open(ctx context.Context, id string, create bool) (RunWriter, error) {
+	w, err := f.Checkpointer.Open(ctx, id, create)
+	if err != nil {
+		return nil, err
+	}
+	return &countingWriter{RunWriter: w, s: f}, nil
+}
+
+func (w *countingWriter) Append(ctx context.Context, rec Record) error {
+	w.s.mu.Lock()
+	w.s.appends++
+	n := w.s.appends
+	w.s.mu.Unlock()
+	if w.s.failAt > 0 && n >= w.s.failAt {
+		return fmt.Errorf("disk full at record %d", n)
+	}
+	return w.RunWriter.Append(ctx, rec)
+}
+
+// AppendBatch counts batches and appends one by one (so failAt applies).
+func (w *countingWriter) AppendBatch(ctx context.Context, recs []Record) error {
+	w.s.mu.Lock()
+	w.s.batches++
+	w.s.mu.Unlock()
+	for _, r := range recs {
+		if err := w.Append(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func TestAsyncWriteFailureFailsTheRunAndStoresNothingAfterIt(t *testing.T) {
+	ctx := context.Background()
+	mem := NewMemoryCheckpointer()
+	store := &failingStore{Checkpointer: mem, failAt: 4} // step 0, 1, 2 stored; step 3 fails
+	c := mustCompile(t, line("a", "b", "c", "d", "e", "f"), WithCheckpointer(store))
+	_, err := c.Run(ctx, "r", simple{}, WithDurability(DurabilityAsync))
+	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "asynchronous checkpoint write") {
+		t.Fatalf("Run: %v", err)
+	}
+	recs, _ := mem.Records(ctx, "r")
+	if len(recs) != 3 {
+		t.Fatalf("%d records stored, want the 3 before the failed one: a record after a missing step would be applied to the wrong state", len(recs))
+	}
+	store.failAt = 0
+	s, err := c.Resume(ctx, "r")
+	if err != nil || s.N != 6 {
+		t.Fatalf("Resume after the failure = %+v, %v", s, err)
+	}
+}
+
+func TestAsyncFlushesBeforeASideEffect(t *testing.T) {
+	stores(t, func(t *testing.T, cp Checkpointer) {
+		ctx := context.Background()
+		var stepSeen int
+		g := New[simple]().AddNode("a", inc("a")).AddNode("b", inc("b")).
+			AddNode("commit", func(ctx context.Context, s simple) (simple, error) {
+				recs, err := cp.Records(ctx, "r")
+				if err != nil {
+					return s, err
+				}
+				stepSeen = recs[len(recs)-1].Step
+				s.N++
+				return s, nil
+			}, WithSideEffects()).
+			AddNode("c", inc("c")).
+			AddEdge(Start, "a").AddEdge("a", "b").AddEdge("b", "commit").AddEdge("commit", "c").AddEdge("c", End)
+		c := mustCompile(t, g, WithCheckpointer(cp), WithDefaultDurability(DurabilityAsync))
+		if _, err := c.Run(ctx, "r", simple{}); err != nil {
+			t.Fatal(err)
+		}
+		if stepSeen < 2 {
+			t.Fatalf("the side-effect node saw the store at step %d, want every step before it (2)", stepSeen)
+		}
+	})
+}
+
+func TestExitDurabilityWritesOneBatch(t *testing.T) {
+	ctx := context.Background()
+	store := &failingStore{Checkpointer: NewMemoryCheckpointer()}
+	c := mustCompile(t, line("a", "b", "c"), WithCheckpointer(store))
+	if _, err := c.Run(ctx, "r", simple{}, WithDurability(DurabilityExit)); err != nil {
+		t.Fatal(err)
+	}
+	if store.batches != 1 || store.appends != 4 {
+		t.Fatalf("%d batches, %d records: want the 4 checkpoints in one batch", store.batches, store.appends)
+	}
+}
+
+func TestExitDurabilityFailureAtTheEndIsReported(t *testing.T) {
+	ctx := context.Background()
+	store := &failingStore{Checkpointer: NewMemoryCheckpointer(), failAt: 2}
+	c := mustCompile(t, line("a", "b"), WithCheckpointer(store))
+	_, err := c.Run(ctx, "r", simple{}, WithDurability(DurabilityExit))
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+func TestCompileRefusesAnUnknownDurability(t *testing.T) {
+	_, err := line("a").Compile(WithDefaultDurability("eventually"))
+	if err == nil || !strings.Contains(err.Error(), `WithDefaultDurability("eventually")`) {
+		t.Fatalf("Compile: %v", err)
+	}
+}
+
+func TestAsyncWriterKeepsOrderUnderLoad(t *testing.T) {
+	mem := NewMemoryCheckpointer()
+	ctx := context.Background()
+	w, err := mem.Open(ctx, "q", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAsyncWriter(w, 4)
+	if err := a.Append(ctx, Record{Kind: RecordSnapshot, Data: []byte("s")}); err != nil {
+		t.Fatal(err)
+	}
+	buf := []byte("x")
+	for i := 1; i <= 500; i++ {
+		buf[0] = byte('a' + i%26) // the writer must copy: the runtime reuses its buffer
+		if err := a.Append(ctx, Record{Kind: RecordDelta, Step: i, Data: buf}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := mem.Records(ctx, "q")
+	if len(recs) != 501 {
+		t.Fatalf("%d records", len(recs))
+	}
+	for i, r := range recs[1:] {
+		if r.Step != i+1 || r.Data[0] != byte('a'+(i+1)%26) {
+			t.Fatalf("record %d = step %d %q", i+1, r.Step, r.Data)
+		}
+	}
+	if err := a.Append(ctx, Record{Kind: RecordDelta, Step: 501}); err == nil {
+		t.Fatal("append after close accepted")
+	}
+	if !errors.Is(a.flush(ctx), nil) {
+		t.Fatal("flush after close")
+	}
+}
