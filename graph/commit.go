@@ -165,6 +165,9 @@ func (r *runner[S]) commit(ctx context.Context, ran []string, out S, next []int,
 				return err
 			}
 			e.changes, _ = r.c.redactChanges(full) // the state is filtered already; the store gets no chance to differ
+			if e.meta == nil && r.meta != nil {
+				e.meta = r.meta // State loads from the last snapshot on: it must repeat the metadata
+			}
 		}
 		r.buf = encodePayload(r.buf[:0], &e)
 		if err := r.w.Append(context.WithoutCancel(ctx), Record{Kind: kind, Step: step, Data: r.buf}); err != nil {

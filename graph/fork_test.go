@@ -105,3 +105,21 @@ func TestForkReplaysInterrupts(t *testing.T) {
 		t.Fatalf("Resume = %+v, %v", s, err)
 	}
 }
+
+// State reads from the last snapshot on: a snapshot must repeat the
+// metadata (the fork's origin) even when the step did not change it.
+func TestForkOriginSurvivesSnapshots(t *testing.T) {
+	ctx := context.Background()
+	cp := NewMemoryCheckpointer()
+	c := mustCompile(t, line("a", "b", "c", "d", "e", "f"), WithCheckpointer(cp), WithSnapshotBytes(1))
+	if _, err := c.Run(ctx, "p", simple{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Replay(ctx, "p", 1, "f"); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := c.State(ctx, "f")
+	if run, step, ok := ForkOrigin(snap.Metadata); !ok || run != "p" || step != 1 {
+		t.Fatalf("State of the fork after its snapshots: metadata %v", snap.Metadata)
+	}
+}
