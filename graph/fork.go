@@ -86,7 +86,7 @@ func (c *Compiled[S]) Fork(ctx context.Context, parentID string, step int, newID
 	if err != nil {
 		return fail(err)
 	}
-	r := c.newRunner(newID, callEnv{cp: c.cp})
+	r := c.newRunner(newID, callEnv{}) // no tracking: restore need not encode the state
 	if err := r.restore(ld); err != nil {
 		return fail(err)
 	}
@@ -108,11 +108,16 @@ func (c *Compiled[S]) Fork(ctx context.Context, parentID string, step int, newID
 			nodes = []string{rc.asNode}
 		}
 	}
-	full, err := r.tr.reset(state)
+	full, err := newTracker[S](c.plan).reset(state)
 	if err != nil {
 		return fail(err)
 	}
-	full, _ = c.redactChanges(full)
+	if filtered, changed := c.redactChanges(full); changed {
+		if err := c.adopt(&state, full, filtered); err != nil {
+			return fail(err)
+		}
+		full = filtered
+	}
 	now := time.Now()
 	e := entry{status: StatusPaused, reason: fmt.Sprintf("fork of %s at step %d", parentID, step), created: now, time: now,
 		nodes: nodes, next: r.nextNames(next, sends), changes: full,
@@ -137,7 +142,8 @@ func (c *Compiled[S]) Fork(ctx context.Context, parentID string, step int, newID
 	if err != nil {
 		return fail(err)
 	}
-	return c.State(ctx, newID)
+	return Snapshot[S]{RunID: newID, State: state, Status: e.status, Step: at, Nodes: nodes, Next: e.next,
+		Metadata: e.meta, Created: now, Updated: now, Reason: e.reason}, nil
 }
 
 // Replay forks run parentID at step as newID (Fork, with its WithUpdate and
