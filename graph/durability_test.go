@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // failingStore fails the appends of one run from the failAt-th on.
@@ -36,7 +37,7 @@ func (w *countingWriter) Append(ctx context.Context, rec Record) error {
 	w.s.appends++
 	n := w.s.appends
 	w.s.mu.Unlock()
-	if w.s.failAt > 0 && n >= w.s.failAt {
+	if n == w.s.failAt { // one record fails (a transient error): what follows would succeed
 		return fmt.Errorf("disk full at record %d", n)
 	}
 	return w.RunWriter.Append(ctx, rec)
@@ -165,5 +166,65 @@ func TestAsyncWriterKeepsOrderUnderLoad(t *testing.T) {
 	}
 	if !errors.Is(a.flush(ctx), nil) {
 		t.Fatal("flush after close")
+	}
+}
+
+// blockingWriter holds every append until its gate opens.
+type blockingWriter struct {
+	RunWriter
+	gate chan struct{}
+}
+
+func (b *blockingWriter) Append(ctx context.Context, rec Record) error {
+	<-b.gate
+	return b.RunWriter.Append(ctx, rec)
+}
+
+// The async queue is bounded: with a store that does not keep up, Append
+// waits once depth records are pending, so a crash loses at most those.
+func TestAsyncQueueIsBounded(t *testing.T) {
+	ctx := context.Background()
+	mem := NewMemoryCheckpointer()
+	w, err := mem.Open(ctx, "q", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := &blockingWriter{RunWriter: w, gate: make(chan struct{})}
+	a := newAsyncWriter(bw, 3)
+	done := make(chan int)
+	go func() {
+		for i := 0; i < 10; i++ {
+			kind := RecordDelta
+			if i == 0 {
+				kind = RecordSnapshot
+			}
+			if err := a.Append(ctx, Record{Kind: kind, Step: i, Data: []byte("x")}); err != nil {
+				t.Error(err)
+			}
+			done <- i
+		}
+		close(done)
+	}()
+	accepted := 0
+	for accepted < 10 {
+		select {
+		case <-done:
+			accepted++
+			continue
+		case <-time.After(100 * time.Millisecond):
+		}
+		break
+	}
+	if accepted != 3 {
+		t.Fatalf("%d appends accepted while the store was stuck, want the queue depth (3)", accepted)
+	}
+	close(bw.gate)
+	for range done {
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if recs, _ := mem.Records(ctx, "q"); len(recs) != 10 {
+		t.Fatalf("%d records stored", len(recs))
 	}
 }

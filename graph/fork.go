@@ -86,11 +86,12 @@ func (c *Compiled[S]) Fork(ctx context.Context, parentID string, step int, newID
 	if err != nil {
 		return fail(err)
 	}
-	r := c.newRunner(newID, callEnv{}) // no tracking: restore need not encode the state
+	// The fork's record holds no branch writes: a replay runs the whole next
+	// step again. No tracking: restore need not encode the state.
+	r := c.newRunner(newID, callEnv{})
 	if err := r.restore(ld); err != nil {
 		return fail(err)
 	}
-	r.pending = nil // a replay runs the whole next step again
 	state, next, sends, nodes, at := ld.state, r.next, r.sends, ld.nodes, step
 	if update != nil {
 		if state, err = update(state); err != nil {

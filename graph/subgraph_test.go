@@ -202,3 +202,22 @@ func TestRunPaths(t *testing.T) {
 		t.Error(got)
 	}
 }
+
+// A parent that paused before its subgraph node, then paused inside the
+// subgraph, continues inside on Resume: it does not stop before the node again.
+func TestApprovedSubgraphNodeIsNotAskedAgainAfterAPauseInside(t *testing.T) {
+	ctx := context.Background()
+	var x atomic.Int32
+	c := mustCompile(t, outer(inner(t, &x, nil, WithInterruptBefore("y"))), WithCheckpointer(NewMemoryCheckpointer()),
+		WithInterruptBefore("sub"))
+	if _, err := c.Run(ctx, "r", simple{}); !errors.Is(err, ErrPaused) || !strings.Contains(err.Error(), "before sub") {
+		t.Fatalf("Run: %v", err)
+	}
+	if _, err := c.Resume(ctx, "r"); !errors.Is(err, ErrPaused) || !strings.Contains(err.Error(), "in subgraph sub: before y") {
+		t.Fatalf("first Resume: %v", err)
+	}
+	s, err := c.Resume(ctx, "r")
+	if err != nil || !slices.Equal(s.Log, []string{"a", "x", "y", "b"}) {
+		t.Fatalf("second Resume = %+v, %v: it must continue inside the subgraph", s, err)
+	}
+}
