@@ -228,3 +228,30 @@ func TestAsyncQueueIsBounded(t *testing.T) {
 		t.Fatalf("%d records stored", len(recs))
 	}
 }
+
+// Records queued before a failed write was noticed are dropped, not written
+// after the gap it left.
+func TestAsyncWriterWritesNothingAfterAFailure(t *testing.T) {
+	ctx := context.Background()
+	mem := NewMemoryCheckpointer()
+	store := &failingStore{Checkpointer: mem, failAt: 2}
+	w, err := store.Open(ctx, "q", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAsyncWriter(w, 8)
+	_ = a.Append(ctx, Record{Kind: RecordSnapshot, Data: []byte("s0")})
+	_ = a.Append(ctx, Record{Kind: RecordDelta, Step: 1, Data: []byte("d1")})
+	if err := a.flush(ctx); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("flush after the failed write: %v", err)
+	}
+	// Step 2 was queued before the writer noticed the failure.
+	a.mu.Lock()
+	a.queue = append(a.queue, Record{Kind: RecordDelta, Step: 2, Data: []byte("d2")})
+	a.cond.Broadcast()
+	a.mu.Unlock()
+	_ = a.Close()
+	if recs, _ := mem.Records(ctx, "q"); len(recs) != 1 {
+		t.Fatalf("%d records stored, want only the one before the failure", len(recs))
+	}
+}

@@ -123,3 +123,26 @@ func TestForkOriginSurvivesSnapshots(t *testing.T) {
 		t.Fatalf("State of the fork after its snapshots: metadata %v", snap.Metadata)
 	}
 }
+
+// A fork's update goes through WithRedact like any checkpoint.
+func TestForkUpdateIsRedacted(t *testing.T) {
+	ctx := context.Background()
+	cp := NewMemoryCheckpointer()
+	c := mustCompile(t, line("a", "b"), WithCheckpointer(cp), WithRedact(func(b []byte) []byte {
+		return []byte(strings.ReplaceAll(string(b), "sk-123", "[redacted]"))
+	}))
+	if _, err := c.Run(ctx, "p", simple{}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := c.Fork(ctx, "p", 1, "f", WithUpdate(func(s simple) (simple, error) {
+		s.Log = append(s.Log, "token sk-123")
+		return s, nil
+	}))
+	if err != nil || !slices.Equal(snap.State.Log, []string{"a", "token [redacted]"}) {
+		t.Fatalf("fork = %+v, %v", snap, err)
+	}
+	recs, _ := cp.Records(ctx, "f")
+	if strings.Contains(string(recs[0].Data), "sk-123") {
+		t.Fatal("the secret reached the store")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -193,5 +194,43 @@ func TestMermaidShowsSendsAndSubgraphs(t *testing.T) {
 	m := mustCompile(t, g).Mermaid()
 	if !strings.Contains(m, `n_split == "send" ==> n_square;`) || !strings.Contains(m, `n_inner[["inner"]]`) {
 		t.Fatalf("Mermaid:\n%s", m)
+	}
+}
+
+// Two Send inputs rebuilt from one stored state must not share its arrays:
+// each appended its own element to Sum, and each task sees its own.
+func TestSendInputsRebuiltFromTheStoreAreSeparate(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var seen [][]int
+	g := New[mapState]().
+		AddNode("split", func(_ context.Context, s mapState) (mapState, error) { s.Sum = []int{1}; return s, nil }).
+		AddNode("echo", func(_ context.Context, s mapState) (mapState, error) {
+			mu.Lock()
+			seen = append(seen, slices.Clone(s.Sum))
+			mu.Unlock()
+			return s, nil
+		}).
+		AddEdge(Start, "split").
+		AddSend("split", func(s mapState) []Send[mapState] {
+			var out []Send[mapState]
+			for _, k := range []int{10, 20} {
+				in := s
+				in.Sum = append(slices.Clip(s.Sum), k)
+				out = append(out, Send[mapState]{Node: "echo", State: in})
+			}
+			return out
+		}, "echo").AddEdge("echo", End)
+	c := mustCompile(t, g, WithCheckpointer(NewMemoryCheckpointer()), WithInterruptBefore("echo"),
+		WithMerge(func(base mapState, _ []string, _ []mapState) (mapState, error) { return base, nil }))
+	if _, err := c.Run(ctx, "r", mapState{}); !errors.Is(err, ErrPaused) {
+		t.Fatal(err)
+	}
+	if _, err := c.Resume(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(seen, slices.Compare)
+	if len(seen) != 2 || !slices.Equal(seen[0], []int{1, 10}) || !slices.Equal(seen[1], []int{1, 20}) {
+		t.Fatalf("the tasks saw %v", seen)
 	}
 }
