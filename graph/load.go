@@ -100,7 +100,7 @@ type Snapshot[S any] struct {
 	Status   Status
 	Step     int
 	Nodes    []string // the nodes that ran in Step
-	Next     []string // the nodes to run next; empty when done
+	Next     []string // the nodes to run next (a Send task's node once per task); empty when done
 	Pending  []string // tasks of the next step already finished (their results are stored): nodes, and Send tasks as "node[k]"
 	Metadata map[string]string
 	Created  time.Time
