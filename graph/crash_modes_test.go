@@ -47,6 +47,16 @@ func crashChildModes(t *testing.T, mode, dir string) bool {
 		}
 		_, err = c.Resume(ctx, "crash")
 		t.Fatalf("the child was meant to be killed, but its run returned: %v", err)
+	case "subgraph":
+		c, err := subgraphParent(dir, 1_000_000_000).Compile(WithCheckpointer(cp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Resume(ctx, "crash")
+		if errors.Is(err, ErrRunNotFound) {
+			_, err = c.Run(ctx, "crash", crashState{})
+		}
+		t.Fatalf("the child was meant to be killed, but its run returned: %v", err)
 	case "sendfan":
 		c, err := sendFanGraph(dir, true).Compile(WithCheckpointer(cp))
 		if err != nil {
@@ -284,5 +294,86 @@ func TestKill9DuringASendFanOutRerunsOnlyTheUnfinishedTask(t *testing.T) {
 		if got := seen["task"+strconv.Itoa(i)]; got != want {
 			t.Errorf("task %d ran %d times, want %d: %v", i, got, want, seen)
 		}
+	}
+}
+
+// subgraphParent: Start → sub → done → End, where sub is a counter loop of
+// limit steps, compiled with a recursion limit that lets it finish.
+func subgraphParent(dir string, limit int) *Graph[crashState] {
+	sub, err := New[crashState]().
+		AddNode("work", func(_ context.Context, s crashState) (crashState, error) {
+			s.N++
+			s.Log = append(s.Log, s.N)
+			effect(dir, strconv.Itoa(s.N))
+			return s, nil
+		}).
+		AddEdge(Start, "work").
+		AddConditionalEdges("work", func(s crashState) string {
+			if s.N < limit {
+				return "work"
+			}
+			return End
+		}, "work", End).
+		Compile(WithRecursionLimit(1 << 30))
+	if err != nil {
+		panic(err)
+	}
+	return New[crashState]().
+		AddSubgraph("sub", SubgraphOf(sub)).
+		AddNode("done", func(_ context.Context, s crashState) (crashState, error) { s.N = -s.N; return s, nil }).
+		AddEdge(Start, "sub").AddEdge("sub", "done").AddEdge("done", End)
+}
+
+// TestKill9InsideASubgraphResumesInsideIt: the subgraph's steps are
+// checkpointed as they happen; after a kill the parent's Resume continues the
+// subgraph's run, with every step once.
+func TestKill9InsideASubgraphResumesInsideIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	cp, err := NewFileCheckpointer(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	child := startChild(t, "subgraph", dir)
+	sub := mustCompile(t, New[crashState]().AddNode("work", func(_ context.Context, s crashState) (crashState, error) { return s, nil }).
+		AddEdge(Start, "work").AddEdge("work", End), WithCheckpointer(cp))
+	var at int
+	waitFor(t, "the subgraph to run 100 steps", func() bool {
+		snap, err := sub.State(ctx, "crash/sub@1")
+		at = snap.Step
+		return err == nil && snap.Step > 100
+	})
+	kill(t, child)
+	if snap, err := sub.State(ctx, "crash/sub@1"); err != nil || snap.Step < at {
+		t.Fatalf("the subgraph's run after the kill: %+v, %v", snap, err)
+	} else {
+		at = snap.Step // the limit must lie ahead of what the killed process did
+	}
+	parent := mustCompile(t, subgraphParent(dir, at+50), WithCheckpointer(cp))
+	if snap, _ := parent.State(ctx, "crash"); snap.Status != StatusRunning || snap.Step != 0 || !slices.Equal(snap.Next, []string{"sub"}) {
+		t.Fatalf("parent after the kill: %+v", snap)
+	}
+	s, err := parent.Resume(ctx, "crash")
+	if err != nil || s.N != -(at+50) {
+		t.Fatalf("Resume = N %d, %v; want the subgraph to finish its %d steps", s.N, err, at+50)
+	}
+	for i, v := range s.Log {
+		if v != i+1 {
+			t.Fatalf("Log[%d] = %d: a subgraph step was lost or repeated", i, v)
+		}
+	}
+	seen := effects(t, dir)
+	extra := 0
+	for n := 1; n <= at+50; n++ {
+		if seen[strconv.Itoa(n)] == 0 {
+			t.Fatalf("step %d of the subgraph never ran", n)
+		}
+		extra += seen[strconv.Itoa(n)] - 1
+	}
+	if extra > 1 {
+		t.Fatalf("%d subgraph steps ran twice: only the one in flight at the kill may", extra)
 	}
 }
