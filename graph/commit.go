@@ -96,6 +96,7 @@ func (r *runner[S]) commitFirst(ctx context.Context) error {
 		}
 		r.meta = m
 	}
+	r.meta = withLineage(r.meta, r.lineage)
 	e := entry{nodes: []string{Start}, changes: full, meta: r.meta}
 	r.header(&e, StatusRunning)
 	if len(r.next) == 0 && len(r.sends) == 0 {

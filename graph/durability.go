@@ -25,6 +25,23 @@ const (
 	DurabilityExit Durability = "exit"
 )
 
+// MetaDurability is the metadata key that keeps a run's durability mode when
+// it is not DurabilitySync: a Resume without WithDurability goes on in the
+// mode the run was started (or forked) in.
+const MetaDurability = "graph.durability"
+
+// runMode resolves the durability of a call: the call's option, else the
+// run's stored mode, else the compiled default.
+func (c *Compiled[S]) runMode(option Durability, meta map[string]string) Durability {
+	if option != "" {
+		return option
+	}
+	if d := Durability(meta[MetaDurability]); d.valid() {
+		return d
+	}
+	return c.durable
+}
+
 // AsyncQueueDepth bounds the records DurabilityAsync lets wait for the store:
 // a crash loses at most these and the step in flight.
 const AsyncQueueDepth = 64

@@ -255,3 +255,46 @@ func TestAsyncWriterWritesNothingAfterAFailure(t *testing.T) {
 		t.Fatalf("%d records stored, want only the one before the failure", len(recs))
 	}
 }
+
+// A run keeps its durability mode: a Resume without WithDurability goes on
+// in it, a Resume with the option overrides it for that call.
+func TestARunKeepsItsDurabilityMode(t *testing.T) {
+	stores(t, func(t *testing.T, cp Checkpointer) {
+		ctx := context.Background()
+		var stored []int // records in the store while b, c, d ran
+		look := func(name string) NodeFunc[simple] {
+			return func(ctx context.Context, s simple) (simple, error) {
+				recs, err := cp.Records(ctx, "r")
+				if err != nil {
+					return s, err
+				}
+				stored = append(stored, len(recs))
+				return inc(name)(ctx, s)
+			}
+		}
+		g := New[simple]().AddNode("a", inc("a")).AddNode("b", look("b")).AddNode("c", look("c")).AddNode("d", look("d")).
+			AddEdge(Start, "a").AddEdge("a", "b").AddEdge("b", "c").AddEdge("c", "d").AddEdge("d", End)
+		c := mustCompile(t, g, WithCheckpointer(cp), WithInterruptAfter("a", "c"))
+		if _, err := c.Run(ctx, "r", simple{}, WithDurability(DurabilityExit)); !errors.Is(err, ErrPaused) {
+			t.Fatal(err)
+		}
+		if snap, _ := c.State(ctx, "r"); snap.Metadata[MetaDurability] != "exit" {
+			t.Fatalf("metadata %v does not keep the mode", snap.Metadata)
+		}
+		if _, err := c.Resume(ctx, "r"); !errors.Is(err, ErrPaused) { // b, c in exit mode
+			t.Fatal(err)
+		}
+		if _, err := c.Resume(ctx, "r", WithDurability(DurabilitySync)); err != nil { // d in sync mode
+			t.Fatal(err)
+		}
+		// b and c saw only the first call's 2 records (exit mode: the call's own
+		// come at its end); d, in sync mode, saw its call's status record.
+		if len(stored) != 3 || stored[0] != 2 || stored[1] != 2 || stored[2] <= 5 {
+			t.Fatalf("records seen by b, c, d: %v", stored)
+		}
+		h, _ := c.History(ctx, "r")
+		if got := h[len(h)-1].Metadata[MetaDurability]; got != "exit" {
+			t.Fatalf("the last checkpoint's metadata lost the mode: %v", h[len(h)-1].Metadata)
+		}
+	})
+}

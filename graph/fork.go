@@ -31,16 +31,22 @@ func ForkOrigin(meta map[string]string) (run string, step int, ok bool) {
 	return run, step, true
 }
 
-// lineageOf returns the fork keys of meta, nil when it has none.
+// lineageOf returns the keys of meta the runtime keeps in every checkpoint
+// (fork origin, durability), nil when it has none.
 func lineageOf(meta map[string]string) map[string]string {
-	run, ok := meta[MetaForkRun]
-	if !ok {
-		return nil
+	var out map[string]string
+	for _, k := range []string{MetaForkRun, MetaForkStep, MetaDurability} {
+		if v, ok := meta[k]; ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
 	}
-	return map[string]string{MetaForkRun: run, MetaForkStep: meta[MetaForkStep]}
+	return out
 }
 
-// withLineage returns m with the fork keys set (a copy when it adds them).
+// withLineage returns m with the runtime's keys set (a copy when it adds them).
 func withLineage(m, lineage map[string]string) map[string]string {
 	if lineage == nil {
 		return m
@@ -161,7 +167,7 @@ func (c *Compiled[S]) Replay(ctx context.Context, parentID string, step int, new
 		return snap.State, nil // nothing follows that step
 	}
 	rc, _, _ := c.options(opts) // checked by Fork
-	return c.resume(ctx, callEnv{cp: c.cp, durable: rc.durability}, newID, nil, "")
+	return c.resume(ctx, callEnv{cp: c.cp, durable: rc.durability}, newID, nil, "") // "": the fork's mode
 }
 
 // loadAt rebuilds the checkpoint of step from all the run's retained records.

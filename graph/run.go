@@ -89,10 +89,7 @@ func (c *Compiled[S]) options(opts []RunOption) (rc runConfig, update func(S) (S
 	for _, o := range opts {
 		o(&rc)
 	}
-	if rc.durability == "" {
-		rc.durability = c.durable
-	}
-	if !rc.durability.valid() {
+	if rc.durability != "" && !rc.durability.valid() {
 		return rc, nil, fmt.Errorf("WithDurability(%q): use DurabilitySync, DurabilityAsync or DurabilityExit", rc.durability)
 	}
 	if rc.update != nil {
@@ -128,7 +125,7 @@ func (c *Compiled[S]) Run(ctx context.Context, runID string, initial S, opts ...
 	if err != nil {
 		return initial, fmt.Errorf("graph: start run %s: %w", runID, err)
 	}
-	return c.begin(ctx, callEnv{cp: c.cp, durable: rc.durability}, runID, initial)
+	return c.begin(ctx, callEnv{cp: c.cp, durable: c.runMode(rc.durability, nil)}, runID, initial)
 }
 
 func (c *Compiled[S]) begin(ctx context.Context, env callEnv, runID string, initial S) (S, error) {
@@ -140,6 +137,9 @@ func (c *Compiled[S]) begin(ctx context.Context, env callEnv, runID string, init
 		}
 		r.w = wrapWriter(w, env.durable)
 		defer r.close()
+		if env.durable != DurabilitySync {
+			r.lineage = map[string]string{MetaDurability: string(env.durable)}
+		}
 	}
 	r.emit(Event{Kind: EventRunStart})
 	r.state, r.created = initial, time.Now()
@@ -174,23 +174,27 @@ func (c *Compiled[S]) Resume(ctx context.Context, runID string, opts ...ResumeOp
 	return c.resume(ctx, callEnv{cp: c.cp, durable: rc.durability}, runID, update, rc.asNode)
 }
 
+// resume continues a stored run; env.durable "" takes the run's own mode.
+
 func (c *Compiled[S]) resume(ctx context.Context, env callEnv, runID string, update func(S) (S, error), asNode string) (S, error) {
 	var zero S
-	r := c.newRunner(runID, env)
 	w, err := env.cp.Open(ctx, runID, false)
 	if err != nil {
 		return zero, fmt.Errorf("graph: resume %s: %w", runID, err)
 	}
+	recs, err := env.cp.Tail(ctx, runID)
+	var ld *loaded[S]
+	if err == nil {
+		ld, err = c.replay(runID, recs, -1)
+	}
+	if err != nil {
+		_ = w.Close()
+		return zero, fmt.Errorf("graph: resume %s: %w", runID, err)
+	}
+	env.durable = c.runMode(env.durable, ld.meta)
+	r := c.newRunner(runID, env)
 	r.w = wrapWriter(w, env.durable)
 	defer r.close()
-	recs, err := env.cp.Tail(ctx, runID)
-	if err != nil {
-		return zero, fmt.Errorf("graph: resume %s: %w", runID, err)
-	}
-	ld, err := c.replay(runID, recs, -1)
-	if err != nil {
-		return zero, fmt.Errorf("graph: resume %s: %w", runID, err)
-	}
 	if ld.status == StatusDone {
 		return ld.state, fmt.Errorf("graph: resume %s: %w at step %d", runID, ErrRunFinished, ld.step)
 	}
