@@ -123,8 +123,9 @@ func WithRedact(fn func(json []byte) []byte) CompileOption {
 	return func(c *compileConfig) { c.redact = fn }
 }
 
-// WithDefaultDurability sets the durability of every Run, Resume and Replay
-// call that does not pass WithDurability (default DurabilitySync).
+// WithDefaultDurability sets the durability of runs started without
+// WithDurability, and of calls on stored runs that never chose one (default
+// DurabilitySync).
 func WithDefaultDurability(d Durability) CompileOption {
 	return func(c *compileConfig) { c.durability = d }
 }
@@ -166,8 +167,9 @@ func AsNode(node string) RunOption {
 }
 
 // WithDurability sets when this call's checkpoints reach the store
-// (DurabilitySync, DurabilityAsync, DurabilityExit); it overrides
-// WithDefaultDurability.
+// (DurabilitySync, DurabilityAsync, DurabilityExit). On Run it is the run's
+// mode, which later calls keep (MetaDurability); on Resume or Replay it
+// overrides the run's mode for that call.
 func WithDurability(d Durability) RunOption {
 	return func(c *runConfig) { c.durability = d }
 }
