@@ -166,7 +166,7 @@ func (c *Compiled[S]) Replay(ctx context.Context, parentID string, step int, new
 	if snap.Status == StatusDone {
 		return snap.State, nil // nothing follows that step
 	}
-	rc, _, _ := c.options(opts) // checked by Fork
+	rc, _, _ := c.options(opts)                                                     // checked by Fork
 	return c.resume(ctx, callEnv{cp: c.cp, durable: rc.durability}, newID, nil, "") // "": the fork's mode
 }
 
