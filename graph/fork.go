@@ -166,8 +166,10 @@ func (c *Compiled[S]) Replay(ctx context.Context, parentID string, step int, new
 	if snap.Status == StatusDone {
 		return snap.State, nil // nothing follows that step
 	}
-	rc, _, _ := c.options(opts)                                                     // checked by Fork
-	return c.resume(ctx, callEnv{cp: c.cp, durable: rc.durability}, newID, nil, "") // "": the fork's mode
+	// The options were checked by Fork; no WithDurability ("") runs the
+	// fork in its own mode.
+	rc, _, _ := c.options(opts)
+	return c.resume(ctx, callEnv{cp: c.cp, durable: rc.durability}, newID, nil, "")
 }
 
 // loadAt rebuilds the checkpoint of step from all the run's retained records.
