@@ -298,3 +298,25 @@ func TestARunKeepsItsDurabilityMode(t *testing.T) {
 		}
 	})
 }
+
+func TestAForkKeepsItsParentsModeOrTheOneItIsGiven(t *testing.T) {
+	ctx := context.Background()
+	c := mustCompile(t, line("a", "b"), WithCheckpointer(NewMemoryCheckpointer()))
+	if _, err := c.Run(ctx, "p", simple{}, WithDurability(DurabilityAsync)); err != nil {
+		t.Fatal(err)
+	}
+	for id, opts := range map[string][]RunOption{
+		"inherits": nil,
+		"exit":     {WithDurability(DurabilityExit)},
+		"sync":     {WithDurability(DurabilitySync)},
+	} {
+		snap, err := c.Fork(ctx, "p", 1, id, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"inherits": "async", "exit": "exit", "sync": ""}[id]
+		if got := snap.Metadata[MetaDurability]; got != want {
+			t.Errorf("fork %s: mode %q, want %q", id, got, want)
+		}
+	}
+}

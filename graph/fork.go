@@ -69,8 +69,9 @@ func withLineage(m, lineage map[string]string) map[string]string {
 // WithUpdate edits the state first; the fork's first checkpoint is then step
 // step+1, attributed to "__update__" (the next nodes stay) or, with AsNode,
 // to that node, whose edges and routers pick the next nodes from the edited
-// state. The fork is written as one record: a crash leaves the whole fork
-// or none of it.
+// state. The fork runs in the parent's durability mode unless WithDurability
+// gives it its own. The fork is written as one record: a crash leaves the
+// whole fork or none of it.
 func (c *Compiled[S]) Fork(ctx context.Context, parentID string, step int, newID string, opts ...RunOption) (Snapshot[S], error) {
 	if c.cp == nil {
 		return Snapshot[S]{}, ErrNoCheckpointer
@@ -126,9 +127,16 @@ func (c *Compiled[S]) Fork(ctx context.Context, parentID string, step int, newID
 		full = filtered
 	}
 	now := time.Now()
+	meta := withLineage(ld.meta, map[string]string{MetaForkRun: parentID, MetaForkStep: strconv.Itoa(step)})
+	switch rc.durability {
+	case "": // the parent's mode, kept in its metadata
+	case DurabilitySync:
+		delete(meta, MetaDurability)
+	default:
+		meta[MetaDurability] = string(rc.durability)
+	}
 	e := entry{status: StatusPaused, reason: fmt.Sprintf("fork of %s at step %d", parentID, step), created: now, time: now,
-		nodes: nodes, next: r.nextNames(next, sends), changes: full,
-		meta: withLineage(ld.meta, map[string]string{MetaForkRun: parentID, MetaForkStep: strconv.Itoa(step)})}
+		nodes: nodes, next: r.nextNames(next, sends), changes: full, meta: meta}
 	if len(next) == 0 && len(sends) == 0 {
 		e.status, e.reason = StatusDone, ""
 	}
