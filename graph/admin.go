@@ -74,6 +74,9 @@ func (c *Compiled[S]) rebase(ctx context.Context, w RunWriter, ld *loaded[S]) er
 	}
 	e := entry{status: ld.status, pausedBefore: ld.pausedBefore, created: ld.created, time: ld.updated,
 		nodes: ld.nodes, next: ld.next, reason: ld.reason, errMsg: ld.errMsg, meta: meta, changes: full}
+	if ld.taskStep != ld.step+1 {
+		e.taskStep = ld.taskStep
+	}
 	for k, sd := range ld.sends {
 		ch, err := tr.diff(&ld.sends[k].in)
 		if err != nil {

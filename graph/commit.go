@@ -189,7 +189,7 @@ func (r *runner[S]) commit(ctx context.Context, ran []string, out S, next []int,
 			return err
 		}
 	}
-	r.state, r.step, r.skipBefore = out, step, false
+	r.state, r.step, r.skipBefore, r.taskStep = out, step, false, step+1
 	if r.w != nil {
 		r.lastRan = ran
 	}
@@ -220,6 +220,7 @@ func (r *runner[S]) commitUpdate(ctx context.Context, s S, asNode string) error 
 	next, sends := append([]int(nil), r.next...), r.sends
 	nodes := []string{UpdateNode}
 	before := r.skipBefore
+	taskStep := r.taskStep // the same tasks: their subgraph runs keep their ids
 	if asNode != "" {
 		idx := -1
 		if asNode != Start {
@@ -229,9 +230,12 @@ func (r *runner[S]) commitUpdate(ctx context.Context, s S, asNode string) error 
 			return err
 		}
 		next = append([]int(nil), next...)
-		nodes, pending, before = []string{asNode}, nil, false
+		nodes, pending, before, taskStep = []string{asNode}, nil, false, r.step+2
 	}
 	e := entry{nodes: nodes, changes: changes, pausedBefore: before}
+	if taskStep != r.step+2 {
+		e.taskStep = taskStep
+	}
 	e.status, e.created, e.time, e.next = StatusRunning, r.created, time.Now(), r.nextNames(next, sends)
 	if len(next) == 0 && len(sends) == 0 {
 		e.status = StatusDone
@@ -247,7 +251,7 @@ func (r *runner[S]) commitUpdate(ctx context.Context, s S, asNode string) error 
 	if err := r.tr.commit(s, changes); err != nil {
 		return err
 	}
-	r.state, r.step, r.next, r.sends, r.lastRan, r.skipBefore = s, r.step+1, next, sends, nodes, before
+	r.state, r.step, r.next, r.sends, r.lastRan, r.skipBefore, r.taskStep = s, r.step+1, next, sends, nodes, before, taskStep
 	r.emit(Event{Kind: EventCheckpoint, Node: nodes[0], Bytes: len(r.buf), Changed: changedNames(changes), Next: e.next})
 	for _, k := range slices.SortedFunc(maps.Keys(pending), compareTasks) {
 		if err := r.storeWrite(ctx, k, pending[k]); err != nil {

@@ -22,6 +22,7 @@ type loaded[S any] struct {
 	errMsg       string
 	pausedBefore bool
 	sends        []loadedSend[S]          // Send tasks of step+1; their nodes end next
+	taskStep     int                      // the step the next tasks were scheduled in
 	pending      map[taskKey]pendingWrite // finished tasks of step+1
 	snapBytes    int
 	deltaBytes   int
@@ -61,6 +62,7 @@ func (c *Compiled[S]) replay(runID string, recs []Record, upto int) (*loaded[S],
 				ld.deltaBytes += e.size
 			}
 			ld.step, ld.nodes, ld.pending = rec.Step, e.nodes, nil
+			ld.taskStep = taskStepOf(e)
 			ld.reason, ld.errMsg, ld.pausedBefore = e.reason, e.errMsg, e.pausedBefore
 			ld.sends = nil
 			for k, sr := range e.sends {
@@ -203,7 +205,7 @@ func (c *Compiled[S]) history(ctx context.Context, cp Checkpointer, runID, ns st
 			continue // a snapshot written again for the same step by Prune
 		}
 		if last != nil { // a run's first checkpoint did not run its nodes (Start, or a fork's)
-			if out, err = c.appendSubruns(ctx, cp, out, runID, ns, rec.Step, e.nodes); err != nil {
+			if out, err = c.appendSubruns(ctx, cp, out, runID, ns, taskStepOf(last), e.nodes); err != nil {
 				return nil, err
 			}
 		}
@@ -216,11 +218,19 @@ func (c *Compiled[S]) history(ctx context.Context, cp Checkpointer, runID, ns st
 		for k, sr := range last.sends {
 			labels = append(labels, taskKey{node: sr.node, send: k}.label())
 		}
-		if out, err = c.appendSubruns(ctx, cp, out, runID, ns, last.step+1, labels); err != nil {
+		if out, err = c.appendSubruns(ctx, cp, out, runID, ns, taskStepOf(last), labels); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// taskStepOf is the step the tasks after the checkpoint e were scheduled in.
+func taskStepOf(e *entry) int {
+	if e.taskStep > 0 {
+		return e.taskStep
+	}
+	return e.step + 1
 }
 
 // appendSubruns adds the checkpoints of the subgraph runs among the tasks

@@ -38,7 +38,8 @@ const (
 	flagMeta         = 1 << 1
 	flagSends        = 1 << 2 // a step's record: the Send tasks of the next step follow the changes
 	flagTask         = 1 << 3 // a branch write: the branch is Send task number k (follows the changes)
-	knownFlags       = flagPausedBefore | flagMeta | flagSends | flagTask
+	flagTaskStep     = 1 << 4 // a step's record: the next tasks keep the step they were scheduled in
+	knownFlags       = flagPausedBefore | flagMeta | flagSends | flagTask | flagTaskStep
 )
 
 // entry is a decoded record: one checkpoint, branch write or status change.
@@ -59,7 +60,10 @@ type entry struct {
 	// changes from this record's state; their nodes end next.
 	sends []sendRec
 	task  int // a branch write of Send task task-1; 0 for a node reached by an edge
-	size  int // bytes of the stored payload
+	// taskStep: the step the next tasks were scheduled in, when an update
+	// kept them (0: this record's step + 1); it names their subgraph runs.
+	taskStep int
+	size     int // bytes of the stored payload
 }
 
 // sendRec is a stored Send task: its node and its input as changes.
@@ -84,6 +88,9 @@ func encodePayload(buf []byte, e *entry) []byte {
 	}
 	if e.task > 0 {
 		flags |= flagTask
+	}
+	if e.taskStep > 0 {
+		flags |= flagTaskStep
 	}
 	buf = append(buf, payloadVersion, statusCode(e.status), flags)
 	buf = binary.AppendVarint(buf, e.created.UnixNano())
@@ -114,6 +121,9 @@ func encodePayload(buf []byte, e *entry) []byte {
 	}
 	if e.task > 0 {
 		buf = binary.AppendUvarint(buf, uint64(e.task))
+	}
+	if e.taskStep > 0 {
+		buf = binary.AppendUvarint(buf, uint64(e.taskStep))
 	}
 	return buf
 }
@@ -303,6 +313,14 @@ func decodePayload(kind RecordKind, step int, b []byte) (*entry, error) {
 				return nil, fmt.Errorf("bad Send task number %d", k)
 			}
 			e.task = int(k)
+		}
+	}
+	if flags&flagTaskStep != 0 {
+		if ts := d.uvarint(); d.err == nil {
+			if ts == 0 || ts > uint64(step) {
+				return nil, fmt.Errorf("bad task step %d at step %d", ts, step)
+			}
+			e.taskStep = int(ts)
 		}
 	}
 	if d.err != nil {

@@ -26,12 +26,15 @@ type runner[S any] struct {
 	lastRan []string // nodes of the last committed step
 	next    []int
 	sends   []sendTask[S] // Send tasks of the next step, after next
-	spare   []int         // second buffer for computing next
-	seen    []bool
-	created time.Time
-	meta    map[string]string
-	lineage map[string]string        // fork origin, kept in every stored metadata
-	pending map[taskKey]pendingWrite // branches of step+1 already finished
+	// taskStep is the step the next tasks were scheduled in: step+1, unless
+	// an update kept them (commitUpdate). Their subgraph runs are named by it.
+	taskStep int
+	spare    []int // second buffer for computing next
+	seen     []bool
+	created  time.Time
+	meta     map[string]string
+	lineage  map[string]string        // fork origin, kept in every stored metadata
+	pending  map[taskKey]pendingWrite // branches of step+1 already finished
 	// skipBefore: the run was paused before its next nodes and resumed, so it
 	// does not pause there again; it holds (and is stored) until a step commits.
 	skipBefore bool
@@ -142,7 +145,7 @@ func (c *Compiled[S]) begin(ctx context.Context, env callEnv, runID string, init
 		}
 	}
 	r.emit(Event{Kind: EventRunStart})
-	r.state, r.created = initial, time.Now()
+	r.state, r.created, r.taskStep = initial, time.Now(), 1
 	next, sends, err := r.successors(ctx, []int{-1}, []S{initial})
 	if err != nil {
 		r.emit(Event{Kind: EventRunEnd, Status: StatusFailed, Error: err.Error()})
@@ -219,7 +222,7 @@ func (c *Compiled[S]) resume(ctx context.Context, env callEnv, runID string, upd
 func (r *runner[S]) restore(ld *loaded[S]) error {
 	r.state, r.step, r.created, r.meta, r.lastRan = ld.state, ld.step, ld.created, ld.meta, ld.nodes
 	r.snapBytes, r.deltaBytes = ld.snapBytes, ld.deltaBytes
-	r.skipBefore = ld.pausedBefore
+	r.skipBefore, r.taskStep = ld.pausedBefore, ld.taskStep
 	r.lineage = lineageOf(ld.meta)
 	static := ld.next[:len(ld.next)-len(ld.sends)]
 	next, err := r.c.indexes(static)

@@ -111,7 +111,7 @@ func (r *runner[S]) runNode(ctx context.Context, idx int, in S, step, send int) 
 	n := &r.c.nodes[idx]
 	if n.flags&flagSubgraph != 0 {
 		ctx = context.WithValue(ctx, subKey{}, &subScope{env: r.env, stop: r.stopRequested,
-			parent: r.runID, node: n.name, step: step, send: send})
+			parent: r.runID, node: n.name, step: r.taskStep, send: send})
 	}
 	attempts := max(1, n.cfg.retry.MaxAttempts)
 	for attempt := 1; ; attempt++ {

@@ -78,8 +78,10 @@ func (s *subgraph[P, C]) valid() error {
 	return nil
 }
 
-// SubgraphRunID is the id of the run of subgraph node at step of run parent;
-// send ≥ 0 is the Send task number when the node ran as one.
+// SubgraphRunID is the id of the run of subgraph node in run parent, for the
+// node's task scheduled in step (the step it runs in, unless a WithUpdate
+// while it waited kept it for a later step); send ≥ 0 is the Send task
+// number when the node ran as one.
 func SubgraphRunID(parent, node string, step, send int) string {
 	id := parent + "/" + node + "@" + strconv.Itoa(step)
 	if send >= 0 {

@@ -221,3 +221,62 @@ func TestApprovedSubgraphNodeIsNotAskedAgainAfterAPauseInside(t *testing.T) {
 		t.Fatalf("second Resume = %+v, %v: it must continue inside the subgraph", s, err)
 	}
 }
+
+// An update of the parent while it is paused inside a subgraph keeps the
+// subgraph's task: Resume continues the same subgraph run.
+func TestAnUpdateWhilePausedInsideASubgraphContinuesIt(t *testing.T) {
+	stores(t, func(t *testing.T, cp Checkpointer) {
+		ctx := context.Background()
+		var x atomic.Int32
+		c := mustCompile(t, outer(inner(t, &x, nil, WithInterruptBefore("y"))), WithCheckpointer(cp))
+		if _, err := c.Run(ctx, "r", simple{}); !errors.Is(err, ErrPaused) {
+			t.Fatal(err)
+		}
+		note := func(s simple) (simple, error) { s.Log = append(s.Log, "note"); return s, nil }
+		if _, err := c.Prune(ctx, "r", 1); err != nil { // a prune between the pause and the update
+			t.Fatal(err)
+		}
+		s, err := c.Resume(ctx, "r", WithUpdate(note))
+		// SubgraphOf: the subgraph started from the state before the note
+		// and its final state is the node's result.
+		if err != nil || x.Load() != 1 || !slices.Equal(s.Log, []string{"a", "x", "y", "b"}) {
+			t.Fatalf("Resume with an update = %+v, %v (x ran %d times): the subgraph must continue", s, err, x.Load())
+		}
+		h, _ := c.History(ctx, "r")
+		var ns []string
+		for _, ci := range h {
+			if ci.Namespace != "" && !slices.Contains(ns, ci.Namespace) {
+				ns = append(ns, ci.Namespace)
+			}
+		}
+		if !slices.Equal(ns, []string{"sub@2"}) {
+			t.Fatalf("namespaces in the history: %v", ns)
+		}
+	})
+}
+
+// The kept task step survives a Prune down to one snapshot: after an update
+// and a second pause inside the subgraph, Resume still continues it.
+func TestAKeptTaskStepSurvivesAPrune(t *testing.T) {
+	ctx := context.Background()
+	var xRuns atomic.Int32
+	sub := mustCompile(t, New[simple]().
+		AddNode("x", func(ctx context.Context, s simple) (simple, error) { xRuns.Add(1); return inc("x")(ctx, s) }).
+		AddNode("y", inc("y")).AddNode("z", inc("z")).
+		AddEdge(Start, "x").AddEdge("x", "y").AddEdge("y", "z").AddEdge("z", End), WithInterruptBefore("y", "z"))
+	c := mustCompile(t, outer(sub), WithCheckpointer(NewMemoryCheckpointer()))
+	if _, err := c.Run(ctx, "r", simple{}); !errors.Is(err, ErrPaused) {
+		t.Fatal(err)
+	}
+	_, err := c.Resume(ctx, "r", WithUpdate(func(s simple) (simple, error) { s.N += 100; return s, nil }))
+	if !errors.Is(err, ErrPaused) || !strings.Contains(err.Error(), "before z") {
+		t.Fatalf("Resume with an update: %v", err)
+	}
+	if _, err := c.Prune(ctx, "r", 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Resume(ctx, "r")
+	if err != nil || xRuns.Load() != 1 || !slices.Equal(s.Log, []string{"a", "x", "y", "z", "b"}) {
+		t.Fatalf("Resume after the prune = %+v, %v (x ran %d times)", s, err, xRuns.Load())
+	}
+}
