@@ -38,6 +38,8 @@ func (r *Reader[S]) StateAt(ctx context.Context, runID string, step int) (S, err
 }
 
 // History lists a run's retained checkpoints, oldest first (Compiled.History).
+// A Reader does not know the graph's subgraphs: their runs' checkpoints are
+// not listed with the parent's, as the compiled graph's History lists them.
 func (r *Reader[S]) History(ctx context.Context, runID string) ([]CheckpointInfo, error) {
 	return r.c.History(ctx, runID)
 }
