@@ -52,7 +52,10 @@ func wrapForCluster(a *app, root *cobra.Command) {
 		case "runs":
 			c.RunE = func(cmd *cobra.Command, args []string) error {
 				cfg, _, err := a.loadConfig(a.repoRoot())
-				if err != nil || cfg.Store == "" {
+				if err != nil {
+					return err // a refused store is said, not silently replaced by the local one
+				}
+				if cfg.Store == "" {
 					return orig(cmd, args)
 				}
 				return a.clusterRuns(cmd, cfg.Store)
@@ -60,7 +63,10 @@ func wrapForCluster(a *app, root *cobra.Command) {
 		case "status", "log", "report", "halt":
 			c.RunE = func(cmd *cobra.Command, args []string) error {
 				cfg, _, err := a.loadConfig(a.repoRoot())
-				if err != nil || cfg.Store == "" {
+				if err != nil {
+					return err // a refused store is said, not silently replaced by the local one
+				}
+				if cfg.Store == "" {
 					return orig(cmd, args)
 				}
 				db, err := cluster.Open(cmd.Context(), cfg.Store)

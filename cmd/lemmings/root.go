@@ -225,6 +225,13 @@ func (a *app) loadConfigFor(root string, supervisorsRun bool, flags map[string]s
 		}
 		fmt.Fprintln(a.stderr, "warning:", w.String())
 	}
+	if supervisorsRun {
+		// A run's first lines name what the repository's project file
+		// changed that the user should know (docs/security.md).
+		for _, ch := range src.ProjectChanges() {
+			fmt.Fprintln(a.stderr, "project file:", ch.String())
+		}
+	}
 	return cfg, src, nil
 }
 
