@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/nodes"
@@ -89,11 +90,26 @@ func DamagedAdvice(id string) string {
 }
 
 // learnSecrets teaches the process's redaction the values it must never show:
-// lemmings' own keys from the environment and the repository's .env values.
-func learnSecrets(root string) {
+// lemmings' own keys from the environment, the literal keys of the
+// configuration and the repository's .env secrets.
+func learnSecrets(root string, cfg *config.Config) {
 	red := redact.Default()
 	red.LearnEnv(os.Environ())
+	LearnConfigSecrets(cfg)
 	red.LearnRepo(root)
+}
+
+// LearnConfigSecrets teaches the process's redaction the secrets written in
+// the configuration (config.Config.Secrets): an API key in the user file,
+// echoed by a coding CLI, must not land in events, prompts or checkpoints.
+func LearnConfigSecrets(cfg *config.Config) {
+	if cfg == nil {
+		return
+	}
+	red := redact.Default()
+	for key, v := range cfg.Secrets() {
+		red.Learn(key, v)
+	}
 }
 
 // redactedMarks lists the [REDACTED:…] marks in text, for a warning.

@@ -244,3 +244,69 @@ func fakePostgres(t *testing.T) (string, func() []string) {
 		return append([]string(nil), got...)
 	}
 }
+
+// A literal key in the user's file (implementor.cli.env.OPENAI_API_KEY) was
+// not taught to the redactor: echoed by the CLI, it landed in events, the
+// report and the checkpoints.
+func TestALiteralKeyInTheUsersFileIsRedacted(t *testing.T) {
+	const key = "lit-Kp9Lm2Nq7Rt4Vx8Zb3Wd"
+	run := fixMean()
+	run["echo_env"] = "OPENAI_API_KEY"
+	k := newCLICase(t, []map[string]any{run}, "", "    env: {OPENAI_API_KEY: \""+key+"\"}\n")
+	r, res := k.run()
+	if res["outcome"] != "done" {
+		t.Fatalf("exit %d, result %v\nstderr:\n%s", r.code, res, r.stderr)
+	}
+	if env := k.recorded("env", 1); !strings.Contains(env, "OPENAI_API_KEY="+key) {
+		t.Fatalf("the CLI did not get its key:\n%s", env)
+	}
+	found := false
+	err := filepath.WalkDir(filepath.Join(k.repo, ".lemmings"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.Contains(path, "/worktrees/") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), key) {
+			t.Errorf("%s holds the key", path)
+		}
+		found = found || strings.Contains(string(b), "[REDACTED:implementor.cli.env.OPENAI_API_KEY]")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.stdout+r.stderr, key) {
+		t.Error("the output holds the key")
+	}
+	if !found {
+		t.Error("no record shows the redacted echo")
+	}
+}
+
+// A repository's .env named a file of the repository under API_TOKEN: the
+// file's name became [REDACTED:.env:API_TOKEN] in the run's events.
+func TestARepositorysEnvHidesNoFileName(t *testing.T) {
+	repo := prepared(t)
+	writeFile(t, filepath.Join(repo, ".env"), "API_TOKEN=textstats.go\nSESSION_SECRET=MeanWordLength\n")
+	srv := demo.NewServer(&demo.Script{})
+	t.Cleanup(srv.Close)
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	writeFile(t, plan, fixPlan)
+	r := c.run(repo, "run", "--plan", plan, "--no-supervisors", "--json")
+	res := lastJSON(t, r.stdout)
+	if res["outcome"] != "done" {
+		t.Fatalf("exit %d, result %v\nstderr:\n%s", r.code, res, r.stderr)
+	}
+	events := readFile(t, filepath.Join(repo, ".lemmings", "runs", res["run_id"].(string), "events.jsonl"))
+	if strings.Contains(events, "[REDACTED:.env:") {
+		t.Errorf("the .env hid text of its choosing from the events")
+	}
+	if !strings.Contains(events, "textstats.go") || !strings.Contains(events, "MeanWordLength") {
+		t.Errorf("the events lack the file and function names")
+	}
+}

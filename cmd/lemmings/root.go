@@ -219,6 +219,7 @@ func (a *app) loadConfigFor(root string, supervisorsRun bool, flags map[string]s
 	if err != nil {
 		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("configuration:\n%w", err)}
 	}
+	run.LearnConfigSecrets(cfg) // everything this command prints is redacted of them
 	for _, w := range src.Warnings() {
 		if w.SupervisorsOnly() && !supervisorsRun {
 			continue
