@@ -310,3 +310,30 @@ func TestARepositorysEnvHidesNoFileName(t *testing.T) {
 		t.Errorf("the events lack the file and function names")
 	}
 }
+
+// Committed .lemmings/worktrees, runs and checkpoints links (git add -f)
+// made lemmings create its worktree and records wherever they pointed.
+func TestCommittedLinksInDotLemmingsAreRefused(t *testing.T) {
+	for _, sub := range []string{"worktrees", "runs", "checkpoints"} {
+		t.Run(sub, func(t *testing.T) {
+			repo, outside := prepared(t), t.TempDir()
+			must(t, os.MkdirAll(filepath.Join(repo, ".lemmings"), 0o700))
+			must(t, os.Symlink(outside, filepath.Join(repo, ".lemmings", sub)))
+			git(t, repo, "add", "-f", ".lemmings/"+sub)
+			git(t, repo, "-c", "user.name=attacker", "-c", "user.email=a@example.invalid", "commit", "-q", "-m", "cache")
+			srv := demo.NewServer(&demo.Script{})
+			t.Cleanup(srv.Close)
+			c := newCLI(t)
+			c.config(scriptedConfig(srv.URL(), "blocking"))
+			plan := filepath.Join(t.TempDir(), "plan.yaml")
+			writeFile(t, plan, fixPlan)
+			r := c.run(repo, "run", "--plan", plan, "--no-supervisors", "--json")
+			if r.code == 0 || !strings.Contains(r.stderr, ".lemmings/"+sub+" is a symbolic link") || !strings.Contains(r.stderr, "git rm -r --cached .lemmings/"+sub) {
+				t.Errorf("exit %d:\n%s", r.code, r.stderr)
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+				t.Errorf("lemmings wrote outside the repository: %v", entries)
+			}
+		})
+	}
+}
