@@ -337,3 +337,42 @@ func TestCommittedLinksInDotLemmingsAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// The repository's own git configuration ran commands outside the
+// sandbox when lemmings ran git: core.fsmonitor (through includeIf), and
+// the filter and textconv drivers its .gitattributes assigns.
+func TestTheRepositorysGitConfigRunsNothingDuringARun(t *testing.T) {
+	repo := prepared(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	say := func(what string) string { return "\"sh -c 'echo " + what + " >> " + marker + "; cat'\"" }
+	fsmonitor := filepath.Join(dir, "fsmonitor.sh")
+	writeFile(t, fsmonitor, "#!/bin/sh\necho fsmonitor >> "+marker+"\n")
+	must(t, os.Chmod(fsmonitor, 0o755))
+	writeFile(t, filepath.Join(repo, "settings.cfg"), "[core]\n\tfsmonitor = "+fsmonitor+"\n")
+	writeFile(t, filepath.Join(repo, ".gitattributes"), "*.go filter=evil diff=evil\n")
+	git(t, repo, "add", ".gitattributes", "settings.cfg")
+	git(t, repo, "-c", "user.name=attacker", "-c", "user.email=a@example.invalid", "commit", "-q", "-m", "attributes")
+	f, err := os.OpenFile(filepath.Join(repo, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, _ = f.WriteString("[includeIf \"gitdir:" + repo + "/\"]\n\tpath = ../settings.cfg\n" +
+		"[filter \"evil\"]\n\tclean = " + say("clean") + "\n\tsmudge = " + say("smudge") + "\n" +
+		"[diff \"evil\"]\n\ttextconv = " + say("textconv") + "\n")
+	f.Close()
+	srv := demo.NewServer(&demo.Script{})
+	t.Cleanup(srv.Close)
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	writeFile(t, plan, fixPlan)
+	r := c.run(repo, "run", "--plan", plan, "--no-supervisors", "--json")
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Errorf("the repository's git configuration ran during the run:\n%s", b)
+	}
+	if !strings.Contains(r.stdout, `"kind":"result"`) {
+		t.Fatalf("exit %d, no result:\n%s", r.code, r.stderr)
+	}
+	if res := lastJSON(t, r.stdout); res["outcome"] != "done" {
+		t.Fatalf("exit %d, result %v\nstderr:\n%s", r.code, res, r.stderr)
+	}
+}
