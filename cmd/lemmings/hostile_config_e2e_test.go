@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"io"
 	"net"
@@ -8,8 +9,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/lemmings-dev/lemmings/demo"
@@ -374,5 +377,37 @@ func TestTheRepositorysGitConfigRunsNothingDuringARun(t *testing.T) {
 	}
 	if res := lastJSON(t, r.stdout); res["outcome"] != "done" {
 		t.Fatalf("exit %d, result %v\nstderr:\n%s", r.code, res, r.stderr)
+	}
+}
+
+// A committed prompt template of nested {{template}} calls ran the process
+// out of memory (1.36 GB): it is refused before it runs, naming the file.
+func TestACommittedTemplateBombIsRefused(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{{define "l0"}}0123456789{{end}}`)
+	for i := 1; i <= 10; i++ {
+		b.WriteString(`{{define "l` + strconv.Itoa(i) + `"}}`)
+		for range 10 {
+			b.WriteString(`{{template "l` + strconv.Itoa(i-1) + `"}}`)
+		}
+		b.WriteString(`{{end}}`)
+	}
+	b.WriteString(`{{template "l10"}}`)
+	repo := hostileRepo(t, map[string]string{".lemmings/prompts/qa.tmpl": b.String()})
+	srv := demo.NewServer(&demo.Script{})
+	t.Cleanup(srv.Close)
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	writeFile(t, plan, fixPlan)
+	cmd := c.command(context.Background(), repo, "run", "--plan", plan, "--no-supervisors")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if err == nil || !strings.Contains(stderr.String(), ".lemmings/prompts/qa.tmpl") || !strings.Contains(stderr.String(), "nested more than 8 calls deep") {
+		t.Errorf("%v:\n%s", err, stderr.String())
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > 300<<10 {
+		t.Errorf("lemmings grew to %d MB", ru.Maxrss>>10)
 	}
 }
