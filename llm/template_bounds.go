@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"text/template"
 	"text/template/parse"
@@ -36,8 +37,17 @@ const (
 // deeper than maxTemplateDepth or expand past maxTemplateSteps.
 func checkTemplateBounds(t *template.Template) error {
 	b := &bounds{t: t, cost: map[string]int{}, height: map[string]int{}, active: map[string]bool{}}
+	// The main template first, then the others by name: the same file
+	// gets the same message.
+	names := []string{t.Name()}
 	for _, tt := range t.Templates() {
-		if _, err := b.template(tt.Name(), 0); err != nil {
+		if tt.Name() != t.Name() {
+			names = append(names, tt.Name())
+		}
+	}
+	slices.Sort(names[1:])
+	for _, name := range names {
+		if _, err := b.template(name, 0); err != nil {
 			return err
 		}
 	}
