@@ -422,3 +422,19 @@ func (s *Sources) ProjectChanges() []ProjectChange {
 	}
 	return slices.Clone(s.changes)
 }
+
+// trustText is the key reference's "in a project file" cell.
+func trustText(pattern string) string {
+	r, ok := trustTable[pattern]
+	switch {
+	case !ok:
+		return "?"
+	case r.trust == ProjectMay && r.notice:
+		return "yes (named by doctor and the run)"
+	case r.trust == ProjectMay:
+		return "yes"
+	case r.trust == ProjectTightens:
+		return "stricter only"
+	}
+	return "**no**: user file, environment, flags"
+}

@@ -90,7 +90,7 @@ func (a *app) clusterConfig(root string, remote bool) (*config.Config, error) {
 		return nil, err
 	}
 	if cfg.Store == "" {
-		return nil, usageErr("no PostgreSQL store configured: set store: postgres://… in lemmings.yaml or LEMMINGS_STORE (docs/distributed.md)")
+		return nil, usageErr("no PostgreSQL store configured: set store: postgres://… in your user file (~/.config/lemmings/config.yaml) or LEMMINGS_STORE (docs/distributed.md)")
 	}
 	if remote && cfg.Cluster.Remote == "" {
 		return nil, usageErr("no shared git remote configured: set cluster.remote (a bare repository path or URL) or LEMMINGS_CLUSTER__REMOTE (docs/distributed.md)")
