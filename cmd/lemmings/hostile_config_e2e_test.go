@@ -411,3 +411,28 @@ func TestACommittedTemplateBombIsRefused(t *testing.T) {
 		t.Errorf("lemmings grew to %d MB", ru.Maxrss>>10)
 	}
 }
+
+// What a project file changed that the user should know is named by
+// doctor and on a run's first lines, with the value it replaced.
+func TestDoctorAndARunNameWhatTheProjectFileChanged(t *testing.T) {
+	repo := hostileRepo(t, map[string]string{"lemmings.yaml": "limits:\n  max_tasks: 400\nsupervisors:\n  enabled: false\n"})
+	srv := demo.NewServer(&demo.Script{})
+	t.Cleanup(srv.Close)
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+	want := []string{"lemmings.yaml:2 sets limits.max_tasks: 400 (was 50)", "lemmings.yaml:4 sets supervisors.enabled: false (was true)"}
+	r := c.run(repo, "doctor")
+	for _, w := range want {
+		if !strings.Contains(r.stdout, "project file") || !strings.Contains(r.stdout, w) {
+			t.Errorf("doctor does not say %q:\n%s", w, r.stdout)
+		}
+	}
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	writeFile(t, plan, fixPlan)
+	r = c.run(repo, "run", "--plan", plan, "--json")
+	for _, w := range want {
+		if !strings.Contains(r.stderr, "project file: "+w) {
+			t.Errorf("the run does not say %q:\n%s", w, r.stderr)
+		}
+	}
+}
