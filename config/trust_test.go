@@ -132,3 +132,13 @@ func TestProjectChangesAreNamed(t *testing.T) {
 		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A project may name the CLI's model, which lands in its argv: never as an
+// option of the CLI.
+func TestACLIModelCannotBeAnOption(t *testing.T) {
+	t.Parallel()
+	ps := problemsOf(t, fixture{project: "implementor:\n  cli:\n    model: --dangerously-skip-permissions\n"}.load(t).err)
+	if len(ps) != 1 || ps[0].Key != "implementor.cli.model" || !strings.Contains(ps[0].Message, "would read as an option") {
+		t.Errorf("%v", ps)
+	}
+}
