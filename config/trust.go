@@ -386,9 +386,13 @@ func (tc *trustCheck) refusal(key string, o origin, r trustRule) Problem {
 	if r.trust == ProjectTightens {
 		verb = "may make " + key + " stricter, not looser"
 	}
+	instead := where + ", or set " + EnvName(key)
+	if strings.HasPrefix(key, "implementor.cli.env.") {
+		instead = where // a variable's name keeps its case only in a file
+	}
 	return Problem{File: o.problemFile(), Line: o.line, Key: key,
-		Message: fmt.Sprintf("refused: a repository's project file %s (%s). If you want it, put it in %s, or set %s, or pass it as a flag; or remove it from the project file",
-			verb, r.why, where, EnvName(key))}
+		Message: fmt.Sprintf("refused: a repository's project file %s (%s). If you want it, put it in %s; or remove it from the project file",
+			verb, r.why, instead)}
 }
 
 // showValue writes a value as the notices show it.

@@ -68,6 +68,9 @@ func TestAProjectFileCannotChooseACommandAnEndpointAVariableOrAKey(t *testing.T)
 			t.Errorf("%s: refused at %s:%d %q", tc.key, p.File, p.Line, p.Key)
 		}
 		for _, want := range []string{"refused: a repository's project file", l.userDir + "/config.yaml", EnvName(tc.key)} {
+			if want == EnvName(tc.key) && strings.HasPrefix(tc.key, "implementor.cli.env.") {
+				continue // named in a file only: the environment's names are upper case
+			}
 			if !strings.Contains(p.Message, want) {
 				t.Errorf("%s: %q lacks %q", tc.key, p.Message, want)
 			}
