@@ -7,13 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
@@ -166,7 +166,7 @@ func (a *app) repoRoot() string {
 	if err != nil {
 		return a.dir
 	}
-	out, err := exec.Command("git", "-C", abs, "rev-parse", "--show-toplevel").Output()
+	out, err := gitsafe.Command(context.Background(), abs, "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		return abs
 	}

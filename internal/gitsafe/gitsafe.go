@@ -38,6 +38,7 @@ var commandKeys = map[string]string{
 	"gpg.ssh.program":           "ssh-keygen",
 	"gpg.ssh.defaultkeycommand": "",
 	"commit.gpgsign":            "false",
+	"log.showsignature":         "false", // git log would run gpg.program
 	"tag.gpgsign":               "false",
 	"push.gpgsign":              "false",
 	"submodule.recurse":         "false",
