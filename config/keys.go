@@ -196,7 +196,14 @@ func specs() []spec {
 				}
 				return oneOf(CLIFormats...)(s)
 			})},
-		{key: "implementor.cli.model", doc: "Model passed to the CLI as `{model}`. Empty: the CLI's own default."},
+		{key: "implementor.cli.model", doc: "Model passed to the CLI as `{model}`. Empty: the CLI's own default.",
+			accepted: "a model name (not starting with -, no spaces), or empty", check: checkString(func(s string) string {
+				// It lands in the CLI's argv: a value that reads as an option would be one.
+				if strings.HasPrefix(s, "-") || strings.ContainsAny(s, " \t\n") {
+					return fmt.Sprintf("%q would read as an option or several arguments of the CLI", s)
+				}
+				return ""
+			})},
 		{key: "implementor.cli.timeout", doc: "Longest one CLI run may take; its process group is then killed and the attempt ends timed out.",
 			accepted: "a duration > 0", check: checkDuration(true)},
 		{key: "implementor.cli.env", doc: "Variables set in the CLI's environment. The CLI gets none of lemmings' variables (keys included) except PATH, HOME, locale, TMPDIR, the preset's own and `pass_env`; a value may name `${VAR}` of lemmings' environment to pass a key on purpose. Merged by name across sources.",
