@@ -31,20 +31,30 @@ var Probe = sync.OnceValue(probe)
 func probe() Level {
 	var l Level
 	l.Landlock, l.LandlockErr = landlockABI()
+	l.UnixFilter = l.Landlock > 0 && l.Landlock < abiResolveUnix
+	l.Seccomp = l.UnixFilter
+	defer func() {
+		if l.Landlock == 0 {
+			l.UnixFilter, l.Seccomp = false, false
+		}
+	}()
 	rep, err := runProbe(true, l.Landlock)
 	switch {
 	case err != nil:
 		l.NamespaceErr = "no user namespaces: " + err.Error()
 		// Landlock alone must still be seen to work.
 		if l.Landlock > 0 {
-			if rep, err := runProbe(false, l.Landlock); err != nil || rep.LandlockErr != "" {
+			rep, err := runProbe(false, l.Landlock)
+			if err != nil || rep.LandlockErr != "" {
 				l.Landlock, l.LandlockErr = 0, "Landlock failed: "+firstNonEmpty(rep.LandlockErr, errString(err))
 			}
+			l.seccompFailed(rep.SeccompErr)
 		}
 		return l
 	case rep.LandlockErr != "":
 		l.Landlock, l.LandlockErr = 0, "Landlock failed: "+rep.LandlockErr
 	}
+	l.seccompFailed(rep.SeccompErr)
 	if !rep.Loopback {
 		l.NamespaceErr = rep.Err
 		return l
@@ -67,7 +77,7 @@ func runProbe(namespaces bool, abi int) (probeReport, error) {
 	}
 	defer os.RemoveAll(dir)
 	p := plan{Writable: []string{dir}, Devices: devices, Landlock: abi, Namespaces: namespaces,
-		NetNS: namespaces, PidNS: namespaces, Mounts: namespaces, Probe: true}
+		NetNS: namespaces, PidNS: namespaces, Mounts: namespaces, DenyUnix: abi > 0 && abi < abiResolveUnix, Probe: true}
 	data, _ := json.Marshal(p)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -88,6 +98,13 @@ func runProbe(namespaces bool, abi int) (probeReport, error) {
 		return rep, fmt.Errorf("the helper answered %q", out)
 	}
 	return rep, nil
+}
+
+// seccompFailed records that the UNIX socket filter could not be applied.
+func (l *Level) seccompFailed(err string) {
+	if l.UnixFilter && err != "" {
+		l.Seccomp, l.SeccompErr = false, err
+	}
 }
 
 func firstNonEmpty(s ...string) string {
@@ -146,7 +163,7 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) error {
 		Writable: b.writable(s, tmp),
 		Devices:  devices,
 		Landlock: b.level.Landlock,
-		UnixOut:  network,
+		DenyUnix: b.level.Seccomp,
 	}
 	switch {
 	case b.level.Namespaces:

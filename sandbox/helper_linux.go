@@ -32,7 +32,7 @@ type plan struct {
 	PidNS      bool     `json:"pidns"`             // and a pid namespace: a /proc of its own
 	Mounts     bool     `json:"mounts"`            // private /dev/shm and /dev/pts, Protect bound read-only
 	DenyNet    bool     `json:"deny_net"`
-	UnixOut    bool     `json:"unix_out"`
+	DenyUnix   bool     `json:"deny_unix"`       // seccomp takes UNIX sockets away (Landlock below ABI 9)
 	Probe      bool     `json:"probe,omitempty"` // set up, report on stdout, exit
 }
 
@@ -44,6 +44,7 @@ type probeReport struct {
 	// before it worked); LandlockErr is Landlock's failure.
 	Err         string `json:"err,omitempty"`
 	LandlockErr string `json:"landlock_err,omitempty"`
+	SeccompErr  string `json:"seccomp_err,omitempty"`
 }
 
 // The helper runs before main: lemmings' own init work (and a test
@@ -77,7 +78,7 @@ func runHelper(planJSON string, argv []string) int {
 		return fail("clear ambient capabilities: %v", err)
 	}
 	if p.Landlock > 0 {
-		rules := landlockRules{abi: p.Landlock, writable: p.Writable, devices: p.Devices, denyNet: p.DenyNet, unixOut: p.UnixOut}
+		rules := landlockRules{abi: p.Landlock, writable: p.Writable, devices: p.Devices, denyNet: p.DenyNet}
 		if p.Mounts {
 			rules.terminals = []string{"/dev/ptmx", "/dev/pts"}
 		}
@@ -88,6 +89,14 @@ func runHelper(planJSON string, argv []string) int {
 			} else {
 				return fail("%v", err)
 			}
+		}
+	}
+	if p.DenyUnix {
+		if err := denyUnixSockets(); err != nil {
+			if !p.Probe {
+				return fail("%v", err)
+			}
+			rep.SeccompErr = err.Error()
 		}
 	}
 	if p.Probe {

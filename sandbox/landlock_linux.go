@@ -63,7 +63,6 @@ type landlockRules struct {
 	// terminals also allow ioctl: the sandbox's own devpts instance only.
 	terminals []string
 	denyNet   bool // TCP (and UDP from ABI 10) bind and connect denied
-	unixOut   bool // connecting to UNIX sockets outside stays allowed
 }
 
 // restrictThread enforces r on the calling thread, which must be locked
@@ -88,11 +87,9 @@ func restrictThread(r landlockRules) error {
 	ruleset := int(fd)
 	defer unix.Close(ruleset)
 
-	read := uint64(readRights)
-	if r.unixOut && r.abi >= 9 {
-		read |= accessFSResolveUnix
-	}
-	if err := addPath(ruleset, "/", read); err != nil {
+	// No rule grants resolving a UNIX socket (ABI 9): a connect to any
+	// pathname socket is denied, with or without the network.
+	if err := addPath(ruleset, "/", readRights); err != nil {
 		return err
 	}
 	write := handled &^ (unix.LANDLOCK_ACCESS_FS_IOCTL_DEV | accessFSResolveUnix)

@@ -164,17 +164,25 @@ func (b *Box) Describe() string {
 // Warning says what the box cannot do on this machine; "" when it confines
 // fully.
 func (b *Box) Warning() string {
+	var w string
 	switch {
 	case b.cfg.Mode == ModeOff:
 		return "sandbox off (sandbox.mode: off): gates, checks and coding CLIs run model-written code with your user's rights"
 	case b.level.Landlock == 0:
 		return "no sandbox: " + b.level.why() + "; gates, checks and coding CLIs run model-written code with your user's rights (set sandbox.mode: required to refuse)"
 	case !b.level.Namespaces:
-		return "sandbox without namespaces (" + b.level.NamespaceErr + "): network blocked by Landlock's TCP rules only (" + b.level.netGaps() + "), loopback included, a process a gate leaves behind with setsid survives it, no pseudo-terminals"
+		w = "sandbox without namespaces (" + b.level.NamespaceErr + "): network blocked by Landlock's TCP rules only (" + b.level.netGaps() + "), loopback included, a process a gate leaves behind with setsid survives it, no pseudo-terminals"
 	case !b.level.Mounts:
-		return "sandbox without private mounts (" + b.level.NamespaceErr + "): no pseudo-terminals or private /dev/shm, and a work tree's .git file stays writable"
+		w = "sandbox without private mounts (" + b.level.NamespaceErr + "): no pseudo-terminals or private /dev/shm, and a work tree's .git file stays writable"
 	}
-	return ""
+	if b.level.UnixFilter && !b.level.Seccomp {
+		gap := fmt.Sprintf("UNIX sockets stay open to sandboxed commands (Landlock ABI %d cannot close them and seccomp failed: %s): a database's, Docker's or the session bus's socket is in reach", b.level.Landlock, b.level.SeccompErr)
+		if w == "" {
+			return "sandbox with " + gap
+		}
+		w += "; " + gap
+	}
+	return w
 }
 
 // Spec is one confined command.
@@ -264,7 +272,16 @@ type Level struct {
 	Mounts bool
 	// LandlockErr and NamespaceErr say why either is missing.
 	LandlockErr, NamespaceErr string
+	// UnixFilter: Landlock cannot close pathname UNIX sockets (below ABI
+	// 9), so a seccomp filter must; Seccomp: it does (SeccompErr: why
+	// not).
+	UnixFilter, Seccomp bool
+	SeccompErr          string
 }
+
+// abiResolveUnix is the Landlock ABI that controls connecting to pathname
+// UNIX sockets.
+const abiResolveUnix = 9
 
 func (l Level) why() string {
 	if l.LandlockErr != "" {
@@ -283,6 +300,9 @@ func (l Level) mechanism() string {
 		m += " + user, network and pid namespaces (no private mounts: " + l.NamespaceErr + ")"
 	default:
 		m += " (no namespaces: " + l.NamespaceErr + ")"
+	}
+	if l.Seccomp {
+		m += " + seccomp (no UNIX sockets)"
 	}
 	return m
 }

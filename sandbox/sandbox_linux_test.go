@@ -333,3 +333,83 @@ func TestACommandMayNestASandboxAndSeesOnlyItsOwnProcesses(t *testing.T) {
 		}
 	}
 }
+
+// The attack of issue 33: a test the model wrote connected to a database's
+// pathname socket under /tmp. No kind of UNIX socket outside reaches the
+// sandbox, with or without the network, whatever Landlock's ABI: a stream
+// listener on a path, an abstract one, and a datagram socket sent to by
+// path from a socketpair. Stream socketpairs (pipes between processes)
+// still work.
+func TestUnixSocketsOutsideAreOutOfReach(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is needed for the socket checks")
+	}
+	sock := filepath.Join(os.TempDir(), fmt.Sprintf("lemmings-pg-%d.sock", time.Now().UnixNano()))
+	dgram := sock + ".dgram"
+	abstract := fmt.Sprintf("@lemmings-test-%d", time.Now().UnixNano())
+	accepted := make(chan string, 10)
+	for _, addr := range []string{sock, abstract} {
+		ln, err := net.Listen("unix", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				accepted <- addr
+				c.Close()
+			}
+		}()
+	}
+	pc, err := net.ListenPacket("unixgram", dgram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			n, _, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			accepted <- "datagram " + string(buf[:n])
+		}
+	}()
+	script := fmt.Sprintf(`python3 - <<'PY' 2>&1
+import socket
+for name, addr in (("pathname", %q), ("abstract", "\0" + %q[1:])):
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(addr); print("REACHED", name)
+    except OSError as e:
+        print("refused", name, e)
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); a.sendto(b"x", %q); print("REACHED datagram")
+except OSError as e:
+    print("refused datagram", e)
+a, b = socket.socketpair(); a.sendall(b"p"); print("pair-works" if b.recv(1) == b"p" else "pair-broken")
+PY`, sock, abstract, dgram)
+	modes := []struct {
+		name       string
+		namespaces bool
+		network    bool
+	}{{"namespaces, network off", true, false}, {"namespaces, network on", true, true}, {"landlock alone, network off", false, false}, {"landlock alone, network on", false, true}}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			b := newBox(t, m.namespaces)
+			r := sh(t, b, Spec{Dir: t.TempDir(), Network: m.network}, script)
+			if strings.Contains(r.out, "REACHED") || strings.Count(r.out, "refused") != 3 || !strings.Contains(r.out, "pair-works") {
+				t.Errorf("want every UNIX socket outside refused and a stream pair working:\n%s", r.out)
+			}
+			select {
+			case a := <-accepted:
+				t.Errorf("the listener outside got a connection on %s", a)
+			default:
+			}
+		})
+	}
+}
