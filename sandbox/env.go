@@ -61,7 +61,7 @@ func (b *Box) environ(tmp string, network bool) []string {
 			}
 		}
 	}
-	cache := b.cfg.CacheDir
+	cache := b.cache
 	set["HOME"] = b.home
 	set["TMPDIR"] = tmp
 	set["XDG_CACHE_HOME"] = filepath.Join(cache, "xdg")

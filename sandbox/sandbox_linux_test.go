@@ -175,7 +175,7 @@ func TestTheEnvironmentHoldsNoKeyAndAPrivateHome(t *testing.T) {
 		}
 	}
 	home, _ := os.UserHomeDir()
-	for _, want := range []string{"PATH=" + os.Getenv("PATH"), "MY_SETTING=passed-on-purpose", "CI=true", "HOME=" + b.home, "GOCACHE=" + filepath.Join(b.cfg.CacheDir, "go-build")} {
+	for _, want := range []string{"PATH=" + os.Getenv("PATH"), "MY_SETTING=passed-on-purpose", "CI=true", "HOME=" + b.home, "GOCACHE=" + filepath.Join(b.cache, "go-build")} {
 		if !strings.Contains(r.out, want+"\n") {
 			t.Errorf("%s missing:\n%s", want, r.out)
 		}

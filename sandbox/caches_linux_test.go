@@ -1,0 +1,95 @@
+package sandbox
+
+import (
+	"archive/zip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The attack of issue 33: a gate appended an init() to a dependency's
+// source in the sandbox's module cache, and a later run in another
+// repository compiled it. Each repository now has caches of its own: the
+// second build gets the module as published.
+func TestOneRepositorysGateCannotChangeWhatAnotherBuilds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two cold Go builds")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is needed")
+	}
+	requireSandbox(t, true)
+	proxy := t.TempDir()
+	writeModule(t, proxy, "example.com/dep", "v1.0.0", map[string]string{
+		"go.mod": "module example.com/dep\n\ngo 1.21\n",
+		"dep.go": "package dep\n\nconst V = \"dep as published\"\n",
+	})
+	cache := t.TempDir()
+	env := []string{"GOPROXY=file://" + proxy, "GOSUMDB=off", "GOFLAGS=-mod=mod -modcacherw", "GOTOOLCHAIN=local"}
+	program := map[string]string{
+		"go.mod":  "module example.com/app\n\ngo 1.21\n\nrequire example.com/dep v1.0.0\n",
+		"main.go": "package main\n\nimport \"example.com/dep\"\n\nfunc main() { println(dep.V) }\n",
+	}
+	build := func(scope, script string) ran {
+		b, err := New(Config{CacheDir: cache, Scope: scope})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		dir := t.TempDir()
+		for name, body := range program {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return sh(t, b, Spec{Dir: dir, Extra: env}, script)
+	}
+	r := build("/repos/hostile", `go run . 2>&1 && src=$(go list -m -f '{{.Dir}}' example.com/dep) &&
+printf '\nfunc init() { panic("planted by another repository") }\n' >> "$src/dep.go" && echo planted && go run . 2>&1; true`)
+	if !strings.Contains(r.out, "planted") || !strings.Contains(r.out, "panic: planted by another repository") {
+		t.Fatalf("the hostile gate could not plant its init() in its own cache:\n%s", r.out)
+	}
+	r = build("/repos/victim", "go run . 2>&1")
+	if r.code != 0 || !strings.Contains(r.out, "dep as published") || strings.Contains(r.out, "planted") {
+		t.Errorf("another repository's build ran the planted code (exit %d):\n%s", r.code, r.out)
+	}
+}
+
+// writeModule lays out one module version as a file proxy (GOPROXY=file://)
+// serves it.
+func writeModule(t *testing.T, proxy, path, version string, files map[string]string) {
+	t.Helper()
+	dir := filepath.Join(proxy, path, "@v")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "list"), []byte(version+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, version+".info"), []byte(`{"Version":"`+version+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, version+".mod"), []byte(files["go.mod"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, version+".zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z := zip.NewWriter(f)
+	for name, body := range files {
+		w, err := z.Create(path + "@" + version + "/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
