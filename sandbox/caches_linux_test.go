@@ -2,11 +2,13 @@ package sandbox
 
 import (
 	"archive/zip"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The attack of issue 33: a gate appended an init() to a dependency's
@@ -14,9 +16,6 @@ import (
 // repository compiled it. Each repository now has caches of its own: the
 // second build gets the module as published.
 func TestOneRepositorysGateCannotChangeWhatAnotherBuilds(t *testing.T) {
-	if testing.Short() {
-		t.Skip("two cold Go builds")
-	}
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go is needed")
 	}
@@ -46,14 +45,22 @@ func TestOneRepositorysGateCannotChangeWhatAnotherBuilds(t *testing.T) {
 		}
 		return sh(t, b, Spec{Dir: dir, Extra: env}, script)
 	}
+	marker := fmt.Sprintf("lemmings-planted-%d", time.Now().UnixNano())
 	r := build("/repos/hostile", `go run . 2>&1 && src=$(go list -m -f '{{.Dir}}' example.com/dep) &&
-printf '\nfunc init() { panic("planted by another repository") }\n' >> "$src/dep.go" && echo planted && go run . 2>&1; true`)
-	if !strings.Contains(r.out, "planted") || !strings.Contains(r.out, "panic: planted by another repository") {
+printf '\nfunc init() { panic("planted by another repository") }\n' >> "$src/dep.go" && echo planted && go run . 2>&1
+echo x > "$GOCACHE/`+marker+`" && echo wrote-build-cache; true`)
+	if !strings.Contains(r.out, "planted") || !strings.Contains(r.out, "panic: planted by another repository") || !strings.Contains(r.out, "wrote-build-cache") {
 		t.Fatalf("the hostile gate could not plant its init() in its own cache:\n%s", r.out)
 	}
-	r = build("/repos/victim", "go run . 2>&1")
-	if r.code != 0 || !strings.Contains(r.out, "dep as published") || strings.Contains(r.out, "planted") {
+	r = build("/repos/victim", "go run . 2>&1; ls \"$GOCACHE/"+marker+"\" 2>/dev/null && echo SAW-PLANTED-FILE; true")
+	if !strings.Contains(r.out, "dep as published") || strings.Contains(r.out, "planted") || strings.Contains(r.out, "SAW-PLANTED-FILE") {
 		t.Errorf("another repository's build ran the planted code (exit %d):\n%s", r.code, r.out)
+	}
+	// The user's own caches, layered below the sandbox's, are untouched.
+	if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+		if _, err := os.Stat(filepath.Join(strings.TrimSpace(string(out)), marker)); err == nil {
+			t.Errorf("the hostile gate wrote into your build cache")
+		}
 	}
 }
 

@@ -149,13 +149,14 @@ func namespaceAttr(net, pid bool) *syscall.SysProcAttr {
 }
 
 // confine turns cmd into a start of the helper that confines it.
-func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) error {
+func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) (func(), error) {
+	release := func() {}
 	if b.cfg.Mode == ModeOff || b.level.Landlock == 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		return nil
+		return release, nil
 	}
 	if cmd.Err != nil { // the program was not found
-		return cmd.Err
+		return release, cmd.Err
 	}
 	network := s.Network || b.cfg.Network
 	p := plan{
@@ -177,13 +178,15 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) error {
 		if p.Mounts {
 			p.Protect = gitEntries(s.Dir)
 			p.Writable = append(p.Writable, "/dev/shm", "/proc")
+			p.Layers, release = b.cacheLayers(tmp)
 		}
 	default:
 		p.DenyNet = !network
 	}
 	data, err := json.Marshal(p)
 	if err != nil {
-		return fmt.Errorf("sandbox: %w", err)
+		release()
+		return func() {}, fmt.Errorf("sandbox: %w", err)
 	}
 	args := append([]string{helperArg0, string(data)}, cmd.Args...)
 	cmd.Path, cmd.Args = selfExe, args
@@ -192,7 +195,7 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) error {
 	} else {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}
-	return nil
+	return release, nil
 }
 
 // gitEntries lists dir's .git (a worktree's pointer file, or a

@@ -33,6 +33,7 @@ type plan struct {
 	Mounts     bool     `json:"mounts"`            // private /dev/shm and /dev/pts, Protect bound read-only
 	DenyNet    bool     `json:"deny_net"`
 	DenyUnix   bool     `json:"deny_unix"`       // seccomp takes UNIX sockets away (Landlock below ABI 9)
+	Layers     []layer  `json:"layers,omitempty"` // overlays mounted after the namespaces' setup
 	Probe      bool     `json:"probe,omitempty"` // set up, report on stdout, exit
 }
 
@@ -158,6 +159,12 @@ func setupNamespaces(p plan) probeReport {
 		}
 	}
 	rep.Mounts = true
+	for _, l := range p.Layers {
+		// A cache that cannot be layered stays a plain, colder one.
+		if err := l.mount(); err != nil {
+			fmt.Fprintf(os.Stderr, "lemmings sandbox: %s stays unlayered: %v\n", l.Target, err)
+		}
+	}
 	return rep
 }
 

@@ -271,11 +271,12 @@ func (b *Box) Command(ctx context.Context, s Spec, name string, args ...string) 
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = s.Dir
 	cmd.Env = env
-	if err := b.confine(cmd, s, tmp); err != nil {
+	release, err := b.confine(cmd, s, tmp)
+	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	return cmd, cleanup, nil
+	return cmd, func() { release(); cleanup() }, nil
 }
 
 // writable lists what a command of s may write, absolute and existing.
