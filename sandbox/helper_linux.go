@@ -32,9 +32,9 @@ type plan struct {
 	PidNS      bool     `json:"pidns"`             // and a pid namespace: a /proc of its own
 	Mounts     bool     `json:"mounts"`            // private /dev/shm and /dev/pts, Protect bound read-only
 	DenyNet    bool     `json:"deny_net"`
-	DenyUnix   bool     `json:"deny_unix"`       // seccomp takes UNIX sockets away (Landlock below ABI 9)
+	DenyUnix   bool     `json:"deny_unix"`        // seccomp takes UNIX sockets away (Landlock below ABI 9)
 	Layers     []layer  `json:"layers,omitempty"` // overlays mounted after the namespaces' setup
-	Probe      bool     `json:"probe,omitempty"` // set up, report on stdout, exit
+	Probe      bool     `json:"probe,omitempty"`  // set up, report on stdout, exit
 }
 
 // probeReport is what a probing helper prints.
