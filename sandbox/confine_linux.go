@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lemmings-dev/lemmings/internal/localtoken"
 )
 
 // selfExe is the running binary, whatever became of its file since.
@@ -177,6 +179,7 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) (func(), error) {
 		p.Namespaces, p.NetNS, p.PidNS, p.Mounts = true, !network, true, b.level.Mounts
 		if p.Mounts {
 			p.Protect = gitEntries(s.Dir)
+			p.Hide = hiddenDirs()
 			p.Writable = append(p.Writable, "/dev/shm", "/proc")
 			p.Layers, release = b.cacheLayers(tmp)
 		}
@@ -196,6 +199,18 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) (func(), error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}
 	return release, nil
+}
+
+// hiddenDirs are folders no confined command may read: the access tokens
+// of lemmings' local servers (a coding CLI has the network and could act
+// on every run through them). Made now if missing, so a token written
+// later is hidden too.
+func hiddenDirs() []string {
+	dir := localtoken.Dir()
+	if dir == "" || os.MkdirAll(dir, 0o700) != nil {
+		return nil
+	}
+	return []string{dir}
 }
 
 // gitEntries lists dir's .git (a worktree's pointer file, or a

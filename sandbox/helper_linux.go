@@ -34,6 +34,7 @@ type plan struct {
 	DenyNet    bool     `json:"deny_net"`
 	DenyUnix   bool     `json:"deny_unix"`        // seccomp takes UNIX sockets away (Landlock below ABI 9)
 	Layers     []layer  `json:"layers,omitempty"` // overlays mounted after the namespaces' setup
+	Hide       []string `json:"hide,omitempty"`   // folders covered by an empty, read-only tmpfs
 	Probe      bool     `json:"probe,omitempty"`  // set up, report on stdout, exit
 }
 
@@ -155,6 +156,12 @@ func setupNamespaces(p plan) probeReport {
 	for _, path := range p.Protect {
 		if err := bindReadOnly(path); err != nil {
 			rep.Err = "protect " + path + ": " + err.Error()
+			return rep
+		}
+	}
+	for _, path := range p.Hide {
+		if err := unix.Mount("tmpfs", path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=000"); err != nil {
+			rep.Err = "hide " + path + ": " + err.Error()
 			return rep
 		}
 	}

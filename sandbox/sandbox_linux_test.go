@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/internal/localtoken"
 )
 
 // requireSandbox fails under CI and skips elsewhere when the machine
@@ -411,5 +413,42 @@ PY`, sock, abstract, dgram)
 			default:
 			}
 		})
+	}
+}
+
+// The access tokens of lemmings serve and mcp --http are out of a confined
+// command's reach (a coding CLI has the network and could act on every run
+// with them), even a token written after the command started.
+func TestTheLocalServersTokensAreHidden(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	tok, path, err := localtoken.Load("serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, network := range []bool{false, true} {
+		b := newBox(t, true)
+		later := filepath.Join(filepath.Dir(path), fmt.Sprintf("later-%v.token", network))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd, cleanup, err := b.Command(ctx, Spec{Dir: t.TempDir(), Network: network}, "sh", "-c",
+			`cat "`+path+`"; ls -a "`+filepath.Dir(path)+`"; sleep 1; cat "`+later+`"; true`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(later, []byte("later-secret"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		cleanup()
+		if strings.Contains(out.String(), tok) || strings.Contains(out.String(), "later-secret") {
+			t.Errorf("network %v: a token was read:\n%s", network, out.String())
+		}
 	}
 }
