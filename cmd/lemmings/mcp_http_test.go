@@ -72,3 +72,43 @@ func TestMCPOverHTTPNeedsItsTokenOnLoopback(t *testing.T) {
 		t.Errorf("with the token: %d, want 200", code)
 	}
 }
+
+// One malformed line, or one of 60 MB, no longer ends lemmings mcp (issue
+// 33): each is answered with its JSON-RPC error, and the session goes on.
+func TestMCPOverStdioAnswersABadLineAndGoesOn(t *testing.T) {
+	c := newCLI(t)
+	repo := prepared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := c.command(ctx, repo, "mcp")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); _ = cmd.Wait() }()
+	replies := bufio.NewScanner(out)
+	replies.Buffer(make([]byte, 1<<20), 1<<20)
+	go func() {
+		for _, line := range []string{`{"jsonrpc": "2.0", "id": 1, "method": `, `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"` + strings.Repeat("a", 60<<20) + `"}}`,
+			`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`} {
+			if _, err := io.WriteString(in, line+"\n"); err != nil {
+				return
+			}
+		}
+	}()
+	for i, want := range []string{`"code":-32700`, `"code":-32600`, `"id":3,"result":`} {
+		if !replies.Scan() {
+			t.Fatalf("reply %d: none, lemmings mcp ended (%v)", i+1, replies.Err())
+		}
+		if !strings.Contains(replies.Text(), want) {
+			t.Errorf("reply %d: %s, want %s", i+1, replies.Text(), want)
+		}
+	}
+}
