@@ -182,9 +182,12 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) (func(), error) {
 			p.Hide = hiddenDirs()
 			p.Writable = append(p.Writable, "/dev/shm", "/proc")
 			p.Layers, release = b.cacheLayers(tmp)
+		} else {
+			p.Unreadable = hiddenDirs()
 		}
 	default:
 		p.DenyNet = !network
+		p.Unreadable = hiddenDirs()
 	}
 	data, err := json.Marshal(p)
 	if err != nil {

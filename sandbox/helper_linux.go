@@ -32,10 +32,11 @@ type plan struct {
 	PidNS      bool     `json:"pidns"`             // and a pid namespace: a /proc of its own
 	Mounts     bool     `json:"mounts"`            // private /dev/shm and /dev/pts, Protect bound read-only
 	DenyNet    bool     `json:"deny_net"`
-	DenyUnix   bool     `json:"deny_unix"`        // seccomp takes UNIX sockets away (Landlock below ABI 9)
-	Layers     []layer  `json:"layers,omitempty"` // overlays mounted after the namespaces' setup
-	Hide       []string `json:"hide,omitempty"`   // folders covered by an empty, read-only tmpfs
-	Probe      bool     `json:"probe,omitempty"`  // set up, report on stdout, exit
+	DenyUnix   bool     `json:"deny_unix"`            // seccomp takes UNIX sockets away (Landlock below ABI 9)
+	Layers     []layer  `json:"layers,omitempty"`     // overlays mounted after the namespaces' setup
+	Hide       []string `json:"hide,omitempty"`       // folders covered by an empty, read-only tmpfs
+	Unreadable []string `json:"unreadable,omitempty"` // folders Landlock leaves unreadable (no mounts to hide them)
+	Probe      bool     `json:"probe,omitempty"`      // set up, report on stdout, exit
 }
 
 // probeReport is what a probing helper prints.
@@ -80,7 +81,7 @@ func runHelper(planJSON string, argv []string) int {
 		return fail("clear ambient capabilities: %v", err)
 	}
 	if p.Landlock > 0 {
-		rules := landlockRules{abi: p.Landlock, writable: p.Writable, devices: p.Devices, denyNet: p.DenyNet}
+		rules := landlockRules{abi: p.Landlock, writable: p.Writable, devices: p.Devices, denyNet: p.DenyNet, unreadable: p.Unreadable}
 		if p.Mounts {
 			rules.terminals = []string{"/dev/ptmx", "/dev/pts"}
 		}
