@@ -87,9 +87,6 @@ func ScopeCacheDir(cacheDir, scope string) string {
 	return filepath.Join(cacheDir, "scopes", name+"-"+hex.EncodeToString(sum[:6]))
 }
 
-// CacheDir is the folder of the box's language caches.
-func (b *Box) CacheDir() string { return b.cache }
-
 // Box confines the commands of one run (or one eval, one check): it owns a
 // private directory (home and per-command temp dirs) removed by Close.
 type Box struct {
