@@ -26,7 +26,7 @@ import (
 var stateSkip = map[string]bool{
 	"projects": true, "sessions": true, "archived_sessions": true, "shell-snapshots": true, "todos": true,
 	"statsig": true, "logs": true, "log": true, "debug": true, "file-history": true, "tmp": true,
-	"history": true, "cache": true, "ide": true,
+	"history": true, "cache": true, "ide": true, "marketplaces": true,
 }
 
 // maxStateFile bounds one copied file; larger ones (a history) are left out.
