@@ -47,6 +47,25 @@ func startServe(t *testing.T, c *cli, dir string, args ...string) string {
 	return m[1]
 }
 
+// serveClient splits the URL lemmings serve printed into its base and a
+// client that sends its token as a bearer, as a script does.
+func serveClient(t *testing.T, printed string) (string, *http.Client) {
+	t.Helper()
+	base, token, ok := strings.Cut(printed, "/?token=")
+	if !ok {
+		t.Fatalf("serve printed %q: no token", printed)
+	}
+	return base, &http.Client{Timeout: 20 * time.Second, Transport: bearerTransport{token}}
+}
+
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
 func TestServeCommandServesTheRepositorysRuns(t *testing.T) {
 	c := newCLI(t)
 	dir := filepath.Join(t.TempDir(), "demo")
