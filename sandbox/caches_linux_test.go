@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"archive/zip"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -98,5 +99,45 @@ func writeModule(t *testing.T, proxy, path, version string, files map[string]str
 	}
 	if err := z.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Two commands of one repository at once (parallel gates, two runs): the
+// first holds the repository's cache layer, the second writes into a layer
+// of its own, dropped when it ends; both work.
+func TestTwoCommandsAtOnceShareNoUpperLayer(t *testing.T) {
+	requireSandbox(t, true)
+	b, err := New(Config{CacheDir: t.TempDir(), Scope: "/repos/busy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if len(b.userGoEnv().Cache) == 0 || !isDir(b.userGoEnv().Cache) {
+		t.Skip("no Go build cache of yours to layer over")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	first, done1, err := b.Command(ctx, Spec{Dir: t.TempDir()}, "sh", "-c", `sleep 1; echo a > "$GOCACHE/first-file"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := sh(t, b, Spec{Dir: t.TempDir()}, `echo b > "$GOCACHE/second-file" && echo wrote`)
+	if err := first.Wait(); err != nil || !strings.Contains(r.out, "wrote") {
+		t.Fatalf("first: %v; second:\n%s", err, r.out)
+	}
+	done1()
+	upper := filepath.Join(b.cache, ".layers", "go-build", "upper")
+	if _, err := os.Stat(filepath.Join(upper, "first-file")); err != nil {
+		t.Errorf("the first command's write is not in the repository's layer: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(upper, "second-file")); err == nil {
+		t.Error("the second command wrote into the layer the first held")
+	}
+	r = sh(t, b, Spec{Dir: t.TempDir()}, `cat "$GOCACHE/first-file"; ls "$GOCACHE/second-file" 2>&1`)
+	if !strings.Contains(r.out, "a\n") || !strings.Contains(r.out, "No such file") {
+		t.Errorf("a later command sees:\n%s", r.out)
 	}
 }
