@@ -71,6 +71,9 @@ func goFile(p, content string, others map[string]string) Result {
 			notes = append(notes, fmt.Sprintf("removed %s, which the tests define", strings.Join(dropped, ", ")))
 		}
 	}
+	if dropTrailingComment(f) {
+		notes = append(notes, "removed a comment left after the last declaration")
+	}
 	declared := goDeclared(f, others, p)
 	var added, removed []string
 	for _, name := range goUnresolved(f) {
@@ -166,6 +169,26 @@ func dropGoTests(fset *token.FileSet, f *ast.File, p string, others map[string]s
 	}
 	f.Comments = comments
 	return dropped
+}
+
+// dropTrailingComment removes a comment after the last declaration that
+// introduces a test or a main (the doc comment of code the reply was cut
+// before): it documents nothing that is there.
+func dropTrailingComment(f *ast.File) bool {
+	if len(f.Comments) == 0 {
+		return false
+	}
+	last := f.Comments[len(f.Comments)-1]
+	end := f.Package
+	if n := len(f.Decls); n > 0 {
+		end = f.Decls[n-1].End()
+	}
+	text := strings.TrimSpace(last.Text())
+	if last.Pos() <= end || !(strings.HasPrefix(text, "Test") || strings.HasPrefix(text, "Benchmark") || strings.HasPrefix(text, "main ") || strings.HasPrefix(text, "Example")) {
+		return false
+	}
+	f.Comments = f.Comments[:len(f.Comments)-1]
+	return true
 }
 
 // goDeclared are the package-level names of the file and its package's other

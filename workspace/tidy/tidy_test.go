@@ -142,3 +142,13 @@ func FuzzTidyNeverBreaksAParsingGoFile(f *testing.F) {
 		}
 	})
 }
+
+// A reply stopped before an appended test leaves that test's doc comment at
+// the end of the file: it goes.
+func TestADanglingTestCommentIsRemoved(t *testing.T) {
+	src := "package add\n\n// Add returns the sum.\nfunc Add(a, b int) int { return a + b }\n\n// TestAdd verifies Add.\n"
+	r := File("add.go", src, nil)
+	if strings.Contains(r.Content, "TestAdd") || !strings.Contains(r.Content, "// Add returns the sum.") {
+		t.Errorf("got:\n%s", r.Content)
+	}
+}
