@@ -33,16 +33,16 @@ type Result struct {
 	Notes   []string
 }
 
-// File tidies a whole file the model wrote at p. others are the other files
-// of its package or folder (path → text): the test files among them say
-// which declarations are the tests'. A file tidy cannot read comes back as
-// it was.
-func File(p, content string, others map[string]string) Result {
+// File tidies a whole file the model wrote at p over old (the file before,
+// "" for a new one). others are the other files of its package or folder
+// (path → text): the test files among them say which declarations are the
+// tests'. A file tidy cannot read comes back as it was.
+func File(p, old, content string, others map[string]string) Result {
 	switch path.Ext(p) {
 	case ".go":
 		return goFile(p, content, others)
 	case ".py":
-		return pythonFile(p, content, others)
+		return pythonFile(p, old, content, others)
 	}
 	return Result{Content: content}
 }
