@@ -226,7 +226,7 @@ func specs() []spec {
 		{key: "sandbox.env", doc: "Names of variables passed to sandboxed commands beyond the built-in allow-list (PATH, locale, the toolchains' own settings). lemmings' keys pass only if named here. User file, environment and flags only.",
 			accepted: "a list of variable names", each: checkEnvName},
 		{key: "sandbox.network", doc: "Let every sandboxed command reach the network (one gate: `gates[].network`). User file, environment and flags only."},
-		{key: "sandbox.cache_dir", doc: "Where the sandbox keeps the language caches gates share (Go build and module caches, npm, pip): lemmings' own, never yours, which your own builds trust. Empty: `lemmings/sandbox` in your user cache dir. User file, environment and flags only.",
+		{key: "sandbox.cache_dir", doc: "Where the sandbox keeps the language caches of gates (Go build and module caches, npm, pip), one folder per repository: lemmings' own, never yours, which your own builds trust (where the sandbox has mounts, a repository's Go caches are laid over yours, read-only below). Empty: `lemmings/sandbox` in your user cache dir. User file, environment and flags only.",
 			accepted: "an absolute path or ~/path, or empty", check: checkString(func(s string) string {
 				if s == "" {
 					return ""
