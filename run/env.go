@@ -160,7 +160,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		return nil, err // before any model call: the CLI is missing or not set up
 	}
 	gates := GatesFrom(cfg, wt.Dir())
-	box, err := OpenSandbox(cfg, gates, warn)
+	box, err := OpenSandbox(cfg, root, gates, warn)
 	if err != nil {
 		return nil, err // before any model call: sandbox.mode is required and there is none
 	}

@@ -127,7 +127,7 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 	if _, err := CheckPrompts(repo.Root(), o.Config); err != nil {
 		return Result{}, err
 	}
-	learnSecrets(o.redactor(), repo.Root())
+	learnSecrets(o.redactor(), repo.Root(), o.Config)
 	remit := o.Remit
 	if red := o.redactor().String(remit); red != remit {
 		// The run works with the redacted remit from its first step: no
@@ -184,7 +184,7 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	if _, err := DataRoot(repo.Root()); err != nil {
 		return Result{}, err
 	}
-	learnSecrets(o.redactor(), repo.Root())
+	learnSecrets(o.redactor(), repo.Root(), o.Config)
 	if o.RunID == "" {
 		id, err := LatestResumable(ctx, repo.Root())
 		if err != nil {

@@ -44,7 +44,7 @@ func runHelper(planJSON string, argv []string) int {
 		return fail("clear ambient capabilities: %v", err)
 	}
 	if p.Landlock > 0 {
-		rules := landlockRules{abi: p.Landlock, writable: p.Writable, devices: p.Devices, denyNet: p.DenyNet, unixOut: p.UnixOut}
+		rules := landlockRules{abi: p.Landlock, writable: p.Writable, devices: p.Devices, denyNet: p.DenyNet, unreadable: p.Unreadable}
 		if p.Mounts {
 			rules.terminals = []string{"/dev/ptmx", "/dev/pts"}
 		}
@@ -55,6 +55,14 @@ func runHelper(planJSON string, argv []string) int {
 			} else {
 				return fail("%v", err)
 			}
+		}
+	}
+	if p.DenyUnix {
+		if err := denyUnixSockets(); err != nil {
+			if !p.Probe {
+				return fail("%v", err)
+			}
+			rep.SeccompErr = err.Error()
 		}
 	}
 	if p.Probe {
@@ -115,7 +123,19 @@ func setupNamespaces(p helperplan.Plan) helperplan.ProbeReport {
 			return rep
 		}
 	}
+	for _, path := range p.Hide {
+		if err := unix.Mount("tmpfs", path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=000"); err != nil {
+			rep.Err = "hide " + path + ": " + err.Error()
+			return rep
+		}
+	}
 	rep.Mounts = true
+	for _, l := range p.Layers {
+		// A cache that cannot be layered stays a plain, colder one.
+		if err := mountLayer(l); err != nil {
+			fmt.Fprintf(os.Stderr, "lemmings sandbox: %s stays unlayered: %v\n", l.Target, err)
+		}
+	}
 	return rep
 }
 
@@ -170,4 +190,14 @@ func bindReadOnly(path string) error {
 		}
 	}
 	return unix.Mount("", path, "", flags, "")
+}
+
+// mountLayer mounts one overlay of the plan.
+func mountLayer(l helperplan.Layer) error {
+	opts := "lowerdir=" + l.Lower + ",upperdir=" + l.Upper + ",workdir=" + l.Work
+	err := unix.Mount("overlay", l.Target, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts+",userxattr")
+	if err == unix.EINVAL { // kernels before 5.11 take no userxattr
+		err = unix.Mount("overlay", l.Target, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
+	}
+	return err
 }

@@ -28,8 +28,20 @@ type Plan struct {
 	PidNS      bool     `json:"pidns"`             // and a pid namespace: a /proc of its own
 	Mounts     bool     `json:"mounts"`            // private /dev/shm and /dev/pts, Protect bound read-only
 	DenyNet    bool     `json:"deny_net"`
-	UnixOut    bool     `json:"unix_out"`
-	Probe      bool     `json:"probe,omitempty"` // set up, report on stdout, exit
+	DenyUnix   bool     `json:"deny_unix"`            // seccomp takes UNIX sockets away (Landlock below ABI 9)
+	Layers     []Layer  `json:"layers,omitempty"`     // overlays mounted after the namespaces' setup
+	Hide       []string `json:"hide,omitempty"`       // folders covered by an empty, read-only tmpfs
+	Unreadable []string `json:"unreadable,omitempty"` // folders Landlock leaves unreadable (no mounts to hide them)
+	Probe      bool     `json:"probe,omitempty"`      // set up, report on stdout, exit
+}
+
+// Layer is one overlay the helper mounts: Lower read-only below, the
+// writes in Upper, on Target.
+type Layer struct {
+	Lower  string `json:"lower"`
+	Upper  string `json:"upper"`
+	Work   string `json:"work"`
+	Target string `json:"target"`
 }
 
 // ProbeReport is what a probing helper prints.
@@ -40,6 +52,7 @@ type ProbeReport struct {
 	// before it worked); LandlockErr is Landlock's failure.
 	Err         string `json:"err,omitempty"`
 	LandlockErr string `json:"landlock_err,omitempty"`
+	SeccompErr  string `json:"seccomp_err,omitempty"`
 }
 
 // linked is set by sandbox/helper's init: this binary can be its own helper.
