@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 
-	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -99,8 +99,8 @@ func (d *Deps) endAttempt(ctx context.Context, s WorkflowState, res *ImplResult)
 		}
 	}
 	s.Implementation = res
-	graph.Emit(ctx, "implementation", map[string]any{"task": t.ID, "attempt": t.Attempt, "status": res.Status, "actions": res.Actions, "files": res.Files,
-		"fix_rounds": res.FixRounds, "malformed": res.Malformed})
+	events.Emit(ctx, events.Implementation{Task: t.ID, Attempt: t.Attempt, Status: res.Status, Actions: res.Actions, Files: res.Files,
+		FixRounds: res.FixRounds, Malformed: res.Malformed})
 	return s
 }
 

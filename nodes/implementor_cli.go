@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/codingcli"
 	"github.com/lemmings-dev/lemmings/config"
-	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -131,7 +131,7 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 		if reason := d.cliBudgetSpent(s); reason != "" && s.StopReason == "" {
 			// No new task after this one; its work still goes to QA.
 			s.SetStop(runstate.LimitStop(runstate.KeyCLIBudget, reason))
-			graph.Emit(ctx, "warning", map[string]any{"message": reason + ": the run stops after this task"})
+			events.Emit(ctx, events.Warning{Message: reason + ": the run stops after this task"})
 		}
 		res.Actions += run.ToolCalls
 		res.Summary = firstNonEmpty(run.Final, res.Summary)
@@ -140,12 +140,12 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 			return nil, fmt.Errorf("implementor: take the CLI's work: %w", err)
 		}
 		if escaped := before.changes(ctx, repo, d.Work); len(escaped) > 0 {
-			graph.Emit(ctx, "cli_outside", map[string]any{"task": t.ID, "attempt": t.Attempt, "changes": escaped})
+			events.Emit(ctx, events.CLIOutside{Task: t.ID, Attempt: t.Attempt, Changes: escaped})
 			return &ImplResult{Status: ImplError, Actions: res.Actions, Summary: "the coding CLI changed things outside the work tree (" + strings.Join(escaped, "; ") +
 				"): the attempt is void. Change files only inside the current directory, and no git refs"}, nil
 		}
 		if dropped > 0 {
-			graph.Emit(ctx, "cli_commits_dropped", map[string]any{"task": t.ID, "attempt": t.Attempt, "commits": dropped})
+			events.Emit(ctx, events.CLICommitsDropped{Task: t.ID, Attempt: t.Attempt, Commits: dropped})
 		}
 		if left, limited := d.wallTimeLeft(s, d.now()); run.TimedOut && limited && left <= 0 {
 			return &ImplResult{Status: ImplExhausted, Actions: res.Actions, Summary: d.wallTimeReached() + " while the coding CLI worked: it was stopped"}, nil
@@ -206,12 +206,12 @@ func (d *Deps) runCLI(ctx context.Context, s *WorkflowState, t *Task, p codingcl
 	if left, limited := d.wallTimeLeft(s, d.now()); limited && (timeout <= 0 || left < timeout) {
 		timeout = max(left, time.Second) // the run's wall time ends first
 	}
-	graph.Emit(ctx, "cli_start", map[string]any{"task": t.ID, "attempt": t.Attempt, "round": round, "cli": p.Name, "prompt_chars": len(prompt)})
+	events.Emit(ctx, events.CLIStart{Task: t.ID, Attempt: t.Attempt, Round: round, CLI: p.Name, PromptChars: len(prompt)})
 	run, err := codingcli.Run(ctx, p, codingcli.Request{
 		Dir: d.Work.Dir(), Prompt: prompt, Model: d.Settings.CLI.Model, Timeout: timeout, Env: env, Sandbox: d.Sandbox,
 		OnEvent: func(ev codingcli.Event) {
 			if ev.Kind == codingcli.EventToolCall || ev.Kind == codingcli.EventError {
-				graph.Emit(ctx, "cli_event", map[string]any{"task": t.ID, "kind": string(ev.Kind), "tool": ev.Tool, "text": clip(ev.Text, 300)})
+				events.Emit(ctx, events.CLIEvent{Task: t.ID, EventKind: string(ev.Kind), Tool: ev.Tool, Text: clip(ev.Text, 300)})
 			}
 		},
 	})
@@ -226,19 +226,16 @@ func (d *Deps) runCLI(ctx context.Context, s *WorkflowState, t *Task, p codingcl
 	}
 	u := run.Usage
 	s.AddUsage(LabelCLI, UsageTotals{Calls: 1, PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, CostUSD: u.CostUSD, Elapsed: elapsed})
-	data := map[string]any{"task": t.ID, "attempt": t.Attempt, "round": round, "cli": p.Name, "exit_code": run.ExitCode, "timed_out": run.TimedOut,
-		"tool_calls": run.ToolCalls, "input_tokens": u.InputTokens, "output_tokens": u.OutputTokens, "cost_usd": u.CostUSD,
-		"duration_ms": elapsed.Milliseconds(), "final": clip(run.Final, 500)}
+	ev := events.CLIRun{Task: t.ID, Attempt: t.Attempt, Round: round, CLI: p.Name, ExitCode: run.ExitCode, TimedOut: run.TimedOut,
+		ToolCalls: run.ToolCalls, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: u.CostUSD,
+		DurationMS: elapsed.Milliseconds(), Final: clip(run.Final, 500), UnparsedLines: run.Unparsed}
 	if run.Failed != "" {
-		data["failed"] = clip(run.Failed, 500)
-	}
-	if run.Unparsed > 0 {
-		data["unparsed_lines"] = run.Unparsed
+		ev.Failed = clip(run.Failed, 500) // omitted when empty, as before
 	}
 	if run.Stderr != "" && (run.ExitCode != 0 || run.TimedOut || run.Failed != "") {
-		data["stderr"] = clip(run.Stderr, 2000)
+		ev.Stderr = clip(run.Stderr, 2000)
 	}
-	graph.Emit(ctx, "cli_run", data)
+	events.Emit(ctx, ev)
 	return run, nil
 }
 
@@ -310,7 +307,7 @@ func (d *Deps) cliPrompt(ctx context.Context, s *WorkflowState, t *Task, gateFee
 		return "", fmt.Errorf("compose the coding CLI's prompt: %w", err)
 	}
 	if len(p.Dropped) > 0 {
-		graph.Emit(ctx, "prompt_packed", map[string]any{"label": LabelCLI, "dropped": p.Dropped, "tokens": p.Tokens})
+		events.Emit(ctx, events.PromptPacked{Label: LabelCLI, Dropped: p.Dropped, Tokens: p.Tokens})
 	}
 	parts := make([]string, 0, len(p.Messages))
 	for _, m := range p.Messages {

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -132,7 +132,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 	}
 	retry += "\n" + l.grainInstruction(p, g, exists, old)
 	l.codeBudget = l.grainReply(old, exists, g)
-	graph.Emit(ctx, "implementor_bad_code", map[string]any{"task": l.t.ID, "path": p, "problem": firstProblem, "done_reason": firstResp.DoneReason, "grain": g.kind})
+	events.Emit(ctx, events.ImplementorBadCode{Task: l.t.ID, Path: p, Problem: firstProblem, DoneReason: firstResp.DoneReason, Grain: g.kind})
 	msgs = append(msgs, llm.Message{Role: "assistant", Content: firstResp.Content}, llm.Message{Role: "user", Content: retry})
 	resp, err := l.chatText(ctx, msgs, 0)
 	if err != nil {
@@ -351,8 +351,8 @@ func (l *implLoop) recordSample(ctx context.Context, p string, g grain, i, n int
 	if n <= 1 {
 		return
 	}
-	graph.Emit(ctx, "implementor_sample", map[string]any{"task": l.t.ID, "attempt": l.t.Attempt, "path": p, "grain": g.kind,
-		"sample": i + 1, "of": n, "kept": kept, "problem": problem, "reply": resp.Content, "tokens": resp.Usage.CompletionTokens})
+	events.Emit(ctx, events.ImplementorSample{Task: l.t.ID, Attempt: l.t.Attempt, Path: p, Grain: g.kind,
+		Sample: i + 1, Of: n, Kept: kept, Problem: problem, Reply: resp.Content, Tokens: resp.Usage.CompletionTokens})
 }
 
 // chatText makes a plain-text call after the prefix, counting its usage.
@@ -386,7 +386,7 @@ func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int)
 		err = nil // a reply like any unusable one: readCode says why, the next sample varies
 	}
 	if err != nil {
-		graph.Emit(ctx, "model_error", map[string]any{"label": NodeImplementor, "error": err.Error()})
+		events.Emit(ctx, events.ModelError{Label: NodeImplementor, Error: err.Error()})
 		return resp, fmt.Errorf("%s: %w", NodeImplementor, err)
 	}
 	emitCall(ctx, NodeImplementor, resp)

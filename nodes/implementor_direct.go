@@ -19,7 +19,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -97,7 +97,7 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 	if _, err := l.d.Work.FS().ReadFile(p); errors.Is(err, fs.ErrNotExist) {
 		act.Action = "write_file"
 	}
-	graph.Emit(ctx, "implementor_direct", map[string]any{"task": l.t.ID, "attempt": l.t.Attempt, "path": p})
+	events.Emit(ctx, events.ImplementorDirect{Task: l.t.ID, Attempt: l.t.Attempt, Path: p})
 	var (
 		lead        string
 		lastDiff    string

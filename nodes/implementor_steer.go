@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -71,7 +71,7 @@ func (l *implLoop) finish(ctx context.Context, act implAction, args string, n in
 		// running them again, and a second such finish ends the attempt
 		// (a small coder said finish four times in a row with the test
 		// failing, each a model call).
-		graph.Emit(ctx, "implementor_finish_refused", map[string]any{"task": l.t.ID, "attempt": l.t.Attempt})
+		events.Emit(ctx, events.ImplementorFinishRefused{Task: l.t.ID, Attempt: l.t.Attempt})
 		return &ImplResult{Status: ImplLoop, Actions: n,
 			Summary: "said finish twice while a gate failed on the same code: " + textutil.FirstLine(strings.TrimSpace(l.failedGates))}
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/workspace"
 	"github.com/lemmings-dev/lemmings/workspace/splice"
 )
@@ -131,7 +131,7 @@ func firstDifferentLine(a, b string) int {
 // emitGate records a gate's whole output in the event log; the model gets
 // a summary.
 func emitGate(ctx context.Context, t *Task, from string, r workspace.GateResult) {
-	graph.Emit(ctx, "implementor_gate", map[string]any{"task": t.ID, "attempt": t.Attempt, "from": from,
-		"gate": r.Name, "command": r.Command, "passed": r.Passed, "exit_code": r.ExitCode, "output": r.Output,
-		"duration_ms": r.Duration.Milliseconds()})
+	events.Emit(ctx, events.ImplementorGate{Task: t.ID, Attempt: t.Attempt, From: from,
+		Gate: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Output: r.Output,
+		DurationMS: r.Duration.Milliseconds()})
 }

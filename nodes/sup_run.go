@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -45,7 +45,7 @@ func (d *Deps) RunSupervisors(ctx context.Context, in WorkflowState) (WorkflowSt
 			d.logSkipped(ctx, &s, job, err.Error())
 			continue
 		}
-		graph.Emit(ctx, "supervisor_start", map[string]any{"job": job.ID, "supervisor": job.Supervisor, "trigger": job.Trigger, "bootstrap": bootstrap})
+		events.Emit(ctx, events.SupervisorStart{Job: job.ID, Supervisor: job.Supervisor, Trigger: job.Trigger, Bootstrap: bootstrap})
 	}
 	if sup.Blocking {
 		return s, d.awaitSupervisors(ctx, &s)
@@ -115,7 +115,7 @@ func (d *Deps) landSupervisorResults(ctx context.Context, s *WorkflowState) erro
 				d.logSkipped(ctx, s, job, err.Error())
 				continue
 			}
-			graph.Emit(ctx, "supervisor_relaunch", map[string]any{"job": job.ID})
+			events.Emit(ctx, events.SupervisorRelaunch{Job: job.ID})
 			continue
 		}
 		out, ok := d.Supervisors.result(job.ID)
@@ -161,7 +161,7 @@ func (d *Deps) awaitSupervisors(ctx context.Context, s *WorkflowState) error {
 func (d *Deps) logSkipped(ctx context.Context, s *WorkflowState, j SupervisorJob, why string) {
 	s.SupervisorJobs = slices.DeleteFunc(s.SupervisorJobs, func(x SupervisorJob) bool { return x.ID == j.ID })
 	s.SupervisorRunLog = append(s.SupervisorRunLog, SupervisorRun{JobID: j.ID, Supervisor: j.Supervisor, Trigger: j.Trigger, AtTask: j.AtTask, Status: "skipped", Warning: why, At: d.now()})
-	graph.Emit(ctx, "warning", map[string]any{"message": fmt.Sprintf("supervisor %s skipped: %s", j.Supervisor, why)})
+	events.Emit(ctx, events.Warning{Message: fmt.Sprintf("supervisor %s skipped: %s", j.Supervisor, why)})
 }
 
 // land applies one finished job: its documents (committed on the run branch),
@@ -190,7 +190,7 @@ func (d *Deps) land(ctx context.Context, s *WorkflowState, out supervisorOutcome
 		}
 		run.Warning = out.Err.Error()
 		s.SupervisorRunLog = append(s.SupervisorRunLog, run)
-		graph.Emit(ctx, "warning", map[string]any{"message": fmt.Sprintf("supervisor %s %s: %v", job.Supervisor, run.Status, out.Err)})
+		events.Emit(ctx, events.Warning{Message: fmt.Sprintf("supervisor %s %s: %v", job.Supervisor, run.Status, out.Err)})
 		return nil
 	}
 
@@ -204,13 +204,13 @@ func (d *Deps) land(ctx context.Context, s *WorkflowState, out supervisorOutcome
 	if len(warnings) > 0 {
 		run.Warning = strings.Join(warnings, "; ")
 		for _, w := range warnings {
-			graph.Emit(ctx, "warning", map[string]any{"message": w})
+			events.Emit(ctx, events.Warning{Message: w})
 		}
 	}
 	run.Directives = addDirectives(s, job.Supervisor, directives, d.Settings.MaxCleanupDirectives, d.now())
 	d.converge(ctx, s, job.Supervisor, findings)
 	s.SupervisorRunLog = append(s.SupervisorRunLog, run)
-	graph.Emit(ctx, "supervisor_done", map[string]any{"job": job.ID, "supervisor": job.Supervisor, "directives": run.Directives, "docs": run.Docs, "summary": clip(summary, 300), "cost_usd": run.CostUSD})
+	events.Emit(ctx, events.SupervisorDone{Job: job.ID, Supervisor: job.Supervisor, Directives: run.Directives, Docs: run.Docs, Summary: clip(summary, 300), CostUSD: run.CostUSD})
 	return nil
 }
 
@@ -220,7 +220,7 @@ func (d *Deps) spend(ctx context.Context, s *WorkflowState, cost float64) {
 	before := s.SupervisorSpendUSD
 	s.SupervisorSpendUSD += cost
 	if b := d.Settings.Supervisors.BudgetUSD; b > 0 && before < b && s.SupervisorSpendUSD >= b {
-		graph.Emit(ctx, "warning", map[string]any{"message": fmt.Sprintf("supervisor budget of $%.2f reached ($%.4f spent): no more supervisor calls this run", b, s.SupervisorSpendUSD)})
+		events.Emit(ctx, events.Warning{Message: fmt.Sprintf("supervisor budget of $%.2f reached ($%.4f spent): no more supervisor calls this run", b, s.SupervisorSpendUSD)})
 	}
 }
 
@@ -420,7 +420,7 @@ func (d *Deps) converge(ctx context.Context, s *WorkflowState, name string, find
 			cur := max(track.Interval, base)
 			track.Interval = min(cur*2, max(sup.MaxInterval, base))
 			track.Converging = true
-			graph.Emit(ctx, "supervisor_converging", map[string]any{"supervisor": name, "interval": track.Interval, "new_share": share})
+			events.Emit(ctx, events.SupervisorConverging{Supervisor: name, Interval: track.Interval, NewShare: share})
 		} else {
 			track.Interval, track.Converging = 0, false
 		}
