@@ -1,7 +1,7 @@
 package nodes
 
 // The directive queue the planner works from: the supervisors file
-// directives (sup_directives.go); the planner is shown them in order, answers
+// directives (supervisors.AddDirectives); the planner is shown them in order, answers
 // for each, and the tasks made for them settle them when they end.
 
 import (
@@ -58,7 +58,7 @@ func applyDirectiveAnswers(s *WorkflowState, shown []Directive, answers []Direct
 			if fate == FateEscalated {
 				s.EscalationContext = strings.TrimSpace(s.EscalationContext + "\nDirective " + d.ID + " (" + d.Source + ") escalated: " + d.Description + " — " + a.Note)
 			}
-			logFate(s, d, fate, a.Note, now)
+			s.LogFate(d, fate, a.Note, now)
 			removeDirective(s, d.ID)
 		default: // task or forced
 			task := PlannedTask{
@@ -71,7 +71,7 @@ func applyDirectiveAnswers(s *WorkflowState, shown []Directive, answers []Direct
 				task = *chosen
 			}
 			markDirectiveTask(s, d.ID, "planned")
-			logFate(s, d, fate, a.Note, now)
+			s.LogFate(d, fate, a.Note, now)
 			switch {
 			case d.Priority == PrioCritical && critical == nil:
 				critical = &task
@@ -127,7 +127,7 @@ func settleDirective(s *WorkflowState, id, taskID, fate, note string, now time.T
 	for _, d := range s.PendingDirectives {
 		if d.ID == id {
 			d.TaskID = taskID
-			logFate(s, d, fate, note, now)
+			s.LogFate(d, fate, note, now)
 			removeDirective(s, id)
 			return
 		}
@@ -136,13 +136,6 @@ func settleDirective(s *WorkflowState, id, taskID, fate, note string, now time.T
 
 func removeDirective(s *WorkflowState, id string) {
 	s.PendingDirectives = slices.DeleteFunc(s.PendingDirectives, func(d Directive) bool { return d.ID == id })
-}
-
-func logFate(s *WorkflowState, d Directive, fate, note string, now time.Time) {
-	s.DirectiveLog = append(s.DirectiveLog, DirectiveFate{
-		DirectiveID: d.ID, Source: d.Source, Description: d.Description,
-		Fate: fate, Note: note, TaskID: d.TaskID, At: now,
-	})
 }
 
 func normaliseChoice(v, def string, allowed ...string) string {

@@ -12,7 +12,7 @@
 //	qa               Deps.QA             qa*.go, escalate.go (disputed reviews)
 //	mark_complete    Deps.MarkComplete   complete.go, knowledge_use.go
 //	mark_failed      Deps.MarkFailed     complete.go
-//	run_supervisors  Deps.RunSupervisors sup_*.go
+//	run_supervisors  Deps.RunSupervisors sup_*.go (deciding and the job pool: nodes/supervisors)
 //	assessor         Deps.Assessor       assessor.go
 //	polish           Deps.Polish         polish.go
 //	report           Deps.Report         report.go, evidence.go (what report.md

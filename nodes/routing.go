@@ -1,5 +1,7 @@
 package nodes
 
+import "github.com/lemmings-dev/lemmings/nodes/supervisors"
+
 // Planner decisions (WorkflowState.PlannerDecision).
 const (
 	DecisionImplement     = "implement"
@@ -18,7 +20,7 @@ func routeAfterScope(s WorkflowState, set Settings) string {
 	if len(s.Milestones) == 0 {
 		return NodeReport
 	}
-	if len(dueSupervisors(s, set)) > 0 { // a re-plan is a Design trigger
+	if len(supervisors.DueNow(s, set.Supervisors)) > 0 { // a re-plan is a Design trigger
 		return NodeSupervisors
 	}
 	return NodePlanner
@@ -70,7 +72,7 @@ func routeAfterComplete(s WorkflowState, set Settings) string {
 	if s.Phase == PhasePolish {
 		return NodePlanner
 	}
-	if len(dueSupervisors(s, set)) > 0 {
+	if len(supervisors.DueNow(s, set.Supervisors)) > 0 {
 		return NodeSupervisors // supervisors first, so the Assessor sees their findings
 	}
 	if reviewDue(s) {
@@ -87,7 +89,7 @@ func routeAfterFailed(s WorkflowState, set Settings) string {
 
 // toAssessor goes to the Assessor through the supervisors when they are due.
 func toAssessor(s WorkflowState, set Settings) string {
-	if len(dueSupervisors(s, set)) > 0 {
+	if len(supervisors.DueNow(s, set.Supervisors)) > 0 {
 		return NodeSupervisors
 	}
 	return NodeAssessor

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -89,33 +90,7 @@ const (
 )
 
 // SupervisorSettings configure the supervisors (docs/supervisors.md).
-type SupervisorSettings struct {
-	Enabled bool
-	// Blocking runs supervisors inside the graph step;
-	// otherwise they run in the background and land at the next planning round.
-	Blocking  bool
-	BudgetUSD float64
-	// InputTokens is the budget of a supervisor's compressed input.
-	InputTokens int
-
-	UrgencyThreshold float64
-	WeightQAFailure  float64
-	WeightTaskAbort  float64
-	WeightChurn      float64
-	WeightMinorDrift float64
-
-	CodeStyle    SupervisorKind
-	Design       SupervisorKind
-	Internaliser SupervisorKind
-
-	// ConvergenceThreshold: a run whose share of new findings is below it
-	// doubles that supervisor's interval, up to MaxInterval.
-	ConvergenceThreshold float64
-	MaxInterval          int
-
-	// Deny lists globs of files never sent to the cloud.
-	Deny []string
-}
+type SupervisorSettings = supervisors.Settings
 
 // TaskLimits bound a planned task so a small local model can finish it.
 type TaskLimits struct {
@@ -139,12 +114,8 @@ const (
 	DisputeRetry    = "retry"
 )
 
-// SupervisorKind is one supervisor's switch and periodic interval (0 = no
-// periodic trigger).
-type SupervisorKind struct {
-	Enabled  bool
-	Interval int
-}
+// SupervisorKind is one supervisor's switch and periodic interval.
+type SupervisorKind = supervisors.Kind
 
 // maxScopeRounds is how often a major divergence may send the run back to
 // the ScopeAgent (no config key).
@@ -161,29 +132,13 @@ func DefaultSettings() Settings { return SettingsFrom(config.Default()) }
 // reply budget, a coding CLI).
 func SettingsFrom(c *config.Config) Settings {
 	def := config.Default()
-	l, sup := c.Limits, c.Supervisors
+	l := c.Limits
 	s := Settings{
 		MaxTasks: l.MaxTasks, MaxRetries: l.MaxRetries, MaxActions: l.MaxActions, MaxWallTime: l.MaxWallTime,
 		ReviewInterval: l.ReviewInterval, PolishTasks: l.PolishTasks, MaxScopeRounds: maxScopeRounds,
 		MaxConsecutiveFailures: cmp.Or(l.MaxConsecutiveFailures, def.Limits.MaxConsecutiveFailures),
 		DirectiveMaxAge:        l.DirectiveMaxAge, MaxCleanupDirectives: l.MaxCleanupDirectives,
-		Supervisors: SupervisorSettings{
-			Enabled:              sup.Enabled && !c.Offline,
-			Blocking:             sup.Mode == "blocking",
-			BudgetUSD:            sup.BudgetUSD,
-			InputTokens:          sup.InputTokens,
-			UrgencyThreshold:     sup.UrgencyThreshold,
-			WeightQAFailure:      sup.UrgencyWeights.QAFailure,
-			WeightTaskAbort:      sup.UrgencyWeights.TaskAbort,
-			WeightChurn:          sup.UrgencyWeights.Churn,
-			WeightMinorDrift:     sup.UrgencyWeights.MinorDrift,
-			CodeStyle:            SupervisorKind{Enabled: sup.CodeStyle.Enabled, Interval: sup.CodeStyle.Interval},
-			Design:               SupervisorKind{Enabled: sup.Design.Enabled},
-			Internaliser:         SupervisorKind{Enabled: sup.Internaliser.Enabled, Interval: sup.Internaliser.Interval},
-			ConvergenceThreshold: sup.Convergence.Threshold,
-			MaxInterval:          sup.Convergence.MaxInterval,
-			Deny:                 slices.Clone(sup.Deny),
-		},
+		Supervisors:     supervisorsFrom(c),
 		Tasks:           TaskLimits{MaxTargetFiles: c.Tasks.MaxTargetFiles, MaxInstructionChars: c.Tasks.MaxInstructionChars, SplitAfter: c.Tasks.SplitAfter},
 		QA:              QASettings{RequireQuotes: c.QA.RequireQuotes, Disputed: c.QA.Disputed},
 		ArchitectAfter:  c.Escalation.ArchitectAfter,
@@ -210,4 +165,27 @@ func (s Settings) Budget(label string) int {
 		return b
 	}
 	return 8000
+}
+
+// supervisorsFrom maps a configuration's supervisors section onto their
+// settings; an offline run has none.
+func supervisorsFrom(c *config.Config) SupervisorSettings {
+	sup := c.Supervisors
+	return SupervisorSettings{
+		Enabled:              sup.Enabled && !c.Offline,
+		Blocking:             sup.Mode == "blocking",
+		BudgetUSD:            sup.BudgetUSD,
+		InputTokens:          sup.InputTokens,
+		UrgencyThreshold:     sup.UrgencyThreshold,
+		WeightQAFailure:      sup.UrgencyWeights.QAFailure,
+		WeightTaskAbort:      sup.UrgencyWeights.TaskAbort,
+		WeightChurn:          sup.UrgencyWeights.Churn,
+		WeightMinorDrift:     sup.UrgencyWeights.MinorDrift,
+		CodeStyle:            SupervisorKind{Enabled: sup.CodeStyle.Enabled, Interval: sup.CodeStyle.Interval},
+		Design:               SupervisorKind{Enabled: sup.Design.Enabled},
+		Internaliser:         SupervisorKind{Enabled: sup.Internaliser.Enabled, Interval: sup.Internaliser.Interval},
+		ConvergenceThreshold: sup.Convergence.Threshold,
+		MaxInterval:          sup.Convergence.MaxInterval,
+		Deny:                 slices.Clone(sup.Deny),
+	}
 }

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
-
 	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 )
 
 var supNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -46,7 +46,7 @@ func TestSupAddDirectivesNormalises(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
 	s.TasksCompleted = 7
-	ids := addDirectives(&s, SupDesign, []Directive{
+	ids := supervisors.AddDirectives(&s, SupDesign, []Directive{
 		{Type: " Functional ", Priority: "NORMAL", Description: "Use a map for the colony"},
 		{Type: "rewrite", Priority: "urgent", Description: "Unknown type and priority"},
 		{Type: "cleanup", Priority: "low", Description: "   "},                       // empty: dropped
@@ -73,23 +73,23 @@ func TestSupAddDirectivesNormalises(t *testing.T) {
 func TestSupCleanupCap(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
-	addDirectives(&s, SupDesign, []Directive{{Type: DirFunctional, Description: "functional one"}}, 10, supNow)
+	supervisors.AddDirectives(&s, SupDesign, []Directive{{Type: DirFunctional, Description: "functional one"}}, 10, supNow)
 	for i := 1; i <= 10; i++ {
-		addDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: fmt.Sprintf("cleanup %d", i)}}, 10, supNow)
+		supervisors.AddDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: fmt.Sprintf("cleanup %d", i)}}, 10, supNow)
 	}
-	if n := countPendingCleanup(&s); n != 10 || len(s.DirectiveLog) != 0 {
+	if n := supPendingCleanup(s); n != 10 || len(s.DirectiveLog) != 0 {
 		t.Fatalf("10 cleanup directives: %d pending, log %v", n, supFates(s))
 	}
 	markDirectiveTask(&s, "d2", "t9") // cleanup 1 is being worked on: not counted, not dropped
-	addDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Description: "cleanup 11"}}, 10, supNow)
-	if n := countPendingCleanup(&s); n != 10 {
+	supervisors.AddDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Description: "cleanup 11"}}, 10, supNow)
+	if n := supPendingCleanup(s); n != 10 {
 		t.Fatalf("after a planned one: %d pending cleanup, want 10", n)
 	}
-	addDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Description: "cleanup 12"}, {Type: DirCleanup, Description: "cleanup 13"}}, 10, supNow)
+	supervisors.AddDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Description: "cleanup 12"}, {Type: DirCleanup, Description: "cleanup 13"}}, 10, supNow)
 	if got := supFates(s); !slices.Equal(got, []string{"d3:capped", "d4:capped"}) {
 		t.Fatalf("fates %v, want the two oldest unplanned cleanup directives capped", got)
 	}
-	if n := countPendingCleanup(&s); n != 10 {
+	if n := supPendingCleanup(s); n != 10 {
 		t.Fatalf("%d pending cleanup, want 10", n)
 	}
 	for _, id := range []string{"d1", "d2", "d14"} {
@@ -105,26 +105,26 @@ func TestSupDirectiveAging(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
 	s.TasksCompleted = 2
-	addDirectives(&s, SupCodeStyle, []Directive{
+	supervisors.AddDirectives(&s, SupCodeStyle, []Directive{
 		{Type: DirCleanup, Priority: PrioLow, Description: "old cleanup"},
 		{Type: DirFunctional, Priority: PrioNormal, Description: "old functional"},
 		{Type: DirCleanup, Priority: PrioLow, Description: "planned cleanup"},
 	}, 10, supNow)
 	markDirectiveTask(&s, "d3", "planned")
 	s.TasksCompleted = 17 // 15 completed since: not older than 15 yet
-	ageDirectives(&s, 15, supNow)
+	supervisors.AgeDirectives(&s, 15, supNow)
 	if len(s.PendingDirectives) != 3 {
 		t.Fatalf("aged too early: %v", supFates(s))
 	}
 	s.TasksCompleted = 18
-	ageDirectives(&s, 15, supNow)
+	supervisors.AgeDirectives(&s, 15, supNow)
 	if got := supFates(s); !slices.Equal(got, []string{"d1:aged_out"}) {
 		t.Fatalf("fates %v, want d1 aged out", got)
 	}
 	if got := supIDs(s.PendingDirectives); !slices.Equal(got, []string{"d2", "d3"}) {
 		t.Fatalf("pending %v", got)
 	}
-	ageDirectives(&s, 0, supNow) // aging off
+	supervisors.AgeDirectives(&s, 0, supNow) // aging off
 	if len(s.PendingDirectives) != 2 {
 		t.Fatal("aging off dropped something")
 	}
@@ -156,7 +156,7 @@ func TestSupDirectivePlacement(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
 	s.CarryForward = []PlannedTask{{Title: "planned A"}, {Title: "planned B"}}
-	addDirectives(&s, SupDesign, []Directive{
+	supervisors.AddDirectives(&s, SupDesign, []Directive{
 		{Type: DirFunctional, Priority: PrioNormal, Description: "functional first"},
 		{Type: DirFunctional, Priority: PrioNormal, Description: "functional second"},
 		{Type: DirCleanup, Priority: PrioLow, Description: "cleanup low", Files: []string{"a.go"}},
@@ -197,7 +197,7 @@ func TestSupDirectivePlacement(t *testing.T) {
 func TestSupDirectiveNeverSilentlyDropped(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
-	addDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: "rename helpers"}}, 10, supNow)
+	supervisors.AddDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: "rename helpers"}}, 10, supNow)
 	for round := 1; round <= 2; round++ {
 		shown := orderedDirectives(s.PendingDirectives, false)
 		if len(shown) != 1 {
@@ -218,7 +218,7 @@ func TestSupDirectiveNeverSilentlyDropped(t *testing.T) {
 	}
 
 	c := supExecState()
-	addDirectives(&c, SupDesign, []Directive{{Type: DirFunctional, Priority: PrioCritical, Description: "stop writing to the shared table"}}, 10, supNow)
+	supervisors.AddDirectives(&c, SupDesign, []Directive{{Type: DirFunctional, Priority: PrioCritical, Description: "stop writing to the shared table"}}, 10, supNow)
 	crit := applyDirectiveAnswers(&c, orderedDirectives(c.PendingDirectives, false), nil, nil, supNow)
 	if crit == nil || crit.DirectiveID != "d1" {
 		t.Fatalf("an ignored critical directive was not forced at once: %+v", crit)
@@ -251,8 +251,8 @@ func supPreemptState(t *testing.T, d *Deps, operator bool) WorkflowState {
 	if operator {
 		s.Plan = &Plan{}
 	}
-	addDirectives(&s, SupDesign, []Directive{{Type: DirFunctional, Priority: PrioCritical, Description: "Stop: the store corrupts data", Files: []string{"store.go"}}}, 10, supNow)
-	addDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: "Tidy names"}}, 10, supNow)
+	supervisors.AddDirectives(&s, SupDesign, []Directive{{Type: DirFunctional, Priority: PrioCritical, Description: "Stop: the store corrupts data", Files: []string{"store.go"}}}, 10, supNow)
+	supervisors.AddDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: "Tidy names"}}, 10, supNow)
 	return s
 }
 
@@ -369,4 +369,15 @@ func TestSupDirectivesInPlannerPrompt(t *testing.T) {
 	if got := supTitles(out.CarryForward); !slices.Equal(got, []string{"Stop: the store corrupts data", "Write out/b.txt"}) {
 		t.Fatalf("carry-forward %q: want the normal functional directive first", got)
 	}
+}
+
+// supPendingCleanup counts the cleanup directives no task addresses yet.
+func supPendingCleanup(s WorkflowState) int {
+	n := 0
+	for _, d := range s.PendingDirectives {
+		if d.Type == DirCleanup && d.TaskID == "" {
+			n++
+		}
+	}
+	return n
 }

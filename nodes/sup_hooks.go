@@ -2,6 +2,8 @@ package nodes
 
 import (
 	"context"
+
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 )
 
 // supervisorHook is everything the supervisors need from the run, attached
@@ -14,7 +16,7 @@ import (
 //     abort, churn, minor drift), trigger events (milestone complete, scope
 //     re-plan, task abort) and the supervisors' task counters.
 //
-// When they run is routing's business (dueSupervisors), not the nodes'.
+// When they run is routing's business (supervisors.DueNow), not the nodes'.
 func (d *Deps) supervisorHook() Hook {
 	return Hook{
 		Name: "supervisors",
@@ -24,7 +26,7 @@ func (d *Deps) supervisorHook() Hook {
 				if err := d.landSupervisorResults(ctx, s); err != nil {
 					return err
 				}
-				ageDirectives(s, d.Settings.DirectiveMaxAge, d.now())
+				supervisors.AgeDirectives(s, d.Settings.DirectiveMaxAge, d.now())
 			case NodePolish:
 				if s.Phase == PhaseExecute {
 					return d.awaitSupervisors(ctx, s)
@@ -46,20 +48,20 @@ func (d *Deps) superviseFacts(s *WorkflowState) {
 	for _, f := range s.Happened {
 		switch f {
 		case HappenedQAFailed:
-			addUrgency(s, w.WeightQAFailure)
+			supervisors.AddUrgency(s, w.WeightQAFailure)
 		case HappenedTaskAborted:
-			addUrgency(s, w.WeightTaskAbort)
-			addTrigger(s, TriggerTaskAbort)
+			supervisors.AddUrgency(s, w.WeightTaskAbort)
+			supervisors.AddTrigger(s, TriggerTaskAbort)
 		case HappenedPlanChurn:
-			addUrgency(s, w.WeightChurn)
+			supervisors.AddUrgency(s, w.WeightChurn)
 		case HappenedMinorDrift:
-			addUrgency(s, w.WeightMinorDrift)
+			supervisors.AddUrgency(s, w.WeightMinorDrift)
 		case HappenedMilestoneDone:
-			addTrigger(s, TriggerMilestoneComplete)
+			supervisors.AddTrigger(s, TriggerMilestoneComplete)
 		case HappenedScopeReplan:
-			addTrigger(s, TriggerScopeReplan)
+			supervisors.AddTrigger(s, TriggerScopeReplan)
 		case HappenedTaskCompleted:
-			countTaskForSupervisors(s)
+			supervisors.CountTask(s)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -28,16 +29,16 @@ const awaitTimeout = 5 * time.Minute
 // planning round; in blocking mode it waits and lands it here.
 func (d *Deps) RunSupervisors(ctx context.Context, in WorkflowState) (WorkflowState, error) {
 	s := in.Clone()
-	due := dueSupervisors(s, d.Settings)
+	due := supervisors.DueNow(s, d.Settings.Supervisors)
 	sup := d.Settings.Supervisors
-	if urgencyReached(s, sup) {
+	if supervisors.UrgencyReached(s, sup) {
 		s.SupervisorUrgency = 0
 	}
 	if d.Supervisors == nil || len(due) == 0 {
 		s.PendingTriggers = nil
 		return s, nil
 	}
-	s.PendingTriggers = remainingTriggers(s, sup, due)
+	s.PendingTriggers = supervisors.Remaining(s, sup, due)
 	bootstrap := d.knowledgeEmpty()
 	for _, ds := range due {
 		job := startJob(&s, ds, bootstrap)
@@ -62,7 +63,7 @@ func startJob(s *WorkflowState, ds DueSupervisor, bootstrap bool) SupervisorJob 
 	track := s.Supervisors[ds.Name]
 	track.Runs++
 	track.TasksSinceRun = 0
-	track.LastRunAt = tasksSettled(*s) + 1
+	track.LastRunAt = supervisors.TasksSettled(*s) + 1
 	s.Supervisors[ds.Name] = track
 	job := SupervisorJob{
 		ID:         fmt.Sprintf("%s-%d-%d", ds.Name, s.TasksCompleted, track.Runs),
@@ -110,7 +111,7 @@ func (d *Deps) landSupervisorResults(ctx context.Context, s *WorkflowState) erro
 		return nil
 	}
 	for _, job := range slices.Clone(s.SupervisorJobs) {
-		if !d.Supervisors.known(job.ID) {
+		if !d.Supervisors.Known(job.ID) {
 			if err := d.launch(ctx, s, job, false); err != nil {
 				d.logSkipped(ctx, s, job, err.Error())
 				continue
@@ -118,7 +119,7 @@ func (d *Deps) landSupervisorResults(ctx context.Context, s *WorkflowState) erro
 			events.Emit(ctx, events.SupervisorRelaunch{Job: job.ID})
 			continue
 		}
-		out, ok := d.Supervisors.result(job.ID)
+		out, ok := d.Supervisors.Result(job.ID)
 		if !ok {
 			continue
 		}
@@ -137,13 +138,13 @@ func (d *Deps) awaitSupervisors(ctx context.Context, s *WorkflowState) error {
 	wctx, cancel := context.WithTimeout(ctx, awaitTimeout)
 	defer cancel()
 	for _, job := range slices.Clone(s.SupervisorJobs) {
-		if !d.Supervisors.known(job.ID) {
+		if !d.Supervisors.Known(job.ID) {
 			if err := d.launch(ctx, s, job, false); err != nil {
 				d.logSkipped(ctx, s, job, err.Error())
 				continue
 			}
 		}
-		out, ok := d.Supervisors.wait(wctx, job.ID)
+		out, ok := d.Supervisors.Wait(wctx, job.ID)
 		if !ok {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -173,8 +174,8 @@ func (d *Deps) land(ctx context.Context, s *WorkflowState, out supervisorOutcome
 	// in the very step that started it (blocking mode, which a crash makes
 	// run again), can find its documents already committed; a background
 	// job this process started is spared the look through the branch log.
-	mayBeCommitted := d.Settings.Supervisors.Blocking || !d.Supervisors.fresh(job.ID)
-	d.Supervisors.forget(job.ID)
+	mayBeCommitted := d.Settings.Supervisors.Blocking || !d.Supervisors.Fresh(job.ID)
+	d.Supervisors.Forget(job.ID)
 	s.SupervisorJobs = slices.DeleteFunc(s.SupervisorJobs, func(x SupervisorJob) bool { return x.ID == job.ID })
 	run := SupervisorRun{
 		JobID: job.ID, Supervisor: job.Supervisor, Trigger: job.Trigger, AtTask: job.AtTask, Bootstrap: job.Bootstrap, At: d.now(),
@@ -207,7 +208,7 @@ func (d *Deps) land(ctx context.Context, s *WorkflowState, out supervisorOutcome
 			events.Emit(ctx, events.Warning{Message: w})
 		}
 	}
-	run.Directives = addDirectives(s, job.Supervisor, directives, d.Settings.MaxCleanupDirectives, d.now())
+	run.Directives = supervisors.AddDirectives(s, job.Supervisor, directives, d.Settings.MaxCleanupDirectives, d.now())
 	d.converge(ctx, s, job.Supervisor, findings)
 	s.SupervisorRunLog = append(s.SupervisorRunLog, run)
 	events.Emit(ctx, events.SupervisorDone{Job: job.ID, Supervisor: job.Supervisor, Directives: run.Directives, Docs: run.Docs, Summary: clip(summary, 300), CostUSD: run.CostUSD})
@@ -415,7 +416,7 @@ func (d *Deps) converge(ctx context.Context, s *WorkflowState, name string, find
 			share = float64(newCount) / float64(len(norm))
 		}
 		sup := d.Settings.Supervisors
-		base := sup.kind(name).Interval
+		base := sup.Of(name).Interval
 		if share < sup.ConvergenceThreshold && base > 0 {
 			cur := max(track.Interval, base)
 			track.Interval = min(cur*2, max(sup.MaxInterval, base))

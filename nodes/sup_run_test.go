@@ -11,13 +11,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
-
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 )
 
 func supCodeStyleOutcome(job SupervisorJob, docs []docSpec, dirs []directiveSpec, findings []string) supervisorOutcome {
@@ -267,7 +267,7 @@ func TestSupBootstrapInput(t *testing.T) {
 	s := supExecState()
 	s.RunID = "sup-run"
 	s.BaseCommit, _ = d.Work.Head(ctx)
-	addTrigger(&s, TriggerMilestoneComplete)
+	supervisors.AddTrigger(&s, TriggerMilestoneComplete)
 	out, err := d.RunSupervisors(ctx, s)
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +275,7 @@ func TestSupBootstrapInput(t *testing.T) {
 	if len(out.SupervisorRunLog) != 3 || !out.SupervisorRunLog[0].Bootstrap {
 		t.Fatalf("run log %+v", out.SupervisorRunLog)
 	}
-	for _, name := range supervisorOrder {
+	for _, name := range supervisors.Order {
 		reqs := m.requests(name)
 		if len(reqs) != 1 {
 			t.Fatalf("%s: %d calls", name, len(reqs))
@@ -308,7 +308,7 @@ func TestSupModesLandWhereTheyShould(t *testing.T) {
 		s.RunID = "sup-run"
 		s.BaseCommit, _ = d.Work.Head(ctx)
 		s.TasksCompleted = 3
-		countTaskForSupervisors(&s)
+		supervisors.CountTask(&s)
 		s.Supervisors[SupInternaliser] = SupervisorTrack{TasksSinceRun: 3}
 		out, err := d.RunSupervisors(ctx, s)
 		if err != nil {
@@ -322,7 +322,7 @@ func TestSupModesLandWhereTheyShould(t *testing.T) {
 			if len(out.SupervisorJobs) != 1 || len(out.SupervisorRunLog) != 0 {
 				t.Fatalf("background: jobs %v log %+v, want the job in flight", out.SupervisorJobs, out.SupervisorRunLog)
 			}
-			if _, ok := d.Supervisors.wait(ctx, out.SupervisorJobs[0].ID); !ok {
+			if _, ok := d.Supervisors.Wait(ctx, out.SupervisorJobs[0].ID); !ok {
 				t.Fatal("job never finished")
 			}
 			if err := d.landSupervisorResults(ctx, &out); err != nil {
@@ -352,7 +352,7 @@ func TestSupRelaunchAfterRestart(t *testing.T) {
 	if err := d.landSupervisorResults(ctx, &s); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.SupervisorJobs) != 1 || !d.Supervisors.known("internaliser-3-1") {
+	if len(s.SupervisorJobs) != 1 || !d.Supervisors.Known("internaliser-3-1") {
 		t.Fatalf("job not relaunched: %v", s.SupervisorJobs)
 	}
 	if err := d.awaitSupervisors(ctx, &s); err != nil {
@@ -389,9 +389,9 @@ func TestSupBudgetWarnsOnce(t *testing.T) {
 	defer d.Supervisors.Close()
 	d.Settings.Supervisors.BudgetUSD = 0.03
 	s := supLandState(d, t)
-	addTrigger(&s, TriggerMilestoneComplete)
+	supervisors.AddTrigger(&s, TriggerMilestoneComplete)
 	var outs []supervisorOutcome
-	for _, ds := range dueSupervisors(s, d.Settings) {
+	for _, ds := range supervisors.DueNow(s, d.Settings.Supervisors) {
 		job := startJob(&s, ds, false)
 		out := supCodeStyleOutcome(job, nil, nil, nil)
 		out.CodeStyle = nil
@@ -429,7 +429,7 @@ func TestSupAssessorSeesSupervisorFindings(t *testing.T) {
 	s := supExecState()
 	s.Milestones = []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}}
 	s.SupervisorRunLog = []SupervisorRun{{Supervisor: SupDesign, Trigger: TriggerTaskAbort, AtTask: 4, Status: "ok", Summary: "the storage layer bypasses the entity API", Directives: []string{"d1"}}}
-	addDirectives(&s, SupDesign, []Directive{{Type: DirFunctional, Priority: PrioNormal, Description: "Route storage through the entity API"}}, 10, supNow)
+	supervisors.AddDirectives(&s, SupDesign, []Directive{{Type: DirFunctional, Priority: PrioNormal, Description: "Route storage through the entity API"}}, 10, supNow)
 	if _, err := d.Assessor(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +463,7 @@ func TestSupBlockingStepRerunCommitsOnce(t *testing.T) {
 	d := supDeps(t, m, true)
 	d.Settings.Supervisors.Blocking = true
 	s := supLandState(d, t)
-	addTrigger(&s, TriggerMilestoneComplete)
+	supervisors.AddTrigger(&s, TriggerMilestoneComplete)
 	for process := 1; process <= 2; process++ {
 		d.Supervisors = NewSupervisorPool(ctx, m) // a new process
 		out, err := d.RunSupervisors(ctx, s)
@@ -495,7 +495,7 @@ func TestSupUncomposablePromptIsSkipped(t *testing.T) {
 	d.Settings.Supervisors.Blocking = true
 	s := supLandState(d, t)
 	s.Remit = strings.Repeat("Make every statistic exact and documented. ", 2000) // ~22k tokens
-	addTrigger(&s, TriggerTaskAbort)
+	supervisors.AddTrigger(&s, TriggerTaskAbort)
 
 	d.Settings.Supervisors.InputTokens = 40
 	var out WorkflowState

@@ -5,12 +5,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 )
 
 // supDueNames lists the due supervisors as "name:trigger".
 func supDueNames(s WorkflowState, set Settings) []string {
 	var out []string
-	for _, d := range dueSupervisors(s, set) {
+	for _, d := range supervisors.DueNow(s, set.Supervisors) {
 		out = append(out, d.Name+":"+d.Trigger)
 	}
 	return out
@@ -23,7 +25,7 @@ func supExecState() WorkflowState {
 // supCompleteTask does what mark_complete does for the triggers.
 func supCompleteTask(s *WorkflowState) {
 	s.TasksCompleted++
-	countTaskForSupervisors(s)
+	supervisors.CountTask(s)
 }
 
 // supLandAll plays every job in flight as landed.
@@ -39,7 +41,7 @@ func TestSupPeriodicTriggers(t *testing.T) {
 	ran := map[string][]int{}
 	for n := 1; n <= 30; n++ {
 		supCompleteTask(&s)
-		for _, d := range dueSupervisors(s, set) {
+		for _, d := range supervisors.DueNow(s, set.Supervisors) {
 			if d.Trigger != TriggerInterval {
 				t.Fatalf("after task %d: %s due by %q, want interval", n, d.Name, d.Trigger)
 			}
@@ -52,7 +54,7 @@ func TestSupPeriodicTriggers(t *testing.T) {
 		SupCodeStyle:    {5, 10, 15, 20, 25, 30},
 		SupInternaliser: {3, 6, 9, 12, 15, 18, 21, 24, 27, 30},
 	}
-	for _, name := range supervisorOrder {
+	for _, name := range supervisors.Order {
 		if !slices.Equal(ran[name], want[name]) {
 			t.Errorf("%s ran after tasks %v, want %v", name, ran[name], want[name])
 		}
@@ -93,12 +95,12 @@ func TestSupEventTriggers(t *testing.T) {
 		t.Run(tc.event, func(t *testing.T) {
 			s := supExecState()
 			s.TasksCompleted = 1 // one task done: periodic counters are far from due
-			countTaskForSupervisors(&s)
+			supervisors.CountTask(&s)
 			if got := supDueNames(s, set); len(got) != 0 {
 				t.Fatalf("due before the event: %v", got)
 			}
-			addTrigger(&s, tc.event)
-			addTrigger(&s, tc.event) // recorded once
+			supervisors.AddTrigger(&s, tc.event)
+			supervisors.AddTrigger(&s, tc.event) // recorded once
 			if len(s.PendingTriggers) != 1 {
 				t.Fatalf("pending triggers %v, want the event once", s.PendingTriggers)
 			}
@@ -116,7 +118,7 @@ func TestSupNotDue(t *testing.T) {
 	base := func() WorkflowState {
 		s := supExecState()
 		s.TasksCompleted = 4
-		addTrigger(&s, TriggerMilestoneComplete)
+		supervisors.AddTrigger(&s, TriggerMilestoneComplete)
 		return s
 	}
 	all := []string{"code_style:milestone_complete", "design:milestone_complete", "internaliser:milestone_complete"}
@@ -140,7 +142,7 @@ func TestSupNotDue(t *testing.T) {
 			s.SupervisorJobs = []SupervisorJob{{ID: "code_style-3-1", Supervisor: SupCodeStyle}}
 		}, []string{"design:milestone_complete", "internaliser:milestone_complete"}},
 		{"already ran with nothing new", func(s *WorkflowState, _ *Settings) {
-			s.Supervisors[SupInternaliser] = SupervisorTrack{LastRunAt: tasksSettled(*s) + 1, Runs: 1}
+			s.Supervisors[SupInternaliser] = SupervisorTrack{LastRunAt: supervisors.TasksSettled(*s) + 1, Runs: 1}
 		}, []string{"code_style:milestone_complete", "design:milestone_complete"}},
 	}
 	for _, tc := range cases {
@@ -161,12 +163,12 @@ func TestSupReplanReviewedAfterAbort(t *testing.T) {
 	set := DefaultSettings()
 	s := supExecState()
 	s.TasksCompleted, s.TasksFailed = 2, 1
-	s.Supervisors[SupDesign] = SupervisorTrack{LastRunAt: tasksSettled(s) + 1, Runs: 1}
-	addTrigger(&s, TriggerTaskAbort)
+	s.Supervisors[SupDesign] = SupervisorTrack{LastRunAt: supervisors.TasksSettled(s) + 1, Runs: 1}
+	supervisors.AddTrigger(&s, TriggerTaskAbort)
 	if got := supDueNames(s, set); len(got) != 0 {
 		t.Fatalf("the abort Design already reviewed made %v due", got)
 	}
-	addTrigger(&s, TriggerScopeReplan)
+	supervisors.AddTrigger(&s, TriggerScopeReplan)
 	if got := supDueNames(s, set); !slices.Equal(got, []string{"design:scope_replan"}) {
 		t.Fatalf("due after the re-plan = %v, want design:scope_replan", got)
 	}
@@ -183,12 +185,12 @@ func TestSupTriggerKeptForJobInFlight(t *testing.T) {
 	s := supExecState()
 	s.TasksCompleted = 2
 	s.SupervisorJobs = []SupervisorJob{{ID: "design-1-1", Supervisor: SupDesign}}
-	addTrigger(&s, TriggerMilestoneComplete)
-	due := dueSupervisors(s, set)
+	supervisors.AddTrigger(&s, TriggerMilestoneComplete)
+	due := supervisors.DueNow(s, set.Supervisors)
 	if got := supDueNames(s, set); !slices.Equal(got, []string{"code_style:milestone_complete", "internaliser:milestone_complete"}) {
 		t.Fatalf("due = %v", got)
 	}
-	s.PendingTriggers = remainingTriggers(s, set.Supervisors, due)
+	s.PendingTriggers = supervisors.Remaining(s, set.Supervisors, due)
 	for _, ds := range due {
 		startJob(&s, ds, false)
 	}
@@ -266,7 +268,7 @@ func TestSupTaskAbortUrgency(t *testing.T) {
 	}
 	s := supExecState()
 	s.TasksCompleted = 1
-	countTaskForSupervisors(&s)
+	supervisors.CountTask(&s)
 	s.CurrentTask = &Task{ID: "t2", Title: "doomed", StartCommit: head, AttemptBase: head, Feedback: "cannot be done"}
 	s, err = d.around(NodeFailed, d.hooks(), d.MarkFailed)(ctx, s)
 	if err != nil {
@@ -288,7 +290,7 @@ func TestSupUrgencyPullForward(t *testing.T) {
 	set := DefaultSettings()
 	s := supExecState()
 	s.TasksCompleted = 1
-	countTaskForSupervisors(&s)
+	supervisors.CountTask(&s)
 
 	steps := []struct {
 		what   string
@@ -300,7 +302,7 @@ func TestSupUrgencyPullForward(t *testing.T) {
 		{"minor drift", set.Supervisors.WeightMinorDrift, true}, // 0.3+0.2+0.5 = 1.0
 	}
 	for _, st := range steps {
-		addUrgency(&s, st.weight)
+		supervisors.AddUrgency(&s, st.weight)
 		got := supDueNames(s, set)
 		if st.due != (len(got) > 0) {
 			t.Fatalf("after %s (urgency %.2f): due = %v, want due=%v", st.what, s.SupervisorUrgency, got, st.due)
@@ -336,7 +338,7 @@ func TestSupUrgencyRounding(t *testing.T) {
 	s := supExecState()
 	s.TasksCompleted = 1
 	for range 10 {
-		addUrgency(&s, 0.1)
+		supervisors.AddUrgency(&s, 0.1)
 	}
 	if got := supDueNames(s, set); len(got) != 3 {
 		t.Fatalf("ten signals of 0.1 (urgency %v) pulled forward %v, want all three", s.SupervisorUrgency, got)

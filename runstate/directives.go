@@ -1,6 +1,9 @@
 package runstate
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // OpenDirectives are the pending directives no task addresses yet, in the
 // order the planner sees them (the board shows them so).
@@ -38,4 +41,13 @@ func directiveRank(d Directive) int {
 		return r + 1
 	}
 	return r + 2
+}
+
+// LogFate records how directive d went (fate, with a note) in the
+// directive log.
+func (s *State) LogFate(d Directive, fate, note string, now time.Time) {
+	s.DirectiveLog = append(s.DirectiveLog, DirectiveFate{
+		DirectiveID: d.ID, Source: d.Source, Description: d.Description,
+		Fate: fate, Note: note, TaskID: d.TaskID, At: now,
+	})
 }
