@@ -152,6 +152,10 @@ func (s *Server) decide(ctx context.Context, runID string, decision ...string) (
 	if err != nil {
 		return nil, RunStatus{}, err
 	}
+	// Refused here, as the resume would refuse it: no process is started.
+	if _, err := inspect.PausedFor(snap); err != nil {
+		return nil, RunStatus{}, err
+	}
 	return s.launch(ctx, id, "resume", append([]string{"resume", id}, decision...), snap.Updated)
 }
 
@@ -164,13 +168,19 @@ func (s *Server) haltTool(ctx context.Context, _ *mcp.CallToolRequest, in RunIDI
 	if err != nil {
 		return nil, HaltOutput{}, err
 	}
-	_ = store // nil for a run still starting: its first checkpoint finds the request
+	// store is nil for a run still starting: its first checkpoint finds the
+	// request; so does a resume started here that has not taken the run yet.
+	if c := s.childOf(id); store != nil && (c == nil || !c.running()) {
+		if err := store.Running(ctx, id); err != nil {
+			return nil, HaltOutput{}, err
+		}
+	}
 	if err := inspect.RequestHalt(s.opts.Root, id); err != nil {
 		return nil, HaltOutput{}, err
 	}
 	s.logf("run %s: halt requested", id)
 	return nil, HaltOutput{RunID: id, Requested: true,
-		Message: fmt.Sprintf("halt requested for %s: it stops after its current node (resume continues it)", id)}, nil
+		Message: fmt.Sprintf("halt requested for %s: it stops within a second, cutting off the model call or gate in flight (resume runs that step again)", id)}, nil
 }
 
 // launch starts a lemmings process for the run and answers once it has

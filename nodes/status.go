@@ -72,7 +72,7 @@ func StandingOf(st Stored, s *WorkflowState) Standing {
 	case graph.StatusHalted:
 		reason := st.Reason
 		if reason == "" {
-			reason = "halt requested (lemmings halt)"
+			reason = "halt requested"
 		}
 		next := resume + " continues from the last checkpoint"
 		if strings.Contains(reason, "limits.max_wall_time") {
@@ -80,7 +80,7 @@ func StandingOf(st Stored, s *WorkflowState) Standing {
 		}
 		return Standing{Status: RunStopped, Resumable: true, Reason: reason, Next: next}
 	case graph.StatusInterrupted:
-		return Standing{Status: RunInterrupted, Resumable: true, Reason: "interrupted (Ctrl-C or a termination signal)",
+		return Standing{Status: RunInterrupted, Resumable: true, Reason: "Ctrl-C or a termination signal",
 			Next: resume + " continues from the last checkpoint"}
 	case graph.StatusFailed:
 		return Standing{Status: RunFailed, Resumable: true, Reason: orNoneRecorded(st.Error),

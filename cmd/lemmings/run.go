@@ -340,6 +340,11 @@ func newHaltCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if store, err := inspect.Open(root); err == nil {
+				if err := store.Running(cmd.Context(), id); err != nil {
+					return err
+				}
+			}
 			if err := inspect.RequestHalt(root, id); err != nil {
 				return err
 			}
