@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/demo"
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+)
+
+// What a new user meets on the command line (issue 34): each test runs the
+// built binary as a user would.
+
+// slowCalls makes the Implementor's calls hang (30 s) once slow is set, and
+// counts the calls that arrived since.
+type slowCalls struct{ slow, arrived atomic.Bool }
+
+// startMidCall starts a run, makes its Implementor's calls hang once the
+// first has answered, and returns with one in flight.
+func startMidCall(t *testing.T, c *cli, repo string, sc *slowCalls, out *strings.Builder) *exec.Cmd {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	cmd := c.command(ctx, repo, "run", demo.Remit, "--no-supervisors")
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		matches, _ := filepath.Glob(filepath.Join(repo, ".lemmings", "runs", "*", "events.jsonl"))
+		if len(matches) == 1 && midTask(t, matches[0], "t1") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never started t1\n%s", out.String())
+		}
+	}
+	sc.slow.Store(true)
+	for deadline := time.Now().Add(time.Minute); !sc.arrived.Load(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no slow call arrived\n%s", out.String())
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // the call is being waited for
+	return cmd
+}
+
+// slowImplementorServer answers the Implementor after 30 s once sc.slow is set.
+func slowImplementorServer(sc *slowCalls) *llmtest.Server {
+	return demo.NewServer(&demo.Script{ImplementorLatency: 100 * time.Millisecond}, llmtest.Step{Name: "slow-implementor", API: llmtest.Ollama, Times: -1,
+		Reply: llmtest.Reply{Content: `{"action":"finish"}`, Latency: 30 * time.Second},
+		Match: func(c llmtest.Call) bool {
+			if sc.slow.Load() && len(c.Messages) > 0 && c.Role() == prompts.Implementor {
+				sc.arrived.Store(true)
+				return true
+			}
+			return false
+		}})
+}
+
+// A halt or a Ctrl-C cuts off the model call in flight: that is the stop the
+// user asked for, not a fault of the model, and nothing says "model error".
+func TestAStopTheUserAskedForIsNotAModelError(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stop   func(t *testing.T, c *cli, repo string, cmd *exec.Cmd)
+		status string
+	}{
+		{"halt", func(t *testing.T, c *cli, repo string, _ *exec.Cmd) {
+			if h := c.run(repo, "halt"); h.code != 0 {
+				t.Fatalf("halt: %d %s %s", h.code, h.stdout, h.stderr)
+			}
+		}, "stopped"},
+		{"ctrl-c", func(t *testing.T, _ *cli, _ string, cmd *exec.Cmd) { _ = cmd.Process.Signal(os.Interrupt) }, "interrupted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var sc slowCalls
+			srv := slowImplementorServer(&sc)
+			defer srv.Close()
+			c := newCLI(t)
+			c.config(scriptedConfig(srv.URL(), "blocking"))
+			repo := prepared(t)
+			var out strings.Builder
+			cmd := startMidCall(t, c, repo, &sc, &out)
+			tc.stop(t, c, repo, cmd)
+			_ = cmd.Wait()
+			if !strings.Contains(out.String(), ": "+tc.status+" — ") {
+				t.Fatalf("the run did not end %s:\n%s", tc.status, out.String())
+			}
+			if strings.Contains(out.String(), "model error") || strings.Contains(out.String(), "context canceled") {
+				t.Errorf("the stop reads as a model failure:\n%s", out.String())
+			}
+			matches, _ := filepath.Glob(filepath.Join(repo, ".lemmings", "runs", "*", "events.jsonl"))
+			for _, ev := range readEvents(t, matches[0]) {
+				if ev.Name == "model_error" {
+					t.Errorf("events.jsonl records the stop as a model error: %s", ev.Data)
+				}
+			}
+			if l := c.run(repo, "log"); strings.Contains(l.stdout, "model error") || strings.Contains(l.stdout, ": "+tc.status+" — "+tc.status) {
+				t.Errorf("lemmings log:\n%s", l.stdout)
+			}
+		})
+	}
+}
+
+// lemmings halt names only a running run: a paused or stopped one is refused
+// with its status and how to go on, and no halt request is left behind.
+func TestHaltRefusesARunThatIsNotRunning(t *testing.T) {
+	srv := demo.NewServer(&demo.Script{})
+	defer srv.Close()
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+	repo := prepared(t)
+	r := c.run(repo, "run", demo.Remit, "--approve", "milestones", "--no-supervisors", "--json")
+	if r.code != exitPaused {
+		t.Fatalf("run --approve milestones: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	id := lastJSON(t, r.stdout)["run_id"].(string)
+	h := c.run(repo, "halt", id)
+	if h.code != exitFailed || !strings.Contains(h.stderr, "run "+id+" is paused, not running: nothing to halt") ||
+		!strings.Contains(h.stderr, "lemmings resume "+id+" --approve") || strings.Contains(h.stdout, "halt requested") {
+		t.Errorf("halt of a paused run: exit %d\nstdout: %s\nstderr: %s", h.code, h.stdout, h.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(repo, ".lemmings", "runs", id, "halt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a halt file was left for a paused run: %v", err)
+	}
+	if h := c.run(repo, "halt"); h.code != exitFailed || !strings.Contains(h.stderr, "no run is running") {
+		t.Errorf("bare halt with nothing running: exit %d %s", h.code, h.stderr)
+	}
+}
+
+// A run killed in the middle of an edit, then resumed: the work tree is put
+// back at the last checkpoint, and the edit it had not committed is kept on
+// the rescue branch the warning names, as a commit on top of that HEAD.
+func TestResumeAfterACrashKeepsTheUncommittedEditOnARescueBranch(t *testing.T) {
+	srv := demo.NewServer(&demo.Script{ImplementorLatency: 400 * time.Millisecond})
+	defer srv.Close()
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+	repo := prepared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := c.command(ctx, repo, "run", demo.Remit, "--no-supervisors")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var tail *eventTail
+	edited := func(ev graph.Event) bool {
+		return ev.Name == "action" && strings.Contains(string(ev.Data), `"action":"edit"`) && strings.Contains(string(ev.Data), `"task":"t1"`)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Millisecond) {
+		select {
+		case err := <-exited:
+			t.Fatalf("the run ended before its edit: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run never edited textstats.go")
+		}
+		if tail == nil {
+			if m, _ := filepath.Glob(filepath.Join(repo, ".lemmings", "runs", "*", "events.jsonl")); len(m) == 1 {
+				tail = &eventTail{path: m[0]}
+			}
+			continue
+		}
+		if slices.ContainsFunc(tail.next(t), edited) {
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			break
+		}
+	}
+	<-exited
+	runID := filepath.Base(filepath.Dir(tail.path))
+	wt := filepath.Join(repo, ".lemmings", "worktrees", runID)
+	edit := git(t, wt, "diff", "HEAD")
+	if !strings.Contains(edit, "+\treturn float64(total) / float64(len(words))") {
+		t.Fatalf("the killed run left no uncommitted edit to rescue:\n%s", edit)
+	}
+	head := git(t, wt, "rev-parse", "HEAD")
+
+	r := c.run(repo, "resume", "--no-supervisors")
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	rescue := "lemmings/" + runID + "-rescue"
+	if !strings.Contains(r.stderr, "is kept on branch "+rescue+": git diff ") {
+		t.Fatalf("the resume does not name the rescue branch:\n%s", r.stderr)
+	}
+	if parent := git(t, repo, "rev-parse", rescue+"^"); parent != head {
+		t.Errorf("the rescue commit's parent is %s, want the HEAD it was taken at %s", parent, head)
+	}
+	if kept := git(t, repo, "diff", head, rescue); !strings.Contains(kept, "+\treturn float64(total) / float64(len(words))") {
+		t.Errorf("the rescue branch does not hold the uncommitted edit:\n%s", kept)
+	}
+	if files := git(t, repo, "diff", "--name-only", head, rescue); files != "textstats.go" {
+		t.Errorf("the rescue commit changes %q, want only textstats.go", files)
+	}
+	if strings.Contains(r.stderr, "git branch rescue") {
+		t.Errorf("the old hint is still printed:\n%s", r.stderr)
+	}
+}
