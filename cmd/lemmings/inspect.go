@@ -197,6 +197,12 @@ func newStatusCmd(a *app) *cobra.Command {
 				mark = ">"
 			}
 			fmt.Fprintf(w, "%s %s [%s] %s\n", mark, m.ID, m.Status, m.Goal)
+			if st.Status == nodes.RunPaused {
+				// What an approval decides on: the tasks planned.
+				for _, t := range m.Planned {
+					fmt.Fprintf(w, "    - %s\n", t.Title)
+				}
+			}
 		}
 		if t := v.Current; t != nil {
 			fmt.Fprintf(w, "task: %s %s (attempt %d)\n", t.ID, t.Title, t.Attempt)

@@ -114,9 +114,10 @@ func TestAStopTheUserAskedForIsNotAModelError(t *testing.T) {
 	}
 }
 
-// lemmings halt names only a running run: a paused or stopped one is refused
-// with its status and how to go on, and no halt request is left behind.
-func TestHaltRefusesARunThatIsNotRunning(t *testing.T) {
+// A run paused for its milestones says what is to be approved (status lists
+// the tasks). lemmings halt names only a running run: a paused one is
+// refused with its status and how to go on, and no halt request is left.
+func TestAPausedRunSaysWhatWaitsAndCannotBeHalted(t *testing.T) {
 	srv := demo.NewServer(&demo.Script{})
 	defer srv.Close()
 	c := newCLI(t)
@@ -127,6 +128,18 @@ func TestHaltRefusesARunThatIsNotRunning(t *testing.T) {
 		t.Fatalf("run --approve milestones: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	id := lastJSON(t, r.stdout)["run_id"].(string)
+	// The pause says what is to be approved, and status lists the tasks.
+	st := c.run(repo, "status")
+	for _, want := range []string{
+		`reason: waiting for a decision: approve 2 milestones: m1 "The test suite passes: MeanWordLength computes an exact mean." (1 task); m2 "Users can list the most frequent words`,
+		"(2 tasks) (lemmings status lists their tasks; lemmings resume --approve",
+		"> m1 [active] The test suite passes", "    - Fix MeanWordLength integer division\n",
+		"  m2 [pending] Users can list", "    - Add TopWords with a test\n    - Add a -top flag to the textstats command\n",
+	} {
+		if !strings.Contains(st.stdout, want) {
+			t.Errorf("status of a run paused for its milestones lacks %q:\n%s", want, st.stdout)
+		}
+	}
 	h := c.run(repo, "halt", id)
 	if h.code != exitFailed || !strings.Contains(h.stderr, "run "+id+" is paused, not running: nothing to halt") ||
 		!strings.Contains(h.stderr, "lemmings resume "+id+" --approve") || strings.Contains(h.stdout, "halt requested") {
