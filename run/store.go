@@ -17,14 +17,22 @@ import (
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
+// ErrNoRuns: the repository has no run stored yet.
+var ErrNoRuns = errors.New("no lemmings runs")
+
 // Store opens the run store of a repository for reading (status, runs, log).
+// With no run stored it returns an error wrapping ErrNoRuns, or outside a git
+// repository the error lemmings run gives there (runs need one).
 func Store(root string) (*graph.Compiled[nodes.WorkflowState], error) {
 	if err := CheckDataDir(root); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	dir := filepath.Join(root, DataDir, CheckpointsDir)
 	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("no lemmings runs in %s (start one with lemmings run \"remit\")", root)
+		if _, gerr := workspace.OpenRepo(context.Background(), root); gerr != nil {
+			return nil, gerr
+		}
+		return nil, fmt.Errorf("%w in %s (start one with lemmings run \"remit\")", ErrNoRuns, root)
 	}
 	store, err := graph.NewFileCheckpointer(dir)
 	if err != nil {

@@ -224,3 +224,32 @@ func TestResumeAfterACrashKeepsTheUncommittedEditOnARescueBranch(t *testing.T) {
 		t.Errorf("the old hint is still printed:\n%s", r.stderr)
 	}
 }
+
+// Outside a git repository every command about runs or knowledge says so,
+// as lemmings run does; in a repository without runs, lemmings runs says
+// there are none yet (exit 0) and status that there is nothing to show.
+func TestOutsideAGitRepositoryCommandsSaySo(t *testing.T) {
+	c := newCLI(t)
+	plain := t.TempDir()
+	for _, args := range [][]string{{"status"}, {"runs"}, {"log"}, {"report"}, {"halt"}, {"resume"}, {"knowledge", "init"}} {
+		r := c.run(plain, args...)
+		if r.code != exitFailed || !strings.Contains(r.stderr, plain+": not a git repository: lemmings works on a git repository; run `git init`") {
+			t.Errorf("%v outside git: exit %d\nstdout: %s\nstderr: %s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(plain, "docs")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("knowledge init outside git created docs/: %v", err)
+	}
+	repo := t.TempDir()
+	git(t, repo, "init", "-q", "-b", "main")
+	git(t, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first")
+	if r := c.run(repo, "runs"); r.code != 0 || !strings.Contains(r.stdout, "no runs yet in "+repo+`: lemmings run "remit" starts one`) {
+		t.Errorf("runs with none: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := c.run(repo, "runs", "--json"); r.code != 0 || r.stdout != "" {
+		t.Errorf("runs --json with none: exit %d %q", r.code, r.stdout)
+	}
+	if r := c.run(repo, "status"); r.code != exitFailed || !strings.Contains(r.stderr, "no lemmings runs in "+repo) {
+		t.Errorf("status with no runs: exit %d\n%s", r.code, r.stderr)
+	}
+}
