@@ -538,7 +538,8 @@ func (env *runEnv) openLog(runID string, o Options, startup *warningLog, warn io
 	logged := redactingSink{events}
 	for _, w := range startup.lines() {
 		ev := graph.Event{Kind: graph.EventCustom, Name: "warning", RunID: runID, Time: time.Now().UTC()}
-		ev.Data, _ = json.Marshal(map[string]any{"message": w})
+		// startup: the warning was written to o.Warn already, when it arose.
+		ev.Data, _ = json.Marshal(map[string]any{"message": w, "startup": true})
 		for _, sink := range append([]graph.Sink{logged}, o.Sinks...) {
 			sink.Handle(ev)
 		}

@@ -237,6 +237,9 @@ func (p *progress) custom(name string, data map[string]any) {
 	case "cli_start", "cli_event", "cli_run", "cli_outside", "cli_commits_dropped":
 		p.cliProgress(name, data)
 	case "warning":
+		if data["startup"] == true && !p.replay {
+			return // printed on stderr when it arose, before the run's log was open
+		}
 		p.printf("%s warning: %v", p.elapsed(), data["message"])
 	case "trace":
 		p.printf("%s trace %v → %v", p.elapsed(), data["trace_id"], data["endpoint"])

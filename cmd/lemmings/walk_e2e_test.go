@@ -253,3 +253,50 @@ func TestOutsideAGitRepositoryCommandsSaySo(t *testing.T) {
 		t.Errorf("status with no runs: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// lemmings --offline index asks no model, not even the local Ollama: it
+// builds with the offline embedder and says what a run will do. A run that
+// reaches the embedding model then re-embeds it once, saying so once; an
+// --offline index of an index a model built leaves it alone.
+func TestOfflineIndexAsksNoModel(t *testing.T) {
+	srv := demo.NewServer(&demo.Script{})
+	defer srv.Close()
+	repo := prepared(t)
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+	r := c.run(repo, "--offline", "index")
+	if r.code != 0 || !strings.Contains(r.stdout, "embedder: offline-hash-v1") ||
+		!strings.Contains(r.stdout, "offline: no model asked; a run or lemmings index that reaches "+demo.EmbeddingModel+" re-embeds the index with it") {
+		t.Errorf("--offline index: exit %d\n%s", r.code, r.stdout)
+	}
+	if n := len(srv.Calls()); n != 0 || r.stderr != "" {
+		t.Errorf("--offline index asked the model server %d times; stderr: %s", n, r.stderr)
+	}
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	writeFile(t, plan, onePlan)
+	run := c.run(repo, "run", demo.Remit, "--plan", plan, "--no-supervisors")
+	if run.code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", run.code, run.stdout, run.stderr)
+	}
+	if n := strings.Count(run.stdout+run.stderr, "rebuilt from scratch"); n != 1 {
+		t.Errorf("the re-embedding is said %d times, want once:\n%s\n%s", n, run.stdout, run.stderr)
+	}
+	manifest, _ := os.ReadFile(filepath.Join(repo, ".lemmings", "index", "manifest.json"))
+	if !strings.Contains(string(manifest), demo.EmbeddingModel) {
+		t.Fatalf("the run did not re-embed with the model: %s", manifest)
+	}
+	calls := len(srv.Calls())
+	expectExit(t, c, repo, exitFailed, []string{"--offline", "index"}, "was built with ollama:"+demo.EmbeddingModel+", which offline indexing does not ask: it is left as it is")
+	if n := len(srv.Calls()); n != calls {
+		t.Errorf("--offline index of a model's index asked the server %d times", n-calls)
+	}
+	if now, _ := os.ReadFile(filepath.Join(repo, ".lemmings", "index", "manifest.json")); string(now) != string(manifest) {
+		t.Errorf("--offline index changed the model's index:\n%s", now)
+	}
+	// Ollama down: still not a word about it.
+	down := newCLI(t, "OLLAMA_HOST=http://127.0.0.1:9")
+	other := prepared(t)
+	if r := down.run(other, "--offline", "index"); r.code != 0 || r.stderr != "" || !strings.Contains(r.stdout, "embedder: offline-hash-v1") {
+		t.Errorf("--offline index with Ollama down: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
