@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -298,5 +299,31 @@ func TestOfflineIndexAsksNoModel(t *testing.T) {
 	other := prepared(t)
 	if r := down.run(other, "--offline", "index"); r.code != 0 || r.stderr != "" || !strings.Contains(r.stdout, "embedder: offline-hash-v1") {
 		t.Errorf("--offline index with Ollama down: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// A trace collector that is down costs one warning that names it: the
+// connection refused at its address, not a deadline.
+func TestATraceCollectorThatIsDownIsNamed(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	srv := demo.NewServer(&demo.Script{})
+	defer srv.Close()
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking") + "tracing:\n  enabled: true\n  endpoint: http://" + addr + "\n")
+	repo := prepared(t)
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	writeFile(t, plan, onePlan)
+	r := c.run(repo, "run", demo.Remit, "--plan", plan, "--no-supervisors")
+	if r.code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "warning: the run's trace did not all reach http://"+addr+"/v1/traces") ||
+		!strings.Contains(r.stderr, "connection refused at "+addr) || strings.Contains(r.stderr, "deadline exceeded") {
+		t.Errorf("the warning about the collector:\n%s", r.stderr)
 	}
 }
