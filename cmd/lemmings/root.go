@@ -204,23 +204,26 @@ func (a *app) flagOverrides() map[string]string {
 // naming file, line and key. Warnings go to stderr.
 // A warning about supervisors is left to the commands that run them.
 func (a *app) loadConfig(root string) (*config.Config, *config.Sources, error) {
-	return a.loadConfigFor(root, false, a.flagOverrides())
+	return a.loadConfigFor(root, a.flagOverrides())
 }
 
 // loadRunConfig is loadConfig for run and resume, where supervisors run.
 func (a *app) loadRunConfig(root string) (*config.Config, *config.Sources, error) {
-	return a.loadConfigFor(root, true, a.flagOverrides())
+	return a.loadConfigFor(root, a.flagOverrides())
 }
 
 // loadConfigFor loads with flags as the command-line layer (a resume passes
-// the run's recorded choices with this invocation's flags on top).
-func (a *app) loadConfigFor(root string, supervisorsRun bool, flags map[string]string) (*config.Config, *config.Sources, error) {
+// the run's recorded choices with this invocation's flags on top). The
+// warning that supervisors lack a key is left to the run, which says it when
+// it starts: a command that fails first (a missing --remit-file, a run that
+// cannot be resumed) is not preceded by it, and doctor has its own line.
+func (a *app) loadConfigFor(root string, flags map[string]string) (*config.Config, *config.Sources, error) {
 	cfg, src, err := config.Load(config.LoadOptions{RepoRoot: root, Flags: flags})
 	if err != nil {
 		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("configuration:\n%w", err)}
 	}
 	for _, w := range src.Warnings() {
-		if w.SupervisorsOnly() && !supervisorsRun {
+		if w.SupervisorsOnly() {
 			continue
 		}
 		fmt.Fprintln(a.stderr, "warning:", w.String())
