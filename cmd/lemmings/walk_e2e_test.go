@@ -327,3 +327,14 @@ func TestATraceCollectorThatIsDownIsNamed(t *testing.T) {
 		t.Errorf("the warning about the collector:\n%s", r.stderr)
 	}
 }
+
+// A key indented deeper than the one above is reported on its own line.
+func TestAYAMLIndentationErrorNamesItsLine(t *testing.T) {
+	c := newCLI(t)
+	repo := prepared(t)
+	writeFile(t, filepath.Join(repo, "lemmings.yaml"), "limits:\n  max_tasks: 5\n   max_retries: 2\n")
+	r := c.run(repo, "config")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "lemmings.yaml:3: YAML syntax error: mapping value is not allowed in this context (this key is indented deeper than the one above it: align them)") {
+		t.Errorf("config with a misindented key: exit %d\n%s", r.code, r.stderr)
+	}
+}
