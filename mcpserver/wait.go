@@ -180,6 +180,8 @@ func (f *eventFormat) custom(name string, data map[string]any) (string, bool) {
 		return fmt.Sprintf("supervisor %v started (%v)", data["supervisor"], data["trigger"]), true
 	case "supervisor_done":
 		return fmt.Sprintf("supervisor %v: %v", data["supervisor"], data["summary"]), true
+	case "milestones_rejected":
+		return fmt.Sprintf("milestones rejected (%v): back to the ScopeAgent to plan them again", data["reason"]), true
 	case "warning":
 		return fmt.Sprintf("warning: %v", data["message"]), true
 	case "report":

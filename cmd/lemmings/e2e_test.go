@@ -381,7 +381,8 @@ func TestApproveMilestonesPausesAndRejectReplans(t *testing.T) {
 		t.Fatalf("run --approve milestones: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	// The run remembers its approval mode: the re-plan pauses again.
-	if r := c.run(repo, "resume", "--reject", "split it smaller", "--no-supervisors"); r.code != exitPaused {
+	if r := c.run(repo, "resume", "--reject", "split it smaller", "--no-supervisors"); r.code != exitPaused ||
+		!regexp.MustCompile(`task_planner\n\[[\d:]+\]   milestones rejected \(split it smaller\): back to the ScopeAgent to plan them again\n`).MatchString(r.stdout) {
 		t.Fatalf("resume --reject: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	if r := c.run(repo, "resume", "--approve", "--no-supervisors"); r.code != 0 {

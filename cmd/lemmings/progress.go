@@ -236,6 +236,8 @@ func (p *progress) custom(name string, data map[string]any) {
 		p.printf("%s   supervisor %v: %v", p.elapsed(), data["supervisor"], data["summary"])
 	case "cli_start", "cli_event", "cli_run", "cli_outside", "cli_commits_dropped":
 		p.cliProgress(name, data)
+	case "milestones_rejected":
+		p.printf("%s   milestones rejected (%v): back to the ScopeAgent to plan them again", p.elapsed(), data["reason"])
 	case "warning":
 		if data["startup"] == true && !p.replay {
 			return // printed on stderr when it arose, before the run's log was open
