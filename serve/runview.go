@@ -183,8 +183,10 @@ func (v *runPage) loadEvents(ctx context.Context, src Source, id string) []graph
 		}
 		return nil
 	}
-	v.EventsTotal, v.EventsBad, v.EventsFrom = len(got.Events), got.Bad, got.Next
+	// The count is of the timeline's rows, as the page's script counts the
+	// new ones: a model call's progress ticks are not rows.
 	evs := timeline(got.Events)
+	v.EventsTotal, v.EventsBad, v.EventsFrom = len(evs), got.Bad, got.Next
 	if len(evs) > maxEventsShown {
 		evs = evs[len(evs)-maxEventsShown:]
 	}
