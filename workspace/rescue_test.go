@@ -19,8 +19,8 @@ func TestRescueKeepsUncommittedChangesOnANewBranch(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wt.Dir(), "new.go"), []byte("package a\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	name, sha, err := wt.Rescue(bg(), "lemmings/r1-rescue", "rescue")
-	if err != nil || name != "lemmings/r1-rescue" {
+	name, sha, err := wt.Rescue(bg(), "lemmings/run-rescue", "rescue")
+	if err != nil || name != "lemmings/run-rescue" {
 		t.Fatalf("Rescue: %q %v", name, err)
 	}
 	if got := git(t, repo.Root(), "rev-parse", name); got != sha {
@@ -42,11 +42,21 @@ func TestRescueKeepsUncommittedChangesOnANewBranch(t *testing.T) {
 	if err := wt.ResetHard(bg(), head); err != nil {
 		t.Fatal(err)
 	}
-	name2, sha2, err := wt.Rescue(bg(), "lemmings/r1-rescue", "rescue")
-	if err != nil || name2 != "lemmings/r1-rescue-2" || sha2 != head {
-		t.Errorf("second rescue: %q %s %v, want lemmings/r1-rescue-2 at HEAD", name2, sha2, err)
+	name2, sha2, err := wt.Rescue(bg(), "lemmings/run-rescue", "rescue")
+	if err != nil || name2 != "lemmings/run-rescue-2" || sha2 != head {
+		t.Errorf("second rescue: %q %s %v, want lemmings/run-rescue-2 at HEAD", name2, sha2, err)
 	}
 	if got := git(t, repo.Root(), "rev-parse", name); got != sha {
 		t.Errorf("the first rescue branch moved to %s", got)
+	}
+	// Deleting the run's branch deletes its rescue branches too.
+	if err := repo.RemoveWorktree(bg(), "run"); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.DeleteBranch(bg(), "run"); err != nil {
+		t.Fatal(err)
+	}
+	if left := git(t, repo.Root(), "branch", "--list", "lemmings/*"); left != "" {
+		t.Errorf("branches left after DeleteBranch: %q", left)
 	}
 }
