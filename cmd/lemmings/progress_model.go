@@ -7,6 +7,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
+	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 // What the progress view shows while a model call or the Implementor works:
@@ -150,7 +151,9 @@ func (p *progress) flushText() {
 func (p *progress) endLine(ev graph.Event) {
 	p.flushText()
 	line := fmt.Sprintf("%s run ended: %s", p.elapsed(), ev.Status)
-	if ev.Reason != "" {
+	if string(ev.Status) == string(nodes.RunPaused) {
+		line += " (the line above says for what)" // the pause's own line gave the reason
+	} else if ev.Reason != "" {
 		line += " — " + ev.Reason
 	} else if ev.Error != "" {
 		line += " — " + textutil.FirstLine(ev.Error)

@@ -141,6 +141,10 @@ func TestAPausedRunSaysWhatWaitsAndCannotBeHalted(t *testing.T) {
 			t.Errorf("status of a run paused for its milestones lacks %q:\n%s", want, st.stdout)
 		}
 	}
+	// lemmings log says the pause once, not again as the run's end.
+	if l := c.run(repo, "log"); strings.Count(l.stdout, "approve 2 milestones") != 1 || !strings.Contains(l.stdout, "run ended: paused (the line above says for what)") {
+		t.Errorf("log of a paused run:\n%s", l.stdout)
+	}
 	h := c.run(repo, "halt", id)
 	if h.code != exitFailed || !strings.Contains(h.stderr, "run "+id+" is paused, not running: nothing to halt") ||
 		!strings.Contains(h.stderr, "lemmings resume "+id+" --approve") || strings.Contains(h.stdout, "halt requested") {
