@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -171,7 +172,49 @@ func Structured[T any](ctx context.Context, c Chatter, req Request) (T, Response
 }
 
 func reaskText(problem string, schema json.RawMessage) string {
+	if fields := requiredFields(schema); isProse(problem) && fields != "" {
+		// A reply of prose is re-asked narrowly: what a small model reads
+		// best is one short line of what to send, not the schema again
+		// (a thousand tokens it already had and did not follow).
+		return fmt.Sprintf("Your reply was text, not the JSON object asked for, so it could not be used. Reply again with only one JSON object with %s, and no other text.", fields)
+	}
 	return fmt.Sprintf("Your reply could not be used: %s\nReply again with only a JSON value that matches this JSON schema, with no other text:\n%s", problem, schema)
+}
+
+// isProse says whether a problem is a reply with no JSON in it at all.
+func isProse(problem string) bool {
+	return strings.HasPrefix(problem, "no JSON object or array in the reply") || problem == "the reply is empty"
+}
+
+// requiredFields names an object schema's required fields, and the values an
+// enum field allows ("action" (one of read_file, edit, finish)).
+func requiredFields(schema json.RawMessage) string {
+	var s struct {
+		Type       any `json:"type"`
+		Required   []string
+		Properties map[string]struct {
+			Enum []any `json:"enum"`
+		}
+	}
+	if json.Unmarshal(schema, &s) != nil || len(s.Required) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, f := range s.Required {
+		part := strconv.Quote(f)
+		if enum := s.Properties[f].Enum; len(enum) > 0 && len(enum) <= 16 {
+			vals := make([]string, len(enum))
+			for i, v := range enum {
+				vals[i] = fmt.Sprint(v)
+			}
+			part += " (one of " + strings.Join(vals, ", ") + ")"
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 1 {
+		return "the field " + parts[0]
+	}
+	return "the fields " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
 // cutText is the re-ask after a reply cut at the length limit.

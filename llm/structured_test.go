@@ -124,8 +124,19 @@ func TestStructuredGivesUpWithATypedError(t *testing.T) {
 	if resp.Usage.Calls != 2 {
 		t.Errorf("the spent tokens must be reported: %+v", resp.Usage)
 	}
-	if !strings.Contains(c.reqs[1].Messages[2].Content, "no JSON object or array") {
-		t.Errorf("first problem not quoted: %s", c.reqs[1].Messages[2].Content)
+	// Prose where JSON was asked is re-asked narrowly: the fields to send,
+	// not the schema the model already had and did not follow.
+	reask := c.reqs[1].Messages[2].Content
+	if !strings.Contains(reask, "Your reply was text, not the JSON object asked for") || !strings.Contains(reask, `"title"`) || strings.Contains(reask, `"$schema"`) || strings.Contains(reask, `"properties"`) {
+		t.Errorf("the re-ask of prose is not narrow: %s", reask)
+	}
+}
+
+func TestTheNarrowReaskNamesTheChoicesOfAnEnum(t *testing.T) {
+	t.Parallel()
+	got := requiredFields(json.RawMessage(`{"type":"object","required":["thought","action"],"properties":{"thought":{"type":"string"},"action":{"enum":["read_file","edit","finish"]}}}`))
+	if got != `the fields "thought" and "action" (one of read_file, edit, finish)` {
+		t.Errorf("got %s", got)
 	}
 }
 

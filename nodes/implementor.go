@@ -175,6 +175,9 @@ type implLoop struct {
 	checkLast, checkStart workspace.Checks
 	// codeBudget is the reply budget of the next code call (codeReply).
 	codeBudget int
+	// failedTree is the work the gates last failed on at a finish, and
+	// failedGates what they said.
+	failedTree, failedGates string
 }
 
 func newImplLoop(d *Deps, s *WorkflowState, t *Task) *implLoop {

@@ -35,9 +35,15 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 	msgs := append(l.messages(""), llm.Message{Role: "assistant", Content: args}, llm.Message{Role: "user", Content: instr + view})
 	if l.direct {
 		// No action was asked for: the request follows the prefix (or the
-		// last code reply) as the user's turn.
-		instr = textutil.JoinParagraphs(lead, instr)
-		msgs = append(l.messages(""), llm.Message{Role: "user", Content: instr + view})
+		// last code reply) as the user's turn — the file first and the
+		// request last, right where the reply starts, with nothing in a
+		// fence but the file (a small coder copies a placeholder there as
+		// its answer).
+		if g.kind != grainBlocks {
+			instr = directRequest(p, g, exists)
+		}
+		instr = textutil.JoinParagraphs(lead, strings.TrimSpace(view), instr)
+		msgs = append(l.messages(""), llm.Message{Role: "user", Content: instr})
 	}
 	l.codeBudget = l.grainReply(old, exists, g)
 	l.prefill, l.prefillStop = "", ""

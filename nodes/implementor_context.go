@@ -114,6 +114,16 @@ func (l *implLoop) targetFiles(ctx context.Context) string {
 		}
 		text := string(data)
 		total := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
+		if l.direct && total <= targetFileLines {
+			// Shown as the file is, whole: a direct attempt asks for code,
+			// and numbered lines in the prompt get copied into it.
+			role := "shown as it is; do not change it"
+			if isTestFile(p) {
+				role = "the tests; do not change them"
+			}
+			fmt.Fprintf(&b, "%s (%s):\n%s%s\n%s\n%s\n", p, role, fenceFor(p), langOf(p), strings.TrimRight(text, "\n"), fenceFor(p))
+			continue
+		}
 		first, count := 1, targetFileLines
 		if total > targetFileLines {
 			if units, err := l.parser().Units(ctx, p, data); err == nil {

@@ -70,7 +70,7 @@ func TestALongTargetFileIsShownAroundTheUnitTheTaskNames(t *testing.T) {
 	if strings.Contains(system, "read a file before you edit it") {
 		t.Error("the prompt still asks to read what it already shows")
 	}
-	for _, w := range []string{`"path": "stats.go", "symbol": "Mean"`, "func Mean(xs []int) float64 {"} {
+	for _, w := range []string{`"path": "stats.go", "symbol": "Mean"`, `"pattern": "Mean\\(", "path": "*.go"`} {
 		if !strings.Contains(system, w) {
 			t.Errorf("the worked examples must use the task's own file and unit (%q):\n%s", w, system)
 		}
@@ -99,13 +99,24 @@ func TestTheSymbolMapStartsWithTheTargetFileAndNamesItsUsers(t *testing.T) {
 	}
 }
 
-func TestWorkedExamplesUseNeutralNamesWithoutATargetFile(t *testing.T) {
+// Without a target file there is no name an example could use: the tools
+// that need one are described without an example, never with an invented
+// file a small coder would copy ("helpers.go", "example.go").
+func TestWorkedExamplesNameNothingWithoutATargetFile(t *testing.T) {
 	r := newWeakRun(t, EditText, map[string]string{"README.md": "# x\n"})
 	r.task.TargetFiles = nil
 	r.run(t)
 	system := llmtest.Section(r.model.recorded()[0].FirstUser(), llm.RoleSection)
-	if !strings.Contains(system, `"path": "example.go", "symbol": "Example"`) || strings.Contains(system, "textstats") {
-		t.Errorf("want neutral names:\n%s", system)
+	for _, invented := range []string{"example.go", "Example", "helpers", `"path": "`, "textstats"} {
+		if invented == `"path": "` {
+			if strings.Count(system, invented) != 1 || !strings.Contains(system, `"path": "."`) {
+				t.Errorf("an example names a path other than the root:\n%s", system)
+			}
+			continue
+		}
+		if strings.Contains(system, invented) {
+			t.Errorf("the examples name %q:\n%s", invented, system)
+		}
 	}
 }
 

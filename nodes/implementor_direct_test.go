@@ -53,7 +53,7 @@ func TestADirectAttemptAsksForTheCodeAtOnce(t *testing.T) {
 		t.Errorf("the direct call asked for JSON: %s", c.Format)
 	}
 	prompt := c.Prompt
-	for _, absent := range []string{"One example of each action", `"action": "read_file"`, "## SYMBOLS", "## FILES NEAR THE TARGET"} {
+	for _, absent := range []string{"The actions", `"action": "read_file"`, "## SYMBOLS", "## FILES NEAR THE TARGET"} {
 		if strings.Contains(prompt, absent) {
 			t.Errorf("the direct prompt carries %q", absent)
 		}
@@ -61,8 +61,19 @@ func TestADirectAttemptAsksForTheCodeAtOnce(t *testing.T) {
 	if !strings.Contains(llmtest.Section(c.FirstUser(), "TARGET FILES"), "stats_test.go") || strings.Contains(llmtest.Section(c.FirstUser(), "TARGET FILES"), "stats.go:") {
 		t.Errorf("TARGET FILES should show the test, and stats.go only with the request:\n%s", llmtest.Section(c.FirstUser(), "TARGET FILES"))
 	}
-	if ask := c.LastUser(); !strings.Contains(ask, "complete new content of stats.go") || !strings.Contains(ask, "func Mean(xs []int) float64") {
-		t.Errorf("the request does not show and ask for stats.go:\n%s", ask)
+	// The file, then the request, last: right where the reply starts, and
+	// nothing in a fence but real code (a small coder copies a placeholder
+	// in a fence as its answer).
+	ask := c.LastUser()
+	iFile, iAsk := strings.Index(ask, "func Mean(xs []int) float64"), strings.Index(ask, "Write the complete new stats.go")
+	if iFile < 0 || iAsk < iFile || !strings.HasSuffix(strings.TrimSpace(ask), "no line numbers.") {
+		t.Errorf("the request does not show stats.go, then ask for it last:\n%s", ask)
+	}
+	if strings.Contains(ask, "<every line") || strings.Contains(ask, "<the whole") {
+		t.Errorf("the request carries a placeholder to copy:\n%s", ask)
+	}
+	if tests := llmtest.Section(c.FirstUser(), "TARGET FILES"); strings.Contains(tests, "   1| ") || !strings.Contains(tests, "```go\npackage stats") {
+		t.Errorf("the test file is shown with line numbers, not as it is:\n%s", tests)
 	}
 	// The reply is opened for the model inside the fenced block, and ends
 	// at its close: no prose to pay for before or after the code.
@@ -99,7 +110,7 @@ func TestADirectAttemptSendsTheFailingGateBack(t *testing.T) {
 		t.Fatalf("%d calls, want 2", len(calls))
 	}
 	ask := calls[1].LastUser()
-	for _, want := range []string{"integer division: Mean(1, 2) = 1, want 1.5", "Fix the cause", "complete new content of stats.go", "left stats.go as it was"} {
+	for _, want := range []string{"integer division: Mean(1, 2) = 1, want 1.5", "Fix the cause", "Write the complete new stats.go", "left stats.go as it was"} {
 		if !strings.Contains(ask, want) {
 			t.Errorf("the fix round lacks %q:\n%s", want, ask)
 		}
@@ -213,7 +224,7 @@ func TestADirectAttemptOnlyWhereItServes(t *testing.T) {
 				t.Fatal(err)
 			}
 			calls := r.model.recorded()
-			if len(calls) == 0 || calls[0].Format == nil || !strings.Contains(calls[0].Prompt, "One example of each action") {
+			if len(calls) == 0 || calls[0].Format == nil || !strings.Contains(calls[0].Prompt, "The actions, with an example") {
 				t.Errorf("the first call is not an action call (%d calls)", len(calls))
 			}
 		})

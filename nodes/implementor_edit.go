@@ -81,6 +81,21 @@ func codeInstruction(p string, whole, exists bool, lines int) string {
 		"Copy the SEARCH lines exactly as the file has them now, without line numbers, with two or three lines of context; use several small blocks rather than one large one.", p, p)
 }
 
+// directRequest asks a direct attempt's code call for the file or the unit,
+// after the view of it: plain words, no example block to copy.
+func directRequest(p string, g grain, exists bool) string {
+	fence := fenceFor(p) + langOf(p)
+	switch {
+	case g.kind == grainUnit:
+		what := kindWord(g.unit) + " " + g.unit.Name
+		return fmt.Sprintf("Write the new version of %s, whole, with the change made, in one %s fenced block: every line of it, nothing left out, no line numbers. "+
+			"To add a new %s, write it after %s in the same block.", what, fence, declKinds(p), g.unit.Name)
+	case !exists:
+		return fmt.Sprintf("Write the new file %s, complete, in one %s fenced block.", p, fence)
+	}
+	return fmt.Sprintf("Write the complete new %s with the change made, in one %s fenced block: every line of the file, nothing left out, no line numbers.", p, fence)
+}
+
 // codeView is the file as the code call shows it (not kept in the history):
 // plain lines, so none of them is copied with a number.
 func (l *implLoop) codeView(p, old string, exists, whole bool) string {

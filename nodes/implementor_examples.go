@@ -11,17 +11,22 @@ import (
 )
 
 // implExamples are the names the worked examples of the prompt use: the
-// task's own first target file and the unit it is about, or neutral names
-// when the task names none. A weak model copies examples literally, so they
-// must never name a file of another repository.
+// task's own files, the unit it is about and the gates it runs. A small coder
+// copies an example as its answer (QWEN-FIRST-RUNS: `"path": "helpers.go"`,
+// "Changed Example in helpers.go as the task asks."), so an example whose
+// name lemmings does not know from the task or the repository is left out
+// rather than filled with an invented one, and no example carries a summary,
+// a question or code to return.
 type implExamples struct {
-	File, Symbol, Lang, Fence, Ext, Dir, NewFile string
-	// UnitHead and UnitTail frame the worked example of a unit reply.
-	UnitHead, UnitTail, BodyIndent string
-	// SearchText and ReplaceText are one neutral line each, ending in a
-	// newline, for the SEARCH/REPLACE example.
-	SearchText, ReplaceText string
-	// Content is a new file's first line, for write_file's JSON example.
+	// File is the task's first existing target file, Symbol the unit of it
+	// the task is about; Ext, Dir and Lang follow File.
+	File, Symbol, Lang, Ext, Dir string
+	// NewFile is a target file the task creates (it does not exist yet).
+	NewFile string
+	// Gate is a gate of the run.
+	Gate string
+	// Content is a new file's first line in its language (write_file's
+	// JSON example): the package clause of the package it joins.
 	Content string
 }
 
@@ -29,80 +34,80 @@ var goPackageClause = regexp.MustCompile(`(?m)^package\s+(\w+)`)
 
 // examples builds the worked examples' names from the task's target files.
 func (l *implLoop) examples(ctx context.Context) implExamples {
-	ex := implExamples{File: "example.go", Symbol: "Example"}
+	ex := implExamples{Dir: "."}
 	var src string
-	for _, f := range l.t.TargetFiles {
-		if data, err := l.d.Work.FS().ReadFile(f); err == nil {
+	for _, f := range cleanFiles(l.t.TargetFiles) {
+		data, err := l.d.Work.FS().ReadFile(f)
+		switch {
+		case err != nil && ex.NewFile == "":
+			ex.NewFile = f
+		case err == nil && ex.File == "" && !isTestFile(f):
 			ex.File, src = f, string(data)
-			break
-		}
-		if ex.File == "example.go" {
-			ex.File = f
 		}
 	}
-	ex.Lang, ex.Fence, ex.Ext = langOf(ex.File), fenceFor(ex.File), path.Ext(ex.File)
-	if ex.Dir = path.Dir(ex.File); ex.Dir == "" {
-		ex.Dir = "."
+	if len(l.d.Gates) > 0 {
+		ex.Gate = l.d.Gates[len(l.d.Gates)-1].Name
 	}
-	base := "helpers" + ex.Ext
-	if ex.Dir == "." {
-		ex.NewFile = base
-	} else {
-		ex.NewFile = ex.Dir + "/" + base
+	ref := firstNonEmpty(ex.File, ex.NewFile)
+	if ref != "" {
+		ex.Lang, ex.Ext = langOf(ref), path.Ext(ref)
+		ex.Dir = path.Dir(ref)
 	}
-	lang := splice.Language(ex.File)
-	ex.BodyIndent = "    "
-	ex.SearchText, ex.ReplaceText = "count = 0\n", "count = 1\n"
-	switch lang {
-	case "go":
-		ex.BodyIndent = "\t"
-		ex.SearchText, ex.ReplaceText = "\tcount := 0\n", "\tcount := 1\n"
-		pkg := "main"
-		if m := goPackageClause.FindStringSubmatch(src); m != nil {
-			pkg = m[1]
+	if ex.NewFile != "" && splice.Language(ex.NewFile) == "go" {
+		if m := goPackageClause.FindStringSubmatch(l.packageSource(ex.NewFile)); m != nil {
+			ex.Content = "package " + m[1] + "\n"
 		}
-		ex.Content = "package " + pkg + "\n"
-	case "python":
-		ex.SearchText, ex.ReplaceText = "    count = 0\n", "    count = 1\n"
-		ex.Content = "\"\"\"Helpers.\"\"\"\n"
 	}
-	if src != "" && lang != "" {
+	if src != "" && splice.Language(ex.File) != "" {
 		if units, err := l.parser().Units(ctx, ex.File, []byte(src)); err == nil && len(units) > 0 {
 			u, ok := taskUnit(units, l.taskText())
 			if !ok {
 				u = units[0]
 			}
-			lines := strings.Split(src, "\n")
 			ex.Symbol = u.Name
-			ex.UnitHead = strings.TrimRight(lines[u.Decl-1], " \t")
-			if lang == "go" && strings.HasSuffix(ex.UnitHead, "{") {
-				ex.UnitTail = "}"
-			}
-			if lang == "python" {
-				ex.UnitHead = strings.TrimLeft(ex.UnitHead, " \t")
-			}
-		}
-	}
-	if ex.UnitHead == "" {
-		switch lang {
-		case "python":
-			ex.UnitHead = "def " + strings.ToLower(ex.Symbol) + "():"
-			ex.Symbol = strings.ToLower(ex.Symbol)
-		default:
-			ex.UnitHead, ex.UnitTail = "func "+ex.Symbol+"() {", "}"
 		}
 	}
 	return ex
 }
 
-// fill puts the examples' names into a tool's description: the values go
-// into JSON strings, escaped.
+// packageSource is the text of a Go file beside p, for the package clause a
+// new file there needs.
+func (l *implLoop) packageSource(p string) string {
+	entries, err := l.d.Work.FS().List(path.Dir(p), 50)
+	if err != nil && len(entries) == 0 {
+		return ""
+	}
+	for _, e := range entries {
+		if !e.Dir && strings.HasSuffix(e.Path, ".go") && !strings.HasSuffix(e.Path, "_test.go") {
+			if data, err := l.d.Work.FS().ReadFile(e.Path); err == nil {
+				return string(data)
+			}
+		}
+	}
+	return ""
+}
+
+// examplePlaceholder finds the names an example line needs.
+var examplePlaceholder = regexp.MustCompile(`\{\{(\w+)\}\}`)
+
+// fill puts the examples' names into a tool's example, escaped for the JSON
+// strings they go into. It gives "" when a name the example needs is not
+// known: the tool is then described without an example.
 func (ex implExamples) fill(s string) string {
-	esc := func(v string) string {
+	values := map[string]string{"file": ex.File, "symbol": ex.Symbol, "ext": ex.Ext, "dir": ex.Dir,
+		"newfile": ex.NewFile, "gate": ex.Gate, "content": ex.Content}
+	missing := false
+	out := examplePlaceholder.ReplaceAllStringFunc(s, func(m string) string {
+		v, ok := values[m[2:len(m)-2]]
+		if !ok || v == "" {
+			missing = true
+			return ""
+		}
 		b, _ := json.Marshal(v)
 		return strings.Trim(string(b), `"`)
+	})
+	if missing {
+		return ""
 	}
-	return strings.NewReplacer("{{file}}", esc(ex.File), "{{symbol}}", esc(ex.Symbol), "{{ext}}", esc(ex.Ext),
-		"{{dir}}", esc(ex.Dir), "{{newfile}}", esc(ex.NewFile), "{{search}}", esc(ex.SearchText),
-		"{{replace}}", esc(ex.ReplaceText), "{{content}}", esc(ex.Content)).Replace(s)
+	return out
 }

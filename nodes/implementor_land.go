@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/workspace"
 	"github.com/lemmings-dev/lemmings/workspace/splice"
+	"github.com/lemmings-dev/lemmings/workspace/tidy"
 )
 
 // checkReportBytes bounds what the checks after an edit add to its result.
@@ -138,6 +140,7 @@ func (l *implLoop) land(ctx context.Context, c change) landing {
 		}
 		changed = append(changed, editedAt{p, max(1, c.lines[p])})
 	}
+	b.WriteString(l.tidy(slices.Sorted(maps.Keys(c.files))))
 	for _, p := range paths {
 		data, err := l.d.Work.FS().ReadFile(p)
 		if err != nil || !parsedBefore[p] {
@@ -172,6 +175,57 @@ func (l *implLoop) land(ctx context.Context, c change) landing {
 	}
 	land.text = strings.TrimSpace(b.String())
 	return land
+}
+
+// tidy mends the mechanical slips in the files a change wrote whole (missing
+// standard imports, tests copied from the test file beside it) and says
+// what it did, for the model to learn from. SEARCH/REPLACE edits are left
+// alone: in a tool loop an import may come one edit before its use.
+func (l *implLoop) tidy(paths []string) string {
+	var b strings.Builder
+	for _, p := range paths {
+		data, err := l.d.Work.FS().ReadFile(p)
+		if err != nil {
+			continue
+		}
+		r := tidy.File(p, string(data), l.neighbours(p))
+		if len(r.Notes) == 0 || r.Content == string(data) {
+			continue
+		}
+		if err := l.d.Work.FS().WriteFile(p, []byte(r.Content)); err != nil {
+			continue // the file stays as the model wrote it
+		}
+		fmt.Fprintf(&b, "(lemmings %s in %s)\n", strings.Join(r.Notes, "; "), p)
+	}
+	return b.String()
+}
+
+// neighbourFiles bounds what tidy reads beside a file.
+const neighbourFiles = 40
+
+// neighbours are the files of p's folder with its extension, and the task's
+// target files: what declares the package's names and the tests.
+func (l *implLoop) neighbours(p string) map[string]string {
+	out := map[string]string{}
+	read := func(f string) {
+		if f == p || len(out) >= neighbourFiles {
+			return
+		}
+		if data, err := l.d.Work.FS().ReadFile(f); err == nil && len(data) <= locateMaxFileBytes {
+			out[f] = string(data)
+		}
+	}
+	for _, f := range cleanFiles(l.t.TargetFiles) {
+		read(f)
+	}
+	if entries, err := l.d.Work.FS().List(path.Dir(p), neighbourFiles*4); err == nil || len(entries) > 0 {
+		for _, e := range entries {
+			if !e.Dir && path.Dir(e.Path) == path.Dir(p) && path.Ext(e.Path) == path.Ext(p) {
+				read(e.Path)
+			}
+		}
+	}
+	return out
 }
 
 // undo puts a landed change back, with the checks' baseline it had.

@@ -3,8 +3,11 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -62,12 +65,33 @@ func suggestion(action string) string {
 // goes back to the model, summarised, up to FixRounds times; then the
 // attempt ends anyway and QA judges it. It returns nil when the loop goes on.
 func (l *implLoop) finish(ctx context.Context, act implAction, args string, n int) *ImplResult {
+	tree := l.treeHash(ctx)
+	if l.failedTree != "" && tree == l.failedTree {
+		// The gates failed on this very code: lemmings answers without
+		// running them again, and a second such finish ends the attempt
+		// (a small coder said finish four times in a row with the test
+		// failing, each a model call).
+		graph.Emit(ctx, "implementor_finish_refused", map[string]any{"task": l.t.ID, "attempt": l.t.Attempt})
+		return &ImplResult{Status: ImplLoop, Actions: n,
+			Summary: "said finish twice while a gate failed on the same code: " + textutil.FirstLine(strings.TrimSpace(l.failedGates))}
+	}
 	done, feedback := l.finishGates(ctx, act, n)
 	if done != nil {
 		return done
 	}
-	l.note(args, "RESULT of finish: not finished yet: "+feedback+"\nFix the cause, then finish again.\n"+l.reminder())
+	l.failedTree, l.failedGates = tree, feedback
+	l.note(args, "RESULT of finish: not finished yet: "+feedback+"\nChange the code to fix the cause, then finish again: finishing again without a change ends the attempt.\n"+l.reminder())
 	return nil
+}
+
+// treeHash identifies the attempt's work as it stands ("" when git cannot
+// say).
+func (l *implLoop) treeHash(ctx context.Context) string {
+	diff, _, err := l.d.Work.Changes(ctx, l.t.StartCommit)
+	if err != nil {
+		return ""
+	}
+	return workspace.DiffHash(diff) + "/" + strconv.Itoa(len(diff))
 }
 
 // finishGates runs the gates on the work as it stands: the attempt's result

@@ -358,14 +358,43 @@ func TestFailingGatesOnFinishComeBackIntoTheSameConversation(t *testing.T) {
 	}
 }
 
+// Fix rounds are for changes: gates that keep failing on changed code end the
+// attempt after the configured rounds.
 func TestGatesThatNeverPassEndTheAttemptAfterTheFixRounds(t *testing.T) {
 	finish := act(t, map[string]any{"thought": "done", "action": "finish", "summary": "done"})
-	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo}, finish, finish, finish, finish, finish)
+	write := func(n int) llmtest.Reply {
+		return act(t, map[string]any{"thought": "try", "action": "write_file", "path": fmt.Sprintf("try%d.txt", n), "content": "x\n"})
+	}
+	r := newWeakRun(t, EditJSON, map[string]string{"stats.go": meanGo}, finish, write(1), finish, write(2), finish, finish)
 	r.d.Gates = []workspace.Gate{{Name: "check", Command: "echo broken; exit 1"}}
 	r.d.Settings.FixRounds = 2
 	res := r.run(t)
-	if res.Status != ImplFinished || res.FixRounds != 2 || res.Actions != 3 {
+	if res.Status != ImplFinished || res.FixRounds != 2 || res.Actions != 5 {
 		t.Errorf("status %s, fix rounds %d, actions %d: want finished after 2 rounds", res.Status, res.FixRounds, res.Actions)
+	}
+}
+
+// A finish on the very code the gates just failed is answered by lemmings:
+// the gates do not run again, and the second such finish ends the attempt
+// (the first real coder said finish four times in a row, each a model call
+// and a gate run).
+func TestASecondFinishOnFailingCodeEndsTheAttempt(t *testing.T) {
+	finish := act(t, map[string]any{"thought": "done", "action": "finish", "summary": "done"})
+	// The gate counts its runs in a file of the work tree that git ignores
+	// (the sandbox lets a gate write nowhere else).
+	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo, ".gitignore": "gate-runs\n"}, finish, finish, finish, finish)
+	counter := filepath.Join(r.d.Work.Dir(), "gate-runs")
+	r.d.Gates = []workspace.Gate{{Name: "check", Command: "echo run >> gate-runs; echo broken; exit 1"}}
+	r.d.Settings.FixRounds = 3
+	res := r.run(t)
+	if res.Status != ImplLoop || res.Actions != 2 || !strings.Contains(res.Summary, "finish twice") {
+		t.Fatalf("status %s after %d actions (%s): want a loop at the second finish", res.Status, res.Actions, res.Summary)
+	}
+	if calls := len(r.model.recorded()); calls != 2 {
+		t.Errorf("%d model calls, want 2", calls)
+	}
+	if data, _ := os.ReadFile(counter); strings.Count(string(data), "run") != 1 {
+		t.Errorf("the gates ran %d times, want once", strings.Count(string(data), "run"))
 	}
 }
 

@@ -7,8 +7,7 @@ package nodes
 // run starts (run.CheckPrompts), not in the middle of one. Templates
 // rendered without data get nil.
 func PromptSamples() map[string][]any {
-	ex := implExamples{File: "pkg/example.go", Symbol: "Example", Lang: "go", Fence: "go", Ext: ".go", Dir: "pkg", NewFile: "pkg/helpers.go",
-		UnitHead: "func Example() int {", UnitTail: "}", BodyIndent: "\t", SearchText: "\tcount := 0\n", ReplaceText: "\tcount := 1\n", Content: "package pkg\n"}
+	ex := implExamples{File: "pkg/example.go", Symbol: "Example", Lang: "go", Ext: ".go", Dir: "pkg", NewFile: "pkg/helpers.go", Gate: "test", Content: "package pkg\n"}
 	tools, _ := toolDocsFor(true, ex)
 	jsonTools, _ := toolDocsFor(false, implExamples{})
 	sup := []any{supervisorData{}, supervisorData{Bootstrap: true, Trigger: "milestone_complete"}}

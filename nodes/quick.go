@@ -97,18 +97,44 @@ func readRemit(remit string) remitShape {
 		sh.Broad = m
 	}
 	lists := len(remitList.FindAllString(remit, -1))
-	boundary := true // the start of the remit opens a clause
-	for _, raw := range strings.Fields(remit) {
-		w := strings.ToLower(strings.Trim(raw, ".,;:!?()[]\"'`"))
-		if boundary && actionVerbs[w] {
+	for _, clause := range remitClauses(remit) {
+		w := strings.ToLower(strings.Trim(clause[0], ".,;:!?()[]\"'`"))
+		// "make go test pass" says how the change is checked, not a
+		// second change to make.
+		if actionVerbs[w] && !(len(clause) <= 8 && gatePhrase.MatchString(strings.Join(clause, " "))) {
 			sh.Behaviours++
 		}
-		boundary = clauseJoiners[w] || strings.ContainsAny(raw[len(raw)-1:], ".;:!?,\n")
 	}
 	if lists > 1 {
 		sh.Behaviours = max(sh.Behaviours, lists)
 	}
 	return sh
+}
+
+// remitClauses splits a remit into clauses of words: a clause ends at a
+// sentence mark or a comma, and a joiner ("and", "then") opens a new one.
+func remitClauses(remit string) [][]string {
+	var out [][]string
+	var cur []string
+	for _, raw := range strings.Fields(remit) {
+		w := strings.ToLower(strings.Trim(raw, ".,;:!?()[]\"'`"))
+		if clauseJoiners[w] {
+			if len(cur) > 0 {
+				out = append(out, cur)
+			}
+			cur = nil
+			continue
+		}
+		cur = append(cur, raw)
+		if strings.ContainsAny(raw[len(raw)-1:], ".;:!?,\n") {
+			out = append(out, cur)
+			cur = nil
+		}
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
 }
 
 // quick says whether the remit is one task a model can do in one go, and why
@@ -131,31 +157,64 @@ func (sh remitShape) quick() (bool, string) {
 	return true, "one change, " + where
 }
 
-// choosePipeline decides the run's shape before the first plan.
-func (d *Deps) choosePipeline(s *WorkflowState) {
+// choosePipeline decides the run's shape before the first plan, and places a
+// quick remit: the files its one task works on, found by lemmings.
+func (d *Deps) choosePipeline(ctx context.Context, s *WorkflowState) placement {
 	switch {
 	case s.Plan != nil:
 		s.PipelineReason = "an operator plan"
+		return placement{}
 	case d.Settings.Pipeline.Mode == PipelineQuick:
 		s.Quick, s.PipelineReason = true, "asked for (--quick)"
 	case d.Settings.Pipeline.Mode == PipelineFull:
 		s.PipelineReason = "asked for (--full)"
+		return placement{}
 	default:
-		s.Quick, s.PipelineReason = readRemit(s.Remit).quick()
+		sh := readRemit(s.Remit)
+		s.Quick, s.PipelineReason = sh.quick()
+		if !s.Quick && !placeable(sh) {
+			return placement{}
+		}
 	}
+	p := d.place(ctx, s.Remit)
+	if p.How != "" {
+		graph.Emit(ctx, "placed", map[string]any{"change": p.Change, "show": p.Show, "how": p.How})
+	}
+	if !s.Quick && p.placed() {
+		// Two changes in the one file lemmings found are one direct edit:
+		// no plan is needed to find the file.
+		s.Quick, s.PipelineReason = true, "two changes, placed by lemmings: "+p.How
+	}
+	return p
 }
 
-// quickMilestone is the one milestone of a quick run: the remit as one task.
-func (d *Deps) quickMilestone(s *WorkflowState) Milestone {
-	sh := readRemit(s.Remit)
+// placeable says whether a remit the shape reading sent to the full
+// pipeline is still small enough to be quick once lemmings places it.
+func placeable(sh remitShape) bool {
+	return sh.Behaviours <= 2 && len(sh.Files) <= quickMaxFiles && sh.Words <= quickMaxWords && sh.Broad == ""
+}
+
+// quickMilestone is the one milestone of a quick run: the remit as one task,
+// on the files lemmings placed it in (the tests that pin it shown beside).
+func (d *Deps) quickMilestone(s *WorkflowState, p placement) Milestone {
 	t := PlannedTask{Title: quickTitle(s.Remit),
 		Instructions: "Carry out the remit (PROJECT CONTEXT): all of it is this one task."}
-	for _, f := range sh.Files {
+	for _, f := range p.Change {
 		if len(t.TargetFiles) < quickMaxFiles {
 			t.TargetFiles = append(t.TargetFiles, f)
 		}
 	}
+	for _, f := range p.Show {
+		if len(t.TargetFiles) < 2*quickMaxFiles {
+			t.TargetFiles = appendNew(t.TargetFiles, f)
+		}
+	}
 	t.AcceptanceCriteria = d.quickCriteria(s.Remit, t.TargetFiles)
+	if p.BaselineFails() && len(t.AcceptanceCriteria) > 1 && t.AcceptanceCriteria[len(t.AcceptanceCriteria)-1] == critRemit+": "+clip(s.Remit, 200) {
+		// The tests that fail at the start are what placed the remit: they
+		// passing is the evidence, as when the remit says so.
+		t.AcceptanceCriteria = t.AcceptanceCriteria[:len(t.AcceptanceCriteria)-1]
+	}
 	return Milestone{ID: "m1", Goal: clip(s.Remit, 300), Status: MilestonePending, Tasks: []PlannedTask{t}}
 }
 

@@ -41,8 +41,9 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 	if s.ProjectContext == "" || replan {
 		s.ProjectContext = d.overview()
 	}
+	var placed placement
 	if !replan {
-		d.choosePipeline(&s)
+		placed = d.choosePipeline(ctx, &s)
 		graph.Emit(ctx, "pipeline", map[string]any{"quick": s.Quick, "why": s.PipelineReason})
 	}
 	var specs []milestoneSpec
@@ -51,7 +52,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 	case s.Plan != nil && !replan:
 		s.Milestones = planMilestones(s.Plan)
 	case s.Quick && !replan:
-		s.Milestones = []Milestone{d.quickMilestone(&s)}
+		s.Milestones = []Milestone{d.quickMilestone(&s, placed)}
 	default:
 		fromModel = true
 		data := scopeData{Remit: s.Remit, MaxFiles: d.Settings.Tasks.MaxTargetFiles, MaxChars: d.Settings.Tasks.MaxInstructionChars}

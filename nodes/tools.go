@@ -158,8 +158,8 @@ func toolDocsFor(text bool, ex implExamples) ([]toolDoc, error) {
 		if err != nil {
 			return nil, fmt.Errorf("implementor tool %s: %w", t.name, err)
 		}
-		desc, example, _ := strings.Cut(strings.TrimSpace(ex.fill(string(data))), "\n")
-		out = append(out, toolDoc{Name: t.name, Description: desc, Example: strings.TrimSpace(example)})
+		desc, example, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
+		out = append(out, toolDoc{Name: t.name, Description: desc, Example: strings.TrimSpace(ex.fill(example))})
 	}
 	return out, nil
 }

@@ -1,0 +1,403 @@
+package nodes
+
+// Placing a remit: which files its work is in, found by lemmings rather than
+// asked of a model. A small coder asked to find the file guesses names from
+// the prompt's examples (QWEN-FIRST-RUNS: `helpers.go`, `example.go`); Aider's
+// user adds the file to the chat. lemmings looks, in order of how sure each
+// sign is: the files the remit names, the definitions of the symbols it names
+// (`Add`), the source files the tests that fail at the start point to, and
+// the only source file of its language. What it finds becomes the quick
+// task's target files, so the direct attempt shows them whole and asks for
+// the code in its first call.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// Bounds of the repository scan: a placement reads only small source files
+// of a repository of modest size; past these it gives up rather than guess.
+const (
+	locateMaxFiles     = 3000
+	locateMaxFileBytes = 256 << 10
+	// locateMaxTargets files at most are a placement: more is not one change.
+	locateMaxTargets = quickMaxFiles
+)
+
+// placement is where lemmings found a remit's work.
+type placement struct {
+	// Change are the files to change; Show are tests that pin the behaviour
+	// (shown, not changed).
+	Change, Show []string
+	// How says what placed it, for the event log and the reason line.
+	How string
+	// Baseline is the test gates' result at the start, when they were run
+	// to place the remit.
+	Baseline []workspace.GateResult
+}
+
+// placed says whether the remit was placed in a few files.
+func (p placement) placed() bool { return len(p.Change) > 0 && len(p.Change) <= locateMaxTargets }
+
+// BaselineFails says whether a test gate failed at the start.
+func (p placement) BaselineFails() bool {
+	for _, r := range p.Baseline {
+		if !r.Passed && !r.Canceled {
+			return true
+		}
+	}
+	return false
+}
+
+// sourceExts are the languages whose definitions lemmings can read cheaply.
+var sourceExts = map[string]string{
+	".go": "go", ".py": "python", ".js": "js", ".mjs": "js", ".cjs": "js", ".ts": "js", ".tsx": "js", ".jsx": "js",
+	".rs": "rust", ".java": "java", ".kt": "java", ".rb": "ruby", ".c": "c", ".h": "c", ".cc": "c", ".cpp": "c", ".hpp": "c",
+}
+
+// definitionPatterns find the names a file defines, per language: enough to
+// match a symbol a remit names, not a parser.
+var definitionPatterns = map[string]*regexp.Regexp{
+	"go":     regexp.MustCompile(`(?m)^(?:func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)|type\s+([A-Za-z_]\w*)|(?:const|var)\s+([A-Za-z_]\w*)\s)`),
+	"python": regexp.MustCompile(`(?m)^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)|^([A-Za-z_]\w*)\s*=`),
+	"js":     regexp.MustCompile(`(?m)^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:function\*?\s+([A-Za-z_$][\w$]*)|class\s+([A-Za-z_$][\w$]*)|(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=)`),
+	"rust":   regexp.MustCompile(`(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?(?:fn|struct|enum|trait|type|const|static)\s+([A-Za-z_]\w*)`),
+	"java":   regexp.MustCompile(`(?m)^\s*(?:(?:public|private|protected|static|final|abstract)\s+)*(?:class|interface|enum|record)\s+([A-Za-z_]\w*)|^\s+(?:(?:public|private|protected|static|final|synchronized)\s+)+[\w<>\[\], ]+\s+([a-z_]\w*)\s*\(`),
+	"ruby":   regexp.MustCompile(`(?m)^\s*(?:def\s+(?:self\.)?([A-Za-z_]\w*[?!]?)|class\s+([A-Z]\w*)|module\s+([A-Z]\w*))`),
+	"c":      regexp.MustCompile(`(?m)^[A-Za-z_][\w \t\*]*?\b([A-Za-z_]\w*)\s*\([^;{]*\)\s*\{`),
+}
+
+// remitIdent finds identifier-like words: `Add`, `is_leap`, `Stack.Push`.
+var remitIdent = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// placeWords are identifiers too common to place a remit by: a repository
+// that defines `main` or `test` does not mean the remit is about them.
+var placeWords = map[string]bool{
+	"main": true, "init": true, "test": true, "tests": true, "run": true, "the": true, "a": true, "it": true,
+	"is": true, "to": true, "of": true, "and": true, "in": true, "for": true, "on": true, "new": true, "New": true,
+	"String": true, "Error": true, "self": true, "this": true, "setup": true, "__init__": true,
+}
+
+// sourceFile is one file of the scan with what it defines.
+type sourceFile struct {
+	Path string
+	Lang string
+	Test bool
+	Defs []string
+	Text string
+}
+
+// scanSources reads the repository's small source files and their
+// definitions. ok is false when the repository is past the scan's bounds.
+func (d *Deps) scanSources() ([]sourceFile, bool) {
+	entries, err := d.Work.FS().List(".", locateMaxFiles)
+	if err != nil && !errors.Is(err, workspace.ErrTruncated) {
+		return nil, false
+	}
+	if errors.Is(err, workspace.ErrTruncated) {
+		return nil, false
+	}
+	var out []sourceFile
+	for _, e := range entries {
+		lang, ok := sourceExts[path.Ext(e.Path)]
+		if e.Dir || !ok || e.Size > locateMaxFileBytes || underVendored(e.Path) {
+			continue
+		}
+		data, err := d.Work.FS().ReadFile(e.Path)
+		if err != nil {
+			continue
+		}
+		f := sourceFile{Path: e.Path, Lang: lang, Test: isTestFile(e.Path), Text: string(data)}
+		for _, m := range definitionPatterns[lang].FindAllStringSubmatch(f.Text, -1) {
+			for _, name := range m[1:] {
+				if name != "" && !slices.Contains(f.Defs, name) {
+					f.Defs = append(f.Defs, name)
+				}
+			}
+		}
+		out = append(out, f)
+	}
+	return out, true
+}
+
+// underVendored says whether a path is in a folder of someone else's code.
+func underVendored(p string) bool {
+	for _, dir := range strings.Split(path.Dir(p), "/") {
+		switch dir {
+		case "vendor", "node_modules", "third_party", "testdata", "dist", "build", "target", ".venv", "venv":
+			return true
+		}
+	}
+	return false
+}
+
+// place finds the files a remit's work is in. It runs the test gates at the
+// start only when the remit's words did not place it.
+func (d *Deps) place(ctx context.Context, remit string) placement {
+	sh := readRemit(remit)
+	var p placement
+	for _, f := range sh.Files {
+		if isTestFile(f) {
+			p.Show = appendNew(p.Show, f)
+		} else {
+			p.Change = appendNew(p.Change, f)
+		}
+	}
+	if len(p.Change) > 0 {
+		p.How = "the remit names " + strings.Join(p.Change, ", ")
+		return p
+	}
+	files, ok := d.scanSources()
+	if !ok {
+		return p
+	}
+	if change, names := bySymbols(files, remitIdentifiers(remit), nil); len(change) > 0 && len(change) <= locateMaxTargets {
+		p.Change = change
+		p.How = fmt.Sprintf("%s defined in %s", strings.Join(names, ", "), strings.Join(change, ", "))
+		p.Show = appendNew(p.Show, testsCalling(files, names, change)...)
+		return p
+	}
+	if tests := d.testGates(); len(tests) > 0 && ctx.Err() == nil {
+		p.Baseline = workspace.RunGates(ctx, d.Sandbox, d.Work.Dir(), tests, d.Settings.GateOutputBytes)
+		if change, show, how := byFailingTests(files, p.Baseline); len(change) > 0 {
+			p.Change, p.Show, p.How = change, appendNew(p.Show, show...), how
+			return p
+		}
+	}
+	var only []string
+	for _, f := range files {
+		if !f.Test && d.gateLanguage(f.Lang) {
+			only = append(only, f.Path)
+		}
+	}
+	if len(only) == 1 {
+		p.Change = only
+		p.How = "the only source file is " + only[0]
+		for _, f := range files {
+			if f.Test && path.Dir(f.Path) == path.Dir(only[0]) {
+				p.Show = appendNew(p.Show, f.Path)
+			}
+		}
+	}
+	return p
+}
+
+func appendNew(list []string, items ...string) []string {
+	for _, it := range items {
+		if !slices.Contains(list, it) {
+			list = append(list, it)
+		}
+	}
+	return list
+}
+
+// remitIdentifiers are the words of a remit that could name a symbol, each
+// part of a dotted name too (`Stack.Push` gives Stack and Push).
+func remitIdentifiers(remit string) []string {
+	var out []string
+	for _, w := range remitIdent.FindAllString(remit, -1) {
+		if len(w) < 2 || placeWords[w] {
+			continue
+		}
+		out = appendNew(out, w)
+	}
+	return out
+}
+
+// bySymbols finds the non-test files that define the names: the files that
+// define the most of them, when the names are specific enough (a name every
+// file defines places nothing). within limits the search to those files.
+func bySymbols(files []sourceFile, names []string, within []string) (change, matched []string) {
+	score := map[string]int{}
+	for _, name := range names {
+		var definers []string
+		for _, f := range files {
+			if f.Test || (within != nil && !slices.Contains(within, f.Path)) {
+				continue
+			}
+			if slices.Contains(f.Defs, name) {
+				definers = append(definers, f.Path)
+			}
+		}
+		if len(definers) == 0 || len(definers) > locateMaxTargets {
+			continue
+		}
+		// A lower-case English word that a file happens to define (`add`,
+		// `count`) counts only when the remit writes it as code would.
+		matched = append(matched, name)
+		for _, p := range definers {
+			score[p]++
+		}
+	}
+	if len(score) == 0 {
+		return nil, nil
+	}
+	best := 0
+	for _, n := range score {
+		best = max(best, n)
+	}
+	for p, n := range score {
+		if n == best {
+			change = append(change, p)
+		}
+	}
+	sort.Strings(change)
+	return change, matched
+}
+
+// testsCalling are the test files beside the changed files that use one of
+// the names: what pins the behaviour the remit is about.
+func testsCalling(files []sourceFile, names, change []string) []string {
+	var out []string
+	for _, f := range files {
+		if !f.Test {
+			continue
+		}
+		near := false
+		for _, c := range change {
+			if path.Dir(c) == path.Dir(f.Path) || sameStem(c, f.Path) {
+				near = true
+			}
+		}
+		if !near {
+			continue
+		}
+		for _, n := range names {
+			if strings.Contains(f.Text, n) {
+				out = appendNew(out, f.Path)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// sameStem says whether a test file is named for a source file
+// (leap.py and test_leap.py, add.go and add_test.go).
+func sameStem(src, test string) bool {
+	stem := strings.TrimSuffix(path.Base(src), path.Ext(src))
+	t := strings.TrimSuffix(path.Base(test), path.Ext(test))
+	for _, cut := range []string{"test_", "_test", ".test", ".spec", "Test", "Tests"} {
+		t = strings.TrimPrefix(strings.TrimSuffix(t, cut), cut)
+	}
+	return stem == t
+}
+
+// failRef finds file references in test output: `add_test.go:7:`,
+// `File "/x/leap.py", line 3`, `FAILED test_leap.py::test_x`.
+var failRef = regexp.MustCompile(`(?:File "|^|[\s(])(/?(?:[\w.@+-]+/)*[\w.@+-]+\.(?:go|py|js|mjs|cjs|ts|tsx|jsx|rs|java|kt|rb|c|h|cc|cpp|hpp))(?:"|:|::|\b)`)
+
+// byFailingTests places a remit by the tests that fail at the start: source
+// files in their output first (a traceback's frames), else the non-test
+// files beside the failing tests that define what those tests call.
+func byFailingTests(files []sourceFile, baseline []workspace.GateResult) (change, show []string, how string) {
+	byPath := map[string]*sourceFile{}
+	for i := range files {
+		byPath[files[i].Path] = &files[i]
+	}
+	resolve := func(ref string) *sourceFile {
+		ref = strings.TrimPrefix(ref, "./")
+		if f, ok := byPath[ref]; ok {
+			return f
+		}
+		var hit *sourceFile
+		for p, f := range byPath { // an absolute path or one relative to a package
+			if strings.HasSuffix(p, "/"+ref) || strings.HasSuffix(ref, "/"+p) || path.Base(p) == ref {
+				if hit != nil {
+					return nil // ambiguous
+				}
+				hit = f
+			}
+		}
+		return hit
+	}
+	var tests []*sourceFile
+	for _, r := range baseline {
+		if r.Passed || r.Canceled {
+			continue
+		}
+		for _, m := range failRef.FindAllStringSubmatch(r.Output, -1) {
+			f := resolve(m[1])
+			if f == nil {
+				continue
+			}
+			if f.Test {
+				if !slices.Contains(tests, f) {
+					tests = append(tests, f)
+				}
+			} else {
+				change = appendNew(change, f.Path)
+			}
+		}
+	}
+	for _, t := range tests {
+		show = appendNew(show, t.Path)
+	}
+	if len(change) > 0 && len(change) <= locateMaxTargets {
+		return change, show, "the failing tests' output points to " + strings.Join(change, ", ")
+	}
+	change = nil
+	// What the failing tests call, defined beside them.
+	var within []string
+	for _, f := range files {
+		for _, t := range tests {
+			if !f.Test && (path.Dir(f.Path) == path.Dir(t.Path) || sameStem(f.Path, t.Path)) {
+				within = appendNew(within, f.Path)
+			}
+		}
+	}
+	if len(within) == 0 {
+		return nil, nil, ""
+	}
+	var called []string
+	for _, t := range tests {
+		called = appendNew(called, remitIdentifiers(t.Text)...)
+	}
+	if c, _ := bySymbols(files, called, within); len(c) > 0 && len(c) <= locateMaxTargets {
+		names := make([]string, len(tests))
+		for i, t := range tests {
+			names[i] = t.Path
+		}
+		return c, show, fmt.Sprintf("%s, which the failing %s call", strings.Join(c, ", "), strings.Join(names, ", "))
+	}
+	return nil, nil, ""
+}
+
+// testGates are the gates that run tests.
+func (d *Deps) testGates() []workspace.Gate {
+	var out []workspace.Gate
+	for _, g := range d.Gates {
+		if strings.Contains(strings.ToLower(g.Name), "test") || strings.Contains(g.Command, "test") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// gateLanguage says whether a gate runs code of the language (the only
+// source file of a language no gate checks is not the remit's target).
+func (d *Deps) gateLanguage(lang string) bool {
+	if len(d.Gates) == 0 {
+		return true
+	}
+	cues := map[string][]string{
+		"go": {"go "}, "python": {"pytest", "python", "unittest", "tox", "nox"}, "js": {"npm", "node", "jest", "vitest", "yarn", "pnpm", "bun"},
+		"rust": {"cargo"}, "java": {"mvn", "gradle", "java"}, "ruby": {"rake", "rspec", "ruby"}, "c": {"make", "cmake", "ctest", "gcc", "clang"},
+	}
+	for _, g := range d.Gates {
+		for _, cue := range cues[lang] {
+			if strings.Contains(g.Command, cue) {
+				return true
+			}
+		}
+	}
+	return false
+}
