@@ -21,7 +21,8 @@ import (
 )
 
 // What a new user meets on the command line (issue 34): each test runs the
-// built binary as a user would.
+// built binary as a user would. The demo's remit runs with --full: these
+// tests are about what a run says, not about the shape a remit gets.
 
 // slowCalls makes the Implementor's calls hang (30 s) once slow is set, and
 // counts the calls that arrived since.
@@ -33,7 +34,7 @@ func startMidCall(t *testing.T, c *cli, repo string, sc *slowCalls, out *strings
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
-	cmd := c.command(ctx, repo, "run", demo.Remit, "--no-supervisors")
+	cmd := c.command(ctx, repo, "run", demo.Remit, "--full", "--no-supervisors")
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -124,7 +125,7 @@ func TestAPausedRunSaysWhatWaitsAndCannotBeHalted(t *testing.T) {
 	c := newCLI(t)
 	c.config(scriptedConfig(srv.URL(), "blocking"))
 	repo := prepared(t)
-	r := c.run(repo, "run", demo.Remit, "--approve", "milestones", "--no-supervisors", "--json")
+	r := c.run(repo, "run", demo.Remit, "--full", "--approve", "milestones", "--no-supervisors", "--json")
 	if r.code != exitPaused {
 		t.Fatalf("run --approve milestones: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -169,7 +170,7 @@ func TestResumeAfterACrashKeepsTheUncommittedEditOnARescueBranch(t *testing.T) {
 	repo := prepared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := c.command(ctx, repo, "run", demo.Remit, "--no-supervisors")
+	cmd := c.command(ctx, repo, "run", demo.Remit, "--full", "--no-supervisors")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
