@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo test unit test-cluster bench-cluster vet fmt-check bench bench-aider fuzz ollama models test-ollama test-models test-browser test-traces phoenix screenshots clis mcp-inspector clean
+.PHONY: all build demo demo-real test unit test-cluster bench-cluster vet fmt-check bench bench-aider fuzz ollama models test-ollama test-models test-browser test-traces phoenix screenshots clis mcp-inspector clean
 
 all: build
 
@@ -13,6 +13,12 @@ build:
 # The demo: a scripted model server, a sample repository, the real workflow.
 demo:
 	$(GO) run ./cmd/lemmings demo
+
+# A real model at work on the CPU: builds the Ollama server, installs Qwen2.5-Coder-0.5B, runs a
+# real remit on the demo repository with it and stops the server (scripts/demo-real.sh; ~1-5 min
+# on 2 cores, the server's first build ~3 min more).
+demo-real:
+	GO="$(GO)" ./scripts/demo-real.sh
 
 # The test command CI runs: formatting, vet, no large binaries tracked, unit
 # and e2e tests under -race and once more without it (plain `go test` is what
@@ -59,13 +65,14 @@ fmt-check:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-# Aider's benchmark loop against lemmings eval on the same exercises, the same real
-# Ollama server and SmolLM2 (docs/costs.md). Not part of `make test`: it installs
-# aider-chat (pinned) into .tools/aider-venv and takes minutes to an hour. One model
-# server at a time on the machine: each harness waits for /tmp/lemmings-model.lock.
-bench-aider: models
-	GO="$(GO)" ./scripts/ollama.sh
-	GO="$(GO)" ./bench/bench-aider.sh
+# Aider's benchmark loop against lemmings eval on the same exercises (eval/_suite: the builtin
+# suite with six Exercism exercises), the same real Ollama server and the same model:
+# make bench-aider MODEL=qwen05 (default) or MODEL=qwen15 (docs/eval.md). Not part of `make test`:
+# it installs aider-chat (pinned) into .tools/aider-venv and takes an hour or more; each attempt
+# is capped at BENCH_WALL (5m). One model server at a time on the machine: each harness waits
+# for /tmp/lemmings-model.lock.
+bench-aider:
+	GO="$(GO)" BENCH_MODEL="$(or $(MODEL),qwen05)" ./bench/bench-aider.sh
 
 # Real Ollama server (issue 7): built from the module proxy into .tools/.
 ollama:

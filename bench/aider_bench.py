@@ -9,7 +9,13 @@ solution files; the tests (restored from the original) run; when they fail,
 their output with Aider's "test failures" prompt goes back once (tries=2).
 Every model call is counted and timed at Model.send_completion.
 
-Usage: aider_bench.py --model ollama_chat/smollm2 --out DIR EXERCISE_DIR...
+Each attempt is capped at --wall seconds (a timer interrupts the call in
+flight; the attempt counts as failed). The model gets a fixed context window
+(--context, sent as num_ctx) so that Ollama does not reload it whenever Aider's
+estimate of the prompt changes, the edit format --edit-format ("whole", as
+Aider's benchmark uses for small models) and temperature 0 (Aider's default).
+
+Usage: aider_bench.py --model ollama_chat/qwen05 --out DIR EXERCISE_DIR...
 (OLLAMA_API_BASE points at the server). Writes DIR/aider.json.
 """
 
@@ -18,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -90,6 +97,14 @@ def offline_model_info(name, context):
     }
 
 
+class WallTime(BaseException):
+    """An attempt ran out of its --wall seconds (a BaseException: Aider's handlers of Exception must not swallow it)."""
+
+
+def on_alarm(signum, frame):
+    raise WallTime()
+
+
 def cleanup_test_output(output, testdir):
     # Aider drops timings and the folder so the model sees the same text.
     res = re.sub(r"\bin \d+\.\d+s\b", "", output)
@@ -111,7 +126,7 @@ def run_tests(original, testdir, test_files, timeout):
     return cleanup_test_output(r.stdout, testdir)
 
 
-def one(original, work, model_name, tries, timeout):
+def one(original, work, model_name, tries, timeout, wall, edit_format, context):
     cfg = json.loads((original / ".meta" / "config.json").read_text())
     files = cfg.get("files", {})
     test_files, solution = files.get("test", []), files.get("solution", [])
@@ -133,6 +148,10 @@ def one(original, work, model_name, tries, timeout):
 
     io = InputOutput(pretty=False, yes=True, chat_history_file=work / ".aider.chat.history.md")
     main_model = models.Model(model_name)
+    main_model.edit_format = edit_format
+    # A fixed window: Aider sizes num_ctx for Ollama from each prompt otherwise, and every new
+    # size reloads the model (minutes on a CPU).
+    main_model.extra_params = dict(main_model.extra_params or {}, num_ctx=context)
     meter = Meter()
     meter.wrap(main_model)
     coder = Coder.create(main_model, main_model.edit_format, io, fnames=[str(f) for f in fnames],
@@ -140,10 +159,16 @@ def one(original, work, model_name, tries, timeout):
                          ignore_mentions=set(test_files))
     coder.get_file_mentions = lambda x: set()  # no other files, as in the harness
 
-    outcomes, dur = [], 0.0
+    outcomes, dur, timed_out = [], 0.0, 0
     for _ in range(tries):
         start = time.monotonic()
-        coder.run(with_message=instructions, preproc=False)
+        signal.alarm(wall)
+        try:
+            coder.run(with_message=instructions, preproc=False)
+        except WallTime:
+            timed_out += 1
+        finally:
+            signal.alarm(0)
         dur += time.monotonic() - start
         errors = run_tests(original, work, test_files, timeout)
         outcomes.append(errors is None)
@@ -162,6 +187,7 @@ def one(original, work, model_name, tries, timeout):
         "completion_tokens": coder.total_tokens_received,
         "edit_format": main_model.edit_format,
         "malformed": coder.num_malformed_responses,
+        "timed_out": timed_out,
     }
 
 
@@ -172,15 +198,19 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--tries", type=int, default=2)
     ap.add_argument("--test-timeout", type=int, default=180)
+    ap.add_argument("--wall", type=int, default=300, help="seconds per attempt")
+    ap.add_argument("--edit-format", default="whole")
     ap.add_argument("exercises", nargs="+")
     a = ap.parse_args()
     offline_model_info(a.model, a.context)
+    signal.signal(signal.SIGALRM, on_alarm)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     results = []
     for ex in a.exercises:
         ex = Path(ex).resolve()
-        r = one(ex, out / "work" / ex.parent.name / ex.name, a.model, a.tries, a.test_timeout)
+        r = one(ex, out / "work" / ex.parent.name / ex.name, a.model, a.tries, a.test_timeout, a.wall,
+                a.edit_format, a.context)
         results.append(r)
         print(json.dumps(r), flush=True)
     (out / "aider.json").write_text(json.dumps({"aider": __version__, "model": a.model, "results": results}, indent=2))

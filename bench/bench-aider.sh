@@ -1,32 +1,43 @@
 #!/usr/bin/env bash
-# make bench-aider: Aider's own benchmark loop (bench/aider_bench.py) against
-# `lemmings eval` on the same exercises, the same real Ollama server (.tools/ollama)
-# and the same model (SmolLM2-135M, .tools/models), one harness at a time under the
-# machine's model lock. Prints pass@1, pass@2, calls, prompt and completion tokens,
-# model seconds per exercise and the share of prompt tokens the server's cache
-# served (its OLLAMA_DEBUG log). docs/costs.md has the numbers and what they mean.
+# make bench-aider MODEL=qwen05|qwen15: Aider's own benchmark loop (bench/aider_bench.py)
+# against `lemmings eval` on the same exercises, the same real Ollama server (.tools/ollama)
+# and the same model (.tools/models, created as the test harness creates it), one harness at
+# a time under the machine's model lock. Each attempt of an exercise (two: pass@1, pass@2) is
+# capped at BENCH_WALL in both harnesses: lemmings' limits.max_wall_time, a timer around
+# Aider's attempt. Prints pass@1, pass@2, calls, prompt and completion tokens and model
+# seconds per exercise, and the share of prompt tokens the server's cache served (its
+# OLLAMA_DEBUG log). docs/eval.md says how to read it.
 #
-# Environment: BENCH_EXERCISES ("go/leap python/leap …", from eval/_suite),
-# BENCH_OUT (default bench/out, git-ignored), BENCH_WALL (lemmings' max_wall_time
-# per run, default 10m), BENCH_HARNESS ("aider lemmings" by default; one of them runs
-# only that half again and keeps the other's results in BENCH_OUT),
-# MODEL_LOCK (default /tmp/lemmings-model.lock), PYTHON, GO.
+# Environment: BENCH_MODEL (qwen05, qwen15 or smollm2; make's MODEL sets it; default qwen05),
+# BENCH_EXERCISES ("go/darts python/grains …", from eval/_suite; default all of it),
+# BENCH_OUT (default bench/out/<model>, git-ignored), BENCH_WALL (per attempt, default 5m),
+# BENCH_CTX (Aider's context window, fixed so the server never reloads the model; default
+# 8192), BENCH_THREADS (the model's num_thread, default 1: see docs/testing-real-models.md),
+# BENCH_HARNESS ("aider lemmings" by default; one of them runs only that half again and keeps
+# the other's results in BENCH_OUT), MODEL_LOCK (default /tmp/lemmings-model.lock), PYTHON, GO.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 TOOLS=${TOOLS_DIR:-$ROOT/.tools}
 AIDER_VERSION=0.86.2
 VENV=$TOOLS/aider-venv
-OUT=${BENCH_OUT:-$ROOT/bench/out}
-EXERCISES=${BENCH_EXERCISES:-"go/hello-world go/two-fer go/leap go/collatz-conjecture python/hello-world python/leap"}
-WALL=${BENCH_WALL:-10m}
+MODEL=${BENCH_MODEL:-qwen05}
+OUT=${BENCH_OUT:-$ROOT/bench/out/$MODEL}
+EXERCISES=${BENCH_EXERCISES:-$(cd eval/_suite && ls -d */* | tr '\n' ' ')}
+WALL=${BENCH_WALL:-5m}
+CTX=${BENCH_CTX:-8192}
+THREADS=${BENCH_THREADS:-1}
 HARNESS=${BENCH_HARNESS:-"aider lemmings"}
 runs() { [[ " $HARNESS " == *" $1 "* ]]; }
 LOCK=${MODEL_LOCK:-/tmp/lemmings-model.lock}
 PY=${PYTHON:-python3}
 GO=${GO:-go}
 OLLAMA=$TOOLS/ollama/ollama
-GGUF=$TOOLS/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+case "$WALL" in
+  *m) WALL_S=$(( ${WALL%m} * 60 )) ;;
+  *s) WALL_S=${WALL%s} ;;
+  *) echo "bench-aider: BENCH_WALL=$WALL: give minutes (5m) or seconds (300s)" >&2; exit 2 ;;
+esac
 
 say() { printf 'bench-aider: %s\n' "$*" >&2; }
 
@@ -37,8 +48,8 @@ if ! "$VENV/bin/python" -c "import aider, sys; sys.exit(aider.__version__ != '$A
 	"$PY" -m venv "$VENV"
 	"$VENV/bin/pip" install -q "aider-chat==$AIDER_VERSION"
 fi
-[ -x "$OLLAMA" ] || GO="$GO" ./scripts/ollama.sh
-[ -f "$GGUF" ] || ./scripts/models.sh
+GO="$GO" ./scripts/ollama.sh
+./scripts/models.sh "$MODEL"
 
 if runs aider && runs lemmings; then
 	rm -rf "$OUT"
@@ -68,8 +79,7 @@ start_server() { # $1: name of the log
 		curl -sf "http://127.0.0.1:$PORT/api/version" >/dev/null && break
 		sleep 0.2
 	done
-	printf 'FROM %s\nPARAMETER num_thread 1\n' "$GGUF" >"$OUT/Modelfile"
-	OLLAMA_HOST=127.0.0.1:$PORT HOME="$OUT/home" "$OLLAMA" create smollm2 -f "$OUT/Modelfile" >/dev/null 2>&1
+	./scripts/ollama-create.sh "$MODEL" "127.0.0.1:$PORT" "$OUT/models-$1" "$THREADS"
 }
 stop_server() {
 	[ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null || true
@@ -87,7 +97,8 @@ if runs aider; then
 	start_server aider
 	say "aider on 127.0.0.1:$PORT: ${#dirs[@]} exercises"
 	OLLAMA_API_BASE=http://127.0.0.1:$PORT HOME="$OUT/home" \
-		"$VENV/bin/python" bench/aider_bench.py --model ollama_chat/smollm2 --out "$OUT/aider" "${dirs[@]}"
+		"$VENV/bin/python" bench/aider_bench.py --model "ollama_chat/$MODEL" --context "$CTX" --wall "$WALL_S" \
+		--out "$OUT/aider" "${dirs[@]}"
 	stop_server
 	flock -u 9
 fi
@@ -99,11 +110,11 @@ if runs lemmings; then
 	cat >"$OUT/lemmings-cwd/lemmings.yaml" <<EOF
 ollama: {host: "http://127.0.0.1:PORT"}
 roles:
-  primary: {model: smollm2}
-  summarizer: {model: smollm2}
+  primary: {model: $MODEL}
+  summarizer: {model: $MODEL}
 rag: {enabled: false}
 supervisors: {enabled: false}
-limits: {max_wall_time: $WALL}
+limits: {max_wall_time: ${WALL_S}s}
 EOF
 	say "lemmings: waiting for the model lock"
 	flock 9
@@ -113,9 +124,9 @@ EOF
 	langs=()
 	for l in $(for e in $EXERCISES; do dirname "$e"; done | sort -u); do langs+=("$OUT/exercises/$l"); done
 	(cd "$OUT/lemmings-cwd" && HOME="$OUT/home" XDG_CONFIG_HOME="$OUT/home/.config" \
-		"$OUT/bin/lemmings" eval "${langs[@]}" --offline --out "$OUT/lemmings" --json) >"$OUT/lemmings-eval.jsonl" || true
+		"$OUT/bin/lemmings" eval "${langs[@]}" --offline --parallel 1 --out "$OUT/lemmings" --json) >"$OUT/lemmings-eval.jsonl" || true
 	stop_server
 	flock -u 9
 fi
 
-"$PY" bench/summary.py "$OUT"
+"$PY" bench/summary.py "$OUT" "$MODEL"

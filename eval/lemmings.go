@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
@@ -36,6 +37,10 @@ type Lemmings struct {
 	// or "lemmings" (lemmings' own Implementor node), "cli" (the configured
 	// implementor.cli) or "cli:<preset>" (a coding CLI preset).
 	Implementor string
+	// TestTimeout bounds the run's test gate (0: the gate's default). The
+	// eval's own check of the tests has the same bound: a small coder's
+	// endless loop should cost minutes of CPU once, not ten.
+	TestTimeout time.Duration
 }
 
 // Name implements Solver.
@@ -90,7 +95,11 @@ func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
 		return Outcome{}, err
 	}
 	cfg := *base
-	cfg.Gates = []config.Gate{{Name: "test", Command: a.Language.Test, Timeout: workspace.DefaultTestTimeout}}
+	timeout := workspace.DefaultTestTimeout
+	if l.TestTimeout > 0 {
+		timeout = l.TestTimeout
+	}
+	cfg.Gates = []config.Gate{{Name: "test", Command: a.Language.Test, Timeout: timeout}}
 	cfg.Limits.FixRounds = l.FixRounds
 	if cfg.Pipeline.Mode == "" || cfg.Pipeline.Mode == nodes.PipelineAuto {
 		// An exercise is one task: its solution file(s) against its tests.

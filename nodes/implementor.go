@@ -47,8 +47,9 @@ type implData struct {
 	// Ex names the task's own files in the worked examples.
 	Ex implExamples
 	// Direct: the attempt asks for one file's code, no actions
-	// (implementor_direct.go).
-	Direct bool
+	// (implementor_direct.go); Language names the file's language.
+	Direct   bool
+	Language string
 }
 
 // Implementor runs one attempt at the current task: a bounded tool loop in
@@ -146,8 +147,10 @@ type implLoop struct {
 	direct     bool
 	directPath string
 	// prefill opens the reply of the next code call (a direct attempt's
-	// fenced block); prefillStop closes it.
-	prefill, prefillStop string
+	// fenced block); prefillStop closes it, and the code's own stops end
+	// it early (tests a small coder appends to the file it was asked for).
+	prefill  string
+	stopping []string
 	// expect is the direct attempt's expected size (llm.Request.Expect).
 	expect int
 	// codeCalls counts the code calls made (each candidate drawn).

@@ -3,6 +3,8 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"path"
+	"regexp"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
@@ -40,17 +42,17 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		// fence but the file (a small coder copies a placeholder there as
 		// its answer).
 		if g.kind != grainBlocks {
-			instr = directRequest(p, g, exists)
+			instr = directRequest(p, g, exists, lead != "")
 		}
 		instr = textutil.JoinParagraphs(lead, strings.TrimSpace(view), instr)
 		msgs = append(l.messages(""), llm.Message{Role: "user", Content: instr})
 	}
 	l.codeBudget = l.grainReply(old, exists, g)
-	l.prefill, l.prefillStop = "", ""
+	l.prefill, l.stopping = "", nil
 	if l.direct && g.kind != grainBlocks {
 		// The reply starts inside the one fenced block asked for and ends
 		// at its close: no prose before or after it to pay for.
-		l.prefill, l.prefillStop = fenceFor(p)+langOf(p)+"\n", "\n"+fenceFor(p)
+		l.prefill, l.stopping = fenceFor(p)+langOf(p)+"\n", append([]string{"\n" + fenceFor(p)}, appendedTests(p, old)...)
 	}
 	n := max(1, l.d.Settings.Samples)
 	if l.direct && l.fixRounds > 0 {
@@ -145,6 +147,31 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 	land := l.land(ctx, c.change)
 	return codeExchange{instruction: instr, reply: resp.Content, result: c.note + land.text}, nil
 }
+
+// appendedTests are where a small coder starts the tests it appends to the
+// file it was asked to write (Qwen2.5-Coder-0.5B did on most exercises):
+// stopping there saves the tokens, and tidy drops what was copied anyway.
+func appendedTests(p, old string) []string {
+	if isTestFile(p) {
+		return nil
+	}
+	var stops []string
+	switch path.Ext(p) {
+	case ".go":
+		stops = []string{"\nfunc Test", "\nfunc Benchmark"}
+		if !goPackageMain.MatchString(old) {
+			stops = append(stops, "\nfunc main()")
+		}
+	case ".py":
+		stops = []string{"\nclass Test", "\ndef test_"}
+		if !strings.Contains(old, "__name__") {
+			stops = append(stops, "\nif __name__")
+		}
+	}
+	return stops
+}
+
+var goPackageMain = regexp.MustCompile(`(?m)^package\s+main\b`)
 
 // codeCandidate is one code reply read into a change.
 type codeCandidate struct {
@@ -310,7 +337,7 @@ func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int)
 	}
 	if l.prefill != "" {
 		req.Prefill = l.prefill
-		req.Stop = []string{l.prefillStop}
+		req.Stop = l.stopping
 	}
 	if l.direct {
 		// The window for the whole attempt from its first call: one that

@@ -130,7 +130,7 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 			if unusable >= directUnusable {
 				return &ImplResult{Status: ImplError, Actions: n, Summary: "the model's code could not be used: " + textutil.FirstLine(strings.TrimSpace(lastProblem))}, nil
 			}
-			lead = "RESULT: " + ex.result
+			lead = "Your reply could not be used: " + strings.TrimPrefix(directNote(ex.result), "error: ")
 			continue
 		}
 		unusable = 0
@@ -152,7 +152,7 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 		if done != nil {
 			return done, nil
 		}
-		lead = "RESULT: " + ex.result + "\nThe gates ran: " + failed + "\nFix the cause."
+		lead = textutil.JoinParagraphs(directNote(ex.result), "The checks ran on your code: "+failed, "Fix the cause.")
 		if still > 0 {
 			lead += fmt.Sprintf("\nNOTE: your code left %s as it was; the same code will fail the same way.", p)
 		}

@@ -82,18 +82,41 @@ func codeInstruction(p string, whole, exists bool, lines int) string {
 }
 
 // directRequest asks a direct attempt's code call for the file or the unit,
-// after the view of it: plain words, no example block to copy.
-func directRequest(p string, g grain, exists bool) string {
+// after the view of it: plain words, no example block to copy. The first
+// round asks for code that does what the remit says (the words Qwen2.5-Coder
+// answered best); a fix round for the fix.
+func directRequest(p string, g grain, exists, fix bool) string {
 	fence := fenceFor(p) + langOf(p)
+	what := "that does this"
+	if fix {
+		what = "with the fix"
+	}
 	switch {
 	case g.kind == grainUnit:
-		what := kindWord(g.unit) + " " + g.unit.Name
-		return fmt.Sprintf("Write the new version of %s, whole, with the change made, in one %s fenced block: every line of it, nothing left out, no line numbers. "+
-			"To add a new %s, write it after %s in the same block.", what, fence, declKinds(p), g.unit.Name)
+		return fmt.Sprintf("Write the new %s %s %s, whole, in one %s fenced block. To add a new %s, write it after %s in the same block.",
+			kindWord(g.unit), g.unit.Name, what, fence, declKinds(p), g.unit.Name)
 	case !exists:
-		return fmt.Sprintf("Write the new file %s, complete, in one %s fenced block.", p, fence)
+		return fmt.Sprintf("Write the new file %s %s, complete, in one %s fenced block.", p, what, fence)
 	}
-	return fmt.Sprintf("Write the complete new %s with the change made, in one %s fenced block: every line of the file, nothing left out, no line numbers.", p, fence)
+	return fmt.Sprintf("Write the complete new %s %s, in one %s fenced block.", p, what, fence)
+}
+
+// numberedLine is a line of a numbered view ("  12| code", ">  7| code").
+var numberedLine = regexp.MustCompile(`^\s*>?\s*\d+\| `)
+
+// directNote is what a direct attempt's fix round repeats of the last
+// landing: what lemmings said and the checks found, without the numbered
+// view of the file (the request shows it plainly, and numbered lines in
+// the prompt get copied into code).
+func directNote(result string) string {
+	var keep []string
+	for _, line := range strings.Split(result, "\n") {
+		if numberedLine.MatchString(line) || strings.HasSuffix(line, " now reads:") || strings.HasPrefix(line, "… (") {
+			continue
+		}
+		keep = append(keep, line)
+	}
+	return strings.TrimSpace(strings.Join(keep, "\n"))
 }
 
 // codeView is the file as the code call shows it (not kept in the history):

@@ -140,7 +140,7 @@ func (l *implLoop) land(ctx context.Context, c change) landing {
 		}
 		changed = append(changed, editedAt{p, max(1, c.lines[p])})
 	}
-	b.WriteString(l.tidy(slices.Sorted(maps.Keys(c.files))))
+	b.WriteString(l.tidy(slices.Sorted(maps.Keys(c.files)), snap))
 	for _, p := range paths {
 		data, err := l.d.Work.FS().ReadFile(p)
 		if err != nil || !parsedBefore[p] {
@@ -181,14 +181,18 @@ func (l *implLoop) land(ctx context.Context, c change) landing {
 // standard imports, tests copied from the test file beside it) and says
 // what it did, for the model to learn from. SEARCH/REPLACE edits are left
 // alone: in a tool loop an import may come one edit before its use.
-func (l *implLoop) tidy(paths []string) string {
+func (l *implLoop) tidy(paths []string, snap snapshot) string {
 	var b strings.Builder
 	for _, p := range paths {
 		data, err := l.d.Work.FS().ReadFile(p)
 		if err != nil {
 			continue
 		}
-		r := tidy.File(p, string(data), l.neighbours(p))
+		var old string
+		if before := snap[p]; before != nil {
+			old = string(*before)
+		}
+		r := tidy.File(p, old, string(data), l.neighbours(p))
 		if len(r.Notes) == 0 || r.Content == string(data) {
 			continue
 		}

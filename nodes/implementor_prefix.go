@@ -30,6 +30,9 @@ const elidedNote = "\n(output elided; repeat the action if you need it again)"
 
 // buildPrefix composes the system message and the first user message.
 func (l *implLoop) buildPrefix(ctx context.Context) error {
+	if l.direct {
+		return l.buildDirectPrefix(ctx)
+	}
 	data := implData{Text: l.text, Direct: l.direct}
 	if !l.direct { // a direct attempt offers no actions
 		data.Ex = l.examples(ctx)
@@ -58,6 +61,53 @@ func (l *implLoop) buildPrefix(ctx context.Context) error {
 	l.prefix = req.Messages
 	l.prefixTokens = tokensOf(l.prefix)
 	return nil
+}
+
+// buildDirectPrefix composes the direct attempt's prompt: a short system
+// message and the remit (with the project's knowledge when it has some),
+// to which the code call adds the file and the request. Not the shared
+// prefix of the other roles: a quick run's direct attempt is most often its
+// only call, so there is no cache to share, and a small coder given the
+// whole project context, the role text and the test file copied the file
+// back unchanged (Qwen2.5-Coder-0.5B on the builtin exercises: 1 of 12 Go
+// exercises with them, docs/implementor.md has the counts).
+func (l *implLoop) buildDirectPrefix(ctx context.Context) error {
+	data := implData{Direct: true, Language: languageName(l.directPath)}
+	p, err := l.d.composePrompt(NodeImplementor, data, l.d.Settings.Budget(NodeImplementor), nil)
+	if err != nil {
+		return err
+	}
+	task := l.s.Remit
+	if !l.s.Quick || strings.TrimSpace(task) == "" {
+		task = strings.TrimSpace(l.t.Title + "\n" + l.t.Instructions)
+	}
+	if know := l.d.knowledgeSection(ctx, l.s).Body; strings.TrimSpace(know) != "" && !strings.HasPrefix(strings.TrimSpace(know), "(") {
+		task += "\n\nThe project's conventions:\n" + know
+	}
+	l.prefix = append(p.Messages, llm.Message{Role: "user", Content: strings.TrimSpace(task)})
+	l.prefixTokens = tokensOf(l.prefix)
+	if limit := l.d.Settings.Budget(NodeImplementor); limit > 0 && l.prefixTokens > limit {
+		return &llm.Error{Kind: llm.KindContextTooLarge, PromptTokens: l.prefixTokens, Window: limit, Hint: "the remit is over the implementor's token budget"}
+	}
+	return nil
+}
+
+// languageName is how a file's language is called in a prompt.
+func languageName(p string) string {
+	switch lang := langOf(p); lang {
+	case "go":
+		return "Go"
+	case "python", "javascript", "typescript", "rust", "java", "ruby", "kotlin", "swift":
+		return strings.ToUpper(lang[:1]) + lang[1:]
+	case "":
+		return "software"
+	case "cpp", "cc", "hpp":
+		return "C++"
+	case "c", "h":
+		return "C"
+	default:
+		return lang
+	}
 }
 
 func tokensOf(ms []llm.Message) int {

@@ -97,11 +97,13 @@ func readRemit(remit string) remitShape {
 		sh.Broad = m
 	}
 	lists := len(remitList.FindAllString(remit, -1))
-	for _, clause := range remitClauses(remit) {
+	clauses := remitClauses(remit)
+	for i, clause := range clauses {
 		w := strings.ToLower(strings.Trim(clause[0], ".,;:!?()[]\"'`"))
-		// "make go test pass" says how the change is checked, not a
-		// second change to make.
-		if actionVerbs[w] && !(len(clause) <= 8 && gatePhrase.MatchString(strings.Join(clause, " "))) {
+		// "…; make go test pass" at the end says how the change before it
+		// is checked, not a second change ("make the tests pass, then add
+		// X" first is one).
+		if actionVerbs[w] && !(i > 0 && i == len(clauses)-1 && len(clause) <= 8 && gatePhrase.MatchString(strings.Join(clause, " "))) {
 			sh.Behaviours++
 		}
 	}
@@ -181,17 +183,17 @@ func (d *Deps) choosePipeline(ctx context.Context, s *WorkflowState) placement {
 		graph.Emit(ctx, "placed", map[string]any{"change": p.Change, "show": p.Show, "how": p.How})
 	}
 	if !s.Quick && p.placed() {
-		// Two changes in the one file lemmings found are one direct edit:
-		// no plan is needed to find the file.
-		s.Quick, s.PipelineReason = true, "two changes, placed by lemmings: "+p.How
+		// One change in a file lemmings found needs no plan.
+		s.Quick, s.PipelineReason = true, "one change, placed by lemmings: "+p.How
 	}
 	return p
 }
 
 // placeable says whether a remit the shape reading sent to the full
-// pipeline is still small enough to be quick once lemmings places it.
+// pipeline only for its length is one change once lemmings places it (an
+// exercise's instructions: long, one thing to do).
 func placeable(sh remitShape) bool {
-	return sh.Behaviours <= 2 && len(sh.Files) <= quickMaxFiles && sh.Words <= quickMaxWords && sh.Broad == ""
+	return sh.Behaviours <= 1 && len(sh.Files) <= quickMaxFiles && sh.Broad == ""
 }
 
 // quickMilestone is the one milestone of a quick run: the remit as one task,

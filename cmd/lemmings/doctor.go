@@ -116,6 +116,11 @@ func (a *app) doctor(ctx context.Context) []check {
 			out = append(out, *sp)
 		}
 		cancel()
+		sctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+		if sv := ollamaServerCheck(sctx, cfg); sv != nil {
+			out = append(out, *sv)
+		}
+		cancel()
 	}
 	switch {
 	case cfg.Offline:

@@ -52,7 +52,7 @@ See docs/eval.md.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&f.builtin, "builtin", false, "run the built-in micro-suite (12 Go and 6 Python exercises) as well as any DIR")
+	fl.BoolVar(&f.builtin, "builtin", false, "run the built-in micro-suite (15 Go and 9 Python exercises) as well as any DIR")
 	fl.BoolVar(&f.oracle, "oracle", false, "use each exercise's reference solution instead of a model: checks the harness and the toolchains")
 	fl.StringVar(&f.filter, "filter", "", "only exercises whose ID (language/slug, e.g. go/leap) matches this regular expression")
 	fl.IntVar(&f.limit, "limit", 0, "only the first N exercises (after --filter)")
@@ -182,7 +182,7 @@ func (a *app) evalSolver(f evalFlags, cfg *config.Config) (eval.Solver, string, 
 		model = r.Model
 	}
 	if f.implementor == "lemmings" {
-		return &eval.Lemmings{Config: cfg, FixRounds: f.fixRounds}, model, nil
+		return &eval.Lemmings{Config: cfg, FixRounds: f.fixRounds, TestTimeout: f.testTimeout}, model, nil
 	}
 	return evalCLISolver(f.implementor, cfg)
 }

@@ -69,7 +69,7 @@ retry: {initial_backoff: 10ms}
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	sum := evalLine(t, r.stdout)
-	if sum["scored"] != 18.0 || sum["pass1_rate"] != 100.0 || sum["pass2_rate"] != 100.0 || sum["model"] != demo.PrimaryModel || sum["tokens"].(float64) <= 0 {
+	if sum["scored"] != 24.0 || sum["pass1_rate"] != 100.0 || sum["pass2_rate"] != 100.0 || sum["model"] != demo.PrimaryModel || sum["tokens"].(float64) <= 0 {
 		t.Errorf("summary %v", sum)
 	}
 	out := filepath.Join(dir, "lemmings-eval", "qwen2.5-coder-14b")
@@ -77,7 +77,7 @@ retry: {initial_backoff: 10ms}
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"**pass@1 100.0% · pass@2 100.0%** of 18 scored exercises", "| go | 12 | 12 | 12 (100.0%)", "| python | 6 | 6 | 6 (100.0%)", "| go/sum-of-multiples | ✓ | ✓ | 1 |"} {
+	for _, want := range []string{"**pass@1 100.0% · pass@2 100.0%** of 24 scored exercises", "| go | 15 | 15 | 15 (100.0%)", "| python | 9 | 9 | 9 (100.0%)", "| go/sum-of-multiples | ✓ | ✓ | 1 |"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
@@ -93,7 +93,7 @@ retry: {initial_backoff: 10ms}
 			}
 		}
 	}
-	if exercises != 18 || len(srv.Calls()) < 18*4 {
+	if exercises != 24 || len(srv.Calls()) < 24*4 {
 		t.Errorf("%d exercise lines, %d model calls", exercises, len(srv.Calls()))
 	}
 
@@ -108,7 +108,7 @@ retry: {initial_backoff: 10ms}
 		t.Errorf("the pass@1 chart (%v):\n%s", err, chart)
 	}
 	r = c.run(dir, "eval", "compare", out, filepath.Join(dir, "lemmings-eval", "oracle", eval.ResultsFile))
-	if r.code != exitOK || !strings.Contains(r.stdout, "0 fixed, 0 broken, 0 better, 0 worse, 18 the same") {
+	if r.code != exitOK || !strings.Contains(r.stdout, "0 fixed, 0 broken, 0 better, 0 worse, 24 the same") {
 		t.Errorf("compare: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -158,10 +158,10 @@ func TestEvalKilledGoesOnWhereItStopped(t *testing.T) {
 		}
 	}
 	resumed := int(jsonNum(plan["resumed"]))
-	if plan["exercises"] != 12.0 || resumed < 2 || ran != 12-resumed {
+	if plan["exercises"] != 15.0 || resumed < 2 || ran != 15-resumed {
 		t.Errorf("plan %v, %d exercises run after the resume", plan, ran)
 	}
-	if sum := evalLine(t, r.stdout); sum["pass1"] != 12.0 || sum["exercises"] != 12.0 {
+	if sum := evalLine(t, r.stdout); sum["pass1"] != 15.0 || sum["exercises"] != 15.0 {
 		t.Errorf("summary %v", sum)
 	}
 }

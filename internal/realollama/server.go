@@ -40,20 +40,22 @@ func DefaultModels() Models {
 
 // Server is a running real Ollama server owned by one test.
 type Server struct {
-	URL     string        // base URL, "http://127.0.0.1:PORT"
-	Host    string        // "127.0.0.1:PORT", the value for OLLAMA_HOST
-	Models  Models        // created unless WithoutModels was given
-	Trained Trained       // created when WithTrainedModels was given, else empty
-	Bin     string        // the server binary
-	Version string        // what /api/version reported
-	Files   tinymodel.Set // the generated weights and Modelfiles
-	Home    string        // the server's HOME
-	Timings Timings       // how long start-up took
-	proc    *process      // the `ollama serve` process group
-	logPath string        // the server's stdout and stderr
-	stop    func() error  // stops once; later calls return the first result
-	env     []string      // environment for the server and for `ollama` CLI calls
-	grace   time.Duration // SIGTERM → SIGKILL grace period
+	URL       string        // base URL, "http://127.0.0.1:PORT"
+	Host      string        // "127.0.0.1:PORT", the value for OLLAMA_HOST
+	Models    Models        // created unless WithoutModels was given
+	Trained   Trained       // created when WithTrainedModels was given, else empty
+	Coder     Coder         // the coding models WithCoderModels created, else empty
+	Bin       string        // the server binary
+	Version   string        // what /api/version reported
+	Files     tinymodel.Set // the generated weights and Modelfiles
+	Home      string        // the server's HOME
+	Timings   Timings       // how long start-up took
+	proc      *process      // the `ollama serve` process group
+	logPath   string        // the server's stdout and stderr
+	modelsDir string        // OLLAMA_MODELS
+	stop      func() error  // stops once; later calls return the first result
+	env       []string      // environment for the server and for `ollama` CLI calls
+	grace     time.Duration // SIGTERM → SIGKILL grace period
 }
 
 // Timings records the start-up costs of a Server.
@@ -64,6 +66,9 @@ type Timings struct {
 	// CreateTrained is creating the trained models (WithTrainedModels), MiniLM's conversion
 	// from safetensors most of it.
 	CreateTrained time.Duration
+	// CreateCoder is creating the coding models (WithCoderModels): a hard link and the
+	// server reading the GGUF's header.
+	CreateCoder time.Duration
 }
 
 type options struct {
@@ -72,6 +77,7 @@ type options struct {
 	startTimeout time.Duration
 	grace        time.Duration
 	trained      bool
+	coder        []string
 }
 
 // Option adjusts Start.
@@ -103,11 +109,16 @@ func Start(t testing.TB, opts ...Option) *Server {
 	if o.trained {
 		trainedDir = trainedOrSkip(t)
 	}
+	var coderPaths map[string]string
+	if len(o.coder) > 0 {
+		coderPaths = coderOrSkip(t, o.coder)
+	}
 
 	dir := t.TempDir()
 	s := &Server{Bin: bin, Models: DefaultModels(), Home: filepath.Join(dir, "home"),
 		logPath: filepath.Join(dir, "server.log"), grace: o.grace}
 	models := filepath.Join(dir, "models")
+	s.modelsDir = models
 	for _, d := range []string{s.Home, models} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatalf("realollama: %v", err)
@@ -144,10 +155,13 @@ func Start(t testing.TB, opts ...Option) *Server {
 	if o.trained {
 		s.createTrained(t, trainedDir)
 	}
-	t.Logf("realollama: ollama %s at %s (pid %d): generate %v, ready %v, create %v, create trained %v",
+	if len(o.coder) > 0 {
+		s.createCoder(t, coderPaths, o.coder)
+	}
+	t.Logf("realollama: ollama %s at %s (pid %d): generate %v, ready %v, create %v, create trained %v, create coder %v",
 		s.Version, s.URL, s.proc.pid(), s.Timings.Generate.Round(time.Millisecond),
 		s.Timings.Ready.Round(time.Millisecond), s.Timings.Create.Round(time.Millisecond),
-		s.Timings.CreateTrained.Round(time.Millisecond))
+		s.Timings.CreateTrained.Round(time.Millisecond), s.Timings.CreateCoder.Round(time.Millisecond))
 	return s
 }
 

@@ -66,17 +66,9 @@ var ErrNoTrainedModels = errors.New("trained model weights not found")
 // set, else <module root>/.tools/models. The error wraps ErrNoTrainedModels when a file is
 // missing.
 func FindTrainedModels() (string, error) {
-	dir := os.Getenv(EnvModelsDir)
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		root, err := moduleRoot(wd)
-		if err != nil {
-			return "", err
-		}
-		dir = filepath.Join(root, filepath.FromSlash(modelsRelPath))
+	dir, err := modelsDir()
+	if err != nil {
+		return "", err
 	}
 	for _, f := range []string{smolFile, gemmaFile, minilmDir + "/model.safetensors", minilmDir + "/1_Pooling/config.json"} {
 		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f))); err != nil {
@@ -84,6 +76,22 @@ func FindTrainedModels() (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// modelsDir is $LEMMINGS_MODELS_DIR when set, else <module root>/.tools/models.
+func modelsDir() (string, error) {
+	if dir := os.Getenv(EnvModelsDir); dir != "" {
+		return dir, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	root, err := moduleRoot(wd)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, filepath.FromSlash(modelsRelPath)), nil
 }
 
 // trainedOrSkip finds the weights or ends the test, as binaryOrSkip does for the binary.
@@ -177,15 +185,23 @@ func uploadBlob(ctx context.Context, c *api.Client, path string) (string, error)
 		return "", err
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	digest, err := fileDigest(f)
+	if err != nil {
 		return "", err
 	}
-	digest := "sha256:" + hex.EncodeToString(h.Sum(nil))
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return "", err
 	}
 	return digest, c.CreateBlob(ctx, digest, f)
+}
+
+// fileDigest is "sha256:<hex>" of what is left to read of f.
+func fileDigest(f io.Reader) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // createTrained is Start's step for WithTrainedModels.

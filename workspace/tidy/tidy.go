@@ -33,16 +33,16 @@ type Result struct {
 	Notes   []string
 }
 
-// File tidies a whole file the model wrote at p. others are the other files
-// of its package or folder (path → text): the test files among them say
-// which declarations are the tests'. A file tidy cannot read comes back as
-// it was.
-func File(p, content string, others map[string]string) Result {
+// File tidies a whole file the model wrote at p over old (the file before,
+// "" for a new one). others are the other files of its package or folder
+// (path → text): the test files among them say which declarations are the
+// tests'. A file tidy cannot read comes back as it was.
+func File(p, old, content string, others map[string]string) Result {
 	switch path.Ext(p) {
 	case ".go":
 		return goFile(p, content, others)
 	case ".py":
-		return pythonFile(p, content, others)
+		return pythonFile(p, old, content, others)
 	}
 	return Result{Content: content}
 }
@@ -70,6 +70,9 @@ func goFile(p, content string, others map[string]string) Result {
 		if dropped := dropGoTests(fset, f, p, others); len(dropped) > 0 {
 			notes = append(notes, fmt.Sprintf("removed %s, which the tests define", strings.Join(dropped, ", ")))
 		}
+	}
+	if dropTrailingComment(f) {
+		notes = append(notes, "removed a comment left after the last declaration")
 	}
 	declared := goDeclared(f, others, p)
 	var added, removed []string
@@ -166,6 +169,26 @@ func dropGoTests(fset *token.FileSet, f *ast.File, p string, others map[string]s
 	}
 	f.Comments = comments
 	return dropped
+}
+
+// dropTrailingComment removes a comment after the last declaration that
+// introduces a test or a main (the doc comment of code the reply was cut
+// before): it documents nothing that is there.
+func dropTrailingComment(f *ast.File) bool {
+	if len(f.Comments) == 0 {
+		return false
+	}
+	last := f.Comments[len(f.Comments)-1]
+	end := f.Package
+	if n := len(f.Decls); n > 0 {
+		end = f.Decls[n-1].End()
+	}
+	text := strings.TrimSpace(last.Text())
+	if last.Pos() <= end || !(strings.HasPrefix(text, "Test") || strings.HasPrefix(text, "Benchmark") || strings.HasPrefix(text, "main ") || strings.HasPrefix(text, "Example")) {
+		return false
+	}
+	f.Comments = f.Comments[:len(f.Comments)-1]
+	return true
 }
 
 // goDeclared are the package-level names of the file and its package's other

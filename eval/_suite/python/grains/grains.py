@@ -1,0 +1,6 @@
+def square(number):
+    pass
+
+
+def total():
+    pass
