@@ -38,7 +38,11 @@ func (p *progress) modelProgress(name string, data map[string]any) {
 		}
 		if !p.live && !p.verbose && p.now().Sub(c.lastPlain) >= plainEvery {
 			c.lastPlain = p.now()
-			p.printf("%s   %s: %d tokens so far, %.1f tok/s", p.elapsed(), firstOf(c.label, "model"), c.tokens, c.tokPerS)
+			line := fmt.Sprintf("%s   %s: %s so far", p.elapsed(), firstOf(c.label, "model"), textutil.Count(c.tokens, "token"))
+			if c.tokPerS > 0 { // one token has no rate yet
+				line += fmt.Sprintf(", %.1f tok/s", c.tokPerS)
+			}
+			p.printf("%s", line)
 		}
 	case "llm_call":
 		p.flushText()
