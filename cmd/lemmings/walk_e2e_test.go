@@ -112,6 +112,10 @@ func TestAStopTheUserAskedForIsNotAModelError(t *testing.T) {
 			if l := c.run(repo, "log"); strings.Contains(l.stdout, "model error") || strings.Contains(l.stdout, ": "+tc.status+" — "+tc.status) {
 				t.Errorf("lemmings log:\n%s", l.stdout)
 			}
+			// Approving it is refused in the same word.
+			if a := c.run(repo, "resume", "--approve"); a.code != exitUsage || !strings.Contains(a.stderr, " is "+tc.status+", not paused for an approval (how to go on: lemmings resume ") {
+				t.Errorf("resume --approve of a %s run: exit %d\n%s", tc.status, a.code, a.stderr)
+			}
 		})
 	}
 }
