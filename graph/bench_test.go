@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -37,12 +38,17 @@ func chain100(b *testing.B, opts ...CompileOption) *Compiled[ChainState] {
 	return c
 }
 
+// benchSeq keeps run ids unique across the calls of one benchmark function
+// (the testing package calls it again with a larger b.N, on the same store).
+var benchSeq atomic.Int64
+
 func runChain(b *testing.B, c *Compiled[ChainState]) {
 	ctx := context.Background()
+	seq := benchSeq.Add(1)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s, err := c.Run(ctx, fmt.Sprintf("run-%d", i), ChainState{})
+		s, err := c.Run(ctx, fmt.Sprintf("run-%d-%d", seq, i), ChainState{})
 		if err != nil || s.N != 100 {
 			b.Fatalf("run: %v (N=%d)", err, s.N)
 		}

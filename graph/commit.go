@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -15,7 +16,45 @@ import (
 // record alone tells a run's status.
 func (r *runner[S]) header(e *entry, status Status) {
 	e.status, e.created, e.time = status, r.created, time.Now()
-	e.next = r.names(r.next)
+	e.next = r.nextNames(r.next, r.sends)
+}
+
+// nextNames lists the nodes of the next step: those reached by edges, then
+// the node of each Send task.
+func (r *runner[S]) nextNames(next []int, sends []sendTask[S]) []string {
+	out := r.names(next)
+	for _, t := range sends {
+		out = append(out, r.c.nodes[t.node].name)
+	}
+	return out
+}
+
+// sendRecs encodes the Send tasks as changes from the state s they follow,
+// filtered like the state (and the live inputs take the filtered values).
+func (r *runner[S]) sendRecs(s S, sends []sendTask[S]) ([]sendRec, error) {
+	if len(sends) == 0 {
+		return nil, nil
+	}
+	tr := newTracker[S](r.c.plan)
+	if _, err := tr.reset(s); err != nil {
+		return nil, err
+	}
+	out := make([]sendRec, len(sends))
+	for k := range sends {
+		t := &sends[k]
+		ch, err := tr.diff(&t.in)
+		if err != nil {
+			return nil, fmt.Errorf("input of Send task %d to %s: %w", k, r.c.nodes[t.node].name, err)
+		}
+		if filtered, changed := r.c.redactChanges(ch); changed {
+			if err := r.c.adopt(&t.in, ch, filtered); err != nil {
+				return nil, fmt.Errorf("filtered input of Send task %d to %s: %w", k, r.c.nodes[t.node].name, err)
+			}
+			ch = filtered
+		}
+		out[k] = sendRec{node: r.c.nodes[t.node].name, changes: ch}
+	}
+	return out, nil
 }
 
 func (r *runner[S]) writeStatus(ctx context.Context, status Status, reason, msg string, before bool) error {
@@ -57,8 +96,15 @@ func (r *runner[S]) commitFirst(ctx context.Context) error {
 		}
 		r.meta = m
 	}
+	r.meta = withLineage(r.meta, r.lineage)
 	e := entry{nodes: []string{Start}, changes: full, meta: r.meta}
 	r.header(&e, StatusRunning)
+	if len(r.next) == 0 && len(r.sends) == 0 {
+		e.status = StatusDone // Start leads only to End, or to no Sends
+	}
+	if e.sends, err = r.sendRecs(r.state, r.sends); err != nil {
+		return fmt.Errorf("graph: run %s: step 0: %w", r.runID, err)
+	}
 	r.buf = encodePayload(r.buf[:0], &e)
 	if err := r.w.Append(context.WithoutCancel(ctx), Record{Kind: RecordSnapshot, Step: 0, Data: r.buf}); err != nil {
 		return err
@@ -73,7 +119,7 @@ func (r *runner[S]) commitFirst(ctx context.Context) error {
 // deltas since the last one outweigh it (and at least WithSnapshotBytes).
 // A pause asked by the step (pause != "") is recorded in the same record, so
 // no crash can keep the step and lose its pause.
-func (r *runner[S]) commit(ctx context.Context, ran []int, out S, next []int, changes []change, pause string) error {
+func (r *runner[S]) commit(ctx context.Context, ran []string, out S, next []int, sends []sendTask[S], changes []change, pause string) error {
 	step := r.step + 1
 	bytes := 0
 	if filtered, changed := r.c.redactChanges(changes); changed {
@@ -89,6 +135,7 @@ func (r *runner[S]) commit(ctx context.Context, ran []int, out S, next []int, ch
 			if err != nil {
 				return fmt.Errorf("graph: run %s: checkpoint metadata of step %d: %w", r.runID, step, err)
 			}
+			m = withLineage(m, r.lineage)
 			if !maps.Equal(m, r.meta) {
 				meta = m
 				if meta == nil {
@@ -97,14 +144,18 @@ func (r *runner[S]) commit(ctx context.Context, ran []int, out S, next []int, ch
 			}
 		}
 		status := StatusRunning
-		if len(next) == 0 {
+		if len(next) == 0 && len(sends) == 0 {
 			status = StatusDone
 		}
-		e := entry{nodes: r.names(ran), meta: meta}
+		e := entry{nodes: ran, meta: meta}
 		if pause != "" {
 			status, e.reason = StatusPaused, r.c.redactText(pause)
 		}
-		e.status, e.created, e.time, e.next = status, r.created, time.Now(), r.names(next)
+		e.status, e.created, e.time, e.next = status, r.created, time.Now(), r.nextNames(next, sends)
+		var err error
+		if e.sends, err = r.sendRecs(out, sends); err != nil {
+			return fmt.Errorf("graph: run %s: step %d: %w", r.runID, step, err)
+		}
 		kind := RecordDelta
 		e.changes = changes
 		if r.deltaBytes >= max(r.c.snapBytes, r.snapBytes) {
@@ -115,6 +166,9 @@ func (r *runner[S]) commit(ctx context.Context, ran []int, out S, next []int, ch
 				return err
 			}
 			e.changes, _ = r.c.redactChanges(full) // the state is filtered already; the store gets no chance to differ
+			if e.meta == nil && r.meta != nil {
+				e.meta = r.meta // State loads from the last snapshot on: it must repeat the metadata
+			}
 		}
 		r.buf = encodePayload(r.buf[:0], &e)
 		if err := r.w.Append(context.WithoutCancel(ctx), Record{Kind: kind, Step: step, Data: r.buf}); err != nil {
@@ -135,21 +189,23 @@ func (r *runner[S]) commit(ctx context.Context, ran []int, out S, next []int, ch
 			return err
 		}
 	}
-	r.state, r.step, r.skipBefore = out, step, false
+	r.state, r.step, r.skipBefore, r.taskStep = out, step, false, step+1
 	if r.w != nil {
-		r.lastRan = r.names(ran)
+		r.lastRan = ran
 	}
-	r.spare, r.next = r.next[:0], next
+	r.spare, r.next, r.sends = r.next[:0], next, sends
 	r.pending = nil
 	if r.em != nil {
-		r.emit(Event{Kind: EventCheckpoint, Step: step, Bytes: bytes, Changed: changedNames(changes), Next: r.names(next)})
+		r.emit(Event{Kind: EventCheckpoint, Step: step, Bytes: bytes, Changed: changedNames(changes), Next: r.nextNames(next, sends)})
 	}
 	return nil
 }
 
-// commitUpdate stores a state edited by Resume(WithUpdate) as its own step;
-// branches already finished are stored again for the new step.
-func (r *runner[S]) commitUpdate(ctx context.Context, s S) error {
+// commitUpdate stores a state edited by Resume(WithUpdate) as its own step.
+// Attributed to asNode, the next step is asNode's successors on the edited
+// state; otherwise the next nodes stay, and branches already finished are
+// stored again for the new step.
+func (r *runner[S]) commitUpdate(ctx context.Context, s S, asNode string) error {
 	changes, err := r.tr.diff(&s)
 	if err != nil {
 		return err
@@ -161,9 +217,32 @@ func (r *runner[S]) commitUpdate(ctx context.Context, s S) error {
 		changes = filtered
 	}
 	pending := r.pending
-	next := append([]int(nil), r.next...)
-	e := entry{nodes: []string{UpdateNode}, changes: changes, pausedBefore: r.skipBefore}
-	r.header(&e, StatusRunning)
+	next, sends := append([]int(nil), r.next...), r.sends
+	nodes := []string{UpdateNode}
+	before := r.skipBefore
+	taskStep := r.taskStep // the same tasks: their subgraph runs keep their ids
+	if asNode != "" {
+		idx := -1
+		if asNode != Start {
+			idx = r.c.byName[asNode]
+		}
+		if next, sends, err = r.successors(ctx, []int{idx}, []S{s}); err != nil {
+			return err
+		}
+		next = append([]int(nil), next...)
+		nodes, pending, before, taskStep = []string{asNode}, nil, false, r.step+2
+	}
+	e := entry{nodes: nodes, changes: changes, pausedBefore: before}
+	if taskStep != r.step+2 {
+		e.taskStep = taskStep
+	}
+	e.status, e.created, e.time, e.next = StatusRunning, r.created, time.Now(), r.nextNames(next, sends)
+	if len(next) == 0 && len(sends) == 0 {
+		e.status = StatusDone
+	}
+	if e.sends, err = r.sendRecs(s, sends); err != nil {
+		return err
+	}
 	r.buf = encodePayload(r.buf[:0], &e)
 	if err := r.w.Append(context.WithoutCancel(ctx), Record{Kind: RecordDelta, Step: r.step + 1, Data: r.buf}); err != nil {
 		return err
@@ -172,10 +251,10 @@ func (r *runner[S]) commitUpdate(ctx context.Context, s S) error {
 	if err := r.tr.commit(s, changes); err != nil {
 		return err
 	}
-	r.state, r.step, r.next, r.lastRan = s, r.step+1, next, []string{UpdateNode}
-	r.emit(Event{Kind: EventCheckpoint, Node: UpdateNode, Bytes: len(r.buf), Changed: changedNames(changes), Next: e.next})
-	for _, name := range slices.Sorted(maps.Keys(pending)) {
-		if err := r.storeWrite(ctx, name, pending[name]); err != nil {
+	r.state, r.step, r.next, r.sends, r.lastRan, r.skipBefore, r.taskStep = s, r.step+1, next, sends, nodes, before, taskStep
+	r.emit(Event{Kind: EventCheckpoint, Node: nodes[0], Bytes: len(r.buf), Changed: changedNames(changes), Next: e.next})
+	for _, k := range slices.SortedFunc(maps.Keys(pending), compareTasks) {
+		if err := r.storeWrite(ctx, k, pending[k]); err != nil {
 			return err
 		}
 	}
@@ -183,10 +262,18 @@ func (r *runner[S]) commitUpdate(ctx context.Context, s S) error {
 	return nil
 }
 
-// storeWrite records one finished branch of the parallel step being computed.
-func (r *runner[S]) storeWrite(ctx context.Context, node string, pw pendingWrite) error {
+func compareTasks(a, b taskKey) int {
+	if c := strings.Compare(a.node, b.node); c != 0 {
+		return c
+	}
+	return a.send - b.send
+}
+
+// storeWrite records one finished task of the parallel step being computed.
+func (r *runner[S]) storeWrite(ctx context.Context, k taskKey, pw pendingWrite) error {
 	stored, _ := r.c.redactChanges(pw.changes) // the step's commit filters what the run goes on with
-	e := entry{nodes: []string{node}, changes: stored, reason: r.c.redactText(pw.reason)}
+	e := entry{nodes: []string{k.node}, changes: stored, reason: r.c.redactText(pw.reason), task: k.send + 1}
+	node := k.label()
 	r.header(&e, StatusRunning)
 	buf := encodePayload(nil, &e)
 	r.wmu.Lock()

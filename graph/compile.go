@@ -19,6 +19,7 @@ const (
 	flagInterruptBefore = 1 << iota
 	flagInterruptAfter
 	flagSideEffects
+	flagSubgraph
 )
 
 // Compiled is a validated graph, ready to run. It is immutable and safe for
@@ -36,19 +37,29 @@ type Compiled[S any] struct {
 	stop      func(string) bool
 	redact    func([]byte) []byte
 	snapBytes int
+	durable   Durability // default durability of calls
 	plan      *statePlan
 	mermaid   string
 }
 
 type cnode[S any] struct {
 	name   string
+	label  []string // {name}: the nodes of a step that ran only this node
+	subg   subgraphHistory
 	fn     NodeFunc[S]
 	cfg    nodeConfig
 	flags  uint8
 	static []int // successors by static edge (endIdx for End), sorted
 	conds  []ccond[S]
+	sends  []csend[S]
 	single int  // the only successor when there is exactly one static edge and no router
 	simple bool // single is valid
+}
+
+type csend[S any] struct {
+	fanout func(S) []Send[S]
+	dest   map[string]int // declared target → node index
+	names  []string       // declared targets, for errors
 }
 
 type ccond[S any] struct {
@@ -63,18 +74,21 @@ type ccond[S any] struct {
 // reachable from Start, nodes with no way to End, a missing entry, state
 // fields that cannot be checkpointed, and options that do not fit.
 func (g *Graph[S]) Compile(opts ...CompileOption) (*Compiled[S], error) {
-	cfg := compileConfig{recursionLimit: DefaultRecursionLimit, snapshotBytes: DefaultSnapshotBytes}
+	cfg := compileConfig{recursionLimit: DefaultRecursionLimit, snapshotBytes: DefaultSnapshotBytes, durability: DurabilitySync}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	errs := append([]error(nil), g.errs...)
 	c := &Compiled[S]{byName: map[string]int{}, cp: cfg.checkpointer, limit: cfg.recursionLimit,
-		sinks: cfg.sinks, stop: cfg.stopCheck, redact: cfg.redact, snapBytes: cfg.snapshotBytes}
+		sinks: cfg.sinks, stop: cfg.stopCheck, redact: cfg.redact, snapBytes: cfg.snapshotBytes, durable: cfg.durability}
 	for i, n := range g.nodes {
 		c.byName[n.name] = i
-		c.nodes = append(c.nodes, cnode[S]{name: n.name, fn: n.fn, cfg: n.cfg})
+		c.nodes = append(c.nodes, cnode[S]{name: n.name, label: []string{n.name}, fn: n.fn, cfg: n.cfg, subg: n.subg})
 		if n.cfg.sideEffects {
 			c.nodes[i].flags |= flagSideEffects
+		}
+		if n.sub {
+			c.nodes[i].flags |= flagSubgraph
 		}
 	}
 	c.start.name = Start
@@ -92,7 +106,7 @@ func (g *Graph[S]) Compile(opts ...CompileOption) (*Compiled[S], error) {
 	for i := range c.nodes {
 		n := &c.nodes[i]
 		sort.Ints(n.static)
-		if len(n.static) == 1 && len(n.conds) == 0 {
+		if len(n.static) == 1 && len(n.conds) == 0 && len(n.sends) == 0 {
 			n.single, n.simple = n.static[0], true
 		}
 	}
@@ -173,6 +187,28 @@ func (c *Compiled[S]) wireEdges(g *Graph[S]) []error {
 			from.conds = append(from.conds, cc)
 		}
 	}
+	for _, sd := range g.sends {
+		from := c.source(sd.from)
+		if from == nil {
+			errs = append(errs, fmt.Errorf("AddSend from %q: unknown node", sd.from))
+			continue
+		}
+		cs := csend[S]{fanout: sd.fanout, dest: map[string]int{}}
+		bad := false
+		for _, name := range sd.targets {
+			i, ok := c.byName[name]
+			if !ok {
+				errs = append(errs, fmt.Errorf("AddSend from %q: unknown target %q (a Send runs a node; End and Start are not)", sd.from, name))
+				bad = true
+				continue
+			}
+			cs.dest[name] = i
+			cs.names = append(cs.names, name)
+		}
+		if !bad {
+			from.sends = append(from.sends, cs)
+		}
+	}
 	return errs
 }
 
@@ -197,6 +233,9 @@ func (c *Compiled[S]) applyOptions(cfg *compileConfig) []error {
 	}
 	if cfg.recursionLimit < 1 {
 		errs = append(errs, fmt.Errorf("WithRecursionLimit(%d): the limit must be at least 1", cfg.recursionLimit))
+	}
+	if !cfg.durability.valid() {
+		errs = append(errs, fmt.Errorf("WithDefaultDurability(%q): use DurabilitySync, DurabilityAsync or DurabilityExit", cfg.durability))
 	}
 	if cfg.snapshotBytes < 1 {
 		errs = append(errs, fmt.Errorf("WithSnapshotBytes(%d): must be at least 1", cfg.snapshotBytes))
@@ -239,6 +278,12 @@ func (n *cnode[S]) successorsOf() []int {
 			out = append(out, d)
 		}
 	}
+	for _, cs := range n.sends {
+		for _, d := range cs.dest {
+			out = append(out, d)
+		}
+		out = append(out, endIdx) // no Sends at all ends the branch
+	}
 	return out
 }
 
@@ -246,7 +291,7 @@ func (n *cnode[S]) successorsOf() []int {
 // way out and a path to End.
 func (c *Compiled[S]) checkTopology() []error {
 	var errs []error
-	if len(c.start.static) == 0 && len(c.start.conds) == 0 {
+	if len(c.start.static) == 0 && len(c.start.conds) == 0 && len(c.start.sends) == 0 {
 		return append(errs, fmt.Errorf("missing entry: add an edge from graph.Start to the first node"))
 	}
 	seen := make([]bool, len(c.nodes))
@@ -287,7 +332,7 @@ func (c *Compiled[S]) checkTopology() []error {
 		switch {
 		case !seen[i]:
 			unreachable = append(unreachable, n.name)
-		case len(n.static) == 0 && len(n.conds) == 0:
+		case len(n.static) == 0 && len(n.conds) == 0 && len(n.sends) == 0:
 			noExit = append(noExit, n.name)
 		case !reachesEnd[i]:
 			noEnd = append(noEnd, n.name)

@@ -85,6 +85,9 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("runs only as the child of a crash test")
 	}
 	mode, dir, _ := strings.Cut(spec, ":")
+	if crashChildModes(t, mode, dir) {
+		return
+	}
 	cp, err := NewFileCheckpointer(filepath.Join(dir, "store"))
 	if err != nil {
 		t.Fatal(err)

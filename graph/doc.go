@@ -34,6 +34,16 @@
 // a parallel step. A finished run cannot be resumed (ErrRunFinished), and two
 // writers never advance one run (ErrRunLocked).
 //
+// Time travel and dynamic shapes: Fork opens any stored step of a run as a
+// new run (optionally with WithUpdate and AsNode, LangGraph's update_state
+// with as_node) and Replay runs it; AddSend fans a node out to a number of
+// tasks decided at run time, each with its own input, checkpointed so that a
+// crash reruns only the unfinished tasks; AddSubgraph runs a compiled graph
+// as a node, its steps checkpointed under the parent's run and an interrupt
+// inside pausing the parent. WithDurability chooses per call when checkpoints
+// reach the store: sync (each step before the next), async (off the hot
+// path, flushed at side effects, pauses and the end) or exit (at the end).
+//
 // NewFileCheckpointer stores runs durably in a directory of append-only,
 // checksummed segment files; NewMemoryCheckpointer keeps them in memory. Both
 // implement Checkpointer. Events (run, node, retry, interrupt, error,

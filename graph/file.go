@@ -74,7 +74,7 @@ type segRef struct {
 func segName(step int) string { return fmt.Sprintf("%016d%s", step, segSuffix) }
 
 func (c *FileCheckpointer) runDir(runID string) (string, error) {
-	if !ValidRunID(runID) {
+	if !ValidRunPath(runID) { // a subgraph's run is a folder inside its parent's
 		return "", fmt.Errorf("%w: %q", ErrInvalidRunID, runID)
 	}
 	return filepath.Join(c.dir, runID), nil

@@ -133,6 +133,39 @@ func (w *fileWriter) Append(_ context.Context, rec Record) error {
 		return fmt.Errorf("run %s: the first record must be a snapshot", w.runID)
 	}
 	w.buf = appendFrame(w.buf[:0], rec)
+	return w.write()
+}
+
+// AppendBatch implements BatchWriter: the records between two snapshots go
+// out in one write(2); a snapshot starts its segment as Append does.
+func (w *fileWriter) AppendBatch(ctx context.Context, recs []Record) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	for i := 0; i < len(recs); {
+		if recs[i].Kind == RecordSnapshot || w.seg == nil {
+			if err := w.Append(ctx, recs[i]); err != nil {
+				return err
+			}
+			i++
+			continue
+		}
+		w.buf = w.buf[:0]
+		for ; i < len(recs) && recs[i].Kind != RecordSnapshot; i++ {
+			if !recs[i].Kind.valid() {
+				return fmt.Errorf("run %s: invalid record kind %d", w.runID, recs[i].Kind)
+			}
+			w.buf = appendFrame(w.buf, recs[i])
+		}
+		if err := w.write(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// write appends the frames in w.buf to the current segment with one write(2).
+func (w *fileWriter) write() error {
 	if _, err := w.seg.Write(w.buf); err != nil {
 		// Take back whatever part of the record reached the file, so that
 		// nothing partial stays behind the next record.

@@ -25,6 +25,7 @@ type Graph[S any] struct {
 	index map[string]int
 	edges []edgeDef
 	conds []condDef[S]
+	sends []sendDef[S]
 	errs  []error
 }
 
@@ -32,6 +33,28 @@ type nodeDef[S any] struct {
 	name string
 	fn   NodeFunc[S]
 	cfg  nodeConfig
+	sub  bool // a subgraph (AddSubgraph)
+	subg subgraphHistory
+}
+
+// subgraphHistory is the part of a Subgraph that History needs.
+type subgraphHistory interface {
+	history(ctx context.Context, cp Checkpointer, runID, ns string) ([]CheckpointInfo, error)
+}
+
+type sendDef[S any] struct {
+	from    string
+	fanout  func(S) []Send[S]
+	targets []string
+}
+
+// Send is one invocation of Node with State as its input, returned by the
+// fan-out function of AddSend. Its result is joined with the step's other
+// results by the state's reducers, counting only what Node changed in
+// State.
+type Send[S any] struct {
+	Node  string
+	State S
 }
 
 type edgeDef struct{ from, to string }
@@ -50,20 +73,25 @@ func New[S any]() *Graph[S] {
 
 // AddNode adds a node; names are unique and may not be Start, End or empty.
 func (g *Graph[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Graph[S] {
+	g.addNode(name, fn, false, opts)
+	return g
+}
+
+func (g *Graph[S]) addNode(name string, fn NodeFunc[S], sub bool, opts []NodeOption) {
 	switch {
 	case name == "":
 		g.errs = append(g.errs, fmt.Errorf("AddNode: empty node name"))
-		return g
+		return
 	case name == Start || name == End || name == UpdateNode:
 		g.errs = append(g.errs, fmt.Errorf("AddNode: %q is a reserved name", name))
-		return g
+		return
 	case fn == nil:
 		g.errs = append(g.errs, fmt.Errorf("AddNode %q: nil function", name))
-		return g
+		return
 	}
 	if _, dup := g.index[name]; dup {
 		g.errs = append(g.errs, fmt.Errorf("AddNode: duplicate node name %q", name))
-		return g
+		return
 	}
 	var cfg nodeConfig
 	for _, o := range opts {
@@ -76,8 +104,7 @@ func (g *Graph[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Gra
 		g.errs = append(g.errs, fmt.Errorf("AddNode %q: retry policy needs backoffs ≥ 0 and 0 ≤ Jitter ≤ 1", name))
 	}
 	g.index[name] = len(g.nodes)
-	g.nodes = append(g.nodes, &nodeDef[S]{name: name, fn: fn, cfg: cfg})
-	return g
+	g.nodes = append(g.nodes, &nodeDef[S]{name: name, fn: fn, cfg: cfg, sub: sub})
 }
 
 // AddEdge adds a static edge. Several edges from one node fan out: their
@@ -121,5 +148,23 @@ func (g *Graph[S]) AddConditionalEdgesMap(from string, route func(S) string, rou
 		c.dests = append(c.dests, routes[label])
 	}
 	g.conds = append(g.conds, c)
+	return g
+}
+
+// AddSend adds a fan-out: after from runs, fanout returns any number of
+// Sends, each an invocation of one of targets with its own input state; they
+// run in parallel in the next step (with any nodes reached by edges) and
+// their results are joined by the state's reducers. A Send to a node outside
+// targets fails the run with a *RouteError; no Sends lead nowhere, like End.
+func (g *Graph[S]) AddSend(from string, fanout func(S) []Send[S], targets ...string) *Graph[S] {
+	if fanout == nil {
+		g.errs = append(g.errs, fmt.Errorf("AddSend from %q: nil fan-out function", from))
+		return g
+	}
+	if len(targets) == 0 {
+		g.errs = append(g.errs, fmt.Errorf("AddSend from %q: no targets declared", from))
+		return g
+	}
+	g.sends = append(g.sends, sendDef[S]{from: from, fanout: fanout, targets: append([]string(nil), targets...)})
 	return g
 }

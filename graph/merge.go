@@ -8,9 +8,12 @@ import (
 )
 
 // mergeResults joins the results of a parallel step. With WithMerge the user's
-// function decides; otherwise each field follows its reducer (statetype.go).
-// Fields kept out of checkpoints (json:"-") keep the step's input value.
-func (r *runner[S]) mergeResults(base S, names []string, outs []S) (S, error) {
+// function decides; otherwise each field follows its reducer (statetype.go),
+// applied to what each task changed in its own input (ins[k], the step's
+// state for a node reached by an edge, the Send's state for a Send task):
+// chs[k] are those changes. Fields kept out of checkpoints (json:"-") keep
+// the step's input value.
+func (r *runner[S]) mergeResults(base S, names []string, ins, outs []S, chs [][]change) (S, error) {
 	if r.c.merge != nil {
 		out, err := r.c.merge(base, names, outs)
 		if err != nil {
@@ -18,24 +21,16 @@ func (r *runner[S]) mergeResults(base S, names []string, outs []S) (S, error) {
 		}
 		return out, nil
 	}
-	diffs := make([][]change, len(outs))
-	for k := range outs {
-		d, err := r.tr.diff(&outs[k])
-		if err != nil {
-			return base, fmt.Errorf("graph: run %s: result of %s: %w", r.runID, names[k], err)
-		}
-		diffs[k] = d
-	}
 	result := base
 	rv := reflect.ValueOf(&result).Elem()
 	for _, f := range r.c.plan.fields {
 		var writers []int
-		var chs []change
-		for k, d := range diffs {
+		var fchs []change
+		for k, d := range chs {
 			for _, c := range d {
 				if c.field == f.name {
 					writers = append(writers, k)
-					chs = append(chs, c)
+					fchs = append(fchs, c)
 				}
 			}
 		}
@@ -47,28 +42,29 @@ func (r *runner[S]) mergeResults(base S, names []string, outs []S) (S, error) {
 			who[i] = names[k]
 		}
 		field := func(k int) reflect.Value { return reflect.ValueOf(&outs[k]).Elem().Field(f.index) }
+		input := func(k int) reflect.Value { return reflect.ValueOf(&ins[k]).Elem().Field(f.index) }
 		switch f.red {
 		case reduceAppend:
 			cur := rv.Field(f.index)
 			L := cur.Len()
 			acc := cur.Slice3(0, L, L)
 			for i, k := range writers {
-				if chs[i].op != opAppend {
+				if fchs[i].op != opAppend {
 					return base, &MergeError{Field: f.name, Nodes: []string{names[k]}, Why: "the field is declared graph:\"append\" but the node changed or removed existing elements"}
 				}
 				v := field(k)
-				acc = reflect.AppendSlice(acc, v.Slice(L, v.Len()))
+				acc = reflect.AppendSlice(acc, v.Slice(input(k).Len(), v.Len()))
 			}
 			rv.Field(f.index).Set(acc)
 		case reduceMerge:
-			m, err := mergeMaps(rv.Field(f.index), writers, names, field)
+			m, err := mergeMaps(rv.Field(f.index), writers, names, input, field)
 			if err != nil {
 				return base, &MergeError{Field: f.name, Nodes: who, Why: err.Error()}
 			}
 			rv.Field(f.index).Set(m)
 		default:
-			for i := 1; i < len(chs); i++ {
-				if !bytes.Equal(chs[i].value, chs[0].value) {
+			for i := 1; i < len(fchs); i++ {
+				if !bytes.Equal(fchs[i].value, fchs[0].value) {
 					return base, &MergeError{Field: f.name, Nodes: who,
 						Why: "they wrote different values; declare a reducer (graph:\"append\" for slices, graph:\"merge\" for maps) or use WithMerge"}
 				}
@@ -80,9 +76,9 @@ func (r *runner[S]) mergeResults(base S, names []string, outs []S) (S, error) {
 }
 
 // mergeMaps joins maps key by key: each branch's added, changed and deleted
-// keys apply to a copy of the base map; two branches doing different things
-// to one key is a conflict.
-func mergeMaps(baseV reflect.Value, writers []int, names []string, field func(int) reflect.Value) (reflect.Value, error) {
+// keys (against its input map) apply to a copy of the base map; two branches
+// doing different things to one key is a conflict.
+func mergeMaps(baseV reflect.Value, writers []int, names []string, input, field func(int) reflect.Value) (reflect.Value, error) {
 	type op struct {
 		by    string
 		del   bool
@@ -94,14 +90,14 @@ func mergeMaps(baseV reflect.Value, writers []int, names []string, field func(in
 	var order []reflect.Value
 	encode := func(v reflect.Value) ([]byte, error) { return json.Marshal(v.Interface()) }
 	for _, k := range writers {
-		bm := field(k)
+		bm, inV := field(k), input(k)
 		for _, key := range bm.MapKeys() {
 			v := bm.MapIndex(key)
 			enc, err := encode(v)
 			if err != nil {
 				return baseV, err
 			}
-			if bv := baseV.MapIndex(key); bv.IsValid() {
+			if bv := inV.MapIndex(key); bv.IsValid() {
 				benc, err := encode(bv)
 				if err != nil {
 					return baseV, err
@@ -119,10 +115,10 @@ func mergeMaps(baseV reflect.Value, writers []int, names []string, field func(in
 			ops[key.Interface()] = &op{by: names[k], val: v, enc: enc, isSet: true}
 			order = append(order, key)
 		}
-		if baseV.IsNil() {
+		if inV.IsNil() {
 			continue
 		}
-		for _, key := range baseV.MapKeys() {
+		for _, key := range inV.MapKeys() {
 			if bm.MapIndex(key).IsValid() {
 				continue
 			}

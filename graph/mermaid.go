@@ -22,6 +22,10 @@ func (g *Graph[S]) renderMermaid() string {
 	}
 	fmt.Fprintf(&b, "\t%s([\"%s\"]):::first\n", id(Start), Start)
 	for _, n := range g.nodes {
+		if n.sub {
+			fmt.Fprintf(&b, "\t%s[[\"%s\"]]\n", id(n.name), mermaidText(n.name)) // a subgraph
+			continue
+		}
 		fmt.Fprintf(&b, "\t%s[\"%s\"]\n", id(n.name), mermaidText(n.name))
 	}
 	fmt.Fprintf(&b, "\t%s([\"%s\"]):::last\n", id(End), End)
@@ -37,6 +41,11 @@ func (g *Graph[S]) renderMermaid() string {
 		}
 		for _, d := range cd.dests {
 			fmt.Fprintf(&b, "\t%s -. \"%s\" .-> %s;\n", id(cd.from), mermaidText(d), id(d))
+		}
+	}
+	for _, sd := range g.sends {
+		for _, d := range sd.targets {
+			fmt.Fprintf(&b, "\t%s == \"send\" ==> %s;\n", id(sd.from), id(d))
 		}
 	}
 	b.WriteString("\tclassDef first fill-opacity:0\n\tclassDef last fill:#bfb6fc\n")

@@ -54,6 +54,7 @@ type compileConfig struct {
 	stopCheck       func(runID string) bool
 	redact          func([]byte) []byte
 	snapshotBytes   int
+	durability      Durability
 }
 
 // DefaultRecursionLimit is the number of steps one Run or Resume call may take.
@@ -122,6 +123,13 @@ func WithRedact(fn func(json []byte) []byte) CompileOption {
 	return func(c *compileConfig) { c.redact = fn }
 }
 
+// WithDefaultDurability sets the durability of runs started without
+// WithDurability, and of calls on stored runs that never chose one (default
+// DurabilitySync).
+func WithDefaultDurability(d Durability) CompileOption {
+	return func(c *compileConfig) { c.durability = d }
+}
+
 // DefaultSnapshotBytes is the least number of delta bytes between two full snapshots.
 const DefaultSnapshotBytes = 256 << 10
 
@@ -131,15 +139,37 @@ const DefaultSnapshotBytes = 256 << 10
 // loading a state reads at most about twice max(n, state size).
 func WithSnapshotBytes(n int) CompileOption { return func(c *compileConfig) { c.snapshotBytes = n } }
 
-// ResumeOption configures Resume.
-type ResumeOption func(*resumeConfig)
+// RunOption configures one call of Run, Resume, Fork or Replay.
+type RunOption func(*runConfig)
 
-type resumeConfig struct {
-	update any // func(S) (S, error)
+// ResumeOption configures Resume; it is a RunOption.
+type ResumeOption = RunOption
+
+type runConfig struct {
+	update     any    // func(S) (S, error)
+	asNode     string // the node the update is attributed to; "" for UpdateNode
+	durability Durability
 }
 
-// WithUpdate edits the stored state before the run continues; the edit is
-// committed as its own checkpoint (node "__update__").
-func WithUpdate[S any](fn func(S) (S, error)) ResumeOption {
-	return func(c *resumeConfig) { c.update = fn }
+// WithUpdate edits the stored state before the run continues (Resume, Fork);
+// the edit is committed as its own checkpoint, attributed to node
+// "__update__" unless AsNode names another.
+func WithUpdate[S any](fn func(S) (S, error)) RunOption {
+	return func(c *runConfig) { c.update = fn }
+}
+
+// AsNode attributes the checkpoint of WithUpdate to node, as if node had
+// returned the edited state: the next nodes are node's successors, picked by
+// its edges and routers on the edited state (LangGraph's as_node). Without
+// it, the update keeps the next nodes the run had.
+func AsNode(node string) RunOption {
+	return func(c *runConfig) { c.asNode = node }
+}
+
+// WithDurability sets when this call's checkpoints reach the store
+// (DurabilitySync, DurabilityAsync, DurabilityExit). On Run it is the run's
+// mode, which later calls keep (MetaDurability); on Resume or Replay it
+// overrides the run's mode for that call.
+func WithDurability(d Durability) RunOption {
+	return func(c *runConfig) { c.durability = d }
 }

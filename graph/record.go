@@ -36,6 +36,10 @@ const (
 	payloadVersion   = 1
 	flagPausedBefore = 1 << 0 // paused before Next ran: Resume does not pause there again
 	flagMeta         = 1 << 1
+	flagSends        = 1 << 2 // a step's record: the Send tasks of the next step follow the changes
+	flagTask         = 1 << 3 // a branch write: the branch is Send task number k (follows the changes)
+	flagTaskStep     = 1 << 4 // a step's record: the next tasks keep the step they were scheduled in
+	knownFlags       = flagPausedBefore | flagMeta | flagSends | flagTask | flagTaskStep
 )
 
 // entry is a decoded record: one checkpoint, branch write or status change.
@@ -52,7 +56,20 @@ type entry struct {
 	errMsg       string
 	meta         map[string]string // nil when not stored in this record
 	changes      []change
-	size         int // bytes of the stored payload
+	// sends: the Send tasks of the next step, each input stored as its
+	// changes from this record's state; their nodes end next.
+	sends []sendRec
+	task  int // a branch write of Send task task-1; 0 for a node reached by an edge
+	// taskStep: the step the next tasks were scheduled in, when an update
+	// kept them (0: this record's step + 1); it names their subgraph runs.
+	taskStep int
+	size     int // bytes of the stored payload
+}
+
+// sendRec is a stored Send task: its node and its input as changes.
+type sendRec struct {
+	node    string
+	changes []change
 }
 
 var errShort = errors.New("truncated payload")
@@ -65,6 +82,15 @@ func encodePayload(buf []byte, e *entry) []byte {
 	}
 	if e.meta != nil {
 		flags |= flagMeta
+	}
+	if len(e.sends) > 0 {
+		flags |= flagSends
+	}
+	if e.task > 0 {
+		flags |= flagTask
+	}
+	if e.taskStep > 0 {
+		flags |= flagTaskStep
 	}
 	buf = append(buf, payloadVersion, statusCode(e.status), flags)
 	buf = binary.AppendVarint(buf, e.created.UnixNano())
@@ -85,8 +111,26 @@ func encodePayload(buf []byte, e *entry) []byte {
 			buf = appendString(buf, e.meta[k])
 		}
 	}
-	buf = binary.AppendUvarint(buf, uint64(len(e.changes)))
-	for _, c := range e.changes {
+	buf = appendChanges(buf, e.changes)
+	if len(e.sends) > 0 {
+		buf = binary.AppendUvarint(buf, uint64(len(e.sends)))
+		for _, sr := range e.sends {
+			buf = appendString(buf, sr.node)
+			buf = appendChanges(buf, sr.changes)
+		}
+	}
+	if e.task > 0 {
+		buf = binary.AppendUvarint(buf, uint64(e.task))
+	}
+	if e.taskStep > 0 {
+		buf = binary.AppendUvarint(buf, uint64(e.taskStep))
+	}
+	return buf
+}
+
+func appendChanges(buf []byte, changes []change) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(changes)))
+	for _, c := range changes {
 		buf = appendString(buf, c.field)
 		buf = append(buf, c.op)
 		buf = binary.AppendUvarint(buf, uint64(len(c.value)))
@@ -195,6 +239,26 @@ func (d *decoder) strs() []string {
 	return out
 }
 
+// changes reads a count and that many field changes.
+func (d *decoder) changes() ([]change, error) {
+	n := d.count(3)
+	var out []change
+	if n > 0 {
+		out = make([]change, 0, n)
+	}
+	for i := 0; i < n && d.err == nil; i++ {
+		var c change
+		c.field = d.str()
+		c.op = d.byte1()
+		c.value = d.bytesN()
+		if d.err == nil && c.op != opSet && c.op != opAppend {
+			return nil, fmt.Errorf("unknown field operation %d", c.op)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 // decodePayload parses a record's payload.
 func decodePayload(kind RecordKind, step int, b []byte) (*entry, error) {
 	d := &decoder{b: b}
@@ -207,7 +271,7 @@ func decodePayload(kind RecordKind, step int, b []byte) (*entry, error) {
 		return nil, fmt.Errorf("unknown status code %d", sc)
 	}
 	flags := d.byte1()
-	if d.err == nil && flags&^(flagPausedBefore|flagMeta) != 0 {
+	if d.err == nil && flags&^knownFlags != 0 {
 		return nil, fmt.Errorf("unknown flags %#x", flags)
 	}
 	e.pausedBefore = flags&flagPausedBefore != 0
@@ -225,19 +289,39 @@ func decodePayload(kind RecordKind, step int, b []byte) (*entry, error) {
 			e.meta[k] = d.str()
 		}
 	}
-	n := d.count(3)
-	if n > 0 {
-		e.changes = make([]change, 0, n)
+	var err error
+	if e.changes, err = d.changes(); err != nil {
+		return nil, err
 	}
-	for i := 0; i < n && d.err == nil; i++ {
-		var c change
-		c.field = d.str()
-		c.op = d.byte1()
-		c.value = d.bytesN()
-		if d.err == nil && c.op != opSet && c.op != opAppend {
-			return nil, fmt.Errorf("unknown field operation %d", c.op)
+	if flags&flagSends != 0 {
+		n := d.count(2)
+		e.sends = make([]sendRec, 0, n)
+		for i := 0; i < n && d.err == nil; i++ {
+			sr := sendRec{node: d.str()}
+			if sr.changes, err = d.changes(); err != nil {
+				return nil, err
+			}
+			e.sends = append(e.sends, sr)
 		}
-		e.changes = append(e.changes, c)
+		if d.err == nil && len(e.sends) > len(e.next) {
+			return nil, fmt.Errorf("%d Send tasks but %d next nodes", len(e.sends), len(e.next))
+		}
+	}
+	if flags&flagTask != 0 {
+		if k := d.uvarint(); d.err == nil {
+			if k == 0 || k > 1<<31 {
+				return nil, fmt.Errorf("bad Send task number %d", k)
+			}
+			e.task = int(k)
+		}
+	}
+	if flags&flagTaskStep != 0 {
+		if ts := d.uvarint(); d.err == nil {
+			if ts == 0 || ts > uint64(step) {
+				return nil, fmt.Errorf("bad task step %d at step %d", ts, step)
+			}
+			e.taskStep = int(ts)
+		}
 	}
 	if d.err != nil {
 		return nil, d.err

@@ -13,21 +13,21 @@ import (
 )
 
 // single runs a step of one node.
-func (r *runner[S]) single(ctx context.Context, idx int) (out S, next []int, changes []change, interrupt string, err error) {
+func (r *runner[S]) single(ctx context.Context, idx int) (out S, next []int, sends []sendTask[S], changes []change, interrupt string, err error) {
 	step := r.step + 1
 	var dur time.Duration
-	out, dur, err = r.runNode(ctx, idx, r.state, step)
+	out, dur, err = r.runNode(ctx, idx, r.state, step, -1)
 	if err != nil {
 		reason, ok := interruptReason(err)
 		if !ok {
-			return out, nil, nil, "", err
+			return out, nil, nil, nil, "", err
 		}
 		interrupt = reason
 	}
 	if r.track {
 		o := out // only this copy escapes, and only when tracking
 		if changes, err = r.tr.diff(&o); err != nil {
-			return out, nil, nil, "", fmt.Errorf("graph: run %s: node %q returned a state that cannot be stored: %w", r.runID, r.c.nodes[idx].name, err)
+			return out, nil, nil, nil, "", fmt.Errorf("graph: run %s: node %q returned a state that cannot be stored: %w", r.runID, r.c.nodes[idx].name, err)
 		}
 	}
 	if r.em != nil {
@@ -39,10 +39,10 @@ func (r *runner[S]) single(ctx context.Context, idx int) (out S, next []int, cha
 		if n.single != endIdx {
 			next = append(next, n.single)
 		}
-		return out, next, changes, interrupt, nil
+		return out, next, nil, changes, interrupt, nil
 	}
-	next, err = r.successors(ctx, []int{idx}, []S{out})
-	return out, next, changes, interrupt, err
+	next, sends, err = r.successors(ctx, []int{idx}, []S{out})
+	return out, next, sends, changes, interrupt, err
 }
 
 // interruptReason reports whether err is an Interrupt, and its reason.
@@ -55,9 +55,11 @@ func interruptReason(err error) (string, bool) {
 }
 
 // successors lists the nodes that follow ran (-1 stands for Start), each
-// router seeing its own node's result; sorted, without End or duplicates.
-func (r *runner[S]) successors(_ context.Context, ran []int, outs []S) ([]int, error) {
+// router seeing its own node's result: the nodes reached by edges sorted,
+// without End or duplicates, and the Send tasks in the order they were made.
+func (r *runner[S]) successors(_ context.Context, ran []int, outs []S) ([]int, []sendTask[S], error) {
 	next := r.spare[:0]
+	var sends []sendTask[S]
 	add := func(d int) {
 		if d != endIdx && !r.seen[d] {
 			r.seen[d] = true
@@ -82,21 +84,35 @@ func (r *runner[S]) successors(_ context.Context, ran []int, outs []S) ([]int, e
 			}
 			add(d)
 		}
+		for _, cs := range n.sends {
+			for _, sd := range cs.fanout(outs[k]) {
+				d, ok := cs.dest[sd.Node]
+				if !ok {
+					err = &RouteError{Node: n.name, Destination: sd.Node, Declared: cs.names}
+					break
+				}
+				sends = append(sends, sendTask[S]{node: d, in: sd.State})
+			}
+		}
 	}
 	for _, d := range next {
 		r.seen[d] = false
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sort.Ints(next)
-	return next, nil
+	return next, sends, nil
 }
 
 // runNode runs one node with its timeout and retry policy; panics become a
 // *NodeError with the stack. It returns the successful attempt's duration.
-func (r *runner[S]) runNode(ctx context.Context, idx int, in S, step int) (S, time.Duration, error) {
+func (r *runner[S]) runNode(ctx context.Context, idx int, in S, step, send int) (S, time.Duration, error) {
 	n := &r.c.nodes[idx]
+	if n.flags&flagSubgraph != 0 {
+		ctx = context.WithValue(ctx, subKey{}, &subScope{env: r.env, stop: r.stopRequested,
+			parent: r.runID, node: n.name, step: r.taskStep, send: send})
+	}
 	attempts := max(1, n.cfg.retry.MaxAttempts)
 	for attempt := 1; ; attempt++ {
 		nctx := ctx
@@ -126,7 +142,8 @@ func (r *runner[S]) runNode(ctx context.Context, idx int, in S, step int) (S, ti
 			return out, dur, nil
 		}
 		var ie *InterruptError
-		if errors.As(err, &ie) {
+		var sp *subgraphStop
+		if errors.As(err, &ie) || errors.As(err, &sp) {
 			return out, dur, err
 		}
 		if ctx.Err() != nil {
@@ -184,40 +201,54 @@ func callNode[S any](ctx context.Context, fn NodeFunc[S], s S) (out S, err error
 	return out, err, ""
 }
 
-// parallel runs a step of several nodes at once, each on its own copy of the
-// state. Every branch that finishes is recorded at once (a RecordWrite), so
-// a crash or a failing sibling never makes it run again; branches recorded
-// before a crash are not rerun on resume. The step fails after every branch
-// has returned if any failed.
-func (r *runner[S]) parallel(ctx context.Context, ran []int) (out S, next []int, changes []change, interrupt string, err error) {
+// parallel runs a step of several tasks at once — the nodes reached by
+// edges, then the Send tasks — each on its own copy of its input. Every task
+// that finishes is recorded at once (a RecordWrite), so a crash or a failing
+// sibling never makes it run again; tasks recorded before a crash are not
+// rerun on resume. The step fails after every task has returned if any
+// failed. It returns the labels of the tasks that ran.
+func (r *runner[S]) parallel(ctx context.Context) (ran []string, out S, next []int, sends []sendTask[S], changes []change, interrupt string, err error) {
 	step := r.step + 1
 	if !r.track {
 		// No per-step tracking without store or sinks: build it for this join.
 		r.tr = newTracker[S](r.c.plan)
 		if _, err := r.tr.reset(r.state); err != nil {
-			return out, nil, nil, "", err
+			return nil, out, nil, nil, nil, "", err
 		}
 	}
 	base := branchCopy(r.state)
-	outs := make([]S, len(ran))
-	reasons := make([]string, len(ran))
-	errs := make([]error, len(ran))
+	type task struct {
+		key  taskKey
+		node int
+		in   S
+	}
+	tasks := make([]task, 0, len(r.next)+len(r.sends))
+	for _, i := range r.next {
+		tasks = append(tasks, task{key: taskKey{node: r.c.nodes[i].name, send: -1}, node: i, in: base})
+	}
+	for k, t := range r.sends {
+		tasks = append(tasks, task{key: taskKey{node: r.c.nodes[t.node].name, send: k}, node: t.node, in: branchCopy(t.in)})
+	}
+	n := len(tasks)
+	ins, outs, chs := make([]S, n), make([]S, n), make([][]change, n)
+	reasons, errs := make([]string, n), make([]error, n)
 	var wg sync.WaitGroup
-	for k, idx := range ran {
-		name := r.c.nodes[idx].name
-		if pw, ok := r.pending[name]; ok {
-			s := base
+	for k, t := range tasks {
+		ins[k] = t.in
+		name := t.key.label()
+		if pw, ok := r.pending[t.key]; ok {
+			s := branchCopy(t.in)
 			if err := applyChanges(r.c.plan, &s, pw.changes); err != nil {
-				return out, nil, nil, "", fmt.Errorf("graph: run %s: stored result of %s: %w", r.runID, name, err)
+				return nil, out, nil, nil, nil, "", fmt.Errorf("graph: run %s: stored result of %s: %w", r.runID, name, err)
 			}
-			outs[k], reasons[k] = s, pw.reason
+			outs[k], chs[k], reasons[k] = s, pw.changes, pw.reason
 			continue
 		}
-		in := branchCopy(base)
+		in := branchCopy(t.in)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			o, dur, err := r.runNode(ctx, idx, in, step)
+			o, dur, err := r.runNode(ctx, t.node, in, step, t.key.send)
 			var ie *InterruptError
 			if err != nil && !errors.As(err, &ie) {
 				errs[k] = err
@@ -226,24 +257,34 @@ func (r *runner[S]) parallel(ctx context.Context, ran []int) (out S, next []int,
 			if ie != nil {
 				reasons[k] = ie.Reason
 			}
-			ch, derr := r.tr.diff(&o)
+			// What the task changed in its own input: for a Send task that
+			// input is not the step's state.
+			tr := r.tr
+			if t.key.send >= 0 {
+				tr = newTracker[S](r.c.plan)
+				if _, err := tr.reset(t.in); err != nil {
+					errs[k] = fmt.Errorf("graph: run %s: input of %s cannot be stored: %w", r.runID, name, err)
+					return
+				}
+			}
+			ch, derr := tr.diff(&o)
 			if derr != nil {
 				errs[k] = fmt.Errorf("graph: run %s: node %q returned a state that cannot be stored: %w", r.runID, name, derr)
 				return
 			}
 			if r.w != nil {
-				if err := r.storeWrite(ctx, name, pendingWrite{changes: ch, reason: reasons[k]}); err != nil {
+				if err := r.storeWrite(ctx, t.key, pendingWrite{changes: ch, reason: reasons[k]}); err != nil {
 					errs[k] = err
 					return
 				}
 			}
-			outs[k] = o
-			r.emit(Event{Kind: EventNodeEnd, Step: step, Node: name, Duration: dur, Changed: changedNames(ch)})
+			outs[k], chs[k] = o, ch
+			r.emit(Event{Kind: EventNodeEnd, Step: step, Node: t.key.node, Duration: dur, Changed: changedNames(ch)})
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return out, nil, nil, "", err
+	if err := stepError(errs); err != nil {
+		return nil, out, nil, nil, nil, "", err
 	}
 	for _, reason := range reasons {
 		if reason != "" {
@@ -251,18 +292,47 @@ func (r *runner[S]) parallel(ctx context.Context, ran []int) (out S, next []int,
 			break
 		}
 	}
-	names := r.names(ran)
-	out, err = r.mergeResults(base, names, outs)
+	ran = make([]string, n)
+	names := make([]string, n)
+	nodes := make([]int, n)
+	for k, t := range tasks {
+		ran[k], names[k], nodes[k] = t.key.label(), t.key.node, t.node
+	}
+	out, err = r.mergeResults(base, names, ins, outs, chs)
 	if err != nil {
-		return out, nil, nil, "", err
+		return nil, out, nil, nil, nil, "", err
 	}
 	if r.track {
 		if changes, err = r.tr.diff(&out); err != nil {
-			return out, nil, nil, "", fmt.Errorf("graph: run %s: merged state cannot be stored: %w", r.runID, err)
+			return nil, out, nil, nil, nil, "", fmt.Errorf("graph: run %s: merged state cannot be stored: %w", r.runID, err)
 		}
 	}
-	next, err = r.successors(ctx, ran, outs)
-	return out, next, changes, interrupt, err
+	next, sends, err = r.successors(ctx, nodes, outs)
+	return ran, out, next, sends, changes, interrupt, err
+}
+
+// stepError is the failure of a parallel step: the tasks' errors joined, or,
+// when the only ones are subgraphs that paused or halted, the first of those
+// (the step is not committed; the subgraphs continue on Resume).
+func stepError(errs []error) error {
+	var stop error
+	var failed []error
+	for _, err := range errs {
+		var sp *subgraphStop
+		switch {
+		case err == nil:
+		case errors.As(err, &sp):
+			if stop == nil {
+				stop = err
+			}
+		default:
+			failed = append(failed, err)
+		}
+	}
+	if len(failed) > 0 {
+		return errors.Join(failed...)
+	}
+	return stop
 }
 
 // branchCopy gives a branch its own top-level containers: every slice field

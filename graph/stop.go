@@ -84,12 +84,38 @@ func (r *runner[S]) cancelled(ctx context.Context, err error) error {
 	return r.interrupted(ctx, err)
 }
 
+// pauseError is the error of a call that paused; it matches ErrPaused.
+type pauseError struct {
+	runID  string
+	step   int
+	reason string
+}
+
+func (e *pauseError) Error() string {
+	return fmt.Sprintf("graph: run %s at step %d (%s): %v", e.runID, e.step, e.reason, ErrPaused)
+}
+
+func (e *pauseError) Unwrap() error { return ErrPaused }
+
+// haltError is the error of a call that halted; it matches ErrHalted.
+type haltError struct {
+	runID  string
+	step   int
+	reason string
+}
+
+func (e *haltError) Error() string {
+	if e.reason == "" {
+		return fmt.Sprintf("graph: run %s stopped at step %d: %v", e.runID, e.step, ErrHalted)
+	}
+	return fmt.Sprintf("graph: run %s stopped at step %d (%s): %v", e.runID, e.step, e.reason, ErrHalted)
+}
+
+func (e *haltError) Unwrap() error { return ErrHalted }
+
 // halt stores the run as halted; reason says why ("" for the stop check).
 func (r *runner[S]) halt(ctx context.Context, reason string) error {
-	err := fmt.Errorf("graph: run %s stopped at step %d: %w", r.runID, r.step, ErrHalted)
-	if reason != "" {
-		err = fmt.Errorf("graph: run %s stopped at step %d (%s): %w", r.runID, r.step, reason, ErrHalted)
-	}
+	err := &haltError{runID: r.runID, step: r.step, reason: reason}
 	if serr := r.stopWith(ctx, StatusHalted, reason, nil, false); serr != nil {
 		return errors.Join(err, serr)
 	}
@@ -100,8 +126,8 @@ func (r *runner[S]) halt(ctx context.Context, reason string) error {
 // already (commit): it syncs and reports.
 func (r *runner[S]) paused(ctx context.Context, reason string) error {
 	reason = r.c.redactText(reason)
-	r.emit(Event{Kind: EventInterrupt, Reason: reason, Next: r.names(r.next)})
-	err := fmt.Errorf("graph: run %s at step %d (%s): %w", r.runID, r.step, reason, ErrPaused)
+	r.emit(Event{Kind: EventInterrupt, Reason: reason, Next: r.nextNames(r.next, r.sends)})
+	err := &pauseError{runID: r.runID, step: r.step, reason: reason}
 	var serr error
 	if r.w != nil {
 		serr = r.sync(ctx)
@@ -118,8 +144,8 @@ func (r *runner[S]) paused(ctx context.Context, reason string) error {
 }
 
 func (r *runner[S]) pause(ctx context.Context, reason string, before bool) error {
-	r.emit(Event{Kind: EventInterrupt, Reason: reason, Next: r.names(r.next)})
-	err := fmt.Errorf("graph: run %s at step %d (%s): %w", r.runID, r.step, reason, ErrPaused)
+	r.emit(Event{Kind: EventInterrupt, Reason: reason, Next: r.nextNames(r.next, r.sends)})
+	err := &pauseError{runID: r.runID, step: r.step, reason: reason}
 	if serr := r.stopWith(ctx, StatusPaused, reason, nil, before); serr != nil {
 		return errors.Join(err, serr)
 	}

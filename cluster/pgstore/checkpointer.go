@@ -24,7 +24,10 @@ type Checkpointer struct {
 // Checkpointer returns the run store of db.
 func (db *DB) Checkpointer() *Checkpointer { return &Checkpointer{db: db} }
 
-var _ graph.Checkpointer = (*Checkpointer)(nil)
+var (
+	_ graph.Checkpointer = (*Checkpointer)(nil)
+	_ graph.BatchWriter  = (*Writer)(nil)
+)
 
 // Open implements graph.Checkpointer. The returned writer is a *Writer.
 func (c *Checkpointer) Open(ctx context.Context, runID string, create bool) (graph.RunWriter, error) {
@@ -33,7 +36,7 @@ func (c *Checkpointer) Open(ctx context.Context, runID string, create bool) (gra
 
 // OpenWriter is Open with the concrete writer (its incarnation).
 func (c *Checkpointer) OpenWriter(ctx context.Context, runID string, create bool) (*Writer, error) {
-	if !graph.ValidRunID(runID) {
+	if !graph.ValidRunPath(runID) {
 		return nil, fmt.Errorf("run %q: %w", runID, graph.ErrInvalidRunID)
 	}
 	conn, err := pgx.ConnectConfig(ctx, c.db.conf)
@@ -182,6 +185,37 @@ func (w *Writer) Append(ctx context.Context, rec graph.Record) error {
 		return fmt.Errorf("run %s: append: %w", w.id, err)
 	}
 	w.next++
+	w.empty = false
+	return nil
+}
+
+// AppendBatch implements graph.BatchWriter: one INSERT, so the records are
+// committed together or not at all.
+func (w *Writer) AppendBatch(ctx context.Context, recs []graph.Record) error {
+	if w.conn == nil {
+		return fmt.Errorf("run %s: %w", w.id, errClosed)
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	kinds := make([]int16, len(recs))
+	steps := make([]int32, len(recs))
+	data := make([][]byte, len(recs))
+	for i, rec := range recs {
+		if rec.Kind < graph.RecordSnapshot || rec.Kind > graph.RecordStatus {
+			return fmt.Errorf("run %s: invalid record kind %d", w.id, rec.Kind)
+		}
+		kinds[i], steps[i], data[i] = int16(rec.Kind), int32(rec.Step), rec.Data
+	}
+	if w.empty && recs[0].Kind != graph.RecordSnapshot {
+		return fmt.Errorf("run %s: the first record must be a snapshot", w.id)
+	}
+	if _, err := w.conn.Exec(ctx, `INSERT INTO lemmings_records (run_id, seq, kind, step, data)
+		SELECT $1, $2 + t.i - 1, t.k, t.s, t.d FROM unnest($3::smallint[], $4::integer[], $5::bytea[]) WITH ORDINALITY AS t(k, s, d, i)`,
+		w.id, w.next, kinds, steps, data); err != nil {
+		return fmt.Errorf("run %s: append %d records: %w", w.id, len(recs), err)
+	}
+	w.next += int64(len(recs))
 	w.empty = false
 	return nil
 }

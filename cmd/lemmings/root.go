@@ -7,13 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
@@ -166,7 +166,7 @@ func (a *app) repoRoot() string {
 	if err != nil {
 		return a.dir
 	}
-	out, err := exec.Command("git", "-C", abs, "rev-parse", "--show-toplevel").Output()
+	out, err := gitsafe.Command(context.Background(), abs, "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		return abs
 	}
@@ -204,12 +204,12 @@ func (a *app) flagOverrides() map[string]string {
 // naming file, line and key. Warnings go to stderr.
 // A warning about supervisors is left to the commands that run them.
 func (a *app) loadConfig(root string) (*config.Config, *config.Sources, error) {
-	return a.loadConfigFor(root, a.flagOverrides())
+	return a.loadConfigFor(root, false, a.flagOverrides())
 }
 
 // loadRunConfig is loadConfig for run and resume, where supervisors run.
 func (a *app) loadRunConfig(root string) (*config.Config, *config.Sources, error) {
-	return a.loadConfigFor(root, a.flagOverrides())
+	return a.loadConfigFor(root, true, a.flagOverrides())
 }
 
 // loadConfigFor loads with flags as the command-line layer (a resume passes
@@ -217,16 +217,25 @@ func (a *app) loadRunConfig(root string) (*config.Config, *config.Sources, error
 // warning that supervisors lack a key is left to the run, which says it when
 // it starts: a command that fails first (a missing --remit-file, a run that
 // cannot be resumed) is not preceded by it, and doctor has its own line.
-func (a *app) loadConfigFor(root string, flags map[string]string) (*config.Config, *config.Sources, error) {
+// supervisorsRun (run, resume) adds what the project file changed.
+func (a *app) loadConfigFor(root string, supervisorsRun bool, flags map[string]string) (*config.Config, *config.Sources, error) {
 	cfg, src, err := config.Load(config.LoadOptions{RepoRoot: root, Flags: flags})
 	if err != nil {
 		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("configuration:\n%w", err)}
 	}
+	run.LearnConfigSecrets(cfg) // everything this command prints is redacted of them
 	for _, w := range src.Warnings() {
 		if w.SupervisorsOnly() {
 			continue
 		}
 		fmt.Fprintln(a.stderr, "warning:", w.String())
+	}
+	if supervisorsRun {
+		// A run's first lines name what the repository's project file
+		// changed that the user should know (docs/security.md).
+		for _, ch := range src.ProjectChanges() {
+			fmt.Fprintln(a.stderr, "project file:", ch.String())
+		}
 	}
 	return cfg, src, nil
 }

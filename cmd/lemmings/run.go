@@ -194,7 +194,7 @@ func newResumeCmd(a *app) *cobra.Command {
 				flags = run.Choices{}
 			}
 			maps.Copy(flags, a.resumeOverrides(cmd))
-			cfg, _, err := a.loadConfigFor(root, flags)
+			cfg, _, err := a.loadConfigFor(root, true, flags)
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,12 @@
 // (every step stored, records in order, runs locked to one writer, failed,
 // interrupted, halted and paused runs resumable from their last checkpoint).
 //
+// It also runs the time-travel operations through the store: Fork and
+// Replay from a stored step, Send fan-outs with a failing task, subgraphs
+// whose runs live under their parent's id (ids with '/' and '@': a store must
+// accept every graph.ValidRunPath), and the async and exit durability modes
+// (through graph.BatchWriter when the store offers it).
+//
 // Both stores of package graph run through it; a new one (Postgres, say)
 // proves itself with one test:
 //
@@ -46,6 +52,15 @@ func RunCheckpointerSuite(t *testing.T, newStore func(t *testing.T) graph.Checkp
 		{"CancellationWithAHaltCauseHaltsTheNodeInFlight", cancellationWithAHaltCauseHaltsTheNodeInFlight},
 		{"InterruptsPauseAndResume", interruptsPauseAndResume},
 		{"ApprovalSurvivesAFailureOfTheApprovedNode", approvalSurvivesAFailure},
+		{"ForkOpensAnyStepAsANewRun", forkOpensAnyStep},
+		{"ForkWithAnUpdateAsANodeLetsItsRouterChoose", forkWithUpdateAsNode},
+		{"ReplayRunsTheStepsAfterTheForkAgain", replayRerunsTheRest},
+		{"SendFansOutAndJoinsWithReducers", sendFansOut},
+		{"SendFailureRerunsOnlyTheUnfinishedTasks", sendFailureRerunsOnlyUnfinished},
+		{"SubgraphStepsAreStoredUnderTheParent", subgraphStepsUnderParent},
+		{"SubgraphInterruptPausesTheParentAndResumesInside", subgraphInterruptPausesParent},
+		{"DurabilityModesStoreTheSameHistory", durabilityModesStoreTheSameHistory},
+		{"ExitDurabilityWritesNothingBeforeTheEnd", exitDurabilityWritesAtTheEnd},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,7 +95,7 @@ func line(names ...string) *graph.Graph[counter] {
 	return g.AddEdge(prev, graph.End)
 }
 
-func compile(t *testing.T, g *graph.Graph[counter], opts ...graph.CompileOption) *graph.Compiled[counter] {
+func compile[S any](t *testing.T, g *graph.Graph[S], opts ...graph.CompileOption) *graph.Compiled[S] {
 	t.Helper()
 	c, err := g.Compile(opts...)
 	if err != nil {
