@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // RunStatus is how a run stands, in the one vocabulary that `lemmings
@@ -95,7 +96,7 @@ func StandingOf(st Stored, s *WorkflowState) Standing {
 // node settled its outcome.
 func endedStanding(s *WorkflowState) Standing {
 	passed := committedTasks(s)
-	keeps := fmt.Sprintf("the branch %s keeps the %d task(s) that passed: git merge %s", s.Branch, passed, s.Branch)
+	keeps := fmt.Sprintf("the branch %s keeps the %s that passed: git merge %s", s.Branch, textutil.Count(passed, "task"), s.Branch)
 	if passed == 0 {
 		keeps = fmt.Sprintf("nothing was committed on %s", s.Branch)
 	}
