@@ -2,12 +2,15 @@ package mcpserver
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/lemmings-dev/lemmings/demo"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 // syncBuffer is a log the server and the test share.
@@ -70,5 +73,31 @@ func TestAnApprovalIsNotAnsweredWithTheOldPause(t *testing.T) {
 	}
 	if n := strings.Count(log.String(), "started lemmings resume"); n != started || strings.Contains(log.String(), "halt requested") {
 		t.Errorf("a refused approve or halt still started or requested something:\n%s", log.String())
+	}
+}
+
+// The run tool's mode is lemmings run's --quick or --full; anything else is
+// refused by its schema.
+func TestTheRunToolsModeIsTheCLIsFlag(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, &demo.Script{})
+	s := f.server(t)
+	cs := client(t, s, nil)
+	if err := call(t, cs, "run", map[string]any{"remit": demo.Remit, "mode": "fast"}, nil); err == nil || !strings.Contains(err.Error(), "mode") {
+		t.Errorf("mode fast: %v", err)
+	}
+	var st RunStatus
+	mustCall(t, cs, "run", map[string]any{"remit": demo.Remit, "mode": "full", "approve": "milestones", "no_supervisors": true}, &st)
+	var w WaitOutput
+	mustCall(t, cs, "wait", map[string]any{"run_id": st.RunID, "timeout_seconds": 120}, &w)
+	if w.Run.Status != "paused" {
+		t.Fatalf("wait: %+v", w)
+	}
+	log, err := os.ReadFile(filepath.Join(f.repo, run.DataDir, MCPDir, st.RunID+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head, _, _ := strings.Cut(string(log), "\n"); !strings.Contains(head, " run ") || !strings.Contains(head, " --full") {
+		t.Errorf("the run's command line has no --full: %s", head)
 	}
 }
