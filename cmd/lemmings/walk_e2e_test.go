@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -232,6 +233,13 @@ func TestResumeAfterACrashKeepsTheUncommittedEditOnARescueBranch(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "git branch rescue") {
 		t.Errorf("the old hint is still printed:\n%s", r.stderr)
+	}
+	// The log says where the resume took the crashed run up, then where the
+	// cut-off step's edit is kept.
+	l := c.run(repo, "log", runID)
+	resumed := regexp.MustCompile(`(?m)^\[[0-9:]+\] resumed at step \d+ \(status: crashed\)\n.*work tree put back at ` + head[:10] + `: the step that was cut off runs again; what it had left is on branch ` + regexp.QuoteMeta(rescue) + ` `)
+	if l.code != 0 || !resumed.MatchString(l.stdout) {
+		t.Errorf("lemmings log does not show the resume after the crash:\n%s", l.stdout)
 	}
 }
 
