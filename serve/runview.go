@@ -232,6 +232,9 @@ func eventText(ev graph.Event) string {
 		if text, ok := workText(ev.Name, m); ok {
 			return text
 		}
+		if ev.Name == "world_reset" {
+			return runview.ResetText(m)
+		}
 		if msg, ok := m["message"].(string); ok {
 			return msg
 		}
@@ -269,6 +272,10 @@ func eventText(ev graph.Event) string {
 		return strings.TrimSpace(string(ev.Status) + " " + ev.Reason + " " + ev.Error)
 	case graph.EventCheckpoint:
 		return strings.Join(ev.Changed, ", ")
+	case graph.EventRunStart:
+		if ev.Step > 0 {
+			return runview.ResumedText(ev)
+		}
 	}
 	return strings.TrimSpace(ev.Node + " " + ev.Error)
 }

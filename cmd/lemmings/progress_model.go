@@ -8,6 +8,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runview"
 )
 
 // What the progress view shows while a model call or the Implementor works:
@@ -165,28 +166,18 @@ func (p *progress) endLine(ev graph.Event) {
 	p.printf("%s", line)
 }
 
-// resumedLine marks in a stored log where a resume took the run up, and how
-// it stood then in status's words: a log that goes on after "run ended", or
-// after no end at all (a crash), says why.
+// resumedLine marks in a stored log where a resume took the run up: a log
+// that goes on after "run ended", or after no end at all (a crash), says why.
 func (p *progress) resumedLine(ev graph.Event) {
-	was := nodes.StandingOf(nodes.Stored{Status: ev.Status}, &nodes.WorkflowState{}).Status
-	p.printf("%s resumed at step %d (status: %s)", p.elapsed(), ev.Step, was)
+	p.printf("%s %s", p.elapsed(), runview.ResumedText(ev))
 	if p.resumeReset != nil { // noted by the resume before the run started
 		p.resetLine(p.resumeReset)
 		p.resumeReset = nil
 	}
 }
 
-// resetLine says in a stored log that the work tree was put back at the
-// last checkpoint, and where what the cut-off step had left is kept.
 func (p *progress) resetLine(data map[string]any) {
-	to := str(data["to"])
-	to = to[:min(len(to), 10)]
-	if rescue := str(data["rescue"]); rescue != "" {
-		p.printf("%s   work tree put back at %s: the step that was cut off runs again; what it had left is on branch %s (git diff %s %s)", p.elapsed(), to, rescue, to, rescue)
-		return
-	}
-	p.printf("%s   work tree put back at %s: the step that was cut off runs again from its start", p.elapsed(), to)
+	p.printf("%s   %s", p.elapsed(), runview.ResetText(data))
 }
 
 // now is the progress view's clock: the events' time in a stored log.
