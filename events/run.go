@@ -16,6 +16,7 @@ const (
 	KindPipelineEscalated    = "pipeline_escalated"
 	KindPlaced               = "placed"
 	KindMilestones           = "milestones"
+	KindMilestonesRejected   = "milestones_rejected"
 	KindTaskPlanned          = "task_planned"
 	KindTaskFailed           = "task_failed"
 	KindTaskSplit            = "task_split"
@@ -47,6 +48,9 @@ const (
 // Warning: something went wrong that the run works around.
 type Warning struct {
 	Message string `json:"message"`
+	// Startup marks a warning the run's start printed on stderr before its
+	// log was open: a live view does not say it again.
+	Startup bool `json:"startup,omitempty"`
 }
 
 // Pipeline: the run's shape (quick or full) and why.
@@ -77,6 +81,12 @@ type Placed struct {
 type Milestones struct {
 	Count  int  `json:"count"`
 	Replan bool `json:"replan"`
+}
+
+// MilestonesRejected: the operator rejected the milestones on resume; the
+// planner hands the reason back to the ScopeAgent.
+type MilestonesRejected struct {
+	Reason string `json:"reason"`
 }
 
 // TaskPlanned: a task began.
@@ -268,9 +278,11 @@ type Trace struct {
 // WorldReset: the work tree was put back where the last checkpoint left it.
 type WorldReset struct {
 	From string `json:"from"`
-	Step int    `json:"step"`
-	To   string `json:"to"`
-	Why  string `json:"why,omitempty"`
+	// Rescue is the branch that keeps the cut-off step's edits, if any.
+	Rescue string `json:"rescue,omitempty"`
+	Step   int    `json:"step"`
+	To     string `json:"to"`
+	Why    string `json:"why,omitempty"`
 }
 
 // RunEnd is the data of the run_end event (graph.EventRunEnd, not custom):
@@ -296,6 +308,9 @@ func (Placed) Kind() string { return KindPlaced }
 
 // Kind implements Payload.
 func (Milestones) Kind() string { return KindMilestones }
+
+// Kind implements Payload.
+func (MilestonesRejected) Kind() string { return KindMilestonesRejected }
 
 // Kind implements Payload.
 func (TaskPlanned) Kind() string { return KindTaskPlanned }
@@ -383,6 +398,7 @@ func init() {
 		func() Payload { return &PipelineChange{Name: KindPipelineEscalated} },
 		func() Payload { return &Placed{} },
 		func() Payload { return &Milestones{} },
+		func() Payload { return &MilestonesRejected{} },
 		func() Payload { return &TaskPlanned{} },
 		func() Payload { return &TaskFailed{} },
 		func() Payload { return &TaskSplit{} },

@@ -386,7 +386,7 @@ func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int)
 		err = nil // a reply like any unusable one: readCode says why, the next sample varies
 	}
 	if err != nil {
-		events.Emit(ctx, events.ModelError{Label: NodeImplementor, Error: err.Error()})
+		emitModelError(ctx, events.ModelError{Label: NodeImplementor, Error: err.Error()})
 		return resp, fmt.Errorf("%s: %w", NodeImplementor, err)
 	}
 	emitCall(ctx, NodeImplementor, resp)

@@ -66,6 +66,8 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 		if !a.Approved {
 			s.EscalationContext = strings.TrimSpace(s.EscalationContext + "\nOperator rejected the milestones: " + a.Reason)
 			s.PlannerDecision = DecisionRescope
+			// Why this step runs at all: it hands the rejection back.
+			events.Emit(ctx, events.MilestonesRejected{Reason: a.Reason})
 			return s, nil
 		}
 	}

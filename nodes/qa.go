@@ -127,7 +127,7 @@ func (d *Deps) review(ctx context.Context, s *WorkflowState, diff, code, role, l
 	out, resp, err := llm.Structured[qaReply](ctx, d.Model, req)
 	d.account(ctx, s, label, role, resp)
 	if err != nil {
-		events.Emit(ctx, events.ModelError{Label: label, Error: err.Error()})
+		emitModelError(ctx, events.ModelError{Label: label, Error: err.Error()})
 		return out, resp, fmt.Errorf("%s: %w", label, err)
 	}
 	emitCall(ctx, label, resp)

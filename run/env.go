@@ -90,7 +90,7 @@ func (e *runEnv) result(ctx context.Context, runID string, final runstate.State,
 		// it now, as resume would, so a stopped run leaves no half-made
 		// change. (After Ctrl-C the tree stays as it was, for a look;
 		// resume puts it back.)
-		if reset, rerr := resetToCheckpoint(wctx, e.wt, snap.Metadata[MetaGitHead]); rerr != nil {
+		if reset, _, rerr := resetToCheckpoint(wctx, e.wt, snap.Metadata[MetaGitHead], false); rerr != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("put the work tree back at the last checkpoint: %w", rerr))
 		} else if reset != "" {
 			e.note(runID, events.WorldReset{To: snap.Metadata[MetaGitHead], From: reset, Step: snap.Step, Why: "the step was cut off"}, nil)
@@ -227,7 +227,7 @@ func (env *runEnv) openModels(ctx context.Context, o Options, cfg *config.Config
 	fitBudgets(ctx, &set, router)
 	if set.Supervisors.Enabled {
 		if err := router.Check(ctx, nodes.RoleSupervisor); err != nil {
-			fmt.Fprintf(warn, "warning: supervisors off for this run: %v\n", err)
+			fmt.Fprintf(warn, "warning: supervisors off for this run: %v (or turn them off with --no-supervisors or supervisors.enabled: false)\n", err)
 			set.Supervisors.Enabled = false
 		}
 	}
@@ -271,7 +271,7 @@ func (env *runEnv) openLog(runID string, o Options, startup *warningLog, warn io
 	}
 	logged := redactingSink{next: file, red: o.redactor()}
 	for _, w := range startup.lines() {
-		ev := events.Event(runID, events.Warning{Message: w})
+		ev := events.Event(runID, events.Warning{Message: w, Startup: true})
 		ev.Time = time.Now().UTC()
 		for _, sink := range append([]graph.Sink{logged}, o.Sinks...) {
 			sink.Handle(ev)

@@ -235,7 +235,7 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	if snap.Status == graph.StatusDone {
 		head = "" // nothing runs again
 	}
-	reset, err := resetToCheckpoint(ctx, wt, head)
+	reset, rescue, err := resetToCheckpoint(ctx, wt, head, true)
 	if err != nil {
 		return Result{}, fmt.Errorf("resume %s: %w", o.RunID, err)
 	}
@@ -255,9 +255,9 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	}
 	if reset != "" {
 		to := snap.Metadata[MetaGitHead]
-		env.note(o.RunID, events.WorldReset{To: to, From: reset, Step: snap.Step}, o.Sinks)
-		fmt.Fprintf(orDiscard(o.Warn), "warning: the work tree was put back at %s, where the last checkpoint left it (it was at %s): the step that was cut off runs again from its start. Recover anything else with git branch rescue %s\n",
-			to[:min(len(to), 10)], reset, strings.Fields(reset)[0])
+		env.note(o.RunID, events.WorldReset{To: to, From: reset, Step: snap.Step, Rescue: rescue}, o.Sinks)
+		fmt.Fprintf(orDiscard(o.Warn), "warning: the work tree was put back at %s, where the last checkpoint left it: the step that was cut off runs again from its start. What it had left (%s) is kept on branch %s: git diff %s %s shows it\n",
+			to[:min(len(to), 10)], shortFrom(reset), rescue, to[:min(len(to), 10)], rescue)
 	}
 	var opts []graph.ResumeOption
 	if o.Decision != nil || o.Approve != "" {
@@ -294,6 +294,15 @@ func (e *PausedError) Error() string {
 
 // Unwrap makes a PausedError a graph.ErrPaused.
 func (e *PausedError) Unwrap() error { return graph.ErrPaused }
+
+// shortFrom abbreviates the commit resetToCheckpoint moved away from.
+func shortFrom(from string) string {
+	sha, rest, _ := strings.Cut(from, " ")
+	if len(sha) > 10 {
+		sha = sha[:10]
+	}
+	return strings.TrimSpace(sha + " " + rest)
+}
 
 // NewRunID names a run by its start time, with a random suffix so two runs in
 // the same second never collide.

@@ -141,3 +141,21 @@ func FailureGist(feedback string) []string {
 	}
 	return out
 }
+
+// ResumedText is the line that marks in a run's events where a resume took
+// the run up (a run_start after step 0), with how the run stood then in
+// status's words.
+func ResumedText(ev graph.Event) string {
+	was := runstate.StandingOf(runstate.Stored{Status: ev.Status}, &runstate.State{}).Status
+	return fmt.Sprintf("resumed at step %d (status: %s)", ev.Step, was)
+}
+
+// ResetText says of a world_reset event that the work tree was put back at
+// the last checkpoint, and where what the cut-off step had left is kept.
+func ResetText(r *events.WorldReset) string {
+	to := r.To[:min(len(r.To), 10)]
+	if rescue := r.Rescue; rescue != "" {
+		return fmt.Sprintf("work tree put back at %s: the step that was cut off runs again; what it had left is on branch %s (git diff %s %s)", to, rescue, to, rescue)
+	}
+	return fmt.Sprintf("work tree put back at %s: the step that was cut off runs again from its start", to)
+}

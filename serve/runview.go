@@ -185,8 +185,10 @@ func (v *runPage) loadEvents(ctx context.Context, src Source, id string) []graph
 		}
 		return nil
 	}
-	v.EventsTotal, v.EventsBad, v.EventsFrom = len(got.Events), got.Bad, got.Next
+	// The count is of the timeline's rows, as the page's script counts the
+	// new ones: a model call's progress ticks are not rows.
 	evs := timeline(got.Events)
+	v.EventsTotal, v.EventsBad, v.EventsFrom = len(evs), got.Bad, got.Next
 	if len(evs) > maxEventsShown {
 		evs = evs[len(evs)-maxEventsShown:]
 	}
@@ -231,6 +233,8 @@ func eventText(ev graph.Event) string {
 			return text
 		}
 		switch d := data.(type) {
+		case *events.WorldReset:
+			return runview.ResetText(d)
 		case *events.Warning:
 			return d.Message
 		case *events.SupervisorDone:
@@ -267,6 +271,10 @@ func eventText(ev graph.Event) string {
 		return strings.TrimSpace(string(ev.Status) + " " + ev.Reason + " " + ev.Error)
 	case graph.EventCheckpoint:
 		return strings.Join(ev.Changed, ", ")
+	case graph.EventRunStart:
+		if ev.Step > 0 {
+			return runview.ResumedText(ev)
+		}
 	}
 	return strings.TrimSpace(ev.Node + " " + ev.Error)
 }

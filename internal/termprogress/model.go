@@ -8,6 +8,8 @@ import (
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
+	"github.com/lemmings-dev/lemmings/runstate"
+	"github.com/lemmings-dev/lemmings/runview"
 )
 
 // What the progress view shows while a model call or the Implementor works:
@@ -37,7 +39,11 @@ func (p *Progress) modelProgress(data events.Payload) {
 		}
 		if !p.live && !p.Verbose && p.now().Sub(c.lastPlain) >= plainEvery {
 			c.lastPlain = p.now()
-			p.printf("%s   %s: %d tokens so far, %.1f tok/s", p.elapsed(), firstOf(c.label, "model"), c.tokens, c.tokPerS)
+			line := fmt.Sprintf("%s   %s: %s so far", p.elapsed(), firstOf(c.label, "model"), textutil.Count(c.tokens, "token"))
+			if c.tokPerS > 0 { // one token has no rate yet
+				line += fmt.Sprintf(", %.1f tok/s", c.tokPerS)
+			}
+			p.printf("%s", line)
 		}
 	case *events.LLMCall:
 		p.flushText()
@@ -151,12 +157,28 @@ func (p *Progress) flushText() {
 func (p *Progress) endLine(ev graph.Event) {
 	p.flushText()
 	line := fmt.Sprintf("%s run ended: %s", p.elapsed(), ev.Status)
-	if ev.Reason != "" {
+	if string(ev.Status) == string(runstate.RunPaused) {
+		line += " (the line above says for what)" // the pause's own line gave the reason
+	} else if ev.Reason != "" {
 		line += " — " + ev.Reason
 	} else if ev.Error != "" {
 		line += " — " + textutil.FirstLine(ev.Error)
 	}
 	p.printf("%s", line)
+}
+
+// resumedLine marks in a stored log where a resume took the run up: a log
+// that goes on after "run ended", or after no end at all (a crash), says why.
+func (p *Progress) resumedLine(ev graph.Event) {
+	p.printf("%s %s", p.elapsed(), runview.ResumedText(ev))
+	if p.resumeReset != nil { // noted by the resume before the run started
+		p.resetLine(p.resumeReset)
+		p.resumeReset = nil
+	}
+}
+
+func (p *Progress) resetLine(r *events.WorldReset) {
+	p.printf("%s   %s", p.elapsed(), runview.ResetText(r))
 }
 
 // now is the progress view's clock: the events' time in a stored log.

@@ -57,6 +57,9 @@ type Progress struct {
 	Ephemeral bool
 	stopTick  chan struct{}
 	tickDone  chan struct{}
+
+	// resumeReset is a resume's world_reset, printed after its run_start.
+	resumeReset *events.WorldReset
 }
 
 // modelCall is what the status line shows of a model call in flight.
@@ -175,6 +178,10 @@ func (p *Progress) Handle(ev graph.Event) {
 		return
 	}
 	switch ev.Kind {
+	case graph.EventRunStart:
+		if p.replay && ev.Step > 0 {
+			p.resumedLine(ev)
+		}
 	case graph.EventNodeStart:
 		p.node = ev.Node
 		if !p.live {
@@ -238,7 +245,20 @@ func (p *Progress) custom(data events.Payload) {
 		p.printf("%s   supervisor %v: %v", p.elapsed(), d.Supervisor, d.Summary)
 	case *events.CLIStart, *events.CLIEvent, *events.CLIRun, *events.CLIOutside, *events.CLICommitsDropped:
 		p.cliProgress(d)
+	case *events.WorldReset:
+		switch {
+		case !p.replay: // a resume says it on stderr as it happens
+		case d.Why == "": // a resume's, said after the line it resumed at
+			p.resumeReset = d
+		default:
+			p.resetLine(d)
+		}
+	case *events.MilestonesRejected:
+		p.printf("%s   milestones rejected (%v): back to the ScopeAgent to plan them again", p.elapsed(), d.Reason)
 	case *events.Warning:
+		if d.Startup && !p.replay {
+			return // printed on stderr when it arose, before the run's log was open
+		}
 		p.printf("%s warning: %v", p.elapsed(), d.Message)
 	case *events.Trace:
 		p.printf("%s trace %v → %v", p.elapsed(), d.TraceID, d.Endpoint)
