@@ -25,14 +25,7 @@ const (
 type DueSupervisor = supervisors.Due
 
 // supervisorOutcome is what a finished supervisor job hands back.
-type supervisorOutcome struct {
-	Job       SupervisorJob
-	CodeStyle *codeStyleReply
-	Design    *designReply
-	Intern    *internaliserReply
-	Response  llm.Response
-	Err       error
-}
+type supervisorOutcome = supervisors.Outcome
 
 // SupervisorPool runs supervisor jobs on the cloud model, in parallel with
 // each other and with the local loop (supervisors.Pool); each job is one
@@ -50,21 +43,5 @@ func NewSupervisorPool(ctx context.Context, model Model) *SupervisorPool {
 
 // launch starts a job once; a second launch of the same id is a no-op.
 func (p *SupervisorPool) launch(job SupervisorJob, req llm.Request, fresh bool) {
-	p.Launch(job.ID, fresh, func(ctx context.Context) supervisorOutcome { return runSupervisorCall(ctx, p.model, job, req) })
-}
-
-func runSupervisorCall(ctx context.Context, m Model, job SupervisorJob, req llm.Request) supervisorOutcome {
-	out := supervisorOutcome{Job: job}
-	switch job.Supervisor {
-	case SupCodeStyle:
-		r, resp, err := llm.Structured[codeStyleReply](ctx, m, req)
-		out.CodeStyle, out.Response, out.Err = &r, resp, err
-	case SupDesign:
-		r, resp, err := llm.Structured[designReply](ctx, m, req)
-		out.Design, out.Response, out.Err = &r, resp, err
-	default:
-		r, resp, err := llm.Structured[internaliserReply](ctx, m, req)
-		out.Intern, out.Response, out.Err = &r, resp, err
-	}
-	return out
+	p.Launch(job.ID, fresh, func(ctx context.Context) supervisorOutcome { return supervisors.Call(ctx, p.model, job, req) })
 }

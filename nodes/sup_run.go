@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -198,7 +197,7 @@ func (d *Deps) land(ctx context.Context, s *WorkflowState, out supervisorOutcome
 		return nil
 	}
 
-	docs, directives, findings, summary := d.unpack(out)
+	docs, directives, findings, summary := supervisors.Unpack(out)
 	run.Status, run.Summary = "ok", summary
 	written, warnings, err := d.writeKnowledge(ctx, s, job, docs, mayBeCommitted)
 	if err != nil {
@@ -226,108 +225,6 @@ func (d *Deps) spend(ctx context.Context, s *WorkflowState, cost float64) {
 	if b := d.Settings.Supervisors.BudgetUSD; b > 0 && before < b && s.SupervisorSpendUSD >= b {
 		events.Emit(ctx, events.Warning{Message: fmt.Sprintf("supervisor budget of $%.2f reached ($%.4f spent): no more supervisor calls this run", b, s.SupervisorSpendUSD)})
 	}
-}
-
-// unpack turns a supervisor's reply into documents and directives.
-func (d *Deps) unpack(out supervisorOutcome) ([]*knowledge.Doc, []Directive, []string, string) {
-	var docs []*knowledge.Doc
-	var dirs []Directive
-	toDirs := func(specs []directiveSpec) {
-		for _, sp := range specs {
-			dirs = append(dirs, Directive{Type: sp.Type, Description: sp.Description, Rationale: sp.Rationale, Priority: sp.Priority, Files: sp.Files})
-		}
-	}
-	switch {
-	case out.CodeStyle != nil:
-		r := out.CodeStyle
-		for _, sp := range r.Docs {
-			docs = append(docs, specDoc("conventions", sp))
-		}
-		toDirs(r.Directives)
-		return docs, dirs, r.Findings, r.Summary
-	case out.Design != nil:
-		r := out.Design
-		for _, sp := range r.Docs {
-			docs = append(docs, specDoc("design", sp))
-		}
-		toDirs(r.Directives)
-		return docs, dirs, r.Findings, r.Summary
-	case out.Intern != nil:
-		r := out.Intern
-		var findings []string
-		for _, it := range r.KnowledgeItems {
-			cat := "lessons"
-			if it.Category == "domain" {
-				cat = "domain"
-			}
-			rules := splitRules(it.Content)
-			doc := specDoc(cat, docSpec{Path: slug(it.Title) + ".md", Title: it.Title, Rules: rules,
-				Rationale: fmt.Sprintf("Captured from task %s (confidence: %s).", firstNonEmpty(it.SourceTask, "?"), it.Confidence)})
-			if it.NeedsUserReview {
-				doc.Rationale += " Needs user review: an implicit decision worth confirming."
-			}
-			docs = append(docs, doc)
-			findings = append(findings, strings.ToLower(it.Title))
-		}
-		return docs, nil, findings, r.Summary
-	}
-	return nil, nil, nil, ""
-}
-
-func splitRules(content string) []string {
-	var rules []string
-	for _, line := range strings.Split(content, "\n") {
-		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "-*0123456789.) "))
-		if line != "" {
-			rules = append(rules, line)
-		}
-	}
-	if len(rules) == 0 {
-		rules = []string{strings.TrimSpace(content)}
-	}
-	return rules
-}
-
-// specDoc places a supervisor's document in the category it declares; the
-// store refuses it if that is not the supervisor's own directory.
-func specDoc(category string, sp docSpec) *knowledge.Doc {
-	p := path.Clean(strings.TrimPrefix(strings.TrimSpace(sp.Path), "docs/knowledge/"))
-	if !strings.Contains(p, "/") {
-		p = category + "/" + p
-	}
-	if !strings.HasSuffix(p, ".md") {
-		p += ".md"
-	}
-	var rules strings.Builder
-	for i, r := range sp.Rules {
-		fmt.Fprintf(&rules, "%d. %s\n", i+1, strings.TrimSpace(r))
-	}
-	cat, _, _ := strings.Cut(p, "/")
-	return &knowledge.Doc{Path: p, Category: cat, Title: sp.Title, Rules: strings.TrimSpace(rules.String()),
-		Examples: sp.Examples, Rationale: sp.Rationale, Themes: sp.Themes}
-}
-
-func slug(title string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(title) {
-		if b.Len() >= 48 {
-			break
-		}
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			b.WriteRune(r)
-			dash = false
-		case !dash && b.Len() > 0:
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	out := strings.Trim(b.String(), "-")
-	if out == "" {
-		return "note"
-	}
-	return out
 }
 
 // writeKnowledge writes a job's documents into the work tree and commits them,

@@ -20,8 +20,8 @@ import (
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 )
 
-func supCodeStyleOutcome(job SupervisorJob, docs []docSpec, dirs []directiveSpec, findings []string) supervisorOutcome {
-	return supervisorOutcome{Job: job, CodeStyle: &codeStyleReply{Docs: docs, Directives: dirs, Findings: findings, Summary: "scripted"},
+func supCodeStyleOutcome(job SupervisorJob, docs []supervisors.DocSpec, dirs []supervisors.DirectiveSpec, findings []string) supervisorOutcome {
+	return supervisorOutcome{Job: job, CodeStyle: &supervisors.CodeStyleReply{Docs: docs, Directives: dirs, Findings: findings, Summary: "scripted"},
 		Response: llm.Response{Usage: llm.Usage{Calls: 1, PromptTokens: suptest.PromptTokens, CompletionTokens: suptest.CompletionToks, CostUSD: suptest.CallCost}}}
 }
 
@@ -48,12 +48,12 @@ func TestSupOwnershipRefusal(t *testing.T) {
 	defer d.Supervisors.Close()
 	s := supLandState(d, t)
 	job := startJob(&s, DueSupervisor{Name: SupCodeStyle, Trigger: TriggerInterval}, true)
-	out := supCodeStyleOutcome(job, []docSpec{
+	out := supCodeStyleOutcome(job, []supervisors.DocSpec{
 		{Path: "conventions/errors.md", Title: "Error handling", Rules: []string{"Wrap errors with context."}},
 		{Path: "design/architecture.md", Title: "Architecture", Rules: []string{"One package per concern."}},
 		{Path: "docs/knowledge/conventions/../design/sneaky.md", Title: "Sneaky", Rules: []string{"Climb out."}},
 		{Path: "naming", Title: "Naming", Rules: []string{"Exported names say what they are."}},
-	}, []directiveSpec{{Type: "cleanup", Description: "Wrap the bare errors in lib.go", Priority: "low", Files: []string{"lib.go"}}}, nil)
+	}, []supervisors.DirectiveSpec{{Type: "cleanup", Description: "Wrap the bare errors in lib.go", Priority: "low", Files: []string{"lib.go"}}}, nil)
 
 	warnings := supInNode(t, func(ctx context.Context) error { return d.land(ctx, &s, out) })
 	runs := supRunLog(s, SupCodeStyle)
@@ -179,7 +179,7 @@ func TestSupReplySchemas(t *testing.T) {
 		"internaliser": {"knowledge_items", "summary"},
 	}
 	schemas := map[string]func() (json.RawMessage, error){
-		"code_style": llm.SchemaFor[codeStyleReply], "design": llm.SchemaFor[designReply], "internaliser": llm.SchemaFor[internaliserReply],
+		"code_style": llm.SchemaFor[supervisors.CodeStyleReply], "design": llm.SchemaFor[supervisors.DesignReply], "internaliser": llm.SchemaFor[supervisors.InternaliserReply],
 	}
 	for name, keys := range want {
 		raw, err := schemas[name]()
@@ -193,8 +193,8 @@ func TestSupReplySchemas(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"type", "description", "rationale", "priority", "files", "category", "content", "source_task", "confidence", "needs_user_review"} {
-		raw, _ := llm.SchemaFor[codeStyleReply]()
-		raw2, _ := llm.SchemaFor[internaliserReply]()
+		raw, _ := llm.SchemaFor[supervisors.CodeStyleReply]()
+		raw2, _ := llm.SchemaFor[supervisors.InternaliserReply]()
 		if !strings.Contains(string(raw)+string(raw2), `"`+k+`"`) {
 			t.Errorf("no %q field in the directive or knowledge item schema", k)
 		}
@@ -207,7 +207,7 @@ func TestSupReplySchemas(t *testing.T) {
 	}
 	for _, reply := range bad {
 		m := &supFakeModel{answer: func(llm.Request) (string, error) { return reply, nil }}
-		out := runSupervisorCall(context.Background(), m, SupervisorJob{ID: "code_style-1-1", Supervisor: SupCodeStyle}, llm.Request{Role: RoleSupervisor, Label: SupCodeStyle, Messages: []llm.Message{{Role: "user", Content: "review"}}})
+		out := supervisors.Call(context.Background(), m, SupervisorJob{ID: "code_style-1-1", Supervisor: SupCodeStyle}, llm.Request{Role: RoleSupervisor, Label: SupCodeStyle, Messages: []llm.Message{{Role: "user", Content: "review"}}})
 		var se *llm.StructuredError
 		if !errors.As(out.Err, &se) {
 			t.Errorf("reply %s: err %v, want a StructuredError", reply, out.Err)

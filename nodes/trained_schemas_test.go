@@ -12,6 +12,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/internal/realollama"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 )
 
 // The schema contract with trained models (docs/testing-real-models.md): every structured
@@ -50,11 +51,11 @@ var trainedSchemaCases = []trainedSchemaCase{
 	{"summarizer", "Summarize the conversation so far in a few sentences. Reply in JSON.",
 		"The Implementor read calc.go, replaced a - b with a + b, ran go test and it passed.", askFor[summaryReply]},
 	{"code_style", "You are the code-style supervisor. Review the change for style; write findings and directives. Reply in JSON.",
-		trainedRepo + "\nDiff: calc.go: -return a - b +return a + b", askFor[codeStyleReply]},
+		trainedRepo + "\nDiff: calc.go: -return a - b +return a + b", askFor[supervisors.CodeStyleReply]},
 	{"design", "You are the design supervisor. Review the change for design; write findings and directives. Reply in JSON.",
-		trainedRepo + "\nDiff: calc.go: -return a - b +return a + b", askFor[designReply]},
+		trainedRepo + "\nDiff: calc.go: -return a - b +return a + b", askFor[supervisors.DesignReply]},
 	{"internaliser", "You are the internaliser. Turn what the run learned into knowledge items. Reply in JSON.",
-		trainedRepo + "\nLesson: the test named the bug; reading the test first found it.", askFor[internaliserReply]},
+		trainedRepo + "\nLesson: the test named the bug; reading the test first found it.", askFor[supervisors.InternaliserReply]},
 }
 
 // TestRealTrainedModelSchemas asks every schema of SmolLM2 once, streaming and not

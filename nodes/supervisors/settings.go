@@ -3,9 +3,10 @@
 // directives they file and how those age, and the job pool their calls run
 // in, in parallel with the local loop. It reads and writes the run's state
 // (runstate) and its own Settings, nothing else; the workflow (package
-// nodes) wires it: routing asks Due, the supervisors' hook records the facts
+// nodes) wires it: routing asks DueNow, the supervisors' hook records the facts
 // a node reported (AddUrgency, AddTrigger, CountTask) and lands finished
-// jobs, the run_supervisors node launches calls in a Pool (docs/supervisors.md).
+// jobs, the run_supervisors node launches their calls (Call) in a Pool and
+// lands what Unpack makes of each reply (docs/supervisors.md).
 package supervisors
 
 import "github.com/lemmings-dev/lemmings/nodes/prompts"
