@@ -211,7 +211,7 @@ func (d *Deps) land(ctx context.Context, s *WorkflowState, out supervisorOutcome
 		}
 	}
 	run.Directives = supervisors.AddDirectives(s, job.Supervisor, directives, d.Settings.MaxCleanupDirectives, d.now())
-	d.converge(ctx, s, job.Supervisor, findings)
+	supervisors.Converge(ctx, s, d.Settings.Supervisors, job.Supervisor, findings)
 	s.SupervisorRunLog = append(s.SupervisorRunLog, run)
 	events.Emit(ctx, events.SupervisorDone{Job: job.ID, Supervisor: job.Supervisor, Directives: run.Directives, Docs: run.Docs, Summary: clip(summary, 300), CostUSD: run.CostUSD})
 	return nil
@@ -291,44 +291,4 @@ func (d *Deps) jobCommitted(ctx context.Context, s *WorkflowState, jobID string)
 		}
 	}
 	return false
-}
-
-// converge compares a run's findings with the previous run's: when few are
-// new, the supervisor is converging and its interval doubles
-// (docs/supervisors.md, "Convergence").
-func (d *Deps) converge(ctx context.Context, s *WorkflowState, name string, findings []string) {
-	track := s.Supervisors[name]
-	norm := make([]string, 0, len(findings))
-	for _, f := range findings {
-		if f = strings.ToLower(strings.TrimSpace(f)); f != "" {
-			norm = append(norm, f)
-		}
-	}
-	if track.Runs > 1 && track.LastFindings != nil {
-		newCount := 0
-		for _, f := range norm {
-			if !slices.Contains(track.LastFindings, f) {
-				newCount++
-			}
-		}
-		share := 0.0
-		if len(norm) > 0 {
-			share = float64(newCount) / float64(len(norm))
-		}
-		sup := d.Settings.Supervisors
-		base := sup.Of(name).Interval
-		if share < sup.ConvergenceThreshold && base > 0 {
-			cur := max(track.Interval, base)
-			track.Interval = min(cur*2, max(sup.MaxInterval, base))
-			track.Converging = true
-			events.Emit(ctx, events.SupervisorConverging{Supervisor: name, Interval: track.Interval, NewShare: share})
-		} else {
-			track.Interval, track.Converging = 0, false
-		}
-	}
-	track.LastFindings = norm
-	if s.Supervisors == nil {
-		s.Supervisors = map[string]SupervisorTrack{}
-	}
-	s.Supervisors[name] = track
 }

@@ -366,7 +366,7 @@ func TestSupConvergenceDoubling(t *testing.T) {
 		t.Helper()
 		startJob(&s, DueSupervisor{Name: SupCodeStyle, Trigger: TriggerInterval}, false)
 		supLandAll(&s)
-		d.converge(ctx, &s, SupCodeStyle, findings)
+		supervisors.Converge(ctx, &s, d.Settings.Supervisors, SupCodeStyle, findings)
 		return s.Supervisors[SupCodeStyle]
 	}
 	if tr := run(same); tr.Interval != 0 || tr.Converging {
@@ -412,7 +412,7 @@ func TestSupConvergenceNeedsComparison(t *testing.T) {
 	s := supExecState()
 	for range 3 {
 		startJob(&s, DueSupervisor{Name: SupDesign, Trigger: TriggerMilestoneComplete}, false)
-		d.converge(ctx, &s, SupDesign, []string{"same finding"})
+		supervisors.Converge(ctx, &s, d.Settings.Supervisors, SupDesign, []string{"same finding"})
 	}
 	if tr := s.Supervisors[SupDesign]; tr.Interval != 0 {
 		t.Fatalf("design interval %d, want 0 (event-driven only)", tr.Interval)
