@@ -61,6 +61,10 @@ func TestNodesCallNoSupervisorCode(t *testing.T) {
 					name = fn.Name
 				case *ast.SelectorExpr:
 					name = fn.Sel.Name
+					if x, ok := fn.X.(*ast.Ident); ok && x.Name == "supervisors" {
+						t.Errorf("%s calls supervisors.%s: report a fact (happen) and let supervisorHook act on it", fset.Position(c.Pos()), name)
+						return true
+					}
 				}
 				if sup[name] {
 					t.Errorf("%s calls %s of sup_*.go: report a fact (happen) and let supervisorHook act on it", fset.Position(c.Pos()), name)
