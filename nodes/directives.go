@@ -49,7 +49,8 @@ func (s *WorkflowState) OpenDirectives() []Directive {
 func orderedDirectives(pending []Directive, cleanupOnly bool) []Directive {
 	var out []Directive
 	for _, d := range pending {
-		if d.TaskID != "" || (cleanupOnly && d.Type != DirCleanup) {
+		// The user's directives are shown in polish too: they were told for now.
+		if d.TaskID != "" || (cleanupOnly && d.Type != DirCleanup && d.Source != SourceUser) {
 			continue
 		}
 		out = append(out, d)
