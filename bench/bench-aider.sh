@@ -107,11 +107,12 @@ if runs lemmings; then
 	# Its own repository: inside this one, lemmings would read this one's configuration.
 	mkdir -p "$OUT/lemmings-cwd"
 	git init -q "$OUT/lemmings-cwd"
+	# Temperature 0, as Aider's side runs. The server's address comes from the environment
+	# (a project file may not choose an endpoint, docs/security.md).
 	cat >"$OUT/lemmings-cwd/lemmings.yaml" <<EOF
-ollama: {host: "http://127.0.0.1:PORT"}
 roles:
-  primary: {model: $MODEL}
-  summarizer: {model: $MODEL}
+  primary: {model: $MODEL, temperature: 0}
+  summarizer: {model: $MODEL, temperature: 0}
 rag: {enabled: false}
 supervisors: {enabled: false}
 limits: {max_wall_time: ${WALL_S}s}
@@ -119,11 +120,10 @@ EOF
 	say "lemmings: waiting for the model lock"
 	flock 9
 	start_server lemmings
-	sed -i "s/PORT/$PORT/" "$OUT/lemmings-cwd/lemmings.yaml"
 	say "lemmings on 127.0.0.1:$PORT: ${#dirs[@]} exercises"
 	langs=()
 	for l in $(for e in $EXERCISES; do dirname "$e"; done | sort -u); do langs+=("$OUT/exercises/$l"); done
-	(cd "$OUT/lemmings-cwd" && HOME="$OUT/home" XDG_CONFIG_HOME="$OUT/home/.config" \
+	(cd "$OUT/lemmings-cwd" && OLLAMA_HOST=127.0.0.1:$PORT HOME="$OUT/home" XDG_CONFIG_HOME="$OUT/home/.config" \
 		"$OUT/bin/lemmings" eval "${langs[@]}" --offline --parallel 1 --out "$OUT/lemmings" --json) >"$OUT/lemmings-eval.jsonl" || true
 	stop_server
 	flock -u 9

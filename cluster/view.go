@@ -14,6 +14,7 @@ import (
 	"github.com/lemmings-dev/lemmings/cluster/pgstore"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 	"github.com/lemmings-dev/lemmings/nodes"
 )
 
@@ -159,8 +160,7 @@ func (v *View) GitDir(ctx context.Context, id, branch string) (string, error) {
 	if time.Since(v.fetched[id]) < fetchEvery {
 		return v.cache, nil
 	}
-	cmd := exec.CommandContext(ctx, "git", "-C", v.cache, "fetch", "--quiet", "--no-tags", v.remote.URL, "+refs/heads/"+branch+":refs/heads/"+branch)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	cmd := gitsafe.Command(ctx, v.cache, "fetch", "--quiet", "--no-tags", v.remote.URL, "+refs/heads/"+branch+":refs/heads/"+branch)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("the run's branch %s is not on the shared remote yet (%s)", branch, strings.TrimSpace(string(out)))
 	}

@@ -68,11 +68,15 @@ type Preset struct {
 	Settings    string
 	SettingsEnv string
 	// Writable are the CLI's own state ("~/.qwen/", "$CODEX_HOME/",
-	// "~/.claude.json"): writable in the sandbox besides its directory. ~ is
-	// the HOME the CLI gets; a variable it does not get is skipped; a folder
-	// (written with a trailing /) that is missing is created, since the CLI
-	// could not make it in the sandbox.
+	// "~/.claude.json"): the CLI gets private copies, writable, in a HOME of
+	// the run's own (and the variable pointed at its copy), never the
+	// originals, whose hooks and settings your next session would run. ~ is
+	// the HOME the CLI would get; a variable it does not get is skipped; a
+	// folder (written with a trailing /) that is missing is created.
 	Writable []string
+	// Credentials are the login files among Writable ("~/.codex/auth.json")
+	// written back when the CLI refreshed them during the run.
+	Credentials []string
 	// OwnSandbox is the part of Args that turns the CLI's own sandbox on,
 	// and Confined what replaces it when lemmings' sandbox confines the
 	// CLI: a sandbox cannot start inside lemmings' (Landlock forbids the
@@ -221,42 +225,6 @@ func (p Preset) environ(r Request) []string {
 	return env
 }
 
-// stateDirs resolves the preset's Writable against the CLI's environment,
-// creating a missing folder (the CLI could not make it in the sandbox).
-func (p Preset) stateDirs(env []string) []string {
-	vars := map[string]string{}
-	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			vars[k] = v // the last value wins, as for the process
-		}
-	}
-	var out []string
-	for _, w := range p.Writable {
-		dir := strings.HasSuffix(w, "/")
-		w = strings.TrimSuffix(w, "/")
-		var path string
-		switch {
-		case strings.HasPrefix(w, "~/"):
-			if vars["HOME"] == "" {
-				continue
-			}
-			path = filepath.Join(vars["HOME"], w[2:])
-		case strings.HasPrefix(w, "$"):
-			path = vars[w[1:]]
-		default:
-			path = w
-		}
-		if !filepath.IsAbs(path) {
-			continue
-		}
-		if _, err := os.Lstat(path); err != nil && dir {
-			_ = os.MkdirAll(path, 0o700)
-		}
-		out = append(out, path)
-	}
-	return out
-}
-
 func (p Preset) argv(r Request, confined bool) []string {
 	var out []string
 	for i := 0; i < len(p.Args); i++ {
@@ -318,8 +286,12 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 		box = b
 	}
 	argv := p.argv(r, box.Confined())
-	env := p.environ(r)
-	cmd, cleanup, err := box.Command(ctx, sandbox.Spec{Dir: r.Dir, Writable: p.stateDirs(env), Network: true, Env: env}, argv[0], argv[1:]...)
+	env, state, dropState, err := p.privateState(p.environ(r))
+	if err != nil {
+		return Result{}, err
+	}
+	defer dropState()
+	cmd, cleanup, err := box.Command(ctx, sandbox.Spec{Dir: r.Dir, Writable: state, Network: true, Env: env}, argv[0], argv[1:]...)
 	if err != nil {
 		return Result{}, fmt.Errorf("start %s: %w", argv[0], err)
 	}

@@ -21,8 +21,9 @@ var presets = map[string]Preset{
 		Login:   "run `claude` once and log in with a Claude account, or set ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL points it at another Anthropic-compatible server",
 		Env: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL", "CLAUDE_CONFIG_DIR",
 			"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "AWS_REGION", "AWS_PROFILE", "CLOUD_ML_REGION", "ANTHROPIC_VERTEX_PROJECT_ID"},
-		SetEnv:   map[string]string{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"},
-		Writable: []string{"~/.claude/", "~/.claude.json", "$CLAUDE_CONFIG_DIR/"}},
+		SetEnv:      map[string]string{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"},
+		Writable:    []string{"~/.claude/", "~/.claude.json", "$CLAUDE_CONFIG_DIR/"},
+		Credentials: []string{"~/.claude/.credentials.json", "$CLAUDE_CONFIG_DIR/.credentials.json"}},
 	// Qwen Code reads the prompt from stdin when it is not a terminal (no
 	// argv length limit, no prompt mistaken for a flag). It talks to any
 	// OpenAI-compatible server.
@@ -42,7 +43,8 @@ var presets = map[string]Preset{
 		// fresh. System settings override the user's and the project's.
 		Settings:    `{"memory": {"enableManagedAutoMemory": false, "enableManagedAutoDream": false}}`,
 		SettingsEnv: "QWEN_CODE_SYSTEM_SETTINGS_PATH",
-		Writable:    []string{"~/.qwen/", "$QWEN_HOME/"}},
+		Writable:    []string{"~/.qwen/", "$QWEN_HOME/"},
+		Credentials: []string{"~/.qwen/oauth_creds.json", "$QWEN_HOME/oauth_creds.json"}},
 	// Codex CLI: `exec` never asks for approval; the workspace-write sandbox
 	// lets its commands write in the directory only (and reach no network).
 	// Confined by lemmings, its own sandbox (bubblewrap) cannot start: it
@@ -50,15 +52,16 @@ var presets = map[string]Preset{
 	// "-" reads the prompt from stdin. A local server is a model provider in
 	// $CODEX_HOME/config.toml with wire_api = "responses" (docs/backends.md).
 	"codex": {Name: "codex",
-		Args:       []string{"codex", "exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "--ephemeral", "--color", "never", "--model", "{model}", "-"},
-		Stdin:      true,
-		Format:     FormatCodex,
-		Install:    "npm install -g @openai/codex (a native binary inside the npm package)",
-		Login:      "run `codex login` (ChatGPT account) or set CODEX_API_KEY; for a local server add a model provider with base_url and wire_api = \"responses\" to $CODEX_HOME/config.toml",
-		Env:        []string{"CODEX_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"},
-		Writable:   []string{"~/.codex/", "$CODEX_HOME/"},
-		OwnSandbox: []string{"--sandbox", "workspace-write"},
-		Confined:   []string{"--dangerously-bypass-approvals-and-sandbox"}},
+		Args:        []string{"codex", "exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "--ephemeral", "--color", "never", "--model", "{model}", "-"},
+		Stdin:       true,
+		Format:      FormatCodex,
+		Install:     "npm install -g @openai/codex (a native binary inside the npm package)",
+		Login:       "run `codex login` (ChatGPT account) or set CODEX_API_KEY; for a local server add a model provider with base_url and wire_api = \"responses\" to $CODEX_HOME/config.toml",
+		Env:         []string{"CODEX_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"},
+		Writable:    []string{"~/.codex/", "$CODEX_HOME/"},
+		Credentials: []string{"~/.codex/auth.json", "$CODEX_HOME/auth.json"},
+		OwnSandbox:  []string{"--sandbox", "workspace-write"},
+		Confined:    []string{"--dangerously-bypass-approvals-and-sandbox"}},
 	// Gemini CLI: yolo approves its tools (its own sandbox is off unless
 	// configured). It speaks only the Gemini API; GOOGLE_GEMINI_BASE_URL
 	// moves that API elsewhere, but no OpenAI-compatible server speaks it.
@@ -70,7 +73,8 @@ var presets = map[string]Preset{
 		Login:   "set GEMINI_API_KEY (a key from Google AI Studio), or run `gemini` once interactively to sign in with Google, or set GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION",
 		Env: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_GENAI_USE_VERTEXAI",
 			"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS", "GEMINI_CLI_HOME"},
-		Writable: []string{"~/.gemini/", "$GEMINI_CLI_HOME/"}},
+		Writable:    []string{"~/.gemini/", "$GEMINI_CLI_HOME/"},
+		Credentials: []string{"~/.gemini/oauth_creds.json"}},
 }
 
 // Lookup returns the preset of that name.

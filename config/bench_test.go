@@ -8,8 +8,8 @@ import (
 // Load runs once per command; this keeps it from growing by accident.
 func BenchmarkLoadExampleProjectFile(b *testing.B) {
 	root, user := b.TempDir(), b.TempDir()
-	writeFileB(b, root+"/lemmings.yaml", Example())
-	writeFileB(b, user+"/config.yaml", "roles:\n  primary:\n    model: qwen2.5-coder:32b\n")
+	writeFileB(b, user+"/config.yaml", Example())
+	writeFileB(b, root+"/lemmings.yaml", "roles:\n  primary:\n    model: qwen2.5-coder:32b\n")
 	env := map[string]string{"OPENROUTER_API_KEY": "sk-or-v1-0123456789abcdef", "LEMMINGS_LIMITS__MAX_TASKS": "9"}
 	opts := LoadOptions{RepoRoot: root, UserConfigDir: user, Env: func(k string) string { return env[k] },
 		Environ:    func() []string { return []string{"LEMMINGS_LIMITS__MAX_TASKS=9"} },

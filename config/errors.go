@@ -72,6 +72,16 @@ func (ps *problems) add(p Problem) {
 	ps.list = append(ps.list, p)
 }
 
+// hasKey reports whether a problem is about key, or a key under it or above it.
+func (ps *problems) hasKey(key string) bool {
+	for _, p := range ps.list {
+		if p.Key != "" && (p.Key == key || strings.HasPrefix(p.Key, key+".") || strings.HasPrefix(key, p.Key+".")) {
+			return true
+		}
+	}
+	return false
+}
+
 // err returns the problems grouped by source, in the order the sources were
 // read, and by line within a file; nil if there are none.
 func (ps *problems) err() error {

@@ -20,7 +20,7 @@ func Example() string { return example }
 func Reference() string {
 	d := Default()
 	var b strings.Builder
-	b.WriteString("| key | type | default | accepted | meaning |\n|---|---|---|---|---|\n")
+	b.WriteString("| key | type | default | accepted | in a project file | meaning |\n|---|---|---|---|---|---|\n")
 	for _, sk := range schemaKeys() {
 		sp, ok := specForExact(sk.pattern)
 		if !ok {
@@ -30,8 +30,8 @@ func Reference() string {
 		if acc == "" {
 			acc = describeType(sk.typ)
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", sk.pattern, typeName(sk.typ),
-			cell(defaultText(d, sk)), cell(acc), cell(sp.doc))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", sk.pattern, typeName(sk.typ),
+			cell(defaultText(d, sk)), cell(acc), trustText(sk.pattern), cell(sp.doc))
 	}
 	return b.String()
 }

@@ -11,7 +11,7 @@ const docsPath = "../docs/configuration.md"
 
 func TestExampleLoadsWithoutProblems(t *testing.T) {
 	t.Parallel()
-	l := fixture{project: Example(), env: map[string]string{"OPENROUTER_API_KEY": "sk-or-v1-0123456789abcdef"}}.mustLoad(t)
+	l := fixture{user: Example(), env: map[string]string{"OPENROUTER_API_KEY": "sk-or-v1-0123456789abcdef"}}.mustLoad(t)
 	if w := l.src.Warnings(); len(w) != 0 {
 		t.Errorf("the example draws warnings: %v", w)
 	}
@@ -21,10 +21,10 @@ func TestExampleLoadsWithoutProblems(t *testing.T) {
 // comment, on purpose), so the example documents them all.
 func TestExampleSetsEveryKey(t *testing.T) {
 	t.Parallel()
-	l := fixture{project: Example()}.mustLoad(t)
+	l := fixture{user: Example()}.mustLoad(t)
 	set := map[string]bool{}
 	for key, o := range l.src.origins {
-		if o.layer == layerProject {
+		if o.layer == layerUser {
 			set[key] = true
 		}
 	}
@@ -53,7 +53,7 @@ func TestExampleSetsEveryKey(t *testing.T) {
 // The example's values are the defaults, except on lines that say "example:".
 func TestExampleEqualsDefaultsWhereItSaysSo(t *testing.T) {
 	t.Parallel()
-	l := fixture{project: Example()}.mustLoad(t)
+	l := fixture{user: Example()}.mustLoad(t)
 	lines := strings.Split(Example(), "\n")
 	def := Default()
 	differs := 0
@@ -63,7 +63,7 @@ func TestExampleEqualsDefaultsWhereItSaysSo(t *testing.T) {
 		}
 		differs++
 		o := l.src.lookup(key)
-		if o.layer != layerProject || o.line < 1 || o.line > len(lines) {
+		if o.layer != layerUser || o.line < 1 || o.line > len(lines) {
 			t.Errorf("%s differs from the default but has origin %s", key, o)
 			return
 		}

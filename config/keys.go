@@ -196,7 +196,14 @@ func specs() []spec {
 				}
 				return oneOf(CLIFormats...)(s)
 			})},
-		{key: "implementor.cli.model", doc: "Model passed to the CLI as `{model}`. Empty: the CLI's own default."},
+		{key: "implementor.cli.model", doc: "Model passed to the CLI as `{model}`. Empty: the CLI's own default.",
+			accepted: "a model name (not starting with -, no spaces), or empty", check: checkString(func(s string) string {
+				// It lands in the CLI's argv: a value that reads as an option would be one.
+				if strings.HasPrefix(s, "-") || strings.ContainsAny(s, " \t\n") {
+					return fmt.Sprintf("%q would read as an option or several arguments of the CLI", s)
+				}
+				return ""
+			})},
 		{key: "implementor.cli.timeout", doc: "Longest one CLI run may take; its process group is then killed and the attempt ends timed out.",
 			accepted: "a duration > 0", check: checkDuration(true)},
 		{key: "implementor.cli.env", doc: "Variables set in the CLI's environment. The CLI gets none of lemmings' variables (keys included) except PATH, HOME, locale, TMPDIR, the preset's own and `pass_env`; a value may name `${VAR}` of lemmings' environment to pass a key on purpose. Merged by name across sources.",
@@ -219,7 +226,7 @@ func specs() []spec {
 		{key: "sandbox.env", doc: "Names of variables passed to sandboxed commands beyond the built-in allow-list (PATH, locale, the toolchains' own settings). lemmings' keys pass only if named here. User file, environment and flags only.",
 			accepted: "a list of variable names", each: checkEnvName},
 		{key: "sandbox.network", doc: "Let every sandboxed command reach the network (one gate: `gates[].network`). User file, environment and flags only."},
-		{key: "sandbox.cache_dir", doc: "Where the sandbox keeps the language caches gates share (Go build and module caches, npm, pip): lemmings' own, never yours, which your own builds trust. Empty: `lemmings/sandbox` in your user cache dir. User file, environment and flags only.",
+		{key: "sandbox.cache_dir", doc: "Where the sandbox keeps the language caches of gates (Go build and module caches, npm, pip), one folder per repository: lemmings' own, never yours, which your own builds trust (where the sandbox has mounts, a repository's Go caches are laid over yours, read-only below). Empty: `lemmings/sandbox` in your user cache dir. User file, environment and flags only.",
 			accepted: "an absolute path or ~/path, or empty", check: checkString(func(s string) string {
 				if s == "" {
 					return ""

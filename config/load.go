@@ -53,17 +53,22 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	s := newSources()
 	ps := &problems{}
 
+	userPath := ""
 	if dir := userConfigDir(opts); dir != "" {
-		path := filepath.Join(dir, UserFile)
-		loadFile(c, s, ps, path, path, layerUser)
+		userPath = filepath.Join(dir, UserFile)
+		loadFile(c, s, ps, userPath, userPath, layerUser)
 	}
 	projectPath, projectShown := "", ""
+	var trust *trustCheck
 	if opts.RepoRoot != "" {
 		projectPath, projectShown = findProjectFile(opts.RepoRoot, ps)
 		if projectPath != "" {
-			before := c.Sandbox.clone()
+			// What the project file may change is checked once every
+			// source is read: a value the environment or a flag
+			// overrides is the user's.
+			trust = &trustCheck{before: flatten(c), userFile: userPath}
 			loadFile(c, s, ps, projectPath, projectShown, layerProject)
-			checkProjectSandbox(before, c.Sandbox, s, ps)
+			trust.after = flatten(c)
 		}
 	}
 
@@ -92,6 +97,16 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	s.cfg = c
 	for _, p := range validate(c, s) {
 		ps.add(p)
+	}
+	if trust != nil {
+		trust.final, trust.src = c, s
+		refused, changes := trust.check()
+		for _, p := range refused {
+			if !ps.hasKey(p.Key) { // one problem per key: a bad value first
+				ps.add(p)
+			}
+		}
+		s.changes = changes
 	}
 	if err := ps.err(); err != nil {
 		return nil, nil, err
@@ -179,45 +194,5 @@ func fillGateTimeouts(c *Config, s *Sources) {
 			c.Gates[i].Timeout = DefaultGateTimeout
 			s.set(fmt.Sprintf("gates.%d.timeout", i), origin{layer: layerDefault})
 		}
-	}
-}
-
-// sandboxStrictness orders sandbox.mode from the loosest.
-var sandboxStrictness = map[string]int{"off": 0, "auto": 1, "required": 2}
-
-func (sb Sandbox) clone() Sandbox {
-	sb.Writable = slices.Clone(sb.Writable)
-	sb.Env = slices.Clone(sb.Env)
-	return sb
-}
-
-// checkProjectSandbox refuses a project file that loosens the sandbox: the
-// repository must not widen the confinement of the code a model writes in
-// it. It may make sandbox.mode stricter and repeat the values it inherits
-// (so a printed configuration loads back), nothing else.
-func checkProjectSandbox(before, after Sandbox, s *Sources, ps *problems) {
-	at := func(key string) {
-		o := s.lookup(key)
-		if o.layer != layerProject {
-			return
-		}
-		ps.add(Problem{File: o.problemFile(), Line: o.line, Key: key,
-			Message:  "a project file cannot loosen the sandbox (the repository would widen what the code written in it may do): set it in your user file (~/.config/lemmings/config.yaml) or with " + EnvName(key),
-			Accepted: "in a project file: sandbox.mode no looser than your own, the other sandbox keys as you set them"})
-	}
-	if sandboxStrictness[after.Mode] < sandboxStrictness[before.Mode] {
-		at("sandbox.mode")
-	}
-	if !slices.Equal(after.Writable, before.Writable) {
-		at("sandbox.writable")
-	}
-	if !slices.Equal(after.Env, before.Env) {
-		at("sandbox.env")
-	}
-	if after.Network != before.Network {
-		at("sandbox.network")
-	}
-	if after.CacheDir != before.CacheDir {
-		at("sandbox.cache_dir")
 	}
 }

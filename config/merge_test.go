@@ -147,7 +147,8 @@ func TestNullResetsAScalarToEmpty(t *testing.T) {
 	t.Parallel()
 	l := fixture{
 		user:    "roles:\n  primary:\n    base_url: http://127.0.0.1:9999\n",
-		project: "roles:\n  primary:\n    temperature: null\n    base_url:\n",
+		flags:   map[string]string{"roles.primary.base_url": ""},
+		project: "roles:\n  primary:\n    temperature: null\n",
 	}.mustLoad(t)
 	p := l.cfg.Roles["primary"]
 	if p.Temperature != nil || p.BaseURL != "" {
@@ -160,7 +161,7 @@ func TestNullResetsAScalarToEmpty(t *testing.T) {
 
 func TestAnchorsAliasesAndMergeKeys(t *testing.T) {
 	t.Parallel()
-	l := fixture{project: `roles:
+	l := fixture{user: `roles:
   primary: &local
     provider: openai
     base_url: http://127.0.0.1:8080/v1
@@ -174,10 +175,10 @@ func TestAnchorsAliasesAndMergeKeys(t *testing.T) {
 	if s.Provider != "openai" || s.BaseURL != "http://127.0.0.1:8080/v1" || s.Model != "small" || s.Timeout != 20*time.Minute {
 		t.Errorf("summarizer = %+v", s)
 	}
-	if got := l.src.Origin("roles.summarizer.model"); got != "lemmings.yaml:9" {
+	if got := l.src.Origin("roles.summarizer.model"); got != l.userDir+"/config.yaml:9" {
 		t.Errorf("own key origin = %q, want line 9", got)
 	}
-	if got := l.src.Origin("roles.summarizer.timeout"); got != "lemmings.yaml:6" {
+	if got := l.src.Origin("roles.summarizer.timeout"); got != l.userDir+"/config.yaml:6" {
 		t.Errorf("merged key origin = %q, want the anchor's line 6", got)
 	}
 }

@@ -134,7 +134,7 @@ func TestOfflineForcesSupervisorsOffAndAsksOnlyOllama(t *testing.T) {
 		{"from the project file", fixture{project: "supervisors:\n  enabled: true\noffline: true\n"}, "offline (set by lemmings.yaml:3)", "ollama"},
 		{"from the environment", fixture{env: map[string]string{"LEMMINGS_OFFLINE": "1"}}, "offline (set by env LEMMINGS_OFFLINE)", "ollama"},
 		{"from a flag", fixture{flags: map[string]string{"offline": "true"}}, "offline (set by flag offline)", "ollama"},
-		{"with the embedding role on a cloud provider", fixture{project: "roles:\n  embedding: {provider: openai, model: text-embedding-3-small, base_url: \"http://127.0.0.1:9/v1\"}\noffline: true\n"},
+		{"with the embedding role on a cloud provider", fixture{user: "roles:\n  embedding: {provider: openai, model: text-embedding-3-small, base_url: \"http://127.0.0.1:9/v1\"}\n", project: "supervisors:\n  enabled: true\noffline: true\n"},
 			"offline (set by lemmings.yaml:3)", "offline"},
 	} {
 		l := tc.f.mustLoad(t)
@@ -156,8 +156,8 @@ func TestOfflineForcesSupervisorsOffAndAsksOnlyOllama(t *testing.T) {
 func TestResolvedRoleFillsProviderSettings(t *testing.T) {
 	t.Parallel()
 	l := fixture{
-		project: "roles:\n  summarizer:\n    provider: openai\n    base_url: http://127.0.0.1:8000/v1\n",
-		env:     map[string]string{"OPENROUTER_API_KEY": "sk-or-v1-0123456789abcdef", "OLLAMA_HOST": "box:1234"},
+		user: "roles:\n  summarizer:\n    provider: openai\n    base_url: http://127.0.0.1:8000/v1\n",
+		env:  map[string]string{"OPENROUTER_API_KEY": "sk-or-v1-0123456789abcdef", "OLLAMA_HOST": "box:1234"},
 	}.mustLoad(t)
 	primary, err := l.cfg.ResolvedRole("primary")
 	if err != nil || primary.BaseURL != "http://box:1234" || primary.APIKey != "" {

@@ -21,7 +21,7 @@ func TestAProjectFileCannotLoosenTheSandbox(t *testing.T) {
 			t.Errorf("no problem for %s: %v", key, ps)
 			continue
 		}
-		if p.File != "lemmings.yaml" || p.Line != i+2 || !strings.Contains(p.Message, "cannot loosen the sandbox") || !strings.Contains(p.Message, EnvName(key)) {
+		if p.File != "lemmings.yaml" || p.Line != i+2 || !strings.Contains(p.Message, "refused: a repository's project file") || !strings.Contains(p.Message, EnvName(key)) {
 			t.Errorf("%s: %+v", key, p)
 		}
 	}
@@ -45,10 +45,21 @@ func TestTheSandboxIsTheUsersToSetAndAProjectMayTightenIt(t *testing.T) {
 	if l.cfg.Sandbox.Mode != "off" {
 		t.Errorf("mode %q", l.cfg.Sandbox.Mode)
 	}
-	// A gate that needs the network says so, in the project file.
-	l = fixture{project: "gates:\n  - name: test\n    command: npm ci && npm test\n    network: true\n"}.mustLoad(t)
-	if !l.cfg.Gates[0].Network {
-		t.Errorf("%+v", l.cfg.Gates)
+	// A project's gate may have the network only when the user gives it:
+	// sandbox.network, or their own gate of that name and command.
+	netGate := "gates:\n  - name: test\n    command: npm ci && npm test\n    network: true\n"
+	if ps := problemsOf(t, fixture{project: netGate}.load(t).err); len(ps) != 1 || ps[0].Key != "gates.0.network" || ps[0].Line != 4 {
+		t.Errorf("%v", ps)
+	}
+	for _, f := range []fixture{
+		{user: "sandbox:\n  network: true\n", project: netGate},
+		{env: map[string]string{"LEMMINGS_SANDBOX__NETWORK": "true"}, project: netGate},
+		{user: netGate, project: "gates:\n  - {name: lint, command: make lint}\n" + netGate[len("gates:\n"):]},
+	} {
+		l = f.mustLoad(t)
+		if !l.cfg.Gates[len(l.cfg.Gates)-1].Network {
+			t.Errorf("%+v", l.cfg.Gates)
+		}
 	}
 }
 

@@ -69,6 +69,7 @@ type Sources struct {
 	origins  map[string]origin
 	files    []string
 	warnings []Problem
+	changes  []ProjectChange // what the project file changed (ProjectChanges)
 }
 
 func newSources() *Sources { return &Sources{origins: map[string]origin{}} }

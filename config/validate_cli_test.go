@@ -26,7 +26,7 @@ func TestCLIEnvReferencesTakeLemmingsEnvironmentAndAMissingOneIsNamed(t *testing
 
 func TestACLIConfigFromAFileLoads(t *testing.T) {
 	t.Parallel()
-	l := fixture{project: "implementor:\n  backend: cli\n  cli:\n    command: [fake-cli, --json, '{prompt_file}']\n    format: qwen-stream-json\n    env: {OPENAI_BASE_URL: 'http://127.0.0.1:1/v1'}\n    pass_env: [GOFLAGS]\n"}.mustLoad(t)
+	l := fixture{user: "implementor:\n  backend: cli\n  cli:\n    command: [fake-cli, --json, '{prompt_file}']\n    format: qwen-stream-json\n    env: {OPENAI_BASE_URL: 'http://127.0.0.1:1/v1'}\n    pass_env: [GOFLAGS]\n"}.mustLoad(t)
 	cli := l.cfg.Implementor.CLI
 	if l.cfg.Implementor.Backend != BackendCLI || strings.Join(cli.Command, " ") != "fake-cli --json {prompt_file}" ||
 		cli.Env["OPENAI_BASE_URL"] != "http://127.0.0.1:1/v1" || len(cli.PassEnv) != 1 || cli.Timeout == 0 {
@@ -38,7 +38,7 @@ func TestACLIConfigFromAFileLoads(t *testing.T) {
 // the fix, naming the file, line and key.
 func TestAPromptInTheCommandLineIsRefused(t *testing.T) {
 	t.Parallel()
-	err := fixture{project: "implementor:\n  backend: cli\n  cli:\n    command: [aider, --message, '{prompt}']\n"}.load(t).err
+	err := fixture{user: "implementor:\n  backend: cli\n  cli:\n    command: [aider, --message, '{prompt}']\n"}.load(t).err
 	if err == nil || !strings.Contains(err.Error(), "implementor.cli.command") || !strings.Contains(err.Error(), "{prompt_file}") {
 		t.Fatalf("err = %v", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 )
 
 // warnings finds what is allowed but worth telling: secrets in a file that
@@ -73,7 +75,7 @@ func gitIgnored(opts LoadOptions, path string) (bool, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", opts.RepoRoot, "check-ignore", "-q", "--", filepath.ToSlash(mustRel(opts.RepoRoot, path)))
+	cmd := gitsafe.Command(ctx, opts.RepoRoot, "check-ignore", "-q", "--", filepath.ToSlash(mustRel(opts.RepoRoot, path)))
 	err := cmd.Run()
 	if err == nil {
 		return true, nil

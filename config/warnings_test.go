@@ -6,9 +6,12 @@ import (
 	"testing"
 )
 
+// A project file may not choose a key (a refusal, trust_test.go); one that
+// repeats the user's own key is allowed, and a commit would publish it.
 func TestAPIKeyInAProjectFileGitDoesNotIgnoreIsAWarning(t *testing.T) {
 	t.Parallel()
-	l := fixture{project: "openrouter:\n  api_key: sk-or-v1-0123456789abcdef\nroles:\n  supervisor:\n    api_key: sk-other-0123456789\n"}.mustLoad(t)
+	keys := "openrouter:\n  api_key: sk-or-v1-0123456789abcdef\nroles:\n  supervisor:\n    api_key: sk-other-0123456789\n"
+	l := fixture{user: keys, project: keys}.mustLoad(t)
 	w := l.src.Warnings()
 	if len(w) != 2 {
 		t.Fatalf("warnings = %v", w)
@@ -54,7 +57,9 @@ func TestAPIKeyWarningAsksGit(t *testing.T) {
 		}
 		writeFile(t, root+"/.gitignore", "/.lemmings/\n")
 		writeFile(t, root+"/"+tc.file, key)
-		_, s, err := Load(LoadOptions{RepoRoot: root, UserConfigDir: t.TempDir(), Env: func(string) string { return "" }})
+		userDir := t.TempDir()
+		writeFile(t, userDir+"/config.yaml", key)
+		_, s, err := Load(LoadOptions{RepoRoot: root, UserConfigDir: userDir, Env: func(string) string { return "" }})
 		if err != nil {
 			t.Fatal(err)
 		}

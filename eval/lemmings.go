@@ -43,6 +43,20 @@ type Lemmings struct {
 	TestTimeout time.Duration
 }
 
+// takeAttempted commits the exercise's solution files as the last failed
+// attempt left them, when it left any.
+func takeAttempted(ctx context.Context, a Attempt, failures []nodes.Failure) error {
+	if len(failures) == 0 || failures[len(failures)-1].Attempted == "" {
+		return nil
+	}
+	wip := failures[len(failures)-1].Attempted
+	args := append([]string{"checkout", wip, "--"}, a.Exercise.Solution...)
+	if _, err := git(ctx, a.Repo, args...); err != nil {
+		return err
+	}
+	return commitAll(ctx, a.Repo, fmt.Sprintf("eval: attempt %d's code (its tests failed)", a.Number))
+}
+
 // Name implements Solver.
 func (l *Lemmings) Name() string { return "lemmings" }
 
@@ -138,6 +152,15 @@ func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
 	if res.Branch != "" {
 		if _, gerr := git(ctx, a.Repo, "merge", "-q", "--ff-only", res.Branch); gerr != nil {
 			return out, fmt.Errorf("take the run's answer: %w", gerr)
+		}
+	}
+	// A run whose last task failed rolled its branch back; its last attempt's
+	// code is the answer the tests judge and the next attempt starts from, as
+	// in Aider's harness (where the files keep the failed try): otherwise the
+	// second attempt is shown the stub's failures, not its own.
+	if v.Outcome != "done" {
+		if err := takeAttempted(ctx, a, res.State.Failures); err != nil {
+			return out, fmt.Errorf("take the failed attempt's code: %w", err)
 		}
 	}
 	if repo, rerr := workspace.OpenRepo(ctx, a.Repo); rerr == nil {

@@ -64,7 +64,7 @@ func TestLemmingsSolvesTheSuiteWithAScriptedModel(t *testing.T) {
 }
 
 // A first attempt that fails the tests is followed by a second one that is
-// shown the failing output: pass@2 but not pass@1.
+// shown its failing code and their output: pass@2 but not pass@1.
 func TestSecondAttemptSeesTheFailingTests(t *testing.T) {
 	t.Parallel()
 	dirs, sc, _ := scripted(t)
@@ -93,8 +93,13 @@ func TestSecondAttemptSeesTheFailingTests(t *testing.T) {
 			break
 		}
 	}
-	if !strings.Contains(remit2, "IsLeapYear(1996) = false, want true") {
-		t.Errorf("no second remit with the test output:\n%s", remit2)
+	// It is the output of the first attempt's own code, which the second
+	// starts from (as Aider's second try keeps its files), not the stub's.
+	if !strings.Contains(remit2, "IsLeapYear(2100) = true, want false") || strings.Contains(remit2, "IsLeapYear(1996) = false, want true") {
+		t.Errorf("the second remit does not carry the first attempt's failures:\n%s", remit2)
+	}
+	if !strings.Contains(remit2, "return year%4 == 0") {
+		t.Errorf("the second attempt does not start from the first attempt's code:\n%s", remit2)
 	}
 }
 

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -20,9 +20,7 @@ var gitIdentity = []string{"-c", "user.name=lemmings eval", "-c", "user.email=ev
 // git runs git in dir, with no hook (the exercise's repository is the
 // solver's work), and returns its combined output.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append(workspace.NoHooks(), args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	cmd := gitsafe.Command(ctx, dir, args...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))

@@ -81,6 +81,9 @@ func NewComposer(defaults fs.FS, overrideDir, globalPreamble, projectPreamble st
 			}
 			role := strings.TrimSuffix(path.Base(name), ".tmpl")
 			t, err := parseTemplate(role, string(text))
+			if err == nil {
+				err = checkTemplateBounds(t)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("llm: built-in prompt template %s: %w", name, err)
 			}
@@ -109,12 +112,15 @@ func NewComposer(defaults fs.FS, overrideDir, globalPreamble, projectPreamble st
 			return nil, fmt.Errorf("llm: prompt override %s: there is no template %q to override (known: %s)",
 				file, role, strings.Join(c.Roles(), ", "))
 		}
-		text, err := os.ReadFile(file)
+		text, err := readOverride(file)
 		if err != nil {
-			return nil, fmt.Errorf("llm: prompt override: %w", err)
+			return nil, fmt.Errorf("llm: prompt override %s: %w", file, err)
 		}
 		t, err := parseTemplate(role, string(text))
 		if err != nil {
+			return nil, fmt.Errorf("llm: prompt override %s: %w", file, err)
+		}
+		if err := checkTemplateBounds(t); err != nil {
 			return nil, fmt.Errorf("llm: prompt override %s: %w", file, err)
 		}
 		if known && t.Lookup(InstructionsTemplate) == nil {
@@ -127,6 +133,32 @@ func NewComposer(defaults fs.FS, overrideDir, globalPreamble, projectPreamble st
 		c.templates[role], c.origin[role] = t, file
 	}
 	return c, nil
+}
+
+// readOverride reads a repository's template file: a regular file (a link
+// could name any file of the machine, whose text would go into prompts) of
+// at most MaxTemplateBytes.
+func readOverride(file string) ([]byte, error) {
+	fi, err := os.Lstat(file)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (a link or a device): a prompt template must be a file of the repository")
+	}
+	if fi.Size() > MaxTemplateBytes {
+		return nil, fmt.Errorf("%d bytes, over the %d a prompt template may have", fi.Size(), MaxTemplateBytes)
+	}
+	return os.ReadFile(file)
+}
+
+// execute runs t with data within the output and time bounds.
+func execute(t *template.Template, data any) (string, error) {
+	var b bytes.Buffer
+	if err := t.Execute(newBoundedWriter(&b), data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
 }
 
 func parseTemplate(name, text string) (*template.Template, error) {
@@ -161,11 +193,11 @@ func (c *Composer) Render(role, name string, data any) (string, error) {
 			return "", nil
 		}
 	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, data); err != nil {
+	out, err := execute(t, data)
+	if err != nil {
 		return "", fmt.Errorf("llm: render prompt %s %q (%s): %w", role, name, c.origin[role], err)
 	}
-	return b.String(), nil
+	return out, nil
 }
 
 // Compose renders role's template with data and assembles the prompt. With
@@ -226,11 +258,11 @@ type Shared struct {
 func (c *Composer) Shared(budget int, sections ...Section) (Shared, error) {
 	var shared string
 	if t, ok := c.templates[SharedTemplate]; ok {
-		var b bytes.Buffer
-		if err := t.Execute(&b, nil); err != nil {
+		out, err := execute(t, nil)
+		if err != nil {
 			return Shared{}, fmt.Errorf("llm: render prompt %s (%s): %w", SharedTemplate, c.origin[SharedTemplate], err)
 		}
-		shared = b.String()
+		shared = out
 	}
 	system := textutil.JoinParagraphs(c.global, c.project, shared)
 	var secs []Section
@@ -276,11 +308,11 @@ func (c *Composer) roleText(role string, data any) (*template.Template, string, 
 	if !ok {
 		return nil, "", fmt.Errorf("llm: no prompt template %q (known: %s)", role, strings.Join(c.Roles(), ", "))
 	}
-	var body bytes.Buffer
-	if err := t.Execute(&body, data); err != nil {
+	body, err := execute(t, data)
+	if err != nil {
 		return nil, "", fmt.Errorf("llm: render prompt %s (%s): %w", role, c.origin[role], err)
 	}
-	return t, body.String(), nil
+	return t, body, nil
 }
 
 // withInstructions drops empty sections and adds the template's
@@ -297,12 +329,12 @@ func (c *Composer) withInstructions(t *template.Template, role string, data any,
 		}
 	}
 	if inst := t.Lookup(InstructionsTemplate); inst != nil && !hasInstructions {
-		var ib bytes.Buffer
-		if err := inst.Execute(&ib, data); err != nil {
+		ib, err := execute(inst, data)
+		if err != nil {
 			return nil, fmt.Errorf("llm: render prompt %s instructions (%s): %w", role, c.origin[role], err)
 		}
-		if strings.TrimSpace(ib.String()) != "" {
-			secs = append(secs, Section{Title: "INSTRUCTIONS", Body: ib.String(), Required: true})
+		if strings.TrimSpace(ib) != "" {
+			secs = append(secs, Section{Title: "INSTRUCTIONS", Body: ib, Required: true})
 		}
 	}
 	return secs, nil

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -50,9 +51,10 @@ func LogPath(root, runID string) string {
 	return filepath.Join(root, run.DataDir, MCPDir, runID+".log")
 }
 
-// start starts `lemmings -C root <global flags> args...` detached, its output
-// appended to the run's log.
-func (s *Server) start(ctx context.Context, runID, verb string, args ...string) (*child, error) {
+// start starts `lemmings -C root <global flags> args...` detached, stdin on
+// its standard input, its output appended to the run's log (readable by
+// you only; the CLI redacts what it prints).
+func (s *Server) start(ctx context.Context, runID, verb, stdin string, args ...string) (*child, error) {
 	// .lemmings/ is ignored through .git/info/exclude before anything is
 	// written there, as the CLI does.
 	repo, err := workspace.OpenRepo(ctx, s.opts.Root)
@@ -63,16 +65,19 @@ func (s *Server) start(ctx context.Context, runID, verb string, args ...string) 
 		return nil, err
 	}
 	c := &child{runID: runID, verb: verb, logPath: LogPath(s.opts.Root, runID), done: make(chan struct{}), started: time.Now()}
-	if err := os.MkdirAll(filepath.Dir(c.logPath), 0o755); err != nil {
+	if err := privateDir(filepath.Dir(c.logPath)); err != nil {
 		return nil, err
 	}
-	log, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	log, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	defer log.Close() // the process has its own descriptor
+	defer log.Close()                        // the process has its own descriptor
+	if err := log.Chmod(0o600); err != nil { // a log of an earlier version
+		return nil, err
+	}
 	argv := append(append([]string{"-C", s.opts.Root}, s.opts.Args...), args...)
-	fmt.Fprintf(log, "== %s lemmings %s\n", time.Now().Format(time.DateTime), strings.Join(quoteArgs(argv), " "))
+	fmt.Fprintf(log, "== %s lemmings %s\n", time.Now().Format(time.DateTime), redact.String(strings.Join(quoteArgs(argv), " ")))
 	if st, err := log.Stat(); err == nil {
 		c.logFrom = st.Size()
 	}
@@ -80,6 +85,9 @@ func (s *Server) start(ctx context.Context, runID, verb string, args ...string) 
 	cmd.Dir = s.opts.Root
 	cmd.Env = s.opts.Env
 	cmd.Stdout, cmd.Stderr = log, log
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
 	detach(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start lemmings %s: %w", verb, err)
@@ -100,6 +108,15 @@ func (s *Server) start(ctx context.Context, runID, verb string, args ...string) 
 	s.mu.Unlock()
 	s.logf("run %s: started lemmings %s (pid %d), output in %s", runID, verb, cmd.Process.Pid, c.logPath)
 	return c, nil
+}
+
+// privateDir makes dir (below .lemmings/) readable by you only, as the
+// rest of .lemmings/ is.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o700)
 }
 
 // childOf returns the last process started here for a run, or nil.

@@ -32,10 +32,6 @@ func TestToolErrorsReadLikeTheCLI(t *testing.T) {
 	down := newFixture(t, &demo.Script{})
 	down.models.Close()
 	csDown := client(t, down.server(t), nil)
-	badPlan := filepath.Join(f.repo, "plan.yaml")
-	if err := os.WriteFile(badPlan, []byte("milestones:\n  - goal: [not, a, string]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 
 	cases := []struct {
 		name string
@@ -55,7 +51,6 @@ func TestToolErrorsReadLikeTheCLI(t *testing.T) {
 		{"a knowledge document that does not exist", f.repo, "knowledge_show", map[string]any{"doc": "conventions/nope.md"}, []string{"knowledge", "show", "conventions/nope.md"}},
 		{"search before any index", f.repo, "search", map[string]any{"query": "words"}, []string{"search", "words"}},
 		{"run without a remit", f.repo, "run", nil, []string{"run"}},
-		{"run with a plan file that does not parse", f.repo, "run", map[string]any{"plan_file": "plan.yaml"}, []string{"run", "--plan", "plan.yaml"}},
 		{"run while the model server is down", down.repo, "run", map[string]any{"remit": "add a flag"}, []string{"run", "add a flag"}},
 	}
 	for _, c := range cases {

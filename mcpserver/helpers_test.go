@@ -55,13 +55,14 @@ limits:
 type fixture struct {
 	repo       string
 	configHome string
+	stateHome  string // XDG_STATE_HOME: lemmings mcp --http keeps its token there
 	env        []string
 	models     *llmtest.Server
 }
 
 func newFixture(t *testing.T, sc *demo.Script) *fixture {
 	t.Helper()
-	f := &fixture{repo: filepath.Join(t.TempDir(), "repo"), configHome: t.TempDir()}
+	f := &fixture{repo: filepath.Join(t.TempDir(), "repo"), configHome: t.TempDir(), stateHome: t.TempDir()}
 	if err := demo.PrepareRepo(context.Background(), f.repo); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func newFixture(t *testing.T, sc *demo.Script) *fixture {
 	if err := os.WriteFile(filepath.Join(f.configHome, "lemmings", "config.yaml"), []byte(scriptedYAML(f.models.URL())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.env = cleanEnv("XDG_CONFIG_HOME=" + f.configHome)
+	f.env = cleanEnv("XDG_CONFIG_HOME="+f.configHome, "XDG_STATE_HOME="+f.stateHome)
 	return f
 }
 
@@ -95,7 +96,7 @@ func cleanEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "LEMMINGS_") || strings.HasPrefix(kv, "OLLAMA_") ||
-			strings.HasPrefix(kv, "OPENROUTER_") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+			strings.HasPrefix(kv, "OPENROUTER_") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=") || strings.HasPrefix(kv, "XDG_STATE_HOME=") {
 			continue
 		}
 		env = append(env, kv)

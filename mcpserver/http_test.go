@@ -22,7 +22,9 @@ func post(t *testing.T, url string, header map[string]string) *http.Response {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range header {
 		if k == "Host" {
-			req.Host = v
+			if v != "" {
+				req.Host = v
+			}
 			continue
 		}
 		req.Header.Set(k, v)
@@ -87,25 +89,34 @@ func TestHTTPWithATokenAnswersOnlyRequestsThatCarryIt(t *testing.T) {
 	}
 }
 
-func TestHTTPOnLoopbackAnswersOnlyLoopbackHosts(t *testing.T) {
+// Loopback is no boundary (a coding CLI with the network, another user):
+// without the token every request is refused there too, whatever its Host,
+// and a handler given no token refuses everything.
+func TestHTTPOnLoopbackNeedsTheTokenToo(t *testing.T) {
 	s, err := New(Options{Root: t.TempDir(), Exe: "lemmings"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.HTTPHandler(""))
+	const token = "0123456789abcdef0123456789abcdef"
+	ts := httptest.NewServer(s.HTTPHandler(token)) // on 127.0.0.1
 	defer ts.Close()
 	url := ts.URL + HTTPPath
-	if resp := post(t, url, nil); resp.StatusCode != http.StatusOK {
-		t.Errorf("loopback: %d, want 200", resp.StatusCode)
+	for _, host := range []string{"", "localhost", "127.0.0.1:80"} {
+		if resp := post(t, url, map[string]string{"Host": host}); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("Host %q without the token: %d, want 401", host, resp.StatusCode)
+		}
 	}
-	if resp := post(t, url, map[string]string{"Host": "localhost"}); resp.StatusCode != http.StatusOK {
-		t.Errorf("Host localhost: %d, want 200", resp.StatusCode)
+	if resp := post(t, url, map[string]string{"Authorization": "Bearer " + token}); resp.StatusCode != http.StatusOK {
+		t.Errorf("with the token: %d, want 200", resp.StatusCode)
 	}
-	// A web page whose DNS name rebinds to 127.0.0.1 sends its own name.
-	if resp := post(t, url, map[string]string{"Host": "rebound.example:80"}); resp.StatusCode != http.StatusForbidden {
-		t.Errorf("Host rebound.example: %d, want 403", resp.StatusCode)
-	}
-	if resp := post(t, ts.URL+"/other", nil); resp.StatusCode != http.StatusNotFound {
+	if resp := post(t, ts.URL+"/other", map[string]string{"Authorization": "Bearer " + token}); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("a path other than %s: %d, want 404", HTTPPath, resp.StatusCode)
+	}
+	open := httptest.NewServer(s.HTTPHandler(""))
+	defer open.Close()
+	for _, h := range []map[string]string{nil, {"Authorization": "Bearer "}, {"Authorization": "Bearer x"}} {
+		if resp := post(t, open.URL+HTTPPath+"?token=", h); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("a handler without a token answered %v: %d, want 401", h, resp.StatusCode)
+		}
 	}
 }

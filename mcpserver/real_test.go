@@ -146,20 +146,32 @@ func TestRealInspectorCLIListsAndCallsTheTools(t *testing.T) {
 		t.Errorf("board: %v", board)
 	}
 
-	// Streamable HTTP, with a fixed token: the Inspector sends it as a header.
-	const token = "inspector-test-token"
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+	// Streamable HTTP on loopback, configured as docs/mcp.md says: the
+	// Inspector sends the token from lemmings' token file as a header.
+	url, stop := httpServer(t, bin, f.env, f.repo)
+	defer stop()
+	data, err := os.ReadFile(filepath.Join(f.stateHome, "lemmings", "tokens", "mcp.token"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	url, stop := httpServer(t, bin, f.env, f.repo, "--token-file", tokenFile)
-	defer stop()
+	token := strings.TrimSpace(string(data))
 	out, raw, ok := inspector(t, f.env, url, "--transport", "http", "--method", "tools/list", "--header", "Authorization: Bearer "+token)
 	if !ok || len(out["tools"].([]any)) != len(allTools) {
 		t.Errorf("tools/list over HTTP with the token:\n%s", raw)
 	}
 	if _, raw, ok := inspector(t, f.env, url, "--transport", "http", "--method", "tools/list"); ok || !strings.Contains(raw, "this server needs its token") {
 		t.Errorf("tools/list over HTTP without the token succeeded or did not say why it failed:\n%s", raw)
+	}
+	// --token-file chooses the token instead.
+	const fixed = "inspector-test-token"
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(fixed+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url2, stop2 := httpServer(t, bin, f.env, f.repo, "--token-file", tokenFile)
+	defer stop2()
+	if out, raw, ok := inspector(t, f.env, url2, "--transport", "http", "--method", "tools/list", "--header", "Authorization: Bearer "+fixed); !ok || len(out["tools"].([]any)) != len(allTools) {
+		t.Errorf("tools/list over HTTP with --token-file's token:\n%s", raw)
 	}
 }
 

@@ -12,7 +12,6 @@
 package mcpserver
 
 import (
-	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -117,16 +116,6 @@ cleanly; resume continues a halted, interrupted or crashed run.`
 
 // MCP is the protocol server, for a transport to serve.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
-
-// ServeStdio serves one client over standard input and output until it
-// disconnects or ctx ends. Runs started meanwhile go on.
-func (s *Server) ServeStdio(ctx context.Context) error {
-	err := s.mcp.Run(ctx, &mcp.StdioTransport{})
-	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
-}
 
 // describe returns the description of a tool from tools/<name>.md.
 func describe(name string) string {

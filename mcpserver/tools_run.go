@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/atomicfile"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
 )
@@ -81,29 +83,79 @@ func (s *Server) runTool(ctx context.Context, _ *mcp.CallToolRequest, in RunInpu
 	}
 	id := run.NewRunID()
 	args := []string{"run", "--run-id", id}
-	plan := in.PlanFile
-	if in.Plan != "" {
-		// The CLI reads plans from files: the text is kept beside the run's log.
-		plan = filepath.Join(s.opts.Root, run.DataDir, MCPDir, id+".plan.yaml")
-		if err := os.MkdirAll(filepath.Dir(plan), 0o755); err != nil {
+	plan := []byte(in.Plan)
+	if in.PlanFile != "" {
+		data, err := s.readPlanFile(in.PlanFile)
+		if err != nil {
 			return nil, RunStatus{}, err
 		}
-		if err := os.WriteFile(plan, []byte(in.Plan), 0o644); err != nil {
-			return nil, RunStatus{}, err
-		}
+		plan = data
 	}
-	if plan != "" {
-		args = append(args, "--plan", plan)
+	if len(plan) > 0 {
+		// Checked here, quoting nothing of it (the CLI's own error shows the
+		// lines around a mistake), then kept beside the run's log for the CLI.
+		name := in.PlanFile
+		if name == "" {
+			name = "(plan)"
+		}
+		if _, err := nodes.ParsePlan(plan, name, false); err != nil {
+			return nil, RunStatus{}, err
+		}
+		path := filepath.Join(s.opts.Root, run.DataDir, MCPDir, id+".plan.yaml")
+		if err := privateDir(filepath.Dir(path)); err != nil {
+			return nil, RunStatus{}, err
+		}
+		if err := atomicfile.WriteFile(path, plan, 0o600); err != nil {
+			return nil, RunStatus{}, err
+		}
+		args = append(args, "--plan", path)
 	}
 	if in.Approve != "" {
 		args = append(args, "--approve", in.Approve)
 	}
 	args = append(args, modelFlags(in.Model, in.Offline, in.NoSupervisors)...)
+	var stdin string
 	if remit := strings.TrimSpace(in.Remit); remit != "" {
-		args = append(args, "--", remit)
+		// On standard input, not in the command line, which every user of
+		// the machine can read in /proc.
+		args = append(args, "--remit-file", "-")
+		stdin = remit
 	}
-	return s.launch(ctx, id, "run", args, time.Time{})
+	return s.launch(ctx, id, "run", args, stdin, time.Time{})
 }
+
+// readPlanFile reads a plan the client named: a file of the repository,
+// through no link that leads out of it, at most maxPlanBytes.
+func (s *Server) readPlanFile(name string) ([]byte, error) {
+	if filepath.IsAbs(name) {
+		return nil, fmt.Errorf("plan_file %s: give a path relative to the repository root (%s); a plan outside the repository can be passed as plan text", name, s.opts.Root)
+	}
+	root, err := os.OpenRoot(s.opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.Open(filepath.Clean(name))
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path given, not where a link led
+		}
+		return nil, fmt.Errorf("plan_file %s: %v (a file of the repository %s, through no link that leads out of it)", name, err, s.opts.Root)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxPlanBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("plan_file %s: %v", name, err)
+	}
+	if len(data) > maxPlanBytes {
+		return nil, fmt.Errorf("plan_file %s: over %d bytes: not a plan", name, maxPlanBytes)
+	}
+	return data, nil
+}
+
+// maxPlanBytes bounds a plan read for a client.
+const maxPlanBytes = 1 << 20
 
 func (s *Server) resumeTool(ctx context.Context, _ *mcp.CallToolRequest, in ResumeInput) (*mcp.CallToolResult, RunStatus, error) {
 	id, err := s.resumable(ctx, in.RunID)
@@ -127,7 +179,7 @@ func (s *Server) resumeTool(ctx context.Context, _ *mcp.CallToolRequest, in Resu
 		args = append(args, "--approve-mode", in.ApproveMode)
 	}
 	args = append(args, modelFlags(in.Model, in.Offline, in.NoSupervisors)...)
-	return s.launch(ctx, id, "resume", args, snap.Updated)
+	return s.launch(ctx, id, "resume", args, "", snap.Updated)
 }
 
 func (s *Server) approveTool(ctx context.Context, _ *mcp.CallToolRequest, in ApproveInput) (*mcp.CallToolResult, RunStatus, error) {
@@ -152,7 +204,7 @@ func (s *Server) decide(ctx context.Context, runID string, decision ...string) (
 	if err != nil {
 		return nil, RunStatus{}, err
 	}
-	return s.launch(ctx, id, "resume", append([]string{"resume", id}, decision...), snap.Updated)
+	return s.launch(ctx, id, "resume", append([]string{"resume", id}, decision...), "", snap.Updated)
 }
 
 func (s *Server) haltTool(ctx context.Context, _ *mcp.CallToolRequest, in RunIDInput) (*mcp.CallToolResult, HaltOutput, error) {
@@ -173,15 +225,16 @@ func (s *Server) haltTool(ctx context.Context, _ *mcp.CallToolRequest, in RunIDI
 		Message: fmt.Sprintf("halt requested for %s: it stops after its current node (resume continues it)", id)}, nil
 }
 
-// launch starts a lemmings process for the run and answers once it has
-// failed (the CLI's error), taken the run, or StartWait has passed. before is
-// when the run was last updated before (zero for a new run): a process that
-// ended without moving the run failed to start it.
-func (s *Server) launch(ctx context.Context, id, verb string, args []string, before time.Time) (*mcp.CallToolResult, RunStatus, error) {
+// launch starts a lemmings process for the run, stdin on its standard
+// input, and answers once it has failed (the CLI's error), taken the run,
+// or StartWait has passed. before is when the run was last updated before
+// (zero for a new run): a process that ended without moving the run failed
+// to start it.
+func (s *Server) launch(ctx context.Context, id, verb string, args []string, stdin string, before time.Time) (*mcp.CallToolResult, RunStatus, error) {
 	if c := s.childOf(id); c != nil && c.running() {
 		return nil, RunStatus{}, fmt.Errorf("run %s is being run by another lemmings process (lemmings halt %s stops it)", id, id)
 	}
-	c, err := s.start(ctx, id, verb, args...)
+	c, err := s.start(ctx, id, verb, stdin, args...)
 	if err != nil {
 		return nil, RunStatus{}, err
 	}

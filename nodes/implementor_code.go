@@ -208,7 +208,38 @@ func (l *implLoop) readCode(ctx context.Context, resp llm.Response, p string, g 
 				note: fmt.Sprintf("(your block held only part of %s: %s put in place, the rest of the file kept)\n", p, strings.Join(append(r.Replaced, r.Added...), ", "))}
 		}
 	}
-	return codeCandidate{change: change{files: map[string]string{p: content}, lines: map[string]int{p: firstDifferentLine(old, content)}}}
+	note := ""
+	if trimmed, n := l.dropLeadingProse(ctx, p, content); n > 0 {
+		content, note = trimmed, fmt.Sprintf("(lemmings dropped the %d lines of prose before your code)\n", n)
+	}
+	return codeCandidate{change: change{files: map[string]string{p: content}, lines: map[string]int{p: firstDifferentLine(old, content)}}, note: note}
+}
+
+// codeStart is a line that can only open code: a declaration, an import, a
+// package clause, a decorator.
+var codeStart = regexp.MustCompile(`^(?:package |import |from \S+ import |def |async def |class |func |type |const |var |@\w|#!|"""|//|/\*|use |fn |pub |struct |enum |#include|public |private )`)
+
+// dropLeadingProse takes off the lines of prose a small coder writes before
+// the code in its block (Qwen2.5-Coder-0.5B copied the exercise's markdown
+// instructions there): when the block does not parse and does from its first
+// line of code on, that is the code. It gives the code and how many lines it
+// dropped (0: the block stays as it was).
+func (l *implLoop) dropLeadingProse(ctx context.Context, p, content string) (string, int) {
+	if splice.Language(p) == "" || l.parses(ctx, p, []byte(content)) == nil {
+		return content, 0
+	}
+	lines := strings.Split(content, "\n")
+	for i, line := range lines {
+		if i == 0 || !codeStart.MatchString(line) {
+			continue
+		}
+		rest := strings.Join(lines[i:], "\n")
+		if l.parses(ctx, p, []byte(rest)) == nil {
+			return rest, i
+		}
+		break
+	}
+	return content, 0
 }
 
 // partOfFile says whether a whole-file reply is only a piece of the file: Go

@@ -243,3 +243,16 @@ func TestTestFilesAreKnownByTheirLanguagesNames(t *testing.T) {
 		}
 	}
 }
+
+// Qwen2.5-Coder-0.5B wrote the exercise's markdown instructions at the top
+// of its code block: the prose is dropped when the rest is the code.
+func TestProseBeforeTheCodeIsDropped(t *testing.T) {
+	r := newDirectRun(t, text("```go\n# Instructions\n\n`Mean` must divide as floats.\n\n"+meanFixed+"```\n"))
+	res := r.runQuick(t)
+	if res.Status != ImplFinished {
+		t.Fatalf("status %s: %s", res.Status, res.Summary)
+	}
+	if got := r.file(t, "stats.go"); got != meanFixed {
+		t.Errorf("stats.go:\n%s", got)
+	}
+}

@@ -1,20 +1,33 @@
 package nodes
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/token"
 )
 
-// LoadPlan reads an operator plan (lemmings run --plan plan.yaml).
+// LoadPlan reads an operator plan (lemmings run --plan plan.yaml). A
+// syntax error shows the lines around it.
 func LoadPlan(path string) (*Plan, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
+	return ParsePlan(data, path, true)
+}
+
+// ParsePlan checks an operator plan named path; with source false, an
+// error names the line and column but quotes none of the file (a plan
+// named by an MCP client could be any file the user can read).
+func ParsePlan(data []byte, path string, source bool) (*Plan, error) {
 	var p Plan
 	if err := yaml.UnmarshalWithOptions(data, &p, yaml.Strict()); err != nil {
+		if !source {
+			return nil, fmt.Errorf("plan %s: not a plan (YAML error at %s); lemmings run --plan-example shows the format", path, yamlPosition(err))
+		}
 		return nil, fmt.Errorf("plan %s: %s", path, yaml.FormatError(err, false, true))
 	}
 	if len(p.Milestones) == 0 {
@@ -34,4 +47,15 @@ func LoadPlan(path string) (*Plan, error) {
 		}
 	}
 	return &p, nil
+}
+
+// yamlPosition is where a YAML error is, without the text there.
+func yamlPosition(err error) string {
+	var se interface{ GetToken() *token.Token }
+	if errors.As(err, &se) {
+		if tk := se.GetToken(); tk != nil && tk.Position != nil {
+			return fmt.Sprintf("line %d, column %d", tk.Position.Line, tk.Position.Column)
+		}
+	}
+	return "an unknown place"
 }

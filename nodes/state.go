@@ -332,6 +332,10 @@ type Failure struct {
 	Reason    string    `json:"reason"`
 	Attempts  int       `json:"attempts"`
 	At        time.Time `json:"at"`
+	// Attempted is the last attempt's work, a `lemmings wip` commit off the
+	// run branch (which was rolled back): what the model wrote, to look at
+	// or to start from ("" when the attempt changed nothing).
+	Attempted string `json:"attempted,omitempty"`
 }
 
 // Assessment is the Assessor's verdict.

@@ -162,7 +162,11 @@ func (d *Deps) abandon(ctx context.Context, s *WorkflowState, reason string) err
 		return err
 	}
 	now := d.now()
-	s.Failures = append(s.Failures, Failure{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Reason: clip(reason, 1500), Attempts: t.Attempt, At: now})
+	attempted := ""
+	if s.Implementation != nil {
+		attempted = s.Implementation.Commit
+	}
+	s.Failures = append(s.Failures, Failure{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Reason: clip(reason, 1500), Attempts: t.Attempt, At: now, Attempted: attempted})
 	s.TasksFailed++
 	if t.DirectiveID != "" {
 		settleDirective(s, t.DirectiveID, t.ID, FateFailed, "task "+t.ID+" failed: "+clip(reason, 200), now)

@@ -70,7 +70,13 @@ func Open(dir string, emb Embedder) (*Index, error) {
 	if emb.Dimensions() <= 0 {
 		return nil, fmt.Errorf("rag: open index: embedder %s has %d dimensions", emb.Name(), emb.Dimensions())
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The index holds the repository's code and knowledge: readable by
+	// you only, as the rest of .lemmings/ is (an index of an earlier
+	// version is tightened here).
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("rag: open index: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("rag: open index: %w", err)
 	}
 	ix := &Index{dir: dir, emb: emb}
@@ -124,6 +130,12 @@ func (ix *Index) load(fresh bool) (string, error) {
 	ix.cat, err = openCatalog(filepath.Join(ix.dir, catalogFile))
 	if err != nil {
 		return "", fmt.Errorf("index database is unreadable: %w", err)
+	}
+	// SQLite gives its journal files the database's mode.
+	for _, name := range []string{catalogFile, catalogFile + "-wal", catalogFile + "-shm"} {
+		if err := os.Chmod(filepath.Join(ix.dir, name), 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("index database: %w", err)
+		}
 	}
 	ix.col, err = chromem.NewDB().CreateCollection(collection, nil, ix.embedOne)
 	if err != nil {
@@ -191,7 +203,7 @@ func (ix *Index) writeManifest() error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(ix.dir, manifestFile), data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(ix.dir, manifestFile), data, 0o600); err != nil {
 		return fmt.Errorf("manifest: %w", err)
 	}
 	return nil

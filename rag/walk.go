@@ -7,12 +7,12 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 	"github.com/lemmings-dev/lemmings/internal/pathglob"
 )
 
@@ -62,7 +62,7 @@ func listFiles(ctx context.Context, root string) ([]string, error) {
 // gitFiles lists files through git; an error means "not a git work tree"
 // (or no git), and the caller walks instead.
 func gitFiles(ctx context.Context, root string) ([]string, error) {
-	cmd := exec.CommandContext(ctx, "git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	cmd := gitsafe.Command(ctx, root, "ls-files", "-z", "--cached", "--others", "--exclude-standard") // no fsmonitor of the repository's runs
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,9 +11,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/internal/atomicfile"
+	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 )
 
 // ChoicesFile, in a run's folder, holds the choices the run was started with
@@ -54,7 +57,43 @@ func LoadChoices(root, runID string) (Choices, error) {
 	if err := json.Unmarshal(data, &ch); err != nil {
 		return nil, fmt.Errorf("%s: %w (delete it to resume with the current configuration)", path, err)
 	}
+	// The choices go on as flags, the user's own word: only the keys a run
+	// records are taken, and never from a file the repository commits (a
+	// hostile one could name implementor.cli.command for a bare resume).
+	for k := range ch {
+		if !choiceKey(k) {
+			return nil, fmt.Errorf("%s: %s is not a choice a run records (delete the file to resume with the current configuration)", path, k)
+		}
+	}
+	if tracked(root, path) {
+		return nil, fmt.Errorf("%s is committed in the repository, not lemmings' record of the run: git rm --cached it (and the run's folder), or delete it to resume with the current configuration", path)
+	}
 	return ch, nil
+}
+
+// choiceKey reports whether key is one ChoicesOf records.
+func choiceKey(key string) bool {
+	if key == "offline" || key == "supervisors.enabled" {
+		return true
+	}
+	for _, name := range config.RoleNames() {
+		if key == "roles."+name+".model" {
+			return true
+		}
+	}
+	return false
+}
+
+// tracked reports whether git tracks the file (errors: no).
+func tracked(root, path string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return false
+	}
+	out, err := gitsafe.Command(ctx, root, "ls-files", "--", filepath.ToSlash(rel)).Output()
+	return err == nil && len(out) > 0
 }
 
 // saveChoices records ch in runDir and returns the keys whose values differ

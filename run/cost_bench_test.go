@@ -136,8 +136,11 @@ func costPlan(p string) any {
 func (tm costTeam) implement(c llmtest.Call) llmtest.Reply {
 	title := llmtest.TaskTitle(c.FirstUser())
 	t, ok := costTasks[title]
-	if !ok && strings.Contains(llmtest.Section(c.FirstUser(), prompts.SecTask), "Files: hello/hello.go") {
-		t, ok = costTasks["Change the greeting to Hello, Lemmings"], true // the remit as one task
+	if !ok && (strings.Contains(llmtest.Section(c.FirstUser(), prompts.SecTask), "Files: hello/hello.go") ||
+		strings.Contains(c.LastUser(), "hello/hello.go now:")) {
+		// The remit as one task: in the tool loop (its TASK names the file),
+		// or the direct attempt's short prompt (it shows the file).
+		t, ok = costTasks["Change the greeting to Hello, Lemmings"], true
 	}
 	if !ok {
 		return llmtest.Reply{Content: `{"thought":"unknown task","action":"blocked","summary":"no such task"}`}

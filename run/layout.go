@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/nodes"
@@ -43,9 +44,62 @@ func DataRoot(root string) (string, error) {
 
 // CheckDataDir refuses a .lemmings that is a symbolic link or not a
 // directory: a symlink committed in the repository would move every run's
-// data, prompts and worktrees wherever it points. A missing one gives an
-// error matching fs.ErrNotExist.
+// data, prompts and worktrees wherever it points. The same holds for the
+// links inside it (a committed .lemmings/worktrees, runs or checkpoints,
+// added with git add -f): refused, not replaced, since lemmings never
+// deletes what it did not create in the user's checkout. A missing
+// .lemmings gives an error matching fs.ErrNotExist.
 func CheckDataDir(root string) error {
+	if err := checkDataDirItself(root); err != nil {
+		return err
+	}
+	return checkDataDirLinks(filepath.Join(root, DataDir))
+}
+
+// dataSubdirs are the folders of .lemmings whose entries lemmings creates
+// (a run's folder, its checkpoints, its worktree, the index's files).
+var dataSubdirs = []string{RunsDir, CheckpointsDir, "worktrees", IndexDir, "mcp"}
+
+// checkDataDirLinks refuses a symbolic link at the top of .lemmings or one
+// level into the folders lemmings writes in.
+func checkDataDirLinks(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // unreadable: the writes will say why
+	}
+	check := func(path string) error {
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		to, _ := os.Readlink(path)
+		rel := DataDir + "/" + filepath.ToSlash(strings.TrimPrefix(path, dir+string(filepath.Separator)))
+		return &LayoutError{Path: path, Problem: fmt.Sprintf("is a symbolic link (to %s): lemmings would write its runs, records or worktrees wherever it points", to),
+			Fix: "remove it (git rm -r --cached " + rel + " if the repository commits it, then rm " + rel + "); lemmings creates its own folder there"}
+	}
+	for _, e := range entries {
+		if err := check(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	for _, sub := range dataSubdirs {
+		inner, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil {
+			continue
+		}
+		for _, e := range inner {
+			if e.Type()&fs.ModeSymlink == 0 {
+				continue
+			}
+			if err := check(filepath.Join(dir, sub, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkDataDirItself(root string) error {
 	dir := filepath.Join(root, DataDir)
 	fi, err := os.Lstat(dir)
 	switch {
@@ -89,11 +143,26 @@ func DamagedAdvice(id string) string {
 }
 
 // learnSecrets teaches the process's redaction the values it must never show:
-// lemmings' own keys from the environment and the repository's .env values.
-func learnSecrets(root string) {
+// lemmings' own keys from the environment, the literal keys of the
+// configuration and the repository's .env secrets.
+func learnSecrets(root string, cfg *config.Config) {
 	red := redact.Default()
 	red.LearnEnv(os.Environ())
+	LearnConfigSecrets(cfg)
 	red.LearnRepo(root)
+}
+
+// LearnConfigSecrets teaches the process's redaction the secrets written in
+// the configuration (config.Config.Secrets): an API key in the user file,
+// echoed by a coding CLI, must not land in events, prompts or checkpoints.
+func LearnConfigSecrets(cfg *config.Config) {
+	if cfg == nil {
+		return
+	}
+	red := redact.Default()
+	for key, v := range cfg.Secrets() {
+		red.Learn(key, v)
+	}
 }
 
 // redactedMarks lists the [REDACTED:…] marks in text, for a warning.

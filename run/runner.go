@@ -115,7 +115,7 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 	if _, err := CheckPrompts(repo.Root(), o.Config); err != nil {
 		return Result{}, err
 	}
-	learnSecrets(repo.Root())
+	learnSecrets(repo.Root(), o.Config)
 	remit := o.Remit
 	if red := redact.String(remit); red != remit {
 		// The run works with the redacted remit from its first step: no
@@ -172,7 +172,7 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	if _, err := DataRoot(repo.Root()); err != nil {
 		return Result{}, err
 	}
-	learnSecrets(repo.Root())
+	learnSecrets(repo.Root(), o.Config)
 	if o.RunID == "" {
 		id, err := LatestResumable(ctx, repo.Root())
 		if err != nil {
@@ -417,7 +417,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		return nil, err // before any model call: the CLI is missing or not set up
 	}
 	gates := GatesFrom(cfg, wt.Dir())
-	box, err := OpenSandbox(cfg, gates, warn)
+	box, err := OpenSandbox(cfg, root, gates, warn)
 	if err != nil {
 		return nil, err // before any model call: sandbox.mode is required and there is none
 	}

@@ -14,7 +14,7 @@ import (
 
 // SandboxConfig maps sandbox.* onto the sandbox's configuration; a path
 // under ~/ is made absolute in the user's home.
-func SandboxConfig(c *config.Config) (sandbox.Config, error) {
+func SandboxConfig(c *config.Config, scope string) (sandbox.Config, error) {
 	home, _ := os.UserHomeDir()
 	expand := func(p string) (string, error) {
 		if !strings.HasPrefix(p, "~/") {
@@ -25,7 +25,7 @@ func SandboxConfig(c *config.Config) (sandbox.Config, error) {
 		}
 		return filepath.Join(home, p[2:]), nil
 	}
-	sc := sandbox.Config{Mode: sandbox.Mode(c.Sandbox.Mode), Env: c.Sandbox.Env, Network: c.Sandbox.Network}
+	sc := sandbox.Config{Mode: sandbox.Mode(c.Sandbox.Mode), Env: c.Sandbox.Env, Network: c.Sandbox.Network, Scope: scope}
 	for _, p := range c.Sandbox.Writable {
 		abs, err := expand(p)
 		if err != nil {
@@ -39,11 +39,12 @@ func SandboxConfig(c *config.Config) (sandbox.Config, error) {
 }
 
 // OpenSandbox makes the box that confines a run's gates, checks and coding
-// CLI. It fails when sandbox.mode is required and the machine has no
+// CLI; scope (the repository's root, for a run) has caches of its own
+// (sandbox.Config.Scope). It fails when sandbox.mode is required and the machine has no
 // sandbox; otherwise what the box cannot do, and the gates that have the
 // network, are written to warn.
-func OpenSandbox(c *config.Config, gates []workspace.Gate, warn io.Writer) (*sandbox.Box, error) {
-	sc, err := SandboxConfig(c)
+func OpenSandbox(c *config.Config, scope string, gates []workspace.Gate, warn io.Writer) (*sandbox.Box, error) {
+	sc, err := SandboxConfig(c, scope)
 	if err != nil {
 		return nil, err
 	}

@@ -123,6 +123,9 @@ func (v View) writeTasks(b *strings.Builder, f Facts) {
 	}
 	for _, fl := range v.Failures {
 		fmt.Fprintf(b, "- **%s %s** (%d attempts): %s\n", fl.TaskID, fl.Title, fl.Attempts, indentReason(fl.Reason))
+		if fl.Attempted != "" {
+			fmt.Fprintf(b, "  The last attempt's code, rolled back from the branch: `git show %s`\n", short(fl.Attempted))
+		}
 	}
 	if attempts := FailedAttempts(f.Events); len(attempts) > 0 {
 		b.WriteString("\n## Failed attempts\n\n")

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lemmings-dev/lemmings/internal/localtoken"
 )
 
 // selfExe is the running binary, whatever became of its file since.
@@ -31,20 +33,30 @@ var Probe = sync.OnceValue(probe)
 func probe() Level {
 	var l Level
 	l.Landlock, l.LandlockErr = landlockABI()
+	l.UnixFilter = l.Landlock > 0 && l.Landlock < abiResolveUnix
+	l.Seccomp = l.UnixFilter
+	defer func() {
+		if l.Landlock == 0 {
+			l.UnixFilter, l.Seccomp = false, false
+		}
+	}()
 	rep, err := runProbe(true, l.Landlock)
 	switch {
 	case err != nil:
 		l.NamespaceErr = "no user namespaces: " + err.Error()
 		// Landlock alone must still be seen to work.
 		if l.Landlock > 0 {
-			if rep, err := runProbe(false, l.Landlock); err != nil || rep.LandlockErr != "" {
+			rep, err := runProbe(false, l.Landlock)
+			if err != nil || rep.LandlockErr != "" {
 				l.Landlock, l.LandlockErr = 0, "Landlock failed: "+firstNonEmpty(rep.LandlockErr, errString(err))
 			}
+			l.seccompFailed(rep.SeccompErr)
 		}
 		return l
 	case rep.LandlockErr != "":
 		l.Landlock, l.LandlockErr = 0, "Landlock failed: "+rep.LandlockErr
 	}
+	l.seccompFailed(rep.SeccompErr)
 	if !rep.Loopback {
 		l.NamespaceErr = rep.Err
 		return l
@@ -67,7 +79,7 @@ func runProbe(namespaces bool, abi int) (probeReport, error) {
 	}
 	defer os.RemoveAll(dir)
 	p := plan{Writable: []string{dir}, Devices: devices, Landlock: abi, Namespaces: namespaces,
-		NetNS: namespaces, PidNS: namespaces, Mounts: namespaces, Probe: true}
+		NetNS: namespaces, PidNS: namespaces, Mounts: namespaces, DenyUnix: abi > 0 && abi < abiResolveUnix, Probe: true}
 	data, _ := json.Marshal(p)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -88,6 +100,13 @@ func runProbe(namespaces bool, abi int) (probeReport, error) {
 		return rep, fmt.Errorf("the helper answered %q", out)
 	}
 	return rep, nil
+}
+
+// seccompFailed records that the UNIX socket filter could not be applied.
+func (l *Level) seccompFailed(err string) {
+	if l.UnixFilter && err != "" {
+		l.Seccomp, l.SeccompErr = false, err
+	}
 }
 
 func firstNonEmpty(s ...string) string {
@@ -132,13 +151,14 @@ func namespaceAttr(net, pid bool) *syscall.SysProcAttr {
 }
 
 // confine turns cmd into a start of the helper that confines it.
-func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) error {
+func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) (func(), error) {
+	release := func() {}
 	if b.cfg.Mode == ModeOff || b.level.Landlock == 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		return nil
+		return release, nil
 	}
 	if cmd.Err != nil { // the program was not found
-		return cmd.Err
+		return release, cmd.Err
 	}
 	network := s.Network || b.cfg.Network
 	p := plan{
@@ -146,7 +166,7 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) error {
 		Writable: b.writable(s, tmp),
 		Devices:  devices,
 		Landlock: b.level.Landlock,
-		UnixOut:  network,
+		DenyUnix: b.level.Seccomp,
 	}
 	switch {
 	case b.level.Namespaces:
@@ -159,14 +179,20 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) error {
 		p.Namespaces, p.NetNS, p.PidNS, p.Mounts = true, !network, true, b.level.Mounts
 		if p.Mounts {
 			p.Protect = gitEntries(s.Dir)
+			p.Hide = hiddenDirs()
 			p.Writable = append(p.Writable, "/dev/shm", "/proc")
+			p.Layers, release = b.cacheLayers(tmp)
+		} else {
+			p.Unreadable = hiddenDirs()
 		}
 	default:
 		p.DenyNet = !network
+		p.Unreadable = hiddenDirs()
 	}
 	data, err := json.Marshal(p)
 	if err != nil {
-		return fmt.Errorf("sandbox: %w", err)
+		release()
+		return func() {}, fmt.Errorf("sandbox: %w", err)
 	}
 	args := append([]string{helperArg0, string(data)}, cmd.Args...)
 	cmd.Path, cmd.Args = selfExe, args
@@ -175,7 +201,19 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) error {
 	} else {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}
-	return nil
+	return release, nil
+}
+
+// hiddenDirs are folders no confined command may read: the access tokens
+// of lemmings' local servers (a coding CLI has the network and could act
+// on every run through them). Made now if missing, so a token written
+// later is hidden too.
+func hiddenDirs() []string {
+	dir := localtoken.Dir()
+	if dir == "" || os.MkdirAll(dir, 0o700) != nil {
+		return nil
+	}
+	return []string{dir}
 }
 
 // gitEntries lists dir's .git (a worktree's pointer file, or a

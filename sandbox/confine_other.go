@@ -16,7 +16,7 @@ var Probe = sync.OnceValue(func() Level {
 })
 
 // confine only puts the command in a process group of its own.
-func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) error {
+func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) (func(), error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	return nil
+	return func() {}, nil
 }

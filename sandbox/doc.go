@@ -10,14 +10,19 @@
 //
 //   - starts in new user and mount namespaces when the kernel allows them
 //     (a private /dev/shm and /dev/pts, the work tree's .git bound
-//     read-only), and, for a command without the network, new network and
-//     pid namespaces (no network but loopback; a /proc of its own; every
-//     process the command left behind dies with it);
+//     read-only, the local servers' tokens under an empty mount, the
+//     scope's Go caches laid over the user's), and, for a command without
+//     the network, new network and pid namespaces (no network but
+//     loopback; a /proc of its own; every process the command left behind
+//     dies with it);
 //   - applies Landlock to the one thread that then execs the program: the
 //     whole file system readable and executable, writes only under the work
 //     directory, a private temp dir and home, and the sandbox's caches; TCP
 //     denied when there is no network namespace to take the network away;
-//     signals and abstract sockets scoped to the sandbox (Landlock ABI 6).
+//     signals and abstract sockets scoped to the sandbox (Landlock ABI 6),
+//     pathname UNIX sockets out of reach (ABI 9);
+//   - below Landlock ABI 9, adds a seccomp filter on the same thread that
+//     takes UNIX sockets away (seccomp_linux.go says why and how).
 //
 // This is Codex's model (Landlock in a re-exec'd helper, network off by
 // default) with namespaces where Codex uses seccomp: a network namespace

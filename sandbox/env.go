@@ -61,7 +61,7 @@ func (b *Box) environ(tmp string, network bool) []string {
 			}
 		}
 	}
-	cache := b.cfg.CacheDir
+	cache := b.cache
 	set["HOME"] = b.home
 	set["TMPDIR"] = tmp
 	set["XDG_CACHE_HOME"] = filepath.Join(cache, "xdg")
@@ -86,6 +86,7 @@ func (b *Box) environ(tmp string, network bool) []string {
 
 // goEnv is what the user's go command says of its module setup.
 type goEnv struct {
+	Cache    string `json:"GOCACHE"`
 	ModCache string `json:"GOMODCACHE"`
 	Proxy    string `json:"GOPROXY"`
 	Flags    string `json:"GOFLAGS"`
@@ -99,7 +100,7 @@ func (b *Box) userGoEnv() goEnv {
 		if err != nil {
 			return
 		}
-		cmd := exec.Command(goBin, "env", "-json", "GOMODCACHE", "GOPROXY", "GOFLAGS")
+		cmd := exec.Command(goBin, "env", "-json", "GOCACHE", "GOMODCACHE", "GOPROXY", "GOFLAGS")
 		cmd.WaitDelay = 10 * time.Second
 		out, err := cmd.Output()
 		if err == nil {

@@ -32,8 +32,11 @@ type plan struct {
 	PidNS      bool     `json:"pidns"`             // and a pid namespace: a /proc of its own
 	Mounts     bool     `json:"mounts"`            // private /dev/shm and /dev/pts, Protect bound read-only
 	DenyNet    bool     `json:"deny_net"`
-	UnixOut    bool     `json:"unix_out"`
-	Probe      bool     `json:"probe,omitempty"` // set up, report on stdout, exit
+	DenyUnix   bool     `json:"deny_unix"`            // seccomp takes UNIX sockets away (Landlock below ABI 9)
+	Layers     []layer  `json:"layers,omitempty"`     // overlays mounted after the namespaces' setup
+	Hide       []string `json:"hide,omitempty"`       // folders covered by an empty, read-only tmpfs
+	Unreadable []string `json:"unreadable,omitempty"` // folders Landlock leaves unreadable (no mounts to hide them)
+	Probe      bool     `json:"probe,omitempty"`      // set up, report on stdout, exit
 }
 
 // probeReport is what a probing helper prints.
@@ -44,6 +47,7 @@ type probeReport struct {
 	// before it worked); LandlockErr is Landlock's failure.
 	Err         string `json:"err,omitempty"`
 	LandlockErr string `json:"landlock_err,omitempty"`
+	SeccompErr  string `json:"seccomp_err,omitempty"`
 }
 
 // The helper runs before main: lemmings' own init work (and a test
@@ -77,7 +81,7 @@ func runHelper(planJSON string, argv []string) int {
 		return fail("clear ambient capabilities: %v", err)
 	}
 	if p.Landlock > 0 {
-		rules := landlockRules{abi: p.Landlock, writable: p.Writable, devices: p.Devices, denyNet: p.DenyNet, unixOut: p.UnixOut}
+		rules := landlockRules{abi: p.Landlock, writable: p.Writable, devices: p.Devices, denyNet: p.DenyNet, unreadable: p.Unreadable}
 		if p.Mounts {
 			rules.terminals = []string{"/dev/ptmx", "/dev/pts"}
 		}
@@ -88,6 +92,14 @@ func runHelper(planJSON string, argv []string) int {
 			} else {
 				return fail("%v", err)
 			}
+		}
+	}
+	if p.DenyUnix {
+		if err := denyUnixSockets(); err != nil {
+			if !p.Probe {
+				return fail("%v", err)
+			}
+			rep.SeccompErr = err.Error()
 		}
 	}
 	if p.Probe {
@@ -148,7 +160,19 @@ func setupNamespaces(p plan) probeReport {
 			return rep
 		}
 	}
+	for _, path := range p.Hide {
+		if err := unix.Mount("tmpfs", path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=000"); err != nil {
+			rep.Err = "hide " + path + ": " + err.Error()
+			return rep
+		}
+	}
 	rep.Mounts = true
+	for _, l := range p.Layers {
+		// A cache that cannot be layered stays a plain, colder one.
+		if err := l.mount(); err != nil {
+			fmt.Fprintf(os.Stderr, "lemmings sandbox: %s stays unlayered: %v\n", l.Target, err)
+		}
+	}
 	return rep
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -63,7 +65,9 @@ type landlockRules struct {
 	// terminals also allow ioctl: the sandbox's own devpts instance only.
 	terminals []string
 	denyNet   bool // TCP (and UDP from ABI 10) bind and connect denied
-	unixOut   bool // connecting to UNIX sockets outside stays allowed
+	// unreadable folders stay out of the read rule (where no mount can
+	// hide them): the rest of the file system is granted around them.
+	unreadable []string
 }
 
 // restrictThread enforces r on the calling thread, which must be locked
@@ -88,11 +92,9 @@ func restrictThread(r landlockRules) error {
 	ruleset := int(fd)
 	defer unix.Close(ruleset)
 
-	read := uint64(readRights)
-	if r.unixOut && r.abi >= 9 {
-		read |= accessFSResolveUnix
-	}
-	if err := addPath(ruleset, "/", read); err != nil {
+	// No rule grants resolving a UNIX socket (ABI 9): a connect to any
+	// pathname socket is denied, with or without the network.
+	if err := addReadable(ruleset, r.unreadable); err != nil {
 		return err
 	}
 	write := handled &^ (unix.LANDLOCK_ACCESS_FS_IOCTL_DEV | accessFSResolveUnix)
@@ -119,6 +121,74 @@ func restrictThread(r landlockRules) error {
 		return fmt.Errorf("landlock_restrict_self: %w", errno)
 	}
 	return nil
+}
+
+// addReadable grants reading the whole file system but the unreadable
+// folders. Landlock has no rule that takes a right away, so for each
+// folder on the way down to one, its other entries are granted one by
+// one (an entry made later is not readable); the folders on the way get
+// listing only, which Landlock extends to everything below them: a hidden
+// folder's names can be listed, its files not read. A link that leads to
+// or above a hidden folder is left out.
+func addReadable(ruleset int, unreadable []string) error {
+	var hidden []string
+	for _, u := range unreadable {
+		if real, err := filepath.EvalSymlinks(u); err == nil && filepath.IsAbs(real) && real != "/" {
+			hidden = append(hidden, real)
+		}
+	}
+	if len(hidden) == 0 {
+		return addPath(ruleset, "/", readRights)
+	}
+	if err := addPath(ruleset, "/", unix.LANDLOCK_ACCESS_FS_READ_DIR); err != nil {
+		return err
+	}
+	// above reports whether p is a hidden folder, inside one, or above one.
+	above := func(p string) (inOrAt, over bool) {
+		for _, h := range hidden {
+			if p == h || strings.HasPrefix(p, h+"/") {
+				return true, false
+			}
+			if p == "/" || strings.HasPrefix(h, p+"/") {
+				over = true
+			}
+		}
+		return false, over
+	}
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil // unreadable to you: nothing to grant
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			in, over := above(p)
+			switch {
+			case in:
+				continue
+			case over && e.IsDir():
+				if err := walk(p); err != nil {
+					return err
+				}
+				continue
+			}
+			if e.Type()&os.ModeSymlink != 0 {
+				real, err := filepath.EvalSymlinks(p)
+				if err != nil {
+					continue
+				}
+				if in, over := above(real); in || over {
+					continue
+				}
+			}
+			if err := addPath(ruleset, p, readRights); err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, os.ErrPermission) {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk("/")
 }
 
 // addPath grants access below path (only the file rights when it is a file).

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -38,9 +40,16 @@ type Config struct {
 	Env []string
 	// Network lets every confined command use the network.
 	Network bool
-	// CacheDir holds the language caches confined commands share (Go build
-	// and module caches, npm, pip). Empty: DefaultCacheDir.
+	// CacheDir holds the language caches of confined commands (Go build
+	// and module caches, npm, pip), one folder per repository below it.
+	// Empty: DefaultCacheDir.
 	CacheDir string
+	// Scope names whose commands the box confines (a run's repository
+	// root, an eval's exercises): each scope has caches of its own, so what
+	// one repository's gate writes there (an init() appended to a module's
+	// source, a forged build output) never reaches another's build. Empty:
+	// the caches of every box without a scope (tests, library callers).
+	Scope string
 }
 
 // ErrUnavailable is returned by Box.Check when sandbox.mode is required
@@ -58,6 +67,26 @@ func DefaultCacheDir() string {
 	return filepath.Join(dir, "lemmings", "sandbox")
 }
 
+// ScopeCacheDir is the folder of a scope's caches below cacheDir: named
+// for the scope's last path element and a hash of the whole, so two clones
+// never share one.
+func ScopeCacheDir(cacheDir, scope string) string {
+	if scope == "" {
+		return filepath.Join(cacheDir, "unscoped")
+	}
+	sum := sha256.Sum256([]byte(scope))
+	name := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, filepath.Base(scope))
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	return filepath.Join(cacheDir, "scopes", name+"-"+hex.EncodeToString(sum[:6]))
+}
+
 // Box confines the commands of one run (or one eval, one check): it owns a
 // private directory (home and per-command temp dirs) removed by Close.
 type Box struct {
@@ -65,6 +94,7 @@ type Box struct {
 	level Level
 	root  string // private: home/ and tmp-*/
 	home  string
+	cache string // the scope's caches
 
 	goOnce sync.Once
 	goEnv  goEnv
@@ -89,14 +119,15 @@ func New(cfg Config) (*Box, error) {
 			return nil, fmt.Errorf("sandbox path %q is not absolute", p)
 		}
 	}
-	if err := os.MkdirAll(cfg.CacheDir, 0o700); err != nil {
-		return nil, fmt.Errorf("sandbox cache: %w", err)
-	}
 	root, err := os.MkdirTemp("", "lemmings-sandbox-")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	b := &Box{cfg: cfg, root: root, home: filepath.Join(root, "home")}
+	b := &Box{cfg: cfg, root: root, home: filepath.Join(root, "home"), cache: ScopeCacheDir(cfg.CacheDir, cfg.Scope)}
+	if err := os.MkdirAll(b.cache, 0o700); err != nil {
+		os.RemoveAll(root)
+		return nil, fmt.Errorf("sandbox cache: %w", err)
+	}
 	if cfg.Mode != ModeOff {
 		b.level = Probe()
 	}
@@ -164,17 +195,25 @@ func (b *Box) Describe() string {
 // Warning says what the box cannot do on this machine; "" when it confines
 // fully.
 func (b *Box) Warning() string {
+	var w string
 	switch {
 	case b.cfg.Mode == ModeOff:
 		return "sandbox off (sandbox.mode: off): gates, checks and coding CLIs run model-written code with your user's rights"
 	case b.level.Landlock == 0:
 		return "no sandbox: " + b.level.why() + "; gates, checks and coding CLIs run model-written code with your user's rights (set sandbox.mode: required to refuse)"
 	case !b.level.Namespaces:
-		return "sandbox without namespaces (" + b.level.NamespaceErr + "): network blocked by Landlock's TCP rules only (" + b.level.netGaps() + "), loopback included, a process a gate leaves behind with setsid survives it, no pseudo-terminals"
+		w = "sandbox without namespaces (" + b.level.NamespaceErr + "): network blocked by Landlock's TCP rules only (" + b.level.netGaps() + "), loopback included, a process a gate leaves behind with setsid survives it, no pseudo-terminals"
 	case !b.level.Mounts:
-		return "sandbox without private mounts (" + b.level.NamespaceErr + "): no pseudo-terminals or private /dev/shm, and a work tree's .git file stays writable"
+		w = "sandbox without private mounts (" + b.level.NamespaceErr + "): no pseudo-terminals or private /dev/shm, and a work tree's .git file stays writable"
 	}
-	return ""
+	if b.level.UnixFilter && !b.level.Seccomp {
+		gap := fmt.Sprintf("UNIX sockets stay open to sandboxed commands (Landlock ABI %d cannot close them and seccomp failed: %s): a database's, Docker's or the session bus's socket is in reach", b.level.Landlock, b.level.SeccompErr)
+		if w == "" {
+			return "sandbox with " + gap
+		}
+		w += "; " + gap
+	}
+	return w
 }
 
 // Spec is one confined command.
@@ -210,8 +249,10 @@ func (b *Box) Command(ctx context.Context, s Spec, name string, args ...string) 
 	// The box's folder lives under TMPDIR, which a parent may remove while a
 	// long run goes on (a detached run outliving the agent that started it):
 	// make it again rather than fail every later gate.
-	if err := os.MkdirAll(b.home, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("sandbox temp dir: %w", err)
+	for _, d := range []string{b.home, b.cache} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, nil, fmt.Errorf("sandbox temp dir: %w", err)
+		}
 	}
 	tmp, err := os.MkdirTemp(b.root, "tmp-")
 	if err != nil {
@@ -227,16 +268,17 @@ func (b *Box) Command(ctx context.Context, s Spec, name string, args ...string) 
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = s.Dir
 	cmd.Env = env
-	if err := b.confine(cmd, s, tmp); err != nil {
+	release, err := b.confine(cmd, s, tmp)
+	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	return cmd, cleanup, nil
+	return cmd, func() { release(); cleanup() }, nil
 }
 
 // writable lists what a command of s may write, absolute and existing.
 func (b *Box) writable(s Spec, tmp string) []string {
-	all := append([]string{s.Dir, tmp, b.home, b.cfg.CacheDir}, s.Writable...)
+	all := append([]string{s.Dir, tmp, b.home, b.cache}, s.Writable...)
 	all = append(all, b.cfg.Writable...)
 	var out []string
 	seen := map[string]bool{}
@@ -264,7 +306,16 @@ type Level struct {
 	Mounts bool
 	// LandlockErr and NamespaceErr say why either is missing.
 	LandlockErr, NamespaceErr string
+	// UnixFilter: Landlock cannot close pathname UNIX sockets (below ABI
+	// 9), so a seccomp filter must; Seccomp: it does (SeccompErr: why
+	// not).
+	UnixFilter, Seccomp bool
+	SeccompErr          string
 }
+
+// abiResolveUnix is the Landlock ABI that controls connecting to pathname
+// UNIX sockets.
+const abiResolveUnix = 9
 
 func (l Level) why() string {
 	if l.LandlockErr != "" {
@@ -283,6 +334,9 @@ func (l Level) mechanism() string {
 		m += " + user, network and pid namespaces (no private mounts: " + l.NamespaceErr + ")"
 	default:
 		m += " (no namespaces: " + l.NamespaceErr + ")"
+	}
+	if l.Seccomp {
+		m += " + seccomp (no UNIX sockets)"
 	}
 	return m
 }

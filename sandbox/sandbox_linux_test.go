@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/internal/localtoken"
 )
 
 // requireSandbox fails under CI and skips elsewhere when the machine
@@ -175,7 +177,7 @@ func TestTheEnvironmentHoldsNoKeyAndAPrivateHome(t *testing.T) {
 		}
 	}
 	home, _ := os.UserHomeDir()
-	for _, want := range []string{"PATH=" + os.Getenv("PATH"), "MY_SETTING=passed-on-purpose", "CI=true", "HOME=" + b.home, "GOCACHE=" + filepath.Join(b.cfg.CacheDir, "go-build")} {
+	for _, want := range []string{"PATH=" + os.Getenv("PATH"), "MY_SETTING=passed-on-purpose", "CI=true", "HOME=" + b.home, "GOCACHE=" + filepath.Join(b.cache, "go-build")} {
 		if !strings.Contains(r.out, want+"\n") {
 			t.Errorf("%s missing:\n%s", want, r.out)
 		}
@@ -331,5 +333,136 @@ func TestACommandMayNestASandboxAndSeesOnlyItsOwnProcesses(t *testing.T) {
 		if n, err := strconv.Atoi(lines[len(lines)-1]); err != nil || n > 5 {
 			t.Errorf("network %v: the sandbox's /proc lists %s processes, want only its own few:\n%s", network, lines[len(lines)-1], r.out)
 		}
+	}
+}
+
+// The attack of issue 33: a test the model wrote connected to a database's
+// pathname socket under /tmp. No kind of UNIX socket outside reaches the
+// sandbox, with or without the network, whatever Landlock's ABI: a stream
+// listener on a path, an abstract one, and a datagram socket sent to by
+// path from a socketpair. Stream socketpairs (pipes between processes)
+// still work.
+func TestUnixSocketsOutsideAreOutOfReach(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is needed for the socket checks")
+	}
+	sock := filepath.Join(os.TempDir(), fmt.Sprintf("lemmings-pg-%d.sock", time.Now().UnixNano()))
+	dgram := sock + ".dgram"
+	abstract := fmt.Sprintf("@lemmings-test-%d", time.Now().UnixNano())
+	accepted := make(chan string, 10)
+	for _, addr := range []string{sock, abstract} {
+		ln, err := net.Listen("unix", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				accepted <- addr
+				c.Close()
+			}
+		}()
+	}
+	pc, err := net.ListenPacket("unixgram", dgram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			n, _, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			accepted <- "datagram " + string(buf[:n])
+		}
+	}()
+	script := fmt.Sprintf(`python3 - <<'PY' 2>&1
+import socket
+for name, addr in (("pathname", %q), ("abstract", "\0" + %q[1:])):
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(addr); print("REACHED", name)
+    except OSError as e:
+        print("refused", name, e)
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); a.sendto(b"x", %q); print("REACHED datagram")
+except OSError as e:
+    print("refused datagram", e)
+a, b = socket.socketpair(); a.sendall(b"p"); print("pair-works" if b.recv(1) == b"p" else "pair-broken")
+PY`, sock, abstract, dgram)
+	modes := []struct {
+		name       string
+		namespaces bool
+		network    bool
+	}{{"namespaces, network off", true, false}, {"namespaces, network on", true, true}, {"landlock alone, network off", false, false}, {"landlock alone, network on", false, true}}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			b := newBox(t, m.namespaces)
+			r := sh(t, b, Spec{Dir: t.TempDir(), Network: m.network}, script)
+			if strings.Contains(r.out, "REACHED") || strings.Count(r.out, "refused") != 3 || !strings.Contains(r.out, "pair-works") {
+				t.Errorf("want every UNIX socket outside refused and a stream pair working:\n%s", r.out)
+			}
+			select {
+			case a := <-accepted:
+				t.Errorf("the listener outside got a connection on %s", a)
+			default:
+			}
+		})
+	}
+}
+
+// The access tokens of lemmings serve and mcp --http are out of a confined
+// command's reach (a coding CLI has the network and could act on every run
+// with them), even a token written after the command started; with mounts
+// an empty tmpfs covers their folder, with Landlock alone the read rule
+// leaves it out. Files beside it stay readable.
+func TestTheLocalServersTokensAreHidden(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	tok, path, err := localtoken.Load("serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	beside := filepath.Join(state, "lemmings", "beside.txt")
+	if err := os.WriteFile(beside, []byte("readable-beside"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		name                string
+		namespaces, network bool
+	}{{"mounts, network off", true, false}, {"mounts, network on", true, true}, {"landlock alone", false, false}} {
+		t.Run(m.name, func(t *testing.T) {
+			b := newBox(t, m.namespaces)
+			later := filepath.Join(filepath.Dir(path), "later.token")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd, cleanup, err := b.Command(ctx, Spec{Dir: t.TempDir(), Network: m.network}, "sh", "-c",
+				`cat "`+path+`"; sleep 1; cat "`+later+`"; cat "`+beside+`"; echo; head -c 20 /etc/passwd && echo; ls "`+filepath.Dir(filepath.Dir(path))+`"`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cleanup()
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(later, []byte("later-secret"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(later)
+			_ = cmd.Wait()
+			if strings.Contains(out.String(), tok) || strings.Contains(out.String(), "later-secret") {
+				t.Errorf("a token was read:\n%s", out.String())
+			}
+			if !strings.Contains(out.String(), "readable-beside") || !strings.Contains(out.String(), "root:") || !strings.Contains(out.String(), "beside.txt") {
+				t.Errorf("what is beside the tokens must stay readable:\n%s", out.String())
+			}
+		})
 	}
 }

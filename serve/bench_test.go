@@ -11,7 +11,7 @@ import (
 func BenchmarkRunPage(b *testing.B) {
 	f := newFixture(b, withDone)
 	req := httptest.NewRequest("GET", "/runs/"+f.done, nil)
-	req.Host = "127.0.0.1:7766"
+	req.Header.Set("Authorization", "Bearer "+f.token)
 	b.ResetTimer()
 	for b.Loop() {
 		rec := httptest.NewRecorder()
@@ -28,7 +28,7 @@ func BenchmarkRunPage(b *testing.B) {
 func BenchmarkLiveFragment(b *testing.B) {
 	f := newFixture(b, withDone)
 	req := httptest.NewRequest("GET", "/runs/"+f.done+"/live", nil)
-	req.Host = "127.0.0.1:7766"
+	req.Header.Set("Authorization", "Bearer "+f.token)
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		f.srv.ServeHTTP(rec, req)

@@ -48,7 +48,7 @@ func TestBrowser(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "browser.mjs")
 	cmd.Dir = "e2e"
-	cmd.Env = append(os.Environ(), "BASE_URL="+f.http.URL, "DONE_RUN="+f.done, "PAUSED_RUN="+f.paused,
+	cmd.Env = append(os.Environ(), "BASE_URL="+f.http.URL, "TOKEN="+f.token, "DONE_RUN="+f.done, "PAUSED_RUN="+f.paused,
 		"CHROMIUM="+chromium, "SHOTS_DIR="+shots)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()

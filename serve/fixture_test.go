@@ -32,6 +32,19 @@ type fixture struct {
 	http   *httptest.Server
 	done   string // a finished demo run, its supervisors' docs still provisional
 	paused string // a run paused for its milestones
+	token  string // the server's access token; the client sends it
+}
+
+// testToken is the fixture server's access token.
+const testToken = "fixture-token-0123456789abcdef"
+
+// bearer adds the access token to every request, as a script does.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // scriptedConfig points every role at the scripted server; supervisor docs
@@ -83,7 +96,8 @@ func newFixture(t testing.TB, kinds runKind) *fixture {
 		resumeURL = gone.URL()
 		gone.Close()
 	}
-	srv, err := New(Options{Root: f.repo, Poll: 20 * time.Millisecond,
+	f.token = testToken
+	srv, err := New(Options{Root: f.repo, Poll: 20 * time.Millisecond, Token: f.token,
 		LoadConfig: func(string) (*config.Config, error) { return scriptedConfig(resumeURL, false), nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -106,8 +120,12 @@ func (f *fixture) startPaused(mode string) string {
 
 func (f *fixture) client() *http.Client {
 	jar, _ := cookiejar.New(nil)
-	return &http.Client{Jar: jar, Timeout: 30 * time.Second,
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if f.token != "" {
+		c.Transport = bearer{f.token}
+	}
+	return c
 }
 
 // get fetches a page and returns its status and body.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/runview"
@@ -376,8 +377,8 @@ func diffOf(ctx context.Context, root, sha string) ([]diffLine, bool) {
 func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+	cmd := gitsafe.Command(ctx, dir, args...) // the run's diff: no textconv or diff driver of the repository's runs
+	cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1")
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError

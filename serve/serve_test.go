@@ -104,26 +104,41 @@ func TestUnknownRunIsNotFound(t *testing.T) {
 	}
 }
 
-func TestTokenIsRequiredAwayFromLoopback(t *testing.T) {
-	srv, err := New(Options{Root: t.TempDir(), Token: "s3cret-token"})
+func TestEveryRequestNeedsTheTokenOnLoopbackToo(t *testing.T) {
+	if _, err := New(Options{Root: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "no access token") {
+		t.Fatalf("a server without a token: %v", err)
+	}
+	srv, err := New(Options{Root: t.TempDir(), Token: "s3cret-token-0123456789"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	ts := httptest.NewServer(srv)
+	ts := httptest.NewServer(srv) // on 127.0.0.1
 	defer ts.Close()
 	f := &fixture{t: t, srv: srv, http: ts}
 	c := f.client()
 
-	resp, _ := c.Get(ts.URL + "/")
-	if resp.StatusCode != 401 {
-		t.Fatalf("no token: %d, want 401", resp.StatusCode)
+	for name, h := range map[string]map[string]string{"no token": nil, "a wrong bearer": {"Authorization": "Bearer nope"},
+		"a loopback Host": {"Host": "127.0.0.1"}, "localhost": {"Host": "localhost"}} {
+		req, _ := http.NewRequest("GET", ts.URL+"/", nil)
+		for k, v := range h {
+			if k == "Host" {
+				req.Host = v
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, _ := c.Do(req)
+		resp.Body.Close()
+		if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("%s: %d, want 401 with a Bearer challenge", name, resp.StatusCode)
+		}
 	}
-	resp, _ = c.Get(ts.URL + "/?token=wrong")
+	resp, _ := c.Get(ts.URL + "/?token=wrong")
 	if resp.StatusCode != 401 {
 		t.Fatalf("wrong token: %d, want 401", resp.StatusCode)
 	}
-	resp, _ = c.Get(ts.URL + "/knowledge?token=s3cret-token")
+	resp, _ = c.Get(ts.URL + "/knowledge?token=s3cret-token-0123456789")
 	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/knowledge" {
 		t.Fatalf("right token: %d to %q, want 303 to /knowledge", resp.StatusCode, resp.Header.Get("Location"))
 	}
@@ -143,31 +158,65 @@ func TestTokenIsRequiredAwayFromLoopback(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "No runs yet") {
 		t.Fatalf("with the cookie: %d, want 200 and no runs yet\n%s", resp.StatusCode, body)
 	}
-	// A forged cookie does not.
+	// A forged cookie does not; a bearer does.
 	req, _ := http.NewRequest("GET", ts.URL+"/", nil)
-	req.AddCookie(&http.Cookie{Name: tokenCookie, Value: "s3cret-tokeX"})
+	req.AddCookie(&http.Cookie{Name: tokenCookie, Value: "s3cret-token-012345678X"})
 	resp, _ = http.DefaultClient.Do(req)
 	if resp.StatusCode != 401 {
 		t.Fatalf("forged cookie: %d", resp.StatusCode)
 	}
-}
-
-func TestLoopbackServerRefusesForeignHostNames(t *testing.T) {
-	srv, _ := New(Options{Root: t.TempDir()})
-	defer srv.Close()
-	for host, want := range map[string]int{"127.0.0.1:7766": 200, "localhost:7766": 200, "[::1]:7766": 200, "evil.example:7766": 403, "192.168.1.5:7766": 403} {
-		req := httptest.NewRequest("GET", "/", nil)
-		req.Host = host
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, req)
-		if rec.Code != want {
-			t.Errorf("Host %s: %d, want %d", host, rec.Code, want)
-		}
+	req, _ = http.NewRequest("GET", ts.URL+"/", nil)
+	req.Header.Set("Authorization", "Bearer s3cret-token-0123456789")
+	resp, _ = http.DefaultClient.Do(req)
+	if resp.StatusCode != 200 {
+		t.Fatalf("bearer: %d", resp.StatusCode)
 	}
 	for addr, want := range map[string]bool{"127.0.0.1:7766": true, "localhost:1": true, "[::1]:80": true, "0.0.0.0:7766": false, ":7766": false, "10.0.0.2:7766": false} {
 		if IsLoopback(addr) != want {
 			t.Errorf("IsLoopback(%s) = %v", addr, !want)
 		}
+	}
+}
+
+// The attack of issue 33: a coding CLI (it has the network) fetched another
+// run's page on loopback, read its form token and approved its pause.
+// Without the server's token, a local process reads nothing and approves
+// nothing: the page, the event stream and every action are 401.
+func TestALocalProcessWithoutTheTokenCannotApproveAnotherRun(t *testing.T) {
+	f := newFixture(t, withPaused)
+	stranger := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, path := range []string{"/", "/runs/" + f.paused, "/runs/" + f.paused + "/live", "/runs/" + f.paused + "/events", "/knowledge"} {
+		resp, err := stranger.Get(f.http.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 401 || strings.Contains(string(body), f.srv.csrf) {
+			t.Errorf("GET %s without the token: %d, want 401 and no form token", path, resp.StatusCode)
+		}
+	}
+	for _, action := range []string{"approve", "reject", "halt"} {
+		// Even with the form token (as if it had leaked) and a same-origin look.
+		req, _ := http.NewRequest("POST", f.http.URL+"/runs/"+f.paused+"/"+action, strings.NewReader(url.Values{"csrf": {f.srv.csrf}, "reason": {"x"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		resp, err := stranger.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 401 {
+			t.Errorf("POST %s without the token: %d, want 401", action, resp.StatusCode)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	store, _ := inspect.Open(f.repo)
+	if r := store.Get(context.Background(), f.paused); r.Status != "paused" {
+		t.Errorf("the run is %s, want still paused", r.Status)
+	}
+	if inspect.HaltRequested(f.repo, f.paused) {
+		t.Error("a halt was requested")
 	}
 }
 

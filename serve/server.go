@@ -8,10 +8,8 @@ package serve
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
@@ -28,6 +26,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/localtoken"
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/runview"
 )
@@ -52,8 +51,9 @@ const tokenCookie = "lemmings_token"
 type Options struct {
 	// Root is the repository whose runs are served.
 	Root string
-	// Token, when set, is required of every request (?token= once, then a
-	// cookie). lemmings serve sets a random one for any non-loopback address.
+	// Token is required of every request, on loopback too (any process of
+	// the machine can reach 127.0.0.1): as "Authorization: Bearer <token>",
+	// or ?token= once, which sets a cookie and drops it from the address.
 	Token string
 	// LoadConfig reads the repository's configuration: for a run (resumes go
 	// on with the choices the run was started with) or, with runID "", for
@@ -94,6 +94,9 @@ func New(o Options) (*Server, error) {
 	if o.Root == "" {
 		return nil, errors.New("serve: no repository root")
 	}
+	if len(o.Token) < 16 {
+		return nil, errors.New("serve: no access token (at least 16 characters): every request must carry one, on loopback too")
+	}
 	if o.LoadConfig == nil {
 		o.LoadConfig = func(string) (*config.Config, error) { return config.Default(), nil }
 	}
@@ -125,13 +128,7 @@ func (s *Server) Close() {
 }
 
 // RandomToken returns 32 random hex digits.
-func RandomToken() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err) // crypto/rand does not fail on supported systems
-	}
-	return hex.EncodeToString(b[:])
-}
+func RandomToken() string { return localtoken.New() }
 
 // IsLoopback reports whether a listen address only accepts local connections.
 func IsLoopback(addr string) bool {
@@ -203,25 +200,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// allowed enforces the token when one is set, and otherwise (loopback) that
-// the Host header names this machine, so a web page cannot reach the server
-// through a rebound DNS name.
+// allowed enforces the token: a bearer header (scripts), the cookie
+// (browsers), or ?token= once, which sets the cookie.
 func (s *Server) allowed(w http.ResponseWriter, r *http.Request) bool {
-	if s.opts.Token == "" {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(r.Host); err == nil {
-			host = h
+	if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		if sameSecret(strings.TrimSpace(v), s.opts.Token) {
+			return true
 		}
-		ip := net.ParseIP(strings.Trim(host, "[]"))
-		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			http.Error(w, "this server answers to localhost and loopback addresses only", http.StatusForbidden)
-			return false
-		}
-		return true
+		s.unauthorized(w, "wrong token")
+		return false
 	}
 	if q := r.URL.Query().Get("token"); q != "" {
 		if !sameSecret(q, s.opts.Token) {
-			http.Error(w, "wrong token: use the URL lemmings serve printed", http.StatusUnauthorized)
+			s.unauthorized(w, "wrong token: use the URL lemmings serve printed")
 			return false
 		}
 		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: s.opts.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
@@ -239,8 +230,13 @@ func (s *Server) allowed(w http.ResponseWriter, r *http.Request) bool {
 	if c, err := r.Cookie(tokenCookie); err == nil && sameSecret(c.Value, s.opts.Token) {
 		return true
 	}
-	http.Error(w, "this server needs its token: open the URL lemmings serve printed (…/?token=…)", http.StatusUnauthorized)
+	s.unauthorized(w, "this server needs its token: open the URL lemmings serve printed (…/?token=…), or send Authorization: Bearer <the token in its token file>")
 	return false
+}
+
+func (s *Server) unauthorized(w http.ResponseWriter, msg string) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="lemmings serve"`)
+	http.Error(w, msg, http.StatusUnauthorized)
 }
 
 func sameSecret(a, b string) bool {

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 )
 
 // runGit runs git in dir and returns its standard output. A failure is a
@@ -20,14 +22,16 @@ func runGit(ctx context.Context, dir string, env []string, args ...string) (stri
 // NoHooks are the options that keep git from running any hook: lemmings'
 // git work never runs the repository's hooks (nor hooks a model wrote),
 // for worktree creation, checkouts, commits, resets and merges alike. A
-// -c option reaches the git commands git itself starts.
+// -c option reaches the git commands git itself starts. lemmings' own git
+// work goes through package gitsafe, which adds the rest of what a
+// repository's configuration could run (fsmonitor, filters, textconv…).
 func NoHooks() []string { return []string{"-c", "core.hooksPath=" + os.DevNull} }
 
 func runGitInput(ctx context.Context, dir string, env []string, stdin []byte, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append(NoHooks(), args...)...)
-	cmd.Dir = dir
-	// Stable messages, never a prompt for credentials or an editor.
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "LANGUAGE=C", "GIT_EDITOR=true")
+	// No hook, monitor, filter, diff driver or pager of the repository's
+	// configuration runs (package gitsafe); never a prompt or an editor.
+	cmd := gitsafe.Command(ctx, dir, args...)
+	cmd.Env = append(cmd.Env, "LC_ALL=C", "LANGUAGE=C")
 	cmd.Env = append(cmd.Env, env...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)

@@ -45,7 +45,7 @@ func TestServeOnTheStore(t *testing.T) {
 	view := cluster.NewView(ctx, db, e.origin, e.remote)
 	t.Cleanup(view.Close)
 	// Streams poll once a minute: only a notification wakes them in time.
-	s, err := serve.New(serve.Options{Root: e.origin, Source: view, Poll: time.Minute})
+	s, err := serve.New(serve.Options{Root: e.origin, Source: view, Poll: time.Minute, Token: serveToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,9 @@ func (e *env) submitWith(s pgstore.Submission) string {
 
 func get(t *testing.T, u string) string {
 	t.Helper()
-	resp, err := http.Get(u)
+	req, _ := http.NewRequest("GET", u, nil)
+	req.Header.Set("Authorization", "Bearer "+serveToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +151,7 @@ func get(t *testing.T, u string) string {
 
 func post(t *testing.T, u, csrf string) {
 	t.Helper()
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := &http.Client{Transport: bearer{}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.PostForm(u, url.Values{"csrf": {csrf}})
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +169,7 @@ func stream(t *testing.T, u string) <-chan string {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
+	req.Header.Set("Authorization", "Bearer "+serveToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -190,3 +193,14 @@ func stream(t *testing.T, u string) <-chan string {
 }
 
 func clip(s string) string { return s[:min(len(s), 3000)] }
+
+// serveToken is the test server's access token; bearer sends it.
+const serveToken = "cluster-serve-token-0123456789"
+
+type bearer struct{}
+
+func (bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+serveToken)
+	return http.DefaultTransport.RoundTrip(r)
+}

@@ -17,12 +17,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/lemmings-dev/lemmings/workspace"
+	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 )
 
 // Remote is the shared repository, seen from one repository cache.
@@ -47,9 +46,8 @@ func BaseRef(runID string) string { return "refs/lemmings/" + runID + "/base" }
 func Branch(runID string) string { return "lemmings/" + runID }
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append(workspace.NoHooks(), args...)...) // no pre-push or reference-transaction hook runs
-	cmd.Dir = dir
-	cmd.Env = append(cmd.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true")
+	cmd := gitsafe.Command(ctx, dir, args...) // no pre-push or reference-transaction hook, nor anything else the repository's config names, runs
+	cmd.Env = append(cmd.Env, "GIT_ASKPASS=true")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

@@ -33,19 +33,20 @@ type result struct {
 type cli struct {
 	t          testing.TB
 	configHome string
+	stateHome  string // XDG_STATE_HOME: the local servers' tokens
 	env        []string
 }
 
 func newCLI(t testing.TB, extraEnv ...string) *cli {
-	c := &cli{t: t, configHome: t.TempDir()}
+	c := &cli{t: t, configHome: t.TempDir(), stateHome: t.TempDir()}
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "LEMMINGS_") || strings.HasPrefix(kv, "OLLAMA_") ||
-			strings.HasPrefix(kv, "OPENROUTER_") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+			strings.HasPrefix(kv, "OPENROUTER_") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=") || strings.HasPrefix(kv, "XDG_STATE_HOME=") {
 			continue
 		}
 		c.env = append(c.env, kv)
 	}
-	c.env = append(c.env, "XDG_CONFIG_HOME="+c.configHome)
+	c.env = append(c.env, "XDG_CONFIG_HOME="+c.configHome, "XDG_STATE_HOME="+c.stateHome)
 	c.env = append(c.env, extraEnv...)
 	return c
 }

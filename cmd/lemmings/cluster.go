@@ -52,7 +52,10 @@ func wrapForCluster(a *app, root *cobra.Command) {
 		case "runs":
 			c.RunE = func(cmd *cobra.Command, args []string) error {
 				cfg, _, err := a.loadConfig(a.repoRoot())
-				if err != nil || cfg.Store == "" {
+				if err != nil {
+					return err // a refused store is said, not silently replaced by the local one
+				}
+				if cfg.Store == "" {
 					return orig(cmd, args)
 				}
 				return a.clusterRuns(cmd, cfg.Store)
@@ -60,7 +63,10 @@ func wrapForCluster(a *app, root *cobra.Command) {
 		case "status", "log", "report", "halt":
 			c.RunE = func(cmd *cobra.Command, args []string) error {
 				cfg, _, err := a.loadConfig(a.repoRoot())
-				if err != nil || cfg.Store == "" {
+				if err != nil {
+					return err // a refused store is said, not silently replaced by the local one
+				}
+				if cfg.Store == "" {
 					return orig(cmd, args)
 				}
 				db, err := cluster.Open(cmd.Context(), cfg.Store)
@@ -84,7 +90,7 @@ func (a *app) clusterConfig(root string, remote bool) (*config.Config, error) {
 		return nil, err
 	}
 	if cfg.Store == "" {
-		return nil, usageErr("no PostgreSQL store configured: set store: postgres://… in lemmings.yaml or LEMMINGS_STORE (docs/distributed.md)")
+		return nil, usageErr("no PostgreSQL store configured: set store: postgres://… in your user file (~/.config/lemmings/config.yaml) or LEMMINGS_STORE (docs/distributed.md)")
 	}
 	if remote && cfg.Cluster.Remote == "" {
 		return nil, usageErr("no shared git remote configured: set cluster.remote (a bare repository path or URL) or LEMMINGS_CLUSTER__REMOTE (docs/distributed.md)")

@@ -94,6 +94,11 @@ func (a *app) doctor(ctx context.Context) []check {
 			add("config", "warn", w.String(), "")
 		}
 	}
+	// The repository's project file is the repository's word: what it
+	// changed that the user should know is named (docs/security.md).
+	for _, ch := range src.ProjectChanges() {
+		add("project file", "ok", ch.String(), "")
+	}
 
 	rc := run.RouterConfigFrom(cfg, cfg.Supervisors.Enabled && !cfg.Offline)
 	router, err := llm.NewRouter(rc)

@@ -12,7 +12,7 @@ import (
 // machine, and how to get a stronger one.
 func sandboxCheck(cfg *config.Config) check {
 	c := check{Name: "sandbox"}
-	box, err := run.OpenSandbox(cfg, nil, nopWriter{})
+	box, err := run.OpenSandbox(cfg, "", nil, nopWriter{})
 	if err != nil {
 		c.Status, c.Detail = "fail", err.Error()
 		c.Fix = "run on Linux 5.13 or later with landlock in the kernel's lsm= list, or set sandbox.mode: auto"

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,8 +176,8 @@ func TestEveryWayARunEndsReadsTheSameEverywhere(t *testing.T) {
 	for _, l := range jsonLines(t, last.run(repo, "runs", "--json").stdout) {
 		runs[str(l["run_id"])] = l
 	}
-	url := startServe(t, last, repo, "--addr", "127.0.0.1:0")
-	resp, err := http.Get(url)
+	base, client := serveClient(t, startServe(t, last, repo, "--addr", "127.0.0.1:0"))
+	resp, err := client.Get(base + "/")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,7 @@ func (a *app) runEval(parent context.Context, dirs []string, f evalFlags) error 
 	}
 
 	// The exercises' tests run the solver's code: in the sandbox, as gates.
-	box, err := run.OpenSandbox(cfg, nil, a.stderr)
+	box, err := run.OpenSandbox(cfg, evalScope(dirs), nil, a.stderr)
 	if err != nil {
 		return err
 	}
@@ -263,4 +263,14 @@ tokens and cost, then every exercise whose verdict changed: fixed, broken, bette
 			return nil
 		},
 	}
+}
+
+// evalScope names the caches of an eval's sandbox: the exercise folders,
+// so the code a solver wrote for them never reaches a repository's build.
+func evalScope(dirs []string) string {
+	abs := make([]string, len(dirs))
+	for i, d := range dirs {
+		abs[i], _ = filepath.Abs(d)
+	}
+	return "eval:" + strings.Join(abs, string(filepath.ListSeparator))
 }

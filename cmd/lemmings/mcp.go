@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/internal/localtoken"
 	"github.com/lemmings-dev/lemmings/mcpserver"
 	"github.com/lemmings-dev/lemmings/serve"
 )
@@ -28,7 +29,8 @@ func newMCPCmd(a *app) *cobra.Command {
 Qwen Code…) starts runs on this repository, follows them with progress notifications,
 approves or rejects their pauses, halts and resumes them, reads reports, knowledge and
 the index. It speaks on stdin/stdout; --http 127.0.0.1:7767 serves streamable HTTP at
-/mcp instead (any address that is not loopback needs the token printed at start).
+/mcp instead, where every request needs Authorization: Bearer <token>, on loopback too
+(the token it prints, kept in its token file, or --token-file's).
 Runs are detached lemmings processes: they go on when the agent's session ends.
 See docs/mcp.md.`,
 		Args: cobra.NoArgs,
@@ -60,8 +62,8 @@ See docs/mcp.md.`,
 			return a.serveMCPHTTP(ctx, srv, addr, tokenFile, root)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:7767) instead of stdio; not loopback: a token is required")
-	cmd.Flags().StringVar(&tokenFile, "token-file", "", "with --http: require the token in this file on any address (default: a random token, printed, off loopback only)")
+	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:7767) instead of stdio; every request needs the token")
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "with --http: the token is the one in this file (default: lemmings' own, made once, kept in your state folder)")
 	return cmd
 }
 
@@ -84,9 +86,8 @@ func (a *app) globalArgs() []string {
 }
 
 func (a *app) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, addr, tokenFile, root string) error {
-	token, printed := "", false
-	switch {
-	case tokenFile != "":
+	var token string
+	if tokenFile != "" {
 		data, err := os.ReadFile(tokenFile)
 		if err != nil {
 			return usageErr("--token-file: %v", err)
@@ -94,8 +95,11 @@ func (a *app) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, addr, tok
 		if token = strings.TrimSpace(string(data)); len(token) < 16 {
 			return usageErr("--token-file %s: the token must be at least 16 characters (e.g. openssl rand -hex 16 > %s)", tokenFile, tokenFile)
 		}
-	case !serve.IsLoopback(addr):
-		token, printed = serve.RandomToken(), true
+	} else {
+		var err error
+		if token, tokenFile, err = localtoken.Load("mcp"); err != nil {
+			return fmt.Errorf("mcp: %w", err)
+		}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -106,13 +110,11 @@ func (a *app) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, addr, tok
 		host = "127.0.0.1"
 	}
 	fmt.Fprintf(a.stdout, "lemmings mcp: http://%s%s\nrepository: %s\n", net.JoinHostPort(host, port), mcpserver.HTTPPath, root)
-	switch {
-	case printed:
-		// Not redacted: the token is this server's own, made for the user to give its clients.
-		fmt.Fprintf(a.rawStdout, "token: %s\n", token)
-		fmt.Fprintf(a.stdout, "not a loopback address: every request needs the header Authorization: Bearer <token> (anyone with it can start runs; no TLS: prefer an SSH tunnel on untrusted networks; --token-file keeps one token across restarts)\n")
-	case token != "":
-		fmt.Fprintf(a.stdout, "every request needs the header Authorization: Bearer <the token in %s>\n", tokenFile)
+	// Not redacted: the token is this server's own, made for the user to give its clients.
+	fmt.Fprintf(a.rawStdout, "token: %s\n", token)
+	fmt.Fprintf(a.stdout, "every request needs the header Authorization: Bearer <token> (the token is in %s, yours only)\n", tokenFile)
+	if !serve.IsLoopback(addr) {
+		fmt.Fprintln(a.stdout, "not a loopback address: anyone with the token can start runs; no TLS: prefer an SSH tunnel on untrusted networks")
 	}
 	hs := &http.Server{Handler: srv.HTTPHandler(token), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)

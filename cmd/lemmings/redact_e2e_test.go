@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
@@ -226,8 +225,7 @@ func TestSecretsNeverLeaveThroughAnyOutput(t *testing.T) {
 // checks they show no secret; it also sends the forms a hostile page might.
 func checkServePages(t *testing.T, c *cli, repo, runID string) {
 	t.Helper()
-	base := strings.TrimSuffix(startServe(t, c, repo, "--addr", "127.0.0.1:0"), "/")
-	client := &http.Client{Timeout: 20 * time.Second}
+	base, client := serveClient(t, startServe(t, c, repo, "--addr", "127.0.0.1:0"))
 	for _, path := range []string{"/", "/runs/" + runID, "/runs/" + runID + "/live", "/runs/" + runID + "/events?from=0", "/knowledge"} {
 		resp, err := client.Get(base + path)
 		if err != nil {

@@ -7,13 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
@@ -166,7 +166,7 @@ func (a *app) repoRoot() string {
 	if err != nil {
 		return a.dir
 	}
-	out, err := exec.Command("git", "-C", abs, "rev-parse", "--show-toplevel").Output()
+	out, err := gitsafe.Command(context.Background(), abs, "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		return abs
 	}
@@ -219,11 +219,19 @@ func (a *app) loadConfigFor(root string, supervisorsRun bool, flags map[string]s
 	if err != nil {
 		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("configuration:\n%w", err)}
 	}
+	run.LearnConfigSecrets(cfg) // everything this command prints is redacted of them
 	for _, w := range src.Warnings() {
 		if w.SupervisorsOnly() && !supervisorsRun {
 			continue
 		}
 		fmt.Fprintln(a.stderr, "warning:", w.String())
+	}
+	if supervisorsRun {
+		// A run's first lines name what the repository's project file
+		// changed that the user should know (docs/security.md).
+		for _, ch := range src.ProjectChanges() {
+			fmt.Fprintln(a.stderr, "project file:", ch.String())
+		}
 	}
 	return cfg, src, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/internal/localtoken"
 	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/serve"
 )
@@ -27,7 +28,9 @@ func newServeCmd(a *app) *cobra.Command {
 		Long: `lemmings serve runs a local web app: the runs, each run's board (live while it runs),
 workflow graph, events, gates, commits, token and cost chart, directives, supervisor runs
 and report; the knowledge store with a review queue; approve, reject and halt.
-It listens on 127.0.0.1:7766. Any other address needs the token printed at start.`,
+It listens on 127.0.0.1:7766. Every request needs its token, on loopback too (any process
+of this machine can connect there): open the URL it prints, which carries the token once
+and leaves a cookie; scripts send Authorization: Bearer with the token in its token file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			root, err := a.gitRoot(cmd.Context())
@@ -42,9 +45,9 @@ It listens on 127.0.0.1:7766. Any other address needs the token printed at start
 				return err
 			}
 			defer closeSource()
-			token := ""
-			if !serve.IsLoopback(addr) {
-				token = serve.RandomToken()
+			token, tokenFile, err := localtoken.Load("serve")
+			if err != nil {
+				return fmt.Errorf("serve: %w", err)
 			}
 			srv, err := serve.New(serve.Options{Root: root, Token: token, Log: a.stderr,
 				LoadConfig: a.serveConfig(root), Source: src})
@@ -55,25 +58,25 @@ It listens on 127.0.0.1:7766. Any other address needs the token printed at start
 			if err != nil {
 				return usageErr("serve: %v (is another lemmings serve running? --addr picks another address)", err)
 			}
+			// Ctrl-C is caught before the URL is shown: a user (or a
+			// script) acting on the URL may stop the server at once.
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
 			host, port, _ := net.SplitHostPort(ln.Addr().String())
 			if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 				host = "127.0.0.1" // all interfaces: this machine reaches it here
 			}
-			query := ""
-			if token != "" {
-				query = "?token=" + token
-			}
+			query := "?token=" + token
 			// Not redacted: the token is this server's own, made for the user to open it.
 			fmt.Fprintf(a.rawStdout, "lemmings serve: http://%s/%s\n", net.JoinHostPort(host, port), query)
 			fmt.Fprintf(a.stdout, "repository: %s\n", root)
-			if token != "" {
+			fmt.Fprintf(a.stdout, "token: in %s (yours only; scripts send Authorization: Bearer <token>)\n", tokenFile)
+			if !serve.IsLoopback(addr) {
 				if name, err := os.Hostname(); err == nil {
 					fmt.Fprintf(a.rawStdout, "from other machines: http://%s/%s\n", net.JoinHostPort(name, port), query)
 				}
-				fmt.Fprintln(a.stdout, "not a loopback address: the token in the URL is required (anyone with it can act on your runs; no TLS: prefer an SSH tunnel on untrusted networks)")
+				fmt.Fprintln(a.stdout, "not a loopback address: anyone with the token can act on your runs; no TLS: prefer an SSH tunnel on untrusted networks")
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
 			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 			done := make(chan error, 1)
 			go func() { done <- hs.Serve(ln) }()
@@ -94,7 +97,7 @@ It listens on 127.0.0.1:7766. Any other address needs the token printed at start
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", serve.DefaultAddr, "address to listen on (not loopback: a token is required)")
+	cmd.Flags().StringVar(&addr, "addr", serve.DefaultAddr, "address to listen on (every request needs the token it prints, on any address)")
 	return cmd
 }
 

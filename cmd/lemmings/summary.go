@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -34,7 +34,7 @@ func mergeAdvice(res run.Result) string {
 	if s.BaseCommit == "" || res.RunDir == "" {
 		return fmt.Sprintf("(git log %s)", res.Branch)
 	}
-	out, err := exec.Command("git", "-C", res.RunDir, "log", "--format=%H%x09%s", s.BaseCommit+".."+res.Branch).Output()
+	out, err := gitsafe.Command(context.Background(), res.RunDir, "log", "--format=%H%x09%s", s.BaseCommit+".."+res.Branch).Output()
 	if err != nil {
 		return fmt.Sprintf("(git log %s)", res.Branch)
 	}

@@ -70,6 +70,9 @@ type Run struct {
 	OutputTokens int     `json:"output_tokens"`
 	CostUSD      float64 `json:"cost_usd"`
 	Final        string  `json:"final"`
+	// EchoEnv names a variable whose value the final message repeats (a
+	// CLI that echoes its key).
+	EchoEnv string `json:"echo_env"`
 }
 
 // Replace swaps Old for New in Path.
@@ -196,6 +199,9 @@ func run(path, prompt string) error {
 	final := r.Final
 	if final == "" {
 		final = "Done."
+	}
+	if r.EchoEnv != "" {
+		final += " (signed in as " + os.Getenv(r.EchoEnv) + ")"
 	}
 	emit(assistant("msg_final", []map[string]any{{"type": "text", "text": final}}, 0, 0))
 	res := map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": final,

@@ -36,9 +36,11 @@ var envFilePatterns = []string{".env*", "*/.env*"}
 
 // LearnRepo teaches r the values of the repository's .env files (.env,
 // .env.local, .env.production, …; not .env.example, .env.sample, .env.template
-// or .env.dist, which hold placeholders): every value under a secret-like key,
-// and any other value that looks like a secret (long and varied, or with
-// digits). Files it cannot read are skipped. It returns how many values were new.
+// or .env.dist, which hold placeholders) that look like secrets by themselves
+// (repoSecret). The repository chooses what its .env says: a value learned
+// because of its key's name alone would let it hide any text of its choosing
+// (a file name, a function, a sentence) from events, prompts and reports.
+// Files it cannot read are skipped. It returns how many values were new.
 func (r *Redactor) LearnRepo(root string) int {
 	if root == "" {
 		return 0
@@ -69,7 +71,7 @@ func (r *Redactor) LearnRepo(root string) int {
 				continue
 			}
 			for key, value := range parseEnvFile(data) {
-				if SecretName(key) || looksLikeSecretValue(value) {
+				if repoSecret(root, value) {
 					added += r.Learn(".env:"+key, value)
 				}
 			}
@@ -118,3 +120,70 @@ func parseEnvFile(data []byte) map[string]string {
 	}
 	return out
 }
+
+// repoSecret reports whether a value of a repository's .env is a secret by
+// its own look, whatever its key says: one gitleaks' rules know, or a long
+// run of varied characters (three kinds of letters, digits and symbols, or
+// two and random-looking). A sentence, a path (or a file of the
+// repository), a URL without a password, and a name made of words
+// (HostileHandler2024) are not: they are what a hostile repository would
+// hide from the record.
+func repoSecret(root, v string) bool {
+	if !literalWorthy(v) {
+		return false
+	}
+	if d, err := gitleaks(); err == nil && len(d.DetectString(v)) > 0 { // the value alone: gitleaks' generic rule would take the key's name as its reason
+		return true
+	}
+	if len(v) < 12 || strings.ContainsAny(v, " \t") || reFileName.MatchString(v) || wordyName(v) || !looksLikeSecretValue(v) {
+		return false
+	}
+	if strings.Contains(v, "://") && !strings.Contains(v, "@") {
+		return false
+	}
+	if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(v))); err == nil {
+		return false // a file of the repository
+	}
+	classes := 0
+	for _, has := range []bool{strings.ContainsAny(v, lower), strings.ContainsAny(v, upper), strings.ContainsAny(v, digits),
+		strings.IndexFunc(v, func(r rune) bool { return !strings.ContainsRune(lower+upper+digits, r) }) >= 0} {
+		if has {
+			classes++
+		}
+	}
+	return classes >= 3 || classes == 2 && len(v) >= 16 && entropy(v) >= 3.5
+}
+
+const (
+	lower  = "abcdefghijklmnopqrstuvwxyz"
+	upper  = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	digits = "0123456789"
+)
+
+// reFileName matches a path ending in a file extension (cmd/v2/main.go).
+var reFileName = regexp.MustCompile(`^[\w.\-]+(?:/[\w.\-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}$`)
+
+// wordyName reports whether an identifier is made of words (camelCase,
+// snake_case, digits between): its runs of letters average four or more,
+// where a random token's average one or two.
+func wordyName(v string) bool {
+	if !reIdentifierDigits.MatchString(v) {
+		return false
+	}
+	runs, letters := 0, 0
+	prev := rune(0)
+	for _, r := range v {
+		isLower, isUpper := r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z'
+		switch {
+		case isUpper && !(prev >= 'A' && prev <= 'Z'), (isLower) && !(prev >= 'a' && prev <= 'z') && !(prev >= 'A' && prev <= 'Z'):
+			runs++ // a word starts: an upper case letter, or a lower case one after a digit or _
+		}
+		if isLower || isUpper {
+			letters++
+		}
+		prev = r
+	}
+	return runs > 0 && letters/runs >= 4
+}
+
+var reIdentifierDigits = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

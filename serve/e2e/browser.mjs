@@ -1,8 +1,9 @@
 // End-to-end test of lemmings serve in Debian's headless chromium, driven by
 // playwright-core. The Go test TestBrowser (serve/browser_test.go) prepares the
 // runs, starts the server and runs this script with:
-//   BASE_URL, DONE_RUN (the demo's finished run), PAUSED_RUN (paused for its
-//   milestones), CHROMIUM (the browser), SHOTS_DIR (screenshots go there).
+//   BASE_URL, TOKEN (the server's access token), DONE_RUN (the demo's finished
+//   run), PAUSED_RUN (paused for its milestones), CHROMIUM (the browser),
+//   SHOTS_DIR (screenshots go there).
 import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -10,10 +11,11 @@ import os from "node:os";
 import path from "node:path";
 
 const base = process.env.BASE_URL;
+const token = process.env.TOKEN;
 const doneRun = process.env.DONE_RUN;
 const pausedRun = process.env.PAUSED_RUN;
 const shots = process.env.SHOTS_DIR || fs.mkdtempSync(path.join(os.tmpdir(), "shots-"));
-assert.ok(base && doneRun && pausedRun, "BASE_URL, DONE_RUN and PAUSED_RUN are required");
+assert.ok(base && token && doneRun && pausedRun, "BASE_URL, TOKEN, DONE_RUN and PAUSED_RUN are required");
 
 const started = Date.now();
 const step = (what) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${what}`);
@@ -47,6 +49,13 @@ try {
     }
     step(`screenshot ${file} (${fs.statSync(file).size} bytes)`);
   };
+
+  // Without the token the server answers nothing (asked from outside the
+  // page, whose console must stay clean); the printed URL's token leaves a
+  // cookie and is dropped from the address.
+  assert.equal((await fetch(base + "/")).status, 401);
+  await page.goto(base + "/?token=" + token);
+  assert.equal(new URL(page.url()).search, "", "the token stays in the address bar");
 
   // Runs: both runs, with status, remit and counts.
   await page.goto(base + "/");

@@ -1,0 +1,82 @@
+// Package localtoken keeps the access tokens of lemmings' local servers
+// (serve, mcp --http). Loopback is no boundary: any process of the machine
+// (a coding CLI, which has the network; another user) can connect to
+// 127.0.0.1, so every request must carry the token. Each server kind has
+// one token, random, in a file readable by you only and kept across
+// restarts, so a browser's cookie and an MCP client's configuration stay
+// valid. The sandbox hides the folder from the commands it confines.
+package localtoken
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/internal/atomicfile"
+)
+
+// Dir is the folder of the tokens: $XDG_STATE_HOME/lemmings/tokens, else
+// ~/.local/state/lemmings/tokens; "" when there is no home.
+func Dir() string {
+	base := os.Getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(base) {
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return ""
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(base, "lemmings", "tokens")
+}
+
+var valid = regexp.MustCompile(`^[0-9a-f]{32,128}$`)
+
+// Load returns the token of the server kind name ("serve", "mcp") and its
+// file, making one when there is none, or when the file could have been
+// read by others (then it is replaced: the old token may be known).
+func Load(name string) (token, path string, err error) {
+	dir := Dir()
+	if dir == "" {
+		return "", "", errors.New("no home folder to keep the access token in (set XDG_STATE_HOME)")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", "", fmt.Errorf("access token folder: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return "", "", fmt.Errorf("access token folder: %w", err)
+	}
+	path = filepath.Join(dir, name+".token")
+	fi, err := os.Lstat(path)
+	switch {
+	case err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 == 0:
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "", "", fmt.Errorf("access token %s: %w", path, err)
+		}
+		if t := strings.TrimSpace(string(data)); valid.MatchString(t) {
+			return t, path, nil
+		}
+	case err == nil && !fi.Mode().IsRegular():
+		return "", "", fmt.Errorf("access token %s is not a regular file; fix: remove it and start again", path)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return "", "", fmt.Errorf("access token %s: %w", path, err)
+	}
+	token = New()
+	if err := atomicfile.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return "", "", fmt.Errorf("access token %s: %w", path, err)
+	}
+	return token, path, nil
+}
+
+// New returns 32 random hex digits.
+func New() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on supported systems
+	return hex.EncodeToString(b[:])
+}
