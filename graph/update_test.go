@@ -13,7 +13,9 @@ import (
 func TestUpdateEditsAStoredRunWithoutRunningIt(t *testing.T) {
 	stores(t, func(t *testing.T, cp Checkpointer) {
 		ctx := context.Background()
-		meta := func(_ context.Context, s simple) map[string]string { return map[string]string{"head": "h" + string(rune('0'+s.N))} }
+		meta := func(_ context.Context, s simple) map[string]string {
+			return map[string]string{"head": "h" + string(rune('0'+s.N))}
+		}
 		c := mustCompile(t, line("a", "b", "c"), WithCheckpointer(cp), WithMetadata(meta))
 		if _, err := c.Run(ctx, "r", simple{}); err != nil {
 			t.Fatal(err)
