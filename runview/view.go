@@ -41,6 +41,10 @@ type View struct {
 	Done      []nodes.DoneEntry
 	Failures  []nodes.Failure
 	Overruled []string
+	// Tells are the messages the user told the run; Undone the tasks the
+	// user took back (docs/time-travel.md).
+	Tells  []nodes.ToldMessage
+	Undone []nodes.UndoneTask
 
 	// Directives is one row per directive, in the order they first came.
 	Directives []Directive
@@ -104,7 +108,7 @@ func Of(s *nodes.WorkflowState, st nodes.Standing) View {
 		Outcome: s.Outcome, StopReason: s.StopReason, Evidence: s.Evidence, ReportPath: s.ReportPath,
 		Tasks:     Tasks{Completed: s.TasksCompleted, Failed: s.TasksFailed, Planned: len(s.CarryForward)},
 		Milestone: min(s.CurrentMilestone+1, len(s.Milestones)), Milestones: len(s.Milestones),
-		Current: s.CurrentTask, Done: s.DoneList, Failures: s.Failures, Overruled: s.Overruled,
+		Current: s.CurrentTask, Done: s.DoneList, Failures: s.Failures, Overruled: s.Overruled, Tells: s.Tells, Undone: s.Undone,
 		Directives: directiveRows(s.DirectiveLog, s.PendingDirectives), Open: s.OpenDirectives(),
 		PendingDirectives: len(s.PendingDirectives), Supervisors: s.SupervisorRunLog, Escalations: s.Escalations,
 		PlannerCostUSD: s.Usage[nodes.NodePlanner].CostUSD + s.Usage[nodes.NodeScope].CostUSD,
