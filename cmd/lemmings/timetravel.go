@@ -196,7 +196,6 @@ running run takes the task back at its next task boundary. Your checkout is not 
 	return cmd
 }
 
-
 func newTellCmd(a *app) *cobra.Command {
 	var priority string
 	cmd := &cobra.Command{
