@@ -3,6 +3,7 @@ package main
 // lemmings history, fork, undo and tell (docs/time-travel.md).
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -67,7 +68,7 @@ func parseRunAt(arg string) (string, int, error) {
 }
 
 func newForkCmd(a *app) *cobra.Command {
-	var reject, reason, remit, approveMode string
+	var reject, reason, remit, remitFile, approveMode, runID string
 	var noRun bool
 	cmd := &cobra.Command{
 		Use:   `fork RUN@STEP [--reject-task ID "why"] [--remit "new remit"]`,
@@ -113,6 +114,14 @@ replaces the remit. The fork then runs as lemmings resume does. The parent run i
 			if err != nil {
 				return err
 			}
+			if remitFile != "" {
+				if remit != "" {
+					return usageErr("give the new remit with --remit or --remit-file, not both")
+				}
+				if remit, err = readRemit(remitFile, cmd.InOrStdin(), cfg.Limits.RemitBytes); err != nil {
+					return err
+				}
+			}
 			if remit != "" {
 				if err := run.CheckRemit(remit, cfg.Limits.RemitBytes); err != nil {
 					return usageErr("%v", err)
@@ -120,7 +129,7 @@ replaces the remit. The fork then runs as lemmings resume does. The parent run i
 			}
 			f := run.ForkOptions{Parent: parent, Step: step, RejectTask: reject, Reason: reason, Remit: remit}
 			if noRun {
-				id, err := run.MakeFork(cmd.Context(), root, run.NewRunID(), f, cfg, a.stderr)
+				id, err := run.MakeFork(cmd.Context(), root, cmp.Or(runID, run.NewRunID()), f, cfg, a.stderr)
 				if err != nil {
 					return err
 				}
@@ -132,7 +141,7 @@ replaces the remit. The fork then runs as lemmings resume does. The parent run i
 				return nil
 			}
 			return a.drive(cmd.Context(), func(ctx context.Context, o run.Options) (run.Result, error) {
-				o.Approve = approveMode
+				o.Approve, o.RunID = approveMode, runID
 				return run.Fork(ctx, o, f)
 			}, root, cfg)
 		},
@@ -142,6 +151,10 @@ replaces the remit. The fork then runs as lemmings resume does. The parent run i
 	cmd.Flags().StringVar(&remit, "remit", "", "a new remit for the fork, replacing the run's")
 	cmd.Flags().StringVar(&approveMode, "approve-mode", "", "change the fork's approval pauses: milestones, tasks or none (default: as the parent)")
 	cmd.Flags().BoolVar(&noRun, "no-run", false, "make the fork without running it (lemmings resume runs it)")
+	cmd.Flags().StringVar(&remitFile, "remit-file", "", "read the new remit from a file (- reads standard input)")
+	// lemmings mcp names the forks it starts as detached processes.
+	cmd.Flags().StringVar(&runID, "run-id", "", "name of the fork (default: its start time and a random suffix)")
+	_ = cmd.Flags().MarkHidden("run-id")
 	return cmd
 }
 
