@@ -82,9 +82,14 @@ type runPage struct {
 	CostSVG    template.HTML
 	Directives []runview.Directive
 	Supervisor []nodes.SupervisorRun
-	Report     template.HTML
-	ReportErr  string
-	Warnings   []string
+	// Tells are the messages the user told the run, Telling those it has
+	// not taken in yet; CanTell: the run has not ended (docs/time-travel.md).
+	Tells     []nodes.ToldMessage
+	Telling   []nodes.TellRequest
+	CanTell   bool
+	Report    template.HTML
+	ReportErr string
+	Warnings  []string
 }
 
 // milestoneRow is a milestone of the board; Current only while the run
@@ -162,6 +167,11 @@ func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runPage, 
 		v.Usage = view.Usage
 		v.Directives = view.Directives
 		v.Supervisor = view.Supervisors
+		v.Tells, v.CanTell = view.Tells, r.Status != graph.StatusDone
+		v.Telling, _ = nodes.PendingTells(inspect.RunDir(s.opts.Root, id))
+		v.Telling = slices.DeleteFunc(v.Telling, func(t nodes.TellRequest) bool {
+			return slices.ContainsFunc(v.Tells, func(m nodes.ToldMessage) bool { return m.ID == t.ID })
+		})
 		v.TokensSVG, v.CostSVG = usageCharts(events, view)
 	}
 	if data, err := s.source().Report(ctx, id); err != nil {
