@@ -146,7 +146,8 @@ type UndoneTask struct {
 	Title  string `json:"title"`
 	Reason string `json:"reason"`
 	// Commit is the task's commit; Revert the commit that reverted it ("" when
-	// the branch was reset instead, or the task had no commit).
+	// the task had no commit). Reset: the task was in progress, and the work
+	// tree went back to its start.
 	Commit string `json:"commit,omitempty"`
 	Revert string `json:"revert,omitempty"`
 	Reset  bool   `json:"reset,omitempty"`

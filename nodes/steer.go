@@ -256,16 +256,11 @@ type UndoOptions struct {
 	Task, Reason string
 	// By is "undo" or "fork"; RequestID the undo request's id, if any.
 	By, RequestID string
-	// Reset allows moving the branch back instead of a revert commit when
-	// the task's commit is the branch's last: only when no process runs the
-	// run.
-	Reset bool
-	Now   time.Time
+	Now           time.Time
 }
 
 // UndoTask takes task back in s and on wt's branch. A finished task's commit
-// is reverted (a new commit), or, with o.Reset and the commit the branch's
-// last, the branch is moved back to its parent; the task leaves the done
+// is reverted (a new commit); the task leaves the done
 // list and goes back to the head of the plan with the reason as feedback.
 // The task in progress (fork --reject-task) is rolled back to its start and
 // goes back to the plan the same way. A run that had ended, or was
@@ -297,7 +292,7 @@ func UndoTask(ctx context.Context, wt *workspace.Worktree, s *WorkflowState, o U
 		e := s.DoneList[i]
 		u.Title, u.Commit = e.Title, e.Commit
 		if e.Commit != "" {
-			if err := takeBackCommit(ctx, wt, &u, o.Reset); err != nil {
+			if err := takeBackCommit(ctx, wt, &u); err != nil {
 				return u, err
 			}
 		}
@@ -319,30 +314,16 @@ func UndoTask(ctx context.Context, wt *workspace.Worktree, s *WorkflowState, o U
 	return u, nil
 }
 
-// takeBackCommit reverts u.Commit on wt's branch, or with reset moves the
-// branch back to its parent when it is the branch's last commit.
-func takeBackCommit(ctx context.Context, wt *workspace.Worktree, u *UndoneTask, reset bool) error {
+// takeBackCommit reverts u.Commit on wt's branch by a new commit. The
+// branch is never moved back: every commit a checkpoint names stays on it,
+// so history and fork keep working for the steps before.
+func takeBackCommit(ctx context.Context, wt *workspace.Worktree, u *UndoneTask) error {
 	on, err := wt.IsAncestor(ctx, u.Commit)
 	if err != nil {
 		return err
 	}
 	if !on {
 		return fmt.Errorf("task %s's commit %s is not on the branch %s (undone already?)", u.TaskID, u.Commit[:min(len(u.Commit), 10)], wt.Branch())
-	}
-	head, err := wt.Head(ctx)
-	if err != nil {
-		return err
-	}
-	if reset && head == u.Commit {
-		parent, err := wt.Parent(ctx, u.Commit)
-		if err != nil {
-			return err
-		}
-		if err := wt.ResetHard(ctx, parent); err != nil {
-			return err
-		}
-		u.Reset = true
-		return nil
 	}
 	msg := fmt.Sprintf("Revert %s: %s\n\nUndone by the user: %s", u.TaskID, u.Title, u.Reason)
 	sha, err := wt.Revert(ctx, u.Commit, msg, map[string]string{TrailerRun: wt.RunID(), TrailerUndo: u.TaskID})

@@ -11,18 +11,6 @@ import (
 // commits changed the same lines. The work tree is left as it was.
 var ErrRevertConflict = errors.New("the revert conflicts with later commits")
 
-// Parent returns the full hash of the first parent of commit sha.
-func (w *Worktree) Parent(ctx context.Context, sha string) (string, error) {
-	if strings.TrimSpace(sha) == "" || strings.HasPrefix(sha, "-") {
-		return "", fmt.Errorf("parent: invalid commit %q", sha)
-	}
-	out, err := w.git(ctx, nil, "rev-parse", "--verify", "--quiet", sha+"^1^{commit}")
-	if err != nil {
-		return "", fmt.Errorf("parent of %s: %w", sha, err)
-	}
-	return strings.TrimSpace(out), nil
-}
-
 // IsAncestor reports whether commit sha is on the worktree's branch (an
 // ancestor of HEAD, or HEAD itself).
 func (w *Worktree) IsAncestor(ctx context.Context, sha string) (bool, error) {

@@ -261,3 +261,48 @@ func implementorCalled(t *testing.T, path string) bool {
 	}
 	return false
 }
+
+// An undo asked of a running run is carried out by the run itself at its
+// next task boundary; the run goes on and does the task again.
+func TestUndoOfARunningRunIsDoneAtItsNextTaskBoundary(t *testing.T) {
+	srv := demo.NewServer(&demo.Script{ImplementorLatency: 150 * time.Millisecond})
+	defer srv.Close()
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+	repo := prepared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := c.command(ctx, repo, "run", demo.Remit, "--no-supervisors", "--json")
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "t2's implementor", func() bool {
+		m, _ := filepath.Glob(filepath.Join(repo, ".lemmings", "runs", "*", "events.jsonl"))
+		return len(m) == 1 && midTask(t, m[0], "t2")
+	})
+	u := c.run(repo, "undo", "t1", "--reason", "do it again")
+	if u.code != 0 || !strings.Contains(u.stdout, "undo of t1 requested") {
+		t.Fatalf("undo: %d %s %s", u.code, u.stdout, u.stderr)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	res := lastJSON(t, out.String())
+	if res["status"] != "done" {
+		t.Fatalf("run: %v", res)
+	}
+	branch := res["branch"].(string)
+	subjects := git(t, repo, "log", "--format=%s", "main.."+branch)
+	if !strings.Contains(subjects, "Revert t1: Fix MeanWordLength integer division") || strings.Count(subjects, "Fix MeanWordLength integer division") < 3 {
+		t.Errorf("the branch should hold t1, its revert and the task done again:\n%s", subjects)
+	}
+	if src := git(t, repo, "show", branch+":textstats.go"); !strings.Contains(src, "float64(total) / float64(len(words))") {
+		t.Errorf("the task was not done again:\n%s", src)
+	}
+	id := res["run_id"].(string)
+	if left, _ := filepath.Glob(filepath.Join(repo, ".lemmings", "runs", id, "undo", "*.json")); len(left) != 0 {
+		t.Errorf("undo requests left behind: %v", left)
+	}
+}
