@@ -238,6 +238,10 @@ func (p *progress) custom(name string, data map[string]any) {
 		p.cliProgress(name, data)
 	case "warning":
 		p.printf("%s warning: %v", p.elapsed(), data["message"])
+	case "told":
+		p.printf("%s told by the user (%v, directive %v): %v", p.elapsed(), data["priority"], data["directive"], textutil.FirstLine(fmt.Sprint(data["message"])))
+	case "task_undone":
+		p.printf("%s   task %v undone by the user (revert %.10v): %v", p.elapsed(), data["task"], data["revert"], textutil.FirstLine(fmt.Sprint(data["reason"])))
 	case "trace":
 		p.printf("%s trace %v → %v", p.elapsed(), data["trace_id"], data["endpoint"])
 	case "report":
