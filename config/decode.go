@@ -10,6 +10,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
 )
 
 // goccy/go-yaml's strict decoder stops at the first problem. To report every
@@ -47,6 +48,13 @@ func (d *decoder) decodeFile(data []byte, c *Config) {
 			msg = ye.GetMessage()
 			if tk := ye.GetToken(); tk != nil && tk.Position != nil {
 				line = tk.Position.Line
+				// A key indented deeper than the one above continues that
+				// value over lines ("5 max_retries"); the ':' that cannot
+				// follow it is on the line to fix.
+				if next := tk.Next; next != nil && next.Position != nil && next.Type == token.MappingValueType && next.Position.Line > line {
+					line = next.Position.Line
+					msg += " (this key is indented deeper than the one above it: align them)"
+				}
 			}
 		}
 		d.problem(line, "", "YAML syntax error: "+msg, "")

@@ -75,6 +75,7 @@ func TestEachKindOfProblemIsOneProblemWithFileLineAndKey(t *testing.T) {
 		{"max_interval below an interval", "supervisors:\n  code_style:\n    interval: 50\n", 3, "supervisors.code_style.interval", "max_interval 40 is below code_style.interval 50", "max_interval"},
 		{"a YAML syntax error", "roles:\n  primary: [a,\n", 2, "", "YAML syntax error", ""},
 		{"a tab for indentation", "roles:\n\tprimary: {}\n", 2, "", "YAML syntax error", ""},
+		{"a key indented deeper than the one above", "limits:\n  max_tasks: 5\n   max_retries: 2\n", 3, "", "YAML syntax error: mapping value is not allowed in this context (this key is indented deeper than the one above it: align them)", ""},
 		{"a key written twice", "offline: true\noffline: false\n", 2, "", `"offline" already defined`, ""},
 		{"two YAML documents", "offline: true\n---\noffline: false\n", 3, "", "more than one YAML document", ""},
 		{"a list at the top", "- offline\n", 1, "", "top level must be a mapping", "ollama"},

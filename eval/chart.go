@@ -29,7 +29,7 @@ func (f *File) SVG() string {
 	fmt.Fprintf(&b, `<text x="8" y="18" font-size="14" font-weight="bold">%s</text>`+"\n", html.EscapeString("lemmings eval: "+f.Label))
 	legend := "pass rate (%): pass@1"
 	if f.MaxAttempts > 1 {
-		legend = fmt.Sprintf("pass rate (%%): pass@1 dark, pass@%d light", f.MaxAttempts)
+		legend = fmt.Sprintf("pass rate (%%): pass@1 dark, pass@%d light (numbers: pass@1 / pass@%d)", f.MaxAttempts, f.MaxAttempts)
 	}
 	fmt.Fprintf(&b, `<text x="%.0f" y="42">%s</text>`+"\n", labelW, legend)
 	fmt.Fprintf(&b, `<text x="%.0f" y="42">mean wall time per exercise</text>`+"\n", labelW+barW+gap)
@@ -37,9 +37,16 @@ func (f *File) SVG() string {
 		y := top + rowH*float64(i)
 		fmt.Fprintf(&b, `<text x="8" y="%.0f">%s (%d)</text>`+"\n", y+16, html.EscapeString(l.Language), l.Scored)
 		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.0f" height="18" fill="#eeeeee"/>`+"\n", labelW, y+3, barW)
-		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.1f" height="18" fill="#9ecae1"><title>pass@%d %.1f%%</title></rect>`+"\n", labelW, y+3, barW*l.Rate2()/100, f.MaxAttempts, l.Rate2())
+		// With one attempt there is no pass@2: one bar, one number, as the heading says.
+		if f.MaxAttempts > 1 {
+			fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.1f" height="18" fill="#9ecae1"><title>pass@%d %.1f%%</title></rect>`+"\n", labelW, y+3, barW*l.Rate2()/100, f.MaxAttempts, l.Rate2())
+		}
 		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.1f" height="18" fill="#3182bd"><title>pass@1 %.1f%%</title></rect>`+"\n", labelW, y+3, barW*l.Rate1()/100, l.Rate1())
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f">%.0f%% / %.0f%%</text>`+"\n", labelW+barW+4, y+16, l.Rate1(), l.Rate2())
+		if f.MaxAttempts > 1 {
+			fmt.Fprintf(&b, `<text x="%.0f" y="%.0f">%.0f%% / %.0f%%</text>`+"\n", labelW+barW+4, y+16, l.Rate1(), l.Rate2())
+		} else {
+			fmt.Fprintf(&b, `<text x="%.0f" y="%.0f">%.0f%%</text>`+"\n", labelW+barW+4, y+16, l.Rate1())
+		}
 		w := 0.0
 		if maxWall > 0 {
 			w = timeW * l.MeanWall() / maxWall

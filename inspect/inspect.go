@@ -294,6 +294,24 @@ func RequestHalt(root, id string) error {
 	return os.WriteFile(filepath.Join(dir, run.HaltFile), []byte("halt requested\n"), 0o600)
 }
 
+// ErrNotRunning is returned by Running for a run no process runs now.
+var ErrNotRunning = errors.New("not running")
+
+// Running returns nil when a process runs the run now, else an error
+// wrapping ErrNotRunning that says how the run stands and what works
+// instead: a halt of such a run would do nothing (a resume clears it).
+func (s *Store) Running(ctx context.Context, id string) error {
+	r, err := s.Find(ctx, id)
+	if err != nil || r.Active {
+		return err
+	}
+	hint := ""
+	if next := r.Standing().Next; next != "" {
+		hint = " (how to go on: " + next + ")"
+	}
+	return fmt.Errorf("run %s is %s, %w: nothing to halt%s", id, r.DisplayStatus(), ErrNotRunning, hint)
+}
+
 // HaltRequested reports whether a halt request waits for the run.
 func HaltRequested(root, id string) bool {
 	_, err := os.Stat(filepath.Join(RunDir(root, id), run.HaltFile))
@@ -306,7 +324,18 @@ var ErrNotPaused = errors.New("not paused for an approval")
 // PausedFor says what a paused run waits for: "milestones" or "task".
 func PausedFor(snap graph.Snapshot[nodes.WorkflowState]) (string, error) {
 	if snap.Status != graph.StatusPaused {
-		return "", fmt.Errorf("run %s is %s, %w", snap.RunID, snap.Status, ErrNotPaused)
+		// Said in the words status uses (stopped, not the store's halted).
+		// Running: whether a process holds it is not known here.
+		st := snap.State
+		if st.RunID == "" {
+			st.RunID = snap.RunID
+		}
+		standing := nodes.StandingOf(nodes.Stored{Status: snap.Status, Active: true, Reason: snap.Reason, Error: snap.Error}, &st)
+		hint := ""
+		if standing.Next != "" {
+			hint = " (how to go on: " + standing.Next + ")"
+		}
+		return "", fmt.Errorf("run %s is %s, %w%s", snap.RunID, standing.Status, ErrNotPaused, hint)
 	}
 	for _, n := range snap.Nodes {
 		if n == nodes.NodeScope {

@@ -210,7 +210,8 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 	resp := Response{
 		Content: text, ToolCalls: calls, Model: p.spec.Model, Provider: ProviderOllama,
 		DoneReason: final.DoneReason, NumCtx: w.numCtx,
-		Usage: Usage{Calls: 1, PromptTokens: final.PromptEvalCount, CompletionTokens: final.EvalCount, GenDuration: final.EvalDuration},
+		Usage: Usage{Calls: 1, PromptTokens: final.PromptEvalCount, CompletionTokens: final.EvalCount, GenDuration: final.EvalDuration,
+			PromptDuration: final.PromptEvalDuration},
 	}
 	return resp, final.PromptEvalCount >= w.numCtx, nil
 }

@@ -129,6 +129,9 @@ type Usage struct {
 	// eval_duration; the request time for other providers): the
 	// denominator of TokensPerSecond.
 	GenDuration time.Duration
+	// PromptDuration is the time the server spent reading the prompt
+	// (Ollama's prompt_eval_duration; 0 where the server does not say).
+	PromptDuration time.Duration
 }
 
 // Add returns the sum of u and o.
@@ -140,7 +143,17 @@ func (u Usage) Add(o Usage) Usage {
 		CostUSD:          u.CostUSD + o.CostUSD,
 		Elapsed:          u.Elapsed + o.Elapsed,
 		GenDuration:      u.GenDuration + o.GenDuration,
+		PromptDuration:   u.PromptDuration + o.PromptDuration,
 	}
+}
+
+// PromptTokensPerSecond is the prompt's reading speed: prompt tokens per
+// second of PromptDuration; 0 when the server did not time it.
+func (u Usage) PromptTokensPerSecond() float64 {
+	if u.PromptDuration <= 0 || u.PromptTokens == 0 {
+		return 0
+	}
+	return float64(u.PromptTokens) / u.PromptDuration.Seconds()
 }
 
 // TokensPerSecond is the generation speed: completion tokens per second of

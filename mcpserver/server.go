@@ -112,8 +112,9 @@ lemmings/<run-id> in a separate worktree: the user's checkout is never touched.
 A run takes minutes to hours. Start one with run (it answers at once with the run id),
 then follow it with wait (blocks until the run stops or a timeout, sending progress
 notifications) or status, and read report when it has ended. A run started with approve
-pauses for a decision: answer with approve, or reject with a reason. halt stops a run
-cleanly; resume continues a halted, interrupted or crashed run.`
+pauses for a decision: answer with approve, or reject with a reason. halt stops a running
+run within a second (it stands stopped); resume continues a stopped, interrupted, crashed or
+failed run.`
 
 // MCP is the protocol server, for a transport to serve.
 func (s *Server) MCP() *mcp.Server { return s.mcp }

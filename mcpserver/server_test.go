@@ -173,7 +173,7 @@ func TestAnAgentHandsARemitAndSteersTheRun(t *testing.T) {
 
 	var evs EventsOutput
 	mustCall(t, cs, "events", map[string]any{"run_id": id, "limit": 3}, &evs)
-	if len(evs.Events) != 3 || evs.Next == 0 || !strings.HasPrefix(evs.Events[2].Text, "run stopped: done") {
+	if len(evs.Events) != 3 || evs.Next == 0 || !strings.HasPrefix(evs.Events[2].Text, "run ended: done") {
 		t.Errorf("events: %+v", evs)
 	}
 	mustCall(t, cs, "events", map[string]any{"run_id": id, "after": evs.Next}, &evs)

@@ -14,7 +14,8 @@ import (
 )
 
 // StatusStarting is the status of a run whose process is still preparing
-// (models, index) and has written no checkpoint yet.
+// (models, index): a new run with no checkpoint yet, or a resume or decision
+// started here that has not taken the run yet.
 const StatusStarting = "starting"
 
 // RunStatus is where a run stands: what status, run, resume, approve, reject
@@ -106,8 +107,12 @@ func (s *Server) status(ctx context.Context, store *inspect.Store, id string) (R
 		return out, err
 	}
 	out.Status, out.Active = r.DisplayStatus(), r.Active
-	if c != nil && c.running() && !r.Active {
-		out.Active = true // between the process's start and its taking the run's lock
+	// Between a process's start (a resume, an approval) and its taking the
+	// run's lock, the store still says how the run stood before: paused,
+	// stopped… That is over; the run is starting again.
+	starting := c != nil && c.running() && !r.Active
+	if starting {
+		out.Status, out.Active = StatusStarting, true
 	}
 	if r.Err != nil {
 		out.Error = r.Err.Error()
@@ -126,12 +131,15 @@ func (s *Server) status(ctx context.Context, store *inspect.Store, id string) (R
 	out.PendingDirectives = v.PendingDirectives
 	out.CostUSD = v.Total.CostUSD
 	out.Outcome, out.Reason = v.Outcome, v.Standing.Reason
+	if starting {
+		out.Reason = "" // the reason it stood still, which the decision or resume ended
+	}
 	// A Ctrl-C is how an interrupted run ends, not an error (as lemmings status).
 	out.Error = r.Error
 	if r.Status == graph.StatusInterrupted && strings.Contains(out.Error, context.Canceled.Error()) {
 		out.Error = ""
 	}
-	if r.Status == graph.StatusPaused {
+	if r.Status == graph.StatusPaused && !starting {
 		if snap, err := store.Snapshot(ctx, id); err == nil {
 			out.PausedFor, _ = inspect.PausedFor(snap)
 		}
@@ -140,6 +148,9 @@ func (s *Server) status(ctx context.Context, store *inspect.Store, id string) (R
 		out.Report = p
 	}
 	out.Hint = hint(out, v.Standing)
+	if starting {
+		out.Hint = "the lemmings process is taking up the run (models, index): call wait to follow it, or status again"
+	}
 	return out, nil
 }
 

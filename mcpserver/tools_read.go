@@ -3,11 +3,13 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 // RunIDInput names a run; empty means the most recent one.
@@ -76,6 +78,9 @@ func (s *Server) addReadTools() {
 func (s *Server) runsTool(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, RunsOutput, error) {
 	out := RunsOutput{Runs: []RunSummary{}}
 	store, err := inspect.Open(s.opts.Root)
+	if errors.Is(err, run.ErrNoRuns) {
+		return nil, out, nil // none yet, as lemmings runs says
+	}
 	if err != nil {
 		return nil, out, err
 	}

@@ -26,6 +26,7 @@ type RunInput struct {
 	Plan          string `json:"plan,omitempty" jsonschema:"an operator plan as YAML text (milestones with tasks and acceptance criteria; lemmings run --plan-example shows the format): the planning model is skipped"`
 	PlanFile      string `json:"plan_file,omitempty" jsonschema:"a plan YAML file instead of plan, relative to the repository root"`
 	Approve       string `json:"approve,omitempty" jsonschema:"pause for a human decision: milestones (once, after planning) or tasks (before each task); omit for no pauses"`
+	Mode          string `json:"mode,omitempty" jsonschema:"quick: the remit is one task, straight to the Implementor, no planning; full: plan milestones and tasks whatever the remit looks like; omit for pipeline.mode as configured (auto: a remit that is one task goes straight to the Implementor)"`
 	Model         string `json:"model,omitempty" jsonschema:"Ollama model for the primary role, e.g. qwen2.5-coder:14b (default: as configured)"`
 	Offline       bool   `json:"offline,omitempty" jsonschema:"true: no request leaves for anything but the local Ollama (cloud supervisors off, offline retrieval)"`
 	NoSupervisors bool   `json:"no_supervisors,omitempty" jsonschema:"true: run the local loop without the cloud supervisors"`
@@ -61,6 +62,7 @@ type HaltOutput struct {
 func (s *Server) addRunTools() {
 	runSchema := inputSchema[RunInput]()
 	runSchema.Properties["approve"].Enum = []any{"milestones", "tasks"}
+	runSchema.Properties["mode"].Enum = []any{"quick", "full"}
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "run", Title: "Start a lemmings run", Description: describe("run"), InputSchema: runSchema,
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(true)}}, s.runTool)
 	resumeSchema := inputSchema[ResumeInput]()
@@ -112,6 +114,10 @@ func (s *Server) runTool(ctx context.Context, _ *mcp.CallToolRequest, in RunInpu
 	}
 	if in.Approve != "" {
 		args = append(args, "--approve", in.Approve)
+	}
+	if in.Mode != "" {
+		args = append(args, "--"+in.Mode) // quick or full, the schema's enum
+
 	}
 	args = append(args, modelFlags(in.Model, in.Offline, in.NoSupervisors)...)
 	var stdin string
@@ -204,6 +210,10 @@ func (s *Server) decide(ctx context.Context, runID string, decision ...string) (
 	if err != nil {
 		return nil, RunStatus{}, err
 	}
+	// Refused here, as the resume would refuse it: no process is started.
+	if _, err := inspect.PausedFor(snap); err != nil {
+		return nil, RunStatus{}, err
+	}
 	return s.launch(ctx, id, "resume", append([]string{"resume", id}, decision...), "", snap.Updated)
 }
 
@@ -216,13 +226,19 @@ func (s *Server) haltTool(ctx context.Context, _ *mcp.CallToolRequest, in RunIDI
 	if err != nil {
 		return nil, HaltOutput{}, err
 	}
-	_ = store // nil for a run still starting: its first checkpoint finds the request
+	// store is nil for a run still starting: its first checkpoint finds the
+	// request; so does a resume started here that has not taken the run yet.
+	if c := s.childOf(id); store != nil && (c == nil || !c.running()) {
+		if err := store.Running(ctx, id); err != nil {
+			return nil, HaltOutput{}, err
+		}
+	}
 	if err := inspect.RequestHalt(s.opts.Root, id); err != nil {
 		return nil, HaltOutput{}, err
 	}
 	s.logf("run %s: halt requested", id)
 	return nil, HaltOutput{RunID: id, Requested: true,
-		Message: fmt.Sprintf("halt requested for %s: it stops after its current node (resume continues it)", id)}, nil
+		Message: fmt.Sprintf("halt requested for %s: it stops within a second, cutting off the model call or gate in flight (resume runs that step again)", id)}, nil
 }
 
 // launch starts a lemmings process for the run, stdin on its standard

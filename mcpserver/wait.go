@@ -26,7 +26,7 @@ type WaitInput struct {
 // WaitOutput is how a wait ended.
 type WaitOutput struct {
 	Run      RunStatus `json:"run"`
-	Stopped  bool      `json:"stopped" jsonschema:"the run no longer moves: ended, paused, halted, or its process is gone"`
+	Stopped  bool      `json:"stopped" jsonschema:"the run no longer moves: it ended (done, failed, stopped, interrupted), is paused, or its process is gone (crashed); run.status says which"`
 	TimedOut bool      `json:"timed_out" jsonschema:"the wait ended at its timeout while the run still moves: call wait again"`
 	Progress []string  `json:"progress" jsonschema:"what happened meanwhile, one line per step (also sent as progress notifications)"`
 }
@@ -134,7 +134,7 @@ func (f *eventFormat) line(ev graph.Event) (string, bool) {
 	case graph.EventRunStart:
 		return "run started", true
 	case graph.EventRunEnd:
-		s := fmt.Sprintf("run stopped: %s", ev.Status)
+		s := fmt.Sprintf("run ended: %s", ev.Status)
 		if ev.Error != "" {
 			s += ": " + textutil.FirstLine(ev.Error)
 		}
@@ -180,6 +180,8 @@ func (f *eventFormat) custom(name string, data map[string]any) (string, bool) {
 		return fmt.Sprintf("supervisor %v started (%v)", data["supervisor"], data["trigger"]), true
 	case "supervisor_done":
 		return fmt.Sprintf("supervisor %v: %v", data["supervisor"], data["summary"]), true
+	case "milestones_rejected":
+		return fmt.Sprintf("milestones rejected (%v): back to the ScopeAgent to plan them again", data["reason"]), true
 	case "warning":
 		return fmt.Sprintf("warning: %v", data["message"]), true
 	case "report":

@@ -33,7 +33,7 @@ func (d *Deps) overruleMilestoneClaim(ctx context.Context, s WorkflowState, reas
 		return s, false, nil
 	}
 	if n := len(s.CarryForward); n > 0 {
-		why := fmt.Sprintf("the planner declared milestone %s done with %d planned task(s) not done (next: %q)", m.ID, n, s.CarryForward[0].Title)
+		why := fmt.Sprintf("the planner declared milestone %s done with %s not done (next: %q)", m.ID, textutil.Count(n, "planned task"), s.CarryForward[0].Title)
 		recordOverrule(ctx, &s, "planner", why, reasoning)
 		next := s.CarryForward[0]
 		s.CarryForward = s.CarryForward[1:]
@@ -129,7 +129,7 @@ func (d *Deps) evidence(ctx context.Context, s *WorkflowState) (why, evidence st
 	if committed == 0 && skipped == 0 {
 		return "no task was done: the milestones were declared done without any work, so nothing shows the remit was carried out", "", nil
 	}
-	tasks := fmt.Sprintf("%d task(s) committed", committed)
+	tasks := textutil.Count(committed, "task") + " committed"
 	if skipped > 0 {
 		tasks += fmt.Sprintf(", %d skipped as already satisfied", skipped)
 	}

@@ -28,7 +28,7 @@ func TestAMilestoneDoneWithPlannedTasksLeftIsOverruledAndTheWorkGoesOn(t *testin
 	if out.Milestones[0].Status != MilestoneActive {
 		t.Errorf("the milestone was closed: %s", out.Milestones[0].Status)
 	}
-	if len(out.Overruled) != 1 || !strings.Contains(out.Overruled[0], "milestone m1 done with 1 planned task(s) not done") {
+	if len(out.Overruled) != 1 || !strings.Contains(out.Overruled[0], "milestone m1 done with 1 planned task not done") {
 		t.Errorf("the overruled claim is not recorded: %q", out.Overruled)
 	}
 }

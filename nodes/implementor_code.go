@@ -386,7 +386,7 @@ func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int)
 		err = nil // a reply like any unusable one: readCode says why, the next sample varies
 	}
 	if err != nil {
-		graph.Emit(ctx, "model_error", map[string]any{"label": NodeImplementor, "error": err.Error()})
+		emitModelError(ctx, map[string]any{"label": NodeImplementor, "error": err.Error()})
 		return resp, fmt.Errorf("%s: %w", NodeImplementor, err)
 	}
 	emitCall(ctx, NodeImplementor, resp)

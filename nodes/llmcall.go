@@ -72,7 +72,7 @@ func ask[T any](ctx context.Context, d *Deps, s *WorkflowState, c call) (T, llm.
 		} else if llm.Runaway(err) {
 			data["stop"] = llm.StopRunaway
 		}
-		graph.Emit(ctx, "model_error", data)
+		emitModelError(ctx, data)
 		return zero, resp, fmt.Errorf("%s: %w", c.Label, err)
 	}
 	emitCall(ctx, c.Label, resp)
@@ -158,6 +158,26 @@ func (d *Deps) composePrompt(label string, data any, budget int, sections []llm.
 		return llm.Prompt{}, fmt.Errorf("compose %s prompt: %w", label, err)
 	}
 	return p, nil
+}
+
+// emitModelError reports a failed model call, unless the run was stopped (a
+// halt, the wall time, Ctrl-C): the call that stop cut off is no fault of
+// the model, and the run's end says why it stopped.
+func emitModelError(ctx context.Context, data map[string]any) {
+	if stoppedByUser(ctx) {
+		return
+	}
+	graph.Emit(ctx, "model_error", data)
+}
+
+// stoppedByUser reports whether ctx ended by a stop asked for: a cause that
+// wraps graph.ErrHalted, or a plain cancel (Ctrl-C). A deadline of its own
+// (a node's timeout) is a fault.
+func stoppedByUser(ctx context.Context) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	return errors.Is(context.Cause(ctx), graph.ErrHalted) || errors.Is(ctx.Err(), context.Canceled)
 }
 
 func emitCall(ctx context.Context, label string, resp llm.Response) {

@@ -65,6 +65,8 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 		if !a.Approved {
 			s.EscalationContext = strings.TrimSpace(s.EscalationContext + "\nOperator rejected the milestones: " + a.Reason)
 			s.PlannerDecision = DecisionRescope
+			// Why this step runs at all: it hands the rejection back.
+			graph.Emit(ctx, "milestones_rejected", map[string]any{"reason": a.Reason})
 			return s, nil
 		}
 	}

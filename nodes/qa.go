@@ -126,7 +126,7 @@ func (d *Deps) review(ctx context.Context, s *WorkflowState, diff, code, role, l
 	out, resp, err := llm.Structured[qaReply](ctx, d.Model, req)
 	d.account(ctx, s, label, role, resp)
 	if err != nil {
-		graph.Emit(ctx, "model_error", map[string]any{"label": label, "error": err.Error()})
+		emitModelError(ctx, map[string]any{"label": label, "error": err.Error()})
 		return out, resp, fmt.Errorf("%s: %w", label, err)
 	}
 	emitCall(ctx, label, resp)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -103,9 +104,22 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 	s.CarryForward = append(s.CarryForward, cur.Tasks...)
 	graph.Emit(ctx, "milestones", map[string]any{"count": len(s.Milestones), "replan": replan})
 	if s.Approve == "milestones" {
-		return s, graph.Interrupt(fmt.Sprintf("approve %d milestones (lemmings resume --approve, or --reject \"why\")", len(s.Milestones)))
+		return s, graph.Interrupt(approveMilestones(s.Milestones))
 	}
 	return s, nil
+}
+
+// approveMilestones is what a milestones pause asks: each milestone to work
+// on, with its goal and number of tasks; lemmings status lists the tasks.
+func approveMilestones(ms []Milestone) string {
+	var todo []string
+	for _, m := range ms {
+		if m.Status != MilestoneDone {
+			todo = append(todo, fmt.Sprintf("%s %q (%s)", m.ID, textutil.Clip(m.Goal, 100), textutil.Count(len(m.Tasks), "task")))
+		}
+	}
+	return fmt.Sprintf("approve %s: %s (lemmings status lists their tasks; lemmings resume --approve, or --reject \"why\")",
+		textutil.Count(len(todo), "milestone"), strings.Join(todo, "; "))
 }
 
 func assessNotes(a *Assessment) string {

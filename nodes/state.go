@@ -411,7 +411,10 @@ type SupervisorJob struct {
 	Supervisor string `json:"supervisor"`
 	Trigger    string `json:"trigger"`
 	AtTask     int    `json:"at_task"`
-	Bootstrap  bool   `json:"bootstrap,omitempty"`
+	// AfterTask is the id of the last task settled when the job started
+	// ("t3"): what its knowledge documents say they were written after.
+	AfterTask string `json:"after_task,omitempty"`
+	Bootstrap bool   `json:"bootstrap,omitempty"`
 }
 
 // Approval is a human decision injected on resume.

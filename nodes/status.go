@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // RunStatus is how a run stands, in the one vocabulary that `lemmings
@@ -75,7 +76,7 @@ func StandingOf(st Stored, s *WorkflowState) Standing {
 	case graph.StatusHalted:
 		reason := st.Reason
 		if reason == "" {
-			reason = "halt requested (lemmings halt)"
+			reason = "halt requested"
 		}
 		next := resume + " continues from the last checkpoint"
 		if strings.Contains(reason, "limits.max_wall_time") {
@@ -83,7 +84,7 @@ func StandingOf(st Stored, s *WorkflowState) Standing {
 		}
 		return Standing{Status: RunStopped, Resumable: true, Reason: reason, Next: next}
 	case graph.StatusInterrupted:
-		return Standing{Status: RunInterrupted, Resumable: true, Reason: "interrupted (Ctrl-C or a termination signal)",
+		return Standing{Status: RunInterrupted, Resumable: true, Reason: "Ctrl-C or a termination signal",
 			Next: resume + " continues from the last checkpoint"}
 	case graph.StatusFailed:
 		return Standing{Status: RunFailed, Resumable: true, Reason: orNoneRecorded(st.Error),
@@ -98,7 +99,7 @@ func StandingOf(st Stored, s *WorkflowState) Standing {
 // node settled its outcome.
 func endedStanding(s *WorkflowState) Standing {
 	passed := committedTasks(s)
-	keeps := fmt.Sprintf("the branch %s keeps the %d task(s) that passed: git merge %s", s.Branch, passed, s.Branch)
+	keeps := fmt.Sprintf("the branch %s keeps the %s that passed: git merge %s", s.Branch, textutil.Count(passed, "task"), s.Branch)
 	if passed == 0 {
 		keeps = fmt.Sprintf("nothing was committed on %s", s.Branch)
 	}

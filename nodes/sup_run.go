@@ -68,6 +68,9 @@ func startJob(s *WorkflowState, ds DueSupervisor, bootstrap bool) SupervisorJob 
 		ID:         fmt.Sprintf("%s-%d-%d", ds.Name, s.TasksCompleted, track.Runs),
 		Supervisor: ds.Name, Trigger: ds.Trigger, AtTask: s.TasksCompleted, Bootstrap: bootstrap,
 	}
+	if n := len(s.DoneList); n > 0 {
+		job.AfterTask = s.DoneList[n-1].TaskID
+	}
 	s.SupervisorJobs = append(s.SupervisorJobs, job)
 	return job
 }
@@ -357,7 +360,7 @@ func (d *Deps) writeKnowledge(ctx context.Context, s *WorkflowState, job Supervi
 	}
 	var written, warnings []string
 	for _, doc := range docs {
-		err := store.Write(knowledge.Writer(job.Supervisor), doc, fmt.Sprintf("task_%d", job.AtTask), milestone)
+		err := store.Write(knowledge.Writer(job.Supervisor), doc, job.AfterTask, milestone)
 		var oe *knowledge.OwnershipError
 		switch {
 		case errors.As(err, &oe):

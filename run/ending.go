@@ -18,7 +18,7 @@ import (
 // run_end event says what status, report and exit code say.
 
 // ErrHaltRequested is the cause a halt request cancels a run with.
-var ErrHaltRequested = fmt.Errorf("%w: halt requested (lemmings halt)", graph.ErrHalted)
+var ErrHaltRequested = fmt.Errorf("%w: halt requested", graph.ErrHalted)
 
 // haltPoll is how often a running process looks for a halt request (the
 // halt file); backendHaltPoll when it must ask a shared store.

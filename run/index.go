@@ -67,6 +67,24 @@ func ChooseEmbedder(ctx context.Context, c *config.Config, e Embedder, warn io.W
 	return me
 }
 
+// OpenIndexOffline opens the repository's retrieval index with the offline
+// embedder, asking no model (lemmings --offline index). An index built with
+// a model is refused, not rebuilt: its vectors would be thrown away, and the
+// next run that reaches the model would rebuild it again.
+func OpenIndexOffline(dir string, warn io.Writer) (*rag.Index, error) {
+	if name, _, err := rag.Recorded(dir); err == nil && !rag.IsOffline(name) {
+		return nil, fmt.Errorf("the index in %s was built with %s, which offline indexing does not ask: it is left as it is (lemmings index without --offline updates it, and so does a run)", dir, name)
+	}
+	idx, err := rag.Open(dir, rag.NewOfflineEmbedder())
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range idx.Warnings {
+		fmt.Fprintf(warn, "warning: %s\n", w)
+	}
+	return idx, nil
+}
+
 // OpenIndex opens the repository's retrieval index with the configured
 // embedder, printing what the index had to repair.
 func OpenIndex(ctx context.Context, dir string, c *config.Config, e Embedder, warn io.Writer) (*rag.Index, error) {

@@ -223,7 +223,7 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	if snap.Status == graph.StatusDone {
 		head = "" // nothing runs again
 	}
-	reset, err := resetToCheckpoint(ctx, wt, head)
+	reset, rescue, err := resetToCheckpoint(ctx, wt, head, true)
 	if err != nil {
 		return Result{}, fmt.Errorf("resume %s: %w", o.RunID, err)
 	}
@@ -243,9 +243,9 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 	}
 	if reset != "" {
 		to := snap.Metadata[MetaGitHead]
-		env.note(o.RunID, "world_reset", map[string]any{"to": to, "from": reset, "step": snap.Step}, o.Sinks)
-		fmt.Fprintf(orDiscard(o.Warn), "warning: the work tree was put back at %s, where the last checkpoint left it (it was at %s): the step that was cut off runs again from its start. Recover anything else with git branch rescue %s\n",
-			to[:min(len(to), 10)], reset, strings.Fields(reset)[0])
+		env.note(o.RunID, "world_reset", map[string]any{"to": to, "from": reset, "step": snap.Step, "rescue": rescue}, o.Sinks)
+		fmt.Fprintf(orDiscard(o.Warn), "warning: the work tree was put back at %s, where the last checkpoint left it: the step that was cut off runs again from its start. What it had left (%s) is kept on branch %s: git diff %s %s shows it\n",
+			to[:min(len(to), 10)], shortFrom(reset), rescue, to[:min(len(to), 10)], rescue)
 	}
 	var opts []graph.ResumeOption
 	if o.Decision != nil || o.Approve != "" {
@@ -347,7 +347,7 @@ func (e *runEnv) result(ctx context.Context, runID string, final nodes.WorkflowS
 		// it now, as resume would, so a stopped run leaves no half-made
 		// change. (After Ctrl-C the tree stays as it was, for a look;
 		// resume puts it back.)
-		if reset, rerr := resetToCheckpoint(wctx, e.wt, snap.Metadata[MetaGitHead]); rerr != nil {
+		if reset, _, rerr := resetToCheckpoint(wctx, e.wt, snap.Metadata[MetaGitHead], false); rerr != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("put the work tree back at the last checkpoint: %w", rerr))
 		} else if reset != "" {
 			e.note(runID, "world_reset", map[string]any{"to": snap.Metadata[MetaGitHead], "from": reset, "step": snap.Step, "why": "the step was cut off"}, nil)
@@ -367,6 +367,15 @@ func (e *runEnv) result(ctx context.Context, runID string, final nodes.WorkflowS
 		}
 	}
 	return res, runErr
+}
+
+// shortFrom abbreviates the commit resetToCheckpoint moved away from.
+func shortFrom(from string) string {
+	sha, rest, _ := strings.Cut(from, " ")
+	if len(sha) > 10 {
+		sha = sha[:10]
+	}
+	return strings.TrimSpace(sha + " " + rest)
 }
 
 // watch returns the context this process advances the run with: a halt
@@ -484,7 +493,7 @@ func (env *runEnv) openModels(ctx context.Context, o Options, cfg *config.Config
 	fitBudgets(ctx, &set, router)
 	if set.Supervisors.Enabled {
 		if err := router.Check(ctx, nodes.RoleSupervisor); err != nil {
-			fmt.Fprintf(warn, "warning: supervisors off for this run: %v\n", err)
+			fmt.Fprintf(warn, "warning: supervisors off for this run: %v (or turn them off with --no-supervisors or supervisors.enabled: false)\n", err)
 			set.Supervisors.Enabled = false
 		}
 	}
@@ -529,7 +538,8 @@ func (env *runEnv) openLog(runID string, o Options, startup *warningLog, warn io
 	logged := redactingSink{events}
 	for _, w := range startup.lines() {
 		ev := graph.Event{Kind: graph.EventCustom, Name: "warning", RunID: runID, Time: time.Now().UTC()}
-		ev.Data, _ = json.Marshal(map[string]any{"message": w})
+		// startup: the warning was written to o.Warn already, when it arose.
+		ev.Data, _ = json.Marshal(map[string]any{"message": w, "startup": true})
 		for _, sink := range append([]graph.Sink{logged}, o.Sinks...) {
 			sink.Handle(ev)
 		}

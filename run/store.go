@@ -17,14 +17,22 @@ import (
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
+// ErrNoRuns: the repository has no run stored yet.
+var ErrNoRuns = errors.New("no lemmings runs")
+
 // Store opens the run store of a repository for reading (status, runs, log).
+// With no run stored it returns an error wrapping ErrNoRuns, or outside a git
+// repository the error lemmings run gives there (runs need one).
 func Store(root string) (*graph.Compiled[nodes.WorkflowState], error) {
 	if err := CheckDataDir(root); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	dir := filepath.Join(root, DataDir, CheckpointsDir)
 	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("no lemmings runs in %s (start one with lemmings run \"remit\")", root)
+		if _, gerr := workspace.OpenRepo(context.Background(), root); gerr != nil {
+			return nil, gerr
+		}
+		return nil, fmt.Errorf("%w in %s (start one with lemmings run \"remit\")", ErrNoRuns, root)
 	}
 	store, err := graph.NewFileCheckpointer(dir)
 	if err != nil {
@@ -72,28 +80,39 @@ func runActive(ctx context.Context, store *graph.Compiled[nodes.WorkflowState], 
 
 // resetToCheckpoint puts the work tree and branch back at head, the HEAD
 // recorded with the last checkpoint, dropping commits and files a killed step
-// left. It returns the HEAD it moved away from ("" when nothing moved: the
-// same HEAD and a clean tree, or no HEAD recorded).
-func resetToCheckpoint(ctx context.Context, wt *workspace.Worktree, head string) (string, error) {
+// left. With keep, what it drops is kept first on a rescue branch (HEAD with
+// the uncommitted changes as one commit): a resume after a crash or Ctrl-C
+// finds a tree it did not see being left. It returns the HEAD it moved away
+// from and the rescue branch ("" when nothing moved: the same HEAD and a
+// clean tree, or no HEAD recorded).
+func resetToCheckpoint(ctx context.Context, wt *workspace.Worktree, head string, keep bool) (from, rescue string, err error) {
 	if head == "" {
-		return "", nil
+		return "", "", nil
 	}
 	cur, err := wt.Head(ctx)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	clean, err := wt.IsClean(ctx)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if cur == head && clean {
-		return "", nil
+		return "", "", nil
+	}
+	if keep {
+		rescue, _, err = wt.Rescue(ctx, wt.Branch()+"-rescue",
+			fmt.Sprintf("lemmings rescue: the work tree of %s when its run was resumed (put back at %s)", wt.Branch(), head))
+		if err != nil {
+			return "", "", err
+		}
 	}
 	if err := wt.ResetHard(ctx, head); err != nil {
-		return "", fmt.Errorf("reset the work tree to the checkpoint's HEAD: %w", err)
+		return "", "", fmt.Errorf("reset the work tree to the checkpoint's HEAD: %w", err)
 	}
-	if cur == head {
-		cur += " (with uncommitted changes)"
+	from = cur
+	if !clean {
+		from += " with uncommitted changes"
 	}
-	return cur, nil
+	return from, rescue, nil
 }

@@ -252,6 +252,9 @@ type UndoResult struct {
 	Requested bool              `json:"requested"`
 	Undone    *nodes.UndoneTask `json:"undone,omitempty"`
 	Branch    string            `json:"branch"`
+	// Rescue is the branch that keeps what a cut-off step had left in the
+	// work tree ("" when there was nothing).
+	Rescue string `json:"rescue,omitempty"`
 }
 
 // Undo takes task back in run runID: the task's commit is reverted on the run
@@ -299,7 +302,8 @@ func Undo(ctx context.Context, repoDir, runID, task, reason string, cfg *config.
 		return res, fmt.Errorf("undo %s in %s: %w (a run whose worktree was cleaned can be forked instead: lemmings history %s)", task, runID, err, runID)
 	}
 	before := snap.Metadata[MetaGitHead]
-	if _, err := resetToCheckpoint(ctx, wt, before); err != nil {
+	// A step cut off left edits: they are kept on a rescue branch, as resume keeps them.
+	if _, res.Rescue, err = resetToCheckpoint(ctx, wt, before, true); err != nil {
 		return res, err
 	}
 	s := snap.State.Clone()

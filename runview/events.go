@@ -144,3 +144,22 @@ func FailureGist(feedback string) []string {
 	}
 	return out
 }
+
+// ResumedText is the line that marks in a run's events where a resume took
+// the run up (a run_start after step 0), with how the run stood then in
+// status's words.
+func ResumedText(ev graph.Event) string {
+	was := nodes.StandingOf(nodes.Stored{Status: ev.Status}, &nodes.WorkflowState{}).Status
+	return fmt.Sprintf("resumed at step %d (status: %s)", ev.Step, was)
+}
+
+// ResetText says of a world_reset event that the work tree was put back at
+// the last checkpoint, and where what the cut-off step had left is kept.
+func ResetText(data map[string]any) string {
+	to, _ := data["to"].(string)
+	to = to[:min(len(to), 10)]
+	if rescue, _ := data["rescue"].(string); rescue != "" {
+		return fmt.Sprintf("work tree put back at %s: the step that was cut off runs again; what it had left is on branch %s (git diff %s %s)", to, rescue, to, rescue)
+	}
+	return fmt.Sprintf("work tree put back at %s: the step that was cut off runs again from its start", to)
+}

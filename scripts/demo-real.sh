@@ -16,7 +16,8 @@
 #
 # Environment: DEMO_DIR (keep the repository there; default a temporary folder, removed),
 # DEMO_MODEL (qwen05, or qwen15 after scripts/models.sh qwen15), DEMO_REMIT, DEMO_WALL (the
-# run's max_wall_time, default 4m), DEMO_THREADS (the model's num_thread; default every core,
+# run's max_wall_time, default 4m), DEMO_FLAGS (more flags for lemmings run, e.g. --full to
+# plan the remit in tasks), DEMO_THREADS (the model's num_thread; default every core,
 # 1 on a machine busy with other work), MODEL_LOCK (default /tmp/lemmings-model.lock), GO, PYTHON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,13 +84,13 @@ done
 # The model as the test harness creates it; its GGUF hard-linked into the blob store, not copied.
 ./scripts/ollama-create.sh "$model" "$host" "$work/models" "${DEMO_THREADS:-}"
 
-say "lemmings run --offline --model $model \"$remit\"   (in $repo, limits.max_wall_time $wall)"
+say "lemmings run --offline --model $model ${DEMO_FLAGS:+$DEMO_FLAGS }\"$remit\"   (in $repo, limits.max_wall_time $wall)"
 t1=$(date +%s)
 rc=0
 (
   cd "$repo"
   OLLAMA_HOST=http://$host LEMMINGS_SUMMARIZER_MODEL=$model LEMMINGS_RAG__EMBEDDER=offline \
-    LEMMINGS_LIMITS__MAX_WALL_TIME=$wall "$work/lemmings" run --offline --model "$model" "$remit"
+    LEMMINGS_LIMITS__MAX_WALL_TIME=$wall "$work/lemmings" run --offline --model "$model" ${DEMO_FLAGS:-} "$remit"
 ) || rc=$?
 t2=$(date +%s)
 

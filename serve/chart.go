@@ -102,6 +102,10 @@ func lineChart(pts []usagePoint, title string, value func(usagePoint) float64, f
 	fmt.Fprintf(&b, `<text class="tick" x="%d" y="%d" text-anchor="end">0</text>`, left-4, h-bottom+4)
 	fmt.Fprintf(&b, `<text class="tick" x="%d" y="%d">0s</text>`, left, h-bottom+16)
 	fmt.Fprintf(&b, `<text class="tick" x="%d" y="%d" text-anchor="end">%s</text>`, w-right, h-bottom+16, (time.Duration(span * float64(time.Second))).Round(time.Second))
+	// Two roles with the same history (two supervisors of the same cost)
+	// would draw one line over the other: a repeated line is dashed, so the
+	// one under it shows through its gaps.
+	drawn := map[string]int{}
 	for i, role := range roles {
 		color := palette[i%len(palette)]
 		var path strings.Builder
@@ -116,7 +120,12 @@ func lineChart(pts []usagePoint, title string, value func(usagePoint) float64, f
 			prev = smp.v
 		}
 		fmt.Fprintf(&path, " L%.1f,%.1f", x(span), y(prev))
-		fmt.Fprintf(&b, `<path class="series" d="%s" stroke="%s" fill="none"><title>%s: %s</title></path>`, path.String(), color, template.HTMLEscapeString(role), template.HTMLEscapeString(format(total[role])))
+		dash := ""
+		if k := drawn[path.String()]; k > 0 {
+			dash = fmt.Sprintf(` stroke-dasharray="6 %d" stroke-dashoffset="%d"`, 6*k, -6*(k-1))
+		}
+		drawn[path.String()]++
+		fmt.Fprintf(&b, `<path class="series" d="%s" stroke="%s" fill="none"%s><title>%s: %s</title></path>`, path.String(), color, dash, template.HTMLEscapeString(role), template.HTMLEscapeString(format(total[role])))
 		ly := top + 4 + i*15
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text class="legend" x="%d" y="%d">%s %s</text>`, w-right+8, ly, color, w-right+22, ly+9, template.HTMLEscapeString(role), template.HTMLEscapeString(format(total[role])))
 	}

@@ -79,3 +79,17 @@ func TestTheDurationOfACutOffRunCountsToItsLastEvent(t *testing.T) {
 		t.Errorf("the run's duration is not counted to its last event:\n%s", row)
 	}
 }
+
+// A resume of a crashed run is a row of the run's timeline in status's
+// words, with where the cut-off step's edits are kept.
+func TestTheTimelineMarksAResumeAndItsRescue(t *testing.T) {
+	f := newFixture(t, withPaused)
+	at := time.Now().UTC().Format(time.RFC3339Nano)
+	fh, _ := os.OpenFile(inspect.EventsPath(f.repo, f.paused), os.O_APPEND|os.O_WRONLY, 0)
+	fh.WriteString(`{"kind":"custom","step":0,"name":"world_reset","time":"` + at + `","data":{"to":"4910ae7b576a54285c20ae4e543d2f289f1bce83","from":"4910ae7b57 with uncommitted changes","step":6,"rescue":"lemmings/r-rescue"}}` + "\n")
+	fh.WriteString(`{"kind":"run_start","step":6,"time":"` + at + `","status":"running","next":["implementor"]}` + "\n")
+	fh.Close()
+	_, page := f.get("/runs/" + f.paused)
+	mustContain(t, page, "resumed at step 6 (status: crashed)",
+		"work tree put back at 4910ae7b57: the step that was cut off runs again; what it had left is on branch lemmings/r-rescue")
+}

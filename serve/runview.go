@@ -194,8 +194,10 @@ func (v *runPage) loadEvents(ctx context.Context, src Source, id string) []graph
 		}
 		return nil
 	}
-	v.EventsTotal, v.EventsBad, v.EventsFrom = len(got.Events), got.Bad, got.Next
+	// The count is of the timeline's rows, as the page's script counts the
+	// new ones: a model call's progress ticks are not rows.
 	evs := timeline(got.Events)
+	v.EventsTotal, v.EventsBad, v.EventsFrom = len(evs), got.Bad, got.Next
 	if len(evs) > maxEventsShown {
 		evs = evs[len(evs)-maxEventsShown:]
 	}
@@ -240,6 +242,9 @@ func eventText(ev graph.Event) string {
 		if text, ok := workText(ev.Name, m); ok {
 			return text
 		}
+		if ev.Name == "world_reset" {
+			return runview.ResetText(m)
+		}
 		if msg, ok := m["message"].(string); ok {
 			return msg
 		}
@@ -277,6 +282,10 @@ func eventText(ev graph.Event) string {
 		return strings.TrimSpace(string(ev.Status) + " " + ev.Reason + " " + ev.Error)
 	case graph.EventCheckpoint:
 		return strings.Join(ev.Changed, ", ")
+	case graph.EventRunStart:
+		if ev.Step > 0 {
+			return runview.ResumedText(ev)
+		}
 	}
 	return strings.TrimSpace(ev.Node + " " + ev.Error)
 }

@@ -9,11 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -35,6 +38,51 @@ type otlpClient struct {
 	http        *http.Client
 	maxElapsed  time.Duration
 	backoffBase time.Duration
+
+	mu   sync.Mutex
+	last error // the latest failure to reach the collector; nil after a success
+}
+
+// failure is the latest failure to reach the collector (nil after a
+// success): what a flush cut short by its deadline was up against.
+func (c *otlpClient) failure() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
+}
+
+// unreachable is a collector that could not be reached, said in a few words
+// with its address (the transport's error stays underneath).
+type unreachable struct {
+	what string
+	err  error
+}
+
+func (u *unreachable) Error() string { return u.what }
+func (u *unreachable) Unwrap() error { return u.err }
+
+// describe says why the collector at rawURL did not take a request.
+func describe(rawURL string, timeout time.Duration, err error) error {
+	host := rawURL
+	if u, perr := url.Parse(rawURL); perr == nil && u.Host != "" {
+		host = u.Host
+		if u.Port() == "" && u.Scheme == "https" {
+			host = net.JoinHostPort(u.Hostname(), "443")
+		} else if u.Port() == "" {
+			host = net.JoinHostPort(u.Hostname(), "80")
+		}
+	}
+	var dns *net.DNSError
+	var nerr net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &unreachable{fmt.Sprintf("connection refused at %s: no trace collector listens there (start it, or point tracing.endpoint elsewhere)", host), err}
+	case errors.As(err, &dns):
+		return &unreachable{fmt.Sprintf("no such host %s (tracing.endpoint or OTEL_EXPORTER_OTLP_ENDPOINT)", dns.Name), err}
+	case errors.As(err, &nerr) && nerr.Timeout():
+		return &unreachable{fmt.Sprintf("no answer from %s within %s (OTEL_EXPORTER_OTLP_TIMEOUT)", host, timeout), err}
+	}
+	return err
 }
 
 // The retryable answers of the OTLP/HTTP specification.
@@ -158,7 +206,7 @@ func (c *otlpClient) UploadTraces(ctx context.Context, spans []*tracepb.Resource
 		}
 		select {
 		case <-ctx.Done():
-			return errors.Join(err, ctx.Err())
+			return err // the collector's failure, not the deadline that ended the retries
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 5*time.Second)
@@ -184,21 +232,34 @@ func (c *otlpClient) post(ctx context.Context, body []byte) (retry bool, after t
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if ctx.Err() != nil {
+			return false, 0, err
+		}
+		err = describe(c.url, c.timeout, err)
+		c.fail(err)
 		// Refused, reset, timed out: the collector may be back soon. A
 		// certificate it cannot be trusted with will not change.
 		var verr *tls.CertificateVerificationError
-		return ctx.Err() == nil && !errors.As(err, &verr), 0, err
+		return !errors.As(err, &verr), 0, err
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	if resp.StatusCode/100 == 2 {
+		c.fail(nil)
 		return false, 0, nil
 	}
 	err = fmt.Errorf("%s answered %s: %s", c.url, resp.Status, strings.TrimSpace(string(msg)))
+	c.fail(err)
 	if s, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && s > 0 {
 		after = time.Duration(s) * time.Second
 	}
 	return retryable[resp.StatusCode], after, err
+}
+
+func (c *otlpClient) fail(err error) {
+	c.mu.Lock()
+	c.last = err
+	c.mu.Unlock()
 }
 
 // exportRequest encodes an ExportTraceServiceRequest: field 1, each

@@ -60,6 +60,7 @@ type Run struct {
 	runID       string
 	tp          *sdktrace.TracerProvider
 	exp         *exporter
+	client      *otlpClient
 	tracer      trace.Tracer
 	root        trace.SpanContext // the run's root span, kept across resumes
 	traceparent string            // root as a W3C traceparent: every checkpoint records it
@@ -124,7 +125,7 @@ func Start(ctx context.Context, cfg Config, info RunInfo, warn io.Writer) (*Run,
 	exp := &exporter{next: otlp}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	r := &Run{prompts: cfg.Prompts, warn: warn, endpoint: endpoint, origin: origin, runID: info.RunID,
-		tp: tp, exp: exp, tracer: tp.Tracer("github.com/lemmings-dev/lemmings/tracing"), nodes: map[nodeKey]trace.Span{},
+		tp: tp, exp: exp, client: client, tracer: tp.Tracer("github.com/lemmings-dev/lemmings/tracing"), nodes: map[nodeKey]trace.Span{},
 		redacted: map[string]string{}}
 	r.startRunSpan(ctx, info)
 	return r, nil
@@ -240,7 +241,18 @@ func (r *Run) Close(ctx context.Context) error {
 	}
 	sctx, cancel := context.WithTimeout(ctx, flushTimeout)
 	defer cancel()
-	err := errors.Join(r.tp.Shutdown(sctx), r.exp.err())
+	shut := r.tp.Shutdown(sctx)
+	if errors.Is(shut, context.DeadlineExceeded) {
+		// The flush ran out of time while the export retried: say what it
+		// was up against (a collector that is down), not the deadline.
+		if last := r.client.failure(); last != nil {
+			shut = last
+		}
+		if r.exp.err() != nil {
+			shut = nil // the exporter's error says it
+		}
+	}
+	err := errors.Join(shut, r.exp.err())
 	if err != nil {
 		fmt.Fprintf(r.warn, "warning: the run's trace did not all reach %s (from %s): %v\n", r.endpoint, r.origin, err)
 	}

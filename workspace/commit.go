@@ -98,6 +98,49 @@ func (w *Worktree) ResetHard(ctx context.Context, sha string) error {
 	return nil
 }
 
+// Rescue keeps the work tree as it is — HEAD and every uncommitted change,
+// untracked files included, ignored files not — on a new branch named
+// branch, or branch-2, branch-3… when that name is taken. The work tree,
+// the index and HEAD are not touched. It returns the branch and its commit
+// (HEAD itself when nothing is uncommitted).
+func (w *Worktree) Rescue(ctx context.Context, branch, message string) (name, sha string, err error) {
+	head, err := w.Head(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	sha = head
+	clean, err := w.IsClean(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	if !clean {
+		err = w.withTempIndex(ctx, func(env []string) error {
+			tree, err := w.git(ctx, env, "write-tree")
+			if err != nil {
+				return fmt.Errorf("write tree: %w", err)
+			}
+			args := append(w.identityFlags(ctx), "commit-tree", strings.TrimSpace(tree), "-p", head, "-m", message)
+			out, err := w.git(ctx, nil, args...)
+			sha = strings.TrimSpace(out)
+			return err
+		})
+		if err != nil {
+			return "", "", fmt.Errorf("rescue the uncommitted changes: %w", err)
+		}
+	}
+	for n := 1; n <= 100; n++ {
+		name = branch
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d", branch, n)
+		}
+		// An empty old value: create the branch, never move one that exists.
+		if _, err = w.git(ctx, nil, "update-ref", "refs/heads/"+name, sha, ""); err == nil {
+			return name, sha, nil
+		}
+	}
+	return "", "", fmt.Errorf("rescue branch %s: %w", branch, err)
+}
+
 // ResetSoft moves the branch back to commit sha and keeps every change
 // since then in the work tree, so that the next Commit records them as one
 // commit (e.g. squashing an attempt's work-in-progress commits).

@@ -159,12 +159,19 @@ func (r *Repo) RemoveWorktree(ctx context.Context, runID string) error {
 }
 
 // DeleteBranch deletes the run's branch lemmings/<runID> (its worktree must
-// be removed first). The commits become unreachable.
+// be removed first) and its rescue branches (lemmings/<runID>-rescue…, see
+// Worktree.Rescue). The commits become unreachable.
 func (r *Repo) DeleteBranch(ctx context.Context, runID string) error {
 	if err := checkRunID(runID); err != nil {
 		return err
 	}
-	if _, err := runGit(ctx, r.root, nil, "branch", "-D", "--quiet", BranchPrefix+runID); err != nil {
+	branches := []string{BranchPrefix + runID}
+	out, err := runGit(ctx, r.root, nil, "for-each-ref", "--format=%(refname:short)", "refs/heads/"+BranchPrefix+runID+"-rescue*")
+	if err != nil {
+		return fmt.Errorf("delete branch of run %s: %w", runID, err)
+	}
+	branches = append(branches, strings.Fields(out)...)
+	if _, err := runGit(ctx, r.root, nil, append([]string{"branch", "-D", "--quiet"}, branches...)...); err != nil {
 		return fmt.Errorf("delete branch of run %s: %w", runID, err)
 	}
 	return nil

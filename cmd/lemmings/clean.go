@@ -23,10 +23,11 @@ that branch fail ("already checked out"). lemmings clean removes the worktree of
 named, or of every finished run with --finished. The branch and the run's records
 (checkpoints, events, report) are kept unless you ask:
 
-  --branches   delete the branch lemmings/<run-id> too (its commits become unreachable)
+  --branches   delete the branch lemmings/<run-id> too, and its rescue branches
+               lemmings/<run-id>-rescue… (their commits become unreachable)
   --prune      delete the run's checkpoints and logs too (lemmings runs forgets it)
 
-A run that can still be resumed (paused, halted, interrupted, failed) is only cleaned
+A run that can still be resumed (paused, stopped, interrupted, crashed, failed) is only cleaned
 when named with --force; a run in progress never is.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

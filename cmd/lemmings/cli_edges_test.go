@@ -457,8 +457,24 @@ func TestTheSupervisorKeyWarningOnlyWhereSupervisorsRun(t *testing.T) {
 			t.Errorf("lemmings %q warns about the OpenRouter key:\n%s", args, r.stderr)
 		}
 	}
+	// Ollama down: the run fails on that, and nothing about the key comes first.
 	r := c.run(repo, "run", "do it")
-	if !strings.Contains(r.stderr, "no OpenRouter key") || !strings.Contains(r.stderr, "--no-supervisors") || strings.Contains(r.stderr, "offline: true to silence") {
+	if strings.Contains(r.stderr, "OpenRouter") || !strings.Contains(r.stderr, "connection refused") {
+		t.Errorf("run with Ollama down:\n%s", r.stderr)
+	}
+	// A command line that fails says only why.
+	if r := c.run(repo, "run", "--remit-file", "missing.txt"); r.code != exitUsage || strings.Contains(r.stderr, "OpenRouter") {
+		t.Errorf("run --remit-file missing.txt: exit %d\n%s", r.code, r.stderr)
+	}
+	// A run that starts says it once, with the way to turn them off.
+	srv := demo.NewServer(&demo.Script{})
+	defer srv.Close()
+	up := newCLI(t)
+	up.config(strings.Replace(scriptedConfig(srv.URL(), "blocking"), "  api_key: test-key\n", "", 1))
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	writeFile(t, plan, onePlan)
+	r = up.run(repo, "run", demo.Remit, "--plan", plan)
+	if strings.Count(r.stderr, "supervisors off for this run") != 1 || strings.Contains(r.stderr, "supervisors are enabled but") || !strings.Contains(r.stderr, "no OpenRouter API key") || !strings.Contains(r.stderr, "--no-supervisors") {
 		t.Errorf("run's warning about the key:\n%s", r.stderr)
 	}
 	// Item 16: right after init, list says what to do with the templates.

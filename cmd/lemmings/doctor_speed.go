@@ -58,14 +58,35 @@ func speedCheck(ctx context.Context, r *llm.Router, cfg *config.Config) *check {
 	if tps <= 0 {
 		return &check{"speed", "warn", fmt.Sprintf("%s answered in %s but reported no token counts: its speed is unknown", role.Model, took.Round(100*time.Millisecond)), ""}
 	}
-	detail := fmt.Sprintf("%s: %.1f tokens/s (%d tokens in %s; first token after %s, loading and prompt included): an action reply (~%d tokens) takes ~%s, a code reply (~%d) ~%s",
-		role.Model, tps, resp.Usage.CompletionTokens, took.Round(100*time.Millisecond), first.Round(100*time.Millisecond),
-		actionReplyTokens, secondsFor(actionReplyTokens, tps), codeReplyTokens, secondsFor(codeReplyTokens, tps))
+	// Each rate with its own tokens and seconds, as Ollama counts them: the
+	// reply's tokens over the generation time, the prompt's over its reading.
+	u := resp.Usage
+	gen := u.GenDuration
+	if gen <= 0 {
+		gen = u.Elapsed
+	}
+	detail := fmt.Sprintf("%s: generates %.1f tokens/s (%d tokens in %s)", role.Model, tps, u.CompletionTokens, seconds(gen))
+	if pps := u.PromptTokensPerSecond(); pps > 0 {
+		detail += fmt.Sprintf(", reads the prompt at %.1f tokens/s (%d tokens in %s)", pps, u.PromptTokens, seconds(u.PromptDuration))
+	}
+	detail += fmt.Sprintf("; the call took %s, its first token after %s (loading the model included): an action reply (~%d tokens) takes ~%s, a code reply (~%d) ~%s",
+		seconds(took), seconds(first), actionReplyTokens, secondsFor(actionReplyTokens, tps), codeReplyTokens, secondsFor(codeReplyTokens, tps))
 	if tps < slowTokensPerSecond {
 		return &check{"speed", "warn", detail + ": a run will be slow",
 			"a smaller model (--model qwen2.5-coder:7b), a GPU, or fewer layers on the CPU (roles.primary.options.num_gpu) speeds it up; a slow run stops at limits.max_wall_time"}
 	}
 	return &check{"speed", "ok", detail, ""}
+}
+
+// seconds writes a duration of a short call readably: 0.21s, 1.5s, 12s.
+func seconds(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
 }
 
 func secondsFor(tokens int, tps float64) time.Duration {

@@ -89,7 +89,7 @@ func TestEveryWayARunEndsReadsTheSameEverywhere(t *testing.T) {
 				if h := c.run(repo, "halt"); h.code != 0 {
 					t.Errorf("halt: %d %s", h.code, h.stderr)
 				}
-			}, status: "stopped", exit: exitPaused, reason: "halt requested (lemmings halt)", next: "continues from the last checkpoint"},
+			}, status: "stopped", exit: exitPaused, reason: "halt requested", next: "continues from the last checkpoint"},
 		{name: "stopped: wall time", script: demo.Script{ImplementorLatency: 30 * time.Second}, args: []string{"--plan", "one"}, limits: "  max_wall_time: 3s\n",
 			status: "stopped", exit: exitPaused, reason: "reached the wall-time limit of 3s (limits.max_wall_time)", next: "with a new limits.max_wall_time"},
 		{name: "stopped: task limit", args: []string{"--plan", "two"}, limits: "  max_tasks: 1\n",

@@ -102,6 +102,11 @@ retry: {initial_backoff: 10ms}
 	if r.code != exitOK {
 		t.Fatalf("oracle: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	// The oracle makes one attempt: its chart says pass@1 and gives one number per bar.
+	chart, err := os.ReadFile(filepath.Join(dir, "lemmings-eval", "oracle", eval.ChartFile))
+	if err != nil || !strings.Contains(string(chart), "pass rate (%): pass@1<") || strings.Contains(string(chart), "% / ") || !strings.Contains(string(chart), ">100%<") {
+		t.Errorf("the pass@1 chart (%v):\n%s", err, chart)
+	}
 	r = c.run(dir, "eval", "compare", out, filepath.Join(dir, "lemmings-eval", "oracle", eval.ResultsFile))
 	if r.code != exitOK || !strings.Contains(r.stdout, "0 fixed, 0 broken, 0 better, 0 worse, 24 the same") {
 		t.Errorf("compare: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)

@@ -48,7 +48,9 @@ func newIndexCmd(a *app) *cobra.Command {
 		Long: `Index the code and knowledge of the repository around dir (default: -C, or the current
 directory) for lemmings search and the agents' retrieval. Inside a git repository the
 index covers the whole repository and lives in its .lemmings/index; outside git it covers
-dir. With Ollama's embedding model unavailable it says so once and uses the offline embedder.`,
+dir. With Ollama's embedding model unavailable it says so once and uses the offline embedder;
+with --offline (or rag.embedder: offline) it asks no model at all and uses the offline embedder
+(an index built with a model is then left as it is).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := a.dir
@@ -72,7 +74,15 @@ dir. With Ollama's embedding model unavailable it says so once and uses the offl
 				return err
 			}
 			defer router.Close()
-			idx, err := run.OpenIndex(cmd.Context(), filepath.Join(root, run.DataDir, run.IndexDir), cfg, router, a.stderr)
+			indexDir := filepath.Join(root, run.DataDir, run.IndexDir)
+			// Offline, the index asks no model, not even the local Ollama.
+			offline := cfg.Offline || cfg.RAG.Embedder == "offline"
+			var idx *rag.Index
+			if offline {
+				idx, err = run.OpenIndexOffline(indexDir, a.stderr)
+			} else {
+				idx, err = run.OpenIndex(cmd.Context(), indexDir, cfg, router, a.stderr)
+			}
 			if err != nil {
 				return err
 			}
@@ -84,7 +94,12 @@ dir. With Ollama's embedding model unavailable it says so once and uses the offl
 			if a.jsonOut {
 				a.printJSON(map[string]any{"kind": "index", "root": root, "embedder": idx.Embedder(), "chunks": idx.Len(), "stats": st})
 			} else {
-				fmt.Fprintf(a.stdout, "%s\nembedder: %s\nindex: %s\n", st.String(), idx.Embedder(), filepath.Join(root, run.DataDir, run.IndexDir))
+				fmt.Fprintf(a.stdout, "%s\nembedder: %s\nindex: %s\n", st.String(), idx.Embedder(), indexDir)
+				if offline && cfg.RAG.Embedder != "offline" {
+					if role, err := cfg.ResolvedRole(config.RoleEmbedding); err == nil {
+						fmt.Fprintf(a.stdout, "offline: no model asked; a run or lemmings index that reaches %s re-embeds the index with it (rag.embedder: offline keeps the offline embedder)\n", role.Model)
+					}
+				}
 			}
 			for _, s := range st.Skipped {
 				fmt.Fprintf(a.stderr, "skipped %s (%s)\n", s.Path, s.Reason)

@@ -18,6 +18,7 @@ import (
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 // pickRun returns the run named in args, or the most recent run that want
@@ -103,13 +104,23 @@ func newRunsCmd(a *app) *cobra.Command {
 		Short: "List the runs of this repository",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, err := inspect.Open(a.repoRoot())
+			root := a.repoRoot()
+			store, err := inspect.Open(root)
+			if errors.Is(err, run.ErrNoRuns) {
+				if !a.jsonOut {
+					fmt.Fprintf(a.stdout, "no runs yet in %s: lemmings run \"remit\" starts one\n", root)
+				}
+				return nil
+			}
 			if err != nil {
 				return err
 			}
 			runs, err := store.List(cmd.Context())
 			if err != nil {
 				return err
+			}
+			if len(runs) > 0 && !a.jsonOut {
+				fmt.Fprintf(a.stdout, "%-28s %-11s %-19s  %7s %9s  %s\n", "RUN", "STATUS", "UPDATED", "DONE", "FAILED", "REMIT")
 			}
 			var damaged []error
 			for _, r := range runs {
@@ -126,7 +137,7 @@ func newRunsCmd(a *app) *cobra.Command {
 					a.printJSON(out)
 					continue
 				}
-				fmt.Fprintf(a.stdout, "%-28s %-11s %s  %2d done %2d failed  %s\n", r.ID, status, r.Updated.Local().Format(time.DateTime), done, failed, textutil.Clip(remit, 60))
+				fmt.Fprintf(a.stdout, "%-28s %-11s %s  %7d %9d  %s\n", r.ID, status, r.Updated.Local().Format(time.DateTime), done, failed, textutil.Clip(remit, 60))
 				if r.Err != nil {
 					damaged = append(damaged, r.Err)
 				}
@@ -135,7 +146,7 @@ func newRunsCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.stderr, "warning: %v\n", err)
 			}
 			if len(runs) == 0 && !a.jsonOut {
-				fmt.Fprintln(a.stdout, `no runs yet: lemmings run "remit"`)
+				fmt.Fprintf(a.stdout, "no runs yet in %s: lemmings run \"remit\" starts one\n", root)
 			}
 			return nil
 		},
@@ -197,6 +208,12 @@ func newStatusCmd(a *app) *cobra.Command {
 				mark = ">"
 			}
 			fmt.Fprintf(w, "%s %s [%s] %s\n", mark, m.ID, m.Status, m.Goal)
+			if st.Status == nodes.RunPaused {
+				// What an approval decides on: the tasks planned.
+				for _, t := range m.Planned {
+					fmt.Fprintf(w, "    - %s\n", t.Title)
+				}
+			}
 		}
 		if t := v.Current; t != nil {
 			fmt.Fprintf(w, "task: %s %s (attempt %d)\n", t.ID, t.Title, t.Attempt)

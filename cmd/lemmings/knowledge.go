@@ -41,6 +41,10 @@ func newKnowledgeInitCmd(a *app) *cobra.Command {
 		Short: "Scaffold the knowledge store with a README of the format and one example per category",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The store belongs to a repository (runs start from its HEAD).
+			if _, err := a.gitRoot(cmd.Context()); err != nil {
+				return err
+			}
 			dir, err := a.knowledgeDir()
 			if err != nil {
 				return err

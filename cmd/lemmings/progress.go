@@ -55,6 +55,9 @@ type progress struct {
 	ephemeral bool
 	stopTick  chan struct{}
 	tickDone  chan struct{}
+
+	// resumeReset is a resume's world_reset, printed after its run_start.
+	resumeReset map[string]any
 }
 
 // modelCall is what the status line shows of a model call in flight.
@@ -173,6 +176,10 @@ func (p *progress) Handle(ev graph.Event) {
 	data := map[string]any{}
 	_ = json.Unmarshal(ev.Data, &data)
 	switch ev.Kind {
+	case graph.EventRunStart:
+		if p.replay && ev.Step > 0 {
+			p.resumedLine(ev)
+		}
 	case graph.EventNodeStart:
 		p.node = ev.Node
 		if !p.live {
@@ -236,7 +243,20 @@ func (p *progress) custom(name string, data map[string]any) {
 		p.printf("%s   supervisor %v: %v", p.elapsed(), data["supervisor"], data["summary"])
 	case "cli_start", "cli_event", "cli_run", "cli_outside", "cli_commits_dropped":
 		p.cliProgress(name, data)
+	case "world_reset":
+		switch {
+		case !p.replay: // a resume says it on stderr as it happens
+		case data["why"] == nil: // a resume's, said after the line it resumed at
+			p.resumeReset = data
+		default:
+			p.resetLine(data)
+		}
+	case "milestones_rejected":
+		p.printf("%s   milestones rejected (%v): back to the ScopeAgent to plan them again", p.elapsed(), data["reason"])
 	case "warning":
+		if data["startup"] == true && !p.replay {
+			return // printed on stderr when it arose, before the run's log was open
+		}
 		p.printf("%s warning: %v", p.elapsed(), data["message"])
 	case "told":
 		p.printf("%s told by the user (%v, directive %v): %v", p.elapsed(), data["priority"], data["directive"], textutil.FirstLine(fmt.Sprint(data["message"])))

@@ -7,6 +7,8 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
+	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runview"
 )
 
 // What the progress view shows while a model call or the Implementor works:
@@ -37,7 +39,11 @@ func (p *progress) modelProgress(name string, data map[string]any) {
 		}
 		if !p.live && !p.verbose && p.now().Sub(c.lastPlain) >= plainEvery {
 			c.lastPlain = p.now()
-			p.printf("%s   %s: %d tokens so far, %.1f tok/s", p.elapsed(), firstOf(c.label, "model"), c.tokens, c.tokPerS)
+			line := fmt.Sprintf("%s   %s: %s so far", p.elapsed(), firstOf(c.label, "model"), textutil.Count(c.tokens, "token"))
+			if c.tokPerS > 0 { // one token has no rate yet
+				line += fmt.Sprintf(", %.1f tok/s", c.tokPerS)
+			}
+			p.printf("%s", line)
 		}
 	case "llm_call":
 		p.flushText()
@@ -150,12 +156,28 @@ func (p *progress) flushText() {
 func (p *progress) endLine(ev graph.Event) {
 	p.flushText()
 	line := fmt.Sprintf("%s run ended: %s", p.elapsed(), ev.Status)
-	if ev.Reason != "" {
+	if string(ev.Status) == string(nodes.RunPaused) {
+		line += " (the line above says for what)" // the pause's own line gave the reason
+	} else if ev.Reason != "" {
 		line += " — " + ev.Reason
 	} else if ev.Error != "" {
 		line += " — " + textutil.FirstLine(ev.Error)
 	}
 	p.printf("%s", line)
+}
+
+// resumedLine marks in a stored log where a resume took the run up: a log
+// that goes on after "run ended", or after no end at all (a crash), says why.
+func (p *progress) resumedLine(ev graph.Event) {
+	p.printf("%s %s", p.elapsed(), runview.ResumedText(ev))
+	if p.resumeReset != nil { // noted by the resume before the run started
+		p.resetLine(p.resumeReset)
+		p.resumeReset = nil
+	}
+}
+
+func (p *progress) resetLine(data map[string]any) {
+	p.printf("%s   %s", p.elapsed(), runview.ResetText(data))
 }
 
 // now is the progress view's clock: the events' time in a stored log.

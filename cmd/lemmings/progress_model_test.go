@@ -60,3 +60,20 @@ func TestEveryProgressLineHasTheSameClockWidth(t *testing.T) {
 		t.Errorf("clockOf(6m32s) = %q", got)
 	}
 }
+
+// A call that has streamed one token so far says "1 token", with no rate:
+// one token has none yet.
+func TestOneTokenSoFarHasNoRate(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	evs := []graph.Event{{Kind: graph.EventRunStart, Time: start}, {Kind: graph.EventNodeStart, Node: "implementor", Time: start},
+		custom(start, "implementor", "llm_start", map[string]any{"label": "implementor", "model": "m"}),
+		custom(start.Add(20*time.Second), "implementor", "llm_progress", map[string]any{"label": "implementor", "tokens": 1, "tokens_per_s": 0.0})}
+	var out bytes.Buffer
+	p := newReplay(&out, false)
+	for _, ev := range evs {
+		p.Handle(ev)
+	}
+	if !strings.Contains(out.String(), "implementor: 1 token so far\n") {
+		t.Errorf("progress of one token:\n%s", out.String())
+	}
+}

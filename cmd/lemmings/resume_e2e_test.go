@@ -36,7 +36,7 @@ func TestABareResumeDoesNotWalkThroughAnApprovalPause(t *testing.T) {
 					t.Fatalf("%v: exit %d, want %d\n%s\n%s", args, b.code, exitPaused, b.stdout, b.stderr)
 				}
 			}
-			want := map[string]string{"milestones": "milestones (lemmings resume --approve", "tasks": "approve task t1"}[mode]
+			want := map[string]string{"milestones": "approve 2 milestones: m1 ", "tasks": "approve task t1"}[mode]
 			if b := c.run(repo, "resume", "--json"); b.code != exitPaused || !strings.Contains(b.stdout, want) || !strings.Contains(b.stdout, "report.md") {
 				t.Errorf("bare resume --json does not say what waits (%q): %d\n%s", want, b.code, b.stdout)
 			}

@@ -213,7 +213,11 @@ func (a *app) loadRunConfig(root string) (*config.Config, *config.Sources, error
 }
 
 // loadConfigFor loads with flags as the command-line layer (a resume passes
-// the run's recorded choices with this invocation's flags on top).
+// the run's recorded choices with this invocation's flags on top). The
+// warning that supervisors lack a key is left to the run, which says it when
+// it starts: a command that fails first (a missing --remit-file, a run that
+// cannot be resumed) is not preceded by it, and doctor has its own line.
+// supervisorsRun (run, resume) adds what the project file changed.
 func (a *app) loadConfigFor(root string, supervisorsRun bool, flags map[string]string) (*config.Config, *config.Sources, error) {
 	cfg, src, err := config.Load(config.LoadOptions{RepoRoot: root, Flags: flags})
 	if err != nil {
@@ -221,7 +225,7 @@ func (a *app) loadConfigFor(root string, supervisorsRun bool, flags map[string]s
 	}
 	run.LearnConfigSecrets(cfg) // everything this command prints is redacted of them
 	for _, w := range src.Warnings() {
-		if w.SupervisorsOnly() && !supervisorsRun {
+		if w.SupervisorsOnly() {
 			continue
 		}
 		fmt.Fprintln(a.stderr, "warning:", w.String())

@@ -18,6 +18,7 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/runview"
@@ -293,7 +294,7 @@ func (a *app) summarize(res run.Result, err error) {
 		return
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "\nrun %s: %s — %d tasks done, %d failed\n", res.RunID, st.Status, v.Tasks.Completed, v.Tasks.Failed)
+	fmt.Fprintf(w, "\nrun %s: %s — %s done, %d failed\n", res.RunID, st.Status, textutil.Count(v.Tasks.Completed, "task"), v.Tasks.Failed)
 	if st.Reason != "" {
 		label := "reason"
 		if st.Status == nodes.RunDone {
@@ -339,6 +340,11 @@ func newHaltCmd(a *app) *cobra.Command {
 			}
 			if err != nil {
 				return err
+			}
+			if store, err := inspect.Open(root); err == nil {
+				if err := store.Running(cmd.Context(), id); err != nil {
+					return err
+				}
 			}
 			if err := inspect.RequestHalt(root, id); err != nil {
 				return err

@@ -187,7 +187,7 @@ running run takes the task back at its next task boundary. Your checkout is not 
 				return err
 			}
 			if a.jsonOut {
-				a.printJSON(map[string]any{"kind": "undo", "run_id": id, "task": task, "requested": res.Requested, "undone": res.Undone, "branch": res.Branch})
+				a.printJSON(map[string]any{"kind": "undo", "run_id": id, "task": task, "requested": res.Requested, "undone": res.Undone, "branch": res.Branch, "rescue": res.Rescue})
 				return nil
 			}
 			if res.Requested {
@@ -200,6 +200,9 @@ running run takes the task back at its next task boundary. Your checkout is not 
 				fmt.Fprintf(a.stdout, "undid %s (%s): commit %s reverted by %s on %s\n", task, u.Title, short(u.Commit), short(u.Revert), res.Branch)
 			default:
 				fmt.Fprintf(a.stdout, "undid %s (%s): back in the plan\n", task, u.Title)
+			}
+			if res.Rescue != "" {
+				fmt.Fprintf(a.stdout, "what the cut-off step had left in the work tree is kept on the branch %s\n", res.Rescue)
 			}
 			fmt.Fprintf(a.stdout, "the task is back in the plan; lemmings resume %s does it again\n", id)
 			return nil

@@ -3,6 +3,7 @@
 package textutil
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -45,4 +46,12 @@ func JoinParagraphs(texts ...string) string {
 		}
 	}
 	return strings.Join(out, "\n\n")
+}
+
+// Count is n and the noun, in the plural unless n is 1: "1 task", "2 tasks".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

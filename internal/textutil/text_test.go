@@ -56,3 +56,11 @@ func TestJoinParagraphsSkipsEmptyPartsAndTrims(t *testing.T) {
 		t.Errorf("nothing to join: %q", got)
 	}
 }
+
+func TestCountSaysOneInTheSingular(t *testing.T) {
+	for n, want := range map[int]string{0: "0 tasks", 1: "1 task", 2: "2 tasks"} {
+		if got := Count(n, "task"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

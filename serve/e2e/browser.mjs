@@ -82,6 +82,9 @@ try {
   assert.ok(await page.locator("#gates .gaterun").count() >= 4, "gate results shown");
   assert.ok(await page.locator("#commits details.commit").count() >= 4, "commits shown");
   assert.equal(await page.locator("#usage svg.chart").count(), 2, "token and cost charts");
+  // The events count is of the timeline's rows (a model call's progress ticks are not rows).
+  assert.equal(Number(await page.locator("#events-count").getAttribute("data-count")), await page.locator("#events-body tr").count(),
+    "the events count is the number of rows");
   await shot("run", page.locator("#live"));
   await shot("run-events", page.locator("#events"), 520);
   assert.ok(await page.locator("#gates details.gate[open] pre").count() >= 1, "a failing gate shows its output");
@@ -123,6 +126,8 @@ try {
   const before = Number(await page.locator("#events-count").getAttribute("data-count"));
   await page.click("#approve");
   await page.waitForURL(`**/runs/${pausedRun}`);
+  const resumed = await page.locator("#resume-status").innerText();
+  assert.doesNotMatch(resumed, /…\./, "no stray full stop after running…: " + resumed);
   await page.locator("#events-body tr.fresh").first().waitFor({ timeout: 30000 });
   step("first live event arrived");
   await page.waitForFunction(() => document.querySelectorAll("#events-body tr.fresh").length >= 6, null, { timeout: 30000 });
@@ -142,6 +147,20 @@ try {
   assert.match(await page.locator("#tell ul.tells").innerText(), /^d\d+ Add a doc comment/m);
   assert.match(await page.locator("#directives").innerText(), /user/);
   step("the told message shown with its directive");
+
+  // A phone, 390 px wide: no page scrolls sideways, and a run id stays on one line.
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const url of ["/", `/runs/${doneRun}`, "/knowledge"]) {
+    await page.goto(base + url);
+    const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+    assert.ok(scroll <= client, `${url} at 390 px is ${scroll} px wide: it scrolls sideways`);
+    for (const id of await page.locator(".runid, table.runs td:first-child a").all()) {
+      assert.equal(await id.evaluate((e) => e.getClientRects().length), 1, `${url}: a run id wraps: ` + (await id.innerText()));
+    }
+  }
+  await page.goto(base + "/");
+  await shot("runs-390", page.locator("main"));
+  step("390 px: no sideways scroll, run ids on one line");
 
   assert.deepEqual(problems, [], "no script errors in the pages");
 } finally {
