@@ -20,7 +20,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/lemmings-dev/lemmings/cluster/pgstore"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // RunArgs is the job that advances one run: start it, take it over, or
@@ -28,7 +28,7 @@ import (
 type RunArgs struct {
 	RunID string `json:"run_id"`
 	// Decision answers a pause (resume --approve/--reject --submit).
-	Decision *nodes.Approval `json:"decision,omitempty"`
+	Decision *runstate.Approval `json:"decision,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -95,7 +95,7 @@ func Submit(ctx context.Context, db *pgstore.DB, s pgstore.Submission) error {
 
 // Enqueue asks a worker to go on with a submitted run (resume --submit),
 // clearing a halt request; decision answers a pause.
-func Enqueue(ctx context.Context, db *pgstore.DB, runID string, decision *nodes.Approval) error {
+func Enqueue(ctx context.Context, db *pgstore.DB, runID string, decision *runstate.Approval) error {
 	sub, err := db.Submission(ctx, runID)
 	if err != nil {
 		return err

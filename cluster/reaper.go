@@ -11,8 +11,8 @@ import (
 	"github.com/lemmings-dev/lemmings/cluster/gitremote"
 	"github.com/lemmings-dev/lemmings/cluster/pgstore"
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // reapLoop runs the reaper every reap interval until ctx ends. Every worker
@@ -50,7 +50,7 @@ func (w *Worker) reapLoop(ctx context.Context) {
 // decision, not halted on request, not failed for good, whose lock no one
 // holds and for which no job waits or was just taken. It returns how many
 // it enqueued.
-func Reap(ctx context.Context, db *pgstore.DB, app *graph.Compiled[nodes.WorkflowState]) (int, error) {
+func Reap(ctx context.Context, db *pgstore.DB, app *graph.Reader[runstate.State]) (int, error) {
 	subs, err := db.Submitted(ctx)
 	if err != nil {
 		return 0, err
@@ -101,7 +101,7 @@ func Reap(ctx context.Context, db *pgstore.DB, app *graph.Compiled[nodes.Workflo
 // view shows that one step), and their step refs on the remote that the
 // last checkpoint does not name deleted. The run branch stays. dir is a
 // repository to run git in.
-func Retain(ctx context.Context, db *pgstore.DB, app *graph.Compiled[nodes.WorkflowState], remote gitremote.Remote, dir string, keep time.Duration) error {
+func Retain(ctx context.Context, db *pgstore.DB, app *graph.Reader[runstate.State], remote gitremote.Remote, dir string, keep time.Duration) error {
 	if keep <= 0 {
 		return nil
 	}
@@ -140,7 +140,7 @@ func Retain(ctx context.Context, db *pgstore.DB, app *graph.Compiled[nodes.Workf
 
 // pruneRun prunes a finished run's checkpoints to its last one, then the
 // step refs no retained checkpoint names.
-func pruneRun(ctx context.Context, app *graph.Compiled[nodes.WorkflowState], remote gitremote.Remote, dir, id string) error {
+func pruneRun(ctx context.Context, app *graph.Reader[runstate.State], remote gitremote.Remote, dir, id string) error {
 	snap, err := app.State(ctx, id)
 	if err != nil {
 		return err
@@ -156,7 +156,7 @@ func pruneRun(ctx context.Context, app *graph.Compiled[nodes.WorkflowState], rem
 // its retained checkpoints names, except those of the last checkpoint's
 // commit: refs of steps pruned away, and those a holder pushed just before
 // it died (never checkpointed).
-func pruneOrphanRefs(ctx context.Context, app *graph.Compiled[nodes.WorkflowState], remote gitremote.Remote, dir, id string) (int, error) {
+func pruneOrphanRefs(ctx context.Context, app *graph.Reader[runstate.State], remote gitremote.Remote, dir, id string) (int, error) {
 	if remote.URL == "" {
 		return 0, nil
 	}

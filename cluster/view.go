@@ -15,7 +15,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/internal/gitsafe"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // View is lemmings serve's window on the runs of a PostgreSQL store (it
@@ -124,7 +124,7 @@ func (v *View) RequestHalt(ctx context.Context, id string) error { return v.db.S
 
 // Decide implements serve.Source: the decision goes to the workers with a
 // new job (as resume --approve/--reject --submit).
-func (v *View) Decide(ctx context.Context, id string, d nodes.Approval) (bool, error) {
+func (v *View) Decide(ctx context.Context, id string, d runstate.Approval) (bool, error) {
 	return true, Enqueue(ctx, v.db, id, &d)
 }
 

@@ -25,8 +25,8 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
-	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -55,7 +55,7 @@ type WorkerOptions struct {
 type Worker struct {
 	o       WorkerOptions
 	log     *slog.Logger
-	app     *graph.Compiled[nodes.WorkflowState] // the store, for reading runs
+	app     *graph.Reader[runstate.State] // the store, for reading runs
 	healthy atomic.Bool
 	// clientID names this process to River (the jobs it runs) and its
 	// lease: the box's name and a nonce, so a box restarted under the same

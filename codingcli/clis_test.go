@@ -6,18 +6,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/internal/gitfixture"
+	"github.com/lemmings-dev/lemmings/internal/realollama"
 )
 
 // installedCLI returns the path of a CLI `make clis` installed into
-// .tools/clis (or $LEMMINGS_CLIS_DIR). It skips t when the CLI is missing,
-// unless LEMMINGS_REAL_OLLAMA=1 (make test-ollama, which runs make clis
-// first) requires it; LEMMINGS_REAL_OLLAMA=0 (make test's unit runs) skips
-// it, so the real CLIs run once per make test, like the real server.
+// .tools/clis (or $LEMMINGS_CLIS_DIR). The real CLIs run only when asked,
+// like the real server: LEMMINGS_REAL_OLLAMA=1 (make test-ollama, which
+// runs make clis first), and then a missing CLI fails the test.
 func installedCLI(t *testing.T, name string) string {
 	t.Helper()
-	if os.Getenv("LEMMINGS_REAL_OLLAMA") == "0" {
-		t.Skip("real CLI tests disabled by LEMMINGS_REAL_OLLAMA=0")
-	}
+	realollama.SkipUnlessAsked(t)
 	dir := os.Getenv("LEMMINGS_CLIS_DIR")
 	if dir == "" {
 		root, err := moduleRoot()
@@ -61,9 +61,7 @@ func moduleRoot() (string, error) {
 func gitRepo(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v: %s", err, out)
-	}
+	gitfixture.Init(t, dir)
 	return dir
 }
 

@@ -62,7 +62,7 @@ func TestRealCodexScripted(t *testing.T) {
 		}, Reply: llmtest.Reply{Content: "Added hello.go.", PromptTokens: 2200, CompletionTokens: 5}},
 	)
 	p, _ := Lookup("codex")
-	res, err := Run(context.Background(), withBinary(p, bin), Request{
+	res, err := Run(context.Background(), withBinary(p, bin), Request{Sandbox: testBox(t),
 		Dir: dir, Prompt: "Add hello.go declaring package hello.", Model: "scripted", Timeout: 2 * time.Minute,
 		Env: map[string]string{"HOME": t.TempDir(), "CODEX_HOME": codexHome(t, srv.URL()+"/v1"), "LOCAL_MODEL_KEY": "test-key"},
 	})

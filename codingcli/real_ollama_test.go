@@ -99,7 +99,7 @@ func runQwenOllama(t *testing.T, bin, url, model string, small bool) Result {
 	p, _ := Lookup("qwen")
 	start := time.Now()
 	var events []Event
-	res, err := Run(context.Background(), withBinary(p, bin), Request{
+	res, err := Run(context.Background(), withBinary(p, bin), Request{Sandbox: testBox(t),
 		Dir: dir, Prompt: "Create a file hello.txt containing the word hello.", Model: model,
 		Timeout: 8 * time.Minute, Env: env,
 		OnEvent: func(e Event) { events = append(events, e) },

@@ -45,7 +45,7 @@ func TestRealQwenScripted(t *testing.T) {
 	)
 	p, _ := Lookup("qwen")
 	var seen []Event
-	res, err := Run(context.Background(), withBinary(p, bin), Request{
+	res, err := Run(context.Background(), withBinary(p, bin), Request{Sandbox: testBox(t),
 		Dir: dir, Prompt: "Add hello.go declaring the constant Greeting = \"hello\".", Model: "scripted",
 		Timeout: 2 * time.Minute,
 		Env: map[string]string{"HOME": t.TempDir(), "OPENAI_API_KEY": "test-key",
@@ -109,7 +109,7 @@ func TestRealQwenServerError(t *testing.T) {
 		return llmtest.Reply{Status: 401, Body: `{"error":{"message":"invalid api key","type":"invalid_request_error"}}`}
 	})
 	p, _ := Lookup("qwen")
-	res, err := Run(context.Background(), withBinary(p, bin), Request{
+	res, err := Run(context.Background(), withBinary(p, bin), Request{Sandbox: testBox(t),
 		Dir: gitRepo(t), Prompt: "Do anything.", Model: "scripted", Timeout: 2 * time.Minute,
 		Env: map[string]string{"HOME": t.TempDir(), "OPENAI_API_KEY": "wrong",
 			"OPENAI_BASE_URL": srv.URL() + "/v1", "OPENAI_MODEL": "scripted"},

@@ -33,7 +33,7 @@ func textPreset(bin string, args ...string) Preset {
 
 func TestRunMissingBinary(t *testing.T) {
 	p := Preset{Name: "ghost", Args: []string{"lemmings-no-such-cli-xyz", "-p"}, Stdin: true, Install: "npm install -g ghost-cli"}
-	_, err := Run(context.Background(), p, Request{Dir: t.TempDir(), Prompt: "x"})
+	_, err := Run(context.Background(), p, Request{Sandbox: testBox(t), Dir: t.TempDir(), Prompt: "x"})
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("err = %v, want ErrNotFound", err)
 	}
@@ -50,7 +50,7 @@ func TestRunMissingBinary(t *testing.T) {
 
 func TestRunNonZeroExit(t *testing.T) {
 	bin := script(t, "echo partial work\necho 'fatal: no credentials' >&2\nexit 3\n")
-	res, err := Run(context.Background(), textPreset(bin), Request{Dir: t.TempDir()})
+	res, err := Run(context.Background(), textPreset(bin), Request{Sandbox: testBox(t), Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestRunTimeoutKillsProcessGroup(t *testing.T) {
 	sleep := proctest.UniqueSleep(300)
 	bin := script(t, fmt.Sprintf("%s &\necho started\nwait\n", sleep))
 	start := time.Now()
-	res, err := Run(context.Background(), textPreset(bin), Request{Dir: dir, Timeout: 500 * time.Millisecond})
+	res, err := Run(context.Background(), textPreset(bin), Request{Sandbox: testBox(t), Dir: dir, Timeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestRunEnvIsolation(t *testing.T) {
 	p := textPreset(bin)
 	p.Env = []string{"FAKECLI_KEY", "FAKECLI_UNSET"}
 	p.SetEnv = map[string]string{"FAKECLI_TELEMETRY": "off", "FAKECLI_MODE": "preset"}
-	res, err := Run(context.Background(), p, Request{Dir: t.TempDir(), Env: map[string]string{"FAKECLI_MODE": "request", "HOME": "/nonexistent-home"}})
+	res, err := Run(context.Background(), p, Request{Sandbox: testBox(t), Dir: t.TempDir(), Env: map[string]string{"FAKECLI_MODE": "request", "HOME": "/nonexistent-home"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestRunPromptNeverInArgv(t *testing.T) {
 	secret := "gh" + "p_" + "Rm1tK9pQ2wE4rT6yU8iO0pA3sD5fG7hJ9kL1"
 	p := textPreset(bin, "-p", "{prompt_file}", "--model", "{model}", "--flag")
 	p.Stdin = true
-	res, err := Run(context.Background(), p, Request{Dir: t.TempDir(), Prompt: "line one\ntoken " + secret + "\n", Model: "m1"})
+	res, err := Run(context.Background(), p, Request{Sandbox: testBox(t), Dir: t.TempDir(), Prompt: "line one\ntoken " + secret + "\n", Model: "m1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestRunPromptNeverInArgv(t *testing.T) {
 		t.Errorf("the prompt file outlives the run: %v", err)
 	}
 	p = textPreset(bin, "-p", "{prompt}")
-	if _, err := Run(context.Background(), p, Request{Dir: t.TempDir(), Prompt: "x"}); !errors.Is(err, ErrPromptInArgv) {
+	if _, err := Run(context.Background(), p, Request{Sandbox: testBox(t), Dir: t.TempDir(), Prompt: "x"}); !errors.Is(err, ErrPromptInArgv) {
 		t.Errorf("{prompt} in the command line: %v, want ErrPromptInArgv", err)
 	}
 }
@@ -196,7 +196,7 @@ func TestRunLeftoverProcess(t *testing.T) {
 	sleep := proctest.UniqueSleep(300)
 	bin := script(t, fmt.Sprintf("%s &\necho done\nexit 0\n", sleep))
 	start := time.Now()
-	res, err := Run(context.Background(), textPreset(bin), Request{Dir: t.TempDir(), Timeout: 2 * time.Minute})
+	res, err := Run(context.Background(), textPreset(bin), Request{Sandbox: testBox(t), Dir: t.TempDir(), Timeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestRunSettingsFile(t *testing.T) {
 	bin := script(t, "echo \"path=$FAKECLI_SETTINGS\"\ncat \"$FAKECLI_SETTINGS\"\n")
 	p := textPreset(bin)
 	p.Settings, p.SettingsEnv = `{"memory": false}`, "FAKECLI_SETTINGS"
-	res, err := Run(context.Background(), p, Request{Dir: t.TempDir()})
+	res, err := Run(context.Background(), p, Request{Sandbox: testBox(t), Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestRunSettingsFile(t *testing.T) {
 	if err := os.WriteFile(own, []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	res, err = Run(context.Background(), p, Request{Dir: t.TempDir(), Env: map[string]string{"FAKECLI_SETTINGS": own}})
+	res, err = Run(context.Background(), p, Request{Sandbox: testBox(t), Dir: t.TempDir(), Env: map[string]string{"FAKECLI_SETTINGS": own}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestRunCLIDiesWithLemmings(t *testing.T) {
 	if sleep := os.Getenv("CODINGCLI_TEST_PLAY_LEMMINGS"); sleep != "" {
 		dir := t.TempDir()
 		bin := script(t, "exec "+sleep+"\n")
-		_, _ = Run(context.Background(), textPreset(bin), Request{Dir: dir})
+		_, _ = Run(context.Background(), textPreset(bin), Request{Sandbox: testBox(t), Dir: dir})
 		return
 	}
 	sleep := proctest.UniqueSleep(300)
@@ -289,5 +289,18 @@ func TestRunCLIDiesWithLemmings(t *testing.T) {
 	_ = lemmings.Wait()
 	if !proctest.GoneWithin(sleep, 10*time.Second) {
 		t.Fatalf("the CLI (%q) outlived lemmings by 10 s", sleep)
+	}
+}
+
+// A CLI handed no sandbox does not run: a wiring error, not a default.
+func TestRunWithoutASandboxIsAWiringError(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	bin := script(t, "touch "+marker+"\n")
+	if _, err := Run(context.Background(), textPreset(bin), Request{Dir: dir}); err == nil || !strings.Contains(err.Error(), "wiring error") {
+		t.Errorf("err %v", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the CLI ran without a sandbox")
 	}
 }

@@ -48,7 +48,7 @@ echo '{"token": "refreshed"}' > "$HOME/.claude/.credentials.json" && echo refres
 	p.Writable, p.Credentials = claude.Writable, claude.Credentials
 	p.Env = []string{"CLAUDE_CONFIG_DIR"}
 	t.Setenv("CLAUDE_CONFIG_DIR", config)
-	res, err := Run(context.Background(), p, Request{Dir: t.TempDir(), Env: map[string]string{"HOME": home}})
+	res, err := Run(context.Background(), p, Request{Sandbox: testBox(t), Dir: t.TempDir(), Env: map[string]string{"HOME": home}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/internal/gitfixture"
 )
 
 // A project file may not choose a key (a refusal, trust_test.go); one that
@@ -52,9 +54,7 @@ func TestAPIKeyWarningAsksGit(t *testing.T) {
 		warns bool
 	}{{".lemmings/config.yaml", false}, {"lemmings.yaml", true}} {
 		root := t.TempDir()
-		if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
-			t.Fatalf("git init: %v %s", err, out)
-		}
+		gitfixture.Init(t, root)
 		writeFile(t, root+"/.gitignore", "/.lemmings/\n")
 		writeFile(t, root+"/"+tc.file, key)
 		userDir := t.TempDir()

@@ -50,6 +50,9 @@ type Options struct {
 	Blocking      bool
 	// Script is the scripted model; nil uses a default one.
 	Script *Script
+	// Pipeline is pipeline.mode ("auto", "quick", "full"); empty keeps the
+	// configuration's.
+	Pipeline string
 }
 
 // Run prepares the sample repository in o.Dir, starts the scripted model
@@ -68,6 +71,9 @@ func Run(ctx context.Context, o Options) (run.Result, error) {
 	cfg.Supervisors.Enabled = !o.NoSupervisors
 	if o.Blocking {
 		cfg.Supervisors.Mode = "blocking"
+	}
+	if o.Pipeline != "" {
+		cfg.Pipeline.Mode = o.Pipeline
 	}
 	return run.Start(ctx, run.Options{RepoDir: o.Dir, Remit: Remit, Config: cfg, Sinks: o.Sinks, Warn: o.Warn})
 }

@@ -39,8 +39,8 @@ type Options struct {
 	MaxAttempts int
 	// TestTimeout bounds one run of an exercise's tests (0: 3 minutes).
 	TestTimeout time.Duration
-	// Sandbox confines the runs of the exercises' tests (nil: the default
-	// sandbox).
+	// Sandbox confines the runs of the exercises' tests. Required: nil is a
+	// wiring error, not a default sandbox.
 	Sandbox *sandbox.Box
 	// Fresh discards the results found in Out instead of resuming them.
 	Fresh bool
@@ -68,6 +68,9 @@ var ErrOtherEval = errors.New("the output folder holds another eval")
 func Run(ctx context.Context, o Options) (*File, error) {
 	if o.Solver == nil {
 		return nil, errors.New("eval: no solver")
+	}
+	if o.Sandbox == nil {
+		return nil, errors.New("eval: no sandbox to run the exercises' tests in (a wiring error: Options.Sandbox must be set)")
 	}
 	if o.Languages == nil {
 		o.Languages = DefaultLanguages()

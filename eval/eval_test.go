@@ -29,7 +29,7 @@ func TestAStoppedEvalResumesWhereItStopped(t *testing.T) {
 	filter := regexp.MustCompile(`^go/`)
 	ctx, cancel := context.WithCancel(context.Background())
 	first := &counting{}
-	f, err := Run(ctx, Options{Dirs: dirs, Solver: first, Out: out, Filter: filter, Limit: 6,
+	f, err := Run(ctx, Options{Sandbox: testBox(t), Dirs: dirs, Solver: first, Out: out, Filter: filter, Limit: 6,
 		OnResult: func(Result) { cancel() }})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
@@ -45,7 +45,7 @@ func TestAStoppedEvalResumesWhereItStopped(t *testing.T) {
 
 	var planned, resumed int
 	second := &counting{}
-	f, err = Run(context.Background(), Options{Dirs: dirs, Solver: second, Out: out, Filter: filter, Limit: 6,
+	f, err = Run(context.Background(), Options{Sandbox: testBox(t), Dirs: dirs, Solver: second, Out: out, Filter: filter, Limit: 6,
 		OnPlan: func(total, r int) { planned, resumed = total, r }})
 	if err != nil {
 		t.Fatal(err)
@@ -55,13 +55,13 @@ func TestAStoppedEvalResumesWhereItStopped(t *testing.T) {
 	}
 
 	// An eval of another model in the same folder is refused, not mixed in.
-	_, err = Run(context.Background(), Options{Dirs: dirs, Solver: second, Out: out, Model: "other", Filter: filter})
+	_, err = Run(context.Background(), Options{Sandbox: testBox(t), Dirs: dirs, Solver: second, Out: out, Model: "other", Filter: filter})
 	if !errors.Is(err, ErrOtherEval) || !strings.Contains(err.Error(), "--fresh") {
 		t.Errorf("err %v", err)
 	}
 	// --fresh starts over.
 	third := &counting{}
-	f, err = Run(context.Background(), Options{Dirs: dirs, Solver: third, Out: out, Model: "other", Filter: regexp.MustCompile(`^go/leap$`), Fresh: true})
+	f, err = Run(context.Background(), Options{Sandbox: testBox(t), Dirs: dirs, Solver: third, Out: out, Model: "other", Filter: regexp.MustCompile(`^go/leap$`), Fresh: true})
 	if err != nil || len(f.Results) != 1 || third.n.Load() != 1 {
 		t.Errorf("fresh: %d results, %d attempts, %v", len(f.Results), third.n.Load(), err)
 	}
@@ -143,7 +143,7 @@ func TestBrokenExercisesAreSkippedWithReasonAndFix(t *testing.T) {
 
 	// The eval goes on past every one of them; a missing toolchain skips the
 	// exercises of its language, with the fix.
-	f, err := Run(context.Background(), Options{Dirs: []string{root, empty}, Solver: Oracle{}, Out: t.TempDir(),
+	f, err := Run(context.Background(), Options{Sandbox: testBox(t), Dirs: []string{root, empty}, Solver: Oracle{}, Out: t.TempDir(),
 		Languages: langs.WithTestCommand("go", "no-such-go-toolchain test ./...")})
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +173,7 @@ func TestOracleFailureIsAToolchainProblem(t *testing.T) {
 	t.Parallel()
 	dirs := builtin(t)
 	langs := DefaultLanguages().WithTestCommand("go", "go test -count=1 -run NoSuchTest ./... && false")
-	f, err := Run(context.Background(), Options{Dirs: dirs, Solver: Oracle{}, Out: t.TempDir(), Languages: langs, Filter: regexp.MustCompile(`^go/leap$`)})
+	f, err := Run(context.Background(), Options{Sandbox: testBox(t), Dirs: dirs, Solver: Oracle{}, Out: t.TempDir(), Languages: langs, Filter: regexp.MustCompile(`^go/leap$`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,5 +198,12 @@ func TestKeyLine(t *testing.T) {
 		if got := KeyLine(tc.out); got != tc.want {
 			t.Errorf("KeyLine(%q) = %q, want %q", tc.out, got, tc.want)
 		}
+	}
+}
+
+func TestAnEvalWithoutASandboxIsAWiringError(t *testing.T) {
+	_, err := Run(context.Background(), Options{Dirs: []string{t.TempDir()}, Solver: Oracle{}, Out: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "wiring error") {
+		t.Errorf("err %v", err)
 	}
 }

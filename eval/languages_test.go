@@ -49,7 +49,7 @@ xtest('a name', () => assert.strictEqual(twoFer('Alice'), 'One for Alice, one fo
 	if len(want) == 0 {
 		t.Skip("neither node nor cargo on PATH")
 	}
-	f, err := Run(context.Background(), Options{Dirs: []string{root}, Solver: Oracle{}, Out: t.TempDir(), Parallel: 2})
+	f, err := Run(context.Background(), Options{Sandbox: testBox(t), Dirs: []string{root}, Solver: Oracle{}, Out: t.TempDir(), Parallel: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ xtest('a name', () => assert.strictEqual(twoFer('Alice'), 'One for Alice, one fo
 		}
 	}
 	// The stubs fail on the tests Exercism ships skipped or ignored.
-	f, err = Run(context.Background(), Options{Dirs: []string{root}, Solver: stubSolver{}, Out: t.TempDir(), Parallel: 2, MaxAttempts: 1})
+	f, err = Run(context.Background(), Options{Sandbox: testBox(t), Dirs: []string{root}, Solver: stubSolver{}, Out: t.TempDir(), Parallel: 2, MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

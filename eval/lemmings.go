@@ -138,7 +138,7 @@ func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
 		return Outcome{RunID: res.RunID}, err // the attempt is void: a resumed eval makes it again
 	}
 	v := runview.Of(&res.State, res.Standing)
-	out := Outcome{RunID: res.RunID, Status: string(v.Standing.Status), Outcome: v.Outcome, StopReason: v.StopReason,
+	out := Outcome{RunID: res.RunID, Status: string(v.Standing.Status), Outcome: string(v.Outcome), StopReason: v.StopReason,
 		TasksCompleted: v.Tasks.Completed, TasksFailed: v.Tasks.Failed,
 		PromptTokens: v.Total.PromptTokens, CompletionTokens: v.Total.CompletionTokens, CostUSD: v.Total.CostUSD,
 		Calls: v.Total.Calls, ModelSeconds: v.Total.Elapsed.Seconds()}

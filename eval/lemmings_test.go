@@ -2,12 +2,13 @@ package eval
 
 import (
 	"context"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 
 	"github.com/lemmings-dev/lemmings/eval/evaltest"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
@@ -39,7 +40,7 @@ func TestLemmingsSolvesTheSuiteWithAScriptedModel(t *testing.T) {
 	defer srv.Close()
 	out := t.TempDir()
 	solver := &Lemmings{Config: evaltest.Config(srv.URL())}
-	f, err := Run(context.Background(), Options{Dirs: dirs, Solver: solver, Out: out, Label: "scripted", Model: "scripted",
+	f, err := Run(context.Background(), Options{Sandbox: testBox(t), Dirs: dirs, Solver: solver, Out: out, Label: "scripted", Model: "scripted",
 		Filter: regexp.MustCompile(`^(go/(hello-world|acronym)|python/isogram)$`), Parallel: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func TestSecondAttemptSeesTheFailingTests(t *testing.T) {
 	defer srv.Close()
 	cfg := evaltest.Config(srv.URL())
 	cfg.Limits.MaxConsecutiveFailures = 1
-	f, err := Run(context.Background(), Options{Dirs: dirs, Solver: &Lemmings{Config: cfg}, Out: t.TempDir(), Model: "scripted",
+	f, err := Run(context.Background(), Options{Sandbox: testBox(t), Dirs: dirs, Solver: &Lemmings{Config: cfg}, Out: t.TempDir(), Model: "scripted",
 		Filter: regexp.MustCompile(`^go/leap$`)})
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +112,7 @@ func TestServerFailureIsAnErrorNotAFailure(t *testing.T) {
 	srv := evaltest.NewServer(sc, llmtest.Step{Name: "unauthorized", API: llmtest.Ollama, Times: -1, Contains: prompts.Marker(prompts.Implementor),
 		Reply: llmtest.Reply{Status: 401, Body: `{"error":"unauthorized"}`}})
 	defer srv.Close()
-	f, err := Run(context.Background(), Options{Dirs: dirs, Solver: &Lemmings{Config: evaltest.Config(srv.URL())}, Out: t.TempDir(), Model: "scripted",
+	f, err := Run(context.Background(), Options{Sandbox: testBox(t), Dirs: dirs, Solver: &Lemmings{Config: evaltest.Config(srv.URL())}, Out: t.TempDir(), Model: "scripted",
 		Filter: regexp.MustCompile(`^go/hello-world$`)})
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +126,7 @@ func TestServerFailureIsAnErrorNotAFailure(t *testing.T) {
 func TestAnImplementorLemmingsLacksStopsTheEval(t *testing.T) {
 	t.Parallel()
 	dirs, _, _ := scripted(t)
-	_, err := Run(context.Background(), Options{Dirs: dirs, Solver: &Lemmings{Config: evaltest.Config("http://127.0.0.1:1"), Implementor: "cli:nothing"},
+	_, err := Run(context.Background(), Options{Sandbox: testBox(t), Dirs: dirs, Solver: &Lemmings{Config: evaltest.Config("http://127.0.0.1:1"), Implementor: "cli:nothing"},
 		Out: t.TempDir(), Implementor: "cli:nothing", Filter: regexp.MustCompile(`^go/leap$`)})
 	if err == nil || !strings.Contains(err.Error(), `implementor "cli:nothing"`) {
 		t.Errorf("err %v", err)

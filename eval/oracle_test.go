@@ -22,7 +22,7 @@ func TestOraclePassesEveryBuiltinExercise(t *testing.T) {
 	dirs := builtin(t)
 	out := t.TempDir()
 	var seen []string
-	f, err := Run(context.Background(), Options{Dirs: dirs, Solver: Oracle{}, Out: out, Label: "oracle", Parallel: 4,
+	f, err := Run(context.Background(), Options{Sandbox: testBox(t), Dirs: dirs, Solver: Oracle{}, Out: out, Label: "oracle", Parallel: 4,
 		OnResult: func(r Result) { seen = append(seen, r.ID) }})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestOraclePassesEveryBuiltinExercise(t *testing.T) {
 func TestStubsFailTheirTests(t *testing.T) {
 	t.Parallel()
 	dirs := builtin(t)
-	f, err := Run(context.Background(), Options{Dirs: dirs, Solver: stubSolver{}, Out: t.TempDir(), Parallel: 4, MaxAttempts: 1})
+	f, err := Run(context.Background(), Options{Sandbox: testBox(t), Dirs: dirs, Solver: stubSolver{}, Out: t.TempDir(), Parallel: 4, MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestRealOllamaEvalWithANoiseModelScoresZero(t *testing.T) {
 		out = d
 	}
 	start := time.Now()
-	f, err := Run(context.Background(), Options{Dirs: dirs, Solver: &Lemmings{Config: cfg}, Out: out, Label: s.Models.Chat, Model: s.Models.Chat,
+	f, err := Run(context.Background(), Options{Sandbox: testBox(t), Dirs: dirs, Solver: &Lemmings{Config: cfg}, Out: out, Label: s.Models.Chat, Model: s.Models.Chat,
 		Filter: regexp.MustCompile(`^(go|python)/hello-world$`), Parallel: 2})
 	if err != nil {
 		t.Fatal(err)

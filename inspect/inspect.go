@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/runview"
 )
 
@@ -38,7 +38,7 @@ var ErrNoReport = errors.New("no report yet")
 // Store reads the runs of one repository.
 type Store struct {
 	root string
-	app  *graph.Compiled[nodes.WorkflowState]
+	app  *graph.Reader[runstate.State]
 }
 
 // Open opens the run store of the repository at root.
@@ -53,14 +53,14 @@ func Open(root string) (*Store, error) {
 // Root is the repository the store belongs to.
 func (s *Store) Root() string { return s.root }
 
-// App is the compiled workflow bound to the store (for History and StateAt).
-func (s *Store) App() *graph.Compiled[nodes.WorkflowState] { return s.app }
+// Reader reads the store's runs (History, StateAt) without the workflow.
+func (s *Store) Reader() *graph.Reader[runstate.State] { return s.app }
 
 // Run is one stored run with its last state; Err says why the state could
 // not be read (a damaged run), and then State is the zero value.
 type Run struct {
 	graph.RunInfo
-	State nodes.WorkflowState
+	State runstate.State
 	Err   error
 }
 
@@ -68,7 +68,7 @@ type Run struct {
 const Damaged = "damaged"
 
 // DisplayStatus is the run's status in the one vocabulary every command and
-// page uses (nodes.RunStatus), or "damaged" when it cannot be read.
+// page uses (runstate.RunStatus), or "damaged" when it cannot be read.
 func (r Run) DisplayStatus() string {
 	if r.Err != nil && r.Status == "" {
 		return Damaged
@@ -78,12 +78,12 @@ func (r Run) DisplayStatus() string {
 
 // Standing is the run's status with the reason and the next step that works.
 // A run stored as running that no process holds has crashed.
-func (r Run) Standing() nodes.Standing {
+func (r Run) Standing() runstate.Standing {
 	s := r.State
 	if s.RunID == "" {
 		s.RunID = r.ID
 	}
-	return nodes.StandingOf(nodes.Stored{Status: r.Status, Active: r.Active, Reason: r.Reason, Error: r.Error}, &s)
+	return runstate.StandingOf(runstate.Stored{Status: r.Status, Active: r.Active, Reason: r.Reason, Error: r.Error}, &s)
 }
 
 // View is the run as every screen shows it (package runview): its tasks,
@@ -211,7 +211,7 @@ func (s *Store) Find(ctx context.Context, id string) (Run, error) {
 
 // Snapshot reads a run's last checkpoint; a damaged run's error says what
 // to do about it.
-func (s *Store) Snapshot(ctx context.Context, id string) (graph.Snapshot[nodes.WorkflowState], error) {
+func (s *Store) Snapshot(ctx context.Context, id string) (graph.Snapshot[runstate.State], error) {
 	snap, err := s.app.State(ctx, id)
 	if err != nil {
 		return snap, damagedErr(id, err)
@@ -322,7 +322,7 @@ func HaltRequested(root, id string) bool {
 var ErrNotPaused = errors.New("not paused for an approval")
 
 // PausedFor says what a paused run waits for: "milestones" or "task".
-func PausedFor(snap graph.Snapshot[nodes.WorkflowState]) (string, error) {
+func PausedFor(snap graph.Snapshot[runstate.State]) (string, error) {
 	if snap.Status != graph.StatusPaused {
 		// Said in the words status uses (stopped, not the store's halted).
 		// Running: whether a process holds it is not known here.
@@ -330,7 +330,7 @@ func PausedFor(snap graph.Snapshot[nodes.WorkflowState]) (string, error) {
 		if st.RunID == "" {
 			st.RunID = snap.RunID
 		}
-		standing := nodes.StandingOf(nodes.Stored{Status: snap.Status, Active: true, Reason: snap.Reason, Error: snap.Error}, &st)
+		standing := runstate.StandingOf(runstate.Stored{Status: snap.Status, Active: true, Reason: snap.Reason, Error: snap.Error}, &st)
 		hint := ""
 		if standing.Next != "" {
 			hint = " (how to go on: " + standing.Next + ")"
@@ -338,7 +338,7 @@ func PausedFor(snap graph.Snapshot[nodes.WorkflowState]) (string, error) {
 		return "", fmt.Errorf("run %s is %s, %w%s", snap.RunID, standing.Status, ErrNotPaused, hint)
 	}
 	for _, n := range snap.Nodes {
-		if n == nodes.NodeScope {
+		if n == runstate.NodeScope {
 			return "milestones", nil
 		}
 	}
@@ -401,7 +401,7 @@ func ReadEvents(path string, offset int64, max int) (Events, error) {
 }
 
 // Elapsed is how long a run has run: from its start to its last update.
-func Elapsed(s nodes.WorkflowState, updated time.Time) time.Duration {
+func Elapsed(s runstate.State, updated time.Time) time.Duration {
 	if s.StartedAt.IsZero() || updated.Before(s.StartedAt) {
 		return 0
 	}

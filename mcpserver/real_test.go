@@ -17,6 +17,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/codingcli"
 	"github.com/lemmings-dev/lemmings/demo"
+	"github.com/lemmings-dev/lemmings/internal/realollama"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/sandbox"
 )
@@ -25,28 +26,17 @@ import (
 // it into mcpserver/e2e) and Qwen Code (make clis, into .tools/clis). They
 // run in make test-ollama, like the other real-CLI tests.
 
-// realClient returns an installed client program. Missing, it skips the
-// test, except where the client is required: LEMMINGS_REAL_OLLAMA=1 (make
-// test-ollama installs the clients first) or CI set, where it fails.
-// LEMMINGS_REAL_OLLAMA=0 (make test's unit runs) skips: the real clients run
-// once per make test.
+// realClient returns an installed client program. The real clients run
+// only when asked (LEMMINGS_REAL_OLLAMA=1: make test-ollama installs them
+// first), and then a missing one fails the test.
 func realClient(t *testing.T, path, install string) string {
 	t.Helper()
-	if os.Getenv("LEMMINGS_REAL_OLLAMA") == "0" {
-		t.Skip("real client tests disabled by LEMMINGS_REAL_OLLAMA=0")
-	}
-	required := os.Getenv("LEMMINGS_REAL_OLLAMA") == "1" || os.Getenv("CI") != ""
-	missing := func(msg string) {
-		if required {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	realollama.SkipUnlessAsked(t)
 	if _, err := os.Stat(path); err != nil {
-		missing(path + " is not installed: run `" + install + "`")
+		t.Fatal(path + " is not installed: run `" + install + "`")
 	}
 	if _, err := exec.LookPath("node"); err != nil {
-		missing("node is not on PATH: the MCP clients need Node.js 20 or later")
+		t.Fatal("node is not on PATH: the MCP clients need Node.js 20 or later")
 	}
 	return path
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // StatusStarting is the status of a run whose process is still preparing
@@ -130,7 +130,7 @@ func (s *Server) status(ctx context.Context, store *inspect.Store, id string) (R
 	}
 	out.PendingDirectives = v.PendingDirectives
 	out.CostUSD = v.Total.CostUSD
-	out.Outcome, out.Reason = v.Outcome, v.Standing.Reason
+	out.Outcome, out.Reason = string(v.Outcome), v.Standing.Reason
 	if starting {
 		out.Reason = "" // the reason it stood still, which the decision or resume ended
 	}
@@ -155,19 +155,19 @@ func (s *Server) status(ctx context.Context, store *inspect.Store, id string) (R
 }
 
 // hint says what a calling agent can do next with a run in this state.
-func hint(out RunStatus, st nodes.Standing) string {
+func hint(out RunStatus, st runstate.Standing) string {
 	switch {
 	case out.Active:
 		return "the run is moving: call wait to follow it (progress notifications), events for what it did, halt to stop it now (the step it cuts off runs again on resume)"
-	case st.Status == nodes.RunPaused:
+	case st.Status == runstate.RunPaused:
 		return fmt.Sprintf("paused, waiting for a decision on its %s (reason says what): call approve, or reject with a reason the planner will read", out.PausedFor)
-	case st.Status == nodes.RunDone:
+	case st.Status == runstate.RunDone:
 		return fmt.Sprintf("done, its work passed (reason says the evidence): read report; the work is on branch %s (git log %s; git merge %s)", out.Branch, out.Branch, out.Branch)
 	case !st.Resumable:
 		return fmt.Sprintf("%s, and it cannot be resumed (reason says why): read report; %s", st.Status, st.Next)
-	case st.Status == nodes.RunFailed:
+	case st.Status == runstate.RunFailed:
 		return "failed: read report for why; after fixing the cause, resume continues from the last checkpoint"
-	case st.Status == nodes.RunCrashed:
+	case st.Status == runstate.RunCrashed:
 		return "no process holds the run (it crashed or was killed): resume continues it from its last checkpoint"
 	default: // stopped by a halt or the wall time, interrupted
 		return st.Status.String() + " before the end (reason says why): resume continues it from its last checkpoint"

@@ -2,12 +2,12 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/run"
 )
@@ -150,11 +150,8 @@ func (s *Server) eventsTool(ctx context.Context, _ *mcp.CallToolRequest, in Even
 		if ev.Name != "" {
 			line.Kind = ev.Name
 		}
-		if len(ev.Data) > 0 {
-			var data any
-			if json.Unmarshal(ev.Data, &data) == nil {
-				line.Data = data
-			}
+		if data := events.Fields(ev); data != nil {
+			line.Data = data
 		}
 		out.Events = append(out.Events, line)
 		if len(out.Events) > limit {

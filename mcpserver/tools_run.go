@@ -18,6 +18,7 @@ import (
 	"github.com/lemmings-dev/lemmings/internal/atomicfile"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // RunInput starts a run, as lemmings run does.
@@ -279,10 +280,10 @@ func (s *Server) resumable(ctx context.Context, id string) (string, error) {
 	return picked, err
 }
 
-func (s *Server) snapshot(ctx context.Context, id string) (graph.Snapshot[nodes.WorkflowState], error) {
+func (s *Server) snapshot(ctx context.Context, id string) (graph.Snapshot[runstate.State], error) {
 	store, err := inspect.Open(s.opts.Root)
 	if err != nil {
-		return graph.Snapshot[nodes.WorkflowState]{}, err
+		return graph.Snapshot[runstate.State]{}, err
 	}
 	return store.Snapshot(ctx, id)
 }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // TellInput is a message for a run, as lemmings tell.
@@ -64,7 +64,7 @@ type ForkInput struct {
 func (s *Server) addTimeTravelTools() {
 	tellSchema := inputSchema[TellInput]()
 	tellSchema.Properties["message"].MinLength = ptr(1)
-	tellSchema.Properties["priority"].Enum = []any{nodes.PrioCritical, nodes.PrioNormal, nodes.PrioLow}
+	tellSchema.Properties["priority"].Enum = []any{runstate.PrioCritical, runstate.PrioNormal, runstate.PrioLow}
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "tell", Title: "Tell a run something", Description: describe("tell"), InputSchema: tellSchema,
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false)}}, s.tellTool)
 	undoSchema := inputSchema[UndoInput]()
@@ -102,7 +102,7 @@ func (s *Server) tellTool(ctx context.Context, _ *mcp.CallToolRequest, in TellIn
 	} else {
 		id = picked
 	}
-	req, err := run.Tell(ctx, s.opts.Root, id, in.Message, in.Priority, s.config())
+	req, err := run.Tell(ctx, s.opts.Root, id, in.Message, in.Priority, s.config(), nil)
 	if err != nil {
 		return nil, TellOutput{}, err
 	}
@@ -120,7 +120,7 @@ func (s *Server) undoTool(ctx context.Context, _ *mcp.CallToolRequest, in UndoIn
 	if err != nil {
 		return nil, UndoOutput{}, err
 	}
-	res, err := run.Undo(ctx, s.opts.Root, id, task, in.Reason, s.config())
+	res, err := run.Undo(ctx, s.opts.Root, id, task, in.Reason, s.config(), nil)
 	if err != nil {
 		return nil, UndoOutput{}, err
 	}

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
@@ -128,8 +128,6 @@ type eventFormat struct {
 
 // line is the event in one line, and whether lemmings prints it.
 func (f *eventFormat) line(ev graph.Event) (string, bool) {
-	data := map[string]any{}
-	_ = json.Unmarshal(ev.Data, &data)
 	switch ev.Kind {
 	case graph.EventRunStart:
 		return "run started", true
@@ -148,46 +146,49 @@ func (f *eventFormat) line(ev graph.Event) (string, bool) {
 	case graph.EventError:
 		return fmt.Sprintf("error in %s: %s", ev.Node, textutil.FirstLine(ev.Error)), true
 	case graph.EventCustom:
-		return f.custom(ev.Name, data)
+		data, err := events.Decode(ev)
+		if data == nil || err != nil {
+			return ev.Name, false
+		}
+		return f.custom(data)
 	}
 	return fmt.Sprintf("%s %s", ev.Kind, ev.Node), false
 }
 
-func (f *eventFormat) custom(name string, data map[string]any) (string, bool) {
-	switch name {
-	case "progress":
-		b, _ := json.Marshal(data)
-		_ = json.Unmarshal(b, &f.counts)
+func (f *eventFormat) custom(data events.Payload) (string, bool) {
+	switch d := data.(type) {
+	case *events.Progress:
+		f.counts = runview.ProgressOf(*d)
 		f.haveCounts = true
 		return "progress " + f.summary(), false
-	case "task_planned":
-		return fmt.Sprintf("task %v %v", data["task"], data["title"]), true
-	case "gate":
-		if data["passed"] == true {
-			return fmt.Sprintf("gate %v passed", data["gate"]), true
+	case *events.TaskPlanned:
+		return fmt.Sprintf("task %v %v", d.Task, d.Title), true
+	case *events.Gate:
+		if d.Passed {
+			return fmt.Sprintf("gate %v passed", d.Gate), true
 		}
-		return fmt.Sprintf("gate %v FAILED (exit %v)", data["gate"], data["exit_code"]), true
-	case "qa":
-		if data["passed"] == true {
-			return fmt.Sprintf("QA passed %v", data["task"]), true
+		return fmt.Sprintf("gate %v FAILED (exit %v)", d.Gate, d.ExitCode), true
+	case *events.QA:
+		if d.Passed {
+			return fmt.Sprintf("QA passed %v", d.Task), true
 		}
-		return fmt.Sprintf("QA failed %v: %s", data["task"], textutil.FirstLine(fmt.Sprint(data["feedback"]))), true
-	case "commit":
-		return fmt.Sprintf("commit %.10v %v", data["sha"], data["task"]), true
-	case "task_failed":
-		return fmt.Sprintf("task %v failed: %s", data["task"], textutil.FirstLine(fmt.Sprint(data["reason"]))), true
-	case "supervisor_start":
-		return fmt.Sprintf("supervisor %v started (%v)", data["supervisor"], data["trigger"]), true
-	case "supervisor_done":
-		return fmt.Sprintf("supervisor %v: %v", data["supervisor"], data["summary"]), true
-	case "milestones_rejected":
-		return fmt.Sprintf("milestones rejected (%v): back to the ScopeAgent to plan them again", data["reason"]), true
-	case "warning":
-		return fmt.Sprintf("warning: %v", data["message"]), true
-	case "report":
-		return fmt.Sprintf("report written: %v", data["path"]), true
+		return fmt.Sprintf("QA failed %v: %s", d.Task, textutil.FirstLine(d.Feedback)), true
+	case *events.Commit:
+		return fmt.Sprintf("commit %.10v %v", d.SHA, d.Task), true
+	case *events.TaskFailed:
+		return fmt.Sprintf("task %v failed: %s", d.Task, textutil.FirstLine(d.Reason)), true
+	case *events.SupervisorStart:
+		return fmt.Sprintf("supervisor %v started (%v)", d.Supervisor, d.Trigger), true
+	case *events.SupervisorDone:
+		return fmt.Sprintf("supervisor %v: %v", d.Supervisor, d.Summary), true
+	case *events.MilestonesRejected:
+		return fmt.Sprintf("milestones rejected (%v): back to the ScopeAgent to plan them again", d.Reason), true
+	case *events.Warning:
+		return fmt.Sprintf("warning: %v", d.Message), true
+	case *events.Report:
+		return fmt.Sprintf("report written: %v", d.Path), true
 	}
-	return name, false
+	return data.Kind(), false
 }
 
 func (f *eventFormat) summary() string {

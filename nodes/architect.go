@@ -3,10 +3,11 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
@@ -61,7 +62,7 @@ func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowSta
 		}
 		esc.Outcome, esc.Note = EscCallFailed, clip(err.Error(), 300)
 		s.Escalations = append(s.Escalations, esc)
-		graph.Emit(ctx, "warning", map[string]any{"message": "architect unavailable, the local planner re-plans: " + err.Error()})
+		events.Emit(ctx, events.Warning{Message: "architect unavailable, the local planner re-plans: " + err.Error()})
 		return s, false, nil
 	}
 	esc.Outcome, esc.Note = EscPending, clip(reply.Diagnosis, 300)
@@ -70,7 +71,7 @@ func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowSta
 	if files := cleanFiles(reply.TargetFiles); len(files) > 0 {
 		t.TargetFiles = files
 	}
-	graph.Emit(ctx, "escalation", map[string]any{"kind": EscArchitect, "task": t.ID, "attempt": esc.Attempt, "cost_usd": esc.CostUSD})
+	events.Emit(ctx, events.Escalation{EscKind: EscArchitect, Task: t.ID, Attempt: esc.Attempt, CostUSD: esc.CostUSD})
 	s.PlannerDecision = DecisionImplement
 	return d.prepareAttempt(s), true, nil
 }

@@ -3,10 +3,11 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
@@ -61,7 +62,7 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 		}
 		// Without a usable assessment the run goes on as planned: the planner's
 		// own view of the milestone stands.
-		graph.Emit(ctx, "warning", map[string]any{"message": "assessment unusable, continuing as aligned: " + err.Error()})
+		events.Emit(ctx, events.Warning{Message: "assessment unusable, continuing as aligned: " + err.Error()})
 		reply = assessorReply{Verdict: "aligned", MilestoneComplete: true, Notes: "assessment unavailable"}
 	}
 	a := &Assessment{Verdict: reply.Verdict, Notes: reply.Notes, Reason: reason}
@@ -92,7 +93,7 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 	if s.ActiveMilestone() == nil {
 		a.Verdict = "all_done"
 	}
-	graph.Emit(ctx, "assessment", map[string]any{"verdict": a.Verdict, "reason": reason, "notes": clip(a.Notes, 300)})
+	events.Emit(ctx, events.Assessment{Verdict: a.Verdict, Reason: reason, Notes: clip(a.Notes, 300)})
 	return s, nil
 }
 

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -48,7 +49,7 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 		}
 		entry.Commit, entry.Files = sha, files
 		entry.Summary = d.summarize(ctx, &s, t, files)
-		graph.Emit(ctx, "commit", map[string]any{"task": t.ID, "sha": sha, "files": files})
+		events.Emit(ctx, events.Commit{Task: t.ID, SHA: sha, Files: files})
 	}
 	s.DoneList = append(s.DoneList, entry)
 	s.TasksCompleted++
@@ -135,7 +136,7 @@ func (d *Deps) summarize(ctx context.Context, s *WorkflowState, t *Task, files [
 		{Title: prompts.SecTaskResult, Body: b.String(), Required: true},
 	}})
 	if err != nil {
-		graph.Emit(ctx, "warning", map[string]any{"message": "summarizer unavailable, using the implementor's summary: " + err.Error()})
+		events.Emit(ctx, events.Warning{Message: "summarizer unavailable, using the implementor's summary: " + err.Error()})
 		return fallback
 	}
 	return clip(reply.Summary, 600)

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/rag"
@@ -35,8 +35,9 @@ type Deps struct {
 	Composer *llm.Composer
 	Work     *workspace.Worktree
 	Gates    []workspace.Gate
-	// Sandbox confines the gates, the syntax checks and the coding CLI; nil:
-	// each makes one of the default configuration.
+	// Sandbox confines the gates, the syntax checks and the coding CLI. It
+	// is required to run any of them: nil is a wiring error they report,
+	// not a default sandbox.
 	Sandbox *sandbox.Box
 	// Search may be nil (no index): the rag_search tool then says so.
 	Search Searcher
@@ -101,6 +102,6 @@ func (d *Deps) refreshIndex(ctx context.Context) {
 		return
 	}
 	if _, err := d.Index.Update(ctx, d.Work.Dir(), rag.UpdateOptions{KnowledgeDir: d.Settings.KnowledgeDir}); err != nil {
-		graph.Emit(ctx, "warning", map[string]any{"message": "index not updated: " + err.Error()})
+		events.Emit(ctx, events.Warning{Message: "index not updated: " + err.Error()})
 	}
 }

@@ -9,27 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
-)
 
-// Directive types, priorities and fates.
-const (
-	DirFunctional = "functional"
-	DirCleanup    = "cleanup"
-
-	PrioCritical = "critical"
-	PrioNormal   = "normal"
-	PrioLow      = "low"
-
-	FateTask      = "task"
-	FateHandled   = "handled"
-	FateEscalated = "escalated"
-	FateCompleted = "completed"
-	FateFailed    = "failed"
-	FateAgedOut   = "aged_out"
-	FateCapped    = "capped"
-	// FateForced: the planner ignored a directive too many rounds, so the
-	// orchestrator turned it into a task itself.
-	FateForced = "forced_task"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // ignoredRoundsBeforeForcing is how many planning rounds a directive may go
@@ -37,43 +18,10 @@ const (
 // be able to drop a directive by silence.
 const ignoredRoundsBeforeForcing = 2
 
-// OpenDirectives are the pending directives no task addresses yet, in the
-// order the planner sees them (the board shows them so).
-func (s *WorkflowState) OpenDirectives() []Directive {
-	return orderedDirectives(s.PendingDirectives, false)
-}
-
-// orderedDirectives returns the directives not yet turned into tasks, in the
-// order the planner must see them: critical, functional, then cleanup, each by
-// priority, oldest first.
+// orderedDirectives returns the directives not yet turned into tasks in the
+// order the planner must see them (runstate.OrderedDirectives).
 func orderedDirectives(pending []Directive, cleanupOnly bool) []Directive {
-	var out []Directive
-	for _, d := range pending {
-		// The user's directives are shown in polish too: they were told for now.
-		if d.TaskID != "" || (cleanupOnly && d.Type != DirCleanup && d.Source != SourceUser) {
-			continue
-		}
-		out = append(out, d)
-	}
-	slices.SortStableFunc(out, func(a, b Directive) int { return directiveRank(a) - directiveRank(b) })
-	return out
-}
-
-func directiveRank(d Directive) int {
-	if d.Priority == PrioCritical {
-		return 0
-	}
-	r := 1
-	if d.Type == DirCleanup {
-		r = 4
-	}
-	switch d.Priority {
-	case PrioNormal:
-		return r
-	case PrioLow:
-		return r + 1
-	}
-	return r + 2
+	return runstate.OrderedDirectives(pending, cleanupOnly)
 }
 
 // DirectiveAnswer is the planner's account of one directive.

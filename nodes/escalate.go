@@ -6,36 +6,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 )
 
-// Escalation kinds and the labels their calls are accounted under.
+// The labels the escalations' calls are accounted under.
 const (
-	EscArchitect      = "architect"
-	EscCloudReview    = "cloud_review"
-	EscReviewDisputed = "review_disputed"
-
 	LabelArchitect   = prompts.Architect
 	LabelCloudReview = "qa_cloud"
-
-	// QADisputed is the done list's QA column for work committed with its
-	// review disputed.
-	QADisputed = "review disputed"
-	// QASplit marks a task replaced by smaller ones.
-	QASplit = "split"
-)
-
-// Escalation outcomes.
-const (
-	EscPending    = "pending"
-	EscHelped     = "helped"
-	EscNotHelped  = "did_not_help"
-	EscPassed     = "passed"
-	EscFailed     = "failed"
-	EscCommitted  = "committed"
-	EscCallFailed = "error"
 )
 
 // cloudAvailable says whether a task may get cloud help now: supervisors on
@@ -61,7 +40,7 @@ func (d *Deps) markDisputed(t *Task, diffHash string) {
 // disputed". Passing work is never silently thrown away.
 func (d *Deps) resolveDispute(ctx context.Context, s WorkflowState, diff, code string) (WorkflowState, error) {
 	t, qa := s.CurrentTask, s.QA
-	graph.Emit(ctx, "review_disputed", map[string]any{"task": t.ID, "attempt": t.Attempt, "policy": d.Settings.QA.Disputed})
+	events.Emit(ctx, events.ReviewDisputed{Task: t.ID, Attempt: t.Attempt, Policy: d.Settings.QA.Disputed})
 	if d.Settings.QA.Disputed == DisputeRetry {
 		return d.qaFailed(ctx, s, "The attempt repeats a change the review already failed."), nil
 	}
@@ -83,11 +62,11 @@ func (d *Deps) resolveDispute(ctx context.Context, s WorkflowState, diff, code s
 			} else {
 				qa.Reviewer = "cloud"
 				qa.Criteria, qa.Passed = judgeReview(t.AcceptanceCriteria, reply.Criteria, reviewEvidence{change: diff + "\n" + code, gates: qa.Gates, requireQuotes: d.Settings.QA.RequireQuotes})
-				graph.Emit(ctx, "escalation", map[string]any{"kind": EscCloudReview, "task": t.ID, "passed": qa.Passed, "cost_usd": esc.CostUSD})
+				events.Emit(ctx, events.Escalation{EscKind: EscCloudReview, Task: t.ID, Passed: &qa.Passed, CostUSD: esc.CostUSD})
 				if qa.Passed {
 					esc.Outcome = EscPassed
 					s.Escalations = append(s.Escalations, esc)
-					graph.Emit(ctx, "qa", map[string]any{"task": t.ID, "passed": true, "reviewer": "cloud"})
+					events.Emit(ctx, events.QA{Task: t.ID, Passed: true, Reviewer: "cloud"})
 					return s, nil
 				}
 				esc.Outcome = EscFailed
@@ -109,7 +88,7 @@ func (d *Deps) resolveDispute(ctx context.Context, s WorkflowState, diff, code s
 	qa.Feedback = "review disputed: " + why
 	s.Escalations = append(s.Escalations, Escalation{Kind: EscReviewDisputed, TaskID: t.ID, Attempt: t.Attempt, Outcome: EscCommitted, Note: why, At: d.now()})
 	s.Warnings = append(s.Warnings, fmt.Sprintf("task %s committed with its review disputed: %s", t.ID, why))
-	graph.Emit(ctx, "qa", map[string]any{"task": t.ID, "passed": true, "disputed": true})
+	events.Emit(ctx, events.QA{Task: t.ID, Passed: true, Disputed: true})
 	return s, nil
 }
 

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/runstate"
+
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -43,7 +45,7 @@ func (d *Deps) overruleMilestoneClaim(ctx context.Context, s WorkflowState, reas
 	if passed, failed := milestoneTasks(&s, m.ID); passed == 0 {
 		why := fmt.Sprintf("the planner declared milestone %s done, but no task of it passed (%d failed) and none is planned: nothing shows its goal was reached", m.ID, failed)
 		recordOverrule(ctx, &s, "planner", why, reasoning)
-		err := d.stop(ctx, &s, why)
+		err := d.stop(ctx, &s, runstate.FailureStop(why))
 		return s, true, err
 	}
 	return s, false, nil
@@ -69,7 +71,7 @@ func milestoneTasks(s *WorkflowState, id string) (passed, failed int) {
 // them) and the event log.
 func recordOverrule(ctx context.Context, s *WorkflowState, who, why, reasoning string) {
 	s.Overruled = append(s.Overruled, who+": "+why)
-	graph.Emit(ctx, "claim_overruled", map[string]any{"who": who, "why": why, "claim": textutil.Clip(reasoning, 300)})
+	events.Emit(ctx, events.ClaimOverruled{Who: who, Why: why, Claim: textutil.Clip(reasoning, 300)})
 }
 
 // settleOutcome decides how a run that reached its end ended: stopped at a
@@ -78,13 +80,11 @@ func (d *Deps) settleOutcome(ctx context.Context, s *WorkflowState) error {
 	s.Evidence = ""
 	switch {
 	case s.StopReason != "":
-		s.Outcome = OutcomeFailed
-		if limitStop(s.StopReason) {
-			s.Outcome = OutcomeStopped
-		}
+		s.Outcome = runstate.OutcomeOfStop(s.Stop())
 		return nil
 	case len(s.Milestones) == 0:
-		s.Outcome, s.StopReason = OutcomeFailed, "the plan has no milestone"
+		s.Outcome = OutcomeFailed
+		s.SetStop(runstate.FailureStop("the plan has no milestone"))
 		return nil
 	}
 	var open []string
@@ -94,7 +94,8 @@ func (d *Deps) settleOutcome(ctx context.Context, s *WorkflowState) error {
 		}
 	}
 	if len(open) > 0 {
-		s.Outcome, s.StopReason = OutcomeFailed, "milestone(s) "+strings.Join(open, ", ")+" not done"
+		s.Outcome = OutcomeFailed
+		s.SetStop(runstate.FailureStop("milestone(s) " + strings.Join(open, ", ") + " not done"))
 		return nil
 	}
 	why, evidence, err := d.evidence(ctx, s)
@@ -103,11 +104,12 @@ func (d *Deps) settleOutcome(ctx context.Context, s *WorkflowState) error {
 	}
 	if why != "" {
 		recordOverrule(ctx, s, "report", why, "every milestone was declared done")
-		s.Outcome, s.StopReason = OutcomeFailed, why
+		s.Outcome = OutcomeFailed
+		s.SetStop(runstate.FailureStop(why))
 		return nil
 	}
 	s.Outcome, s.Evidence = OutcomeDone, evidence
-	graph.Emit(ctx, "evidence", map[string]any{"evidence": evidence})
+	events.Emit(ctx, events.Evidence{Evidence: evidence})
 	return nil
 }
 
@@ -154,7 +156,7 @@ func (d *Deps) evidence(ctx context.Context, s *WorkflowState) (why, evidence st
 		}
 	}
 	for _, r := range workspace.RunGates(ctx, d.Sandbox, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes) {
-		graph.Emit(ctx, "gate", map[string]any{"task": "final", "gate": r.Name, "passed": r.Passed, "exit_code": r.ExitCode, "ms": r.Duration.Milliseconds()})
+		events.Emit(ctx, events.Gate{Task: "final", Gate: r.Name, Passed: r.Passed, ExitCode: r.ExitCode, MS: r.Duration.Milliseconds()})
 		if err := ctx.Err(); err != nil {
 			return "", "", err
 		}

@@ -13,6 +13,7 @@ import (
 // milestone whose task was never started. The claim is overruled, recorded,
 // and the planned task starts instead.
 func TestAMilestoneDoneWithPlannedTasksLeftIsOverruledAndTheWorkGoesOn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, _ := plannerDeps(t, map[string]any{"decision": "milestone_done", "reasoning": "The hamming function is done.", "carry_forward": []any{}, "directives": []any{}})
 	s := WorkflowState{RunID: "r1", Phase: PhaseExecute, ReviewInterval: 5,
@@ -36,6 +37,7 @@ func TestAMilestoneDoneWithPlannedTasksLeftIsOverruledAndTheWorkGoesOn(t *testin
 // With nothing planned and no task of the milestone passed, the claim
 // cannot be turned into work: the run stops, failed, saying why.
 func TestAMilestoneDoneWithNoTaskPassedStopsTheRunWithTheReason(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, _ := plannerDeps(t, map[string]any{"decision": "milestone_done", "reasoning": "Done.", "carry_forward": []any{}, "directives": []any{}})
 	s := WorkflowState{RunID: "r1", Phase: PhaseExecute, ReviewInterval: 5,
@@ -59,6 +61,7 @@ func TestAMilestoneDoneWithNoTaskPassedStopsTheRunWithTheReason(t *testing.T) {
 
 // A milestone with a passed task and nothing left planned may end.
 func TestAMilestoneDoneWithItsWorkDoneStands(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, _ := plannerDeps(t, map[string]any{"decision": "milestone_done", "reasoning": "Done.", "carry_forward": []any{}, "directives": []any{}})
 	s := WorkflowState{RunID: "r1", Phase: PhaseExecute, ReviewInterval: 5,
@@ -73,6 +76,7 @@ func TestAMilestoneDoneWithItsWorkDoneStands(t *testing.T) {
 // The end of a run: done only with a committed task and the gates passing
 // on the final tree; every milestone declared done is not enough.
 func TestARunEndsDoneOnlyWithEvidence(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	allDone := []Milestone{{ID: "m1", Goal: "g", Status: MilestoneDone}}
 	cases := []struct {
@@ -135,6 +139,7 @@ func TestARunEndsDoneOnlyWithEvidence(t *testing.T) {
 // Each way a run can stand reads as one status with a reason and a next
 // step that works.
 func TestStandingOfEveryEnding(t *testing.T) {
+	t.Parallel()
 	failedState := WorkflowState{RunID: "r1", Branch: "lemmings/r1", Outcome: OutcomeFailed, StopReason: "3 tasks failed in a row"}
 	cases := []struct {
 		name      string
@@ -172,6 +177,7 @@ func TestStandingOfEveryEnding(t *testing.T) {
 // unfinished. The task is not thrown away for the claim: it gets its next
 // attempt, and the claim is recorded as overruled.
 func TestAMilestoneDoneWithATaskUnfinishedGivesTheTaskItsNextAttempt(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, wt := plannerDeps(t, map[string]any{"decision": "milestone_done", "reasoning": "Good enough.", "carry_forward": []any{}, "directives": []any{}})
 	start, _ := wt.Head(ctx)

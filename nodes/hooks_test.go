@@ -19,6 +19,7 @@ import (
 // the hooks, planner, plan_*, complete, qa, scope, assessor and polish made 34
 // calls to 23 functions of sup_*.go.
 func TestNodesCallNoSupervisorCode(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	sup := map[string]bool{}
 	files, _ := filepath.Glob("sup_*.go")
@@ -71,6 +72,7 @@ func TestNodesCallNoSupervisorCode(t *testing.T) {
 }
 
 func TestHooksRunAroundEveryNodeInOrder(t *testing.T) {
+	t.Parallel()
 	var trace []string
 	rec := func(name string) Hook {
 		return Hook{Name: name,
@@ -110,6 +112,7 @@ func TestHooksRunAroundEveryNodeInOrder(t *testing.T) {
 }
 
 func TestAHookErrorFailsTheStepAndAPauseStillRunsTheAfterHooks(t *testing.T) {
+	t.Parallel()
 	d := &Deps{}
 	boom := errors.New("landing failed")
 	fn := d.around(NodePlanner, []Hook{{Name: "x", Before: func(context.Context, string, *WorkflowState) error { return boom }}},

@@ -5,24 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"slices"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
-)
-
-// Implementation statuses.
-const (
-	ImplFinished  = "finished"
-	ImplBlocked   = "blocked"
-	ImplQuestion  = "question"
-	ImplExhausted = "exhausted"
-	ImplLoop      = "loop"
-	ImplError     = "error"
-	ImplRejected  = "rejected"
 )
 
 // Loop detection: the same action with the same result a second time within

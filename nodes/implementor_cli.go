@@ -3,13 +3,15 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/codingcli"
 	"github.com/lemmings-dev/lemmings/config"
@@ -113,7 +115,7 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 		}
 		if reason := d.cliBudgetSpent(s); reason != "" {
 			if round == 0 {
-				s.StopReason = reason
+				s.SetStop(runstate.LimitStop(runstate.KeyCLIBudget, reason))
 				return &ImplResult{Status: ImplExhausted, Summary: reason}, nil
 			}
 			break // the work paid for so far goes to QA
@@ -128,7 +130,7 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 		}
 		if reason := d.cliBudgetSpent(s); reason != "" && s.StopReason == "" {
 			// No new task after this one; its work still goes to QA.
-			s.StopReason = reason
+			s.SetStop(runstate.LimitStop(runstate.KeyCLIBudget, reason))
 			graph.Emit(ctx, "warning", map[string]any{"message": reason + ": the run stops after this task"})
 		}
 		res.Actions += run.ToolCalls
@@ -324,7 +326,7 @@ func directiveOf(s *WorkflowState, t *Task) string {
 	}
 	for _, d := range s.PendingDirectives {
 		if d.ID == t.DirectiveID {
-			return d.promptLine()
+			return directiveLine(d)
 		}
 	}
 	return ""

@@ -18,6 +18,7 @@ import (
 )
 
 func TestACustomCommandWithoutPromptGetsItOnStdinAndPassEnvAddsToThePresets(t *testing.T) {
+	t.Parallel()
 	c := &CLISettings{Command: []string{"my-cli", "--json"}, PassEnv: []string{"MY_KEY"}, Env: map[string]string{"A": "${HOME}"}}
 	p, env, err := c.Worker(func(k string) (string, bool) { return "/home/x", k == "HOME" })
 	if err != nil {
@@ -38,6 +39,7 @@ func TestACustomCommandWithoutPromptGetsItOnStdinAndPassEnvAddsToThePresets(t *t
 // The check outside the work tree sees refs, the user's HEAD and files in
 // the user's checkout, and not what happens inside the work tree.
 func TestTheOutsideCheckSeesRefsTheUsersCheckoutAndSiblings(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	run := func(d string, args ...string) {
@@ -102,6 +104,7 @@ func buildFakeCLI(t *testing.T) string {
 // leaves a gate failing, a fresh run is shown it and fixes it, the attempt
 // finishes with the gates' results for QA and the CLI's usage counted.
 func TestACLIAttemptRunsTheGatesAndSendsAFailureToAFreshRun(t *testing.T) {
+	t.Parallel()
 	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo})
 	script := filepath.Join(t.TempDir(), "script.json")
 	record := filepath.Join(t.TempDir(), "record")
@@ -145,6 +148,7 @@ func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
 // limits.max_wall_time left, a CLI that would work for a minute under a
 // 20-minute implementor.cli.timeout is stopped when the run's time is up.
 func TestACLIRunStopsWhenTheRunsWallTimeIsUp(t *testing.T) {
+	t.Parallel()
 	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo})
 	script := filepath.Join(t.TempDir(), "script.json")
 	if err := os.WriteFile(script, []byte(`{"runs": [{"sleep": "60s", "final": "never"}]}`), 0o644); err != nil {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
@@ -386,7 +387,7 @@ func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int)
 		err = nil // a reply like any unusable one: readCode says why, the next sample varies
 	}
 	if err != nil {
-		emitModelError(ctx, map[string]any{"label": NodeImplementor, "error": err.Error()})
+		emitModelError(ctx, events.ModelError{Label: NodeImplementor, Error: err.Error()})
 		return resp, fmt.Errorf("%s: %w", NodeImplementor, err)
 	}
 	emitCall(ctx, NodeImplementor, resp)

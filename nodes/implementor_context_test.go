@@ -18,6 +18,7 @@ func section(prompt, title string) string {
 }
 
 func TestFilesNearTheTargetAreListedForTheTask(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n", "zeta/z.go": "package zeta\n"}
 	// Many files that sort before the target's directory.
 	for i := 0; i < 120; i++ {
@@ -49,6 +50,7 @@ func TestFilesNearTheTargetAreListedForTheTask(t *testing.T) {
 }
 
 func TestALongTargetFileIsShownAroundTheUnitTheTaskNames(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("package stats\n\n")
 	for i := 0; i < 60; i++ {
@@ -81,6 +83,7 @@ func TestALongTargetFileIsShownAroundTheUnitTheTaskNames(t *testing.T) {
 }
 
 func TestTheSymbolMapStartsWithTheTargetFileAndNamesItsUsers(t *testing.T) {
+	t.Parallel()
 	r := newWeakRun(t, EditText, map[string]string{
 		"go.mod":         "module example.com/m\n\ngo 1.22\n",
 		"stats/a.go":     "package stats\n\n// A comes first alphabetically.\nfunc A() {}\n",
@@ -103,6 +106,7 @@ func TestTheSymbolMapStartsWithTheTargetFileAndNamesItsUsers(t *testing.T) {
 // that need one are described without an example, never with an invented
 // file a small coder would copy ("helpers.go", "example.go").
 func TestWorkedExamplesNameNothingWithoutATargetFile(t *testing.T) {
+	t.Parallel()
 	r := newWeakRun(t, EditText, map[string]string{"README.md": "# x\n"})
 	r.task.TargetFiles = nil
 	r.run(t)
@@ -121,6 +125,7 @@ func TestWorkedExamplesNameNothingWithoutATargetFile(t *testing.T) {
 }
 
 func TestTheUnitATaskNamesIsTheOneWrittenAsCode(t *testing.T) {
+	t.Parallel()
 	units := []splice.Unit{{Kind: "func", Name: "Add"}, {Kind: "func", Name: "Mean"}, {Kind: "method", Name: "Stats.Reset"}}
 	for text, want := range map[string]string{
 		"Add a doc comment to Mean(xs).":      "Mean",

@@ -41,6 +41,7 @@ func (r *weakRun) runQuick(t *testing.T) *ImplResult {
 // coder given the shared context, the role text and the test copied the file
 // back unchanged).
 func TestADirectAttemptAsksForTheCodeAtOnce(t *testing.T) {
+	t.Parallel()
 	r := newDirectRun(t, text("```go\n"+meanFixed+"```\n"))
 	res := r.runQuick(t)
 	if res.Status != ImplFinished {
@@ -100,6 +101,7 @@ func TestADirectAttemptAsksForTheCodeAtOnce(t *testing.T) {
 // The gates' failure goes back as a fix round that asks for the code again,
 // with what failed; the request stays one user turn after the last reply.
 func TestADirectAttemptSendsTheFailingGateBack(t *testing.T) {
+	t.Parallel()
 	r := newDirectRun(t, text("```go\n"+meanGo+"```\n"), text("```go\n"+meanFixed+"```\n"))
 	r.d.Settings.Samples = 1
 	res := r.runQuick(t)
@@ -128,6 +130,7 @@ func TestADirectAttemptSendsTheFailingGateBack(t *testing.T) {
 // A weak model that sends the file back unchanged is stopped at the second
 // time: the same gates would fail the same way, so no more calls are spent.
 func TestADirectAttemptEndsWhenTheCodeStopsChanging(t *testing.T) {
+	t.Parallel()
 	same := text("```go\n" + meanGo + "```\n")
 	r := newDirectRun(t, same, same, same, same, same)
 	r.d.Settings.Samples = 1
@@ -143,6 +146,7 @@ func TestADirectAttemptEndsWhenTheCodeStopsChanging(t *testing.T) {
 // Replies that hold no usable code — prose, a JSON action, a file that no
 // longer parses — write nothing, and two rounds of them end the attempt.
 func TestADirectAttemptWritesNothingFromUnusableReplies(t *testing.T) {
+	t.Parallel()
 	broken := strings.Replace(meanFixed, "\t}\n\treturn", "\treturn", 1)
 	for name, first := range map[string]llmtest.Reply{
 		"prose":         text("I would change the division so that it uses floats."),
@@ -173,6 +177,7 @@ func TestADirectAttemptWritesNothingFromUnusableReplies(t *testing.T) {
 // unusable replies ends the attempt: a third draw of the same request would
 // not do better.
 func TestADirectAttemptWithTwoSamplesEndsAfterOneUnusableRound(t *testing.T) {
+	t.Parallel()
 	r := newDirectRun(t, text("I would change the division."), text("Use floats in Mean."), text("```go\n"+meanFixed+"```\n"))
 	r.d.Settings.Samples = 2
 	res := r.runQuick(t)
@@ -188,6 +193,7 @@ func TestADirectAttemptWithTwoSamplesEndsAfterOneUnusableRound(t *testing.T) {
 // its second try, and a model that fails it is better served by the next
 // attempt's tool loop than by more rewrites of the same file.
 func TestADirectAttemptHasOneFixRoundOfOneCandidate(t *testing.T) {
+	t.Parallel()
 	wrong := strings.Replace(meanGo, "// Mean returns", "// Mean still returns", 1)
 	r := newDirectRun(t, text("```go\n"+wrong+"```\n"), text("```go\n"+meanGo+"\n// x\n```\n"), text("```go\n"+meanFixed+"```\n"))
 	r.d.Settings.Samples = 2
@@ -207,6 +213,7 @@ func TestADirectAttemptHasOneFixRoundOfOneCandidate(t *testing.T) {
 // files to change, a later attempt, the JSON protocol, the setting off, or a
 // task of the full pipeline.
 func TestADirectAttemptOnlyWhereItServes(t *testing.T) {
+	t.Parallel()
 	finish := act(t, map[string]any{"thought": "look first", "action": "finish", "summary": "done"})
 	for _, tc := range []struct {
 		name  string
@@ -233,6 +240,7 @@ func TestADirectAttemptOnlyWhereItServes(t *testing.T) {
 }
 
 func TestTestFilesAreKnownByTheirLanguagesNames(t *testing.T) {
+	t.Parallel()
 	for p, want := range map[string]bool{
 		"stats_test.go": true, "pkg/x_test.go": true, "test_calc.py": true, "calc_test.py": true, "src/app.test.ts": true,
 		"src/app.spec.js": true, "src/test/java/FooTest.java": true, "tests/integration.rs": true, "spec/foo_spec.rb": true,

@@ -158,6 +158,7 @@ func (m *knowingModel) answer(c llmtest.Call) string {
 }
 
 func TestMeasureEditGrain(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("LEMMINGS_MEASURE_GRAIN") == "" {
 		t.Skip("a measurement: set LEMMINGS_MEASURE_GRAIN=1 to run it")
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -77,6 +78,7 @@ func cacheShare(text string) (prompt, used int) {
 }
 
 func TestCacheShareReadsTheServersSlotLines(t *testing.T) {
+	t.Parallel()
 	log := `time=2026-11-24T06:01:02 level=DEBUG source=cache.go:104 msg="loading cache slot" id=0 cache=0 prompt=1200 used=0 remaining=1200
 time=2026-11-24T06:01:03 level=DEBUG source=cache.go:104 msg="loading cache slot" id=0 cache=1300 prompt=1500 used=1190 remaining=310
 unrelated line prompt=99 used=99`
@@ -87,6 +89,7 @@ unrelated line prompt=99 used=99`
 }
 
 func TestMeasureImplementor(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("LEMMINGS_MEASURE_IMPL") == "" {
 		t.Skip("a measurement: set LEMMINGS_MEASURE_IMPL=1 to run it")
 	}
@@ -136,7 +139,12 @@ func TestMeasureImplementor(t *testing.T) {
 	if p := os.Getenv("LEMMINGS_MEASURE_PROTOCOL"); p != "" {
 		setProtocol(&set, p)
 	}
-	d := &nodes.Deps{Model: counting, Composer: composer, Work: wt, Gates: workspace.DetectGates(wt.Dir()), Settings: set}
+	box, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer box.Close()
+	d := &nodes.Deps{Model: counting, Composer: composer, Work: wt, Gates: workspace.DetectGates(wt.Dir()), Settings: set, Sandbox: box}
 	base, err := wt.Head(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ const meanGoBody = "// Mean returns the mean of xs.\nfunc Mean(xs []int) float64
 const meanUnitFixed = "// Mean returns the mean of xs.\nfunc Mean(xs []int) float64 {\n\ttotal := 0\n\tfor _, x := range xs {\n\t\ttotal += x\n\t}\n\treturn float64(total) / float64(len(xs))\n}\n"
 
 func TestReplayWeakModelFailuresAtTheEdit(t *testing.T) {
+	t.Parallel()
 	edit := func(t *testing.T) llmtest.Reply {
 		return act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go", "symbol": "Mean"})
 	}
@@ -41,7 +42,7 @@ func TestReplayWeakModelFailuresAtTheEdit(t *testing.T) {
 		// told: what call i's last message (the model's reading) says.
 		told map[int][]string
 		// status of the attempt.
-		status string
+		status ImplStatus
 	}{
 		{name: "SEARCH text with copied line numbers is stripped and applied",
 			files: map[string]string{"stats.go": meanGo}, unitGrain: true,
@@ -136,6 +137,7 @@ func TestReplayWeakModelFailuresAtTheEdit(t *testing.T) {
 			told: map[int][]string{2: {"This edit introduced these problems", "Printf format %d has arg \"total\" of wrong type string"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if tc.vet {
 				if _, err := exec.LookPath("go"); err != nil {
 					t.Skip("go is not on PATH")
@@ -182,6 +184,7 @@ func TestReplayWeakModelFailuresAtTheEdit(t *testing.T) {
 // Best-of-n: the first candidate breaks the parse, the second lands; both
 // are in the event log.
 func TestASecondSampleIsDrawnWhenTheFirstDoesNotParse(t *testing.T) {
+	t.Parallel()
 	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go", "symbol": "Mean"}),
 		text("```go\nfunc Mean(xs []int) float64 {\n\treturn float64(total /\n}\n```"),
@@ -235,6 +238,7 @@ func TestASecondSampleIsDrawnWhenTheFirstDoesNotParse(t *testing.T) {
 
 // A good first candidate costs no second call.
 func TestAGoodFirstSampleDrawsNoOther(t *testing.T) {
+	t.Parallel()
 	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go", "symbol": "Mean"}),
 		text("```go\n"+meanUnitFixed+"```"),
@@ -250,6 +254,7 @@ func TestAGoodFirstSampleDrawsNoOther(t *testing.T) {
 // A file whose targeted edits failed twice is asked for whole only when it
 // fits the reply budget; otherwise its unit is.
 func TestTheWholeFileFallbackIsOnlyForFilesThatFitTheReplyBudget(t *testing.T) {
+	t.Parallel()
 	stale := text("stats.go\n<<<<<<< SEARCH\n\treturn total / len(xs)\n=======\n\treturn 0\n>>>>>>> REPLACE\n")
 	edit := act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"})
 	for _, tc := range []struct {
@@ -261,6 +266,7 @@ func TestTheWholeFileFallbackIsOnlyForFilesThatFitTheReplyBudget(t *testing.T) {
 		{"a file past the reply budget is asked for by unit", 40, "new version of function Mean"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo}, edit, stale, edit, stale, edit, text("```go\n"+meanUnitFixed+"```"))
 			r.d.Settings.WholeFileLines = 5
 			r.d.Settings.ReplyTokens = tc.replyTokens

@@ -20,6 +20,7 @@ import (
 )
 
 func TestMeasureCodeSamples(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("LEMMINGS_MEASURE_SAMPLES") == "" {
 		t.Skip("a measurement: set LEMMINGS_MEASURE_SAMPLES=1 to run it")
 	}

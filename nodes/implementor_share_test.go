@@ -39,6 +39,7 @@ func reusableShare(calls []llmtest.Call) float64 {
 // runs against the loop before this change: how much of each prompt repeats
 // the one before (docs/implementor.md quotes it).
 func TestReusablePromptShareOfALongAttempt(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"stats.go": meanGo}
 	var replies []llmtest.Reply
 	for i := 0; i < 16; i++ {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestImplementorHistoryStaysWithinItsBudgetAndItsPrefixStable(t *testing.T) {
+	t.Parallel()
 	d := &Deps{Settings: DefaultSettings()}
 	d.Settings.TokenBudgets[NodeImplementor] = 6000
 	l := newImplLoop(d, &WorkflowState{}, &Task{})

@@ -125,7 +125,7 @@ func newWeakRun(t *testing.T, protocol string, files map[string]string, replies 
 		}
 	}
 	return &weakRun{
-		d:     &Deps{Model: router, Composer: composer, Work: wt, Settings: set},
+		d:     &Deps{Model: router, Composer: composer, Work: wt, Settings: set, Sandbox: sandboxWith(t)},
 		wt:    wt,
 		model: m,
 		task: &Task{ID: "t1", Title: "Fix Mean", Instructions: "Mean must divide as floats.", AcceptanceCriteria: []string{"the check passes"},
@@ -168,6 +168,7 @@ const meanGo = "package stats\n\n// Mean returns the mean of xs.\nfunc Mean(xs [
 const meanFixed = "package stats\n\n// Mean returns the mean of xs.\nfunc Mean(xs []int) float64 {\n\ttotal := 0\n\tfor _, x := range xs {\n\t\ttotal += x\n\t}\n\treturn float64(total) / float64(len(xs))\n}\n"
 
 func TestTheTextProtocolTakesAWholeSmallFileFromAFencedBlock(t *testing.T) {
+	t.Parallel()
 	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"}),
 		text("Here is the file:\n```go\n"+meanFixed+"```\n"),
@@ -196,6 +197,7 @@ func TestTheTextProtocolTakesAWholeSmallFileFromAFencedBlock(t *testing.T) {
 }
 
 func TestAFenceCutOffAtTheLengthLimitIsNotWrittenAndTheModelIsAskedForLess(t *testing.T) {
+	t.Parallel()
 	cut := llmtest.Reply{Content: "```go\npackage stats\n\n// Mean returns the mean of xs.\nfunc Mean(xs []int) float64 {\n\ttotal := 0\n", DoneReason: "length", CompletionTokens: 4096}
 	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"}),
@@ -218,6 +220,7 @@ func TestAFenceCutOffAtTheLengthLimitIsNotWrittenAndTheModelIsAskedForLess(t *te
 }
 
 func TestACutOffFenceTwiceWritesNothing(t *testing.T) {
+	t.Parallel()
 	cut := llmtest.Reply{Content: "```go\npackage stats\n\nfunc Mean(", DoneReason: "length", CompletionTokens: 512}
 	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"}), cut, cut,
@@ -236,6 +239,7 @@ func TestACutOffFenceTwiceWritesNothing(t *testing.T) {
 }
 
 func TestTruncatedJSONWithCodeIsNeverWritten(t *testing.T) {
+	t.Parallel()
 	// All-JSON protocol: the reply stops at the limit inside the content;
 	// the JSON repair could close it, so the length stop must refuse it.
 	cut := llmtest.Reply{Content: `{"thought":"write","action":"write_file","path":"stats.go","content":"package stats\n\nfunc Mean(xs []int) float64 {\n\ttotal := 0`,
@@ -263,6 +267,7 @@ func TestTruncatedJSONWithCodeIsNeverWritten(t *testing.T) {
 }
 
 func TestEscapedCodeInJSONIsCaughtByTheSyntaxCheck(t *testing.T) {
+	t.Parallel()
 	// A weak model escapes its newlines twice: the file gets "\n" as text.
 	bad := `{"thought":"rewrite","action":"write_file","path":"stats.go","content":"package stats\\n\\nfunc Mean(xs []int) float64 {\\n\\treturn 0\\n}\\n"}`
 	r := newWeakRun(t, EditJSON, map[string]string{"stats.go": meanGo}, text(bad))
@@ -277,6 +282,7 @@ func TestEscapedCodeInJSONIsCaughtByTheSyntaxCheck(t *testing.T) {
 }
 
 func TestLineNumbersCopiedIntoSearchBlocksAreStrippedAndApplied(t *testing.T) {
+	t.Parallel()
 	blocks := "stats.go\n<<<<<<< SEARCH\n   8| \t}\n   9| \treturn float64(total / len(xs))\n=======\n   8| \t}\n   9| \treturn float64(total) / float64(len(xs))\n>>>>>>> REPLACE\n"
 	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"}), text(blocks))
@@ -297,6 +303,7 @@ func TestLineNumbersCopiedIntoSearchBlocksAreStrippedAndApplied(t *testing.T) {
 }
 
 func TestStaleSearchTextTwiceSwitchesTheFileToWholeFile(t *testing.T) {
+	t.Parallel()
 	stale := "stats.go\n<<<<<<< SEARCH\n\treturn total / len(xs)\n=======\n\treturn float64(total) / float64(len(xs))\n>>>>>>> REPLACE\n"
 	stale2 := "stats.go\n<<<<<<< SEARCH\n\treturn float64(total / len(words))\n=======\n\treturn float64(total) / float64(len(xs))\n>>>>>>> REPLACE\n"
 	edit := act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"})
@@ -320,6 +327,7 @@ func TestStaleSearchTextTwiceSwitchesTheFileToWholeFile(t *testing.T) {
 }
 
 func TestTheSameFailingEditIsNudgedBeforeTheAttemptEnds(t *testing.T) {
+	t.Parallel()
 	same := act(t, map[string]any{"thought": "fix", "action": "edit", "edits": []map[string]string{{"path": "stats.go", "search": "no such line\n", "replace": "x\n"}}})
 	r := newWeakRun(t, EditJSON, map[string]string{"stats.go": meanGo}, same, same, same, same, same, same, same)
 	res := r.run(t)
@@ -339,6 +347,7 @@ func TestTheSameFailingEditIsNudgedBeforeTheAttemptEnds(t *testing.T) {
 }
 
 func TestFailingGatesOnFinishComeBackIntoTheSameConversation(t *testing.T) {
+	t.Parallel()
 	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "done?", "action": "finish", "summary": "nothing to do"}),
 		act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"}),
@@ -361,6 +370,7 @@ func TestFailingGatesOnFinishComeBackIntoTheSameConversation(t *testing.T) {
 // Fix rounds are for changes: gates that keep failing on changed code end the
 // attempt after the configured rounds.
 func TestGatesThatNeverPassEndTheAttemptAfterTheFixRounds(t *testing.T) {
+	t.Parallel()
 	finish := act(t, map[string]any{"thought": "done", "action": "finish", "summary": "done"})
 	write := func(n int) llmtest.Reply {
 		return act(t, map[string]any{"thought": "try", "action": "write_file", "path": fmt.Sprintf("try%d.txt", n), "content": "x\n"})
@@ -399,6 +409,7 @@ func TestASecondFinishOnFailingCodeEndsTheAttempt(t *testing.T) {
 }
 
 func TestThePromptPrefixStaysByteIdenticalAcrossTheAttempt(t *testing.T) {
+	t.Parallel()
 	var replies []llmtest.Reply
 	for i := 0; i < 10; i++ {
 		replies = append(replies, act(t, map[string]any{"thought": "look", "action": "read_file", "path": fmt.Sprintf("f%d.txt", i)}))
@@ -439,6 +450,7 @@ func TestThePromptPrefixStaysByteIdenticalAcrossTheAttempt(t *testing.T) {
 }
 
 func TestReadFileShowsAWindowAndSaysWhatLiesOutside(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	for i := 1; i <= 400; i++ {
 		fmt.Fprintf(&b, "line %d\n", i)
@@ -460,6 +472,7 @@ func TestReadFileShowsAWindowAndSaysWhatLiesOutside(t *testing.T) {
 }
 
 func TestTheSymbolMapListsTheTargetPackageAndWhatItImports(t *testing.T) {
+	t.Parallel()
 	r := newWeakRun(t, EditText, map[string]string{
 		"go.mod":         "module example.com/m\n\ngo 1.22\n",
 		"stats/stats.go": "package stats\n\nimport \"example.com/m/words\"\n\n// Mean is the mean word length.\nfunc Mean(s string) float64 { return float64(len(words.Split(s))) }\n\nfunc helper() {}\n",
@@ -481,6 +494,7 @@ func TestTheSymbolMapListsTheTargetPackageAndWhatItImports(t *testing.T) {
 }
 
 func TestQAReusesGatesThatPassedInsideTheLoopOnTheSameTree(t *testing.T) {
+	t.Parallel()
 	counter := filepath.Join(t.TempDir(), "runs")
 	qa := act(t, map[string]any{"criteria": []map[string]any{{"number": 1, "criterion": "the check passes", "met": true, "quote": "return float64(total) / float64(len(xs))", "evidence": "it passed"}}, "feedback": ""})
 	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
@@ -525,6 +539,7 @@ func TestQAReusesGatesThatPassedInsideTheLoopOnTheSameTree(t *testing.T) {
 // A run whose wall time is spent ends the attempt before the next model
 // call, not only at the next task.
 func TestTheImplementorStopsWhenTheRunsWallTimeIsUp(t *testing.T) {
+	t.Parallel()
 	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "look", "action": "read_file", "path": "stats.go"}))
 	r.d.Settings.MaxWallTime = time.Minute

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/knowledge"
 )
 
@@ -34,7 +34,7 @@ func (d *Deps) countKnowledgeUse(ctx context.Context, s *WorkflowState, t *Task)
 			continue
 		}
 		if _, err := store.Promote(p, t.ID, t.Milestone, s.KnowledgeUses[p]); err != nil {
-			graph.Emit(ctx, "warning", map[string]any{"message": "could not promote " + p + ": " + err.Error()})
+			events.Emit(ctx, events.Warning{Message: "could not promote " + p + ": " + err.Error()})
 			continue
 		}
 		delete(s.KnowledgeUses, p)
@@ -44,10 +44,10 @@ func (d *Deps) countKnowledgeUse(ctx context.Context, s *WorkflowState, t *Task)
 		return
 	}
 	if _, err := d.Work.Commit(ctx, "knowledge: established "+strings.Join(promoted, ", "), map[string]string{TrailerRun: s.RunID, "Lemmings-Promoted-After": t.ID}); err != nil {
-		graph.Emit(ctx, "warning", map[string]any{"message": "knowledge promotion not committed: " + err.Error()})
+		events.Emit(ctx, events.Warning{Message: "knowledge promotion not committed: " + err.Error()})
 		return
 	}
-	graph.Emit(ctx, "knowledge_promoted", map[string]any{"docs": promoted})
+	events.Emit(ctx, events.KnowledgePromoted{Docs: promoted})
 }
 
 // forgetKnowledgeUse resets the counts of documents a failed task was given.

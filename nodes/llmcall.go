@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 )
@@ -66,13 +67,13 @@ func ask[T any](ctx context.Context, d *Deps, s *WorkflowState, c call) (T, llm.
 	out, resp, err := llm.Structured[T](ctx, d.Model, req)
 	d.account(ctx, s, c.Label, c.Role, resp)
 	if err != nil {
-		data := map[string]any{"label": c.Label, "error": err.Error()}
+		ev := events.ModelError{Label: c.Label, Error: err.Error()}
 		if tokens, cut := llm.CutOff(err); cut {
-			data["stop"], data["tokens"] = llm.StopLength, tokens
+			ev.Stop, ev.Tokens = string(llm.StopLength), tokens
 		} else if llm.Runaway(err) {
-			data["stop"] = llm.StopRunaway
+			ev.Stop = string(llm.StopRunaway)
 		}
-		emitModelError(ctx, data)
+		emitModelError(ctx, ev)
 		return zero, resp, fmt.Errorf("%s: %w", c.Label, err)
 	}
 	emitCall(ctx, c.Label, resp)
@@ -127,7 +128,7 @@ func (d *Deps) compose(ctx context.Context, c call) (llm.Request, error) {
 		return llm.Request{}, err
 	}
 	if len(p.Dropped) > 0 {
-		graph.Emit(ctx, "prompt_packed", map[string]any{"label": c.Label, "dropped": p.Dropped, "tokens": p.Tokens})
+		events.Emit(ctx, events.PromptPacked{Label: c.Label, Dropped: p.Dropped, Tokens: p.Tokens})
 	}
 	msgs := joinUserTurns(append(p.Messages, c.Messages...))
 	return llm.Request{Role: role, Label: c.Label, Messages: msgs, MaxTokens: reply}, nil
@@ -163,11 +164,11 @@ func (d *Deps) composePrompt(label string, data any, budget int, sections []llm.
 // emitModelError reports a failed model call, unless the run was stopped (a
 // halt, the wall time, Ctrl-C): the call that stop cut off is no fault of
 // the model, and the run's end says why it stopped.
-func emitModelError(ctx context.Context, data map[string]any) {
+func emitModelError(ctx context.Context, ev events.ModelError) {
 	if stoppedByUser(ctx) {
 		return
 	}
-	graph.Emit(ctx, "model_error", data)
+	events.Emit(ctx, ev)
 }
 
 // stoppedByUser reports whether ctx ended by a stop asked for: a cause that
@@ -181,18 +182,12 @@ func stoppedByUser(ctx context.Context) bool {
 }
 
 func emitCall(ctx context.Context, label string, resp llm.Response) {
-	data := map[string]any{
-		"label": label, "model": resp.Model, "provider": resp.Provider,
-		"prompt_tokens": resp.Usage.PromptTokens, "completion_tokens": resp.Usage.CompletionTokens,
-		"elapsed_ms": resp.Elapsed.Milliseconds(),
-	}
-	if resp.Usage.CostUSD > 0 {
-		data["cost_usd"] = resp.Usage.CostUSD
-	}
-	if tps := resp.Usage.TokensPerSecond(); tps > 0 {
-		data["tokens_per_s"] = tps
-	}
-	graph.Emit(ctx, "llm_call", data)
+	// CostUSD and TokensPerS are written only when above zero.
+	events.Emit(ctx, events.LLMCall{
+		Label: label, Model: resp.Model, Provider: resp.Provider,
+		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+		ElapsedMS: resp.Elapsed.Milliseconds(), CostUSD: max(resp.Usage.CostUSD, 0), TokensPerS: max(resp.Usage.TokensPerSecond(), 0),
+	})
 }
 
 func totals(u llm.Usage) UsageTotals {

@@ -17,7 +17,7 @@ const (
 
 func placeIn(t *testing.T, files map[string]string, gates []workspace.Gate, remit string) placement {
 	t.Helper()
-	d := &Deps{Work: testRepo(t, files), Gates: gates, Settings: DefaultSettings()}
+	d := &Deps{Work: testRepo(t, files), Gates: gates, Settings: DefaultSettings(), Sandbox: sandboxWith(t)}
 	return d.place(context.Background(), remit)
 }
 
@@ -25,6 +25,7 @@ func placeIn(t *testing.T, files map[string]string, gates []workspace.Gate, remi
 // function. lemmings finds the file that defines Add, and the test beside
 // it that calls Add, without asking a model.
 func TestARemitIsPlacedByTheSymbolItNames(t *testing.T) {
+	t.Parallel()
 	p := placeIn(t, map[string]string{"go.mod": addGoMod, "add.go": addGo, "add_test.go": addTestGo,
 		"mul.go": "package add\n\nfunc Mul(a, b int) int { return a * b }\n"},
 		nil, "Add must return the sum of its arguments; make go test pass")
@@ -43,6 +44,7 @@ func TestARemitIsPlacedByTheSymbolItNames(t *testing.T) {
 }
 
 func TestAPythonRemitIsPlacedByTheFunctionItNames(t *testing.T) {
+	t.Parallel()
 	p := placeIn(t, map[string]string{
 		"calc/ops.py":       "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n",
 		"calc/text.py":      "def shout(s):\n    return s.upper()\n",
@@ -57,6 +59,7 @@ func TestAPythonRemitIsPlacedByTheFunctionItNames(t *testing.T) {
 // the file: their output names the test file, and the function it calls is
 // defined beside it.
 func TestARemitIsPlacedByTheTestsThatFail(t *testing.T) {
+	t.Parallel()
 	gate := workspace.Gate{Name: "test", Command: `echo "--- FAIL: TestAdd (0.00s)"; echo "    add_test.go:7: Add(2, 3) = -1, want 5"; exit 1`}
 	p := placeIn(t, map[string]string{"go.mod": addGoMod, "add.go": addGo, "add_test.go": addTestGo,
 		"other.go": "package add\n\nfunc Other() {}\n"},
@@ -71,6 +74,7 @@ func TestARemitIsPlacedByTheTestsThatFail(t *testing.T) {
 
 // A traceback's frame in a source file places the remit at once.
 func TestATracebackPlacesTheRemit(t *testing.T) {
+	t.Parallel()
 	gate := workspace.Gate{Name: "test", Command: `printf 'Traceback (most recent call last):\n  File "%s/test_leap.py", line 5, in test_x\n  File "%s/leap.py", line 2, in leap_year\nTypeError: boom\n' "$PWD" "$PWD"; exit 1`}
 	p := placeIn(t, map[string]string{"leap.py": "def leap_year(y):\n    return None + 1\n", "helper.py": "def h():\n    pass\n",
 		"test_leap.py": "from leap import leap_year\n\n\ndef test_x():\n    assert leap_year(2000)\n"},
@@ -83,6 +87,7 @@ func TestATracebackPlacesTheRemit(t *testing.T) {
 // The only source file of the gates' language is the target when nothing
 // else says.
 func TestTheOnlySourceFileIsTheTarget(t *testing.T) {
+	t.Parallel()
 	gate := workspace.Gate{Name: "test", Command: "true"}
 	p := placeIn(t, map[string]string{"go.mod": addGoMod, "add.go": addGo, "add_test.go": addTestGo, "tool.py": "print(1)\n"},
 		[]workspace.Gate{{Name: "build", Command: "go build ./..."}, gate}, "make the arithmetic right")
@@ -94,6 +99,7 @@ func TestTheOnlySourceFileIsTheTarget(t *testing.T) {
 // A name defined in many files, or nowhere, places nothing: lemmings does
 // not guess.
 func TestAnAmbiguousRemitIsNotPlaced(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"go.mod": addGoMod}
 	for _, f := range []string{"a.go", "b.go", "c.go"} {
 		files[f] = "package add\n\nfunc Parse" + strings.ToUpper(f[:1]) + "() {}\n\ntype Config struct{}\n"
@@ -109,6 +115,7 @@ func TestAnAmbiguousRemitIsNotPlaced(t *testing.T) {
 
 // A file the remit names wins over everything else, tests only shown.
 func TestAFileTheRemitNamesIsTheTarget(t *testing.T) {
+	t.Parallel()
 	p := placeIn(t, map[string]string{"go.mod": addGoMod, "add.go": addGo, "add_test.go": addTestGo},
 		nil, "Make the tests in add_test.go pass by editing add.go")
 	if !slices.Equal(p.Change, []string{"add.go"}) || !slices.Equal(p.Show, []string{"add_test.go"}) {
@@ -120,6 +127,7 @@ func TestAFileTheRemitNamesIsTheTarget(t *testing.T) {
 // the remit is one task, and once placed it takes the quick path without a
 // ScopeAgent call.
 func TestAGateClauseIsNotASecondBehaviour(t *testing.T) {
+	t.Parallel()
 	for _, remit := range []string{
 		"Add must return the sum of its arguments; make go test pass",
 		"Fix Add so it returns the sum, and make the tests pass.",

@@ -7,6 +7,7 @@ import (
 )
 
 func TestPlanExampleIsAValidPlan(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "plan.yaml")
 	if err := os.WriteFile(path, []byte(PlanExample), 0o644); err != nil {
 		t.Fatal(err)

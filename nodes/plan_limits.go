@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
@@ -100,7 +100,8 @@ func (d *Deps) enforcePlanLimits(ctx context.Context, s *WorkflowState, c call, 
 	}
 	fitted.Subtasks = fitTasks(r.Subtasks, lim, func(t taskSpec) bool { return d.operatorTask(s, t.Title) })
 	fitted.CarryForward = append(fitted.CarryForward, fitTasks(r.CarryForward, lim, func(t taskSpec) bool { return d.operatorTask(s, t.Title) })...)
-	graph.Emit(ctx, "plan_fitted", map[string]any{"label": c.Label, "tasks": len(fitted.CarryForward) + len(fitted.Subtasks) + 1})
+	tasks := len(fitted.CarryForward) + len(fitted.Subtasks) + 1
+	events.Emit(ctx, events.PlanFitted{Label: c.Label, Tasks: &tasks})
 	return fitted
 }
 
@@ -132,7 +133,8 @@ func (d *Deps) enforceScopeLimits(ctx context.Context, s *WorkflowState, c call,
 	for i := range fitted.Milestones {
 		fitted.Milestones[i].Tasks = fitTasks(fitted.Milestones[i].Tasks, d.Settings.Tasks, nil)
 	}
-	graph.Emit(ctx, "plan_fitted", map[string]any{"label": c.Label, "milestones": len(fitted.Milestones)})
+	milestones := len(fitted.Milestones)
+	events.Emit(ctx, events.PlanFitted{Label: c.Label, Milestones: &milestones})
 	return fitted
 }
 
@@ -237,7 +239,7 @@ func sendBackOnce[T any](ctx context.Context, d *Deps, s *WorkflowState, c call,
 	if len(reasons) == 0 {
 		return r
 	}
-	graph.Emit(ctx, "plan_sent_back", map[string]any{"label": c.Label, "reasons": reasons})
+	events.Emit(ctx, events.PlanSentBack{Label: c.Label, Reasons: reasons})
 	prev, _ := json.Marshal(r)
 	c.Messages = append(slices.Clone(c.Messages),
 		llm.Message{Role: "assistant", Content: string(prev)},
@@ -245,11 +247,11 @@ func sendBackOnce[T any](ctx context.Context, d *Deps, s *WorkflowState, c call,
 			"\nAnswer again with the whole JSON answer, every task within the limits."})
 	again, _, err := ask[T](ctx, d, s, c)
 	if err != nil {
-		graph.Emit(ctx, "warning", map[string]any{"message": "the plan sent back got no usable answer; keeping the first: " + err.Error()})
+		events.Emit(ctx, events.Warning{Message: "the plan sent back got no usable answer; keeping the first: " + err.Error()})
 		return r
 	}
 	if left := problems(again); len(left) > 0 {
-		graph.Emit(ctx, "warning", map[string]any{"message": "the plan still breaks the task limits after being sent back once; lemmings cuts and splits it: " + strings.Join(left, "; ")})
+		events.Emit(ctx, events.Warning{Message: "the plan still breaks the task limits after being sent back once; lemmings cuts and splits it: " + strings.Join(left, "; ")})
 	}
 	return again
 }

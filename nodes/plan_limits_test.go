@@ -6,6 +6,7 @@ import (
 )
 
 func TestTaskLimits(t *testing.T) {
+	t.Parallel()
 	lim := TaskLimits{MaxTargetFiles: 2, MaxInstructionChars: 600}
 	ok := taskSpec{Title: "Fix MeanWordLength integer division", Instructions: "Convert before dividing in MeanWordLength.",
 		AcceptanceCriteria: []string{"MeanWordLength returns 7/3 for \"go is fun\"", "go test ./... passes"}, TargetFiles: []string{"textstats.go"}}
@@ -45,6 +46,7 @@ func TestTaskLimits(t *testing.T) {
 // What still breaks the limits after the send-back is cut or split by
 // lemmings, never kept: a task fits whatever the model answered twice.
 func TestFitTaskCutsAndSplitsWhatStillBreaksTheLimits(t *testing.T) {
+	t.Parallel()
 	lim := TaskLimits{MaxTargetFiles: 2, MaxInstructionChars: 600}
 	over := taskSpec{Title: "Add TopWords and update the README", Instructions: strings.Repeat("Do the thing well. ", 60),
 		AcceptanceCriteria: []string{"the code is clean and readable", "TopWords returns the n most frequent words"},

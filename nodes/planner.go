@@ -6,9 +6,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/rag"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // plannerData feeds the task_planner template.
@@ -57,8 +59,8 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	d.applyReviews(ctx, &s) // knowledge decisions left by lemmings serve
 	d.applyUndos(ctx, &s)   // tasks the user took back (lemmings undo) while the run ran
 
-	if reason := d.stopReason(&s, now); reason != "" {
-		return s, d.stop(ctx, &s, reason)
+	if st := d.stopReason(&s, now); !st.IsZero() {
+		return s, d.stop(ctx, &s, st)
 	}
 	if a := s.Approval; a != nil && a.Kind == "milestones" {
 		s.Approval = nil
@@ -66,7 +68,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 			s.EscalationContext = strings.TrimSpace(s.EscalationContext + "\nOperator rejected the milestones: " + a.Reason)
 			s.PlannerDecision = DecisionRescope
 			// Why this step runs at all: it hands the rejection back.
-			graph.Emit(ctx, "milestones_rejected", map[string]any{"reason": a.Reason})
+			events.Emit(ctx, events.MilestonesRejected{Reason: a.Reason})
 			return s, nil
 		}
 	}
@@ -133,10 +135,10 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 // task taken off the plan is not lost: the step runs again on resume.
 func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) (WorkflowState, error) {
 	s.PlannerFailures++
-	graph.Emit(ctx, "warning", map[string]any{"message": "planner answer unusable: " + err.Error()})
+	events.Emit(ctx, events.Warning{Message: "planner answer unusable: " + err.Error()})
 	if s.PlannerFailures >= maxPlannerFailures {
-		if serr := d.stop(ctx, &s, fmt.Sprintf("the planner gave no usable answer %d times in a row (last: %v)", s.PlannerFailures, err)); serr != nil {
-			graph.Emit(ctx, "warning", map[string]any{"message": serr.Error()})
+		if serr := d.stop(ctx, &s, runstate.FailureStop(fmt.Sprintf("the planner gave no usable answer %d times in a row (last: %v)", s.PlannerFailures, err))); serr != nil {
+			events.Emit(ctx, events.Warning{Message: serr.Error()})
 		}
 		return s, nil
 	}
@@ -157,7 +159,7 @@ func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) (W
 		return d.startTask(ctx, s, next)
 	}
 	s.PlannerDecision = DecisionStop
-	s.StopReason = "the planner gave no usable answer and no task is planned: " + err.Error()
+	s.SetStop(runstate.FailureStop("the planner gave no usable answer and no task is planned: " + err.Error()))
 	return s, nil
 }
 
@@ -223,7 +225,7 @@ func (d *Deps) preempt(ctx context.Context, s WorkflowState, chosen *PlannedTask
 			TargetFiles: t.TargetFiles, DirectiveID: t.DirectiveID, Operator: t.Operator}}, s.CarryForward...)
 		s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	}
-	graph.Emit(ctx, "directive_preempt", map[string]any{"directive": critical.DirectiveID})
+	events.Emit(ctx, events.DirectivePreempt{Directive: critical.DirectiveID})
 	return d.startTask(ctx, s, critical)
 }
 
@@ -303,21 +305,23 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 }
 
 // stopReason enforces the run's limits before any new work is planned.
-func (d *Deps) stopReason(s *WorkflowState, now time.Time) string {
+func (d *Deps) stopReason(s *WorkflowState, now time.Time) Stop {
 	set := d.Settings
 	if s.StopReason != "" {
-		return s.StopReason
+		return s.Stop()
 	}
 	if s.CurrentTask == nil && set.MaxTasks > 0 && s.TasksCompleted+s.TasksFailed >= set.MaxTasks {
-		return fmt.Sprintf("reached the limit of %d tasks (limits.max_tasks)", set.MaxTasks)
+		return runstate.LimitStop(runstate.KeyMaxTasks, fmt.Sprintf("reached the limit of %d tasks (limits.max_tasks)", set.MaxTasks))
 	}
 	if left, limited := d.wallTimeLeft(s, now); limited && left <= 0 && d.WallDeadline.IsZero() {
-		return d.wallTimeReached() // with a deadline, the cancelled context stops the run, resumable
+		// with a deadline, the cancelled context stops the run, resumable
+		return runstate.LimitStop(runstate.KeyMaxWallTime, d.wallTimeReached())
 	}
 	if set.MaxConsecutiveFailures > 0 && s.ConsecutiveFailures >= set.MaxConsecutiveFailures {
-		return fmt.Sprintf("%d tasks failed in a row: the model cannot do this work as planned (limits.max_consecutive_failures)", s.ConsecutiveFailures)
+		// The model failing is not a limit the user set: the run failed.
+		return runstate.FailureStop(fmt.Sprintf("%d tasks failed in a row: the model cannot do this work as planned (limits.max_consecutive_failures)", s.ConsecutiveFailures))
 	}
-	return ""
+	return Stop{}
 }
 
 // relatedCode asks the index where the next piece of work probably lives, so

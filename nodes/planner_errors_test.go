@@ -14,6 +14,7 @@ import (
 // runs again on resume); it used to be swallowed, losing the task and ending
 // the run quietly.
 func TestPlannerFailureStartingTheNextTaskIsReturned(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, wt := plannerDeps(t, "not a plan")
 	// Break the worktree's git directory: every git command fails.

@@ -59,10 +59,11 @@ func plannerDeps(t *testing.T, reply any) (*Deps, *workspace.Worktree) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Deps{Model: router, Composer: composer, Work: wt, Settings: DefaultSettings()}, wt
+	return &Deps{Model: router, Composer: composer, Work: wt, Settings: DefaultSettings(), Sandbox: sandboxWith(t)}, wt
 }
 
 func TestACriticalDirectivePreemptsATaskInProgressWithoutTakingItsWork(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, wt := plannerDeps(t, map[string]any{
 		"decision": "implement", "reasoning": "retry", "carry_forward": []any{},
@@ -102,6 +103,7 @@ func TestACriticalDirectivePreemptsATaskInProgressWithoutTakingItsWork(t *testin
 }
 
 func TestASkipOrAbortOfATaskNeverStartedLeavesTheTreeAlone(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, decision := range []string{DecisionSkip, DecisionAbort} {
 		d, wt := plannerDeps(t, map[string]any{"decision": decision, "reasoning": "already there", "carry_forward": []any{}, "directives": []any{}})
@@ -133,6 +135,7 @@ func TestASkipOrAbortOfATaskNeverStartedLeavesTheTreeAlone(t *testing.T) {
 }
 
 func TestAStoppedRunLeavesNoHalfTaskOnTheBranch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, wt := plannerDeps(t, map[string]any{"decision": "implement"})
 	start, _ := wt.Head(ctx)

@@ -3,7 +3,7 @@ package nodes
 import (
 	"context"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 )
 
 // Polish is the bounded phase after the remit is functionally complete: it
@@ -16,7 +16,7 @@ func (d *Deps) Polish(ctx context.Context, in WorkflowState) (WorkflowState, err
 		// say (supervisorHook, before this node), so their cleanup
 		// directives are not lost.
 		s.Phase = PhasePolish
-		graph.Emit(ctx, "polish_start", map[string]any{"cleanup_directives": len(orderedDirectives(s.PendingDirectives, true))})
+		events.Emit(ctx, events.PolishStart{CleanupDirectives: len(orderedDirectives(s.PendingDirectives, true))})
 	}
 	work := len(orderedDirectives(s.PendingDirectives, true)) > 0 || hasPolishWork(&s)
 	if !work || s.PolishTasks >= d.Settings.PolishTasks || s.StopReason != "" {

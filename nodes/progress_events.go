@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 )
@@ -16,26 +16,26 @@ import (
 
 // emitAction records one Implementor action and the first line of its result.
 func emitAction(ctx context.Context, t *Task, n int, act implAction, result string) {
-	data := map[string]any{"task": t.ID, "attempt": t.Attempt, "n": n, "action": act.Action,
-		"result": textutil.Clip(textutil.FirstLine(strings.TrimSpace(result)), 160)}
+	ev := events.Action{Task: t.ID, Attempt: t.Attempt, N: n, Action: act.Action,
+		Result: textutil.Clip(textutil.FirstLine(strings.TrimSpace(result)), 160)}
 	switch {
 	case act.Path != "":
-		data["path"] = act.Path
+		ev.Path = act.Path
 	case act.Pattern != "":
-		data["pattern"] = textutil.Clip(act.Pattern, 80)
+		ev.Pattern = textutil.Clip(act.Pattern, 80)
 	case act.Query != "":
-		data["query"] = textutil.Clip(act.Query, 80)
+		ev.Query = textutil.Clip(act.Query, 80)
 	case act.Gate != "":
-		data["gate"] = act.Gate
+		ev.Gate = act.Gate
 	}
-	graph.Emit(ctx, "action", data)
+	events.Emit(ctx, ev)
 }
 
 // emitCheck records the checks run after an edit: passed, or the problems
 // the edit introduced.
 func emitCheck(ctx context.Context, t *Task, paths []string, problems string) {
-	graph.Emit(ctx, "check", map[string]any{"task": t.ID, "attempt": t.Attempt, "paths": paths, "passed": problems == "",
-		"problem": textutil.Clip(textutil.FirstLine(problems), 200)})
+	events.Emit(ctx, events.Check{Task: t.ID, Attempt: t.Attempt, Paths: paths, Passed: problems == "",
+		Problem: textutil.Clip(textutil.FirstLine(problems), 200)})
 }
 
 // ObserveModels returns a context whose model calls are reported as run
@@ -50,25 +50,25 @@ func ObserveModels(ctx context.Context) context.Context {
 func emitNote(ctx context.Context, n llm.Note) {
 	switch n.Kind {
 	case llm.NoteStart:
-		data := map[string]any{"label": n.Label, "role": n.Role, "model": n.Model, "attempt": n.Attempt}
+		ev := events.LLMStart{Label: n.Label, Role: n.Role, Model: n.Model, Attempt: n.Attempt}
 		if n.PromptTokens > 0 {
-			data["prompt_tokens"], data["num_ctx"] = n.PromptTokens, n.NumCtx
+			ev.PromptTokens, ev.NumCtx = n.PromptTokens, n.NumCtx
 		}
-		graph.Emit(ctx, n.Kind, data)
+		events.Emit(ctx, ev)
 	case llm.NoteProgress:
-		graph.Emit(ctx, n.Kind, map[string]any{"label": n.Label, "model": n.Model, "tokens": n.Tokens,
-			"tokens_per_s": n.TokensPerSecond, "elapsed_ms": n.Elapsed.Milliseconds(), "text": n.Text})
+		events.Emit(ctx, events.LLMProgress{Label: n.Label, Model: n.Model, Tokens: n.Tokens,
+			TokensPerS: n.TokensPerSecond, ElapsedMS: n.Elapsed.Milliseconds(), Text: n.Text})
 	case llm.NoteRetry:
-		graph.Emit(ctx, n.Kind, map[string]any{"label": n.Label, "role": n.Role, "model": n.Model, "attempt": n.Attempt,
-			"wait_ms": n.Wait.Milliseconds(), "error": textutil.Clip(n.Err, 400)})
+		events.Emit(ctx, events.LLMRetry{Label: n.Label, Role: n.Role, Model: n.Model, Attempt: n.Attempt,
+			WaitMS: n.Wait.Milliseconds(), Error: textutil.Clip(n.Err, 400)})
 	case llm.NoteReask:
-		name := "reply_unusable"
+		name := events.KindReplyUnusable
 		switch n.Stop {
 		case llm.StopLength:
-			name = "reply_cut_off"
+			name = events.KindReplyCutOff
 		case llm.StopRunaway:
-			name = "reply_runaway"
+			name = events.KindReplyRunaway
 		}
-		graph.Emit(ctx, name, map[string]any{"label": n.Label, "tokens": n.Tokens, "problem": n.Problem, "reasked": true})
+		events.Emit(ctx, events.Reask{Name: name, Label: n.Label, Tokens: n.Tokens, Problem: n.Problem, Reasked: true})
 	}
 }

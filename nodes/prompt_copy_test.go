@@ -20,6 +20,7 @@ import (
 // the Implementor's prompt as a real attempt composes it for a sample task in
 // each protocol, and fails on any such name.
 func TestNoPromptExampleNamesWhatTheTaskAndRepositoryDoNot(t *testing.T) {
+	t.Parallel()
 	repo := map[string]string{"go.mod": addGoMod, "calc/add.go": strings.Replace(addGo, "package add", "package calc", 1),
 		"calc/add_test.go": strings.Replace(addTestGo, "package add", "package calc", 1)}
 	known := map[string]bool{}

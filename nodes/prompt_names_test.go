@@ -13,6 +13,7 @@ import (
 // nodes/prompts (names.go), never by literal text: the scripted teams find
 // sections by those names, so a retitled section is one edit there.
 func TestEveryPromptSectionIsANamedOne(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 // Every built-in template renders with its samples, and every template has
 // samples: PromptSamples stays in step with the templates the workflow uses.
 func TestPromptSamplesRenderEveryBuiltInTemplate(t *testing.T) {
+	t.Parallel()
 	c, err := llm.NewComposer(prompts.FS, "", "", "")
 	if err != nil {
 		t.Fatal(err)

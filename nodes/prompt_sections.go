@@ -3,11 +3,12 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"slices"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
 )
@@ -55,12 +56,12 @@ func (d *Deps) knowledgeSection(ctx context.Context, s *WorkflowState) llm.Secti
 	}
 	store, problems, err := d.knowledgeStore()
 	if err != nil {
-		graph.Emit(ctx, "warning", map[string]any{"message": "knowledge store unreadable: " + err.Error()})
+		events.Emit(ctx, events.Warning{Message: "knowledge store unreadable: " + err.Error()})
 		sec.Body = "(no project knowledge available)"
 		return sec
 	}
 	if len(problems) > 0 && d.noteOnce("knowledge_problems", problems[0].String()) {
-		graph.Emit(ctx, "knowledge_problems", map[string]any{"count": len(problems), "first": problems[0].String()})
+		events.Emit(ctx, events.KnowledgeProblems{Count: len(problems), First: problems[0].String()})
 	}
 	req := knowledge.SelectRequest{Budget: d.Settings.KnowledgeBudget}
 	if m := s.ActiveMilestone(); m != nil {
@@ -70,7 +71,7 @@ func (d *Deps) knowledgeSection(ctx context.Context, s *WorkflowState) llm.Secti
 	sel := store.Select(req)
 	s.LastKnowledge = sel.Provisional
 	if len(sel.Omitted) > 0 && d.noteOnce("knowledge_omitted", fmt.Sprint(sel.Omitted)) {
-		graph.Emit(ctx, "knowledge_omitted", map[string]any{"omitted": sel.Omitted})
+		events.Emit(ctx, events.KnowledgeOmitted{Omitted: omissions(sel.Omitted)})
 	}
 	if strings.TrimSpace(sel.Text) == "" {
 		sec.Body = "(no project knowledge yet)"
@@ -125,14 +126,14 @@ func directivesSection(shown []Directive) llm.Section {
 	}
 	var b strings.Builder
 	for _, d := range shown {
-		b.WriteString("- " + d.promptLine() + "\n")
+		b.WriteString("- " + directiveLine(d) + "\n")
 	}
 	return llm.Section{Title: prompts.SecDirectives, Body: strings.TrimSpace(b.String()), Required: true}
 }
 
-// promptLine is how a directive reads in a prompt: id, priority, type,
+// directiveLine is how a directive reads in a prompt: id, priority, type,
 // source, what to do, why and where.
-func (d Directive) promptLine() string {
+func directiveLine(d Directive) string {
 	out := fmt.Sprintf("[%s] %s %s from %s: %s", d.ID, strings.ToUpper(d.Priority), d.Type, d.Source, d.Description)
 	if d.Rationale != "" {
 		out += " (why: " + d.Rationale + ")"
@@ -187,4 +188,16 @@ func milestoneOverview(s *WorkflowState) string {
 		fmt.Fprintf(&b, "- %s [%s] %s%s\n", m.ID, m.Status, m.Goal, current)
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// omissions are the knowledge left out of a prompt as its event says them.
+func omissions(in []knowledge.Omission) []events.Omission {
+	if in == nil {
+		return nil
+	}
+	out := make([]events.Omission, len(in))
+	for i, o := range in {
+		out[i] = events.Omission{Path: o.Path, Reason: o.Reason}
+	}
+	return out
 }

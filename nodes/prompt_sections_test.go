@@ -8,11 +8,13 @@ import (
 
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // A long run must not grow the planner's prompt without bound: the oldest
 // history goes first, the task, the directives and the instructions never.
 func TestPlannerPromptStaysWithinBudgetAsTheRunGrows(t *testing.T) {
+	t.Parallel()
 	c, err := llm.NewComposer(prompts.FS, "", "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -54,22 +56,23 @@ func TestPlannerPromptStaysWithinBudgetAsTheRunGrows(t *testing.T) {
 }
 
 func TestLimitsStopTheRunBeforeNewWork(t *testing.T) {
+	t.Parallel()
 	d := &Deps{Settings: DefaultSettings()}
 	d.Settings.MaxTasks = 3
 	now := time.Now()
-	if r := d.stopReason(&WorkflowState{TasksCompleted: 2, TasksFailed: 1}, now); !strings.Contains(r, "max_tasks") {
-		t.Errorf("max tasks: %q", r)
+	if r := d.stopReason(&WorkflowState{TasksCompleted: 2, TasksFailed: 1}, now); r.Kind != runstate.StopLimit || r.Key != "limits.max_tasks" || !strings.Contains(r.Reason, "max_tasks") {
+		t.Errorf("max tasks: %+v", r)
 	}
-	if r := d.stopReason(&WorkflowState{TasksCompleted: 2, TasksFailed: 1, CurrentTask: &Task{}}, now); r != "" {
-		t.Errorf("a task in progress finishes before the limit applies: %q", r)
+	if r := d.stopReason(&WorkflowState{TasksCompleted: 2, TasksFailed: 1, CurrentTask: &Task{}}, now); !r.IsZero() {
+		t.Errorf("a task in progress finishes before the limit applies: %+v", r)
 	}
-	if r := d.stopReason(&WorkflowState{StartedAt: now.Add(-5 * time.Hour)}, now); !strings.Contains(r, "max_wall_time") {
-		t.Errorf("wall time: %q", r)
+	if r := d.stopReason(&WorkflowState{StartedAt: now.Add(-5 * time.Hour)}, now); r.Kind != runstate.StopLimit || r.Key != "limits.max_wall_time" {
+		t.Errorf("wall time: %+v", r)
 	}
-	if r := d.stopReason(&WorkflowState{ConsecutiveFailures: 3}, now); !strings.Contains(r, "in a row") {
-		t.Errorf("circuit breaker: %q", r)
+	if r := d.stopReason(&WorkflowState{ConsecutiveFailures: 3}, now); r.Kind != runstate.StopFailure || !strings.Contains(r.Reason, "in a row") {
+		t.Errorf("circuit breaker: %+v", r)
 	}
-	if r := d.stopReason(&WorkflowState{}, now); r != "" {
-		t.Errorf("a fresh run must not stop: %q", r)
+	if r := d.stopReason(&WorkflowState{}, now); !r.IsZero() {
+		t.Errorf("a fresh run must not stop: %+v", r)
 	}
 }

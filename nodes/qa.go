@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"slices"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -24,7 +25,7 @@ func (d *Deps) qaGates(ctx context.Context, impl *ImplResult) []workspace.GateRe
 			}
 			out = append(out, workspace.GateResult{Name: g.Name, Command: g.Command, Passed: true, Duration: g.Duration, Output: g.Output})
 		}
-		graph.Emit(ctx, "gates_reused", map[string]any{"diff_hash": impl.DiffHash})
+		events.Emit(ctx, events.GatesReused{DiffHash: impl.DiffHash})
 		return out
 	}
 	return workspace.RunGates(ctx, d.Sandbox, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes)
@@ -47,7 +48,7 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 	}
 	for _, r := range results {
 		qa.Gates = append(qa.Gates, GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, TimedOut: r.TimedOut, Duration: r.Duration, Output: r.Output})
-		graph.Emit(ctx, "gate", map[string]any{"task": t.ID, "gate": r.Name, "passed": r.Passed, "exit_code": r.ExitCode, "ms": r.Duration.Milliseconds()})
+		events.Emit(ctx, events.Gate{Task: t.ID, Gate: r.Name, Passed: r.Passed, ExitCode: r.ExitCode, MS: r.Duration.Milliseconds()})
 		if !r.Passed {
 			return d.qaFailed(ctx, s, r.Failure()), nil
 		}
@@ -73,7 +74,7 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 		if qa.Criteria, qa.Passed = judgeReview(t.AcceptanceCriteria, nil, ev); !qa.Passed {
 			return d.qaFailed(ctx, s, "Acceptance criteria not met:\n"+unmetFeedback(qa.Criteria)), nil
 		}
-		graph.Emit(ctx, "qa", map[string]any{"task": t.ID, "passed": true, "by": "checks"})
+		events.Emit(ctx, events.QA{Task: t.ID, Passed: true, By: "checks"})
 		return s, nil
 	}
 	reply, _, err := d.review(ctx, &s, diff, code, RolePrimary, NodeQA)
@@ -94,7 +95,7 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 		fb := strings.TrimSpace(reply.Feedback)
 		return d.qaFailed(ctx, s, strings.TrimSpace("Acceptance criteria not met:\n"+unmetFeedback(qa.Criteria)+"\n"+fb)), nil
 	}
-	graph.Emit(ctx, "qa", map[string]any{"task": t.ID, "passed": true})
+	events.Emit(ctx, events.QA{Task: t.ID, Passed: true})
 	return s, nil
 }
 
@@ -126,7 +127,7 @@ func (d *Deps) review(ctx context.Context, s *WorkflowState, diff, code, role, l
 	out, resp, err := llm.Structured[qaReply](ctx, d.Model, req)
 	d.account(ctx, s, label, role, resp)
 	if err != nil {
-		emitModelError(ctx, map[string]any{"label": label, "error": err.Error()})
+		emitModelError(ctx, events.ModelError{Label: label, Error: err.Error()})
 		return out, resp, fmt.Errorf("%s: %w", label, err)
 	}
 	emitCall(ctx, label, resp)
@@ -146,7 +147,7 @@ func (d *Deps) qaFailed(ctx context.Context, s WorkflowState, feedback string) W
 	t.Retries++
 	t.Feedback = feedback
 	happen(&s, HappenedQAFailed)
-	graph.Emit(ctx, "qa", map[string]any{"task": t.ID, "passed": false, "attempt": t.Attempt, "feedback": clip(feedback, 300)})
+	events.Emit(ctx, events.QA{Task: t.ID, Passed: false, Attempt: t.Attempt, Feedback: clip(feedback, 300)})
 	return s
 }
 

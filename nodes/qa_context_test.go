@@ -33,6 +33,7 @@ func Other() {}
 `
 
 func TestTheReviewSeesTheChangedFunctionWhole(t *testing.T) {
+	t.Parallel()
 	diff := "diff --git a/stats.go b/stats.go\n--- a/stats.go\n+++ b/stats.go\n@@ -19,3 +19,3 @@ func Mean(xs []int) (float64, error) {\n \tn := len(xs)\n-\treturn float64(total / n), nil\n+\treturn float64(total) / float64(n), nil\n }\n"
 	read := func(p string) (string, error) {
 		if p == "stats.go" {
@@ -55,6 +56,7 @@ func TestTheReviewSeesTheChangedFunctionWhole(t *testing.T) {
 }
 
 func TestOutsideGoTheBlockIsFoundByIndentation(t *testing.T) {
+	t.Parallel()
 	src := "def a():\n    return 1\n\ndef b(x):\n    y = x * 2\n    return y\n\ndef c():\n    pass\n"
 	spans := enclosingSpans("m.py", src, []int{5})
 	if len(spans) != 1 || spans[0].from != 4 || spans[0].to != 7 {
@@ -68,6 +70,7 @@ func TestOutsideGoTheBlockIsFoundByIndentation(t *testing.T) {
 }
 
 func TestChangedLinesFollowTheHunks(t *testing.T) {
+	t.Parallel()
 	diff := "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,3 @@\n one\n+two\n three\n@@ -10 +11,2 @@\n-x\n+y\n+z\ndiff --git a/gone.txt b/gone.txt\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n"
 	got := changedLines(diff)
 	if want := []int{2, 11, 11, 12}; !equalInts(got["a.txt"], want) {

@@ -16,6 +16,7 @@ const evDiff = `diff --git a/stats.go b/stats.go
 `
 
 func TestAMetCriterionNeedsAQuoteFromTheChange(t *testing.T) {
+	t.Parallel()
 	crit := []string{"Mean divides as floats"}
 	ev := reviewEvidence{change: evDiff, requireQuotes: true}
 	cases := []struct {
@@ -47,6 +48,7 @@ func TestAMetCriterionNeedsAQuoteFromTheChange(t *testing.T) {
 }
 
 func TestGatesDecideTheCriteriaTheyCheck(t *testing.T) {
+	t.Parallel()
 	passed := []GateOutcome{{Name: "test", Command: "go test ./...", Passed: true}}
 	crit := []string{"go test ./... passes", "Mean divides as floats"}
 	// The reviewer wrongly fails the test criterion and proves the other.
@@ -71,6 +73,7 @@ func TestGatesDecideTheCriteriaTheyCheck(t *testing.T) {
 }
 
 func TestVerdictsAreMatchedByNumberThenTextNeverByAGuess(t *testing.T) {
+	t.Parallel()
 	crit := []string{"adds TopWords", "tests TopWords", "documents TopWords"}
 	// Numbered out of order.
 	m := matchVerdicts(crit, []criterionVerdict{{Number: 3, Evidence: "c"}, {Number: 1, Evidence: "a"}, {Number: 2, Evidence: "b"}})
@@ -95,6 +98,7 @@ func TestVerdictsAreMatchedByNumberThenTextNeverByAGuess(t *testing.T) {
 }
 
 func TestFilterDiffKeepsDeniedFilesOnTheMachine(t *testing.T) {
+	t.Parallel()
 	diff := "diff --git a/.env b/.env\n--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n-KEY=old\n+KEY=new\n" + evDiff
 	out := filterDiff(diff, func(p string) bool { return p == ".env" })
 	if strings.Contains(out, "KEY=") || !strings.Contains(out, "float64(len(xs))") || !strings.Contains(out, "a change to .env is not shown") {

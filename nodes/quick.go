@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 )
 
 // Pipeline modes (Settings.Pipeline.Mode, config pipeline.mode, --quick/--full).
@@ -180,7 +180,7 @@ func (d *Deps) choosePipeline(ctx context.Context, s *WorkflowState) placement {
 	}
 	p := d.place(ctx, s.Remit)
 	if p.How != "" {
-		graph.Emit(ctx, "placed", map[string]any{"change": p.Change, "show": p.Show, "how": p.How})
+		events.Emit(ctx, events.Placed{Change: p.Change, Show: p.Show, How: p.How})
 	}
 	if !s.Quick && p.placed() {
 		// One change in a file lemmings found needs no plan.
@@ -353,7 +353,7 @@ func (d *Deps) planQuick(ctx context.Context, s WorkflowState) (WorkflowState, e
 			why = "the implementor was blocked"
 		}
 		t.Feedback = strings.TrimSpace(why + "; the quick path was asked for, so the run does not escalate into the full pipeline (run without --quick to let it plan). Last feedback: " + clip(t.Feedback, 600))
-		graph.Emit(ctx, "pipeline_kept_quick", map[string]any{"task": t.ID, "attempts": t.Attempt, "why": why})
+		events.Emit(ctx, events.PipelineChange{Name: events.KindPipelineKeptQuick, Task: t.ID, Attempts: t.Attempt, Why: why})
 		s.PlannerDecision = DecisionAbort
 		return s, nil
 	}
@@ -373,7 +373,7 @@ func (d *Deps) escalateQuick(ctx context.Context, s WorkflowState, blocked bool)
 		why = "the implementor was blocked"
 	}
 	s.EscalationContext = strings.TrimSpace(s.EscalationContext + fmt.Sprintf("\nThe remit was tried as one quick task and %s; plan it in smaller tasks. Last feedback: %s", why, clip(t.Feedback, 600)))
-	graph.Emit(ctx, "pipeline_escalated", map[string]any{"task": t.ID, "attempts": t.Attempt, "why": why})
+	events.Emit(ctx, events.PipelineChange{Name: events.KindPipelineEscalated, Task: t.ID, Attempts: t.Attempt, Why: why})
 	s.Quick = false
 	s.PipelineReason = "escalated: " + why
 	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil

@@ -3,12 +3,10 @@ package nodes
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/lemmings-dev/lemmings/internal/gitfixture"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
@@ -53,6 +51,7 @@ var labelledRemits = []struct {
 // call), and wrong on few of the labelled remits. A remit it wrongly calls
 // quick escalates into the full pipeline after its quick attempts.
 func TestTheRemitHeuristicSizesThePipeline(t *testing.T) {
+	t.Parallel()
 	right, falseQuick, falseFull := 0, 0, 0
 	for _, r := range labelledRemits {
 		got, why := readRemit(r.remit).quick()
@@ -77,6 +76,7 @@ func TestTheRemitHeuristicSizesThePipeline(t *testing.T) {
 }
 
 func TestQuickCriteriaAreWhatLemmingsCanCheck(t *testing.T) {
+	t.Parallel()
 	d := &Deps{Work: testRepo(t, map[string]string{"hello/hello.go": "package hello\n\nfunc Hello() string { return \"Hello, World\" }\n"}),
 		Gates: []workspace.Gate{{Name: "test", Command: "go test ./..."}}}
 	got := d.quickCriteria(`Change the greeting in hello/hello.go from "Hello, World" to "Hello, Lemmings".`, []string{"hello/hello.go"})
@@ -106,6 +106,7 @@ func TestQuickCriteriaAreWhatLemmingsCanCheck(t *testing.T) {
 // QA asks no model when the gates and lemmings' own checks cover every
 // criterion, and fails a change that does not add the text the remit asked for.
 func TestQADecidesWithoutAModelWhenTheChecksCoverEveryCriterion(t *testing.T) {
+	t.Parallel()
 	gates := []GateOutcome{{Name: "test", Command: "go test ./...", Passed: true}}
 	crit := []string{critGates, critAdds + `"Hello, Lemmings"`}
 	diff := "--- a/hello.go\n+++ b/hello.go\n@@\n-\treturn \"Hello, World\"\n+\treturn \"Hello, Lemmings\"\n"
@@ -130,6 +131,7 @@ func TestQADecidesWithoutAModelWhenTheChecksCoverEveryCriterion(t *testing.T) {
 // and the shared head (project context, knowledge), so the server's prompt
 // cache serves them across role switches.
 func TestEveryLocalRoleSharesThePromptPrefix(t *testing.T) {
+	t.Parallel()
 	c, err := llm.NewComposer(prompts.FS, "", "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +186,7 @@ func roleData(label string) any {
 // A one-function remit cannot come back as five milestones: the schema sent
 // to the model bounds the plan by what the remit asks.
 func TestTheScopeSchemaIsSizedToTheRemit(t *testing.T) {
+	t.Parallel()
 	d := &Deps{Settings: DefaultSettings()}
 	bound := func(remit string) (ms, tasks, instr float64, crit map[string]any) {
 		raw, err := schemaFor[scopeReply](d, &WorkflowState{Remit: remit})
@@ -210,20 +213,5 @@ func TestTheScopeSchemaIsSizedToTheRemit(t *testing.T) {
 // testRepo commits files in a new repository and returns the run's worktree.
 func testRepo(t *testing.T, files map[string]string) *workspace.Worktree {
 	t.Helper()
-	dir := t.TempDir()
-	for p, body := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"}} {
-		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-	}
-	return testWorktree(t, dir)
+	return testWorktree(t, gitfixture.Repo(t, files))
 }

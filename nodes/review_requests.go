@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -191,9 +191,9 @@ func (d *Deps) applyReviews(ctx context.Context, s *WorkflowState) {
 	}
 	done, err := ApplyReviews(ctx, d.Work, d.Settings.KnowledgeDir, d.RunDir, s.RunID)
 	for _, r := range done {
-		graph.Emit(ctx, "knowledge_reviewed", map[string]any{"doc": r.Path, "decision": r.Decision, "reason": r.Reason})
+		events.Emit(ctx, events.KnowledgeReviewed{Doc: r.Path, Decision: r.Decision, Reason: r.Reason})
 	}
 	if err != nil {
-		graph.Emit(ctx, "warning", map[string]any{"message": err.Error()})
+		events.Emit(ctx, events.Warning{Message: err.Error()})
 	}
 }

@@ -31,6 +31,7 @@ func reviewWorktree(t *testing.T) *workspace.Worktree {
 }
 
 func TestApplyReviewsCommitsTheDecisionsAndClearsThem(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	wt := reviewWorktree(t)
 	runDir := t.TempDir()
@@ -86,6 +87,7 @@ func TestApplyReviewsCommitsTheDecisionsAndClearsThem(t *testing.T) {
 }
 
 func TestConfirmingAFlaggedDocClearsTheFlagEvenWhenAlreadyEstablished(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	wt := reviewWorktree(t)
 	dir := filepath.Join(wt.Dir(), "docs/knowledge")

@@ -1,21 +1,5 @@
 package nodes
 
-import "github.com/lemmings-dev/lemmings/nodes/prompts"
-
-// Node names of the workflow graph.
-const (
-	NodeScope       = prompts.ScopeAgent
-	NodePlanner     = prompts.TaskPlanner
-	NodeImplementor = prompts.Implementor
-	NodeQA          = prompts.QA
-	NodeComplete    = "mark_complete"
-	NodeFailed      = "mark_failed"
-	NodeSupervisors = "run_supervisors"
-	NodeAssessor    = prompts.Assessor
-	NodePolish      = "polish"
-	NodeReport      = "report"
-)
-
 // Planner decisions (WorkflowState.PlannerDecision).
 const (
 	DecisionImplement     = "implement"

@@ -3,6 +3,7 @@ package nodes
 import "testing"
 
 func TestRoutingFollowsTheDesignTopology(t *testing.T) {
+	t.Parallel()
 	set := DefaultSettings()
 	set.Supervisors.Enabled = false
 	withSup := DefaultSettings()
@@ -51,6 +52,7 @@ func TestRoutingFollowsTheDesignTopology(t *testing.T) {
 }
 
 func TestTheCompiledGraphHasEveryNodeAndNoDeadEnd(t *testing.T) {
+	t.Parallel()
 	app, err := Build(&Deps{Settings: DefaultSettings()}).Compile()
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +69,7 @@ func TestTheCompiledGraphHasEveryNodeAndNoDeadEnd(t *testing.T) {
 }
 
 func TestJudgeCriteriaNeedsEveryCriterionMet(t *testing.T) {
+	t.Parallel()
 	crit := []string{"adds TopWords", "tests it"}
 	if _, ok := judgeCriteria(crit, []criterionVerdict{{Criterion: "adds TopWords", Met: true}, {Criterion: "tests it", Met: true}}); !ok {
 		t.Error("all met should pass")

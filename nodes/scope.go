@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -44,7 +46,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 	var placed placement
 	if !replan {
 		placed = d.choosePipeline(ctx, &s)
-		graph.Emit(ctx, "pipeline", map[string]any{"quick": s.Quick, "why": s.PipelineReason})
+		events.Emit(ctx, events.Pipeline{Quick: s.Quick, Why: s.PipelineReason})
 	}
 	var specs []milestoneSpec
 	fromModel := false
@@ -70,11 +72,11 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 				return s, err
 			}
 			if !replan {
-				s.StopReason = "the ScopeAgent could not produce a plan: " + err.Error()
+				s.SetStop(runstate.FailureStop("the ScopeAgent could not produce a plan: " + err.Error()))
 				s.Milestones = nil
 				return s, nil
 			}
-			graph.Emit(ctx, "warning", map[string]any{"message": "re-plan unusable, keeping the current milestones: " + err.Error()})
+			events.Emit(ctx, events.Warning{Message: "re-plan unusable, keeping the current milestones: " + err.Error()})
 			s.ScopeRounds++
 			return s, nil
 		}
@@ -83,7 +85,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 			// The ScopeAgent says the remit is one task: no planning round,
 			// no Assessor; the quick path escalates if it was wrong.
 			s.Quick, s.PipelineReason = true, "the ScopeAgent planned one task"
-			graph.Emit(ctx, "pipeline", map[string]any{"quick": true, "why": s.PipelineReason})
+			events.Emit(ctx, events.Pipeline{Quick: true, Why: s.PipelineReason})
 		}
 	}
 	if replan {
@@ -96,13 +98,15 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 		s.Milestones = d.toMilestones(0, specs)
 	}
 	if len(s.Milestones) == 0 || s.CurrentMilestone >= len(s.Milestones) {
-		s.StopReason = firstNonEmpty(s.StopReason, "the plan has no milestone left to work on")
+		if s.StopReason == "" {
+			s.SetStop(runstate.FailureStop("the plan has no milestone left to work on"))
+		}
 		return s, nil
 	}
 	cur := &s.Milestones[s.CurrentMilestone]
 	cur.Status = MilestoneActive
 	s.CarryForward = append(s.CarryForward, cur.Tasks...)
-	graph.Emit(ctx, "milestones", map[string]any{"count": len(s.Milestones), "replan": replan})
+	events.Emit(ctx, events.Milestones{Count: len(s.Milestones), Replan: replan})
 	if s.Approve == "milestones" {
 		return s, graph.Interrupt(approveMilestones(s.Milestones))
 	}

@@ -10,6 +10,7 @@ import (
 // A deep subtree listed first (fixtures, vendored code) must not crowd the
 // project's own top-level folders out of the tree every prompt starts with.
 func TestTheTreeShowsShallowFoldersBeforeADeepSubtree(t *testing.T) {
+	t.Parallel()
 	var entries []workspace.Entry
 	for i := range 200 {
 		entries = append(entries, workspace.Entry{Path: "aaa/fixtures/case" + string(rune('a'+i%26)) + strings.Repeat("x", i/26) + "/input.txt"})

@@ -14,6 +14,7 @@ import (
 // config is the workflow's default, and a hard-coded copy in nodes that
 // ignores the key fails here.
 func TestEveryConfigDefaultReachesTheSettings(t *testing.T) {
+	t.Parallel()
 	// Keys read elsewhere: the runner (write and remit bytes), the router.
 	elsewhere := map[string]bool{"Limits.WriteBytes": true, "Limits.RemitBytes": true}
 	base := DefaultSettings()
@@ -56,6 +57,7 @@ func TestEveryConfigDefaultReachesTheSettings(t *testing.T) {
 
 // A few defaults spelled out, as a reader of docs/configuration.md sees them.
 func TestDefaultSettingsAreConfigsDefaults(t *testing.T) {
+	t.Parallel()
 	c, s := config.Default(), DefaultSettings()
 	for _, p := range []struct {
 		key       string

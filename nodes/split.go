@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 )
 
 // DecisionSplit replaces a task that keeps failing by 2-3 smaller ones. It is
@@ -40,7 +40,7 @@ func (d *Deps) splitTask(ctx context.Context, s WorkflowState, r plannerReply) (
 	}
 	if len(parts) < 2 {
 		// Not a split: retry the task as planned.
-		graph.Emit(ctx, "warning", map[string]any{"message": fmt.Sprintf("planner split task %s into %d usable tasks (need 2-3): retrying it as planned", t.ID, len(parts))})
+		events.Emit(ctx, events.Warning{Message: fmt.Sprintf("planner split task %s into %d usable tasks (need 2-3): retrying it as planned", t.ID, len(parts))})
 		s.PlannerDecision = DecisionImplement
 		return d.prepareAttempt(s), nil
 	}
@@ -59,7 +59,7 @@ func (d *Deps) splitTask(ctx context.Context, s WorkflowState, r plannerReply) (
 		Attempts: t.Attempt, DirectiveID: t.DirectiveID, Polish: t.Polish, At: d.now()})
 	forgetKnowledgeUse(&s, t)
 	settleEscalations(&s, t.ID, false)
-	graph.Emit(ctx, "task_split", map[string]any{"task": t.ID, "into": titles})
+	events.Emit(ctx, events.TaskSplit{Task: t.ID, Into: titles})
 	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	for _, p := range parts[1:] {
 		s.CarryForward = dropPlanned(s.CarryForward, p.Title)

@@ -10,165 +10,43 @@ package nodes
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
-// Folders of a run's requests, in its run folder.
+// The request files and the state's records live in runstate; nodes names
+// them here.
+type (
+	TellRequest = runstate.TellRequest
+	UndoRequest = runstate.UndoRequest
+	ToldMessage = runstate.ToldMessage
+	UndoneTask  = runstate.UndoneTask
+)
+
 const (
-	TellDir = "tell"
-	UndoDir = "undo"
+	TellDir      = runstate.TellDir
+	UndoDir      = runstate.UndoDir
+	SourceUser   = runstate.SourceUser
+	MaxTellBytes = runstate.MaxTellBytes
 )
 
 // TrailerUndo names, on a revert commit, the task it took back.
 const TrailerUndo = "Lemmings-Undo"
 
-// SourceUser is the source of the directives a user told a run.
-const SourceUser = "user"
-
-// MaxTellBytes is the longest message lemmings tell takes.
-const MaxTellBytes = 4000
-
-// TellRequest is a message left for a run.
-type TellRequest struct {
-	ID       string    `json:"id"`
-	Message  string    `json:"message"`
-	Priority string    `json:"priority"` // critical | normal | low
-	At       time.Time `json:"at"`
-	file     string
-}
-
-// UndoRequest is an undo left for a running run.
-type UndoRequest struct {
-	ID     string    `json:"id"`
-	Task   string    `json:"task"`
-	Reason string    `json:"reason"`
-	At     time.Time `json:"at"`
-	file   string
-}
-
-// RequestTell leaves message for the run whose folder is runDir; the run
-// files it as a directive at its next checkpoint.
-func RequestTell(runDir, message, priority string) (TellRequest, error) {
-	message = strings.TrimSpace(message)
-	switch {
-	case message == "":
-		return TellRequest{}, errors.New(`tell: the message is empty: lemmings tell RUN "what the run should do"`)
-	case len(message) > MaxTellBytes:
-		return TellRequest{}, fmt.Errorf("tell: the message is %d bytes, more than %d: say it shorter, or put the details in a file of the repository and name it", len(message), MaxTellBytes)
-	}
-	if priority == "" {
-		priority = PrioNormal
-	}
-	if priority != PrioCritical && priority != PrioNormal && priority != PrioLow {
-		return TellRequest{}, fmt.Errorf("tell: priority %q: want %s, %s or %s", priority, PrioCritical, PrioNormal, PrioLow)
-	}
-	r := TellRequest{Message: message, Priority: priority, At: time.Now().UTC()}
-	r.ID = requestID(r.At)
-	return r, writeRequest(filepath.Join(runDir, TellDir), r.ID, r)
-}
-
-// RequestUndo leaves an undo of task for the run whose folder is runDir; the
-// run carries it out at its next task boundary.
-func RequestUndo(runDir, task, reason string) (UndoRequest, error) {
-	r := UndoRequest{Task: strings.TrimSpace(task), Reason: strings.TrimSpace(reason), At: time.Now().UTC()}
-	if r.Task == "" {
-		return r, errors.New("undo: name the task (t3)")
-	}
-	r.ID = requestID(r.At)
-	return r, writeRequest(filepath.Join(runDir, UndoDir), r.ID, r)
-}
-
-// requestID orders requests by time; the random part keeps two made in the
-// same nanosecond apart.
-func requestID(at time.Time) string {
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%d-%s", at.UnixNano(), hex.EncodeToString(b[:]))
-}
-
-// writeRequest writes v as dir/id.json under a dot name and renames it, so
-// the run never reads half a request.
-func writeRequest(dir, id string, v any) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, "."+id+".json")
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, id+".json"))
-}
-
-// readRequests decodes the requests in dir, oldest first; one that does not
-// parse is set aside under a dot name (never read again) and reported.
-func readRequests[T any](dir string, valid func(*T) bool, setFile func(*T, string)) ([]T, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []T
-	var names []string
-	var errs []error
-	for _, e := range ents {
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		p := filepath.Join(dir, name)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		var r T
-		if err := json.Unmarshal(data, &r); err != nil || !valid(&r) {
-			aside := filepath.Join(dir, "."+name+".bad")
-			_ = os.Rename(p, aside)
-			errs = append(errs, fmt.Errorf("request %s is not one lemmings wrote (%v): set aside as %s", p, err, aside))
-			continue
-		}
-		setFile(&r, p)
-		out = append(out, r)
-	}
-	return out, errors.Join(errs...)
-}
-
-// PendingTells lists the messages waiting in runDir, oldest first.
-func PendingTells(runDir string) ([]TellRequest, error) {
-	return readRequests(filepath.Join(runDir, TellDir),
-		func(r *TellRequest) bool { return r.ID != "" && strings.TrimSpace(r.Message) != "" },
-		func(r *TellRequest, p string) { r.file = p })
-}
-
-// PendingUndos lists the undos waiting in runDir, oldest first.
-func PendingUndos(runDir string) ([]UndoRequest, error) {
-	return readRequests(filepath.Join(runDir, UndoDir),
-		func(r *UndoRequest) bool { return r.ID != "" && r.Task != "" },
-		func(r *UndoRequest, p string) { r.file = p })
-}
+// RequestTell, RequestUndo, PendingTells and PendingUndos are runstate's.
+var (
+	RequestTell  = runstate.RequestTell
+	RequestUndo  = runstate.RequestUndo
+	PendingTells = runstate.PendingTells
+	PendingUndos = runstate.PendingUndos
+)
 
 // TakeTells files the messages waiting in runDir as directives in s, each
 // once: a message the state already holds (a checkpoint has it) only has its
@@ -178,7 +56,7 @@ func TakeTells(s *WorkflowState, runDir string, now time.Time) ([]ToldMessage, e
 	var filed []ToldMessage
 	for _, r := range reqs {
 		if slices.ContainsFunc(s.Tells, func(m ToldMessage) bool { return m.ID == r.ID }) {
-			_ = os.Remove(r.file) // committed with an earlier checkpoint
+			_ = r.Remove() // committed with an earlier checkpoint
 			continue
 		}
 		filed = append(filed, fileTell(s, r, now))
@@ -207,10 +85,10 @@ func (d *Deps) takeTells(ctx context.Context, s *WorkflowState) {
 	}
 	filed, err := TakeTells(s, d.RunDir, d.now())
 	for _, m := range filed {
-		graph.Emit(ctx, "told", map[string]any{"id": m.ID, "directive": m.Directive, "message": clip(m.Message, 300), "priority": m.Priority})
+		events.Emit(ctx, events.Told{Directive: m.Directive, ID: m.ID, Message: clip(m.Message, 300), Priority: m.Priority})
 	}
 	if err != nil {
-		graph.Emit(ctx, "warning", map[string]any{"message": err.Error()})
+		events.Emit(ctx, events.Warning{Message: err.Error()})
 	}
 }
 
@@ -232,22 +110,22 @@ func (d *Deps) applyUndos(ctx context.Context, s *WorkflowState) {
 	}
 	reqs, err := PendingUndos(d.RunDir)
 	if err != nil {
-		graph.Emit(ctx, "warning", map[string]any{"message": err.Error()})
+		events.Emit(ctx, events.Warning{Message: err.Error()})
 	}
 	for _, r := range reqs {
 		if slices.ContainsFunc(s.Undone, func(u UndoneTask) bool { return u.ID == r.ID }) {
-			_ = os.Remove(r.file)
+			_ = r.Remove()
 			continue
 		}
 		u, err := UndoTask(ctx, d.Work, s, UndoOptions{Task: r.Task, Reason: r.Reason, By: "undo", RequestID: r.ID, Now: d.now()})
 		if err != nil {
 			msg := fmt.Sprintf("lemmings undo %s: %v", r.Task, err)
 			s.Warnings = append(s.Warnings, msg)
-			graph.Emit(ctx, "warning", map[string]any{"message": msg})
-			_ = os.Remove(r.file) // it can never apply; said in the log and the report
+			events.Emit(ctx, events.Warning{Message: msg})
+			_ = r.Remove() // it can never apply; said in the log and the report
 			continue
 		}
-		graph.Emit(ctx, "task_undone", map[string]any{"task": u.TaskID, "commit": u.Commit, "revert": u.Revert, "reason": clip(u.Reason, 300)})
+		events.Emit(ctx, events.TaskUndone{Commit: u.Commit, Reason: clip(u.Reason, 300), Revert: u.Revert, Task: u.TaskID})
 	}
 }
 

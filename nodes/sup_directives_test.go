@@ -3,11 +3,12 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 
 	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/llm"
@@ -42,6 +43,7 @@ func supFates(s WorkflowState) []string {
 }
 
 func TestSupAddDirectivesNormalises(t *testing.T) {
+	t.Parallel()
 	s := supExecState()
 	s.TasksCompleted = 7
 	ids := addDirectives(&s, SupDesign, []Directive{
@@ -69,6 +71,7 @@ func TestSupAddDirectivesNormalises(t *testing.T) {
 // dropped with the fate "capped". Functional and planned directives do not
 // count.
 func TestSupCleanupCap(t *testing.T) {
+	t.Parallel()
 	s := supExecState()
 	addDirectives(&s, SupDesign, []Directive{{Type: DirFunctional, Description: "functional one"}}, 10, supNow)
 	for i := 1; i <= 10; i++ {
@@ -99,6 +102,7 @@ func TestSupCleanupCap(t *testing.T) {
 // TestSupDirectiveAging: cleanup directives nobody picked up within 15
 // completed tasks age out; functional and planned ones never do.
 func TestSupDirectiveAging(t *testing.T) {
+	t.Parallel()
 	s := supExecState()
 	s.TasksCompleted = 2
 	addDirectives(&s, SupCodeStyle, []Directive{
@@ -127,6 +131,7 @@ func TestSupDirectiveAging(t *testing.T) {
 }
 
 func TestSupDirectiveOrder(t *testing.T) {
+	t.Parallel()
 	pending := []Directive{
 		{ID: "d1", Type: DirCleanup, Priority: PrioLow},
 		{ID: "d2", Type: DirFunctional, Priority: PrioLow},
@@ -148,6 +153,7 @@ func TestSupDirectiveOrder(t *testing.T) {
 // forward (in the order shown), low and cleanup work after it; handled and
 // escalated directives are closed with their fate.
 func TestSupDirectivePlacement(t *testing.T) {
+	t.Parallel()
 	s := supExecState()
 	s.CarryForward = []PlannedTask{{Title: "planned A"}, {Title: "planned B"}}
 	addDirectives(&s, SupDesign, []Directive{
@@ -189,6 +195,7 @@ func TestSupDirectivePlacement(t *testing.T) {
 // account for stays pending and is shown again; ignored twice, the
 // orchestrator makes it a task itself. A critical one is forced at once.
 func TestSupDirectiveNeverSilentlyDropped(t *testing.T) {
+	t.Parallel()
 	s := supExecState()
 	addDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: "rename helpers"}}, 10, supNow)
 	for round := 1; round <= 2; round++ {
@@ -252,6 +259,7 @@ func supPreemptState(t *testing.T, d *Deps, operator bool) WorkflowState {
 // TestSupCriticalPreemptsCarryForward: the planner picked the next planned
 // task, but a critical directive runs first; the planned work waits, once.
 func TestSupCriticalPreemptsCarryForward(t *testing.T) {
+	t.Parallel()
 	for _, operator := range []bool{false, true} {
 		t.Run(fmt.Sprintf("operator_plan=%v", operator), func(t *testing.T) {
 			m := &supFakeModel{}
@@ -283,6 +291,7 @@ func TestSupCriticalPreemptsCarryForward(t *testing.T) {
 // interrupted task is not lost and its half-done work does not leak into the
 // directive's commit.
 func TestSupCriticalPreemptsTaskInProgress(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := &supFakeModel{}
 	d := supDeps(t, m, true)
@@ -322,6 +331,7 @@ func TestSupCriticalPreemptsTaskInProgress(t *testing.T) {
 // an ACTIVE DIRECTIVES section, in priority order, with the instruction that
 // each MUST be addressed; the answer's fates are recorded.
 func TestSupDirectivesInPlannerPrompt(t *testing.T) {
+	t.Parallel()
 	m := &supFakeModel{}
 	d := supDeps(t, m, true)
 	s := supPreemptState(t, d, false)

@@ -3,10 +3,11 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 
 	"github.com/lemmings-dev/lemmings/llm"
 )

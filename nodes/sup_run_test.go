@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/suptest"
@@ -40,6 +41,7 @@ func supLandState(d *Deps, t *testing.T) WorkflowState {
 // has that document discarded with a warning; its own documents are written
 // (provisional) and committed once, with the job's trailer.
 func TestSupOwnershipRefusal(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := supDeps(t, nil, true)
 	d.Supervisors = NewSupervisorPool(ctx, nil)
@@ -140,6 +142,7 @@ func supInNode(t *testing.T, fn func(ctx context.Context) error) []string {
 // TestSupFailedCallsAreWarnings: a call error or a malformed reply lands as a
 // warning and a log entry; nothing else changes.
 func TestSupFailedCallsAreWarnings(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := supDeps(t, nil, true)
 	d.Supervisors = NewSupervisorPool(ctx, nil)
@@ -169,6 +172,7 @@ func TestSupFailedCallsAreWarnings(t *testing.T) {
 // TestSupReplySchemas: the replies keep their documented output keys, and a reply
 // that breaks the schema is rejected (then discarded by land).
 func TestSupReplySchemas(t *testing.T) {
+	t.Parallel()
 	want := map[string][]string{
 		"code_style":   {"conventions_updated", "directives", "summary"},
 		"design":       {"design_updates", "directives", "summary"},
@@ -218,6 +222,7 @@ func TestSupReplySchemas(t *testing.T) {
 // tree for the supervisor, except deny-listed ones, whose content never goes
 // into the prompt.
 func TestSupInputLeavesDeniedFilesOut(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := supDeps(t, nil, true)
 	for p, body := range map[string]string{
@@ -252,6 +257,7 @@ func TestSupInputLeavesDeniedFilesOut(t *testing.T) {
 // TestSupBootstrapInput: on an empty store the supervisor is told to
 // establish, and sees a sample of the code even with nothing changed.
 func TestSupBootstrapInput(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := &supFakeModel{answer: supAnswerEmptySupervisor}
 	d := supDeps(t, m, true)
@@ -291,6 +297,7 @@ func TestSupBootstrapInput(t *testing.T) {
 // run_supervisors; background mode returns at once with the jobs in flight,
 // and the next planning round lands them.
 func TestSupModesLandWhereTheyShould(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, blocking := range []bool{true, false} {
 		m := &supFakeModel{answer: supAnswerEmptySupervisor}
@@ -332,6 +339,7 @@ func TestSupModesLandWhereTheyShould(t *testing.T) {
 // TestSupRelaunchAfterRestart: a job the state lists but this process never
 // started (a resume) is launched again and lands once.
 func TestSupRelaunchAfterRestart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := &supFakeModel{answer: supAnswerEmptySupervisor}
 	d := supDeps(t, m, true)
@@ -374,6 +382,7 @@ func TestSupRelaunchAfterRestart(t *testing.T) {
 // TestSupBudgetWarnsOnce: jobs landing after the budget was crossed do not
 // repeat the warning; a failed job's cost counts too.
 func TestSupBudgetWarnsOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := supDeps(t, nil, true)
 	d.Supervisors = NewSupervisorPool(ctx, nil)
@@ -414,6 +423,7 @@ func TestSupBudgetWarnsOnce(t *testing.T) {
 // TestSupAssessorSeesSupervisorFindings: the Assessor's prompt carries the
 // supervisor run log and the pending directives as evidence of drift.
 func TestSupAssessorSeesSupervisorFindings(t *testing.T) {
+	t.Parallel()
 	m := &supFakeModel{answer: supAnswerAssessor("aligned")}
 	d := supDeps(t, m, false)
 	s := supExecState()
@@ -439,6 +449,7 @@ func TestSupAssessorSeesSupervisorFindings(t *testing.T) {
 // step that committed its documents but died before its checkpoint runs again
 // on resume with the same input; the documents are not committed twice.
 func TestSupBlockingStepRerunCommitsOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	calls := 0
 	m := &supFakeModel{answer: func(req llm.Request) (string, error) {
@@ -477,6 +488,7 @@ func TestSupBlockingStepRerunCommitsOnce(t *testing.T) {
 // not fit its budget is skipped with a warning; the run goes on. A long remit
 // is clipped to fit the default budget.
 func TestSupUncomposablePromptIsSkipped(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := &supFakeModel{answer: supAnswerEmptySupervisor}
 	d := supDeps(t, m, true)
@@ -525,6 +537,7 @@ func TestSupUncomposablePromptIsSkipped(t *testing.T) {
 // completed tasks becomes established (committed); a failed task resets its
 // count. A hand-written status in another case counts as what it says.
 func TestSupKnowledgePromotion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := supDeps(t, nil, true)
 	const p = "conventions/file-names.md"

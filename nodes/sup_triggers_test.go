@@ -33,6 +33,7 @@ func supLandAll(s *WorkflowState) { s.SupervisorJobs = nil }
 // the Internaliser every 3rd, Design never (it has no periodic trigger), and
 // never a supervisor that is not due.
 func TestSupPeriodicTriggers(t *testing.T) {
+	t.Parallel()
 	set := DefaultSettings()
 	s := supExecState()
 	ran := map[string][]int{}
@@ -61,6 +62,7 @@ func TestSupPeriodicTriggers(t *testing.T) {
 // TestSupIntervalsConfigurable: intervals are settings (run.SettingsFrom
 // fills them from the configuration).
 func TestSupIntervalsConfigurable(t *testing.T) {
+	t.Parallel()
 	set := DefaultSettings()
 	set.Supervisors.CodeStyle.Interval = 2
 	set.Supervisors.Internaliser.Interval = 0 // no periodic run
@@ -76,6 +78,7 @@ func TestSupIntervalsConfigurable(t *testing.T) {
 // TestSupEventTriggers: each event wakes exactly the supervisors
 // docs/supervisors.md names for it.
 func TestSupEventTriggers(t *testing.T) {
+	t.Parallel()
 	set := DefaultSettings()
 	set.Supervisors.UrgencyThreshold = 0 // events alone, without the abort's urgency
 	cases := []struct {
@@ -109,6 +112,7 @@ func TestSupEventTriggers(t *testing.T) {
 // TestSupNotDue: a disabled layer or supervisor, the polish phase, a spent
 // budget and a job in flight all keep supervisors from starting.
 func TestSupNotDue(t *testing.T) {
+	t.Parallel()
 	base := func() WorkflowState {
 		s := supExecState()
 		s.TasksCompleted = 4
@@ -153,6 +157,7 @@ func TestSupNotDue(t *testing.T) {
 // TestSupReplanReviewedAfterAbort: a Design run at a task abort does not
 // swallow the re-plan that follows with no task ended in between.
 func TestSupReplanReviewedAfterAbort(t *testing.T) {
+	t.Parallel()
 	set := DefaultSettings()
 	s := supExecState()
 	s.TasksCompleted, s.TasksFailed = 2, 1
@@ -171,6 +176,7 @@ func TestSupReplanReviewedAfterAbort(t *testing.T) {
 // job is running is kept for that supervisor alone, not lost when the others
 // react to it, and not replayed to the others.
 func TestSupTriggerKeptForJobInFlight(t *testing.T) {
+	t.Parallel()
 	set := DefaultSettings()
 	d := &Deps{Settings: set, Supervisors: NewSupervisorPool(context.Background(), nil)}
 	defer d.Supervisors.Close()
@@ -201,6 +207,7 @@ func TestSupTriggerKeptForJobInFlight(t *testing.T) {
 // TestSupUrgencyWeights: each signal adds its configured weight: the node
 // that sees it reports the fact, the supervisors' hook after it weighs it.
 func TestSupUrgencyWeights(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := &Deps{Settings: DefaultSettings()}
 
@@ -250,6 +257,7 @@ func TestSupUrgencyWeights(t *testing.T) {
 // TestSupTaskAbortUrgency: a failed task adds +1.0, which alone pulls every
 // supervisor forward; Design reacts to the abort itself.
 func TestSupTaskAbortUrgency(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := supDeps(t, nil, true)
 	head, err := d.Work.Head(ctx)
@@ -275,6 +283,7 @@ func TestSupTaskAbortUrgency(t *testing.T) {
 // is pulled forward, at it every enabled supervisor runs and the urgency
 // resets.
 func TestSupUrgencyPullForward(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	set := DefaultSettings()
 	s := supExecState()
@@ -322,6 +331,7 @@ func TestSupUrgencyPullForward(t *testing.T) {
 // TestSupUrgencyRounding: configured weights that sum to the threshold in
 // decimal reach it in floating point too.
 func TestSupUrgencyRounding(t *testing.T) {
+	t.Parallel()
 	set := DefaultSettings()
 	s := supExecState()
 	s.TasksCompleted = 1
@@ -343,6 +353,7 @@ func supWantUrgency(t *testing.T, what string, s WorkflowState, want float64) {
 // TestSupConvergenceDoubling: findings that barely change double the
 // supervisor's interval (up to the cap), and new findings reset it.
 func TestSupConvergenceDoubling(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	set := DefaultSettings()
 	set.Supervisors.MaxInterval = 20
@@ -393,6 +404,7 @@ func TestSupConvergenceDoubling(t *testing.T) {
 // TestSupConvergenceNeedsComparison: a single run, and a supervisor without a
 // periodic interval (Design), never double anything.
 func TestSupConvergenceNeedsComparison(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := &Deps{Settings: DefaultSettings()}
 	s := supExecState()

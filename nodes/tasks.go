@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 )
 
 func (d *Deps) milestoneDone(s *WorkflowState) {
@@ -54,7 +54,7 @@ func (d *Deps) updateCarryForward(ctx context.Context, s *WorkflowState, next []
 	}
 	if len(s.CarryForward) > 0 && changed*2 > len(s.CarryForward) {
 		happen(s, HappenedPlanChurn)
-		graph.Emit(ctx, "carry_forward_churn", map[string]any{"changed": changed, "was": len(s.CarryForward)})
+		events.Emit(ctx, events.CarryForwardChurn{Changed: changed, Was: len(s.CarryForward)})
 	}
 	s.CarryForward = plan
 }
@@ -128,7 +128,7 @@ func (d *Deps) startTask(ctx context.Context, s WorkflowState, p PlannedTask) (W
 	s.CurrentTask = t
 	s.Implementation, s.QA = nil, nil
 	s.PlannerDecision = DecisionImplement
-	graph.Emit(ctx, "task_planned", map[string]any{"task": t.ID, "title": t.Title, "milestone": t.Milestone, "directive": t.DirectiveID})
+	events.Emit(ctx, events.TaskPlanned{Task: t.ID, Title: t.Title, Milestone: t.Milestone, Directive: t.DirectiveID})
 	return d.prepareAttempt(s), nil
 }
 
@@ -176,7 +176,7 @@ func (d *Deps) abandon(ctx context.Context, s *WorkflowState, reason string) err
 	}
 	forgetKnowledgeUse(s, t)
 	settleEscalations(s, t.ID, false)
-	graph.Emit(ctx, "task_failed", map[string]any{"task": t.ID, "attempts": t.Attempt, "reason": clip(reason, 300)})
+	events.Emit(ctx, events.TaskFailed{Task: t.ID, Attempts: t.Attempt, Reason: clip(reason, 300)})
 	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	return nil
 }
@@ -184,8 +184,9 @@ func (d *Deps) abandon(ctx context.Context, s *WorkflowState, reason string) err
 // stop ends the run with reason. A task in progress is abandoned as
 // mark_failed would abandon it, so a stopped run never leaves half a task
 // on the branch.
-func (d *Deps) stop(ctx context.Context, s *WorkflowState, reason string) error {
-	s.StopReason = reason
+func (d *Deps) stop(ctx context.Context, s *WorkflowState, st Stop) error {
+	s.SetStop(st)
+	reason := st.Reason
 	s.PlannerDecision = DecisionStop
 	if s.CurrentTask == nil {
 		return nil

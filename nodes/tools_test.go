@@ -16,6 +16,7 @@ import (
 // each description's example all name the same tools, per protocol, and every
 // parameter a tool names is a field of the protocol's action.
 func TestToolTableAgrees(t *testing.T) {
+	t.Parallel()
 	c, err := llm.NewComposer(prompts.FS, "", "", "")
 	if err != nil {
 		t.Fatal(err)

@@ -61,6 +61,7 @@ var trainedSchemaCases = []trainedSchemaCase{
 // alternating, under `make test`; LEMMINGS_TRAINED_FULL=1 (make test-models) asks each in both
 // modes, of both models.
 func TestRealTrainedModelSchemas(t *testing.T) {
+	t.Parallel()
 	s := realollama.Start(t, realollama.WithTrainedModels())
 	full := os.Getenv("LEMMINGS_TRAINED_FULL") == "1"
 	// The reply budget of a run's local calls is larger; here it bounds the test's time. A

@@ -11,7 +11,7 @@ import (
 	"maps"
 
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -31,21 +31,22 @@ type Backend struct {
 }
 
 // storeOf opens the run store: the backend's, or the repository's.
-func storeOf(o Options, root string) (*graph.Compiled[nodes.WorkflowState], error) {
+func storeOf(o Options, root string) (*graph.Reader[runstate.State], error) {
 	if o.Backend != nil {
 		return StoreOn(o.Backend.Checkpointer)
 	}
 	return Store(root)
 }
 
-// StoreOn compiles the workflow over cp for reading its runs (status, log).
-func StoreOn(cp graph.Checkpointer) (*graph.Compiled[nodes.WorkflowState], error) {
-	return nodes.Build(&nodes.Deps{Settings: nodes.DefaultSettings()}).Compile(graph.WithCheckpointer(cp))
+// StoreOn opens the runs cp stores for reading (status, log) and pruning:
+// the state type is enough, no workflow is compiled.
+func StoreOn(cp graph.Checkpointer) (*graph.Reader[runstate.State], error) {
+	return graph.NewReader[runstate.State](cp)
 }
 
 // checkpointMeta is what each checkpoint records of the work tree.
-func checkpointMeta(b *Backend, wt *workspace.Worktree) func(context.Context, nodes.WorkflowState) (map[string]string, error) {
-	return func(ctx context.Context, _ nodes.WorkflowState) (map[string]string, error) {
+func checkpointMeta(b *Backend, wt *workspace.Worktree) func(context.Context, runstate.State) (map[string]string, error) {
+	return func(ctx context.Context, _ runstate.State) (map[string]string, error) {
 		// Not cancelled with the run: a checkpoint written as Ctrl-C
 		// arrives must still record the HEAD its step left.
 		ctx = context.WithoutCancel(ctx)

@@ -2,10 +2,11 @@ package run
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/internal/gitfixture"
 )
 
 // A run's recorded choices go on as flags (the user's word): a choices.json
@@ -14,9 +15,7 @@ import (
 func TestChoicesAreOnlyWhatARunRecords(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
+	gitfixture.Init(t, root)
 	write := func(id, body string) string {
 		t.Helper()
 		path := filepath.Join(root, DataDir, RunsDir, id, ChoicesFile)
@@ -37,9 +36,7 @@ func TestChoicesAreOnlyWhatARunRecords(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 	path := write("committed", `{"supervisors.enabled":"true"}`)
-	if out, err := exec.Command("git", "-C", root, "add", "-f", path).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
+	gitfixture.Git(t, root, "add", "-f", path)
 	if _, err := LoadChoices(root, "committed"); err == nil || !strings.Contains(err.Error(), "committed in the repository") {
 		t.Errorf("err = %v", err)
 	}

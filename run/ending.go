@@ -8,12 +8,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // How a process's stretch of a run ends, in the one vocabulary
-// (nodes.StandingOf): a halt request or the wall time cut the node in flight
+// (runstate.StandingOf): a halt request or the wall time cut the node in flight
 // (a model call, a gate) and store the run as stopped and resumable; the
 // run_end event says what status, report and exit code say.
 
@@ -71,8 +72,8 @@ func watchStops(ctx context.Context, halted func() bool, every, limit time.Durat
 }
 
 // standingOf says how the run stands after this process's stretch.
-func standingOf(snap graph.Snapshot[nodes.WorkflowState], runErr error) nodes.Standing {
-	st := nodes.Stored{Status: snap.Status, Reason: snap.Reason, Error: snap.Error}
+func standingOf(snap graph.Snapshot[runstate.State], runErr error) runstate.Standing {
+	st := runstate.Stored{Status: snap.Status, Reason: snap.Reason, Error: snap.Error}
 	if st.Status == "" {
 		st.Status = graph.StatusFailed // nothing stored: the run failed before its first checkpoint
 	}
@@ -83,7 +84,7 @@ func standingOf(snap graph.Snapshot[nodes.WorkflowState], runErr error) nodes.St
 	if s.RunID == "" {
 		s.RunID = snap.RunID
 	}
-	return nodes.StandingOf(st, &s)
+	return runstate.StandingOf(st, &s)
 }
 
 // endSink tells every sink the run's status in the one vocabulary: the
@@ -95,14 +96,14 @@ type endSink struct {
 	runID string
 	sinks []graph.Sink
 	// ended is the standing the Report node announced.
-	ended *nodes.Standing
+	ended *runstate.Standing
 }
 
 func (e *endSink) Handle(ev graph.Event) {
 	switch {
-	case ev.Kind == graph.EventCustom && ev.Name == "report":
-		var st nodes.Standing
-		if json.Unmarshal(ev.Data, &st) == nil && st.Status != "" {
+	case ev.Kind == graph.EventCustom && ev.Name == events.KindReport:
+		if r, ok := events.As[events.Report](ev); ok && r.Status != "" {
+			st := r.Standing()
 			e.ended = &st
 		}
 	case ev.Kind == graph.EventRunEnd:
@@ -114,17 +115,17 @@ func (e *endSink) Handle(ev graph.Event) {
 }
 
 func (e *endSink) mapEnd(ev graph.Event) graph.Event {
-	var st nodes.Standing
+	var st runstate.Standing
 	if ev.Status == graph.StatusDone && e.ended != nil {
 		st = *e.ended
 	} else {
-		st = nodes.StandingOf(nodes.Stored{Status: ev.Status, Reason: ev.Reason, Error: ev.Error}, &nodes.WorkflowState{RunID: e.runID})
+		st = runstate.StandingOf(runstate.Stored{Status: ev.Status, Reason: ev.Reason, Error: ev.Error}, &runstate.State{RunID: e.runID})
 	}
 	stored := ev.Status
 	ev.Status, ev.Reason = graph.Status(st.Status), st.Reason
-	if st.Status == nodes.RunFailed && ev.Error == "" {
+	if st.Status == runstate.RunFailed && ev.Error == "" {
 		ev.Error = st.Reason // a run that ended failed says why where a fault would
 	}
-	ev.Data, _ = json.Marshal(map[string]any{"next": st.Next, "resumable": st.Resumable, "stored": stored})
+	ev.Data, _ = json.Marshal(events.RunEnd{Next: st.Next, Resumable: st.Resumable, Stored: stored})
 	return ev
 }

@@ -7,12 +7,14 @@ package run
 
 import (
 	"context"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"math"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/internal/suptest"
@@ -31,7 +33,7 @@ func escNoSupervisors(c *config.Config) {
 // escRejectingQA fails every criterion without quoting anything: a weak
 // reviewer that cannot see the work is there.
 func escRejectingQA(role string, c llmtest.Call) (any, bool) {
-	if role != nodes.NodeQA {
+	if role != runstate.NodeQA {
 		return nil, false
 	}
 	return map[string]any{"criteria": []map[string]any{{"number": 1, "criterion": "the file exists", "met": false, "quote": "", "evidence": "I cannot tell from the diff"}},
@@ -56,8 +58,8 @@ func escReport(t *testing.T, res Result) string {
 	return string(b)
 }
 
-func escOf(s nodes.WorkflowState, kind string) []nodes.Escalation {
-	var out []nodes.Escalation
+func escOf(s runstate.State, kind string) []runstate.Escalation {
+	var out []runstate.Escalation
 	for _, e := range s.Escalations {
 		if e.Kind == kind {
 			out = append(out, e)
@@ -69,7 +71,7 @@ func escOf(s nodes.WorkflowState, kind string) []nodes.Escalation {
 func TestEscDisputedReviewGoesToTheCloudReviewer(t *testing.T) {
 	t.Parallel()
 	tm := &supTeam{Local: escRejectingQA, CloudHelp: func(role string, c llmtest.Call) (any, bool) {
-		if role != nodes.NodeQA {
+		if role != runstate.NodeQA {
 			return nil, false
 		}
 		return supQAReply(c), true // the cloud quotes the diff and passes it
@@ -81,11 +83,11 @@ func TestEscDisputedReviewGoesToTheCloudReviewer(t *testing.T) {
 	if d := res.State.DoneList; len(d) != 1 || d[0].QA != "passed" || d[0].Commit == "" {
 		t.Fatalf("done list %+v: the work the gates passed must be committed", d)
 	}
-	cr := escOf(res.State, nodes.EscCloudReview)
-	if len(cr) != 1 || cr[0].Outcome != nodes.EscPassed || cr[0].CostUSD != suptest.CallCost || cr[0].PromptTokens != suptest.PromptTokens {
+	cr := escOf(res.State, runstate.EscCloudReview)
+	if len(cr) != 1 || cr[0].Outcome != runstate.EscPassed || cr[0].CostUSD != suptest.CallCost || cr[0].PromptTokens != suptest.PromptTokens {
 		t.Fatalf("cloud reviews %+v", cr)
 	}
-	if got := supCallsOf(e.Cloud, nodes.NodeQA); len(got) != 1 {
+	if got := supCallsOf(e.Cloud, runstate.NodeQA); len(got) != 1 {
 		t.Fatalf("%d cloud QA calls, want 1", len(got))
 	} else if !strings.Contains(supFirstUser(got[0]), "## "+prompts.SecChangedCode) || !strings.Contains(supFirstUser(got[0]), "## "+prompts.SecDiff) {
 		t.Error("the cloud reviewer must see the diff and the changed code")
@@ -113,8 +115,8 @@ func TestEscDisputedReviewWithoutTheCloudIsCommittedAndFlagged(t *testing.T) {
 		t.Fatal("an offline run must never escalate")
 	}
 	d := res.State.DoneList
-	if len(d) != 1 || d[0].QA != nodes.QADisputed || d[0].Commit == "" {
-		t.Fatalf("done list %+v: want the work committed, flagged %q", d, nodes.QADisputed)
+	if len(d) != 1 || d[0].QA != runstate.QADisputed || d[0].Commit == "" {
+		t.Fatalf("done list %+v: want the work committed, flagged %q", d, runstate.QADisputed)
 	}
 	if files := suptest.Git(t, e.Repo, "show", "--name-only", "--format=", d[0].Commit); !strings.Contains(files, "out/m1-1.txt") {
 		t.Errorf("the disputed commit lacks the work: %s", files)
@@ -122,7 +124,7 @@ func TestEscDisputedReviewWithoutTheCloudIsCommittedAndFlagged(t *testing.T) {
 	if !strings.Contains(escReport(t, res), "| review disputed |") {
 		t.Error("the report must flag the disputed review")
 	}
-	if got := escOf(res.State, nodes.EscReviewDisputed); len(got) != 1 || !strings.Contains(got[0].Note, "no cloud review") {
+	if got := escOf(res.State, runstate.EscReviewDisputed); len(got) != 1 || !strings.Contains(got[0].Note, "no cloud review") {
 		t.Errorf("disputes %+v", got)
 	}
 }
@@ -147,7 +149,7 @@ func TestEscDisputedReviewRetryPolicyKeepsTheOldLoop(t *testing.T) {
 func escArchitectTeam() *supTeam {
 	return &supTeam{
 		Local: func(role string, c llmtest.Call) (any, bool) {
-			if role == nodes.NodeImplementor && !strings.Contains(llmtest.Section(supFirstUser(c), prompts.SecTask), "ARCHITECT STEP") {
+			if role == runstate.NodeImplementor && !strings.Contains(llmtest.Section(supFirstUser(c), prompts.SecTask), "ARCHITECT STEP") {
 				return map[string]any{"thought": "stuck", "action": "blocked", "summary": "I do not know where the file goes (compiler said: undefined: Foo)"}, true
 			}
 			return nil, false
@@ -183,8 +185,8 @@ func TestEscArchitectWritesTheNextAttempt(t *testing.T) {
 	if d := res.State.DoneList; len(d) != 1 || d[0].QA != "passed" || d[0].Attempts != 3 {
 		t.Fatalf("done list %+v: want the third attempt (the architect's) to pass", d)
 	}
-	esc := escOf(res.State, nodes.EscArchitect)
-	if len(esc) != 1 || esc[0].Outcome != nodes.EscHelped || esc[0].Attempt != 3 || esc[0].CostUSD != suptest.CallCost {
+	esc := escOf(res.State, runstate.EscArchitect)
+	if len(esc) != 1 || esc[0].Outcome != runstate.EscHelped || esc[0].Attempt != 3 || esc[0].CostUSD != suptest.CallCost {
 		t.Fatalf("architect escalations %+v", esc)
 	}
 	if math.Abs(res.State.SupervisorSpendUSD-suptest.CallCost) > 1e-9 {
@@ -218,7 +220,7 @@ func TestEscTheBudgetStopsTheArchitect(t *testing.T) {
 	if !warned {
 		t.Errorf("no budget warning in %v", e.warnings())
 	}
-	if esc := escOf(res.State, nodes.EscArchitect); len(esc) != 1 || esc[0].TaskID != "t1" || esc[0].Outcome != nodes.EscHelped {
+	if esc := escOf(res.State, runstate.EscArchitect); len(esc) != 1 || esc[0].TaskID != "t1" || esc[0].Outcome != runstate.EscHelped {
 		t.Errorf("architect escalations %+v", esc)
 	}
 }
@@ -251,9 +253,9 @@ func TestEscSplitReplacesAFailingTaskAndRollsItsWorkBack(t *testing.T) {
 	var sawOffer bool
 	tm := &supTeam{Local: func(role string, c llmtest.Call) (any, bool) {
 		switch role {
-		case nodes.NodeScope:
+		case runstate.NodeScope:
 			return escScope("Write out/big.txt"), true
-		case nodes.NodePlanner:
+		case runstate.NodePlanner:
 			p := supFirstUser(c)
 			if strings.Contains(p, `you may answer "split"`) {
 				sawOffer = true
@@ -275,7 +277,7 @@ func TestEscSplitReplacesAFailingTaskAndRollsItsWorkBack(t *testing.T) {
 		t.Fatal("the planner was never offered a split")
 	}
 	d := res.State.DoneList
-	if len(d) != 3 || d[0].QA != nodes.QASplit || d[0].TaskID != "t1" || d[1].QA != "passed" || d[2].QA != "passed" {
+	if len(d) != 3 || d[0].QA != runstate.QASplit || d[0].TaskID != "t1" || d[1].QA != "passed" || d[2].QA != "passed" {
 		t.Fatalf("done list %+v: want t1 split, then its two parts passed", d)
 	}
 	if !strings.Contains(d[0].Summary, "Write out/part1.txt") || !strings.Contains(d[0].Summary, "rolled back") {
@@ -302,7 +304,7 @@ func TestEscAPlanBreakingTheLimitsGoesBackOnceWithTheReasons(t *testing.T) {
 	var sentBack, scopeSentBack []string
 	tm := &supTeam{Local: func(role string, c llmtest.Call) (any, bool) {
 		switch role {
-		case nodes.NodeScope:
+		case runstate.NodeScope:
 			if last := c.Messages[len(c.Messages)-1].Content; strings.Contains(last, "breaks the task limits") {
 				scopeSentBack = append(scopeSentBack, last)
 				return escScope("Write out/a.txt"), true
@@ -310,7 +312,7 @@ func TestEscAPlanBreakingTheLimitsGoesBackOnceWithTheReasons(t *testing.T) {
 			long := escScope("Write out/a.txt")
 			long["milestones"].([]any)[0].(map[string]any)["tasks"].([]supTaskSpec)[0].Instructions = strings.Repeat("Write it well. ", 50)
 			return long, true
-		case nodes.NodePlanner:
+		case runstate.NodePlanner:
 			last := c.Messages[len(c.Messages)-1].Content
 			if strings.Contains(last, "breaks the task limits") {
 				sentBack = append(sentBack, last)
@@ -327,7 +329,7 @@ func TestEscAPlanBreakingTheLimitsGoesBackOnceWithTheReasons(t *testing.T) {
 	e := supNewEnv(t, tm)
 	e.Cfg.Offline = true
 	res, err := escStartRemit(e)
-	if err != nil || res.State.Outcome != nodes.OutcomeDone {
+	if err != nil || res.State.Outcome != runstate.OutcomeDone {
 		t.Fatalf("run: %v %q %q", err, res.State.Outcome, res.State.StopReason)
 	}
 	if len(sentBack) != 1 || !strings.Contains(sentBack[0], "names 3 target files: at most 2") {
@@ -349,9 +351,9 @@ func TestEscCloudPlannerPlansUntilTheBudgetIsSpent(t *testing.T) {
 	tm := &supTeam{}
 	tm.CloudHelp = func(role string, c llmtest.Call) (any, bool) {
 		switch role {
-		case nodes.NodeScope:
+		case runstate.NodeScope:
 			return escScope("Write out/c1.txt", "Write out/c2.txt", "Write out/c3.txt"), true
-		case nodes.NodePlanner:
+		case runstate.NodePlanner:
 			return tm.plannerReply(c), true
 		}
 		return nil, false
@@ -363,17 +365,17 @@ func TestEscCloudPlannerPlansUntilTheBudgetIsSpent(t *testing.T) {
 	pl.Provider, pl.Model = config.ProviderOpenRouter, supCloudModel
 	e.Cfg.Roles[config.RolePlanner] = pl
 	res, err := escStartRemit(e)
-	if err != nil || res.State.Outcome != nodes.OutcomeDone {
+	if err != nil || res.State.Outcome != runstate.OutcomeDone {
 		t.Fatalf("run: %v %q %q\n%s", err, res.State.Outcome, res.State.StopReason, e.eventLog())
 	}
-	cloudPlans := len(supCallsOf(e.Cloud, nodes.NodeScope)) + len(supCallsOf(e.Cloud, nodes.NodePlanner))
+	cloudPlans := len(supCallsOf(e.Cloud, runstate.NodeScope)) + len(supCallsOf(e.Cloud, runstate.NodePlanner))
 	if cloudPlans != 3 {
 		t.Errorf("%d cloud planning calls, want 3 (the budget holds three)", cloudPlans)
 	}
-	if len(supCallsOf(e.Local, nodes.NodePlanner)) == 0 {
+	if len(supCallsOf(e.Local, runstate.NodePlanner)) == 0 {
 		t.Error("once the budget is spent the local primary must plan")
 	}
-	if len(supCallsOf(e.Local, nodes.NodeScope)) != 0 {
+	if len(supCallsOf(e.Local, runstate.NodeScope)) != 0 {
 		t.Error("the scope was the cloud planner's")
 	}
 	if got := res.State.SupervisorSpendUSD; math.Abs(got-3*suptest.CallCost) > 1e-9 {

@@ -13,7 +13,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"net"
 	"os"
 	"path/filepath"
@@ -23,6 +22,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
@@ -102,13 +104,13 @@ func (tm *supTeam) respondLocal(c llmtest.Call) llmtest.Reply {
 	}
 	var v any
 	switch supRoleOf(c) {
-	case nodes.NodePlanner:
+	case runstate.NodePlanner:
 		v = tm.plannerReply(c)
-	case nodes.NodeImplementor:
+	case runstate.NodeImplementor:
 		v = supImplementorReply(c)
-	case nodes.NodeQA:
+	case runstate.NodeQA:
 		v = supQAReply(c)
-	case nodes.NodeAssessor:
+	case runstate.NodeAssessor:
 		v = tm.assessorReply(c)
 	case prompts.Summarizer:
 		v = map[string]any{"summary": "The task is done."}
@@ -438,7 +440,7 @@ func (e *supEnv) mustStart(plan string) Result {
 	if err != nil {
 		e.t.Fatalf("run: %v\nevents:\n%s", err, e.eventLog())
 	}
-	if res.Status != graph.StatusDone || res.State.Outcome != nodes.OutcomeDone {
+	if res.Status != graph.StatusDone || res.State.Outcome != runstate.OutcomeDone {
 		e.t.Fatalf("run ended %s, outcome %q, stop %q\nevents:\n%s", res.Status, res.State.Outcome, res.State.StopReason, e.eventLog())
 	}
 	return res
@@ -541,8 +543,8 @@ func supClosedURL(t *testing.T) string {
 }
 
 // supRunLog returns the supervisor runs of one supervisor.
-func supRunLog(s nodes.WorkflowState, name string) []nodes.SupervisorRun {
-	var out []nodes.SupervisorRun
+func supRunLog(s runstate.State, name string) []runstate.SupervisorRun {
+	var out []runstate.SupervisorRun
 	for _, r := range s.SupervisorRunLog {
 		if r.Supervisor == name {
 			out = append(out, r)
@@ -552,7 +554,7 @@ func supRunLog(s nodes.WorkflowState, name string) []nodes.SupervisorRun {
 }
 
 // supFates lists the log as "id:fate".
-func supFates(s nodes.WorkflowState) []string {
+func supFates(s runstate.State) []string {
 	var out []string
 	for _, f := range s.DirectiveLog {
 		out = append(out, f.DirectiveID+":"+f.Fate)
@@ -560,7 +562,7 @@ func supFates(s nodes.WorkflowState) []string {
 	return out
 }
 
-func supIDs(ds []nodes.Directive) []string {
+func supIDs(ds []runstate.Directive) []string {
 	var out []string
 	for _, d := range ds {
 		out = append(out, d.ID)

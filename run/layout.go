@@ -17,7 +17,7 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/redact"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // DataRoot returns the repository's .lemmings folder, creating it (0700)
@@ -128,7 +128,7 @@ func (e *LayoutError) Error() string {
 // Runs lists the stored runs as ListRuns does; runs that cannot be read are
 // left out of the list and returned apart, with why, so that one damaged run
 // never stops a command about another.
-func Runs(ctx context.Context, app *graph.Compiled[nodes.WorkflowState]) ([]graph.RunInfo, map[string]error, error) {
+func Runs(ctx context.Context, app *graph.Reader[runstate.State]) ([]graph.RunInfo, map[string]error, error) {
 	runs, err := app.ListRuns(ctx)
 	if dr := (*graph.DamagedRunsError)(nil); errors.As(err, &dr) {
 		return runs, dr.Runs, nil
@@ -142,24 +142,22 @@ func DamagedAdvice(id string) string {
 	return fmt.Sprintf("its checkpoints cannot be read; its commits are on branch lemmings/%s. lemmings clean %s --force --prune removes the run's worktree and records", id, id)
 }
 
-// learnSecrets teaches the process's redaction the values it must never show:
+// learnSecrets teaches the run's redaction the values it must never show:
 // lemmings' own keys from the environment, the literal keys of the
 // configuration and the repository's .env secrets.
-func learnSecrets(root string, cfg *config.Config) {
-	red := redact.Default()
+func learnSecrets(red *redact.Redactor, root string, cfg *config.Config) {
 	red.LearnEnv(os.Environ())
-	LearnConfigSecrets(cfg)
+	LearnConfigSecrets(red, cfg)
 	red.LearnRepo(root)
 }
 
-// LearnConfigSecrets teaches the process's redaction the secrets written in
+// LearnConfigSecrets teaches red the secrets written in
 // the configuration (config.Config.Secrets): an API key in the user file,
 // echoed by a coding CLI, must not land in events, prompts or checkpoints.
-func LearnConfigSecrets(cfg *config.Config) {
+func LearnConfigSecrets(red *redact.Redactor, cfg *config.Config) {
 	if cfg == nil {
 		return
 	}
-	red := redact.Default()
 	for key, v := range cfg.Secrets() {
 		red.Learn(key, v)
 	}

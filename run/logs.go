@@ -4,20 +4,20 @@ package run
 // any node, with secrets redacted.
 
 import (
-	"encoding/json"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/internal/redact"
 )
 
 // note writes one event into the run's log and sinks outside any node.
-func (e *runEnv) note(runID, name string, data map[string]any, sinks []graph.Sink) {
-	ev := graph.Event{Kind: graph.EventCustom, Name: name, RunID: runID, Time: time.Now().UTC()}
-	ev.Data, _ = json.Marshal(data)
+func (e *runEnv) note(runID string, p events.Payload, sinks []graph.Sink) {
+	ev := events.Event(runID, p)
+	ev.Time = time.Now().UTC()
 	for _, sink := range append([]graph.Sink{e.events}, sinks...) {
 		sink.Handle(ev)
 	}
@@ -52,13 +52,16 @@ func (w *warningLog) lines() []string {
 
 // redactingSink removes secrets from what an event carries (a node's error,
 // a task title, a gate's feedback…) before events.jsonl records it.
-type redactingSink struct{ next graph.Sink }
+type redactingSink struct {
+	next graph.Sink
+	red  *redact.Redactor
+}
 
 func (r redactingSink) Handle(ev graph.Event) {
-	ev.Error = llm.Redact(ev.Error)
-	ev.Reason = llm.Redact(ev.Reason)
+	ev.Error = r.red.String(ev.Error)
+	ev.Reason = r.red.String(ev.Reason)
 	if len(ev.Data) > 0 {
-		ev.Data = llm.RedactJSON(ev.Data)
+		ev.Data = r.red.JSON(ev.Data)
 	}
 	r.next.Handle(ev)
 }

@@ -3,13 +3,15 @@ package run_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/graph"
@@ -123,7 +125,7 @@ func headers(prompt string) []string {
 
 func TestPlannerPromptSectionsComeInTheDesignOrder(t *testing.T) {
 	r := runLoop(t, runSetup{})
-	if r.err != nil || r.result.State.Outcome != nodes.OutcomeDone {
+	if r.err != nil || r.result.State.Outcome != runstate.OutcomeDone {
 		t.Fatalf("run: %v, outcome %q (%s)", r.err, r.result.State.Outcome, r.result.State.StopReason)
 	}
 	planner := r.calls("task_planner")
@@ -221,13 +223,13 @@ func TestAnImplementorRepeatingItselfIsStoppedAndRetried(t *testing.T) {
 		Name: "stuck", Times: 5, Match: implementorFor("Fix MeanWordLength", false),
 		Reply: llmtest.Reply{Content: actionJSON(t, map[string]any{"thought": "look again", "action": "read_file", "path": "textstats.go"})},
 	}}})
-	if r.err != nil || r.result.State.Outcome != nodes.OutcomeDone {
+	if r.err != nil || r.result.State.Outcome != runstate.OutcomeDone {
 		t.Fatalf("run: %v outcome %q %s", r.err, r.result.State.Outcome, r.result.State.StopReason)
 	}
 	var loopSeen bool
 	for _, d := range r.custom("implementation") {
 		if d["task"] == "t1" && d["attempt"] == float64(1) {
-			loopSeen = d["status"] == nodes.ImplLoop
+			loopSeen = d["status"] == string(runstate.ImplLoop)
 		}
 	}
 	if !loopSeen {
@@ -275,7 +277,7 @@ func TestAnEditOutsideTheRepositoryIsRefusedAndTheModelIsTold(t *testing.T) {
 	if !strings.Contains(told, "RESULT of write_file:\nerror:") {
 		t.Errorf("the model was not told its write was refused: %q", told)
 	}
-	if r.result.State.Outcome != nodes.OutcomeDone {
+	if r.result.State.Outcome != runstate.OutcomeDone {
 		t.Errorf("the run should recover and finish: %s", r.result.State.StopReason)
 	}
 }
@@ -286,7 +288,7 @@ func TestSearchReplaceBlocksInProseAreApplied(t *testing.T) {
 		Name: "prose", Times: 2, Match: implementorFor("Fix MeanWordLength", false),
 		Reply: llmtest.Reply{Content: prose},
 	}}})
-	if r.err != nil || r.result.State.Outcome != nodes.OutcomeDone {
+	if r.err != nil || r.result.State.Outcome != runstate.OutcomeDone {
 		t.Fatalf("run: %v %q", r.err, r.result.State.StopReason)
 	}
 	if got := r.result.State.DoneList[0]; got.TaskID != "t1" || got.Attempts != 1 {
@@ -303,7 +305,7 @@ func TestAScopeAgentThatNeverAnswersInJSONEndsTheRunCleanly(t *testing.T) {
 		t.Fatalf("the run should end normally with a failed outcome, got error %v", r.err)
 	}
 	s := r.result.State
-	if s.Outcome != nodes.OutcomeFailed || !strings.Contains(s.StopReason, "ScopeAgent could not produce a plan") {
+	if s.Outcome != runstate.OutcomeFailed || !strings.Contains(s.StopReason, "ScopeAgent could not produce a plan") {
 		t.Errorf("outcome %q, stop %q", s.Outcome, s.StopReason)
 	}
 	if n := len(r.calls("scope_agent")); n != 2 {
@@ -341,10 +343,10 @@ func TestTheSameDiffTwiceIsCountedAsALoop(t *testing.T) {
 			statuses = append(statuses, d["status"].(string))
 		}
 	}
-	if len(statuses) < 2 || statuses[1] != nodes.ImplLoop {
+	if len(statuses) < 2 || statuses[1] != string(runstate.ImplLoop) {
 		t.Errorf("t1 attempt statuses %v: attempt 2 repeats attempt 1's diff and must count as a loop", statuses)
 	}
-	if r.result.State.Outcome != nodes.OutcomeDone {
+	if r.result.State.Outcome != runstate.OutcomeDone {
 		t.Errorf("the run should still finish: %s", r.result.State.StopReason)
 	}
 }
@@ -362,7 +364,7 @@ func TestAnOperatorPlanSkipsTheScopeAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := runLoop(t, runSetup{opts: func(o *run.Options) { o.PlanFile, o.Remit = plan, "" }})
-	if r.err != nil || r.result.State.Outcome != nodes.OutcomeDone {
+	if r.err != nil || r.result.State.Outcome != runstate.OutcomeDone {
 		t.Fatalf("run: %v %q", r.err, r.result.State.StopReason)
 	}
 	if n := len(r.calls("scope_agent")); n != 0 {

@@ -13,7 +13,7 @@ import (
 	"sort"
 
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -23,7 +23,7 @@ var ErrNoRuns = errors.New("no lemmings runs")
 // Store opens the run store of a repository for reading (status, runs, log).
 // With no run stored it returns an error wrapping ErrNoRuns, or outside a git
 // repository the error lemmings run gives there (runs need one).
-func Store(root string) (*graph.Compiled[nodes.WorkflowState], error) {
+func Store(root string) (*graph.Reader[runstate.State], error) {
 	if err := CheckDataDir(root); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func Store(root string) (*graph.Compiled[nodes.WorkflowState], error) {
 	if err != nil {
 		return nil, err
 	}
-	return nodes.Build(&nodes.Deps{Settings: nodes.DefaultSettings()}).Compile(graph.WithCheckpointer(store))
+	return graph.NewReader[runstate.State](store)
 }
 
 // LatestResumable finds the most recent run that is not done (a damaged run,
@@ -62,7 +62,7 @@ func LatestResumable(ctx context.Context, root string) (string, error) {
 }
 
 // runActive reports whether a process holds the run now.
-func runActive(ctx context.Context, store *graph.Compiled[nodes.WorkflowState], runID string) (bool, error) {
+func runActive(ctx context.Context, store *graph.Reader[runstate.State], runID string) (bool, error) {
 	runs, damaged, err := Runs(ctx, store)
 	if err != nil {
 		return false, err

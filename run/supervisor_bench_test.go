@@ -2,11 +2,13 @@ package run
 
 import (
 	"context"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/suptest"
@@ -106,14 +108,14 @@ func BenchmarkSupervisorModes(b *testing.B) {
 			res, err := e.start(context.Background(), plan)
 			wall[mode] += time.Since(start)
 			b.StopTimer()
-			if err != nil || res.State.Outcome != nodes.OutcomeDone || res.State.TasksCompleted != 20 {
+			if err != nil || res.State.Outcome != runstate.OutcomeDone || res.State.TasksCompleted != 20 {
 				b.Fatalf("%s: %v, outcome %q, %d tasks (%s)", mode, err, res.State.Outcome, res.State.TasksCompleted, res.State.StopReason)
 			}
 			if mode != "off" && (len(res.State.SupervisorRunLog) == 0 || len(res.State.SupervisorJobs) != 0) {
 				b.Fatalf("%s: %d supervisor runs, %d jobs left", mode, len(res.State.SupervisorRunLog), len(res.State.SupervisorJobs))
 			}
 			runs[mode] += len(res.State.SupervisorRunLog)
-			waits[mode] += e.nodeTime(nodes.NodeSupervisors) + e.nodeTime(nodes.NodePolish)
+			waits[mode] += e.nodeTime(runstate.NodeSupervisors) + e.nodeTime(runstate.NodePolish)
 			b.StartTimer()
 		}
 	}

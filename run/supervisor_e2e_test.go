@@ -8,13 +8,15 @@ package run
 import (
 	"context"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/internal/suptest"
@@ -45,7 +47,7 @@ func supBootstrapStyle(role string, c llmtest.Call) (llmtest.Reply, bool) {
 	}), true
 }
 
-func supTaskFate(string, string) string { return nodes.FateTask }
+func supTaskFate(string, string) string { return runstate.FateTask }
 
 // TestSupE2EBootstrapAndDirective: on an empty store the first Code Style run
 // bootstraps — it sees a sample of the code, writes a convention that is
@@ -94,7 +96,7 @@ func TestSupE2EBootstrapAndDirective(t *testing.T) {
 
 	// The directive is in the next planning prompt, in ACTIVE DIRECTIVES.
 	var seen bool
-	for _, c := range supCallsOf(e.Local, nodes.NodePlanner) {
+	for _, c := range supCallsOf(e.Local, runstate.NodePlanner) {
 		sec := llmtest.Section(supFirstUser(c), prompts.SecDirectives)
 		if strings.Contains(sec, "- [d1] LOW cleanup from code_style: "+supDirectiveDesc) && strings.Contains(sec, "files: out/style.txt") {
 			seen = true
@@ -120,8 +122,8 @@ func TestSupE2EBootstrapAndDirective(t *testing.T) {
 
 	// Blocking mode: every result landed inside run_supervisors.
 	for _, ev := range e.custom("supervisor_done") {
-		if ev.Node != nodes.NodeSupervisors {
-			t.Errorf("supervisor_done in %s, want %s", ev.Node, nodes.NodeSupervisors)
+		if ev.Node != runstate.NodeSupervisors {
+			t.Errorf("supervisor_done in %s, want %s", ev.Node, runstate.NodeSupervisors)
 		}
 	}
 	if len(e.custom("supervisor_done")) != len(s.SupervisorRunLog) {
@@ -155,12 +157,12 @@ func TestSupE2EBackgroundLandsAtNextPlanningRound(t *testing.T) {
 		t.Fatalf("%d starts, %d landings, %d runs logged", len(starts), len(dones), len(s.SupervisorRunLog))
 	}
 	for _, ev := range starts {
-		if ev.Node != nodes.NodeSupervisors {
+		if ev.Node != runstate.NodeSupervisors {
 			t.Errorf("supervisor_start in %s", ev.Node)
 		}
 	}
 	for _, ev := range dones {
-		if ev.Node != nodes.NodePlanner && ev.Node != nodes.NodePolish {
+		if ev.Node != runstate.NodePlanner && ev.Node != runstate.NodePolish {
 			t.Errorf("supervisor_done in %s, want a later planning round or the polish phase", ev.Node)
 		}
 	}
@@ -455,7 +457,7 @@ func TestSupE2EIgnoredDirectiveIsForced(t *testing.T) {
 	e.Cfg.Supervisors.Internaliser.Interval = 0
 	res := e.mustStart(e.supPlan(3))
 	shown := 0
-	for _, c := range supCallsOf(e.Local, nodes.NodePlanner) {
+	for _, c := range supCallsOf(e.Local, runstate.NodePlanner) {
 		if strings.Contains(llmtest.Section(supFirstUser(c), prompts.SecDirectives), "[d1]") {
 			shown++
 		}

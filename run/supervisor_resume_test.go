@@ -6,13 +6,15 @@ package run
 import (
 	"context"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/suptest"
@@ -32,7 +34,7 @@ func supCancelAfter(e *supEnv, cancel context.CancelFunc, pred func(graph.Event,
 	}
 }
 
-func supStoredState(t *testing.T, repo, runID string) nodes.WorkflowState {
+func supStoredState(t *testing.T, repo, runID string) runstate.State {
 	t.Helper()
 	app, err := Store(repo)
 	if err != nil {
@@ -121,7 +123,7 @@ func TestSupE2EResumeWithJobInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, e.eventLog())
 	}
-	if res2.State.Outcome != nodes.OutcomeDone {
+	if res2.State.Outcome != runstate.OutcomeDone {
 		t.Fatalf("resumed run ended %q: %s", res2.State.Outcome, res2.State.StopReason)
 	}
 	supCheckOnce(t, e, res2, "code_style-2-1")
@@ -146,7 +148,7 @@ func TestSupE2EResumeOfflineWithJobInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, e.eventLog())
 	}
-	if res2.State.Outcome != nodes.OutcomeDone {
+	if res2.State.Outcome != runstate.OutcomeDone {
 		t.Fatalf("resumed run ended %q: %s", res2.State.Outcome, res2.State.StopReason)
 	}
 	if n := len(e.Cloud.Calls()) - before; n != 0 {
@@ -174,7 +176,7 @@ func supStartUntilJobInFlight(t *testing.T, e *supEnv, plan string) Result {
 		}
 		for i := len(seen) - 2; i >= 0; i-- {
 			if seen[i].Kind == graph.EventNodeEnd {
-				if seen[i].Node != nodes.NodeSupervisors {
+				if seen[i].Node != runstate.NodeSupervisors {
 					return false
 				}
 				for deadline := time.Now().Add(10 * time.Second); supBootstrapCalls(e) == 0 && time.Now().Before(deadline); {
@@ -239,7 +241,7 @@ func TestSupE2EResumeAfterLandingBeforeCheckpoint(t *testing.T) {
 	if err == nil {
 		t.Fatalf("the first run was not interrupted: %s", res.Status)
 	}
-	if landedIn != nodes.NodePlanner {
+	if landedIn != runstate.NodePlanner {
 		t.Fatalf("the job landed in %q, want a planning round", landedIn)
 	}
 	if c := supTrailerCommits(t, e.Repo, res.Branch, nodes.TrailerSupervisorJob, "code_style-2-1"); len(c) != 1 {
@@ -257,7 +259,7 @@ func TestSupE2EResumeAfterLandingBeforeCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, e.eventLog())
 	}
-	if res2.State.Outcome != nodes.OutcomeDone {
+	if res2.State.Outcome != runstate.OutcomeDone {
 		t.Fatalf("resumed run ended %q: %s", res2.State.Outcome, res2.State.StopReason)
 	}
 	supCheckOnce(t, e, res2, "code_style-2-1")

@@ -37,7 +37,7 @@ type Step struct {
 
 // openStore opens the run store of root as a run writes it (secrets
 // redacted), to fork or edit a run without running it.
-func openStore(root string) (*graph.Compiled[nodes.WorkflowState], error) {
+func openStore(root string, red *redact.Redactor) (*graph.Compiled[nodes.WorkflowState], error) {
 	if _, err := Store(root); err != nil { // says why there is none
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func openStore(root string) (*graph.Compiled[nodes.WorkflowState], error) {
 		return nil, err
 	}
 	return nodes.Build(&nodes.Deps{Settings: nodes.DefaultSettings()}).Compile(
-		graph.WithCheckpointer(fs), graph.WithRedact(redact.Default().JSON))
+		graph.WithCheckpointer(fs), graph.WithRedact(red.JSON))
 }
 
 // RunHistory is a run's steps a fork can start from.
@@ -116,7 +116,7 @@ type ForkOptions struct {
 // own from that step's commit, applies f's changes to its state, and runs it
 // as Resume does (o.RunID names the fork; empty: a new id).
 func Fork(ctx context.Context, o Options, f ForkOptions) (Result, error) {
-	id, err := MakeFork(ctx, o.RepoDir, cmp.Or(o.RunID, NewRunID()), f, o.Config, o.Warn)
+	id, err := MakeFork(ctx, o.RepoDir, cmp.Or(o.RunID, NewRunID()), f, o.Config, o.Redactor, o.Warn)
 	if err != nil {
 		return Result{}, err
 	}
@@ -126,7 +126,9 @@ func Fork(ctx context.Context, o Options, f ForkOptions) (Result, error) {
 
 // MakeFork stores run newID, forked from f, with its worktree and branch,
 // without running it (lemmings resume runs it).
-func MakeFork(ctx context.Context, repoDir, newID string, f ForkOptions, cfg *config.Config, warn io.Writer) (_ string, err error) {
+// red redacts what the fork's update adds (nil: the process's).
+func MakeFork(ctx context.Context, repoDir, newID string, f ForkOptions, cfg *config.Config, red *redact.Redactor, warn io.Writer) (_ string, err error) {
+	red = cmp.Or(red, redact.Default())
 	repo, err := workspace.OpenRepo(ctx, repoDir)
 	if err != nil {
 		return "", err
@@ -135,8 +137,8 @@ func MakeFork(ctx context.Context, repoDir, newID string, f ForkOptions, cfg *co
 	if _, err := DataRoot(root); err != nil {
 		return "", err
 	}
-	learnSecrets(root, cfg)
-	store, err := openStore(root)
+	learnSecrets(red, root, cfg)
+	store, err := openStore(root, red)
 	if err != nil {
 		return "", err
 	}
@@ -174,7 +176,7 @@ func MakeFork(ctx context.Context, repoDir, newID string, f ForkOptions, cfg *co
 	s.RunID, s.Branch, s.ReportPath = newID, wt.Branch(), ""
 	opts := []graph.RunOption{}
 	if r := strings.TrimSpace(f.Remit); r != "" {
-		if red := redact.String(r); red != r {
+		if red := red.String(r); red != r {
 			fmt.Fprintf(orDiscard(warn), "warning: the remit holds a secret; the fork works with %s in its place\n", redactedMarks(red))
 			r = red
 		}
@@ -187,7 +189,7 @@ func MakeFork(ctx context.Context, repoDir, newID string, f ForkOptions, cfg *co
 				return "", err
 			}
 		}
-		if _, err := nodes.UndoTask(ctx, wt, &s, nodes.UndoOptions{Task: f.RejectTask, Reason: redact.String(f.Reason), By: "fork", Now: time.Now().UTC()}); err != nil {
+		if _, err := nodes.UndoTask(ctx, wt, &s, nodes.UndoOptions{Task: f.RejectTask, Reason: red.String(f.Reason), By: "fork", Now: time.Now().UTC()}); err != nil {
 			return "", fmt.Errorf("fork %s@%d --reject-task %s: %w", f.Parent, f.Step, f.RejectTask, err)
 		}
 		opts = append(opts, graph.Goto(nodes.NodePlanner))
@@ -262,7 +264,8 @@ type UndoResult struct {
 // new checkpoint; the run is left stopped, to be resumed. A running run is
 // left a request it carries out at its next task boundary. The user's
 // checkout is not touched: all of it happens in the run's worktree.
-func Undo(ctx context.Context, repoDir, runID, task, reason string, cfg *config.Config) (UndoResult, error) {
+func Undo(ctx context.Context, repoDir, runID, task, reason string, cfg *config.Config, red *redact.Redactor) (UndoResult, error) {
+	red = cmp.Or(red, redact.Default())
 	res := UndoResult{RunID: runID}
 	repo, err := workspace.OpenRepo(ctx, repoDir)
 	if err != nil {
@@ -272,9 +275,9 @@ func Undo(ctx context.Context, repoDir, runID, task, reason string, cfg *config.
 	if _, err := DataRoot(root); err != nil {
 		return res, err
 	}
-	learnSecrets(root, cfg)
-	reason = redact.String(strings.TrimSpace(reason))
-	store, err := openStore(root)
+	learnSecrets(red, root, cfg)
+	reason = red.String(strings.TrimSpace(reason))
+	store, err := openStore(root, red)
 	if err != nil {
 		return res, err
 	}
@@ -283,7 +286,11 @@ func Undo(ctx context.Context, repoDir, runID, task, reason string, cfg *config.
 		return res, fmt.Errorf("undo %s: %w", task, err)
 	}
 	res.Branch = snap.State.Branch
-	active, err := runActive(ctx, store, runID)
+	rd, err := Store(root)
+	if err != nil {
+		return res, err
+	}
+	active, err := runActive(ctx, rd, runID)
 	if err != nil {
 		return res, err
 	}
@@ -363,8 +370,9 @@ func clipText(s string, n int) string {
 // Tell leaves message for run runID, which files it as a directive of the
 // user's at its next checkpoint (a running run within a node; a stopped or
 // paused one when it is resumed). A run that has ended takes no message.
-func Tell(ctx context.Context, root, runID, message, priority string, cfg *config.Config) (nodes.TellRequest, error) {
-	learnSecrets(root, cfg)
+func Tell(ctx context.Context, root, runID, message, priority string, cfg *config.Config, red *redact.Redactor) (nodes.TellRequest, error) {
+	red = cmp.Or(red, redact.Default())
+	learnSecrets(red, root, cfg)
 	store, err := Store(root)
 	if err != nil {
 		return nodes.TellRequest{}, err
@@ -377,5 +385,5 @@ func Tell(ctx context.Context, root, runID, message, priority string, cfg *confi
 		st := standingOf(snap, nil)
 		return nodes.TellRequest{}, fmt.Errorf("run %s has ended %s: it takes no message (lemmings undo takes a task back and reopens it; lemmings fork %s@STEP --remit \"…\" starts again from a step)", runID, st.Status, runID)
 	}
-	return nodes.RequestTell(filepath.Join(root, DataDir, RunsDir, runID), redact.String(message), priority)
+	return nodes.RequestTell(filepath.Join(root, DataDir, RunsDir, runID), red.String(message), priority)
 }

@@ -4,7 +4,8 @@ import (
 	"context"
 
 	"github.com/lemmings-dev/lemmings/config"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/tracing"
 )
 
@@ -28,11 +29,11 @@ func startTracing(ctx context.Context, o Options, runID, remit, traceparent stri
 // withTraceMetadata adds the run's trace context to what each checkpoint
 // records, so a resume (or another worker) continues the trace, and tells
 // the trace which task the next steps work on.
-func withTraceMetadata(tr *tracing.Run, meta func(context.Context, nodes.WorkflowState) (map[string]string, error)) func(context.Context, nodes.WorkflowState) (map[string]string, error) {
+func withTraceMetadata(tr *tracing.Run, meta func(context.Context, runstate.State) (map[string]string, error)) func(context.Context, runstate.State) (map[string]string, error) {
 	if tr == nil {
 		return meta
 	}
-	return func(ctx context.Context, s nodes.WorkflowState) (map[string]string, error) {
+	return func(ctx context.Context, s runstate.State) (map[string]string, error) {
 		m, err := meta(ctx, s)
 		if err != nil {
 			return m, err
@@ -53,5 +54,5 @@ func (e *runEnv) noteTrace(runID string, tr *tracing.Run, o Options) {
 	if tr == nil {
 		return
 	}
-	e.note(runID, "trace", map[string]any{"trace_id": tr.TraceID(), "traceparent": tr.Traceparent(), "endpoint": tr.Endpoint()}, o.Sinks)
+	e.note(runID, events.Trace{TraceID: tr.TraceID(), Traceparent: tr.Traceparent(), Endpoint: tr.Endpoint()}, o.Sinks)
 }

@@ -2,10 +2,11 @@ package run_test
 
 import (
 	"context"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/demo"

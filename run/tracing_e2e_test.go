@@ -4,17 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
+
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
-	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/tracing"
 	"github.com/lemmings-dev/lemmings/tracing/otlptest"
@@ -43,7 +44,7 @@ func TestADemoRunIsOneTraceAcrossAPauseAndItsResume(t *testing.T) {
 	if !errors.Is(err, graph.ErrPaused) {
 		t.Fatalf("start: %v (%s)", err, first.Status)
 	}
-	res, err := run.Resume(ctx, run.Options{RepoDir: repo, RunID: first.RunID, Config: cfg, Decision: &nodes.Approval{Kind: "milestones", Approved: true}})
+	res, err := run.Resume(ctx, run.Options{RepoDir: repo, RunID: first.RunID, Config: cfg, Decision: &runstate.Approval{Kind: "milestones", Approved: true}})
 	if err != nil || res.Status != graph.StatusDone {
 		t.Fatalf("resume: %v (%s)", err, res.Status)
 	}
@@ -100,7 +101,7 @@ func TestADemoRunIsOneTraceAcrossAPauseAndItsResume(t *testing.T) {
 		case strings.HasPrefix(s.Name, "gate "):
 			// The report runs the gates once more on the final tree when it
 			// changed after the last task (no success without evidence).
-			if parent.Name != nodes.NodeQA && parent.Name != nodes.NodeImplementor && parent.Name != nodes.NodeReport {
+			if parent.Name != runstate.NodeQA && parent.Name != runstate.NodeImplementor && parent.Name != runstate.NodeReport {
 				t.Errorf("gate under %s", parent.Name)
 			}
 		case s.Name == "git commit":
@@ -109,7 +110,7 @@ func TestADemoRunIsOneTraceAcrossAPauseAndItsResume(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{nodes.NodeScope, nodes.NodePlanner, nodes.NodeImplementor, nodes.NodeQA, nodes.NodeComplete, nodes.NodeReport} {
+	for _, want := range []string{runstate.NodeScope, runstate.NodePlanner, runstate.NodeImplementor, runstate.NodeQA, runstate.NodeComplete, runstate.NodeReport} {
 		if !steps[want] {
 			t.Errorf("no %s step in the trace:\n%s", want, tr.Shape(2))
 		}
@@ -118,7 +119,7 @@ func TestADemoRunIsOneTraceAcrossAPauseAndItsResume(t *testing.T) {
 	// task's id and the commit that is on the branch.
 	commits := map[string]bool{}
 	for _, s := range tr.Named("git commit") {
-		if tr.ByID[s.ParentID].Name == nodes.NodeComplete {
+		if tr.ByID[s.ParentID].Name == runstate.NodeComplete {
 			commits[fmt.Sprint(s.Attrs[tracing.AttrTaskID], " ", s.Attrs["vcs.ref.head.revision"])] = true
 		}
 	}
@@ -172,7 +173,7 @@ func TestARunInASharedStoreCarriesItsTraceToWhoeverResumesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	parent := snap.Metadata[tracing.MetaTraceparent]
-	res, err := run.Resume(ctx, run.Options{RepoDir: repo, RunID: first.RunID, Config: cfg, Backend: shared, Decision: &nodes.Approval{Kind: "task", Approved: true}})
+	res, err := run.Resume(ctx, run.Options{RepoDir: repo, RunID: first.RunID, Config: cfg, Backend: shared, Decision: &runstate.Approval{Kind: "task", Approved: true}})
 	if err != nil || res.Status != graph.StatusDone {
 		t.Fatalf("resume: %v (%s)", err, res.Status)
 	}

@@ -7,10 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/internal/atomicfile"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/runview"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -33,13 +34,13 @@ type views struct {
 // Report node, then the board (and the progress event) after every node.
 func (v *views) hooks() []nodes.Hook {
 	return []nodes.Hook{
-		{Name: "report", Nodes: []string{nodes.NodeReport}, After: v.afterReport},
+		{Name: "report", Nodes: []string{runstate.NodeReport}, After: v.afterReport},
 		{Name: "board", After: v.afterNode},
 	}
 }
 
 // afterReport writes report.md for the run the Report node settled.
-func (v *views) afterReport(ctx context.Context, _ string, s *nodes.WorkflowState) error {
+func (v *views) afterReport(ctx context.Context, _ string, s *runstate.State) error {
 	view := runview.Live(s)
 	path, err := v.writeReport(ctx, view)
 	if err != nil {
@@ -47,31 +48,31 @@ func (v *views) afterReport(ctx context.Context, _ string, s *nodes.WorkflowStat
 	}
 	s.ReportPath = path
 	st := view.Standing
-	graph.Emit(ctx, "report", map[string]any{"path": path, "outcome": s.Outcome,
-		"status": st.Status, "reason": st.Reason, "next": st.Next, "resumable": st.Resumable})
+	events.Emit(ctx, events.Report{Path: path, Outcome: s.Outcome,
+		Status: st.Status, Reason: st.Reason, Next: st.Next, Resumable: st.Resumable})
 	return nil
 }
 
 // afterNode keeps board.md in step with the state and reports progress.
 // The board is a view: failing to write it is reported, never fatal. Only
 // a changed board is written: most steps leave it as it was.
-func (v *views) afterNode(ctx context.Context, _ string, s *nodes.WorkflowState) error {
+func (v *views) afterNode(ctx context.Context, _ string, s *runstate.State) error {
 	view := runview.Live(s)
 	if board := view.BoardMD(); board != v.board {
 		if err := atomicfile.WriteFile(filepath.Join(v.dir, BoardFile), []byte(llm.Redact(board)), 0o600); err != nil {
-			graph.Emit(ctx, "warning", map[string]any{"message": "board.md not written: " + err.Error()})
+			events.Emit(ctx, events.Warning{Message: "board.md not written: " + err.Error()})
 		} else {
 			v.board = board
 		}
 	}
-	graph.Emit(ctx, "progress", view.Progress().Event())
+	events.Emit(ctx, view.Progress().Event())
 	return nil
 }
 
 // endReport writes report.md for a run that stopped before its Report node
 // (failed, stopped, interrupted or paused): its status, the reason and how
 // to go on, with everything done so far.
-func (v *views) endReport(ctx context.Context, s nodes.WorkflowState, st nodes.Standing) (string, error) {
+func (v *views) endReport(ctx context.Context, s runstate.State, st runstate.Standing) (string, error) {
 	return v.writeReport(ctx, runview.Of(&s, st))
 }
 

@@ -3,7 +3,7 @@ package runview
 import (
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // Directive is one directive and what finally became of it: the log
@@ -28,7 +28,7 @@ const PendingFate = "pending"
 
 // directiveRows folds the directive log and the pending directives into one
 // row per directive, in the order they first appear.
-func directiveRows(log []nodes.DirectiveFate, pending []nodes.Directive) []Directive {
+func directiveRows(log []runstate.DirectiveFate, pending []runstate.Directive) []Directive {
 	var rows []Directive
 	at := map[string]int{}
 	var trails [][]string

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -43,28 +44,24 @@ func FailedAttempts(path string) []FailedAttempt {
 		out = append(out, fa)
 	}
 	eachEvent(path, func(ev graph.Event) {
-		if ev.Kind != graph.EventCustom {
+		data, err := events.Decode(ev)
+		if err != nil {
 			return
 		}
-		var d struct {
-			Task     string `json:"task"`
-			Attempt  int    `json:"attempt"`
-			Passed   bool   `json:"passed"`
-			Feedback string `json:"feedback"`
-			Status   string `json:"status"`
-		}
-		if json.Unmarshal(ev.Data, &d) != nil || d.Task == "" {
-			return
-		}
-		switch {
-		case ev.Name == "qa" && !d.Passed:
+		switch d := data.(type) {
+		case *events.QA:
+			if d.Task == "" || d.Passed {
+				return
+			}
 			reason := strings.TrimSuffix(textutil.FirstLine(d.Feedback), workspace.OutputTail)
 			if gist := FailureGist(d.Feedback); len(gist) > 0 {
 				reason += " " + strings.Join(gist, " / ")
 			}
 			put(FailedAttempt{TaskID: d.Task, Attempt: d.Attempt, Reason: "QA failed: " + reason})
-		case ev.Name == "implementation" && d.Status != "" && d.Status != nodes.ImplFinished:
-			put(FailedAttempt{TaskID: d.Task, Attempt: d.Attempt, Reason: "the implementor ended with " + d.Status})
+		case *events.Implementation:
+			if d.Task != "" && d.Status != "" && d.Status != runstate.ImplFinished {
+				put(FailedAttempt{TaskID: d.Task, Attempt: d.Attempt, Reason: "the implementor ended with " + string(d.Status)})
+			}
 		}
 	})
 	return out
@@ -149,16 +146,15 @@ func FailureGist(feedback string) []string {
 // the run up (a run_start after step 0), with how the run stood then in
 // status's words.
 func ResumedText(ev graph.Event) string {
-	was := nodes.StandingOf(nodes.Stored{Status: ev.Status}, &nodes.WorkflowState{}).Status
+	was := runstate.StandingOf(runstate.Stored{Status: ev.Status}, &runstate.State{}).Status
 	return fmt.Sprintf("resumed at step %d (status: %s)", ev.Step, was)
 }
 
 // ResetText says of a world_reset event that the work tree was put back at
 // the last checkpoint, and where what the cut-off step had left is kept.
-func ResetText(data map[string]any) string {
-	to, _ := data["to"].(string)
-	to = to[:min(len(to), 10)]
-	if rescue, _ := data["rescue"].(string); rescue != "" {
+func ResetText(r *events.WorldReset) string {
+	to := r.To[:min(len(r.To), 10)]
+	if rescue := r.Rescue; rescue != "" {
 		return fmt.Sprintf("work tree put back at %s: the step that was cut off runs again; what it had left is on branch %s (git diff %s %s)", to, rescue, to, rescue)
 	}
 	return fmt.Sprintf("work tree put back at %s: the step that was cut off runs again from its start", to)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -38,7 +38,7 @@ func (v View) ReportMD(f Facts) string {
 	st := v.Standing
 	fmt.Fprintf(&b, "# lemmings report — run %s\n\n", v.RunID)
 	fmt.Fprintf(&b, "- **Remit:** %s\n- **Status:** %s", v.Remit, st.Status)
-	if st.Status == nodes.RunDone {
+	if st.Status == runstate.RunDone {
 		fmt.Fprintf(&b, "\n- **Evidence:** %s", orNoneRecorded(st.Reason))
 	} else {
 		fmt.Fprintf(&b, "\n- **Reason:** %s", orNoneRecorded(st.Reason))
@@ -187,13 +187,13 @@ func (v View) escalations() string {
 	calls, helped, architects := 0, 0, 0
 	cost := 0.0
 	for _, e := range v.Escalations {
-		if e.Kind != nodes.EscReviewDisputed {
+		if e.Kind != runstate.EscReviewDisputed {
 			calls++
 		}
 		cost += e.CostUSD
-		if e.Kind == nodes.EscArchitect {
+		if e.Kind == runstate.EscArchitect {
 			architects++
-			if e.Outcome == nodes.EscHelped {
+			if e.Outcome == runstate.EscHelped {
 				helped++
 			}
 		}

@@ -3,7 +3,7 @@
 // status, runs and directives, lemmings serve, lemmings eval and the MCP
 // server read. What a run counts (tasks, attempts, tokens, cost), how its
 // milestones and directives stand and how the run itself stands
-// (nodes.StandingOf) are worked out here and nowhere else.
+// (runstate.StandingOf) are worked out here and nowhere else.
 package runview
 
 import (
@@ -12,8 +12,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // View is a run as the screens show it.
@@ -23,41 +24,42 @@ type View struct {
 	Branch, BaseCommit string
 	StartedAt          time.Time
 	// Standing is how the run stands: status, reason, next step.
-	Standing nodes.Standing
-	// Ended: the Report node settled the run (nodes.PhaseDone).
+	Standing runstate.Standing
+	// Ended: the Report node settled the run (runstate.PhaseDone).
 	Ended bool
 	// Outcome, StopReason and Evidence are the workflow's own
-	// (WorkflowState): how the Report node settled the run, and why.
-	Outcome, StopReason, Evidence string
-	ReportPath                    string
+	// (runstate.State): how the Report node settled the run, and why.
+	Outcome              runstate.Outcome
+	StopReason, Evidence string
+	ReportPath           string
 
 	Tasks Tasks
 	// Milestone is the current milestone's number (1-based) of Milestones.
 	Milestone, Milestones int
 	Board                 []Milestone
 	// Current is the task in progress (nil between tasks).
-	Current *nodes.Task
+	Current *runstate.Task
 	// Done and Failures are every finished and abandoned task, in order.
-	Done      []nodes.DoneEntry
-	Failures  []nodes.Failure
+	Done      []runstate.DoneEntry
+	Failures  []runstate.Failure
 	Overruled []string
 	// Tells are the messages the user told the run; Undone the tasks the
 	// user took back (docs/time-travel.md).
-	Tells  []nodes.ToldMessage
-	Undone []nodes.UndoneTask
+	Tells  []runstate.ToldMessage
+	Undone []runstate.UndoneTask
 
 	// Directives is one row per directive, in the order they first came.
 	Directives []Directive
 	// Open are the pending directives no task addresses yet, most urgent
 	// first, as the planner sees them.
-	Open []nodes.Directive
+	Open []runstate.Directive
 	// PendingDirectives counts the directives not settled yet.
 	PendingDirectives int
 
-	Supervisors []nodes.SupervisorRun
+	Supervisors []runstate.SupervisorRun
 	// Knowledge lists the documents the supervisors wrote, sorted, once each.
 	Knowledge   []string
-	Escalations []nodes.Escalation
+	Escalations []runstate.Escalation
 	// PlannerCostUSD is what the ScopeAgent and TaskPlanner cost (a cloud
 	// planner is paid from the supervisor budget).
 	PlannerCostUSD float64
@@ -65,7 +67,7 @@ type View struct {
 	// Usage is tokens, cost and model time per role label, sorted by label;
 	// Total adds them up.
 	Usage    []RoleUsage
-	Total    nodes.UsageTotals
+	Total    runstate.UsageTotals
 	Warnings []string
 }
 
@@ -81,37 +83,37 @@ type Tasks struct {
 // Milestone is one milestone with its tasks.
 type Milestone struct {
 	ID, Goal string
-	// Status is the milestone's status as shown (nodes.MilestoneShown): a
+	// Status is the milestone's status as shown (runstate.MilestoneShown): a
 	// run that ended for good has no active milestone.
 	Status string
 	// Current: the run works on (or ended in) this milestone.
 	Current bool
-	Done    []nodes.DoneEntry
-	Failed  []nodes.Failure
+	Done    []runstate.DoneEntry
+	Failed  []runstate.Failure
 	// InProgress is the task in progress, on the current milestone.
-	InProgress *nodes.Task
+	InProgress *runstate.Task
 	// Planned are the next tasks: the carry-forward of the current
 	// milestone, the initial tasks of one not started.
-	Planned []nodes.PlannedTask
+	Planned []runstate.PlannedTask
 }
 
 // RoleUsage is what one role label used.
 type RoleUsage struct {
 	Role string
-	nodes.UsageTotals
+	runstate.UsageTotals
 }
 
 // Of is the view of a run's state s standing as st.
-func Of(s *nodes.WorkflowState, st nodes.Standing) View {
+func Of(s *runstate.State, st runstate.Standing) View {
 	v := View{RunID: s.RunID, Remit: s.Remit, Phase: s.Phase, Branch: s.Branch, BaseCommit: s.BaseCommit,
-		StartedAt: s.StartedAt, Standing: st, Ended: s.Phase == nodes.PhaseDone,
+		StartedAt: s.StartedAt, Standing: st, Ended: s.Phase == runstate.PhaseDone,
 		Outcome: s.Outcome, StopReason: s.StopReason, Evidence: s.Evidence, ReportPath: s.ReportPath,
 		Tasks:     Tasks{Completed: s.TasksCompleted, Failed: s.TasksFailed, Planned: len(s.CarryForward)},
 		Milestone: min(s.CurrentMilestone+1, len(s.Milestones)), Milestones: len(s.Milestones),
 		Current: s.CurrentTask, Done: s.DoneList, Failures: s.Failures, Overruled: s.Overruled, Tells: s.Tells, Undone: s.Undone,
 		Directives: directiveRows(s.DirectiveLog, s.PendingDirectives), Open: s.OpenDirectives(),
 		PendingDirectives: len(s.PendingDirectives), Supervisors: s.SupervisorRunLog, Escalations: s.Escalations,
-		PlannerCostUSD: s.Usage[nodes.NodePlanner].CostUSD + s.Usage[nodes.NodeScope].CostUSD,
+		PlannerCostUSD: s.Usage[runstate.NodePlanner].CostUSD + s.Usage[runstate.NodeScope].CostUSD,
 		Warnings:       s.Warnings,
 	}
 	v.Board = boardOf(s, st)
@@ -134,18 +136,18 @@ func Of(s *nodes.WorkflowState, st nodes.Standing) View {
 
 // Live is the view of a run in progress, as its own process sees it after
 // each node: running, or once the Report node settled it, ended.
-func Live(s *nodes.WorkflowState) View {
-	st := nodes.Standing{Status: nodes.RunRunning}
-	if s.Phase == nodes.PhaseDone {
-		st = nodes.StandingOf(nodes.Stored{Status: graph.StatusDone}, s)
+func Live(s *runstate.State) View {
+	st := runstate.Standing{Status: runstate.RunRunning}
+	if s.Phase == runstate.PhaseDone {
+		st = runstate.StandingOf(runstate.Stored{Status: graph.StatusDone}, s)
 	}
 	return Of(s, st)
 }
 
-func boardOf(s *nodes.WorkflowState, st nodes.Standing) []Milestone {
+func boardOf(s *runstate.State, st runstate.Standing) []Milestone {
 	var out []Milestone
 	for i, m := range s.Milestones {
-		mv := Milestone{ID: m.ID, Goal: m.Goal, Status: nodes.MilestoneShown(m.Status, st), Current: i == s.CurrentMilestone}
+		mv := Milestone{ID: m.ID, Goal: m.Goal, Status: runstate.MilestoneShown(m.Status, st), Current: i == s.CurrentMilestone}
 		for _, e := range s.DoneList {
 			if e.Milestone == m.ID {
 				mv.Done = append(mv.Done, e)
@@ -161,7 +163,7 @@ func boardOf(s *nodes.WorkflowState, st nodes.Standing) []Milestone {
 				mv.InProgress = t
 			}
 			mv.Planned = s.CarryForward
-		} else if m.Status == nodes.MilestonePending {
+		} else if m.Status == runstate.MilestonePending {
 			mv.Planned = m.Tasks
 		}
 		out = append(out, mv)
@@ -193,10 +195,16 @@ func (v View) Progress() Progress {
 		Milestone: v.Milestone, Milestones: v.Milestones, CostUSD: v.Total.CostUSD, Phase: v.Phase}
 }
 
+// ProgressOf is the progress a progress event carries.
+func ProgressOf(e events.Progress) Progress {
+	return Progress{Done: e.Done, Failed: e.Failed, Planned: e.Planned,
+		Milestone: e.Milestone, Milestones: e.Milestones, CostUSD: e.CostUSD, Phase: e.Phase}
+}
+
 // Event is the progress as the event's data.
-func (p Progress) Event() map[string]any {
-	return map[string]any{"done": p.Done, "failed": p.Failed, "planned": p.Planned,
-		"milestone": p.Milestone, "milestones": p.Milestones, "cost_usd": p.CostUSD, "phase": p.Phase}
+func (p Progress) Event() events.Progress {
+	return events.Progress{Done: p.Done, Failed: p.Failed, Planned: p.Planned,
+		Milestone: p.Milestone, Milestones: p.Milestones, CostUSD: p.CostUSD, Phase: p.Phase}
 }
 
 // Counts is the progress as a status line starts it, "[milestone 1/2 ·
@@ -217,12 +225,12 @@ type Verdict struct {
 	Title   string
 	Attempt int
 	Passed  bool
-	Gates   []nodes.GateOutcome
-	Failing []nodes.CriterionResult
+	Gates   []runstate.GateOutcome
+	Failing []runstate.CriterionResult
 }
 
 // VerdictOf is the last QA verdict of a state (nil when none).
-func VerdictOf(s *nodes.WorkflowState) *Verdict {
+func VerdictOf(s *runstate.State) *Verdict {
 	if s.QA == nil {
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -21,30 +21,30 @@ var at = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 // busyState is a run in its second milestone with a bit of everything:
 // passed, skipped and failed tasks, a task in progress, directives settled,
 // pending and planned, supervisor runs, an escalation and model usage.
-func busyState() nodes.WorkflowState {
-	return nodes.WorkflowState{RunID: "r-busy", Remit: "Make | it\nwork", Phase: nodes.PhaseExecute, Branch: "lemmings/r-busy", BaseCommit: "0123456789abcdef",
+func busyState() runstate.State {
+	return runstate.State{RunID: "r-busy", Remit: "Make | it\nwork", Phase: runstate.PhaseExecute, Branch: "lemmings/r-busy", BaseCommit: "0123456789abcdef",
 		StartedAt: at,
-		Milestones: []nodes.Milestone{{ID: "m1", Goal: "first", Status: nodes.MilestoneDone}, {ID: "m2", Goal: "second", Status: nodes.MilestoneActive},
-			{ID: "m3", Goal: "third", Status: nodes.MilestonePending, Tasks: []nodes.PlannedTask{{Title: "later one"}}}},
+		Milestones: []runstate.Milestone{{ID: "m1", Goal: "first", Status: runstate.MilestoneDone}, {ID: "m2", Goal: "second", Status: runstate.MilestoneActive},
+			{ID: "m3", Goal: "third", Status: runstate.MilestonePending, Tasks: []runstate.PlannedTask{{Title: "later one"}}}},
 		CurrentMilestone: 1,
-		DoneList: []nodes.DoneEntry{{TaskID: "t1", Milestone: "m1", Title: "Do a | thing", Summary: "did it\nwell", QA: "passed", Commit: "abcdef0123456789", Attempts: 2},
+		DoneList: []runstate.DoneEntry{{TaskID: "t1", Milestone: "m1", Title: "Do a | thing", Summary: "did it\nwell", QA: "passed", Commit: "abcdef0123456789", Attempts: 2},
 			{TaskID: "t2", Milestone: "m2", Title: "Other", QA: "skipped", Attempts: 1}},
-		Failures: []nodes.Failure{{TaskID: "t3", Milestone: "m2", Title: "Broken", Reason: "QA failed: gate test\n--- FAIL: TestX\nx_test.go:3: want 1 got 2", Attempts: 3},
+		Failures: []runstate.Failure{{TaskID: "t3", Milestone: "m2", Title: "Broken", Reason: "QA failed: gate test\n--- FAIL: TestX\nx_test.go:3: want 1 got 2", Attempts: 3},
 			{TaskID: "t4", Milestone: "m1", Title: "Short", Reason: "blocked", Attempts: 1}},
 		Overruled:      []string{"milestone m2 done | claimed"},
-		CurrentTask:    &nodes.Task{ID: "t5", Milestone: "m2", Title: "Now", Attempt: 2, Feedback: "fix the\nthing"},
-		CarryForward:   []nodes.PlannedTask{{Title: "next a"}, {Title: "next b", DirectiveID: "d2"}},
+		CurrentTask:    &runstate.Task{ID: "t5", Milestone: "m2", Title: "Now", Attempt: 2, Feedback: "fix the\nthing"},
+		CarryForward:   []runstate.PlannedTask{{Title: "next a"}, {Title: "next b", DirectiveID: "d2"}},
 		TasksCompleted: 2, TasksFailed: 2,
-		PendingDirectives: []nodes.Directive{{ID: "d3", Type: nodes.DirCleanup, Source: "code_style", Description: "tidy", Priority: nodes.PrioLow},
-			{ID: "d4", Type: nodes.DirFunctional, Source: "design", Description: "crit", Priority: nodes.PrioCritical},
-			{ID: "d2", Type: nodes.DirFunctional, Source: "design", Description: "has task", Priority: nodes.PrioNormal, TaskID: "t6"}},
-		DirectiveLog: []nodes.DirectiveFate{{DirectiveID: "d1", Source: "code_style", Description: "docs", Fate: "task", TaskID: "t2", At: at},
+		PendingDirectives: []runstate.Directive{{ID: "d3", Type: runstate.DirCleanup, Source: "code_style", Description: "tidy", Priority: runstate.PrioLow},
+			{ID: "d4", Type: runstate.DirFunctional, Source: "design", Description: "crit", Priority: runstate.PrioCritical},
+			{ID: "d2", Type: runstate.DirFunctional, Source: "design", Description: "has task", Priority: runstate.PrioNormal, TaskID: "t6"}},
+		DirectiveLog: []runstate.DirectiveFate{{DirectiveID: "d1", Source: "code_style", Description: "docs", Fate: "task", TaskID: "t2", At: at},
 			{DirectiveID: "d1", Source: "code_style", Description: "docs", Fate: "completed", Note: "ok", At: at},
 			{DirectiveID: "d2", Source: "design", Description: "has task", Fate: "task", TaskID: "t6", At: at}},
-		SupervisorRunLog: []nodes.SupervisorRun{{JobID: "j1", Supervisor: "code_style", Trigger: "interval", AtTask: 1, Status: "ok", Summary: "sum", Docs: []string{"conventions/b.md", "conventions/a.md"}, Directives: []string{"d1"}, PromptTokens: 10, CompletionTokens: 5, CostUSD: 0.0123, At: at},
+		SupervisorRunLog: []runstate.SupervisorRun{{JobID: "j1", Supervisor: "code_style", Trigger: "interval", AtTask: 1, Status: "ok", Summary: "sum", Docs: []string{"conventions/b.md", "conventions/a.md"}, Directives: []string{"d1"}, PromptTokens: 10, CompletionTokens: 5, CostUSD: 0.0123, At: at},
 			{JobID: "j2", Supervisor: "design", Trigger: "milestone", AtTask: 2, Status: "failed", Summary: "  ", Warning: "boom", Docs: []string{"conventions/a.md"}, At: at}},
-		Escalations: []nodes.Escalation{{Kind: nodes.EscArchitect, TaskID: "t3", Attempt: 2, PromptTokens: 100, CompletionTokens: 50, CostUSD: 0.02, Outcome: nodes.EscHelped, Note: "n | x", At: at}},
-		Usage: map[string]nodes.UsageTotals{"implementor": {Calls: 3, PromptTokens: 300, CompletionTokens: 30, Elapsed: 1500 * time.Millisecond},
+		Escalations: []runstate.Escalation{{Kind: runstate.EscArchitect, TaskID: "t3", Attempt: 2, PromptTokens: 100, CompletionTokens: 50, CostUSD: 0.02, Outcome: runstate.EscHelped, Note: "n | x", At: at}},
+		Usage: map[string]runstate.UsageTotals{"implementor": {Calls: 3, PromptTokens: 300, CompletionTokens: 30, Elapsed: 1500 * time.Millisecond},
 			"task_planner": {Calls: 2, PromptTokens: 200, CompletionTokens: 20, CostUSD: 0.5, Elapsed: time.Second}, "supervisor": {Calls: 1, CostUSD: 0.25}},
 		Warnings: []string{"w1"},
 	}
@@ -54,7 +54,7 @@ func busyState() nodes.WorkflowState {
 func TestAViewCountsOnceWhatEveryScreenShows(t *testing.T) {
 	s := busyState()
 	v := Live(&s)
-	if v.Standing.Status != nodes.RunRunning || v.Ended {
+	if v.Standing.Status != runstate.RunRunning || v.Ended {
 		t.Errorf("a run in progress stands %+v (ended %v)", v.Standing, v.Ended)
 	}
 	if v.Tasks != (Tasks{Completed: 2, Failed: 2, Planned: 2}) || v.Milestone != 2 || v.Milestones != 3 || v.PendingDirectives != 3 {
@@ -73,7 +73,7 @@ func TestAViewCountsOnceWhatEveryScreenShows(t *testing.T) {
 		t.Errorf("open directives (most urgent first, none with a task) %+v", v.Open)
 	}
 	m := v.Board[1]
-	if !m.Current || m.Status != nodes.MilestoneActive || len(m.Done) != 1 || len(m.Failed) != 1 || m.InProgress == nil || len(m.Planned) != 2 {
+	if !m.Current || m.Status != runstate.MilestoneActive || len(m.Done) != 1 || len(m.Failed) != 1 || m.InProgress == nil || len(m.Planned) != 2 {
 		t.Errorf("current milestone %+v", m)
 	}
 	if p := v.Board[2]; p.Current || len(p.Planned) != 1 || p.Planned[0].Title != "later one" {
@@ -91,14 +91,14 @@ func TestAViewCountsOnceWhatEveryScreenShows(t *testing.T) {
 // place of its earlier fate.
 func TestDirectivesFoldTheLogIntoOneRowEach(t *testing.T) {
 	s := busyState()
-	rows := Of(&s, nodes.Standing{}).Directives
+	rows := Of(&s, runstate.Standing{}).Directives
 	if len(rows) != 4 {
 		t.Fatalf("rows %+v", rows)
 	}
-	if r := rows[0]; r.ID != "d1" || r.Fate != nodes.FateCompleted || r.Trail != "task → completed" || r.TaskID != "t2" || r.Note != "ok" {
+	if r := rows[0]; r.ID != "d1" || r.Fate != runstate.FateCompleted || r.Trail != "task → completed" || r.TaskID != "t2" || r.Note != "ok" {
 		t.Errorf("settled directive %+v", r)
 	}
-	if r := rows[1]; r.ID != "d2" || r.Fate != PendingFate || r.TaskID != "t6" || r.Priority != nodes.PrioNormal {
+	if r := rows[1]; r.ID != "d2" || r.Fate != PendingFate || r.TaskID != "t6" || r.Priority != runstate.PrioNormal {
 		t.Errorf("pending directive with a task %+v", r)
 	}
 	if r := rows[3]; r.ID != "d4" || r.Fate != PendingFate || r.Trail != "" {
@@ -109,15 +109,15 @@ func TestDirectivesFoldTheLogIntoOneRowEach(t *testing.T) {
 // A finished run's board has no active milestone: what was open is
 // unfinished, what never started says so.
 func TestAFinishedBoardShowsNoActiveMilestone(t *testing.T) {
-	s := nodes.WorkflowState{RunID: "r1", Phase: nodes.PhaseDone, Outcome: nodes.OutcomeFailed, StopReason: "3 tasks failed in a row",
-		Milestones: []nodes.Milestone{{ID: "m1", Goal: "a", Status: nodes.MilestoneActive}, {ID: "m2", Goal: "b", Status: nodes.MilestonePending}}}
+	s := runstate.State{RunID: "r1", Phase: runstate.PhaseDone, Outcome: runstate.OutcomeFailed, StopReason: "3 tasks failed in a row",
+		Milestones: []runstate.Milestone{{ID: "m1", Goal: "a", Status: runstate.MilestoneActive}, {ID: "m2", Goal: "b", Status: runstate.MilestonePending}}}
 	board := Live(&s).BoardMD()
 	for _, want := range []string{"Status: failed — 3 tasks failed in a row", "## m1 [unfinished] a", "## m2 [not started] b"} {
 		if !strings.Contains(board, want) {
 			t.Errorf("board lacks %q:\n%s", want, board)
 		}
 	}
-	s.Phase = nodes.PhaseExecute // a run still going: its milestone is active
+	s.Phase = runstate.PhaseExecute // a run still going: its milestone is active
 	if board := Live(&s).BoardMD(); !strings.Contains(board, "## m1 [active] a") {
 		t.Errorf("a running board:\n%s", board)
 	}
@@ -143,10 +143,10 @@ func TestBoardAndReportAsGolden(t *testing.T) {
 	}
 	s := busyState()
 	failed := busyState()
-	failed.Phase, failed.Outcome, failed.StopReason = nodes.PhaseDone, nodes.OutcomeFailed, "3 in a row"
+	failed.Phase, failed.Outcome, failed.StopReason = runstate.PhaseDone, runstate.OutcomeFailed, "3 in a row"
 	facts := Facts{Sandbox: "a sandbox", KnowledgeDir: "docs/knowledge", Events: events, Mermaid: "graph TD\n a-->b\n",
 		Finished: at.Add(90 * time.Minute), Commits: []workspace.Commit{{SHA: "abcdef0123456789", Subject: "t1: Do a thing"}}}
-	halted := Of(&s, nodes.StandingOf(nodes.Stored{Status: graph.StatusHalted, Reason: "reached limits.max_wall_time"}, &s))
+	halted := Of(&s, runstate.StandingOf(runstate.Stored{Status: graph.StatusHalted, Reason: "reached limits.max_wall_time"}, &s))
 	for name, got := range map[string]string{
 		"board.golden":         Live(&s).BoardMD(),
 		"board-ended.golden":   Live(&failed).BoardMD(),

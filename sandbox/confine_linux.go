@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/lemmings-dev/lemmings/internal/localtoken"
+	"github.com/lemmings-dev/lemmings/sandbox/internal/helperplan"
 )
 
 // selfExe is the running binary, whatever became of its file since.
@@ -30,8 +31,14 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/d
 // per process, in the namespaces, to see each step work.
 var Probe = sync.OnceValue(probe)
 
+// helperNeeded: confining a command here starts the helper.
+const helperNeeded = true
+
 func probe() Level {
 	var l Level
+	if !helperplan.Linked() {
+		return Level{LandlockErr: ErrNoHelper.Error(), NamespaceErr: ErrNoHelper.Error()}
+	}
 	l.Landlock, l.LandlockErr = landlockABI()
 	l.UnixFilter = l.Landlock > 0 && l.Landlock < abiResolveUnix
 	l.Seccomp = l.UnixFilter
@@ -71,20 +78,20 @@ func probe() Level {
 }
 
 // runProbe starts the helper in probe mode, in the namespaces or not.
-func runProbe(namespaces bool, abi int) (probeReport, error) {
-	var rep probeReport
+func runProbe(namespaces bool, abi int) (helperplan.ProbeReport, error) {
+	var rep helperplan.ProbeReport
 	dir, err := os.MkdirTemp("", "lemmings-sandbox-probe-")
 	if err != nil {
 		return rep, err
 	}
 	defer os.RemoveAll(dir)
-	p := plan{Writable: []string{dir}, Devices: devices, Landlock: abi, Namespaces: namespaces,
+	p := helperplan.Plan{Writable: []string{dir}, Devices: devices, Landlock: abi, Namespaces: namespaces,
 		NetNS: namespaces, PidNS: namespaces, Mounts: namespaces, DenyUnix: abi > 0 && abi < abiResolveUnix, Probe: true}
 	data, _ := json.Marshal(p)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, selfExe, string(data))
-	cmd.Args[0] = helperArg0
+	cmd.Args[0] = helperplan.Arg0
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if namespaces {
@@ -161,7 +168,7 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) (func(), error) {
 		return release, cmd.Err
 	}
 	network := s.Network || b.cfg.Network
-	p := plan{
+	p := helperplan.Plan{
 		Path:     cmd.Path,
 		Writable: b.writable(s, tmp),
 		Devices:  devices,
@@ -194,7 +201,7 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) (func(), error) {
 		release()
 		return func() {}, fmt.Errorf("sandbox: %w", err)
 	}
-	args := append([]string{helperArg0, string(data)}, cmd.Args...)
+	args := append([]string{helperplan.Arg0, string(data)}, cmd.Args...)
 	cmd.Path, cmd.Args = selfExe, args
 	if p.Namespaces {
 		cmd.SysProcAttr = namespaceAttr(p.NetNS, p.PidNS)

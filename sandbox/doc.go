@@ -3,10 +3,11 @@
 // process through Box.Command.
 //
 // On Linux a confined command is started as the lemmings binary itself
-// (/proc/self/exe) under a reserved argv[0]; an init function of this
-// package recognises it, sets the sandbox up and execs the real program,
-// so no second binary is needed and every test binary that links this
-// package can serve as the helper too. The helper:
+// (/proc/self/exe) under a reserved argv[0]; the init function of package
+// sandbox/helper recognises it, sets the sandbox up and execs the real
+// program, so no second binary is needed. Only main links the helper (and
+// the test binaries that run confined commands, with a blank import); New
+// refuses to confine in a binary without it (ErrNoHelper). The helper:
 //
 //   - starts in new user and mount namespaces when the kernel allows them
 //     (a private /dev/shm and /dev/pts, the work tree's .git bound
@@ -22,7 +23,7 @@
 //     signals and abstract sockets scoped to the sandbox (Landlock ABI 6),
 //     pathname UNIX sockets out of reach (ABI 9);
 //   - below Landlock ABI 9, adds a seccomp filter on the same thread that
-//     takes UNIX sockets away (seccomp_linux.go says why and how).
+//     takes UNIX sockets away (sandbox/helper/seccomp_linux.go says why and how).
 //
 // This is Codex's model (Landlock in a re-exec'd helper, network off by
 // default) with namespaces where Codex uses seccomp: a network namespace

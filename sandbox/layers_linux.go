@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lemmings-dev/lemmings/sandbox/internal/helperplan"
 )
 
 // A scope's Go caches start cold: the first go test of a repository would
@@ -17,28 +19,11 @@ import (
 // directory must not serve two mounts); a command started while it is
 // held writes into a layer of its own, dropped when it ends.
 
-// layer is one overlay the helper mounts.
-type layer struct {
-	Lower  string `json:"lower"`
-	Upper  string `json:"upper"`
-	Work   string `json:"work"`
-	Target string `json:"target"`
-}
-
-func (l layer) mount() error {
-	opts := "lowerdir=" + l.Lower + ",upperdir=" + l.Upper + ",workdir=" + l.Work
-	err := unix.Mount("overlay", l.Target, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts+",userxattr")
-	if err == unix.EINVAL { // kernels before 5.11 take no userxattr
-		err = unix.Mount("overlay", l.Target, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
-	}
-	return err
-}
-
 // cacheLayers lists the overlays of a command's Go caches, and a release
 // of the scope's upper layers once it has ended.
-func (b *Box) cacheLayers(tmp string) ([]layer, func()) {
+func (b *Box) cacheLayers(tmp string) ([]helperplan.Layer, func()) {
 	g := b.userGoEnv()
-	var out []layer
+	var out []helperplan.Layer
 	var held []*os.File
 	for _, c := range []struct{ name, lower string }{{"go-build", g.Cache}, {"gomod", g.ModCache}} {
 		if !usableLower(c.lower, b.cache) {
@@ -51,7 +36,7 @@ func (b *Box) cacheLayers(tmp string) ([]layer, func()) {
 		} else {
 			base = filepath.Join(tmp, ".layers", c.name) // the scope's is in use
 		}
-		l := layer{Lower: c.lower, Upper: filepath.Join(base, "upper"), Work: filepath.Join(base, "work"), Target: target}
+		l := helperplan.Layer{Lower: c.lower, Upper: filepath.Join(base, "upper"), Work: filepath.Join(base, "work"), Target: target}
 		if mkdirs(l.Upper, l.Work, l.Target) != nil {
 			continue
 		}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/lemmings-dev/lemmings/sandbox/internal/helperplan"
 )
 
 // Mode is how strictly confinement is asked for (sandbox.mode).
@@ -55,6 +57,11 @@ type Config struct {
 // ErrUnavailable is returned by Box.Check when sandbox.mode is required
 // and the machine cannot confine.
 var ErrUnavailable = errors.New("no sandbox available")
+
+// ErrNoHelper is returned by New when the binary does not link the
+// sandbox's helper (package sandbox/helper): a wiring error of the program,
+// which would otherwise start a copy of itself that is not the helper.
+var ErrNoHelper = errors.New(`sandbox: the helper is not linked into this binary: main (or the test's package) must import _ "github.com/lemmings-dev/lemmings/sandbox/helper"`)
 
 // DefaultCacheDir is where the sandbox's caches live: lemmings' own, never
 // the user's Go build or module cache, which every later build of theirs
@@ -110,6 +117,9 @@ func New(cfg Config) (*Box, error) {
 	case ModeAuto, ModeRequired, ModeOff:
 	default:
 		return nil, fmt.Errorf("sandbox mode %q: accepted %s", cfg.Mode, strings.Join(Modes(), ", "))
+	}
+	if cfg.Mode != ModeOff && helperNeeded && !helperplan.Linked() {
+		return nil, ErrNoHelper
 	}
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = DefaultCacheDir()

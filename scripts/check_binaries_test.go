@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/internal/gitfixture"
 )
 
 // repoWith makes a git repository holding files (path → content), all
@@ -15,25 +17,13 @@ import (
 func repoWith(t *testing.T, files map[string][]byte) string {
 	t.Helper()
 	dir := t.TempDir()
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q")
+	gitfixture.Init(t, dir)
+	text := make(map[string]string, len(files))
 	for path, content := range files {
-		full := filepath.Join(dir, path)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, content, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		text[path] = string(content)
 	}
-	git("add", "-A")
+	gitfixture.Write(t, dir, text)
+	gitfixture.Git(t, dir, "add", "-A")
 	return dir
 }
 

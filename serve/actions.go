@@ -12,8 +12,8 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
-	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // resumeJob is a run this server resumed in-process (approve / reject).
@@ -22,7 +22,7 @@ type resumeJob struct {
 	decision string
 	started  time.Time
 	ended    time.Time
-	status   nodes.RunStatus
+	status   runstate.RunStatus
 	err      error
 	warn     bytes.Buffer
 }
@@ -109,7 +109,7 @@ func (s *Server) resume(ctx context.Context, id string, approve bool, reason str
 	if err != nil {
 		return err
 	}
-	if ok, err := s.source().Decide(ctx, id, nodes.Approval{Kind: kind, Approved: approve, Reason: reason}); ok || err != nil {
+	if ok, err := s.source().Decide(ctx, id, runstate.Approval{Kind: kind, Approved: approve, Reason: reason}); ok || err != nil {
 		if err == nil {
 			s.logf("run %s: decision (%s) handed to the workers", id, kind)
 		}
@@ -137,12 +137,12 @@ func (s *Server) resume(ctx context.Context, id string, approve bool, reason str
 	s.mu.Unlock()
 	s.logf("run %s: %s; resuming", id, job.decision)
 
-	decision := &nodes.Approval{Kind: kind, Approved: approve, Reason: reason}
+	decision := &runstate.Approval{Kind: kind, Approved: approve, Reason: reason}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		res, err := run.Resume(s.ctx, run.Options{RepoDir: s.opts.Root, RunID: id, Config: cfg, Decision: decision, Choices: run.ChoicesOf(cfg),
-			Warn: lockedWriter{job}, HTTPClient: s.opts.HTTPClient})
+			Warn: lockedWriter{job}, HTTPClient: s.opts.HTTPClient, Redactor: s.opts.Redactor})
 		job.mu.Lock()
 		job.ended, job.status, job.err = time.Now(), res.Standing.Status, err
 		job.mu.Unlock()

@@ -1,13 +1,13 @@
 package serve
 
 import (
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/runview"
 )
@@ -23,24 +23,16 @@ type usagePoint struct {
 // usageSeries gathers the run's model calls: the llm_call events of the
 // event log, and the supervisor run log for supervisors the log has no
 // calls of (their calls run in the background).
-func usageSeries(events []graph.Event, v runview.View) []usagePoint {
+func usageSeries(evs []graph.Event, v runview.View) []usagePoint {
 	var pts []usagePoint
 	seen := map[string]bool{}
-	for _, ev := range events {
-		if ev.Kind != graph.EventCustom || ev.Name != "llm_call" {
-			continue
-		}
-		var d struct {
-			Label      string  `json:"label"`
-			Prompt     int     `json:"prompt_tokens"`
-			Completion int     `json:"completion_tokens"`
-			Cost       float64 `json:"cost_usd"`
-		}
-		if json.Unmarshal(ev.Data, &d) != nil || d.Label == "" {
+	for _, ev := range evs {
+		d, ok := events.As[events.LLMCall](ev)
+		if !ok || d.Label == "" {
 			continue
 		}
 		seen[d.Label] = true
-		pts = append(pts, usagePoint{At: ev.Time, Role: d.Label, Tokens: d.Prompt + d.Completion, Cost: d.Cost})
+		pts = append(pts, usagePoint{At: ev.Time, Role: d.Label, Tokens: d.PromptTokens + d.CompletionTokens, Cost: d.CostUSD})
 	}
 	for _, r := range v.Supervisors {
 		if seen[r.Supervisor] {
@@ -55,8 +47,8 @@ func usageSeries(events []graph.Event, v runview.View) []usagePoint {
 var palette = []string{"#2f6fdf", "#d9534f", "#2a9d5b", "#e69b00", "#8e44ad", "#16a2b8", "#7f6a00", "#c2185b", "#5d6d7e", "#1abc9c"}
 
 // usageCharts draws cumulative tokens and cost per role over the run's time.
-func usageCharts(events []graph.Event, v runview.View) (template.HTML, template.HTML) {
-	pts := usageSeries(events, v)
+func usageCharts(evs []graph.Event, v runview.View) (template.HTML, template.HTML) {
+	pts := usageSeries(evs, v)
 	if len(pts) == 0 {
 		return "", ""
 	}

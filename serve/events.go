@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/internal/redact"
 )
 
 // heartbeat keeps idle streams open through proxies and tells a gone client.
@@ -71,7 +71,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	last := time.Now()
 	var checked time.Time
 	ending := false
-	red := redact.Default()
+	red := s.opts.Redactor
 	for {
 		got, err := src.Events(r.Context(), id, offset, 500)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -81,11 +81,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		for i, ev := range got.Events {
 			row := eventRowOf(ev)
 			se := streamEvent{eventRow: row, Clock: row.Time.Local().Format("15:04:05"), Run: ev.Kind == "run_end", Row: inTimeline(ev)}
-			if ev.Name == "llm_progress" {
-				var d struct {
-					Text string `json:"text"`
-				}
-				_ = json.Unmarshal(ev.Data, &d)
+			if d, ok := events.As[events.LLMProgress](ev); ok {
 				se.Stream = d.Text
 			}
 			data, _ := json.Marshal(se)

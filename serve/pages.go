@@ -9,7 +9,6 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
-	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/run"
 )
 
@@ -73,7 +72,7 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) {
 	}
 	v, err := s.buildRun(r.Context(), id, false)
 	if err != nil {
-		http.Error(w, redact.String(err.Error()), http.StatusNotFound)
+		http.Error(w, s.opts.Redactor.String(err.Error()), http.StatusNotFound)
 		return
 	}
 	s.render(w, http.StatusOK, "live", pageData{CSRF: s.csrf, Body: v})

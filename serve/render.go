@@ -75,7 +75,7 @@ var funcs = template.FuncMap{
 // a secret whose characters the escaping changed); the form token is the
 // server's own and stays.
 func (s *Server) render(w http.ResponseWriter, status int, page string, data pageData) {
-	red := redact.Default()
+	red := s.opts.Redactor
 	data.Title = red.String(data.Title)
 	data.Body = redact.Value(red, data.Body)
 	var buf bytes.Buffer
@@ -85,7 +85,7 @@ func (s *Server) render(w http.ResponseWriter, status int, page string, data pag
 		name = "live"
 	}
 	if err := t.ExecuteTemplate(&buf, name, data); err != nil {
-		http.Error(w, redact.String("render "+page+": "+err.Error()), http.StatusInternalServerError)
+		http.Error(w, s.opts.Redactor.String("render "+page+": "+err.Error()), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

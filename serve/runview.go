@@ -15,11 +15,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/runview"
 )
 
@@ -52,14 +53,14 @@ type runPage struct {
 	Step      int
 	// Standing is the run's status with its reason and next step, as
 	// lemmings status says them.
-	Standing  nodes.Standing
+	Standing  runstate.Standing
 	Reason    string // why it paused
 	Error     string // why it failed
 	PausedFor string
 	Halting   bool
 	Resume    *resumeStatus
 	Phase     string
-	Current   *nodes.Task
+	Current   *runstate.Task
 	Board     []milestoneRow
 	Graph     template.HTML
 	GraphErr  string
@@ -81,11 +82,11 @@ type runPage struct {
 	TokensSVG  template.HTML
 	CostSVG    template.HTML
 	Directives []runview.Directive
-	Supervisor []nodes.SupervisorRun
+	Supervisor []runstate.SupervisorRun
 	// Tells are the messages the user told the run, Telling those it has
 	// not taken in yet; CanTell: the run has not ended (docs/time-travel.md).
-	Tells     []nodes.ToldMessage
-	Telling   []nodes.TellRequest
+	Tells     []runstate.ToldMessage
+	Telling   []runstate.TellRequest
 	CanTell   bool
 	Report    template.HTML
 	ReportErr string
@@ -168,9 +169,9 @@ func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runPage, 
 		v.Directives = view.Directives
 		v.Supervisor = view.Supervisors
 		v.Tells, v.CanTell = view.Tells, r.Status != graph.StatusDone
-		v.Telling, _ = nodes.PendingTells(inspect.RunDir(s.opts.Root, id))
-		v.Telling = slices.DeleteFunc(v.Telling, func(t nodes.TellRequest) bool {
-			return slices.ContainsFunc(v.Tells, func(m nodes.ToldMessage) bool { return m.ID == t.ID })
+		v.Telling, _ = runstate.PendingTells(inspect.RunDir(s.opts.Root, id))
+		v.Telling = slices.DeleteFunc(v.Telling, func(t runstate.TellRequest) bool {
+			return slices.ContainsFunc(v.Tells, func(m runstate.ToldMessage) bool { return m.ID == t.ID })
 		})
 		v.TokensSVG, v.CostSVG = usageCharts(events, view)
 	}
@@ -237,23 +238,21 @@ func eventRowOf(ev graph.Event) eventRow {
 func eventText(ev graph.Event) string {
 	switch ev.Kind {
 	case graph.EventCustom:
-		var m map[string]any
-		_ = json.Unmarshal(ev.Data, &m)
-		if text, ok := workText(ev.Name, m); ok {
+		data, _ := events.Decode(ev)
+		if text, ok := workText(data); ok {
 			return text
 		}
-		if ev.Name == "world_reset" {
-			return runview.ResetText(m)
+		switch d := data.(type) {
+		case *events.WorldReset:
+			return runview.ResetText(d)
+		case *events.Warning:
+			return d.Message
+		case *events.SupervisorDone:
+			return fmt.Sprintf("%v: %s", d.Supervisor, d.Summary)
+		case *events.TaskPlanned:
+			return fmt.Sprintf("%v %s", d.Task, d.Title)
 		}
-		if msg, ok := m["message"].(string); ok {
-			return msg
-		}
-		if sum, ok := m["summary"].(string); ok {
-			return fmt.Sprintf("%v: %s", m["supervisor"], sum)
-		}
-		if t, ok := m["title"].(string); ok {
-			return fmt.Sprintf("%v %s", m["task"], t)
-		}
+		m := events.Fields(ev) // any other event: what it carries, key by key
 		keys := make([]string, 0, len(m))
 		for k := range m {
 			keys = append(keys, k)
@@ -294,13 +293,13 @@ func eventText(ev graph.Event) string {
 // the checkpoints of the steps where QA ran. A checkpoint never changes once
 // written, so each is read once.
 func (s *Server) gateRuns(ctx context.Context, store *inspect.Store, id string) ([]runview.Verdict, string) {
-	hist, err := store.App().History(ctx, id)
+	hist, err := store.Reader().History(ctx, id)
 	if err != nil {
 		return nil, err.Error()
 	}
 	var out []runview.Verdict
 	for _, h := range hist {
-		if !slices.Contains(h.Nodes, nodes.NodeQA) {
+		if !slices.Contains(h.Nodes, runstate.NodeQA) {
 			continue
 		}
 		key := fmt.Sprintf("%s@%d", id, h.Step)
@@ -308,7 +307,7 @@ func (s *Server) gateRuns(ctx context.Context, store *inspect.Store, id string) 
 		cached, ok := s.qaCache[key]
 		s.cacheMu.Unlock()
 		if !ok {
-			st, err := store.App().StateAt(ctx, id, h.Step)
+			st, err := store.Reader().StateAt(ctx, id, h.Step)
 			if err != nil {
 				return out, err.Error()
 			}

@@ -68,6 +68,11 @@ type Options struct {
 	// Source, when set, is where runs are read and requests go (a shared
 	// store); nil reads the repository's .lemmings/.
 	Source Source
+	// Redactor is what every page, stream and error the server shows goes
+	// through, and the runs it resumes; New teaches it the environment's
+	// keys and the repository's .env values. Nil: the process's
+	// (redact.Default).
+	Redactor *redact.Redactor
 }
 
 // Server serves the web app of one repository.
@@ -107,8 +112,11 @@ func New(o Options) (*Server, error) {
 		o.Poll = 250 * time.Millisecond
 	}
 	// The repository's .env values and lemmings' keys are secrets on every page.
-	redact.Default().LearnEnv(os.Environ())
-	redact.Default().LearnRepo(o.Root)
+	if o.Redactor == nil {
+		o.Redactor = redact.Default()
+	}
+	o.Redactor.LearnEnv(os.Environ())
+	o.Redactor.LearnRepo(o.Root)
 	pages, err := parsePages()
 	if err != nil {
 		return nil, err

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/inspect"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // Source is where serve reads runs and sends what the user asks of them:
@@ -30,7 +30,7 @@ type Source interface {
 	GitDir(ctx context.Context, id, branch string) (string, error)
 	// Decide hands a paused run's decision to whoever goes on with it; ok
 	// false: nobody else does, and serve resumes the run in this process.
-	Decide(ctx context.Context, id string, d nodes.Approval) (ok bool, err error)
+	Decide(ctx context.Context, id string, d runstate.Approval) (ok bool, err error)
 	// Queued reports whether work for the run waits to be taken (a decision
 	// or a resume handed to workers): its events will move again, so a live
 	// view stays open for them.
@@ -88,7 +88,9 @@ func (l localSource) RequestHalt(_ context.Context, id string) error {
 
 func (l localSource) GitDir(context.Context, string, string) (string, error) { return l.root, nil }
 
-func (l localSource) Decide(context.Context, string, nodes.Approval) (bool, error) { return false, nil }
+func (l localSource) Decide(context.Context, string, runstate.Approval) (bool, error) {
+	return false, nil
+}
 
 // Queued: nothing queues runs here; a resume serve starts is its own.
 func (l localSource) Queued(context.Context, string) bool { return false }

@@ -35,7 +35,7 @@ func (s *Server) handleTell(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cfg, _ := s.opts.LoadConfig(id) // nil: the secrets of the environment and repository are still redacted
-	req, err := run.Tell(r.Context(), s.opts.Root, id, msg, r.PostFormValue("priority"), cfg)
+	req, err := run.Tell(r.Context(), s.opts.Root, id, msg, r.PostFormValue("priority"), cfg, s.opts.Redactor)
 	if err != nil {
 		s.message(w, http.StatusConflict, "Run "+id+" not told", err.Error())
 		return
@@ -92,7 +92,7 @@ func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	job := &resumeJob{started: time.Now(), decision: "forked from " + id + "@" + strconv.Itoa(step)}
-	forkID, err := run.MakeFork(r.Context(), s.opts.Root, run.NewRunID(), f, cfg, lockedWriter{job})
+	forkID, err := run.MakeFork(r.Context(), s.opts.Root, run.NewRunID(), f, cfg, s.opts.Redactor, lockedWriter{job})
 	if err != nil {
 		s.message(w, http.StatusConflict, "Run "+id+" not forked", err.Error())
 		return
@@ -105,7 +105,7 @@ func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer s.wg.Done()
 		res, err := run.Resume(s.ctx, run.Options{RepoDir: s.opts.Root, RunID: forkID, Config: cfg, Choices: run.ChoicesOf(cfg),
-			Warn: lockedWriter{job}, HTTPClient: s.opts.HTTPClient})
+			Warn: lockedWriter{job}, HTTPClient: s.opts.HTTPClient, Redactor: s.opts.Redactor})
 		job.mu.Lock()
 		job.ended, job.status, job.err = time.Now(), res.Standing.Status, err
 		job.mu.Unlock()

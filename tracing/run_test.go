@@ -14,6 +14,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/tracing"
 	"github.com/lemmings-dev/lemmings/tracing/otlptest"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -32,6 +33,7 @@ type state struct {
 type world struct {
 	router *llm.Router
 	wt     *workspace.Worktree
+	box    *sandbox.Box
 }
 
 func newWorld(t *testing.T, promptLog ...bool) *world {
@@ -52,6 +54,11 @@ func newWorld(t *testing.T, promptLog ...bool) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = router.Close() })
+	box, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { box.Close() })
 	dir := t.TempDir()
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "start"}} {
 		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
@@ -66,7 +73,7 @@ func newWorld(t *testing.T, promptLog ...bool) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &world{router: router, wt: wt}
+	return &world{router: router, wt: wt, box: box}
 }
 
 // app is a small workflow doing what lemmings' steps do: plan (a structured
@@ -89,8 +96,8 @@ func (w *world) app(t *testing.T, tr *tracing.Run) *graph.Compiled[state] {
 			return s, nil
 		}).
 		AddNode("check", func(ctx context.Context, s state) (state, error) {
-			workspace.RunGates(ctx, nil, w.wt.Dir(), []workspace.Gate{{Name: "vet", Command: "exit 3"}}, 0)
-			workspace.RunGate(ctx, nil, w.wt.Dir(), workspace.Gate{Name: "test", Command: "true"}, 0)
+			workspace.RunGates(ctx, w.box, w.wt.Dir(), []workspace.Gate{{Name: "vet", Command: "exit 3"}}, 0)
+			workspace.RunGate(ctx, w.box, w.wt.Dir(), workspace.Gate{Name: "test", Command: "true"}, 0)
 			return s, nil
 		}).
 		AddNode("commit", func(ctx context.Context, s state) (state, error) {

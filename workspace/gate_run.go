@@ -69,6 +69,9 @@ func (r GateResult) Failure() string {
 	return fmt.Sprintf("Gate %q (%s) failed, %s.%s\n%s", r.Name, r.Command, how, OutputTail, r.Output)
 }
 
+// ErrNoSandbox: a gate (or a check) was handed no sandbox to run in.
+var ErrNoSandbox = errors.New("no sandbox to run it in (a wiring error: the caller must pass the run's *sandbox.Box)")
+
 // runGate is RunGate without its observer.
 func runGate(ctx context.Context, box *sandbox.Box, dir string, g Gate, maxOutput int) GateResult {
 	if maxOutput <= 0 {
@@ -84,13 +87,10 @@ func runGate(ctx context.Context, box *sandbox.Box, dir string, g Gate, maxOutpu
 		return res
 	}
 	if box == nil {
-		b, err := sandbox.New(sandbox.Config{})
-		if err != nil {
-			res.Output = fmt.Sprintf("lemmings: could not start the gate: %v", err)
-			return res
-		}
-		defer b.Close()
-		box = b
+		// A wiring error, not a default: a gate run with a policy nobody
+		// chose would go unnoticed.
+		res.Output = "lemmings: could not start the gate: " + ErrNoSandbox.Error()
+		return res
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -58,32 +58,32 @@ func TestRunGatePassAndFail(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"in.txt": "content"})
-	r := RunGate(bg(), nil, dir, Gate{Name: "ok", Command: "cat in.txt; echo; echo err >&2; [ \"$CI\" = true ]"}, 0)
+	r := RunGate(bg(), testBox(t), dir, Gate{Name: "ok", Command: "cat in.txt; echo; echo err >&2; [ \"$CI\" = true ]"}, 0)
 	if !r.Passed || r.ExitCode != 0 || r.TimedOut || r.Canceled {
 		t.Fatalf("result %+v", r)
 	}
 	if r.Output != "content\nerr\n" {
 		t.Errorf("output %q", r.Output)
 	}
-	r = RunGate(bg(), nil, dir, Gate{Name: "bad", Command: "echo failing; exit 3"}, 0)
+	r = RunGate(bg(), testBox(t), dir, Gate{Name: "bad", Command: "echo failing; exit 3"}, 0)
 	if r.Passed || r.ExitCode != 3 || !strings.Contains(r.Output, "failing") {
 		t.Errorf("result %+v", r)
 	}
 	if fb := r.Failure(); !strings.HasPrefix(fb, "Gate \"bad\" (echo failing; exit 3) failed, exit code 3."+OutputTail+"\n") || !strings.Contains(fb, "failing") {
 		t.Errorf("feedback %q", fb)
 	}
-	r = RunGate(bg(), nil, filepath.Join(dir, "missing"), Gate{Name: "x", Command: "true"}, 0)
+	r = RunGate(bg(), testBox(t), filepath.Join(dir, "missing"), Gate{Name: "x", Command: "true"}, 0)
 	if r.Passed || !strings.Contains(r.Output, "could not start") {
 		t.Errorf("missing dir: %+v", r)
 	}
-	if r := RunGate(bg(), nil, dir, Gate{Name: "empty"}, 0); r.Passed {
+	if r := RunGate(bg(), testBox(t), dir, Gate{Name: "empty"}, 0); r.Passed {
 		t.Error("empty command passed")
 	}
 }
 
 func TestRunGateKeepsTheTail(t *testing.T) {
 	t.Parallel()
-	r := RunGate(bg(), nil, t.TempDir(), Gate{Name: "noisy", Command: "i=0; while [ $i -lt 2000 ]; do echo line $i; i=$((i+1)); done"}, 1000)
+	r := RunGate(bg(), testBox(t), t.TempDir(), Gate{Name: "noisy", Command: "i=0; while [ $i -lt 2000 ]; do echo line $i; i=$((i+1)); done"}, 1000)
 	if !r.Passed {
 		t.Fatal(r.Output)
 	}
@@ -130,7 +130,7 @@ func TestRunGateTimeoutKillsTheWholeGroup(t *testing.T) {
 	// The gate starts a grandchild that sleeps, and waits for it.
 	cmd := `sh -c 'echo $$ > ` + pidFile + `; exec ` + sleep + `' & wait`
 	start := time.Now()
-	r := RunGate(bg(), nil, dir, Gate{Name: "hang", Command: cmd, Timeout: 300 * time.Millisecond}, 0)
+	r := RunGate(bg(), testBox(t), dir, Gate{Name: "hang", Command: cmd, Timeout: 300 * time.Millisecond}, 0)
 	elapsed := time.Since(start)
 	if !r.TimedOut || r.Passed || r.Canceled {
 		t.Fatalf("result %+v", r)
@@ -154,7 +154,7 @@ func TestRunGateKillsAGrandchildThatIgnoresSIGTERM(t *testing.T) {
 	sleep := proctest.UniqueSleep(60)
 	cmd := `trap '' TERM; sh -c 'echo $$ > ` + pidFile + `; exec ` + sleep + `' & wait; wait`
 	start := time.Now()
-	r := RunGate(bg(), nil, dir, Gate{Name: "stubborn", Command: cmd, Timeout: 200 * time.Millisecond}, 0)
+	r := RunGate(bg(), testBox(t), dir, Gate{Name: "stubborn", Command: cmd, Timeout: 200 * time.Millisecond}, 0)
 	if !r.TimedOut {
 		t.Fatalf("result %+v", r)
 	}
@@ -178,7 +178,7 @@ func TestRunGateCancelKillsTheGroup(t *testing.T) {
 		cancel()
 	}()
 	start := time.Now()
-	r := RunGate(ctx, nil, dir, Gate{Name: "c", Command: `sh -c 'echo $$ > ` + pidFile + `; exec ` + sleep + `' & wait`, Timeout: time.Minute}, 0)
+	r := RunGate(ctx, testBox(t), dir, Gate{Name: "c", Command: `sh -c 'echo $$ > ` + pidFile + `; exec ` + sleep + `' & wait`, Timeout: time.Minute}, 0)
 	if !r.Canceled || r.TimedOut || r.Passed {
 		t.Fatalf("result %+v", r)
 	}
@@ -199,7 +199,7 @@ func TestRunGateReapsBackgroundLeftovers(t *testing.T) {
 	// The gate passes but leaves a background process holding its output.
 	cmd := `sh -c 'echo $$ > ` + pidFile + `; exec ` + sleep + `' & while [ ! -s ` + pidFile + ` ]; do sleep 0.01; done; echo done`
 	start := time.Now()
-	r := RunGate(bg(), nil, dir, Gate{Name: "bg", Command: cmd}, 0)
+	r := RunGate(bg(), testBox(t), dir, Gate{Name: "bg", Command: cmd}, 0)
 	if !r.Passed || r.Output != "done\n" {
 		t.Fatalf("result %+v", r)
 	}
@@ -215,7 +215,7 @@ func TestRunGateReapsBackgroundLeftovers(t *testing.T) {
 func TestRunGatesStopsAtFirstFailure(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	res := RunGates(bg(), nil, dir, []Gate{
+	res := RunGates(bg(), testBox(t), dir, []Gate{
 		{Name: "build", Command: "true"},
 		{Name: "test", Command: "echo broken; false"},
 		{Name: "lint", Command: "touch linted"},
@@ -226,7 +226,7 @@ func TestRunGatesStopsAtFirstFailure(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "linted")); err == nil {
 		t.Error("gate after the failure ran")
 	}
-	if !AllPassed(RunGates(bg(), nil, dir, []Gate{{Name: "a", Command: "true"}}, 0)) {
+	if !AllPassed(RunGates(bg(), testBox(t), dir, []Gate{{Name: "a", Command: "true"}}, 0)) {
 		t.Error("passing gates not all passed")
 	}
 }
@@ -244,7 +244,7 @@ func TestRunGateOnARealGoModule(t *testing.T) {
 		"cmd/x/x.go":  "package main\n\nfunc main() {}\n",
 		"bad/note.md": "not go",
 	})
-	res := RunGates(bg(), nil, dir, DetectGates(dir), 0)
+	res := RunGates(bg(), testBox(t), dir, DetectGates(dir), 0)
 	if len(res) != 3 || !res[0].Passed || !res[1].Passed || res[2].Passed {
 		t.Fatalf("results %+v", res)
 	}
@@ -257,7 +257,7 @@ func TestRunGateWithAnAlreadyCancelledContext(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(bg())
 	cancel()
-	r := RunGate(ctx, nil, t.TempDir(), Gate{Name: "x", Command: "true"}, 0)
+	r := RunGate(ctx, testBox(t), t.TempDir(), Gate{Name: "x", Command: "true"}, 0)
 	if r.Passed || !r.Canceled {
 		t.Errorf("result %+v", r)
 	}

@@ -11,6 +11,17 @@ import (
 
 // requireSandbox fails under CI and skips elsewhere when the machine cannot
 // confine a gate.
+// testBox is a sandbox of the default configuration for one test.
+func testBox(t testing.TB) *sandbox.Box {
+	t.Helper()
+	b, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
 func requireSandbox(t *testing.T) {
 	t.Helper()
 	if l := sandbox.Probe(); l.Landlock == 0 {
@@ -128,15 +139,16 @@ func TestARewrittenGitPointerIsNotFollowed(t *testing.T) {
 	}
 }
 
-// A gate runs in the sandbox by default: its test file cannot write
-// outside the worktree, plant a hook in the repository or read a key.
+// A gate runs in the sandbox of the default configuration: its test file
+// cannot write outside the worktree, plant a hook in the repository or read
+// a key.
 func TestAGateRunsConfinedByDefault(t *testing.T) {
 	requireSandbox(t)
 	t.Setenv("OPENROUTER_API_KEY", "sk-or-v1-gate-secret")
 	r, wt := newWorktree(t, map[string]string{"a.txt": "a\n"})
 	outside := filepath.Join(t.TempDir(), "escaped")
 	hook := filepath.Join(r.commonDir, "hooks", "post-commit")
-	res := RunGate(bg(), nil, wt.Dir(), Gate{Name: "test", Command: "echo key=$OPENROUTER_API_KEY; echo x > " + outside +
+	res := RunGate(bg(), testBox(t), wt.Dir(), Gate{Name: "test", Command: "echo key=$OPENROUTER_API_KEY; echo x > " + outside +
 		"; printf '#!/bin/sh\\n' > " + hook + "; echo inside > inside.txt; true"}, 0)
 	if !res.Passed {
 		t.Fatalf("%+v", res)
@@ -151,5 +163,22 @@ func TestAGateRunsConfinedByDefault(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(wt.Dir(), "inside.txt")); err != nil {
 		t.Errorf("the gate could not write its worktree: %v\n%s", err, res.Output)
+	}
+}
+
+// A gate handed no sandbox is a wiring error it reports, not a run with a
+// default sandbox nobody chose.
+func TestAGateWithoutASandboxDoesNotRun(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	r := RunGate(bg(), nil, dir, Gate{Name: "test", Command: "touch " + marker}, 0)
+	if r.Passed || !strings.Contains(r.Output, "wiring error") {
+		t.Errorf("%+v", r)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the gate ran without a sandbox")
+	}
+	if got := CheckSyntax(bg(), nil, dir, []string{"a.go"}, map[string]string{".go": "touch " + marker}, 1024); !strings.Contains(got, "wiring error") {
+		t.Errorf("a check without a sandbox: %q", got)
 	}
 }

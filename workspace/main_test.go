@@ -3,10 +3,11 @@ package workspace
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/internal/gitfixture"
 )
 
 // TestMain isolates git from the machine: no global or system config, no
@@ -56,42 +57,23 @@ func keepGoDirs() {
 	}
 }
 
-// git runs a git command for a test's own setup, with a test identity.
+// git runs a git command for a test's own setup, with the fixture's
+// identity.
 func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	full := append([]string{"-c", "user.name=Test User", "-c", "user.email=test@example.com"}, args...)
-	cmd := exec.Command("git", full...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(gitfixture.Git(t, dir, args...))
 }
 
 // writeFiles creates files (path → content) under dir.
 func writeFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
-	for p, c := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	gitfixture.Write(t, dir, files)
 }
 
 // newRepo makes a git repository with files committed on branch main.
 func newRepo(t testing.TB, files map[string]string) string {
 	t.Helper()
-	dir := realDir(t, t.TempDir())
-	git(t, dir, "init", "-q", "-b", "main")
-	writeFiles(t, dir, files)
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-q", "-m", "initial")
-	return dir
+	return gitfixture.Repo(t, files)
 }
 
 func realDir(t testing.TB, dir string) string {

@@ -34,7 +34,7 @@ func TestTheContextsObserverSeesGatesAndCommits(t *testing.T) {
 	obs := &recordingObserver{}
 	ctx := WithObserver(bg(), obs)
 
-	results := RunGates(ctx, nil, wt.Dir(), []Gate{{Name: "ok", Command: "true"}, {Name: "bad", Command: "exit 4"}, {Name: "never", Command: "true"}}, 0)
+	results := RunGates(ctx, testBox(t), wt.Dir(), []Gate{{Name: "ok", Command: "true"}, {Name: "bad", Command: "exit 4"}, {Name: "never", Command: "true"}}, 0)
 	if err := os.WriteFile(filepath.Join(wt.Dir(), "b.txt"), []byte("b\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestTheContextsObserverSeesGatesAndCommits(t *testing.T) {
 	if _, err := wt.Commit(ctx, "nothing", nil); !errors.Is(err, ErrNothingToCommit) {
 		t.Fatalf("empty commit: %v", err)
 	}
-	RunGate(bg(), nil, wt.Dir(), Gate{Name: "unseen", Command: "true"}, 0)
+	RunGate(bg(), testBox(t), wt.Dir(), Gate{Name: "unseen", Command: "true"}, 0)
 	if _, err := wt.Commit(bg(), "unseen", nil); !errors.Is(err, ErrNothingToCommit) {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestSyntaxCheckReportsAGoParseErrorWithItsLine(t *testing.T) {
 		"calc/other.go":  "package calc\n",
 		"notes/readme.x": "anything",
 	})
-	got := CheckSyntax(context.Background(), nil, dir, []string{"calc/calc.go", "notes/readme.x"}, DefaultSyntaxChecks(), 1024)
+	got := CheckSyntax(context.Background(), testBox(t), dir, []string{"calc/calc.go", "notes/readme.x"}, DefaultSyntaxChecks(), 1024)
 	for _, w := range []string{"calc/calc.go:6:6: expected '(', found Sub", ">   6| func Sub"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("report lacks %q:\n%s", w, got)
@@ -48,11 +48,11 @@ func TestSyntaxCheckVetsTheEditedGoPackage(t *testing.T) {
 		"calc/calc.go": "package calc\n\nfunc Mean(xs []float64) float64 {\n\ttotal := 0\n\tfor _, x := range xs {\n\t\ttotal += x\n\t}\n\treturn float64(total)\n}\n",
 		"ok/ok.go":     "package ok\n",
 	})
-	got := CheckSyntax(context.Background(), nil, dir, []string{"calc/calc.go"}, DefaultSyntaxChecks(), 1024)
+	got := CheckSyntax(context.Background(), testBox(t), dir, []string{"calc/calc.go"}, DefaultSyntaxChecks(), 1024)
 	if !strings.Contains(got, "calc/calc.go:6:3") || !strings.Contains(got, "mismatched types int and float64") {
 		t.Errorf("vet's type error is missing:\n%s", got)
 	}
-	if got := CheckSyntax(context.Background(), nil, dir, []string{"ok/ok.go"}, DefaultSyntaxChecks(), 1024); got != "" {
+	if got := CheckSyntax(context.Background(), testBox(t), dir, []string{"ok/ok.go"}, DefaultSyntaxChecks(), 1024); got != "" {
 		t.Errorf("a clean package reports %q", got)
 	}
 }
@@ -65,11 +65,11 @@ func TestSyntaxCheckOfPythonAndJavaScript(t *testing.T) {
 	})
 	ctx := context.Background()
 	if _, err := exec.LookPath("python3"); err == nil {
-		got := CheckSyntax(ctx, nil, dir, []string{"app/broken.py"}, DefaultSyntaxChecks(), 1024)
+		got := CheckSyntax(ctx, testBox(t), dir, []string{"app/broken.py"}, DefaultSyntaxChecks(), 1024)
 		if !strings.Contains(got, "app/broken.py:2") || !strings.Contains(got, "SyntaxError") {
 			t.Errorf("py_compile's error is missing:\n%s", got)
 		}
-		if got := CheckSyntax(ctx, nil, dir, []string{"app/fine.py"}, DefaultSyntaxChecks(), 1024); got != "" {
+		if got := CheckSyntax(ctx, testBox(t), dir, []string{"app/fine.py"}, DefaultSyntaxChecks(), 1024); got != "" {
 			t.Errorf("a fine Python file reports %q", got)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "app", "__pycache__")); err == nil {
@@ -77,7 +77,7 @@ func TestSyntaxCheckOfPythonAndJavaScript(t *testing.T) {
 		}
 	}
 	if _, err := exec.LookPath("node"); err == nil {
-		got := CheckSyntax(ctx, nil, dir, []string{"web/bad.js"}, DefaultSyntaxChecks(), 1024)
+		got := CheckSyntax(ctx, testBox(t), dir, []string{"web/bad.js"}, DefaultSyntaxChecks(), 1024)
 		if !strings.Contains(got, "SyntaxError") || !strings.Contains(got, "web/bad.js") {
 			t.Errorf("node --check's error is missing:\n%s", got)
 		}
@@ -87,11 +87,11 @@ func TestSyntaxCheckOfPythonAndJavaScript(t *testing.T) {
 func TestASyntaxCheckWhoseToolIsMissingSaysNothing(t *testing.T) {
 	dir := writeTree(t, map[string]string{"a.rb": "def x(\n"})
 	checks := map[string]string{".rb": "lemmings-no-such-checker {file}"}
-	if got := CheckSyntax(context.Background(), nil, dir, []string{"a.rb"}, checks, 1024); got != "" {
+	if got := CheckSyntax(context.Background(), testBox(t), dir, []string{"a.rb"}, checks, 1024); got != "" {
 		t.Errorf("a missing checker reported %q", got)
 	}
 	checks[".rb"] = "echo 'a.rb:1: unexpected end of input' && exit 1"
-	if got := CheckSyntax(context.Background(), nil, dir, []string{"a.rb"}, checks, 1024); !strings.Contains(got, "a.rb:1: unexpected end of input") {
+	if got := CheckSyntax(context.Background(), testBox(t), dir, []string{"a.rb"}, checks, 1024); !strings.Contains(got, "a.rb:1: unexpected end of input") {
 		t.Errorf("a configured checker's failure is missing: %q", got)
 	}
 }
@@ -106,7 +106,7 @@ func TestChecksReportOnlyWhatTheEditIntroduced(t *testing.T) {
 	})
 	ctx := context.Background()
 	checks := map[string]string{".go": "go vet ./{dir}"}
-	base := RunChecks(ctx, nil, dir, []string{"p/p.go"}, checks)
+	base := RunChecks(ctx, testBox(t), dir, []string{"p/p.go"}, checks)
 	if len(base.Failed) != 1 {
 		t.Fatalf("the pre-existing vet finding must fail the base check: %+v", base)
 	}
@@ -115,7 +115,7 @@ func TestChecksReportOnlyWhatTheEditIntroduced(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "p/p.go"), []byte(moved), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := RunChecks(ctx, nil, dir, []string{"p/p.go"}, checks).Introduced(base, dir, 1024); got != "" {
+	if got := RunChecks(ctx, testBox(t), dir, []string{"p/p.go"}, checks).Introduced(base, dir, 1024); got != "" {
 		t.Errorf("a pre-existing finding was reported as new:\n%s", got)
 	}
 	// A second finding is new.
@@ -123,7 +123,7 @@ func TestChecksReportOnlyWhatTheEditIntroduced(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "p/p.go"), []byte(worse), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := RunChecks(ctx, nil, dir, []string{"p/p.go"}, checks).Introduced(base, dir, 1024)
+	got := RunChecks(ctx, testBox(t), dir, []string{"p/p.go"}, checks).Introduced(base, dir, 1024)
 	if !strings.Contains(got, "p/p.go:10:") || strings.Contains(got, "p/p.go:8:") {
 		t.Errorf("want only the new finding (line 10):\n%s", got)
 	}
@@ -131,7 +131,7 @@ func TestChecksReportOnlyWhatTheEditIntroduced(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "p/p.go"), []byte("package p\n\nfunc (\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := RunChecks(ctx, nil, dir, []string{"p/p.go"}, checks).Introduced(base, dir, 1024); !strings.Contains(got, "p/p.go:3:") {
+	if got := RunChecks(ctx, testBox(t), dir, []string{"p/p.go"}, checks).Introduced(base, dir, 1024); !strings.Contains(got, "p/p.go:3:") {
 		t.Errorf("the parse error must be reported:\n%s", got)
 	}
 }

@@ -26,8 +26,8 @@ import (
 	"github.com/lemmings-dev/lemmings/cluster/pgstore"
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // Options tune the demo.
@@ -251,7 +251,7 @@ func (s *story) follow(ctx context.Context, db *pgstore.DB, id string, boxes []*
 		case graph.StatusFailed:
 			return fmt.Errorf("run %s failed: %s", id, snap.Error)
 		}
-		if victim == nil && snap.State.TasksCompleted >= 1 && slices.Contains(snap.Next, nodes.NodeImplementor) {
+		if victim == nil && snap.State.TasksCompleted >= 1 && slices.Contains(snap.Next, runstate.NodeImplementor) {
 			for _, w := range boxes {
 				if w.name == holder {
 					victim = w

@@ -26,8 +26,8 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/buildtest"
 	"github.com/lemmings-dev/lemmings/internal/pgtest"
-	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 func TestMain(m *testing.M) {
@@ -243,7 +243,7 @@ func (e *env) submit(b *box) string {
 }
 
 // state reads the run's last checkpoint.
-func (e *env) state(id string) (graph.Snapshot[nodes.WorkflowState], error) {
+func (e *env) state(id string) (graph.Snapshot[runstate.State], error) {
 	app, err := run.StoreOn(e.openDB().Checkpointer())
 	if err != nil {
 		e.t.Fatal(err)

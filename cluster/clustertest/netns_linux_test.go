@@ -18,7 +18,7 @@ import (
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/pgtest"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // A box whose network link goes down in the middle of a step: the worker
@@ -115,7 +115,7 @@ func TestLinkDownStopsTheWorker(t *testing.T) {
 	t.Logf("box-a %v after the link came back: %d model calls, no record", time.Since(up).Round(time.Millisecond), proxy.chatCalls()-calls)
 }
 
-func mustState(e *env, id string) graph.Snapshot[nodes.WorkflowState] {
+func mustState(e *env, id string) graph.Snapshot[runstate.State] {
 	snap, err := e.state(id)
 	if err != nil {
 		e.t.Fatal(err)

@@ -1,13 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/cleanup"
 	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -31,11 +30,12 @@ A run that can still be resumed (paused, stopped, interrupted, crashed, failed) 
 when named with --force; a run in progress never is.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if finished == (len(args) == 1) {
-				return usageErr("name one run or give --finished (lemmings runs lists them)")
+			req := cleanup.Request{Finished: finished, Branches: branches, Prune: prune, Force: force}
+			if len(args) == 1 {
+				req.RunID = args[0]
 			}
-			if force && finished {
-				return usageErr("--force applies to a run named, not to --finished")
+			if err := req.Check(); err != nil {
+				return usageErr("%s", err)
 			}
 			ctx := cmd.Context()
 			repo, err := workspace.OpenRepo(ctx, a.dir)
@@ -43,80 +43,33 @@ when named with --force; a run in progress never is.`,
 				return err
 			}
 			root := repo.Root()
-			app, err := run.Store(root)
+			store, err := run.Store(root)
 			if err != nil {
-				if len(args) == 1 {
-					return usageErr("no such run %q in %s: %v", args[0], root, err)
+				if req.RunID != "" {
+					return usageErr("no such run %q in %s: %v", req.RunID, root, err)
 				}
 				return err
 			}
-			runs, damaged, err := run.Runs(ctx, app)
-			if err != nil {
-				return err
-			}
-			for id, derr := range damaged {
-				switch {
-				case len(args) == 1 && id == args[0]:
-					// Its status cannot be read: only --force cleans it.
-					if !force {
-						return usageErr("run %s is damaged (%v) and its status cannot be read: lemmings clean %s --force (--prune removes its records too)", id, derr, id)
+			cleaned := 0
+			err = cleanup.Run(ctx, repo, store, req,
+				func(w string) { fmt.Fprintf(a.stderr, "warning: %s\n", w) },
+				func(c cleanup.Cleaned) {
+					cleaned++
+					if a.jsonOut {
+						a.printJSON(map[string]any{"kind": "clean", "run_id": c.RunID, "branch": c.Branch,
+							"worktree_removed": c.WorktreeRemoved, "branch_deleted": c.BranchDeleted, "records_pruned": c.RecordsPruned})
+						return
 					}
-					runs = append(runs, graph.RunInfo{ID: id})
-				case len(args) == 0:
-					fmt.Fprintf(a.stderr, "warning: run %s is damaged, left alone (%v): %s\n", id, derr, run.DamagedAdvice(id))
-				}
+					a.printCleaned(c.RunID, c.WorktreeRemoved, c.BranchDeleted, c.RecordsPruned)
+				})
+			var refused *cleanup.RequestError
+			if errors.As(err, &refused) {
+				return usageErr("%s", refused)
 			}
-			var todo []graph.RunInfo
-			for _, r := range runs {
-				switch {
-				case len(args) == 1 && r.ID == args[0]:
-					if r.Active {
-						return fmt.Errorf("run %s is in progress: lemmings halt %s stops it first", r.ID, r.ID)
-					}
-					if r.Status != graph.StatusDone && !force {
-						return usageErr("run %s is %s and can still be resumed (lemmings resume %s); --force cleans it anyway", r.ID, r.Status, r.ID)
-					}
-					todo = append(todo, r)
-				case finished && r.Status == graph.StatusDone && !r.Active:
-					todo = append(todo, r)
-				}
-			}
-			if len(args) == 1 && len(todo) == 0 {
-				return usageErr("no such run %q in %s (lemmings runs lists them)", args[0], root)
-			}
-			if len(todo) == 0 && !a.jsonOut {
+			if err == nil && cleaned == 0 && req.Finished && !a.jsonOut {
 				fmt.Fprintln(a.stdout, "no finished run to clean")
 			}
-			for _, r := range todo {
-				res := map[string]any{"kind": "clean", "run_id": r.ID, "branch": workspace.BranchPrefix + r.ID}
-				wt := repo.WorktreeDir(r.ID)
-				_, statErr := os.Stat(wt)
-				if err := repo.RemoveWorktree(ctx, r.ID); err != nil {
-					return err
-				}
-				res["worktree_removed"] = statErr == nil
-				if branches {
-					if err := repo.DeleteBranch(ctx, r.ID); err != nil {
-						return err
-					}
-				}
-				res["branch_deleted"] = branches
-				if prune {
-					if err := app.DeleteRun(ctx, r.ID); err != nil {
-						return err
-					}
-					if err := os.RemoveAll(filepath.Join(root, run.DataDir, run.RunsDir, r.ID)); err != nil {
-						return err
-					}
-				}
-				res["records_pruned"] = prune
-				if a.jsonOut {
-					a.printJSON(res)
-					continue
-				}
-				a.printCleaned(r.ID, statErr == nil, branches, prune)
-			}
-			return nil
+			return err
 		},
 	}
 	cmd.Flags().BoolVar(&finished, "finished", false, "clean every finished (done) run")

@@ -24,8 +24,9 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/internal/termprogress"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -170,7 +171,7 @@ func (a *app) submitResume(cmd *cobra.Command, args []string) error {
 	defer db.Close()
 	approve, _ := cmd.Flags().GetBool("approve")
 	reject, _ := cmd.Flags().GetString("reject")
-	var decision *nodes.Approval
+	var decision *runstate.Approval
 	if approve || reject != "" {
 		if approve && reject != "" {
 			return usageErr("--approve and --reject exclude each other")
@@ -187,7 +188,7 @@ func (a *app) submitResume(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return err
 		}
-		decision = &nodes.Approval{Kind: kind, Approved: approve, Reason: reject}
+		decision = &runstate.Approval{Kind: kind, Approved: approve, Reason: reject}
 	}
 	if err := cluster.Enqueue(ctx, db, id, decision); err != nil {
 		return err
@@ -257,7 +258,7 @@ func (a *app) clusterCommand(cmd *cobra.Command, db *pgstore.DB, name, id string
 		held = "a worker holds it"
 	}
 	fmt.Fprintf(w, "run %s: %s (step %d, updated %s; %s)\n", id, st.Status, snap.Step, snap.Updated.Local().Format(time.DateTime), held)
-	if st.Reason != "" && st.Status != nodes.RunPaused {
+	if st.Reason != "" && st.Status != runstate.RunPaused {
 		fmt.Fprintf(w, "reason: %s\n", st.Reason)
 	}
 	fmt.Fprintf(w, "remit: %s\nbranch: %s (on the shared remote)\nphase: %s\n", v.Remit, v.Branch, v.Phase)
@@ -285,7 +286,7 @@ func short(sha string) string { return sha[:min(len(sha), 10)] }
 // clusterLog prints the run's events from the store; following, it wakes on
 // NOTIFY until the run is finished or paused and nobody holds it.
 func (a *app) clusterLog(ctx context.Context, db *pgstore.DB, id string, follow bool) error {
-	prog := newReplay(a.stdout, a.jsonOut)
+	prog := termprogress.NewReplay(a.stdout, a.jsonOut)
 	var after int64
 	app, err := run.StoreOn(db.Checkpointer())
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/termprogress"
 )
 
 func newDemoCmd(a *app) *cobra.Command {
@@ -60,8 +61,8 @@ inspection. A demo run cannot be resumed: its scripted server ends with it.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			prog := newProgress(a.stdout, a.jsonOut)
-			prog.verbose, prog.ephemeral = a.verbose, !keep
+			prog := termprogress.New(a.stdout, a.jsonOut)
+			prog.Verbose, prog.Ephemeral = a.verbose, !keep
 			res, err := demo.Run(ctx, demo.Options{Dir: abs, Sinks: []graph.Sink{prog}, Warn: a.stderr,
 				NoSupervisors: a.noSupervisors || a.offline, Blocking: blocking})
 			prog.Close()

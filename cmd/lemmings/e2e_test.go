@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/graph"
@@ -531,4 +532,15 @@ func TestIndexInARepositoryKeepsItsDataOutOfGitStatus(t *testing.T) {
 	if st := git(t, repo, "status", "--porcelain"); st != "" {
 		t.Errorf("the index shows in git status:\n%s", st)
 	}
+}
+
+// str is a decoded JSON value as text ("" for none).
+func str(v any) string {
+	if v == nil {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprint(v)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/eval"
+	"github.com/lemmings-dev/lemmings/internal/termprogress"
 	"github.com/lemmings-dev/lemmings/run"
 )
 
@@ -138,12 +139,12 @@ func (a *app) runEval(parent context.Context, dirs []string, f evalFlags) error 
 	defer box.Close()
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	prog := newEvalProgress(a.stdout, a.jsonOut)
+	prog := termprogress.NewEval(a.stdout, a.jsonOut)
 	file, err := eval.Run(ctx, eval.Options{
 		Dirs: dirs, Languages: langs, Solver: solver, Out: out, Label: label, Model: model, Implementor: implementorOf(solver),
 		Filter: filter, Limit: f.limit, Parallel: parallel, MaxAttempts: attempts, TestTimeout: f.testTimeout,
 		Fresh: f.fresh, KeepWork: f.keepWork, Sandbox: box,
-		OnPlan: prog.plan, OnStart: prog.start, OnResult: prog.result,
+		OnPlan: prog.Plan, OnStart: prog.Start, OnResult: prog.Result,
 	})
 	prog.Close()
 	if file == nil {

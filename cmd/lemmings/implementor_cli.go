@@ -3,9 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/eval"
@@ -34,67 +31,6 @@ func (a *app) warnCLILogin(cfg *config.Config) {
 	if w := run.CLILoginWarning(cfg); w != "" {
 		fmt.Fprintln(a.stderr, "warning:", w)
 	}
-}
-
-// cliChecks are the doctor's lines on the Implementor's backend.
-func cliChecks(cfg *config.Config) []check {
-	if cfg.Implementor.Backend != config.BackendCLI {
-		return []check{{Name: "implementor", Status: "ok", Detail: "lemmings' own loop on the primary model (implementor.backend: lemmings)"}}
-	}
-	err := run.CheckCLI(cfg)
-	var ce *nodes.CLIError
-	if errors.As(err, &ce) {
-		return []check{{Name: "coding CLI", Status: "fail", Detail: ce.Name + ": " + ce.Cause, Fix: ce.Fix}}
-	}
-	if err != nil {
-		return []check{{Name: "coding CLI", Status: "fail", Detail: err.Error()}}
-	}
-	s := run.SettingsFrom(cfg).CLI
-	p, _, _ := s.Worker(os.LookupEnv)
-	where, _ := exec.LookPath(p.Args[0])
-	detail := p.Name + " at " + where + " (" + string(p.Format) + ")"
-	if s.Model != "" {
-		detail += ", model " + s.Model
-	}
-	out := []check{{Name: "coding CLI", Status: "ok", Detail: detail}}
-	if w := run.CLILoginWarning(cfg); w != "" {
-		out = append(out, check{Name: "coding CLI login", Status: "warn", Detail: w, Fix: p.Login})
-	}
-	return out
-}
-
-// cliProgress shows the coding CLI's work: its tool calls on the live line,
-// one line per CLI run with what it spent.
-func (p *progress) cliProgress(name string, data map[string]any) {
-	switch name {
-	case "cli_start":
-		p.cliTools = 0
-	case "cli_event":
-		if data["kind"] == "tool_call" {
-			p.cliTools++
-		}
-	case "cli_run":
-		end := "done"
-		switch {
-		case data["timed_out"] == true:
-			end = "TIMED OUT"
-		case data["exit_code"] != float64(0):
-			end = fmt.Sprintf("EXIT %v", data["exit_code"])
-		case data["failed"] != nil:
-			end = "ERROR"
-		}
-		p.printf("%s   cli %v %s: %v tool calls, %v/%v tokens, $%.4f, %s", p.elapsed(), data["cli"], end, data["tool_calls"],
-			data["input_tokens"], data["output_tokens"], data["cost_usd"], time.Duration(toFloat(data["duration_ms"]))*time.Millisecond)
-	case "cli_outside":
-		p.printf("%s   cli changed things outside the work tree: %v", p.elapsed(), data["changes"])
-	case "cli_commits_dropped":
-		p.printf("%s   cli made %v commit(s) of its own: kept the changes, not the commits", p.elapsed(), data["commits"])
-	}
-}
-
-func toFloat(v any) float64 {
-	f, _ := v.(float64)
-	return f
 }
 
 // evalCLISolver has a coding CLI implement the exercises (--implementor cli

@@ -10,14 +10,16 @@ import (
 	"testing"
 
 	"github.com/lemmings-dev/lemmings/demo"
+	"github.com/lemmings-dev/lemmings/internal/realollama"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 )
 
 // installedQwen is Qwen Code as `make clis` installs it (.tools/clis, or
-// $LEMMINGS_CLIS_DIR); the test skips without it, unless
-// LEMMINGS_REAL_OLLAMA=1 (make test-ollama, which runs make clis) needs it.
+// $LEMMINGS_CLIS_DIR); it runs only when asked (LEMMINGS_REAL_OLLAMA=1:
+// make test-ollama, which runs make clis), and then its absence fails.
 func installedQwen(t *testing.T) string {
 	t.Helper()
+	realollama.SkipUnlessAsked(t)
 	dir := os.Getenv("LEMMINGS_CLIS_DIR")
 	if dir == "" {
 		dir = filepath.Join("..", "..", ".tools", "clis")

@@ -16,9 +16,11 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/termprogress"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // pickRun returns the run named in args, or the most recent run that want
@@ -187,7 +189,7 @@ func newStatusCmd(a *app) *cobra.Command {
 		fmt.Fprintf(w, "run %s: %s (step %d, updated %s)\n", r.ID, st.Status, r.Step, r.Updated.Local().Format(time.DateTime))
 		if st.Reason != "" {
 			label := "reason"
-			if st.Status == nodes.RunDone {
+			if st.Status == runstate.RunDone {
 				label = "evidence"
 			}
 			fmt.Fprintf(w, "%s: %s\n", label, st.Reason)
@@ -204,11 +206,11 @@ func newStatusCmd(a *app) *cobra.Command {
 		}
 		for _, m := range v.Board {
 			mark := " "
-			if m.Current && st.Status != nodes.RunDone {
+			if m.Current && st.Status != runstate.RunDone {
 				mark = ">"
 			}
 			fmt.Fprintf(w, "%s %s [%s] %s\n", mark, m.ID, m.Status, m.Goal)
-			if st.Status == nodes.RunPaused {
+			if st.Status == runstate.RunPaused {
 				// What an approval decides on: the tasks planned.
 				for _, t := range m.Planned {
 					fmt.Fprintf(w, "    - %s\n", t.Title)
@@ -319,8 +321,8 @@ func (a *app) printEvents(ctx context.Context, root, id string, follow bool) err
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("run %s has no event log: %w", id, err)
 	}
-	prog := newReplay(a.stdout, a.jsonOut)
-	prog.verbose = a.verbose
+	prog := termprogress.NewReplay(a.stdout, a.jsonOut)
+	prog.Verbose = a.verbose
 	var offset int64
 	for {
 		got, err := inspect.ReadEvents(path, offset, 0)

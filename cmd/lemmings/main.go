@@ -4,6 +4,10 @@ package main
 
 import (
 	"os"
+
+	// The binary is its own sandbox helper: the helper's init confines
+	// the command it was started for and execs it, before main runs.
+	_ "github.com/lemmings-dev/lemmings/sandbox/helper"
 )
 
 func main() {

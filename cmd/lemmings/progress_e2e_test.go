@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 
 	"github.com/creack/pty"
 

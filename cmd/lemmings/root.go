@@ -16,8 +16,8 @@ import (
 	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/llm"
-	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -57,6 +57,9 @@ type app struct {
 	demo   demoMode
 	stdout io.Writer
 	stderr io.Writer
+	// red is the process's redaction, taught here (the environment, the
+	// repository's .env values) and passed to the run and the server.
+	red *redact.Redactor
 	// rawStdout is stdout without redaction, for the one secret lemmings
 	// prints on purpose: the access token lemmings serve made for this user.
 	rawStdout io.Writer
@@ -67,7 +70,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	// progress, messages, --json, status, log, report.
 	red := redact.Default()
 	red.LearnEnv(os.Environ())
-	a := &app{stdout: red.Writer(stdout), stderr: red.Writer(stderr), rawStdout: stdout}
+	a := &app{stdout: red.Writer(stdout), stderr: red.Writer(stderr), rawStdout: stdout, red: red}
 	stdout, stderr = a.stdout, a.stderr
 	root := &cobra.Command{
 		Use:   "lemmings",
@@ -223,7 +226,7 @@ func (a *app) loadConfigFor(root string, supervisorsRun bool, flags map[string]s
 	if err != nil {
 		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("configuration:\n%w", err)}
 	}
-	run.LearnConfigSecrets(cfg) // everything this command prints is redacted of them
+	run.LearnConfigSecrets(a.red, cfg) // everything this command prints is redacted of them
 	for _, w := range src.Warnings() {
 		if w.SupervisorsOnly() {
 			continue
@@ -242,16 +245,16 @@ func (a *app) loadConfigFor(root string, supervisorsRun bool, flags map[string]s
 
 // runExit maps a run's end to its exit code: the status the summary, the
 // report and the run_end event say decides it (README: Exit codes).
-func runExit(st nodes.Standing, err error) error {
+func runExit(st runstate.Standing, err error) error {
 	switch st.Status {
-	case nodes.RunDone:
+	case runstate.RunDone:
 		if err != nil {
 			return err
 		}
 		return nil
-	case nodes.RunPaused, nodes.RunStopped:
+	case runstate.RunPaused, runstate.RunStopped:
 		return &exitError{code: exitPaused, err: errors.New("")}
-	case nodes.RunInterrupted:
+	case runstate.RunInterrupted:
 		return &exitError{code: exitInterrupted, err: errors.New("")}
 	}
 	if errors.Is(err, context.Canceled) {

@@ -18,9 +18,11 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/termprogress"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/runview"
 )
 
@@ -198,13 +200,13 @@ func newResumeCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var decision *nodes.Approval
+			var decision *runstate.Approval
 			if approve || reject != "" {
 				kind, err := pausedFor(cmd.Context(), root, id)
 				if err != nil {
 					return err
 				}
-				decision = &nodes.Approval{Kind: kind, Approved: approve, Reason: reject}
+				decision = &runstate.Approval{Kind: kind, Approved: approve, Reason: reject}
 			}
 			return a.drive(cmd.Context(), func(ctx context.Context, o run.Options) (run.Result, error) {
 				o.RunID, o.Decision, o.Approve = id, decision, approveMode
@@ -262,9 +264,9 @@ func (a *app) drive(parent context.Context, start func(context.Context, run.Opti
 	a.warnCLILogin(cfg)
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	prog := newProgress(a.stdout, a.jsonOut)
-	prog.verbose = a.verbose
-	o := run.Options{RepoDir: root, Config: cfg, Sinks: []graph.Sink{prog}, Warn: a.stderr, Choices: run.ChoicesOf(cfg)}
+	prog := termprogress.New(a.stdout, a.jsonOut)
+	prog.Verbose = a.verbose
+	o := run.Options{RepoDir: root, Config: cfg, Sinks: []graph.Sink{prog}, Warn: a.stderr, Choices: run.ChoicesOf(cfg), Redactor: a.red}
 	res, err := start(ctx, o)
 	prog.Close()
 	if res.RunID == "" && err != nil {
@@ -297,7 +299,7 @@ func (a *app) summarize(res run.Result, err error) {
 	fmt.Fprintf(w, "\nrun %s: %s — %s done, %d failed\n", res.RunID, st.Status, textutil.Count(v.Tasks.Completed, "task"), v.Tasks.Failed)
 	if st.Reason != "" {
 		label := "reason"
-		if st.Status == nodes.RunDone {
+		if st.Status == runstate.RunDone {
 			label = "evidence"
 		}
 		fmt.Fprintf(w, "%s: %s\n", label, st.Reason)
@@ -316,7 +318,7 @@ func (a *app) summarize(res run.Result, err error) {
 		fmt.Fprintf(w, "branch:  %s   %s\n", res.Branch, mergeAdvice(res))
 	}
 	a.printRunFiles(res)
-	if st.Status == nodes.RunDone {
+	if st.Status == runstate.RunDone {
 		fmt.Fprintf(w, "cleanup: lemmings clean %s removes the run's worktree (--branches its branch too)\n", res.RunID)
 	}
 }

@@ -2,13 +2,14 @@ package main
 
 import (
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"

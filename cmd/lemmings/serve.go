@@ -50,7 +50,7 @@ and leaves a cookie; scripts send Authorization: Bearer with the token in its to
 				return fmt.Errorf("serve: %w", err)
 			}
 			srv, err := serve.New(serve.Options{Root: root, Token: token, Log: a.stderr,
-				LoadConfig: a.serveConfig(root), Source: src})
+				LoadConfig: a.serveConfig(root), Source: src, Redactor: a.red})
 			if err != nil {
 				return err
 			}

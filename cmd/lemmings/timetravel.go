@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lemmings-dev/lemmings/graph"
-	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 func newHistoryCmd(a *app) *cobra.Command {
@@ -129,7 +129,7 @@ replaces the remit. The fork then runs as lemmings resume does. The parent run i
 			}
 			f := run.ForkOptions{Parent: parent, Step: step, RejectTask: reject, Reason: reason, Remit: remit}
 			if noRun {
-				id, err := run.MakeFork(cmd.Context(), root, cmp.Or(runID, run.NewRunID()), f, cfg, a.stderr)
+				id, err := run.MakeFork(cmd.Context(), root, cmp.Or(runID, run.NewRunID()), f, cfg, a.red, a.stderr)
 				if err != nil {
 					return err
 				}
@@ -182,7 +182,7 @@ running run takes the task back at its next task boundary. Your checkout is not 
 			if err != nil {
 				return err
 			}
-			res, err := run.Undo(cmd.Context(), root, id, task, reason, cfg)
+			res, err := run.Undo(cmd.Context(), root, id, task, reason, cfg, a.red)
 			if err != nil {
 				return err
 			}
@@ -236,7 +236,7 @@ Without a run id, the message goes to the run that is running.`,
 			if err != nil {
 				return err
 			}
-			req, err := run.Tell(cmd.Context(), root, id, message, priority, cfg)
+			req, err := run.Tell(cmd.Context(), root, id, message, priority, cfg, a.red)
 			if err != nil {
 				return err
 			}
@@ -248,6 +248,6 @@ Without a run id, the message goes to the run that is running.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&priority, "priority", nodes.PrioNormal, "critical (interrupts the plan), normal or low")
+	cmd.Flags().StringVar(&priority, "priority", runstate.PrioNormal, "critical (interrupts the plan), normal or low")
 	return cmd
 }

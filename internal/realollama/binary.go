@@ -11,9 +11,10 @@ import (
 
 // Environment variables the harness reads.
 const (
-	// EnvRequire set to "1" makes the real server required: a missing binary fails the test
-	// instead of skipping it (CI sets it through `make test-ollama`). "0" skips the real-server
-	// tests even when the binary is there.
+	// EnvRequire set to "1" runs the real-server tests and requires what they need: a
+	// missing binary fails the test instead of skipping it (`make test-ollama` and CI set
+	// it). Unset or anything else, the real-server tests are skipped even when the binary
+	// is there: they run only when asked.
 	EnvRequire = "LEMMINGS_REAL_OLLAMA"
 	// EnvBin overrides the server binary's path (default <module root>/.tools/ollama/ollama).
 	EnvBin = "LEMMINGS_OLLAMA_BIN"
@@ -79,40 +80,41 @@ func moduleRoot(dir string) (string, error) {
 type mode int
 
 const (
-	modeOptional mode = iota // run when the binary is there, else skip
-	modeRequired             // fail when the binary is missing
-	modeDisabled             // always skip
+	modeDisabled mode = iota // skip: not asked for
+	modeRequired             // run, and fail when what they need is missing
 )
 
 func modeFrom(getenv func(string) string) mode {
 	switch getenv(EnvRequire) {
 	case "1", "true", "yes":
 		return modeRequired
-	case "0", "false", "no":
-		return modeDisabled
 	}
-	return modeOptional
+	return modeDisabled
 }
 
-// binaryOrSkip finds the binary or ends the test: Skip when the real server is optional,
-// Fatal when LEMMINGS_REAL_OLLAMA=1 requires it.
+// Asked reports whether the real-model tests were asked for
+// (LEMMINGS_REAL_OLLAMA=1): they need a real server, models or CLIs, and
+// run only then.
+func Asked() bool { return modeFrom(os.Getenv) == modeRequired }
+
+// SkipUnlessAsked skips t unless the real-model tests were asked for.
+func SkipUnlessAsked(t testing.TB) {
+	t.Helper()
+	if !Asked() {
+		t.Skipf("a real-model test: it runs only when asked (%s=1, as make test-ollama and CI set it)", EnvRequire)
+	}
+}
+
+// binaryOrSkip finds the binary or ends the test: Skip when the real server
+// was not asked for, Fatal when LEMMINGS_REAL_OLLAMA=1 asks for it and it
+// is missing.
 func binaryOrSkip(t testing.TB) string {
 	t.Helper()
-	m := modeFrom(os.Getenv)
-	if m == modeDisabled {
-		t.Skipf("real Ollama tests disabled by %s=%s", EnvRequire, os.Getenv(EnvRequire))
-	}
+	SkipUnlessAsked(t)
 	bin, err := FindBinary()
-	if err == nil {
-		if m == modeOptional && testing.Short() {
-			t.Skipf("real Ollama tests skipped in -short mode (set %s=1 to run them)", EnvRequire)
-		}
-		return bin
-	}
-	if m == modeRequired {
+	if err != nil {
 		t.Fatalf("%s=1 requires the real Ollama server, but: %v\nbuild it with `make ollama` (or point %s at an ollama v%s binary)",
 			EnvRequire, err, EnvBin, Version)
 	}
-	t.Skipf("skipping real Ollama test: %v; build it with `make ollama` (and set %s=1 to require it)", err, EnvRequire)
-	return ""
+	return bin
 }

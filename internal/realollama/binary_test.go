@@ -93,7 +93,7 @@ func TestFindBinary(t *testing.T) {
 
 func TestModeFromEnvironment(t *testing.T) {
 	for value, want := range map[string]mode{
-		"": modeOptional, "1": modeRequired, "true": modeRequired, "0": modeDisabled, "no": modeDisabled, "maybe": modeOptional,
+		"": modeDisabled, "1": modeRequired, "true": modeRequired, "0": modeDisabled, "no": modeDisabled, "maybe": modeDisabled,
 	} {
 		got := modeFrom(func(k string) string {
 			if k == EnvRequire {

@@ -97,6 +97,7 @@ func modelsDir() (string, error) {
 // trainedOrSkip finds the weights or ends the test, as binaryOrSkip does for the binary.
 func trainedOrSkip(t testing.TB) string {
 	t.Helper()
+	SkipUnlessAsked(t)
 	dir, err := FindTrainedModels()
 	if err == nil {
 		return dir

@@ -6,12 +6,11 @@ package suptest
 
 import (
 	"encoding/json"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/internal/gitfixture"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 )
 
 // What one scripted supervisor call costs, as OpenRouter would report it.
@@ -56,35 +55,14 @@ func EmptySupervisorReply(role string) map[string]any {
 // MakeRepo makes a small committed repository.
 func MakeRepo(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "repo")
-	files := map[string]string{
+	return gitfixture.RepoIn(t, filepath.Join(t.TempDir(), "repo"), map[string]string{
 		"README.md": "# sample\n\nA sample project for the supervisor tests.\n",
 		"lib.go":    "package sample\n\n// Greet says hello to name.\nfunc Greet(name string) string { return \"hello \" + name }\n",
-	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	Git(t, dir, "init", "-q", "-b", "main")
-	Git(t, dir, "add", "-A")
-	Git(t, dir, "-c", "user.name=sup test", "-c", "user.email=sup@test.invalid", "commit", "-q", "--no-verify", "-m", "initial")
-	return dir
+	})
 }
 
 // Git runs git in dir and returns its output; a failure fails the test.
 func Git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return gitfixture.Git(t, dir, args...)
 }

@@ -28,7 +28,10 @@ import (
 	"strings"
 )
 
-const nodesPath = "github.com/lemmings-dev/lemmings/nodes"
+const (
+	nodesPath    = "github.com/lemmings-dev/lemmings/nodes"
+	runstatePath = "github.com/lemmings-dev/lemmings/runstate"
+)
 
 // groupOf names the node group (docs/architecture.md "The rooms of nodes",
 // nodes/doc.go) a file of nodes belongs to; "" for the files every node
@@ -317,11 +320,21 @@ func reportUses(patterns []string) error {
 	return nil
 }
 
-// isWorkflowState: t is nodes.WorkflowState or a pointer to it.
+// isWorkflowState: t is the run's state (runstate.State, which
+// nodes.WorkflowState names) or a pointer to it.
 func isWorkflowState(t types.Type) bool {
 	if p, ok := t.(*types.Pointer); ok {
 		t = p.Elem()
 	}
-	n, ok := t.(*types.Named)
-	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == nodesPath && n.Obj().Name() == "WorkflowState"
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok || n.Obj().Pkg() == nil {
+		return false
+	}
+	switch n.Obj().Pkg().Path() {
+	case runstatePath:
+		return n.Obj().Name() == "State"
+	case nodesPath:
+		return n.Obj().Name() == "WorkflowState"
+	}
+	return false
 }

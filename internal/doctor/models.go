@@ -1,0 +1,153 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/llm"
+)
+
+// modelChecks checks the local roles, one line per cause: roles whose
+// server cannot be reached share one line naming the server and them all,
+// with the fix that fits why it cannot be reached.
+func modelChecks(ctx context.Context, r *llm.Router, cfg *config.Config, src *config.Sources, roles []string) []Check {
+	type down struct {
+		roles    []string
+		severity string
+		err      error
+	}
+	var out []Check
+	servers := map[string]*down{}
+	var order []string
+	for _, role := range roles {
+		severity := "warn"
+		if role == config.RolePrimary {
+			severity = "fail"
+		}
+		rr, _ := cfg.ResolvedRole(role)
+		err := r.Check(ctx, role)
+		var le *llm.Error
+		if err != nil && errors.As(err, &le) && le.Kind == llm.KindUnavailable {
+			d, ok := servers[rr.BaseURL]
+			if !ok {
+				d = &down{err: err, severity: "warn"}
+				servers[rr.BaseURL] = d
+				order = append(order, rr.BaseURL)
+			}
+			d.roles = append(d.roles, role)
+			if severity == "fail" {
+				d.severity = "fail"
+			}
+			continue
+		}
+		name := "model " + role
+		if err != nil {
+			out = append(out, Check{name, severity, causeOf(err), llmHint(err)})
+			continue
+		}
+		out = append(out, Check{name, "ok", fmt.Sprintf("%s on %s", rr.Model, rr.BaseURL), ""})
+	}
+	for _, url := range order {
+		d := servers[url]
+		out = append(out, Check{Name: "model server", Status: d.severity,
+			Detail: fmt.Sprintf("%s (for %s) cannot be reached: %v", url, strings.Join(d.roles, ", "), innermost(d.err)),
+			Fix:    unreachableFix(d.err, url, cfg, src)})
+	}
+	return out
+}
+
+// causeOf is an error's message without the hint, which the fix line says.
+func causeOf(err error) string {
+	var le *llm.Error
+	if errors.As(err, &le) {
+		if le.Err != nil {
+			return fmt.Sprintf("%s: %v", le.Kind, innermost(le.Err))
+		}
+		return string(le.Kind)
+	}
+	return err.Error()
+}
+
+// innermost is the last error of a chain: "connection refused", not the URL
+// and operation around it (the detail names the server already).
+func innermost(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		var dns *net.DNSError
+		if errors.As(err, &dns) {
+			return dns
+		}
+		err = next
+	}
+}
+
+// unreachableFix is the advice for a local server that cannot be reached,
+// by cause: a host that does not resolve, nothing listening where the
+// configuration points, or no server started at the default address.
+func unreachableFix(err error, url string, cfg *config.Config, src *config.Sources) string {
+	origin := "ollama.host"
+	if src != nil {
+		if o := src.Origin("ollama.host"); o != "" && o != "default" {
+			origin = o
+		}
+	}
+	hostSet := origin != "ollama.host"
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &dns):
+		return fmt.Sprintf("the host %q does not resolve: correct the address (set by %s)", dns.Name, origin)
+	case errors.Is(err, syscall.ECONNREFUSED) && hostSet:
+		return fmt.Sprintf("nothing listens at %s (set by %s): start `ollama serve` there, or correct the address", url, origin)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "start it with `ollama serve` (or point OLLAMA_HOST at the server)"
+	}
+	return fmt.Sprintf("check that the server at %s is up and reachable (set by %s)", url, origin)
+}
+
+// supervisorFix is the advice for supervisors that will be skipped.
+func supervisorFix(err error) string {
+	const off = "or turn them off: --no-supervisors or supervisors.enabled: false"
+	var le *llm.Error
+	if errors.As(err, &le) && le.Kind == llm.KindAuth {
+		return "export OPENROUTER_API_KEY=…, " + off
+	}
+	if h := llmHint(err); h != "" {
+		return h + "; " + off
+	}
+	return off
+}
+
+// llmHint is the fix a model error suggests, if any.
+func llmHint(err error) string {
+	var le *llm.Error
+	if errors.As(err, &le) {
+		return le.Hint
+	}
+	return ""
+}
+
+// plannerCheck says who will plan when roles.planner names a model of its
+// own (nil when it does not: the primary plans). A planner that cannot
+// answer only warns: the run then plans on the primary, and says so.
+func plannerCheck(ctx context.Context, r *llm.Router, cfg *config.Config) *Check {
+	if cfg.Roles[config.RolePlanner].Model == "" {
+		return nil
+	}
+	rr, _ := cfg.ResolvedRole(config.RolePlanner)
+	if !slices.Contains(r.Roles(), config.RolePlanner) {
+		return &Check{"planner", "ok", fmt.Sprintf("%s via %s is a cloud planner: off while supervisors are off or offline, the primary plans", rr.Model, rr.Provider), ""}
+	}
+	if err := r.Check(ctx, config.RolePlanner); err != nil {
+		return &Check{"planner", "warn", "off for a run, the primary plans: " + causeOf(err), llmHint(err)}
+	}
+	return &Check{"planner", "ok", fmt.Sprintf("%s via %s plans scope and tasks", rr.Model, rr.Provider), ""}
+}

@@ -1,0 +1,146 @@
+package runstate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
+)
+
+// RunStatus is how a run stands, in the one vocabulary that `lemmings
+// status`, `runs`, `log`, serve's badges, report.md, the run_end event and
+// the exit code all use. The checkpoint store keeps the graph's own status
+// (which says what can be resumed); this is what a person is told.
+type RunStatus string
+
+// The run statuses. Done is said only when the remit's work passed.
+const (
+	RunRunning     RunStatus = "running"     // a process is advancing it now
+	RunDone        RunStatus = "done"        // the work passed, with evidence (docs: "no success without evidence")
+	RunFailed      RunStatus = "failed"      // it ended without its work done, or a fault stopped it
+	RunStopped     RunStatus = "stopped"     // a halt, the wall time, a task or spend limit stopped it first
+	RunPaused      RunStatus = "paused"      // it waits for an approval
+	RunInterrupted RunStatus = "interrupted" // Ctrl-C or a termination signal stopped it
+	RunCrashed     RunStatus = "crashed"     // its process died without recording an end
+)
+
+// String is the status as every place writes it.
+func (s RunStatus) String() string { return string(s) }
+
+// Standing is a run's status with the reason and the one next step that works.
+type Standing struct {
+	Status RunStatus `json:"status"`
+	Reason string    `json:"reason,omitempty"`
+	Next   string    `json:"next,omitempty"`
+	// Resumable: lemmings resume continues it (the store holds it unfinished).
+	Resumable bool `json:"resumable"`
+}
+
+// Stored is what the checkpoint store says of a run.
+type Stored struct {
+	Status graph.Status
+	// Active: a process holds the run now (graph.RunInfo.Active). A run
+	// stored as running that nobody holds has crashed.
+	Active bool
+	Reason string // why it paused or halted
+	Error  string // why it failed or was interrupted
+}
+
+// StandingOf says how a run stands from its stored status and last state.
+func StandingOf(st Stored, s *State) Standing {
+	id := s.RunID
+	resume := fmt.Sprintf("lemmings resume %s", id)
+	switch st.Status {
+	case graph.StatusRunning:
+		if st.Active {
+			return Standing{Status: RunRunning, Next: fmt.Sprintf("lemmings log -f %s follows it; lemmings halt %s stops it", id, id)}
+		}
+		return Standing{Status: RunCrashed, Resumable: true,
+			Reason: "its process ended without recording how (killed, crashed, or the machine stopped)",
+			Next:   resume + " continues from the last checkpoint"}
+	case graph.StatusPaused:
+		if strings.HasPrefix(st.Reason, "fork of ") { // made by lemmings fork --no-run, waiting for no one
+			return Standing{Status: RunStopped, Resumable: true, Reason: st.Reason + ", not run yet", Next: resume + " runs it"}
+		}
+		return Standing{Status: RunPaused, Resumable: true, Reason: "waiting for a decision: " + orNoneRecorded(st.Reason),
+			Next: resume + ` --approve   (or --reject "why")`}
+	case graph.StatusHalted:
+		reason := st.Reason
+		if reason == "" {
+			reason = "halt requested"
+		}
+		next := resume + " continues from the last checkpoint"
+		if strings.Contains(reason, KeyMaxWallTime) {
+			next += " with a new limits.max_wall_time (it counts from each start or resume)"
+		}
+		return Standing{Status: RunStopped, Resumable: true, Reason: reason, Next: next}
+	case graph.StatusInterrupted:
+		return Standing{Status: RunInterrupted, Resumable: true, Reason: "Ctrl-C or a termination signal",
+			Next: resume + " continues from the last checkpoint"}
+	case graph.StatusFailed:
+		return Standing{Status: RunFailed, Resumable: true, Reason: orNoneRecorded(st.Error),
+			Next: "fix the cause, then " + resume + " continues from the last checkpoint"}
+	case graph.StatusDone:
+		return endedStanding(s)
+	}
+	return Standing{Status: RunFailed, Reason: fmt.Sprintf("unknown stored status %q", st.Status)}
+}
+
+// endedStanding is the standing of a run that reached its end: the Report
+// node settled its outcome.
+func endedStanding(s *State) Standing {
+	passed := committedTasks(s)
+	keeps := fmt.Sprintf("the branch %s keeps the %s that passed: git merge %s", s.Branch, textutil.Count(passed, "task"), s.Branch)
+	if passed == 0 {
+		keeps = fmt.Sprintf("nothing was committed on %s", s.Branch)
+	}
+	switch s.Outcome {
+	case OutcomeDone:
+		return Standing{Status: RunDone, Reason: s.Evidence,
+			Next: fmt.Sprintf("review the branch, then merge it: git merge %s", s.Branch)}
+	case OutcomeStopped:
+		return Standing{Status: RunStopped, Reason: orNoneRecorded(s.StopReason),
+			Next: keeps + "; a run stopped at a limit cannot be resumed: raise the limit and start a new run (lemmings run) for the rest"}
+	}
+	fix := "fix the cause"
+	if len(s.Failures) > 0 {
+		fix += " (see Failures in the report)"
+	}
+	return Standing{Status: RunFailed, Reason: orNoneRecorded(s.StopReason),
+		Next: keeps + "; " + fix + " and start a new run with lemmings run"}
+}
+
+// committedTasks counts the tasks whose work is a commit on the branch.
+func committedTasks(s *State) int {
+	n := 0
+	for _, e := range s.DoneList {
+		if e.Commit != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func orNoneRecorded(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "(none recorded)"
+	}
+	return s
+}
+
+// MilestoneShown is a milestone's status as a run's board, status and page
+// show it: a run that has ended for good has no active milestone, only
+// done, unfinished and not started ones.
+func MilestoneShown(milestone string, st Standing) string {
+	if st.Resumable || st.Status == RunRunning {
+		return milestone
+	}
+	switch milestone {
+	case MilestoneActive:
+		return "unfinished"
+	case MilestonePending:
+		return "not started"
+	}
+	return milestone
+}

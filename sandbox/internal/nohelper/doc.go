@@ -1,0 +1,2 @@
+// Package nohelper holds a test that links the sandbox without its helper.
+package nohelper
