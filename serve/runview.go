@@ -247,6 +247,8 @@ func eventText(ev graph.Event) string {
 			return runview.ResetText(d)
 		case *events.Warning:
 			return d.Message
+		case *events.Told, *events.TaskUndone:
+			return runview.SteerText(d)
 		case *events.SupervisorDone:
 			return fmt.Sprintf("%v: %s", d.Supervisor, d.Summary)
 		case *events.TaskPlanned:
