@@ -14,7 +14,7 @@ build:
 demo:
 	$(GO) run ./cmd/lemmings demo
 
-# A real model at work on the CPU: builds the Ollama server, installs Qwen2.5-Coder-0.5B, runs a
+# A real model at work on the CPU: builds the Ollama server, installs Qwen2.5-Coder-1.5B, runs a
 # real remit on the demo repository with it and stops the server (scripts/demo-real.sh; ~1-5 min
 # on 2 cores, the server's first build ~3 min more).
 demo-real:

@@ -2,12 +2,12 @@
 # make demo-real: a real model at work on the CPU, no GPU, no cloud key.
 #
 # Builds the Ollama server (scripts/ollama.sh, for this CPU's vector instructions), installs
-# Qwen2.5-Coder-0.5B-Instruct (scripts/models.sh qwen05), starts a private server on a free
+# Qwen2.5-Coder-1.5B-Instruct (scripts/models.sh qwen15), starts a private server on a free
 # loopback port with its own models folder, creates the model with its chat template
 # (internal/realollama/qwen.gotmpl), and runs a real remit on a copy of the demo repository
 # (demo/testdata/repo: MeanWordLength divides integers and its test fails):
 #
-#   lemmings run --offline --model qwen05 "$DEMO_REMIT"
+#   lemmings run --offline --model qwen15 "$DEMO_REMIT"
 #
 # It prints the run's end and what the model was asked (from .lemmings/runs/<id>/prompts.jsonl),
 # then stops the server. On 2 cores: ~1 minute when everything is built, ~4 more the first time
@@ -15,7 +15,8 @@
 # for $MODEL_LOCK first.
 #
 # Environment: DEMO_DIR (keep the repository there; default a temporary folder, removed),
-# DEMO_MODEL (qwen05, or qwen15 after scripts/models.sh qwen15), DEMO_REMIT, DEMO_WALL (the
+# DEMO_MODEL (qwen15, the default; qwen05 is faster but cannot make this fix, see
+# docs/testing-real-models.md), DEMO_REMIT, DEMO_WALL (the
 # run's max_wall_time, default 4m), DEMO_FLAGS (more flags for lemmings run, e.g. --full to
 # plan the remit in tasks), DEMO_THREADS (the model's num_thread; default every core,
 # 1 on a machine busy with other work), MODEL_LOCK (default /tmp/lemmings-model.lock), GO, PYTHON.
@@ -23,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 PY=${PYTHON:-python3}
-model=${DEMO_MODEL:-qwen05}
+model=${DEMO_MODEL:-qwen15}
 wall=${DEMO_WALL:-4m}
 lock=${MODEL_LOCK:-/tmp/lemmings-model.lock}
 remit=${DEMO_REMIT:-"Fix MeanWordLength in textstats.go: it divides two ints, so the mean word length is truncated. Make go test pass."}
