@@ -43,6 +43,8 @@ const (
 	KindProgress             = "progress"
 	KindTrace                = "trace"
 	KindWorldReset           = "world_reset"
+	KindTold                 = "told"
+	KindTaskUndone           = "task_undone"
 )
 
 // Warning: something went wrong that the run works around.
@@ -390,6 +392,12 @@ func (Trace) Kind() string { return KindTrace }
 // Kind implements Payload.
 func (WorldReset) Kind() string { return KindWorldReset }
 
+// Kind implements Payload.
+func (Told) Kind() string { return KindTold }
+
+// Kind implements Payload.
+func (TaskUndone) Kind() string { return KindTaskUndone }
+
 func init() {
 	register(
 		func() Payload { return &Warning{} },
@@ -425,5 +433,25 @@ func init() {
 		func() Payload { return &Progress{} },
 		func() Payload { return &Trace{} },
 		func() Payload { return &WorldReset{} },
+		func() Payload { return &Told{} },
+		func() Payload { return &TaskUndone{} },
 	)
+}
+
+// Told: the run took in a message the user told it (lemmings tell), filed
+// as directive Directive.
+type Told struct {
+	Directive string `json:"directive"`
+	ID        string `json:"id"`
+	Message   string `json:"message"`
+	Priority  string `json:"priority"`
+}
+
+// TaskUndone: the run took back a task the user asked it to (lemmings undo
+// of a running run): Commit reverted by Revert.
+type TaskUndone struct {
+	Commit string `json:"commit"`
+	Reason string `json:"reason"`
+	Revert string `json:"revert"`
+	Task   string `json:"task"`
 }

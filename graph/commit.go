@@ -202,10 +202,11 @@ func (r *runner[S]) commit(ctx context.Context, ran []string, out S, next []int,
 }
 
 // commitUpdate stores a state edited by Resume(WithUpdate) as its own step.
-// Attributed to asNode, the next step is asNode's successors on the edited
-// state; otherwise the next nodes stay, and branches already finished are
-// stored again for the new step.
-func (r *runner[S]) commitUpdate(ctx context.Context, s S, asNode string) error {
+// Attributed to rc.asNode, the next step is asNode's successors on the edited
+// state; with Goto, the nodes it names; otherwise the next nodes stay, and
+// branches already finished are stored again for the new step.
+// A non-empty halt stores the run halted with that reason (Update).
+func (r *runner[S]) commitUpdate(ctx context.Context, s S, rc runConfig, halt string) error {
 	changes, err := r.tr.diff(&s)
 	if err != nil {
 		return err
@@ -221,7 +222,7 @@ func (r *runner[S]) commitUpdate(ctx context.Context, s S, asNode string) error 
 	nodes := []string{UpdateNode}
 	before := r.skipBefore
 	taskStep := r.taskStep // the same tasks: their subgraph runs keep their ids
-	if asNode != "" {
+	if asNode := rc.asNode; asNode != "" {
 		idx := -1
 		if asNode != Start {
 			idx = r.c.byName[asNode]
@@ -232,13 +233,24 @@ func (r *runner[S]) commitUpdate(ctx context.Context, s S, asNode string) error 
 		next = append([]int(nil), next...)
 		nodes, pending, before, taskStep = []string{asNode}, nil, false, r.step+2
 	}
-	e := entry{nodes: nodes, changes: changes, pausedBefore: before}
+	if rc.hasGoTo {
+		next, sends, pending, before, taskStep = r.c.gotoIndexes(rc.goTo), nil, nil, false, r.step+2
+	}
+	var meta map[string]string
+	if rc.meta != nil {
+		meta = withLineage(maps.Clone(r.meta), rc.meta)
+		meta = withLineage(meta, r.lineage)
+	}
+	e := entry{nodes: nodes, changes: changes, pausedBefore: before, meta: meta}
 	if taskStep != r.step+2 {
 		e.taskStep = taskStep
 	}
 	e.status, e.created, e.time, e.next = StatusRunning, r.created, time.Now(), r.nextNames(next, sends)
+	if halt != "" {
+		e.status, e.reason = StatusHalted, r.c.redactText(halt)
+	}
 	if len(next) == 0 && len(sends) == 0 {
-		e.status = StatusDone
+		e.status, e.reason = StatusDone, ""
 	}
 	if e.sends, err = r.sendRecs(s, sends); err != nil {
 		return err
@@ -252,6 +264,9 @@ func (r *runner[S]) commitUpdate(ctx context.Context, s S, asNode string) error 
 		return err
 	}
 	r.state, r.step, r.next, r.sends, r.lastRan, r.skipBefore, r.taskStep = s, r.step+1, next, sends, nodes, before, taskStep
+	if meta != nil {
+		r.meta = meta
+	}
 	r.emit(Event{Kind: EventCheckpoint, Node: nodes[0], Bytes: len(r.buf), Changed: changedNames(changes), Next: e.next})
 	for _, k := range slices.SortedFunc(maps.Keys(pending), compareTasks) {
 		if err := r.storeWrite(ctx, k, pending[k]); err != nil {

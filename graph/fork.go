@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -115,6 +116,9 @@ func (c *Compiled[S]) Fork(ctx context.Context, parentID string, step int, newID
 			}
 			nodes = []string{rc.asNode}
 		}
+		if rc.hasGoTo {
+			next, sends = c.gotoIndexes(rc.goTo), nil
+		}
 	}
 	full, err := newTracker[S](c.plan).reset(state)
 	if err != nil {
@@ -127,7 +131,11 @@ func (c *Compiled[S]) Fork(ctx context.Context, parentID string, step int, newID
 		full = filtered
 	}
 	now := time.Now()
-	meta := withLineage(ld.meta, map[string]string{MetaForkRun: parentID, MetaForkStep: strconv.Itoa(step)})
+	meta := ld.meta
+	if rc.meta != nil {
+		meta = withLineage(maps.Clone(meta), rc.meta)
+	}
+	meta = withLineage(meta, map[string]string{MetaForkRun: parentID, MetaForkStep: strconv.Itoa(step)})
 	switch rc.durability {
 	case "": // the parent's mode, kept in its metadata
 	case DurabilitySync:
@@ -177,7 +185,7 @@ func (c *Compiled[S]) Replay(ctx context.Context, parentID string, step int, new
 	// The options were checked by Fork; no WithDurability ("") runs the
 	// fork in its own mode.
 	rc, _, _ := c.options(opts)
-	return c.resume(ctx, callEnv{cp: c.cp, durable: rc.durability}, newID, nil, "")
+	return c.resume(ctx, callEnv{cp: c.cp, durable: rc.durability}, newID, nil, runConfig{})
 }
 
 // loadAt rebuilds the checkpoint of step from all the run's retained records.
@@ -196,4 +204,15 @@ func (c *Compiled[S]) loadAt(ctx context.Context, cp Checkpointer, runID string,
 		return nil, fmt.Errorf("%w: run %s has no checkpoint of step %d (pruned?)", ErrStepNotFound, runID, step)
 	}
 	return c.replay(runID, recs[start:], step)
+}
+
+// gotoIndexes are the nodes Goto names, End left out (it means "nothing next").
+func (c *Compiled[S]) gotoIndexes(names []string) []int {
+	var out []int
+	for _, n := range names {
+		if i, ok := c.byName[n]; ok && !slices.Contains(out, i) {
+			out = append(out, i)
+		}
+	}
+	return out
 }

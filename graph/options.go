@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"maps"
 	"time"
 )
 
@@ -149,6 +150,11 @@ type runConfig struct {
 	update     any    // func(S) (S, error)
 	asNode     string // the node the update is attributed to; "" for UpdateNode
 	durability Durability
+	// goTo, when set, are the next nodes of the update's checkpoint.
+	goTo    []string
+	hasGoTo bool
+	// meta are metadata keys set on the update's checkpoint.
+	meta map[string]string
 }
 
 // WithUpdate edits the stored state before the run continues (Resume, Fork);
@@ -164,6 +170,29 @@ func WithUpdate[S any](fn func(S) (S, error)) RunOption {
 // it, the update keeps the next nodes the run had.
 func AsNode(node string) RunOption {
 	return func(c *runConfig) { c.asNode = node }
+}
+
+// Goto makes nodes the next step of the checkpoint WithUpdate writes, whatever
+// the run had next or AsNode's routers would pick (LangGraph's Command goto):
+// an edit from outside the run that must send it somewhere, such as back to a
+// planner. No node (or only End) leaves the run done.
+func Goto(nodes ...string) RunOption {
+	return func(c *runConfig) { c.goTo, c.hasGoTo = append([]string(nil), nodes...), true }
+}
+
+// SetMetadata sets keys of the metadata stored with the checkpoint WithUpdate
+// writes (they replace those of the step before; the runtime's own keys,
+// MetaForkRun, MetaForkStep and MetaDurability, cannot be set): a caller that
+// changed the world the metadata describes along with the state (a commit
+// moved) records it with the edit. Later steps' WithMetadata values replace
+// them as usual.
+func SetMetadata(kv map[string]string) RunOption {
+	return func(c *runConfig) {
+		if c.meta == nil {
+			c.meta = map[string]string{}
+		}
+		maps.Copy(c.meta, kv)
+	}
 }
 
 // WithDurability sets when this call's checkpoints reach the store

@@ -102,6 +102,19 @@ func (c *Compiled[S]) options(opts []RunOption) (rc runConfig, update func(S) (S
 		}
 		update = fn
 	}
+	if (rc.hasGoTo || rc.meta != nil) && update == nil {
+		return rc, nil, fmt.Errorf("Goto and SetMetadata need WithUpdate")
+	}
+	for _, n := range rc.goTo {
+		if _, ok := c.byName[n]; !ok && n != End {
+			return rc, nil, fmt.Errorf("Goto(%q): no such node", n)
+		}
+	}
+	for k := range rc.meta {
+		if k == MetaForkRun || k == MetaForkStep || k == MetaDurability {
+			return rc, nil, fmt.Errorf("SetMetadata: %s is the runtime's own key", k)
+		}
+	}
 	if rc.asNode != "" {
 		if update == nil {
 			return rc, nil, fmt.Errorf("AsNode(%q) needs WithUpdate", rc.asNode)
@@ -174,12 +187,12 @@ func (c *Compiled[S]) Resume(ctx context.Context, runID string, opts ...ResumeOp
 	if err != nil {
 		return zero, fmt.Errorf("graph: resume %s: %w", runID, err)
 	}
-	return c.resume(ctx, callEnv{cp: c.cp, durable: rc.durability}, runID, update, rc.asNode)
+	return c.resume(ctx, callEnv{cp: c.cp, durable: rc.durability}, runID, update, rc)
 }
 
 // resume continues a stored run; env.durable "" takes the run's own mode.
 
-func (c *Compiled[S]) resume(ctx context.Context, env callEnv, runID string, update func(S) (S, error), asNode string) (S, error) {
+func (c *Compiled[S]) resume(ctx context.Context, env callEnv, runID string, update func(S) (S, error), rc runConfig) (S, error) {
 	var zero S
 	w, err := env.cp.Open(ctx, runID, false)
 	if err != nil {
@@ -210,7 +223,7 @@ func (c *Compiled[S]) resume(ctx context.Context, env callEnv, runID string, upd
 		if err != nil {
 			return r.state, fmt.Errorf("graph: resume %s: update: %w", runID, err)
 		}
-		if err := r.commitUpdate(ctx, s, asNode); err != nil {
+		if err := r.commitUpdate(ctx, s, rc, ""); err != nil {
 			return r.state, r.fail(ctx, fmt.Errorf("graph: resume %s: store update: %w", runID, err))
 		}
 	} else if err := r.writeStatus(ctx, StatusRunning, "", "", r.skipBefore); err != nil {

@@ -174,7 +174,7 @@ func (c *Compiled[S]) enter(ctx context.Context, env callEnv, id string, in func
 	case snap.Status == StatusDone:
 		return snap.State, nil
 	}
-	return c.resume(ctx, env, id, nil, "")
+	return c.resume(ctx, env, id, nil, runConfig{})
 }
 
 func (s *subgraph[P, C]) history(ctx context.Context, cp Checkpointer, runID, ns string) ([]CheckpointInfo, error) {

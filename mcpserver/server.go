@@ -98,6 +98,7 @@ func New(o Options) (*Server, error) {
 	s.mcp.AddReceivingMiddleware(redactResults)
 	s.mcp.AddSendingMiddleware(redactNotifications)
 	s.addRunTools()
+	s.addTimeTravelTools()
 	s.addReadTools()
 	s.addKnowledgeTools()
 	s.addResources()

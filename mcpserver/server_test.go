@@ -17,7 +17,7 @@ import (
 	"github.com/lemmings-dev/lemmings/demo"
 )
 
-var allTools = []string{"approve", "events", "halt", "knowledge_list", "knowledge_show", "reject", "report", "resume", "run", "runs", "search", "status", "wait"}
+var allTools = []string{"approve", "events", "fork", "halt", "history", "knowledge_list", "knowledge_show", "reject", "report", "resume", "run", "runs", "search", "status", "tell", "undo", "wait"}
 
 func TestToolsAreListedWithSchemasAndDescriptions(t *testing.T) {
 	s, err := New(Options{Root: t.TempDir(), Exe: "lemmings"})

@@ -30,7 +30,8 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 		return s, errors.New("mark_complete: no current task")
 	}
 	now := d.now()
-	entry := DoneEntry{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Attempts: t.Attempt, DirectiveID: t.DirectiveID, Polish: t.Polish, At: now}
+	entry := DoneEntry{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Attempts: t.Attempt, DirectiveID: t.DirectiveID, Polish: t.Polish, At: now,
+		Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria, TargetFiles: t.TargetFiles}
 	if s.PlannerDecision == DecisionSkip {
 		entry.QA = "skipped"
 		entry.Summary = firstNonEmpty(t.Feedback, "already satisfied")

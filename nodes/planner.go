@@ -57,6 +57,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	// Finished supervisor work has landed and directives have aged
 	// (supervisorHook, before this node).
 	d.applyReviews(ctx, &s) // knowledge decisions left by lemmings serve
+	d.applyUndos(ctx, &s)   // tasks the user took back (lemmings undo) while the run ran
 
 	if st := d.stopReason(&s, now); !st.IsZero() {
 		return s, d.stop(ctx, &s, st)
@@ -192,7 +193,7 @@ func chosenTask(s *WorkflowState, r plannerReply, shown []Directive) *PlannedTas
 	t := r.Task.planned()
 	for _, p := range s.CarryForward {
 		if strings.EqualFold(p.Title, t.Title) {
-			t.DirectiveID, t.Operator = p.DirectiveID, p.Operator
+			t.DirectiveID, t.Operator, t.Feedback = p.DirectiveID, p.Operator, p.Feedback
 			if p.Operator || len(t.AcceptanceCriteria) == 0 {
 				t.AcceptanceCriteria = p.AcceptanceCriteria
 			}

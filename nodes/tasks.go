@@ -39,7 +39,7 @@ func (d *Deps) updateCarryForward(ctx context.Context, s *WorkflowState, next []
 		t := &plan[k]
 		if i := indexPlanned(s.CarryForward, t.Title); i >= 0 {
 			old := s.CarryForward[i] // what the plan already knew about the task stays
-			t.DirectiveID, t.Operator, t.SplitFrom = old.DirectiveID, old.Operator, old.SplitFrom
+			t.DirectiveID, t.Operator, t.SplitFrom, t.Feedback = old.DirectiveID, old.Operator, old.SplitFrom, old.Feedback
 			if old.Operator {
 				t.AcceptanceCriteria = old.AcceptanceCriteria
 			}
@@ -48,7 +48,7 @@ func (d *Deps) updateCarryForward(ctx context.Context, s *WorkflowState, next []
 		}
 	}
 	for _, t := range s.CarryForward {
-		if (t.DirectiveID != "" || t.Operator || t.SplitFrom != "") && !containsPlanned(plan, t.Title) {
+		if (t.DirectiveID != "" || t.Operator || t.SplitFrom != "" || t.Feedback != "") && !containsPlanned(plan, t.Title) {
 			plan = append(plan, t)
 		}
 	}
@@ -101,6 +101,7 @@ func (d *Deps) newTask(s *WorkflowState, p PlannedTask) *Task {
 		DirectiveID:        p.DirectiveID,
 		Operator:           p.Operator,
 		SplitFrom:          p.SplitFrom,
+		Feedback:           p.Feedback,
 		Polish:             s.Phase == PhasePolish,
 	}
 	if m := s.ActiveMilestone(); m != nil {

@@ -207,7 +207,7 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 		st := standingOf(snap, nil)
 		return Result{}, fmt.Errorf("run %s has ended %s (%s) and cannot be resumed: %s", o.RunID, st.Status, st.Reason, st.Next)
 	}
-	if o.Decision == nil && snap.Status == graph.StatusPaused {
+	if o.Decision == nil && snap.Status == graph.StatusPaused && !forkStart(snap) {
 		// An approval that a bare resume walks through is no approval.
 		res := Result{RunID: o.RunID, Status: snap.Status, Standing: standingOf(snap, nil), State: snap.State, Branch: snap.State.Branch,
 			RunDir: filepath.Join(repo.Root(), DataDir, RunsDir, o.RunID)}

@@ -17,7 +17,8 @@ func (s *State) OpenDirectives() []Directive {
 func OrderedDirectives(pending []Directive, cleanupOnly bool) []Directive {
 	var out []Directive
 	for _, d := range pending {
-		if d.TaskID != "" || (cleanupOnly && d.Type != DirCleanup) {
+		// The user's directives are shown in polish too: they were told for now.
+		if d.TaskID != "" || (cleanupOnly && d.Type != DirCleanup && d.Source != SourceUser) {
 			continue
 		}
 		out = append(out, d)

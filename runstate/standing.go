@@ -60,6 +60,9 @@ func StandingOf(st Stored, s *State) Standing {
 			Reason: "its process ended without recording how (killed, crashed, or the machine stopped)",
 			Next:   resume + " continues from the last checkpoint"}
 	case graph.StatusPaused:
+		if strings.HasPrefix(st.Reason, "fork of ") { // made by lemmings fork --no-run, waiting for no one
+			return Standing{Status: RunStopped, Resumable: true, Reason: st.Reason + ", not run yet", Next: resume + " runs it"}
+		}
 		return Standing{Status: RunPaused, Resumable: true, Reason: "waiting for a decision: " + orNoneRecorded(st.Reason),
 			Next: resume + ` --approve   (or --reject "why")`}
 	case graph.StatusHalted:

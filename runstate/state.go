@@ -124,6 +124,41 @@ type State struct {
 	Evidence string `json:"evidence,omitempty"`
 	// Overruled lists the claims of done that lacked evidence.
 	Overruled []string `json:"overruled" graph:"append"`
+
+	// Tells are the messages the user told the run (lemmings tell), each
+	// filed as a directive the planner must address (steer.go).
+	Tells []ToldMessage `json:"tells,omitempty" graph:"append"`
+	// Undone are the tasks the user took back (lemmings undo, fork
+	// --reject-task): their commits reverted, the tasks back in the plan.
+	Undone []UndoneTask `json:"undone,omitempty" graph:"append"`
+}
+
+// ToldMessage is one message a user told a run (lemmings tell).
+type ToldMessage struct {
+	ID        string    `json:"id"` // the request's id, so a message is filed once
+	Message   string    `json:"message"`
+	Directive string    `json:"directive"` // the directive it was filed as
+	Priority  string    `json:"priority"`
+	At        time.Time `json:"at"` // when it was told
+	// Delivered is when the run took it in (its next checkpoint).
+	Delivered time.Time `json:"delivered"`
+}
+
+// UndoneTask records a task the user took back.
+type UndoneTask struct {
+	ID     string `json:"id,omitempty"` // the request's id, for an undo asked of a running run
+	TaskID string `json:"task_id"`
+	Title  string `json:"title"`
+	Reason string `json:"reason"`
+	// Commit is the task's commit; Revert the commit that reverted it ("" when
+	// the task had no commit). Reset: the task was in progress, and the work
+	// tree went back to its start.
+	Commit string `json:"commit,omitempty"`
+	Revert string `json:"revert,omitempty"`
+	Reset  bool   `json:"reset,omitempty"`
+	// By: undo (lemmings undo) or fork (lemmings fork --reject-task).
+	By string    `json:"by"`
+	At time.Time `json:"at"`
 }
 
 // Plan is an operator-supplied plan (lemmings run --plan plan.yaml).
@@ -161,6 +196,9 @@ type PlannedTask struct {
 	Operator bool `json:"operator,omitempty" yaml:"-"`
 	// SplitFrom names the failed task this one was split from.
 	SplitFrom string `json:"split_from,omitempty" yaml:"-"`
+	// Feedback goes with the task when it starts: why a user took back an
+	// earlier attempt at it (UndoTask).
+	Feedback string `json:"feedback,omitempty" yaml:"-"`
 }
 
 // Task is the task in progress.
@@ -285,6 +323,11 @@ type DoneEntry struct {
 	DirectiveID string    `json:"directive_id,omitempty"`
 	Polish      bool      `json:"polish,omitempty"`
 	At          time.Time `json:"at"`
+	// The task as it was planned, so an undone task goes back to the plan
+	// whole.
+	Instructions       string   `json:"instructions,omitempty"`
+	AcceptanceCriteria []string `json:"acceptance_criteria,omitempty"`
+	TargetFiles        []string `json:"target_files,omitempty"`
 }
 
 // Failure records why a task was abandoned.
@@ -435,6 +478,8 @@ func (s State) Clone() State {
 	c.Failures = append([]Failure(nil), s.Failures...)
 	c.Escalations = append([]Escalation(nil), s.Escalations...)
 	c.Warnings = append([]string(nil), s.Warnings...)
+	c.Tells = append([]ToldMessage(nil), s.Tells...)
+	c.Undone = append([]UndoneTask(nil), s.Undone...)
 	c.Supervisors = cloneMap(s.Supervisors)
 	c.KnowledgeUses = cloneMap(s.KnowledgeUses)
 	c.Usage = cloneMap(s.Usage)

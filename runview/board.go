@@ -52,6 +52,7 @@ func (v View) BoardMD() string {
 			fmt.Fprintf(&b, "- [ ] %s\n", t.Title)
 		}
 	}
+	b.WriteString(v.Steering())
 	if v.PendingDirectives > 0 {
 		b.WriteString("\n## Directives pending\n")
 		for _, d := range v.Open {

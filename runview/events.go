@@ -159,3 +159,15 @@ func ResetText(r *events.WorldReset) string {
 	}
 	return fmt.Sprintf("work tree put back at %s: the step that was cut off runs again from its start", to)
 }
+
+// SteerText says a told message or an undone task the run took in, as
+// lemmings log, serve and the MCP server show it ("" for other events).
+func SteerText(p events.Payload) string {
+	switch d := p.(type) {
+	case *events.Told:
+		return fmt.Sprintf("told by the user (%s, directive %s): %s", d.Priority, d.Directive, textutil.FirstLine(d.Message))
+	case *events.TaskUndone:
+		return fmt.Sprintf("task %s undone by the user (revert %.10s): %s", d.Task, d.Revert, textutil.FirstLine(d.Reason))
+	}
+	return ""
+}

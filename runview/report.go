@@ -68,6 +68,7 @@ func (v View) ReportMD(f Facts) string {
 		}
 	}
 	v.writeDirectives(&b)
+	b.WriteString(v.Steering())
 	v.writeSupervisors(&b)
 	b.WriteString(v.escalations())
 	b.WriteString("\n## Knowledge written\n\n")
@@ -226,6 +227,49 @@ func indentReason(r string) string {
 func orNoneRecorded(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return "(none recorded)"
+	}
+	return s
+}
+
+// Steering is what the user did to the run from outside it: the messages
+// told (with the directive each became and its fate) and the tasks taken
+// back ("" when neither).
+func (v View) Steering() string {
+	if len(v.Tells)+len(v.Undone) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Steering\n")
+	if len(v.Tells) > 0 {
+		b.WriteString("\nTold by the user (lemmings tell):\n\n")
+		fates := map[string]string{}
+		for _, d := range v.Directives {
+			fates[d.ID] = strings.TrimSpace(strings.ReplaceAll(d.Fate, PendingFate, "pending") + " " + d.TaskID)
+		}
+		for _, m := range v.Tells {
+			fmt.Fprintf(&b, "- %s (%s, taken in %s) → %s: %s\n", m.Directive, m.Priority, m.Delivered.UTC().Format(time.RFC3339),
+				cmpOr(fates[m.Directive], "pending"), cell(m.Message))
+		}
+	}
+	if len(v.Undone) > 0 {
+		b.WriteString("\nTaken back by the user:\n\n")
+		for _, u := range v.Undone {
+			how := "back in the plan"
+			switch {
+			case u.Revert != "":
+				how = fmt.Sprintf("`%s` reverted by `%s`", short(u.Commit), short(u.Revert))
+			case u.Reset:
+				how = "rolled back to its start"
+			}
+			fmt.Fprintf(&b, "- %s %s (lemmings %s): %s; why: %s\n", u.TaskID, cell(u.Title), u.By, how, cell(u.Reason))
+		}
+	}
+	return b.String()
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
 	}
 	return s
 }

@@ -43,6 +43,10 @@ type View struct {
 	Done      []runstate.DoneEntry
 	Failures  []runstate.Failure
 	Overruled []string
+	// Tells are the messages the user told the run; Undone the tasks the
+	// user took back (docs/time-travel.md).
+	Tells  []runstate.ToldMessage
+	Undone []runstate.UndoneTask
 
 	// Directives is one row per directive, in the order they first came.
 	Directives []Directive
@@ -106,7 +110,7 @@ func Of(s *runstate.State, st runstate.Standing) View {
 		Outcome: s.Outcome, StopReason: s.StopReason, Evidence: s.Evidence, ReportPath: s.ReportPath,
 		Tasks:     Tasks{Completed: s.TasksCompleted, Failed: s.TasksFailed, Planned: len(s.CarryForward)},
 		Milestone: min(s.CurrentMilestone+1, len(s.Milestones)), Milestones: len(s.Milestones),
-		Current: s.CurrentTask, Done: s.DoneList, Failures: s.Failures, Overruled: s.Overruled,
+		Current: s.CurrentTask, Done: s.DoneList, Failures: s.Failures, Overruled: s.Overruled, Tells: s.Tells, Undone: s.Undone,
 		Directives: directiveRows(s.DirectiveLog, s.PendingDirectives), Open: s.OpenDirectives(),
 		PendingDirectives: len(s.PendingDirectives), Supervisors: s.SupervisorRunLog, Escalations: s.Escalations,
 		PlannerCostUSD: s.Usage[runstate.NodePlanner].CostUSD + s.Usage[runstate.NodeScope].CostUSD,

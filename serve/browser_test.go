@@ -60,6 +60,8 @@ func TestBrowser(t *testing.T) {
 	store, _ := inspect.Open(f.repo)
 	if r := store.Get(ctx, f.paused); r.Status != "done" {
 		t.Errorf("approved run is %s, want done", r.Status)
+	} else if len(r.State.Tells) != 1 {
+		t.Errorf("the approved run took in %d told messages, want the one the page sent", len(r.State.Tells))
 	}
 	doc := f.git("show", "lemmings/"+f.done+":docs/knowledge/conventions/doc-comments.md")
 	if !strings.Contains(doc, "_Status: established_") {

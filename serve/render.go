@@ -14,7 +14,7 @@ import (
 )
 
 // Page templates: each page is the layout plus its own file.
-var pageNames = []string{"runs", "run", "live", "commit", "knowledge", "message"}
+var pageNames = []string{"runs", "run", "live", "commit", "knowledge", "message", "history"}
 
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html")

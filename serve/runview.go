@@ -83,9 +83,14 @@ type runPage struct {
 	CostSVG    template.HTML
 	Directives []runview.Directive
 	Supervisor []runstate.SupervisorRun
-	Report     template.HTML
-	ReportErr  string
-	Warnings   []string
+	// Tells are the messages the user told the run, Telling those it has
+	// not taken in yet; CanTell: the run has not ended (docs/time-travel.md).
+	Tells     []runstate.ToldMessage
+	Telling   []runstate.TellRequest
+	CanTell   bool
+	Report    template.HTML
+	ReportErr string
+	Warnings  []string
 }
 
 // milestoneRow is a milestone of the board; Current only while the run
@@ -163,6 +168,11 @@ func (s *Server) buildRun(ctx context.Context, id string, full bool) (*runPage, 
 		v.Usage = view.Usage
 		v.Directives = view.Directives
 		v.Supervisor = view.Supervisors
+		v.Tells, v.CanTell = view.Tells, r.Status != graph.StatusDone
+		v.Telling, _ = runstate.PendingTells(inspect.RunDir(s.opts.Root, id))
+		v.Telling = slices.DeleteFunc(v.Telling, func(t runstate.TellRequest) bool {
+			return slices.ContainsFunc(v.Tells, func(m runstate.ToldMessage) bool { return m.ID == t.ID })
+		})
 		v.TokensSVG, v.CostSVG = usageCharts(events, view)
 	}
 	if data, err := s.source().Report(ctx, id); err != nil {
@@ -237,6 +247,8 @@ func eventText(ev graph.Event) string {
 			return runview.ResetText(d)
 		case *events.Warning:
 			return d.Message
+		case *events.Told, *events.TaskUndone:
+			return runview.SteerText(d)
 		case *events.SupervisorDone:
 			return fmt.Sprintf("%v: %s", d.Supervisor, d.Summary)
 		case *events.TaskPlanned:

@@ -116,7 +116,7 @@ then lemmings doctor, and lemmings run "what to do".`,
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
 	root.AddCommand(
-		newRunCmd(a), newResumeCmd(a), newHaltCmd(a),
+		newRunCmd(a), newResumeCmd(a), newHaltCmd(a), newTellCmd(a), newUndoCmd(a), newForkCmd(a), newHistoryCmd(a),
 		newStatusCmd(a), newRunsCmd(a), newLogCmd(a), newReportCmd(a), newDirectivesCmd(a), newGraphCmd(a),
 		newDoctorCmd(a), newDemoCmd(a), newConfigCmd(a), newKnowledgeCmd(a), newIndexCmd(a), newSearchCmd(a), newCleanCmd(a), newServeCmd(a), newMCPCmd(a), newEvalCmd(a),
 		&cobra.Command{

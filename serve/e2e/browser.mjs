@@ -117,6 +117,12 @@ try {
   await page.goto(base + "/runs/" + pausedRun);
   assert.match(await page.locator("#live h1").innerText(), /paused/);
   await shot("paused", page.locator("#live .summary"));
+  // Tell the paused run something: the message waits for its next checkpoint.
+  await page.fill("#tell textarea[name=message]", "Add a doc comment to MeanWordLength in textstats.go");
+  await page.click("#tell-send");
+  await page.waitForURL(`**/runs/${pausedRun}#tell`);
+  assert.match(await page.locator("#tell ul.tells").innerText(), /waiting for the run/);
+  step("told the paused run");
   const before = Number(await page.locator("#events-count").getAttribute("data-count"));
   await page.click("#approve");
   await page.waitForURL(`**/runs/${pausedRun}`);
@@ -136,6 +142,11 @@ try {
   await page.waitForFunction(() => /done/.test(document.querySelector("#live h1")?.textContent || ""), null, { timeout: 90000 });
   await page.locator("#report article.markdown").waitFor({ timeout: 20000 });
   step("approved run done, report shown");
+  // The message became a directive of the user's, shown with it.
+  await page.reload();
+  assert.match(await page.locator("#tell ul.tells").innerText(), /^d\d+ Add a doc comment/m);
+  assert.match(await page.locator("#directives").innerText(), /user/);
+  step("the told message shown with its directive");
 
   // A phone, 390 px wide: no page scrolls sideways, and a run id stays on one line.
   await page.setViewportSize({ width: 390, height: 844 });
