@@ -129,7 +129,13 @@ func (d *Deps) evidence(ctx context.Context, s *WorkflowState) (why, evidence st
 		}
 	}
 	if committed == 0 && skipped == 0 {
-		return "no task was done: the milestones were declared done without any work, so nothing shows the remit was carried out", "", nil
+		why := "no task was done: the milestones were declared done without any work, so nothing shows the remit was carried out"
+		if n := len(s.Failures); n > 0 {
+			// The cause the reader needs: a quick run's one task failed.
+			f := s.Failures[n-1]
+			why += fmt.Sprintf("; %s failed: %s", f.TaskID, textutil.Clip(f.Reason, 300))
+		}
+		return why, "", nil
 	}
 	tasks := textutil.Count(committed, "task") + " committed"
 	if skipped > 0 {

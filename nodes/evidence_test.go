@@ -83,12 +83,15 @@ func TestARunEndsDoneOnlyWithEvidence(t *testing.T) {
 		name   string
 		gates  []workspace.Gate
 		commit bool // a task's work is committed on the branch
+		failed bool // a task failed
 		extra  func(t *testing.T, wt *workspace.Worktree)
 		want   RunStatus
 		says   string
 	}{
 		{name: "no task at all (planner and assessor said done)", gates: []workspace.Gate{{Name: "test", Command: "true"}},
 			want: RunFailed, says: "no task was done"},
+		{name: "no task done, one failed: the failure is the reason given", gates: []workspace.Gate{{Name: "test", Command: "true"}}, failed: true,
+			want: RunFailed, says: "; t1 failed: 1 quick attempts did not pass"},
 		{name: "a committed task, gates pass on the final tree", gates: []workspace.Gate{{Name: "test", Command: "true"}}, commit: true,
 			want: RunDone, says: "the gates (test) passed on the final tree"},
 		{name: "a committed task, then a change that breaks the gate", gates: []workspace.Gate{{Name: "test", Command: "test ! -e broken"}}, commit: true,
@@ -117,6 +120,9 @@ func TestARunEndsDoneOnlyWithEvidence(t *testing.T) {
 				}
 				s.DoneList = []DoneEntry{{TaskID: "t1", Milestone: "m1", QA: "passed", Commit: sha}}
 				s.TasksCompleted = 1
+			}
+			if tc.failed {
+				s.Failures = []Failure{{TaskID: "t1", Reason: "1 quick attempts did not pass"}}
 			}
 			if tc.extra != nil {
 				tc.extra(t, wt)
