@@ -46,7 +46,7 @@ func TestRealCoderEvalOfTheBuiltinSuite(t *testing.T) {
 		out = d
 	}
 	start := time.Now()
-	f, err := Run(context.Background(), Options{Dirs: builtin(t), Solver: &Lemmings{Config: cfg, TestTimeout: time.Minute},
+	f, err := Run(context.Background(), Options{Sandbox: testBox(t), Dirs: builtin(t), Solver: &Lemmings{Config: cfg, TestTimeout: time.Minute},
 		Out: out, Label: model, Model: model, Parallel: 1, MaxAttempts: 1, TestTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
