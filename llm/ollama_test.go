@@ -401,11 +401,12 @@ func TestOllamaFaults(t *testing.T) {
 		srv := llmtest.NewServer()
 		defer srv.Close()
 		srv.Script(
-			llmtest.Step{Reply: llmtest.Reply{Content: "late", Latency: 2 * time.Second}},
+			llmtest.Step{Reply: llmtest.Reply{Content: "late", Latency: 5 * time.Second}},
 			llmtest.Step{Reply: llmtest.Reply{Content: "quick"}},
 		)
 		spec := ollamaRole(srv, "m")
-		spec.Timeout = 100 * time.Millisecond
+		// Wide enough that the request reaches the server on a loaded machine.
+		spec.Timeout = 600 * time.Millisecond
 		r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": spec}})
 		resp, err := r.Chat(ctx, Request{Role: "primary", Messages: userMsg("hi")})
 		if e := asError(t, err); e.Kind != KindTimeout || resp.Attempts != 1 || len(srv.ChatCalls()) != 1 {
@@ -418,13 +419,15 @@ func TestOllamaFaults(t *testing.T) {
 		srv := llmtest.NewServer()
 		defer srv.Close()
 		words := strings.Repeat("word ", 12)
-		srv.Script(llmtest.Step{Reply: llmtest.Reply{Content: words, ChunkDelay: 40 * time.Millisecond}})
+		// Chunks 100 ms apart for 1.2 s against a 600 ms timeout: the gaps stay far below it on
+		// a loaded machine, the whole reply well above it.
+		srv.Script(llmtest.Step{Reply: llmtest.Reply{Content: words, ChunkDelay: 100 * time.Millisecond}})
 		spec := ollamaRole(srv, "m")
-		spec.Timeout = 150 * time.Millisecond
+		spec.Timeout = 600 * time.Millisecond
 		r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": spec}})
 		start := time.Now()
 		resp, err := r.Chat(ctx, Request{Role: "primary", Messages: userMsg("hi")})
-		if err != nil || resp.Content != words || time.Since(start) < 300*time.Millisecond {
+		if err != nil || resp.Content != words || time.Since(start) < 900*time.Millisecond {
 			t.Fatalf("resp %q err %v after %s", resp.Content, err, time.Since(start))
 		}
 	})
