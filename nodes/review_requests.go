@@ -2,19 +2,16 @@ package nodes
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/knowledge"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -46,59 +43,17 @@ func RequestReview(runDir string, r ReviewRequest) (string, error) {
 	if r.At.IsZero() {
 		r.At = time.Now().UTC()
 	}
-	dir := filepath.Join(runDir, ReviewDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	name := fmt.Sprintf("%d-%s.json", r.At.UnixNano(), hex.EncodeToString(b[:]))
-	data, _ := json.Marshal(r)
-	// Written under a dot name and renamed, so the run never reads half a request.
-	tmp := filepath.Join(dir, "."+name)
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return "", err
-	}
-	final := filepath.Join(dir, name)
-	return final, os.Rename(tmp, final)
+	dir, id := filepath.Join(runDir, ReviewDir), runstate.RequestID(r.At)
+	return filepath.Join(dir, id+".json"), runstate.WriteRequest(dir, id, r)
 }
 
 // PendingReviews lists the decisions waiting in runDir, oldest first. A
-// request file that does not parse is returned as an error naming it.
+// request file that does not parse is set aside and returned as an error
+// naming it.
 func PendingReviews(runDir string) ([]ReviewRequest, error) {
-	dir := filepath.Join(runDir, ReviewDir)
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []ReviewRequest
-	var errs []error
-	for _, e := range ents {
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		p := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(p)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		var r ReviewRequest
-		if err := json.Unmarshal(data, &r); err != nil || r.Path == "" {
-			// Set aside (a dot name is never read again), so it is reported once.
-			aside := filepath.Join(dir, "."+e.Name()+".bad")
-			_ = os.Rename(p, aside)
-			errs = append(errs, fmt.Errorf("review request %s is not a decision (%v): set aside as %s", p, err, aside))
-			continue
-		}
-		r.file = p
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].file < out[j].file })
-	return out, errors.Join(errs...)
+	return runstate.ReadRequests(filepath.Join(runDir, ReviewDir),
+		func(r *ReviewRequest) bool { return r.Path != "" },
+		func(r *ReviewRequest, p string) { r.file = p })
 }
 
 // ApplyReviews applies the pending decisions of runDir to the knowledge store

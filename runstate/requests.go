@@ -65,8 +65,8 @@ func RequestTell(runDir, message, priority string) (TellRequest, error) {
 		return TellRequest{}, fmt.Errorf("tell: priority %q: want %s, %s or %s", priority, PrioCritical, PrioNormal, PrioLow)
 	}
 	r := TellRequest{Message: message, Priority: priority, At: time.Now().UTC()}
-	r.ID = requestID(r.At)
-	return r, writeRequest(filepath.Join(runDir, TellDir), r.ID, r)
+	r.ID = RequestID(r.At)
+	return r, WriteRequest(filepath.Join(runDir, TellDir), r.ID, r)
 }
 
 // RequestUndo leaves an undo of task for the run whose folder is runDir; the
@@ -76,21 +76,22 @@ func RequestUndo(runDir, task, reason string) (UndoRequest, error) {
 	if r.Task == "" {
 		return r, errors.New("undo: name the task (t3)")
 	}
-	r.ID = requestID(r.At)
-	return r, writeRequest(filepath.Join(runDir, UndoDir), r.ID, r)
+	r.ID = RequestID(r.At)
+	return r, WriteRequest(filepath.Join(runDir, UndoDir), r.ID, r)
 }
 
-// requestID orders requests by time; the random part keeps two made in the
+// RequestID orders requests by time; the random part keeps two made in the
 // same nanosecond apart.
-func requestID(at time.Time) string {
+func RequestID(at time.Time) string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("%d-%s", at.UnixNano(), hex.EncodeToString(b[:]))
 }
 
-// writeRequest writes v as dir/id.json under a dot name and renames it, so
-// the run never reads half a request.
-func writeRequest(dir, id string, v any) error {
+// WriteRequest writes v as dir/id.json under a dot name and renames it, so
+// the run never reads half a request (lemmings tell and undo, serve's
+// knowledge review decisions).
+func WriteRequest(dir, id string, v any) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -105,9 +106,10 @@ func writeRequest(dir, id string, v any) error {
 	return os.Rename(tmp, filepath.Join(dir, id+".json"))
 }
 
-// readRequests decodes the requests in dir, oldest first; one that does not
-// parse is set aside under a dot name (never read again) and reported.
-func readRequests[T any](dir string, valid func(*T) bool, setFile func(*T, string)) ([]T, error) {
+// ReadRequests decodes the requests in dir, oldest first (their names are
+// RequestIDs); one that does not parse or is not valid is set aside under a
+// dot name (never read again) and reported.
+func ReadRequests[T any](dir string, valid func(*T) bool, setFile func(*T, string)) ([]T, error) {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -147,14 +149,14 @@ func readRequests[T any](dir string, valid func(*T) bool, setFile func(*T, strin
 
 // PendingTells lists the messages waiting in runDir, oldest first.
 func PendingTells(runDir string) ([]TellRequest, error) {
-	return readRequests(filepath.Join(runDir, TellDir),
+	return ReadRequests(filepath.Join(runDir, TellDir),
 		func(r *TellRequest) bool { return r.ID != "" && strings.TrimSpace(r.Message) != "" },
 		func(r *TellRequest, p string) { r.file = p })
 }
 
 // PendingUndos lists the undos waiting in runDir, oldest first.
 func PendingUndos(runDir string) ([]UndoRequest, error) {
-	return readRequests(filepath.Join(runDir, UndoDir),
+	return ReadRequests(filepath.Join(runDir, UndoDir),
 		func(r *UndoRequest) bool { return r.ID != "" && r.Task != "" },
 		func(r *UndoRequest, p string) { r.file = p })
 }
