@@ -265,16 +265,7 @@ func TestKill9DuringASendFanOutRerunsOnlyTheUnfinishedTask(t *testing.T) {
 	}
 	ctx := context.Background()
 	child := startChild(t, "sendfan", dir)
-	waitFor(t, "four tasks to be recorded", func() bool {
-		recs, err := cp.Tail(ctx, "crash")
-		n := 0
-		for _, r := range recs {
-			if r.Kind == RecordWrite {
-				n++
-			}
-		}
-		return err == nil && n == 4
-	})
+	waitForWrites(t, cp, "crash", 4, "four tasks to be recorded")
 	kill(t, child)
 	c := mustCompile(t, sendFanGraph(dir, false), WithCheckpointer(cp))
 	snap, err := c.State(ctx, "crash")

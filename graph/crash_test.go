@@ -248,16 +248,7 @@ func TestKill9DuringFanOutRerunsOnlyTheUnfinishedBranch(t *testing.T) {
 	}
 	ctx := context.Background()
 	child := startChild(t, "fan", dir)
-	waitFor(t, "branches a and c to be recorded", func() bool {
-		recs, err := cp.Tail(ctx, "crash")
-		n := 0
-		for _, r := range recs {
-			if r.Kind == RecordWrite {
-				n++
-			}
-		}
-		return err == nil && n == 2
-	})
+	waitForWrites(t, cp, "crash", 2, "branches a and c to be recorded")
 	kill(t, child)
 	c := mustCompile(t, fanGraph(dir, false), WithCheckpointer(cp))
 	snap, err := c.State(ctx, "crash")
@@ -278,4 +269,20 @@ func TestKill9DuringFanOutRerunsOnlyTheUnfinishedBranch(t *testing.T) {
 	if !slices.Equal(got, []string{"a", "b", "b", "c"}) {
 		t.Fatalf("executions %v: only b, cut off by the kill, may run twice", got)
 	}
+}
+
+// waitForWrites waits until run id has n node writes stored: the branches or
+// tasks a killed step finished before it was cut off.
+func waitForWrites(t *testing.T, cp Checkpointer, id string, n int, what string) {
+	t.Helper()
+	waitFor(t, what, func() bool {
+		recs, err := cp.Tail(context.Background(), id)
+		got := 0
+		for _, r := range recs {
+			if r.Kind == RecordWrite {
+				got++
+			}
+		}
+		return err == nil && got == n
+	})
 }
