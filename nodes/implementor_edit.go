@@ -65,7 +65,10 @@ func langOf(p string) string {
 	}
 }
 
-// codeInstruction asks for the code; it is kept in the history.
+// codeInstruction asks for the code; it is kept in the history. It says
+// the form in words, with no example block: a small coder returns a fenced
+// placeholder ("<every line of the file>") as its code (Qwen2.5-Coder-1.5B
+// in the full pipeline, docs/testing-real-models.md).
 func codeInstruction(p string, whole, exists bool, lines int) string {
 	fence := fenceFor(p)
 	if whole {
@@ -73,12 +76,13 @@ func codeInstruction(p string, whole, exists bool, lines int) string {
 		if exists {
 			what = fmt.Sprintf("the complete new content of %s (%d lines now)", p, lines)
 		}
-		return fmt.Sprintf("Now write %s in one fenced code block, as plain text (not JSON):\n%s%s\n<every line of the file>\n%s\n"+
-			"Write the whole file with your change made: every line, nothing left out or replaced by \"...\", no line numbers. Nothing after the closing %s.",
-			what, fence, langOf(p), fence, fence)
+		return fmt.Sprintf("Now write %s in one %s%s fenced block, as plain text (not JSON): "+
+			"the whole file with your change made, every line, nothing left out or replaced by \"...\", no line numbers. Nothing after the closing %s.",
+			what, fence, langOf(p), fence)
 	}
-	return fmt.Sprintf("Now write your change to %s as SEARCH/REPLACE blocks, as plain text (not JSON):\n%s\n<<<<<<< SEARCH\n<lines copied exactly from the file>\n=======\n<the new lines>\n>>>>>>> REPLACE\n"+
-		"Copy the SEARCH lines exactly as the file has them now, without line numbers, with two or three lines of context; use several small blocks rather than one large one.", p, p)
+	return fmt.Sprintf("Now write your change to %s as SEARCH/REPLACE blocks, as plain text (not JSON): for each block, a line <<<<<<< SEARCH, "+
+		"then two to five lines copied exactly from the file as it is now (without line numbers), then a line =======, then those lines as they should be, then a line >>>>>>> REPLACE. "+
+		"Use several small blocks rather than one large one.", p)
 }
 
 // directRequest asks a direct attempt's code call for the file or the unit,

@@ -161,15 +161,16 @@ func (l *implLoop) renameAllowed(name string) bool {
 	return regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).MatchString(l.taskText())
 }
 
-// unitInstruction asks for one unit whole; it is kept in the history.
+// unitInstruction asks for one unit whole, in words (no placeholder block
+// to copy); it is kept in the history.
 func unitInstruction(p string, g grain) string {
 	u := g.unit
 	what := kindWord(u)
 	fence := fenceFor(p)
-	return fmt.Sprintf("Now write the new version of %s %s (%s lines %d-%d) in one fenced code block, as plain text (not JSON):\n%s%s\n<the whole %s with your change made>\n%s\n"+
-		"Write the whole %s, from its first line to its last: every line, nothing left out or replaced by \"...\", no line numbers. "+
+	return fmt.Sprintf("Now write the new version of %s %s (%s lines %d-%d) in one %s%s fenced block, as plain text (not JSON): "+
+		"the whole %s with your change made, from its first line to its last, nothing left out or replaced by \"...\", no line numbers. "+
 		"To change another %s of %s instead, write that one whole; to add a new one, write it after %s in the same block. Nothing after the closing %s.",
-		what, u.Name, p, u.Start, u.End, fence, langOf(p), what, fence, what, declKinds(p), p, u.Short(), fence)
+		what, u.Name, p, u.Start, u.End, fence, langOf(p), what, declKinds(p), p, u.Short(), fence)
 }
 
 func kindWord(u splice.Unit) string {
