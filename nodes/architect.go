@@ -47,10 +47,10 @@ func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowSta
 		{Title: prompts.SecFailed, Body: fmt.Sprintf("%d attempts failed. The last failure:\n%s", t.Retries, clip(t.Feedback, 6000)), Required: true},
 	}
 	if diff, err := d.Work.Diff(ctx, t.StartCommit); err == nil && strings.TrimSpace(diff) != "" {
-		sections = append(sections, llm.Section{Title: prompts.SecLastDiff, Body: filterDiff(diff, d.denied), Priority: prioContext})
+		sections = append(sections, llm.Section{Title: prompts.SecLastDiff, Body: filterDiff(diff, d.denied), Priority: prompts.PrioContext})
 	}
 	if code := d.architectCode(t); code != "" {
-		sections = append(sections, llm.Section{Title: prompts.SecCode, Body: code, Priority: prioContext + 1})
+		sections = append(sections, llm.Section{Title: prompts.SecCode, Body: code, Priority: prompts.PrioContext + 1})
 	}
 	reply, resp, err := ask[architectReply](ctx, d, &s, call{Label: LabelArchitect, Role: RoleSupervisor,
 		Sections: sections, Budget: d.Settings.Budget(NodeImplementor)})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/llm"
 )
@@ -51,9 +52,9 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 		data.MilestoneID = m.ID
 	}
 	sections := []llm.Section{ // after the shared prefix: project context and knowledge
-		{Title: prompts.SecMilestones, Body: milestoneOverview(&s), Required: true},
+		{Title: prompts.SecMilestones, Body: s.MilestoneOverview(), Required: true},
 		completedSection(&s),
-		{Title: prompts.SecFindings, Body: supervisorEvidence(&s), Priority: prioKnowledge},
+		{Title: prompts.SecFindings, Body: supervisorEvidence(&s), Priority: prompts.PrioKnowledge},
 	}
 	reply, _, err := ask[assessorReply](ctx, d, &s, call{Label: NodeAssessor, Data: data, Sections: sections})
 	if err != nil {
@@ -84,7 +85,7 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 	}
 	switch a.Verdict {
 	case "minor_drift":
-		happen(&s, HappenedMinorDrift)
+		happen(&s, runstate.HappenedMinorDrift)
 	case "all_done":
 		if s.ActiveMilestone() != nil { // the Assessor cannot end milestones it has not seen finished
 			a.Verdict = "aligned"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -58,7 +59,7 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 		s.PolishTasks++
 	} else {
 		s.TasksSinceLastReview++
-		happen(&s, HappenedTaskCompleted)
+		happen(&s, runstate.HappenedTaskCompleted)
 		if s.ReviewInterval > 0 && s.TasksSinceLastReview >= s.ReviewInterval {
 			s.ReviewReason = "interval"
 		}
@@ -167,7 +168,7 @@ func (d *Deps) MarkFailed(ctx context.Context, in WorkflowState) (WorkflowState,
 	}
 	s.ConsecutiveFailures++
 	s.EscalationContext = strings.TrimSpace(s.EscalationContext + fmt.Sprintf("\nTask %s %q abandoned after %d attempts: %s", t.ID, t.Title, t.Attempt, clip(reason, 300)))
-	happen(&s, HappenedTaskAborted)
+	happen(&s, runstate.HappenedTaskAborted)
 	s.ReviewReason = "failure"
 	return s, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/rag"
 	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -46,7 +47,7 @@ type Deps struct {
 	Index    Indexer
 	Settings Settings
 	// Supervisors runs supervisor jobs; nil when supervisors are off.
-	Supervisors *SupervisorPool
+	Supervisors *supervisors.Jobs
 	Now         func() time.Time
 	// RunDir is .lemmings/runs/<run-id>: the run's files (knowledge review
 	// requests among them) are there.

@@ -23,18 +23,6 @@ type Hook struct {
 	After  func(ctx context.Context, node string, s *WorkflowState) error
 }
 
-// Facts a node reports to the hooks (WorkflowState.Happened): what happened,
-// not what anyone should make of it.
-const (
-	HappenedTaskCompleted = "task_completed"  // a task of the remit (not polish) was committed
-	HappenedTaskAborted   = "task_aborted"    // a task was given up (mark_failed)
-	HappenedQAFailed      = "qa_failed"       // QA sent an attempt back
-	HappenedPlanChurn     = "plan_churn"      // the planner rewrote most of its plan
-	HappenedMilestoneDone = "milestone_done"  // the planner says the milestone is done
-	HappenedScopeReplan   = "scope_replanned" // the ScopeAgent planned the remit again
-	HappenedMinorDrift    = "minor_drift"     // the Assessor saw the work drift a little
-)
-
 // happen records a fact for the hooks around the node.
 func happen(s *WorkflowState, fact string) { s.Happened = append(s.Happened, fact) }
 

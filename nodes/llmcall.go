@@ -10,6 +10,7 @@ import (
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 )
 
 // Model roles (config roles), distinct from the labels that name who asks.
@@ -17,7 +18,7 @@ const (
 	RolePrimary    = "primary"
 	RolePlanner    = "planner"
 	RoleSummarizer = "summarizer"
-	RoleSupervisor = "supervisor"
+	RoleSupervisor = supervisors.Role
 )
 
 // LabelSummarizer is the accounting label (and template) of the done-list
@@ -87,7 +88,7 @@ func ask[T any](ctx context.Context, d *Deps, s *WorkflowState, c call) (T, llm.
 func (d *Deps) account(ctx context.Context, s *WorkflowState, label, role string, resp llm.Response) {
 	s.AddUsage(label, totals(resp.Usage))
 	if resp.Usage.CostUSD > 0 && (role == RoleSupervisor || role == RolePlanner) {
-		d.spend(ctx, s, resp.Usage.CostUSD)
+		supervisors.Spend(ctx, s, d.Settings.Supervisors.BudgetUSD, resp.Usage.CostUSD)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -82,7 +83,7 @@ func TestACriticalDirectivePreemptsATaskInProgressWithoutTakingItsWork(t *testin
 		Milestones:        []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}},
 		CurrentTask:       &Task{ID: "t1", Milestone: "m1", Title: "Add parser", AcceptanceCriteria: []string{"parses"}, StartCommit: start, AttemptBase: start, Attempt: 1, Retries: 1, Feedback: "tests fail"},
 		Implementation:    &ImplResult{Status: ImplFinished, Commit: wip},
-		PendingDirectives: []Directive{{ID: "d1", Type: DirFunctional, Priority: PrioCritical, Source: SupDesign, Description: "Stop: the storage format is wrong"}},
+		PendingDirectives: []Directive{{ID: "d1", Type: DirFunctional, Priority: PrioCritical, Source: supervisors.Design, Description: "Stop: the storage format is wrong"}},
 	}
 	out, err := d.TaskPlanner(ctx, s)
 	if err != nil {

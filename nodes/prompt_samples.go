@@ -1,5 +1,7 @@
 package nodes
 
+import "github.com/lemmings-dev/lemmings/nodes/supervisors"
+
 // PromptSamples returns, for each prompt template, samples of the data the
 // workflow executes it with: every field empty, then every field set (so
 // both sides of an {{if}} run). A template — an override under
@@ -10,7 +12,7 @@ func PromptSamples() map[string][]any {
 	ex := implExamples{File: "pkg/example.go", Symbol: "Example", Lang: "go", Ext: ".go", Dir: "pkg", NewFile: "pkg/helpers.go", Gate: "test", Content: "package pkg\n"}
 	tools, _ := toolDocsFor(true, ex)
 	jsonTools, _ := toolDocsFor(false, implExamples{})
-	sup := []any{supervisorData{}, supervisorData{Bootstrap: true, Trigger: "milestone_complete"}}
+	sup := supervisors.PromptSamples()
 	return map[string][]any{
 		NodeScope: {scopeData{}, scopeData{Remit: "remit", Feedback: "feedback", MaxFiles: 2, MaxChars: 600}},
 		NodePlanner: {plannerData{}, plannerData{MilestoneID: "M1", Polish: true, Feedback: "feedback", TaskTitle: "task",
@@ -22,8 +24,8 @@ func PromptSamples() map[string][]any {
 		LabelArchitect:           {nil},
 		"summarizer":             {nil},
 		LabelShared:              {nil},
-		SupCodeStyle:             sup,
-		SupDesign:                sup,
-		SupInternaliser:          sup,
+		supervisors.CodeStyle:    sup,
+		supervisors.Design:       sup,
+		supervisors.Internaliser: sup,
 	}
 }

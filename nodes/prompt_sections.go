@@ -13,15 +13,6 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
-// Section priorities for packing: the lowest goes first when a prompt is over
-// budget. Required sections (the task, the instructions) are never dropped.
-const (
-	prioHistory   = 10
-	prioOverview  = 20
-	prioKnowledge = 30
-	prioContext   = 40
-)
-
 // LabelShared is the budget label of the shared prefix
 // (limits.token_budgets.shared).
 const LabelShared = "shared"
@@ -42,14 +33,14 @@ func projectContextSection(s *WorkflowState) llm.Section {
 	if s.ProjectContext != "" {
 		body += "\n\n" + s.ProjectContext
 	}
-	return llm.Section{Title: prompts.SecProjectContext, Body: body, Priority: prioOverview}
+	return llm.Section{Title: prompts.SecProjectContext, Body: body, Priority: prompts.PrioOverview}
 }
 
 // knowledgeSection selects the docs for the current milestone within the
 // knowledge budget, records provisional docs the task will be judged on, and
 // logs what was left out.
 func (d *Deps) knowledgeSection(ctx context.Context, s *WorkflowState) llm.Section {
-	sec := llm.Section{Title: prompts.SecProjectKnowledge, Priority: prioKnowledge}
+	sec := llm.Section{Title: prompts.SecProjectKnowledge, Priority: prompts.PrioKnowledge}
 	if d.Settings.KnowledgeBudget <= 0 {
 		sec.Body = "(knowledge injection is off: knowledge.budget_tokens is 0)"
 		return sec
@@ -166,7 +157,7 @@ func completedSection(s *WorkflowState) llm.Section {
 	if s.EscalationContext != "" {
 		fmt.Fprintf(&b, "\nEscalations:\n%s\n", s.EscalationContext)
 	}
-	return llm.Section{Title: prompts.SecCompleted, Body: strings.TrimSpace(b.String()), Priority: prioHistory}
+	return llm.Section{Title: prompts.SecCompleted, Body: strings.TrimSpace(b.String()), Priority: prompts.PrioHistory}
 }
 
 // instructionsSection renders the role template's "instructions" block.
@@ -176,18 +167,6 @@ func (d *Deps) instructionsSection(label string, data any) (llm.Section, error) 
 		return llm.Section{}, err
 	}
 	return llm.Section{Title: prompts.SecInstructions, Body: strings.TrimSpace(body), Required: true}, nil
-}
-
-func milestoneOverview(s *WorkflowState) string {
-	var b strings.Builder
-	for i, m := range s.Milestones {
-		current := ""
-		if i == s.CurrentMilestone {
-			current = " (current)"
-		}
-		fmt.Fprintf(&b, "- %s [%s] %s%s\n", m.ID, m.Status, m.Goal, current)
-	}
-	return strings.TrimSpace(b.String())
 }
 
 // omissions are the knowledge left out of a prompt as its event says them.

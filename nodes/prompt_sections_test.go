@@ -8,6 +8,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
@@ -20,7 +21,7 @@ func TestPlannerPromptStaysWithinBudgetAsTheRunGrows(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := WorkflowState{Remit: "grow", Milestones: []Milestone{{ID: "m1", Goal: "many tasks", Status: MilestoneActive}},
-		PendingDirectives: []Directive{{ID: "d7", Type: DirCleanup, Priority: PrioLow, Source: SupCodeStyle, Description: "rename the helpers"}}}
+		PendingDirectives: []Directive{{ID: "d7", Type: DirCleanup, Priority: PrioLow, Source: supervisors.CodeStyle, Description: "rename the helpers"}}}
 	for i := 1; i <= 400; i++ {
 		s.DoneList = append(s.DoneList, DoneEntry{TaskID: fmt.Sprintf("t%d", i), Milestone: "m1", Title: fmt.Sprintf("task number %d", i),
 			Summary: strings.Repeat("changed things carefully ", 8), QA: "passed", Files: []string{"a.go", "b.go"}, At: time.Now()})
@@ -32,7 +33,7 @@ func TestPlannerPromptStaysWithinBudgetAsTheRunGrows(t *testing.T) {
 	budget := DefaultSettings().Budget(NodePlanner)
 	p, err := c.Compose(NodePlanner, plannerData{}, budget,
 		projectContextSection(&s),
-		llm.Section{Title: prompts.SecProjectKnowledge, Body: "(none)", Priority: prioKnowledge},
+		llm.Section{Title: prompts.SecProjectKnowledge, Body: "(none)", Priority: prompts.PrioKnowledge},
 		milestoneSection(&s), directivesSection(orderedDirectives(s.PendingDirectives, false)), completedSection(&s),
 		llm.Section{Title: prompts.SecInstructions, Body: instr, Required: true})
 	if err != nil {

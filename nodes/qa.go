@@ -9,6 +9,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -111,11 +112,11 @@ func (d *Deps) review(ctx context.Context, s *WorkflowState, diff, code, role, l
 	sections := []llm.Section{
 		{Title: prompts.SecTask, Body: t.ID + ": " + t.Title + "\n" + t.Instructions, Required: true},
 		{Title: prompts.SecCriteria, Body: strings.TrimSpace(crit.String()), Required: true},
-		{Title: prompts.SecGates, Body: gateSummary(s.QA.Gates), Priority: prioOverview},
-		{Title: prompts.SecDiff, Body: diff, Priority: prioContext + 1},
+		{Title: prompts.SecGates, Body: gateSummary(s.QA.Gates), Priority: prompts.PrioOverview},
+		{Title: prompts.SecDiff, Body: diff, Priority: prompts.PrioContext + 1},
 	}
 	if code != "" {
-		sections = append(sections, llm.Section{Title: prompts.SecChangedCode, Body: code, Priority: prioContext})
+		sections = append(sections, llm.Section{Title: prompts.SecChangedCode, Body: code, Priority: prompts.PrioContext})
 	}
 	// The template is the QA one; the label keeps cloud reviews apart in the accounting.
 	reply := min(256+200*len(t.AcceptanceCriteria), 2048) // a verdict per criterion, and feedback
@@ -146,7 +147,7 @@ func (d *Deps) qaFailed(ctx context.Context, s WorkflowState, feedback string) W
 	s.QA.Feedback = feedback
 	t.Retries++
 	t.Feedback = feedback
-	happen(&s, HappenedQAFailed)
+	happen(&s, runstate.HappenedQAFailed)
 	events.Emit(ctx, events.QA{Task: t.ID, Passed: false, Attempt: t.Attempt, Feedback: clip(feedback, 300)})
 	return s
 }

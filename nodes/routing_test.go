@@ -1,6 +1,10 @@
 package nodes
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
+)
 
 func TestRoutingFollowsTheDesignTopology(t *testing.T) {
 	t.Parallel()
@@ -16,12 +20,12 @@ func TestRoutingFollowsTheDesignTopology(t *testing.T) {
 	}{
 		{"scope with milestones goes to the planner", routeAfterScope(WorkflowState{Milestones: []Milestone{{ID: "m1"}}}, set), NodePlanner},
 		{"scope without milestones ends with a report", routeAfterScope(WorkflowState{}, set), NodeReport},
-		{"a re-plan is a design trigger: supervisors first", routeAfterScope(WorkflowState{Phase: PhaseExecute, Milestones: []Milestone{{ID: "m1"}}, PendingTriggers: []string{TriggerScopeReplan}}, withSup), NodeSupervisors},
+		{"a re-plan is a design trigger: supervisors first", routeAfterScope(WorkflowState{Phase: PhaseExecute, Milestones: []Milestone{{ID: "m1"}}, PendingTriggers: []string{supervisors.TriggerScopeReplan}}, withSup), NodeSupervisors},
 		{"planner implement goes to the implementor", routeAfterPlanner(WorkflowState{PlannerDecision: DecisionImplement}, set), NodeImplementor},
 		{"planner skip goes to mark_complete", routeAfterPlanner(WorkflowState{PlannerDecision: DecisionSkip}, set), NodeComplete},
 		{"planner abort goes to mark_failed", routeAfterPlanner(WorkflowState{PlannerDecision: DecisionAbort}, set), NodeFailed},
 		{"milestone done goes to the assessor", routeAfterPlanner(WorkflowState{PlannerDecision: DecisionMilestoneDone}, set), NodeAssessor},
-		{"milestone done with supervisors due goes through them first", routeAfterPlanner(WorkflowState{Phase: PhaseExecute, PlannerDecision: DecisionMilestoneDone, PendingTriggers: []string{TriggerMilestoneComplete}}, withSup), NodeSupervisors},
+		{"milestone done with supervisors due goes through them first", routeAfterPlanner(WorkflowState{Phase: PhaseExecute, PlannerDecision: DecisionMilestoneDone, PendingTriggers: []string{supervisors.TriggerMilestoneComplete}}, withSup), NodeSupervisors},
 		{"a stop ends with the report", routeAfterPlanner(WorkflowState{PlannerDecision: DecisionStop}, set), NodeReport},
 		{"an unknown decision never crashes: report", routeAfterPlanner(WorkflowState{PlannerDecision: "weird"}, set), NodeReport},
 		{"a finished attempt goes to QA", routeAfterImplementor(WorkflowState{Implementation: &ImplResult{Status: ImplFinished}, CurrentTask: task(0)}, 3), NodeQA},

@@ -90,7 +90,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 	}
 	if replan {
 		s.ScopeRounds++
-		happen(&s, HappenedScopeReplan)
+		happen(&s, runstate.HappenedScopeReplan)
 		s.Milestones = append(doneMilestones(s.Milestones), d.toMilestones(len(s.Milestones), specs)...)
 		s.CurrentMilestone = len(doneMilestones(s.Milestones))
 		s.CarryForward = keepDirectiveTasks(s.CarryForward)

@@ -46,7 +46,7 @@ func TestSupAddDirectivesNormalises(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
 	s.TasksCompleted = 7
-	ids := supervisors.AddDirectives(&s, SupDesign, []Directive{
+	ids := supervisors.AddDirectives(&s, supervisors.Design, []Directive{
 		{Type: " Functional ", Priority: "NORMAL", Description: "Use a map for the colony"},
 		{Type: "rewrite", Priority: "urgent", Description: "Unknown type and priority"},
 		{Type: "cleanup", Priority: "low", Description: "   "},                       // empty: dropped
@@ -56,7 +56,7 @@ func TestSupAddDirectivesNormalises(t *testing.T) {
 		t.Fatalf("ids = %v", ids)
 	}
 	d1, d2 := s.PendingDirectives[0], s.PendingDirectives[1]
-	if d1.Type != DirFunctional || d1.Priority != PrioNormal || d1.Source != SupDesign || d1.CreatedAtTask != 7 {
+	if d1.Type != DirFunctional || d1.Priority != PrioNormal || d1.Source != supervisors.Design || d1.CreatedAtTask != 7 {
 		t.Errorf("d1 = %+v", d1)
 	}
 	if d2.Type != DirCleanup || d2.Priority != PrioNormal {
@@ -73,19 +73,19 @@ func TestSupAddDirectivesNormalises(t *testing.T) {
 func TestSupCleanupCap(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
-	supervisors.AddDirectives(&s, SupDesign, []Directive{{Type: DirFunctional, Description: "functional one"}}, 10, supNow)
+	supervisors.AddDirectives(&s, supervisors.Design, []Directive{{Type: DirFunctional, Description: "functional one"}}, 10, supNow)
 	for i := 1; i <= 10; i++ {
-		supervisors.AddDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: fmt.Sprintf("cleanup %d", i)}}, 10, supNow)
+		supervisors.AddDirectives(&s, supervisors.CodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: fmt.Sprintf("cleanup %d", i)}}, 10, supNow)
 	}
 	if n := supPendingCleanup(s); n != 10 || len(s.DirectiveLog) != 0 {
 		t.Fatalf("10 cleanup directives: %d pending, log %v", n, supFates(s))
 	}
 	markDirectiveTask(&s, "d2", "t9") // cleanup 1 is being worked on: not counted, not dropped
-	supervisors.AddDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Description: "cleanup 11"}}, 10, supNow)
+	supervisors.AddDirectives(&s, supervisors.CodeStyle, []Directive{{Type: DirCleanup, Description: "cleanup 11"}}, 10, supNow)
 	if n := supPendingCleanup(s); n != 10 {
 		t.Fatalf("after a planned one: %d pending cleanup, want 10", n)
 	}
-	supervisors.AddDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Description: "cleanup 12"}, {Type: DirCleanup, Description: "cleanup 13"}}, 10, supNow)
+	supervisors.AddDirectives(&s, supervisors.CodeStyle, []Directive{{Type: DirCleanup, Description: "cleanup 12"}, {Type: DirCleanup, Description: "cleanup 13"}}, 10, supNow)
 	if got := supFates(s); !slices.Equal(got, []string{"d3:capped", "d4:capped"}) {
 		t.Fatalf("fates %v, want the two oldest unplanned cleanup directives capped", got)
 	}
@@ -105,7 +105,7 @@ func TestSupDirectiveAging(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
 	s.TasksCompleted = 2
-	supervisors.AddDirectives(&s, SupCodeStyle, []Directive{
+	supervisors.AddDirectives(&s, supervisors.CodeStyle, []Directive{
 		{Type: DirCleanup, Priority: PrioLow, Description: "old cleanup"},
 		{Type: DirFunctional, Priority: PrioNormal, Description: "old functional"},
 		{Type: DirCleanup, Priority: PrioLow, Description: "planned cleanup"},
@@ -156,7 +156,7 @@ func TestSupDirectivePlacement(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
 	s.CarryForward = []PlannedTask{{Title: "planned A"}, {Title: "planned B"}}
-	supervisors.AddDirectives(&s, SupDesign, []Directive{
+	supervisors.AddDirectives(&s, supervisors.Design, []Directive{
 		{Type: DirFunctional, Priority: PrioNormal, Description: "functional first"},
 		{Type: DirFunctional, Priority: PrioNormal, Description: "functional second"},
 		{Type: DirCleanup, Priority: PrioLow, Description: "cleanup low", Files: []string{"a.go"}},
@@ -197,7 +197,7 @@ func TestSupDirectivePlacement(t *testing.T) {
 func TestSupDirectiveNeverSilentlyDropped(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
-	supervisors.AddDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: "rename helpers"}}, 10, supNow)
+	supervisors.AddDirectives(&s, supervisors.CodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: "rename helpers"}}, 10, supNow)
 	for round := 1; round <= 2; round++ {
 		shown := orderedDirectives(s.PendingDirectives, false)
 		if len(shown) != 1 {
@@ -218,7 +218,7 @@ func TestSupDirectiveNeverSilentlyDropped(t *testing.T) {
 	}
 
 	c := supExecState()
-	supervisors.AddDirectives(&c, SupDesign, []Directive{{Type: DirFunctional, Priority: PrioCritical, Description: "stop writing to the shared table"}}, 10, supNow)
+	supervisors.AddDirectives(&c, supervisors.Design, []Directive{{Type: DirFunctional, Priority: PrioCritical, Description: "stop writing to the shared table"}}, 10, supNow)
 	crit := applyDirectiveAnswers(&c, orderedDirectives(c.PendingDirectives, false), nil, nil, supNow)
 	if crit == nil || crit.DirectiveID != "d1" {
 		t.Fatalf("an ignored critical directive was not forced at once: %+v", crit)
@@ -251,8 +251,8 @@ func supPreemptState(t *testing.T, d *Deps, operator bool) WorkflowState {
 	if operator {
 		s.Plan = &Plan{}
 	}
-	supervisors.AddDirectives(&s, SupDesign, []Directive{{Type: DirFunctional, Priority: PrioCritical, Description: "Stop: the store corrupts data", Files: []string{"store.go"}}}, 10, supNow)
-	supervisors.AddDirectives(&s, SupCodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: "Tidy names"}}, 10, supNow)
+	supervisors.AddDirectives(&s, supervisors.Design, []Directive{{Type: DirFunctional, Priority: PrioCritical, Description: "Stop: the store corrupts data", Files: []string{"store.go"}}}, 10, supNow)
+	supervisors.AddDirectives(&s, supervisors.CodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: "Tidy names"}}, 10, supNow)
 	return s
 }
 

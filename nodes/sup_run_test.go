@@ -20,8 +20,8 @@ import (
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 )
 
-func supCodeStyleOutcome(job SupervisorJob, docs []supervisors.DocSpec, dirs []supervisors.DirectiveSpec, findings []string) supervisorOutcome {
-	return supervisorOutcome{Job: job, CodeStyle: &supervisors.CodeStyleReply{Docs: docs, Directives: dirs, Findings: findings, Summary: "scripted"},
+func supCodeStyleOutcome(job SupervisorJob, docs []supervisors.DocSpec, dirs []supervisors.DirectiveSpec, findings []string) supervisors.Outcome {
+	return supervisors.Outcome{Job: job, CodeStyle: &supervisors.CodeStyleReply{Docs: docs, Directives: dirs, Findings: findings, Summary: "scripted"},
 		Response: llm.Response{Usage: llm.Usage{Calls: 1, PromptTokens: suptest.PromptTokens, CompletionTokens: suptest.CompletionToks, CostUSD: suptest.CallCost}}}
 }
 
@@ -44,10 +44,10 @@ func TestSupOwnershipRefusal(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := supDeps(t, nil, true)
-	d.Supervisors = NewSupervisorPool(ctx, nil)
+	d.Supervisors = supervisors.NewJobs(ctx, nil)
 	defer d.Supervisors.Close()
 	s := supLandState(d, t)
-	job := startJob(&s, DueSupervisor{Name: SupCodeStyle, Trigger: TriggerInterval}, true)
+	job := supervisors.StartJob(&s, supervisors.Due{Name: supervisors.CodeStyle, Trigger: supervisors.TriggerInterval}, true)
 	out := supCodeStyleOutcome(job, []supervisors.DocSpec{
 		{Path: "conventions/errors.md", Title: "Error handling", Rules: []string{"Wrap errors with context."}},
 		{Path: "design/architecture.md", Title: "Architecture", Rules: []string{"One package per concern."}},
@@ -55,8 +55,8 @@ func TestSupOwnershipRefusal(t *testing.T) {
 		{Path: "naming", Title: "Naming", Rules: []string{"Exported names say what they are."}},
 	}, []supervisors.DirectiveSpec{{Type: "cleanup", Description: "Wrap the bare errors in lib.go", Priority: "low", Files: []string{"lib.go"}}}, nil)
 
-	warnings := supInNode(t, func(ctx context.Context) error { return d.land(ctx, &s, out) })
-	runs := supRunLog(s, SupCodeStyle)
+	warnings := supInNode(t, func(ctx context.Context) error { return d.supervisors().Land(ctx, &s, out) })
+	runs := supRunLog(s, supervisors.CodeStyle)
 	if len(runs) != 1 {
 		t.Fatalf("run log %+v", s.SupervisorRunLog)
 	}
@@ -80,18 +80,18 @@ func TestSupOwnershipRefusal(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc, ok := store.Get("conventions/errors.md")
-	if !ok || doc.Status != knowledge.Provisional || doc.UpdatedBy != SupCodeStyle {
+	if !ok || doc.Status != knowledge.Provisional || doc.UpdatedBy != supervisors.CodeStyle {
 		t.Fatalf("conventions/errors.md = %+v", doc)
 	}
 	log, err := d.Work.Log(ctx, s.BaseCommit)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(log) != 1 || log[0].Trailers[TrailerSupervisorJob] != job.ID || log[0].Trailers[TrailerRun] != "sup-run" {
+	if len(log) != 1 || log[0].Trailers[supervisors.TrailerJob] != job.ID || log[0].Trailers[TrailerRun] != "sup-run" {
 		t.Fatalf("commits %+v, want one knowledge commit with the job trailer", log)
 	}
-	if s.SupervisorSpendUSD != suptest.CallCost || s.Usage[SupCodeStyle].PromptTokens != suptest.PromptTokens {
-		t.Errorf("spend %v usage %+v", s.SupervisorSpendUSD, s.Usage[SupCodeStyle])
+	if s.SupervisorSpendUSD != suptest.CallCost || s.Usage[supervisors.CodeStyle].PromptTokens != suptest.PromptTokens {
+		t.Errorf("spend %v usage %+v", s.SupervisorSpendUSD, s.Usage[supervisors.CodeStyle])
 	}
 
 	// The same job landed again by a resumed process: nothing written twice,
@@ -100,13 +100,13 @@ func TestSupOwnershipRefusal(t *testing.T) {
 	s2.BaseCommit = s.BaseCommit
 	s2.SupervisorJobs = []SupervisorJob{job}
 	out.CodeStyle.Docs[0].Rules = []string{"Wrap errors with context, worded anew by the re-run."}
-	if err := d.land(ctx, &s2, out); err != nil {
+	if err := d.supervisors().Land(ctx, &s2, out); err != nil {
 		t.Fatal(err)
 	}
 	if log2, _ := d.Work.Log(ctx, s.BaseCommit); len(log2) != 1 {
 		t.Fatalf("%d commits after landing the job twice, want 1", len(log2))
 	}
-	if r2 := supRunLog(s2, SupCodeStyle)[0]; !slices.Equal(r2.Docs, []string{"conventions/errors.md", "conventions/naming.md"}) {
+	if r2 := supRunLog(s2, supervisors.CodeStyle)[0]; !slices.Equal(r2.Docs, []string{"conventions/errors.md", "conventions/naming.md"}) {
 		t.Fatalf("re-landed docs %v", r2.Docs)
 	}
 }
@@ -145,7 +145,7 @@ func TestSupFailedCallsAreWarnings(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := supDeps(t, nil, true)
-	d.Supervisors = NewSupervisorPool(ctx, nil)
+	d.Supervisors = supervisors.NewJobs(ctx, nil)
 	defer d.Supervisors.Close()
 	cases := []struct {
 		err    error
@@ -157,9 +157,11 @@ func TestSupFailedCallsAreWarnings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		s := supLandState(d, t)
-		job := startJob(&s, DueSupervisor{Name: SupDesign, Trigger: TriggerTaskAbort}, false)
-		warnings := supInNode(t, func(ctx context.Context) error { return d.land(ctx, &s, supervisorOutcome{Job: job, Err: tc.err}) })
-		r := supRunLog(s, SupDesign)
+		job := supervisors.StartJob(&s, supervisors.Due{Name: supervisors.Design, Trigger: supervisors.TriggerTaskAbort}, false)
+		warnings := supInNode(t, func(ctx context.Context) error {
+			return d.supervisors().Land(ctx, &s, supervisors.Outcome{Job: job, Err: tc.err})
+		})
+		r := supRunLog(s, supervisors.Design)
 		if len(r) != 1 || r[0].Status != tc.status || len(s.SupervisorJobs) != 0 || len(s.PendingDirectives) != 0 {
 			t.Errorf("%v: run log %+v jobs %v", tc.err, r, s.SupervisorJobs)
 		}
@@ -207,12 +209,12 @@ func TestSupReplySchemas(t *testing.T) {
 	}
 	for _, reply := range bad {
 		m := &supFakeModel{answer: func(llm.Request) (string, error) { return reply, nil }}
-		out := supervisors.Call(context.Background(), m, SupervisorJob{ID: "code_style-1-1", Supervisor: SupCodeStyle}, llm.Request{Role: RoleSupervisor, Label: SupCodeStyle, Messages: []llm.Message{{Role: "user", Content: "review"}}})
+		out := supervisors.Call(context.Background(), m, SupervisorJob{ID: "code_style-1-1", Supervisor: supervisors.CodeStyle}, llm.Request{Role: RoleSupervisor, Label: supervisors.CodeStyle, Messages: []llm.Message{{Role: "user", Content: "review"}}})
 		var se *llm.StructuredError
 		if !errors.As(out.Err, &se) {
 			t.Errorf("reply %s: err %v, want a StructuredError", reply, out.Err)
 		}
-		if n := len(m.requests(SupCodeStyle)); n != 2 {
+		if n := len(m.requests(supervisors.CodeStyle)); n != 2 {
 			t.Errorf("reply %s: %d calls, want the call and one re-ask", reply, n)
 		}
 	}
@@ -223,7 +225,6 @@ func TestSupReplySchemas(t *testing.T) {
 // into the prompt.
 func TestSupInputLeavesDeniedFilesOut(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	d := supDeps(t, nil, true)
 	for p, body := range map[string]string{
 		".env":             "OPENROUTER_API_KEY=" + suptest.SecretKey + "\n",
@@ -238,9 +239,9 @@ func TestSupInputLeavesDeniedFilesOut(t *testing.T) {
 	s.Remit = "build the app"
 	s.DoneList = []DoneEntry{{TaskID: "t1", Title: "config", QA: "passed", Files: []string{".env", "certs/server.pem", "app.go"}}}
 	s.TasksCompleted = 1
-	job := startJob(&s, DueSupervisor{Name: SupCodeStyle, Trigger: TriggerInterval}, false)
+	job := supervisors.StartJob(&s, supervisors.Due{Name: supervisors.CodeStyle, Trigger: supervisors.TriggerInterval}, false)
 	var all strings.Builder
-	for _, sec := range d.supervisorInput(ctx, &s, job) {
+	for _, sec := range d.supervisors().Input(&s, job) {
 		all.WriteString("## " + sec.Title + "\n" + sec.Body + "\n")
 	}
 	files := llmtest.Section(all.String(), prompts.SecFilesChanged)
@@ -261,14 +262,14 @@ func TestSupBootstrapInput(t *testing.T) {
 	ctx := context.Background()
 	m := &supFakeModel{answer: supAnswerEmptySupervisor}
 	d := supDeps(t, m, true)
-	d.Supervisors = NewSupervisorPool(ctx, m)
+	d.Supervisors = supervisors.NewJobs(ctx, m)
 	defer d.Supervisors.Close()
 	d.Settings.Supervisors.Blocking = true
 	s := supExecState()
 	s.RunID = "sup-run"
 	s.BaseCommit, _ = d.Work.Head(ctx)
-	supervisors.AddTrigger(&s, TriggerMilestoneComplete)
-	out, err := d.RunSupervisors(ctx, s)
+	supervisors.AddTrigger(&s, supervisors.TriggerMilestoneComplete)
+	out, err := d.supervisors().Run(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,15 +303,15 @@ func TestSupModesLandWhereTheyShould(t *testing.T) {
 	for _, blocking := range []bool{true, false} {
 		m := &supFakeModel{answer: supAnswerEmptySupervisor}
 		d := supDeps(t, m, true)
-		d.Supervisors = NewSupervisorPool(ctx, m)
+		d.Supervisors = supervisors.NewJobs(ctx, m)
 		d.Settings.Supervisors.Blocking = blocking
 		s := supExecState()
 		s.RunID = "sup-run"
 		s.BaseCommit, _ = d.Work.Head(ctx)
 		s.TasksCompleted = 3
 		supervisors.CountTask(&s)
-		s.Supervisors[SupInternaliser] = SupervisorTrack{TasksSinceRun: 3}
-		out, err := d.RunSupervisors(ctx, s)
+		s.Supervisors[supervisors.Internaliser] = SupervisorTrack{TasksSinceRun: 3}
+		out, err := d.supervisors().Run(ctx, s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +326,7 @@ func TestSupModesLandWhereTheyShould(t *testing.T) {
 			if _, ok := d.Supervisors.Wait(ctx, out.SupervisorJobs[0].ID); !ok {
 				t.Fatal("job never finished")
 			}
-			if err := d.landSupervisorResults(ctx, &out); err != nil {
+			if err := d.supervisors().LandFinished(ctx, &out); err != nil {
 				t.Fatal(err)
 			}
 			if len(out.SupervisorJobs) != 0 || len(out.SupervisorRunLog) != 1 {
@@ -343,25 +344,25 @@ func TestSupRelaunchAfterRestart(t *testing.T) {
 	ctx := context.Background()
 	m := &supFakeModel{answer: supAnswerEmptySupervisor}
 	d := supDeps(t, m, true)
-	d.Supervisors = NewSupervisorPool(ctx, m)
+	d.Supervisors = supervisors.NewJobs(ctx, m)
 	defer d.Supervisors.Close()
 	s := supExecState()
 	s.RunID = "sup-run"
 	s.BaseCommit, _ = d.Work.Head(ctx)
-	s.SupervisorJobs = []SupervisorJob{{ID: "internaliser-3-1", Supervisor: SupInternaliser, Trigger: TriggerInterval, AtTask: 3}}
-	if err := d.landSupervisorResults(ctx, &s); err != nil {
+	s.SupervisorJobs = []SupervisorJob{{ID: "internaliser-3-1", Supervisor: supervisors.Internaliser, Trigger: supervisors.TriggerInterval, AtTask: 3}}
+	if err := d.supervisors().LandFinished(ctx, &s); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.SupervisorJobs) != 1 || !d.Supervisors.Known("internaliser-3-1") {
 		t.Fatalf("job not relaunched: %v", s.SupervisorJobs)
 	}
-	if err := d.awaitSupervisors(ctx, &s); err != nil {
+	if err := d.supervisors().Await(ctx, &s); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.awaitSupervisors(ctx, &s); err != nil { // nothing left: nothing landed twice
+	if err := d.supervisors().Await(ctx, &s); err != nil { // nothing left: nothing landed twice
 		t.Fatal(err)
 	}
-	if n := len(m.requests(SupInternaliser)); n != 1 {
+	if n := len(m.requests(supervisors.Internaliser)); n != 1 {
 		t.Fatalf("%d calls, want 1", n)
 	}
 	if len(s.SupervisorJobs) != 0 || len(s.SupervisorRunLog) != 1 || s.SupervisorRunLog[0].JobID != "internaliser-3-1" {
@@ -370,8 +371,8 @@ func TestSupRelaunchAfterRestart(t *testing.T) {
 
 	// A process without supervisors (offline) records the job as skipped.
 	d.Supervisors = nil
-	s.SupervisorJobs = []SupervisorJob{{ID: "design-4-1", Supervisor: SupDesign, Trigger: TriggerTaskAbort, AtTask: 4}}
-	if err := d.landSupervisorResults(ctx, &s); err != nil {
+	s.SupervisorJobs = []SupervisorJob{{ID: "design-4-1", Supervisor: supervisors.Design, Trigger: supervisors.TriggerTaskAbort, AtTask: 4}}
+	if err := d.supervisors().LandFinished(ctx, &s); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.SupervisorJobs) != 0 || s.SupervisorRunLog[1].Status != "skipped" {
@@ -385,14 +386,14 @@ func TestSupBudgetWarnsOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := supDeps(t, nil, true)
-	d.Supervisors = NewSupervisorPool(ctx, nil)
+	d.Supervisors = supervisors.NewJobs(ctx, nil)
 	defer d.Supervisors.Close()
 	d.Settings.Supervisors.BudgetUSD = 0.03
 	s := supLandState(d, t)
-	supervisors.AddTrigger(&s, TriggerMilestoneComplete)
-	var outs []supervisorOutcome
+	supervisors.AddTrigger(&s, supervisors.TriggerMilestoneComplete)
+	var outs []supervisors.Outcome
 	for _, ds := range supervisors.DueNow(s, d.Settings.Supervisors) {
-		job := startJob(&s, ds, false)
+		job := supervisors.StartJob(&s, ds, false)
 		out := supCodeStyleOutcome(job, nil, nil, nil)
 		out.CodeStyle = nil
 		out.Err = &llm.StructuredError{Raw: "x", Problem: "not JSON", Attempts: 2}
@@ -400,7 +401,7 @@ func TestSupBudgetWarnsOnce(t *testing.T) {
 	}
 	warnings := supInNode(t, func(ctx context.Context) error {
 		for _, out := range outs {
-			if err := d.land(ctx, &s, out); err != nil {
+			if err := d.supervisors().Land(ctx, &s, out); err != nil {
 				return err
 			}
 		}
@@ -428,8 +429,8 @@ func TestSupAssessorSeesSupervisorFindings(t *testing.T) {
 	d := supDeps(t, m, false)
 	s := supExecState()
 	s.Milestones = []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}}
-	s.SupervisorRunLog = []SupervisorRun{{Supervisor: SupDesign, Trigger: TriggerTaskAbort, AtTask: 4, Status: "ok", Summary: "the storage layer bypasses the entity API", Directives: []string{"d1"}}}
-	supervisors.AddDirectives(&s, SupDesign, []Directive{{Type: DirFunctional, Priority: PrioNormal, Description: "Route storage through the entity API"}}, 10, supNow)
+	s.SupervisorRunLog = []SupervisorRun{{Supervisor: supervisors.Design, Trigger: supervisors.TriggerTaskAbort, AtTask: 4, Status: "ok", Summary: "the storage layer bypasses the entity API", Directives: []string{"d1"}}}
+	supervisors.AddDirectives(&s, supervisors.Design, []Directive{{Type: DirFunctional, Priority: PrioNormal, Description: "Route storage through the entity API"}}, 10, supNow)
 	if _, err := d.Assessor(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +454,7 @@ func TestSupBlockingStepRerunCommitsOnce(t *testing.T) {
 	ctx := context.Background()
 	calls := 0
 	m := &supFakeModel{answer: func(req llm.Request) (string, error) {
-		if req.Label != SupCodeStyle {
+		if req.Label != supervisors.CodeStyle {
 			return supAnswerEmptySupervisor(req)
 		}
 		calls++ // a real model words its second answer differently
@@ -463,15 +464,15 @@ func TestSupBlockingStepRerunCommitsOnce(t *testing.T) {
 	d := supDeps(t, m, true)
 	d.Settings.Supervisors.Blocking = true
 	s := supLandState(d, t)
-	supervisors.AddTrigger(&s, TriggerMilestoneComplete)
+	supervisors.AddTrigger(&s, supervisors.TriggerMilestoneComplete)
 	for process := 1; process <= 2; process++ {
-		d.Supervisors = NewSupervisorPool(ctx, m) // a new process
-		out, err := d.RunSupervisors(ctx, s)
+		d.Supervisors = supervisors.NewJobs(ctx, m) // a new process
+		out, err := d.supervisors().Run(ctx, s)
 		d.Supervisors.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := supRunLog(out, SupCodeStyle); len(r) != 1 || !slices.Equal(r[0].Docs, []string{suptest.ConventionPath}) {
+		if r := supRunLog(out, supervisors.CodeStyle); len(r) != 1 || !slices.Equal(r[0].Docs, []string{suptest.ConventionPath}) {
 			t.Fatalf("process %d: run %+v", process, r)
 		}
 	}
@@ -495,21 +496,21 @@ func TestSupUncomposablePromptIsSkipped(t *testing.T) {
 	d.Settings.Supervisors.Blocking = true
 	s := supLandState(d, t)
 	s.Remit = strings.Repeat("Make every statistic exact and documented. ", 2000) // ~22k tokens
-	supervisors.AddTrigger(&s, TriggerTaskAbort)
+	supervisors.AddTrigger(&s, supervisors.TriggerTaskAbort)
 
 	d.Settings.Supervisors.InputTokens = 40
 	var out WorkflowState
 	warnings := supInNode(t, func(ctx context.Context) error {
-		d.Supervisors = NewSupervisorPool(ctx, m)
+		d.Supervisors = supervisors.NewJobs(ctx, m)
 		defer d.Supervisors.Close()
 		var err error
-		out, err = d.RunSupervisors(ctx, s)
+		out, err = d.supervisors().Run(ctx, s)
 		return err
 	})
-	if n := len(m.requests(SupDesign)); n != 0 {
+	if n := len(m.requests(supervisors.Design)); n != 0 {
 		t.Fatalf("%d calls with a prompt over budget", n)
 	}
-	r := supRunLog(out, SupDesign)
+	r := supRunLog(out, supervisors.Design)
 	if len(r) != 1 || r[0].Status != "skipped" || len(out.SupervisorJobs) != 0 {
 		t.Fatalf("run log %+v jobs %v", r, out.SupervisorJobs)
 	}
@@ -518,16 +519,16 @@ func TestSupUncomposablePromptIsSkipped(t *testing.T) {
 	}
 
 	d.Settings.Supervisors.InputTokens = DefaultSettings().Supervisors.InputTokens
-	d.Supervisors = NewSupervisorPool(ctx, m)
+	d.Supervisors = supervisors.NewJobs(ctx, m)
 	defer d.Supervisors.Close()
-	out, err := d.RunSupervisors(ctx, s)
+	out, err := d.supervisors().Run(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := supRunLog(out, SupDesign); len(r) != 1 || r[0].Status != "ok" {
+	if r := supRunLog(out, supervisors.Design); len(r) != 1 || r[0].Status != "ok" {
 		t.Fatalf("with the default budget: %+v", r)
 	}
-	req := m.requests(SupDesign)[0]
+	req := m.requests(supervisors.Design)[0]
 	if n := llm.CountTokens(req.Messages[0].Content + req.Messages[len(req.Messages)-1].Content); n > d.Settings.Supervisors.InputTokens {
 		t.Fatalf("prompt of %d tokens over the budget", n)
 	}

@@ -42,17 +42,17 @@ func TestSupPeriodicTriggers(t *testing.T) {
 	for n := 1; n <= 30; n++ {
 		supCompleteTask(&s)
 		for _, d := range supervisors.DueNow(s, set.Supervisors) {
-			if d.Trigger != TriggerInterval {
+			if d.Trigger != supervisors.TriggerInterval {
 				t.Fatalf("after task %d: %s due by %q, want interval", n, d.Name, d.Trigger)
 			}
 			ran[d.Name] = append(ran[d.Name], n)
-			startJob(&s, d, false)
+			supervisors.StartJob(&s, d, false)
 		}
 		supLandAll(&s)
 	}
 	want := map[string][]int{
-		SupCodeStyle:    {5, 10, 15, 20, 25, 30},
-		SupInternaliser: {3, 6, 9, 12, 15, 18, 21, 24, 27, 30},
+		supervisors.CodeStyle:    {5, 10, 15, 20, 25, 30},
+		supervisors.Internaliser: {3, 6, 9, 12, 15, 18, 21, 24, 27, 30},
 	}
 	for _, name := range supervisors.Order {
 		if !slices.Equal(ran[name], want[name]) {
@@ -87,9 +87,9 @@ func TestSupEventTriggers(t *testing.T) {
 		event string
 		want  []string
 	}{
-		{TriggerMilestoneComplete, []string{"code_style:milestone_complete", "design:milestone_complete", "internaliser:milestone_complete"}},
-		{TriggerScopeReplan, []string{"design:scope_replan"}},
-		{TriggerTaskAbort, []string{"design:task_abort"}},
+		{supervisors.TriggerMilestoneComplete, []string{"code_style:milestone_complete", "design:milestone_complete", "internaliser:milestone_complete"}},
+		{supervisors.TriggerScopeReplan, []string{"design:scope_replan"}},
+		{supervisors.TriggerTaskAbort, []string{"design:task_abort"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.event, func(t *testing.T) {
@@ -118,7 +118,7 @@ func TestSupNotDue(t *testing.T) {
 	base := func() WorkflowState {
 		s := supExecState()
 		s.TasksCompleted = 4
-		supervisors.AddTrigger(&s, TriggerMilestoneComplete)
+		supervisors.AddTrigger(&s, supervisors.TriggerMilestoneComplete)
 		return s
 	}
 	all := []string{"code_style:milestone_complete", "design:milestone_complete", "internaliser:milestone_complete"}
@@ -139,10 +139,10 @@ func TestSupNotDue(t *testing.T) {
 		{"budget not yet spent", func(s *WorkflowState, set *Settings) { set.Supervisors.BudgetUSD = 0.5; s.SupervisorSpendUSD = 0.49 }, all},
 		{"no budget limit", func(s *WorkflowState, set *Settings) { set.Supervisors.BudgetUSD = 0; s.SupervisorSpendUSD = 99 }, all},
 		{"code style job in flight", func(s *WorkflowState, _ *Settings) {
-			s.SupervisorJobs = []SupervisorJob{{ID: "code_style-3-1", Supervisor: SupCodeStyle}}
+			s.SupervisorJobs = []SupervisorJob{{ID: "code_style-3-1", Supervisor: supervisors.CodeStyle}}
 		}, []string{"design:milestone_complete", "internaliser:milestone_complete"}},
 		{"already ran with nothing new", func(s *WorkflowState, _ *Settings) {
-			s.Supervisors[SupInternaliser] = SupervisorTrack{LastRunAt: supervisors.TasksSettled(*s) + 1, Runs: 1}
+			s.Supervisors[supervisors.Internaliser] = SupervisorTrack{LastRunAt: supervisors.TasksSettled(*s) + 1, Runs: 1}
 		}, []string{"code_style:milestone_complete", "design:milestone_complete"}},
 	}
 	for _, tc := range cases {
@@ -163,12 +163,12 @@ func TestSupReplanReviewedAfterAbort(t *testing.T) {
 	set := DefaultSettings()
 	s := supExecState()
 	s.TasksCompleted, s.TasksFailed = 2, 1
-	s.Supervisors[SupDesign] = SupervisorTrack{LastRunAt: supervisors.TasksSettled(s) + 1, Runs: 1}
-	supervisors.AddTrigger(&s, TriggerTaskAbort)
+	s.Supervisors[supervisors.Design] = SupervisorTrack{LastRunAt: supervisors.TasksSettled(s) + 1, Runs: 1}
+	supervisors.AddTrigger(&s, supervisors.TriggerTaskAbort)
 	if got := supDueNames(s, set); len(got) != 0 {
 		t.Fatalf("the abort Design already reviewed made %v due", got)
 	}
-	supervisors.AddTrigger(&s, TriggerScopeReplan)
+	supervisors.AddTrigger(&s, supervisors.TriggerScopeReplan)
 	if got := supDueNames(s, set); !slices.Equal(got, []string{"design:scope_replan"}) {
 		t.Fatalf("due after the re-plan = %v, want design:scope_replan", got)
 	}
@@ -180,19 +180,19 @@ func TestSupReplanReviewedAfterAbort(t *testing.T) {
 func TestSupTriggerKeptForJobInFlight(t *testing.T) {
 	t.Parallel()
 	set := DefaultSettings()
-	d := &Deps{Settings: set, Supervisors: NewSupervisorPool(context.Background(), nil)}
+	d := &Deps{Settings: set, Supervisors: supervisors.NewJobs(context.Background(), nil)}
 	defer d.Supervisors.Close()
 	s := supExecState()
 	s.TasksCompleted = 2
-	s.SupervisorJobs = []SupervisorJob{{ID: "design-1-1", Supervisor: SupDesign}}
-	supervisors.AddTrigger(&s, TriggerMilestoneComplete)
+	s.SupervisorJobs = []SupervisorJob{{ID: "design-1-1", Supervisor: supervisors.Design}}
+	supervisors.AddTrigger(&s, supervisors.TriggerMilestoneComplete)
 	due := supervisors.DueNow(s, set.Supervisors)
 	if got := supDueNames(s, set); !slices.Equal(got, []string{"code_style:milestone_complete", "internaliser:milestone_complete"}) {
 		t.Fatalf("due = %v", got)
 	}
 	s.PendingTriggers = supervisors.Remaining(s, set.Supervisors, due)
 	for _, ds := range due {
-		startJob(&s, ds, false)
+		supervisors.StartJob(&s, ds, false)
 	}
 	if !slices.Equal(s.PendingTriggers, []string{"milestone_complete@design"}) {
 		t.Fatalf("pending after dispatch = %v, want the event kept for design", s.PendingTriggers)
@@ -217,19 +217,19 @@ func TestSupUrgencyWeights(t *testing.T) {
 	s.CurrentTask, s.QA = &Task{ID: "t1"}, &QAResult{}
 	s = d.qaFailed(ctx, s, "gate failed")
 	supWantUrgency(t, "QA failure before the hook", s, 0)
-	d.superviseFacts(&s)
+	supervisors.Facts(&s, d.Settings.Supervisors)
 	supWantUrgency(t, "QA failure", s, 0.3)
 
 	s = supExecState()
 	s.CarryForward = []PlannedTask{{Title: "a"}, {Title: "b"}}
 	d.updateCarryForward(ctx, &s, []taskSpec{{Title: "x"}, {Title: "y"}})
-	d.superviseFacts(&s)
+	supervisors.Facts(&s, d.Settings.Supervisors)
 	supWantUrgency(t, "carry-forward churn", s, 0.2)
 
 	s = supExecState()
 	s.CarryForward = []PlannedTask{{Title: "a"}, {Title: "b"}}
 	d.updateCarryForward(ctx, &s, []taskSpec{{Title: "a"}, {Title: "b"}, {Title: "c"}})
-	d.superviseFacts(&s)
+	supervisors.Facts(&s, d.Settings.Supervisors)
 	supWantUrgency(t, "a plan that only grew", s, 0)
 
 	s = supExecState()
@@ -252,7 +252,7 @@ func TestSupUrgencyWeights(t *testing.T) {
 	s = supExecState()
 	s.CurrentTask, s.QA = &Task{ID: "t1"}, &QAResult{}
 	s = d2.qaFailed(ctx, s, "gate failed")
-	d2.superviseFacts(&s)
+	supervisors.Facts(&s, d2.Settings.Supervisors)
 	supWantUrgency(t, "configured QA failure", s, 0.45)
 }
 
@@ -315,9 +315,9 @@ func TestSupUrgencyPullForward(t *testing.T) {
 
 	m := &supFakeModel{answer: supAnswerEmptySupervisor}
 	d := supDeps(t, m, true)
-	d.Supervisors = NewSupervisorPool(ctx, m)
+	d.Supervisors = supervisors.NewJobs(ctx, m)
 	defer d.Supervisors.Close()
-	out, err := d.RunSupervisors(ctx, s)
+	out, err := d.supervisors().Run(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,10 +364,10 @@ func TestSupConvergenceDoubling(t *testing.T) {
 	same := []string{"Error wrapping differs", "Test names vary"}
 	run := func(findings []string) SupervisorTrack {
 		t.Helper()
-		startJob(&s, DueSupervisor{Name: SupCodeStyle, Trigger: TriggerInterval}, false)
+		supervisors.StartJob(&s, supervisors.Due{Name: supervisors.CodeStyle, Trigger: supervisors.TriggerInterval}, false)
 		supLandAll(&s)
-		supervisors.Converge(ctx, &s, d.Settings.Supervisors, SupCodeStyle, findings)
-		return s.Supervisors[SupCodeStyle]
+		supervisors.Converge(ctx, &s, d.Settings.Supervisors, supervisors.CodeStyle, findings)
+		return s.Supervisors[supervisors.CodeStyle]
 	}
 	if tr := run(same); tr.Interval != 0 || tr.Converging {
 		t.Fatalf("first run: %+v, want the base interval", tr)
@@ -411,13 +411,13 @@ func TestSupConvergenceNeedsComparison(t *testing.T) {
 	d := &Deps{Settings: DefaultSettings()}
 	s := supExecState()
 	for range 3 {
-		startJob(&s, DueSupervisor{Name: SupDesign, Trigger: TriggerMilestoneComplete}, false)
-		supervisors.Converge(ctx, &s, d.Settings.Supervisors, SupDesign, []string{"same finding"})
+		supervisors.StartJob(&s, supervisors.Due{Name: supervisors.Design, Trigger: supervisors.TriggerMilestoneComplete}, false)
+		supervisors.Converge(ctx, &s, d.Settings.Supervisors, supervisors.Design, []string{"same finding"})
 	}
-	if tr := s.Supervisors[SupDesign]; tr.Interval != 0 {
+	if tr := s.Supervisors[supervisors.Design]; tr.Interval != 0 {
 		t.Fatalf("design interval %d, want 0 (event-driven only)", tr.Interval)
 	}
-	if !strings.EqualFold(s.Supervisors[SupDesign].LastFindings[0], "same finding") {
-		t.Fatalf("findings not kept: %+v", s.Supervisors[SupDesign])
+	if !strings.EqualFold(s.Supervisors[supervisors.Design].LastFindings[0], "same finding") {
+		t.Fatalf("findings not kept: %+v", s.Supervisors[supervisors.Design])
 	}
 }

@@ -12,12 +12,13 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 func (d *Deps) milestoneDone(s *WorkflowState) {
 	s.PlannerDecision = DecisionMilestoneDone
 	s.ReviewReason = "milestone"
-	happen(s, HappenedMilestoneDone)
+	happen(s, runstate.HappenedMilestoneDone)
 }
 
 // updateCarryForward takes the planner's new plan, noting churn: a plan that
@@ -53,7 +54,7 @@ func (d *Deps) updateCarryForward(ctx context.Context, s *WorkflowState, next []
 		}
 	}
 	if len(s.CarryForward) > 0 && changed*2 > len(s.CarryForward) {
-		happen(s, HappenedPlanChurn)
+		happen(s, runstate.HappenedPlanChurn)
 		events.Emit(ctx, events.CarryForwardChurn{Changed: changed, Was: len(s.CarryForward)})
 	}
 	s.CarryForward = plan

@@ -1,6 +1,10 @@
 package nodes
 
-import "github.com/lemmings-dev/lemmings/graph"
+import (
+	"context"
+
+	"github.com/lemmings-dev/lemmings/graph"
+)
 
 // Build wires the workflow graph: its nodes, and the routing functions that
 // choose each conditional edge. `lemmings graph` prints the edges from this
@@ -22,7 +26,7 @@ func Build(d *Deps) *graph.Graph[WorkflowState] {
 	node(NodeQA, d.QA)
 	node(NodeComplete, d.MarkComplete, graph.WithSideEffects())
 	node(NodeFailed, d.MarkFailed, graph.WithSideEffects())
-	node(NodeSupervisors, d.RunSupervisors, graph.WithSideEffects())
+	node(NodeSupervisors, func(ctx context.Context, s WorkflowState) (WorkflowState, error) { return d.supervisors().Run(ctx, s) }, graph.WithSideEffects())
 	node(NodeAssessor, d.Assessor)
 	node(NodePolish, d.Polish, graph.WithSideEffects())
 	node(NodeReport, d.Report)

@@ -19,6 +19,7 @@ import (
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/rag"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/sandbox"
@@ -31,7 +32,7 @@ type runEnv struct {
 	box    *sandbox.Box
 	app    *graph.Compiled[runstate.State]
 	router *llm.Router
-	pool   *nodes.SupervisorPool
+	pool   *supervisors.Jobs
 	index  *rag.Index
 	events *graph.JSONLSink
 	runDir string
@@ -175,7 +176,7 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 	}
 	search, index := env.openIndex(ctx, root, wt, cfg, warn)
 	if set.Supervisors.Enabled {
-		env.pool = nodes.NewSupervisorPool(ctx, env.router)
+		env.pool = supervisors.NewJobs(ctx, env.router)
 	}
 	deps := &nodes.Deps{Model: env.router, Composer: composer, Work: wt, Gates: gates, Sandbox: env.box, Search: search, Index: index,
 		Settings: set, Supervisors: env.pool, RunDir: runDir}

@@ -24,13 +24,13 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
-	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 // Model names the scripted servers answer for.
@@ -81,7 +81,7 @@ func (tm *supTeam) latencies() (local, sup time.Duration) {
 func supRoleOf(c llmtest.Call) string { return c.Role() }
 
 func supIsSupervisor(role string) bool {
-	return role == nodes.SupCodeStyle || role == nodes.SupDesign || role == nodes.SupInternaliser
+	return role == supervisors.CodeStyle || role == supervisors.Design || role == supervisors.Internaliser
 }
 
 // supFirstUser is the composed prompt (later user messages are tool results

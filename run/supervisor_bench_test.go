@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
-	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 // Injected model latency of BenchmarkSupervisorModes: small by default so
@@ -49,11 +49,11 @@ func supBenchSupervisor(role string, c llmtest.Call) (llmtest.Reply, bool) {
 		last = done[len(done)-1][1]
 	}
 	switch role {
-	case nodes.SupInternaliser:
+	case supervisors.Internaliser:
 		return supReply(map[string]any{"knowledge_items": []any{map[string]any{
 			"category": "lesson", "title": "What " + last + " taught", "content": "Files are written whole, then committed.",
 			"source_task": last, "confidence": "medium", "needs_user_review": false}}, "summary": "one lesson"}), true
-	case nodes.SupCodeStyle:
+	case supervisors.CodeStyle:
 		r := suptest.EmptySupervisorReply(role)
 		r["findings"] = []string{"style note after " + last}
 		return supReply(r), true

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/config"
@@ -30,7 +31,7 @@ const supDirectiveDesc = "Give every output file a task-named header (out/style.
 // establishes a convention and asks for one cleanup; afterwards it finds
 // nothing.
 func supBootstrapStyle(role string, c llmtest.Call) (llmtest.Reply, bool) {
-	if role != nodes.SupCodeStyle || !strings.Contains(c.Messages[0].Content, prompts.MarkerBootstrap) {
+	if role != supervisors.CodeStyle || !strings.Contains(c.Messages[0].Content, prompts.MarkerBootstrap) {
 		return llmtest.Reply{}, false
 	}
 	return supReply(map[string]any{
@@ -62,7 +63,7 @@ func TestSupE2EBootstrapAndDirective(t *testing.T) {
 	res := e.mustStart(e.supPlan(3))
 	s := res.State
 
-	styleCalls := supCallsOf(e.Cloud, nodes.SupCodeStyle)
+	styleCalls := supCallsOf(e.Cloud, supervisors.CodeStyle)
 	if len(styleCalls) != 2 {
 		t.Fatalf("%d code_style calls, want the interval run and the milestone run", len(styleCalls))
 	}
@@ -75,19 +76,19 @@ func TestSupE2EBootstrapAndDirective(t *testing.T) {
 		t.Error("the second run bootstrapped again although the store has a convention")
 	}
 
-	runs := supRunLog(s, nodes.SupCodeStyle)
+	runs := supRunLog(s, supervisors.CodeStyle)
 	if len(runs) != 2 {
 		t.Fatalf("code_style runs %+v", runs)
 	}
 	r := runs[0]
-	if r.Status != "ok" || r.Trigger != nodes.TriggerInterval || r.AtTask != 2 || !r.Bootstrap || !slices.Equal(r.Docs, []string{suptest.ConventionPath}) ||
+	if r.Status != "ok" || r.Trigger != supervisors.TriggerInterval || r.AtTask != 2 || !r.Bootstrap || !slices.Equal(r.Docs, []string{suptest.ConventionPath}) ||
 		!slices.Equal(r.Directives, []string{"d1"}) || r.PromptTokens != suptest.PromptTokens || r.CompletionTokens != suptest.CompletionToks || r.CostUSD != suptest.CallCost {
 		t.Fatalf("bootstrap run %+v", r)
 	}
 
 	// The convention is committed on the run branch, once, provisional.
-	if c := supTrailerCommits(t, e.Repo, res.Branch, nodes.TrailerSupervisorJob, r.JobID); len(c) != 1 {
-		t.Fatalf("commits with %s: %s = %v, want 1", nodes.TrailerSupervisorJob, r.JobID, c)
+	if c := supTrailerCommits(t, e.Repo, res.Branch, supervisors.TrailerJob, r.JobID); len(c) != 1 {
+		t.Fatalf("commits with %s: %s = %v, want 1", supervisors.TrailerJob, r.JobID, c)
 	}
 	doc := suptest.Git(t, e.Repo, "show", res.Branch+":docs/knowledge/"+suptest.ConventionPath)
 	if !strings.Contains(doc, "Name each output file after the milestone") || !strings.Contains(doc, "provisional") {
@@ -169,7 +170,7 @@ func TestSupE2EBackgroundLandsAtNextPlanningRound(t *testing.T) {
 	if len(s.SupervisorJobs) != 0 {
 		t.Fatalf("jobs still in flight at the end: %v", s.SupervisorJobs)
 	}
-	if c := supTrailerCommits(t, e.Repo, res.Branch, nodes.TrailerSupervisorJob, ""); len(c) != 1 {
+	if c := supTrailerCommits(t, e.Repo, res.Branch, supervisors.TrailerJob, ""); len(c) != 1 {
 		t.Fatalf("knowledge commits %v, want the bootstrap convention once", c)
 	}
 	if got := supFates(s); !slices.Equal(got, []string{"d1:task", "d1:completed"}) {
@@ -258,11 +259,11 @@ func TestSupE2EGracefulDegradation(t *testing.T) {
 			if warned != 3 {
 				t.Errorf("%d supervisor warnings about %s, want 3: %q", warned, tc.want, e.warnings())
 			}
-			if c := supTrailerCommits(t, e.Repo, res.Branch, nodes.TrailerSupervisorJob, ""); len(c) != 0 {
+			if c := supTrailerCommits(t, e.Repo, res.Branch, supervisors.TrailerJob, ""); len(c) != 0 {
 				t.Errorf("knowledge committed despite the fault: %v", c)
 			}
 			if tc.reply != nil {
-				for _, name := range []string{nodes.SupCodeStyle, nodes.SupDesign, nodes.SupInternaliser} {
+				for _, name := range []string{supervisors.CodeStyle, supervisors.Design, supervisors.Internaliser} {
 					if n := len(supCallsOf(e.Cloud, name)); n != tc.calls {
 						t.Errorf("%s: %d calls, want %d", name, n, tc.calls)
 					}
@@ -379,7 +380,7 @@ func TestSupE2ESecretsNeverReachTheCloud(t *testing.T) {
 	e.Cfg.Supervisors.CodeStyle.Interval = 2
 	e.Cfg.Log.Prompts = true
 	res := e.mustStart(e.supPlanTitles([]string{"Write .env", "Write app.go"}))
-	calls := supCallsOf(e.Cloud, nodes.SupCodeStyle)
+	calls := supCallsOf(e.Cloud, supervisors.CodeStyle)
 	if len(calls) == 0 {
 		t.Fatal("no code_style call")
 	}
@@ -423,7 +424,7 @@ func TestSupE2EPolishIsBounded(t *testing.T) {
 	t.Parallel()
 	tm := &supTeam{DirectiveFate: supTaskFate}
 	tm.Supervisor = func(role string, c llmtest.Call) (llmtest.Reply, bool) {
-		if role != nodes.SupCodeStyle || !strings.Contains(supFirstUser(c), "milestone_complete") && !strings.Contains(c.Messages[0].Content, prompts.MarkerBootstrap) {
+		if role != supervisors.CodeStyle || !strings.Contains(supFirstUser(c), "milestone_complete") && !strings.Contains(c.Messages[0].Content, prompts.MarkerBootstrap) {
 			return llmtest.Reply{}, false
 		}
 		var dirs []any
@@ -494,7 +495,7 @@ func TestSupE2ETaskAbortPullsEveryoneForward(t *testing.T) {
 	if s.SupervisorUrgency != 0 {
 		t.Fatalf("urgency %v after the supervisors ran", s.SupervisorUrgency)
 	}
-	if first := supFirstUser(supCallsOf(e.Cloud, nodes.SupDesign)[0]); !strings.Contains(llmtest.Section(first, prompts.SecRecentResults), "FAILED t1") {
+	if first := supFirstUser(supCallsOf(e.Cloud, supervisors.Design)[0]); !strings.Contains(llmtest.Section(first, prompts.SecRecentResults), "FAILED t1") {
 		t.Errorf("design did not see the abandoned task:\n%s", first)
 	}
 }

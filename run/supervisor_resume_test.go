@@ -14,12 +14,12 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
-	"github.com/lemmings-dev/lemmings/nodes"
 )
 
 // supCancelAfter cancels the run when pred first holds for an event.
@@ -51,7 +51,7 @@ func supStoredState(t *testing.T, repo, runID string) runstate.State {
 // job under test; later runs are never bootstraps once it landed).
 func supBootstrapCalls(e *supEnv) int {
 	n := 0
-	for _, c := range supCallsOf(e.Cloud, nodes.SupCodeStyle) {
+	for _, c := range supCallsOf(e.Cloud, supervisors.CodeStyle) {
 		if strings.Contains(c.Messages[0].Content, prompts.MarkerBootstrap) {
 			n++
 		}
@@ -67,8 +67,8 @@ func supCheckOnce(t *testing.T, e *supEnv, res Result, jobID string) {
 	if n := supBootstrapCalls(e); n != 2 {
 		t.Errorf("%d bootstrap code_style calls, want the interrupted one and one re-run", n)
 	}
-	if c := supTrailerCommits(t, e.Repo, res.Branch, nodes.TrailerSupervisorJob, jobID); len(c) != 1 {
-		t.Errorf("commits with %s: %s: %v, want exactly one", nodes.TrailerSupervisorJob, jobID, c)
+	if c := supTrailerCommits(t, e.Repo, res.Branch, supervisors.TrailerJob, jobID); len(c) != 1 {
+		t.Errorf("commits with %s: %s: %v, want exactly one", supervisors.TrailerJob, jobID, c)
 	}
 	runs := 0
 	for _, r := range res.State.SupervisorRunLog {
@@ -154,7 +154,7 @@ func TestSupE2EResumeOfflineWithJobInFlight(t *testing.T) {
 	if n := len(e.Cloud.Calls()) - before; n != 0 {
 		t.Fatalf("%d requests reached the cloud after an offline resume", n)
 	}
-	runs := supRunLog(res2.State, nodes.SupCodeStyle)
+	runs := supRunLog(res2.State, supervisors.CodeStyle)
 	if len(runs) != 1 || runs[0].JobID != "code_style-2-1" || runs[0].Status != "skipped" || len(res2.State.SupervisorJobs) != 0 {
 		t.Fatalf("runs %+v jobs %v", runs, res2.State.SupervisorJobs)
 	}
@@ -244,7 +244,7 @@ func TestSupE2EResumeAfterLandingBeforeCheckpoint(t *testing.T) {
 	if landedIn != runstate.NodePlanner {
 		t.Fatalf("the job landed in %q, want a planning round", landedIn)
 	}
-	if c := supTrailerCommits(t, e.Repo, res.Branch, nodes.TrailerSupervisorJob, "code_style-2-1"); len(c) != 1 {
+	if c := supTrailerCommits(t, e.Repo, res.Branch, supervisors.TrailerJob, "code_style-2-1"); len(c) != 1 {
 		t.Fatalf("the first process did not commit the job's documents: %v", c)
 	}
 	stored := supStoredState(t, e.Repo, res.RunID)

@@ -16,6 +16,18 @@ const (
 	NodeReport      = "report"
 )
 
+// Facts a node reports to the hooks around it (State.Happened): what
+// happened, not what anyone should make of it.
+const (
+	HappenedTaskCompleted = "task_completed"  // a task of the remit (not polish) was committed
+	HappenedTaskAborted   = "task_aborted"    // a task was given up (mark_failed)
+	HappenedQAFailed      = "qa_failed"       // QA sent an attempt back
+	HappenedPlanChurn     = "plan_churn"      // the planner rewrote most of its plan
+	HappenedMilestoneDone = "milestone_done"  // the planner says the milestone is done
+	HappenedScopeReplan   = "scope_replanned" // the ScopeAgent planned the remit again
+	HappenedMinorDrift    = "minor_drift"     // the Assessor saw the work drift a little
+)
+
 // ImplStatus is how one Implementor attempt ended (ImplResult.Status).
 type ImplStatus string
 

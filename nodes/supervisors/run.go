@@ -1,4 +1,4 @@
-package nodes
+package supervisors
 
 import (
 	"context"
@@ -11,36 +11,70 @@ import (
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
-	"github.com/lemmings-dev/lemmings/nodes/supervisors"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
-// TrailerSupervisorJob marks a knowledge commit with the job that wrote it, so
-// a job re-run after a crash never writes its documents twice.
-const TrailerSupervisorJob = "Lemmings-Supervisor-Job"
+// TrailerJob marks a knowledge commit with the job that wrote it, so a job
+// re-run after a crash never writes its documents twice.
+const TrailerJob = "Lemmings-Supervisor-Job"
 
 // awaitTimeout bounds how long the run waits for background supervisors
 // before the polish phase; a job still running then is recorded as skipped.
 const awaitTimeout = 5 * time.Minute
 
-// RunSupervisors starts the supervisors that are due, in parallel. In the
+// Runner is what the supervisors' node and hook use of the run: the workflow
+// (package nodes) builds one from its collaborators.
+type Runner struct {
+	// Jobs runs the supervisors' calls; nil when supervisors are off.
+	Jobs     *Jobs
+	Work     *workspace.Worktree
+	Settings Settings
+	// KnowledgeDir is the knowledge store's directory in the work tree.
+	KnowledgeDir         string
+	MaxCleanupDirectives int
+	DirectiveMaxAge      int
+	// Compose makes a supervisor's prompt from its template and sections.
+	Compose func(label string, data any, budget int, sections []llm.Section) (llm.Prompt, error)
+	// Denied says whether a file must never leave the machine.
+	Denied func(path string) bool
+	Now    func() time.Time
+}
+
+func (d *Runner) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+// knowledgeStore opens the knowledge store of the work tree as it is now.
+func (d *Runner) knowledgeStore() (*knowledge.Store, error) {
+	if d.Work == nil {
+		return nil, errors.New("no work tree")
+	}
+	store, _, err := knowledge.Open(d.Work.FS().Root() + "/" + d.KnowledgeDir)
+	return store, err
+}
+
+// Run starts the supervisors that are due, in parallel. In the
 // default background mode it returns at once and their work lands at a later
 // planning round; in blocking mode it waits and lands it here.
-func (d *Deps) RunSupervisors(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+func (d *Runner) Run(ctx context.Context, in runstate.State) (runstate.State, error) {
 	s := in.Clone()
-	due := supervisors.DueNow(s, d.Settings.Supervisors)
-	sup := d.Settings.Supervisors
-	if supervisors.UrgencyReached(s, sup) {
+	due := DueNow(s, d.Settings)
+	sup := d.Settings
+	if UrgencyReached(s, sup) {
 		s.SupervisorUrgency = 0
 	}
-	if d.Supervisors == nil || len(due) == 0 {
+	if d.Jobs == nil || len(due) == 0 {
 		s.PendingTriggers = nil
 		return s, nil
 	}
-	s.PendingTriggers = supervisors.Remaining(s, sup, due)
+	s.PendingTriggers = Remaining(s, sup, due)
 	bootstrap := d.knowledgeEmpty()
 	for _, ds := range due {
-		job := startJob(&s, ds, bootstrap)
+		job := StartJob(&s, ds, bootstrap)
 		if err := d.launch(ctx, &s, job, true); err != nil {
 			d.logSkipped(ctx, &s, job, err.Error())
 			continue
@@ -48,23 +82,23 @@ func (d *Deps) RunSupervisors(ctx context.Context, in WorkflowState) (WorkflowSt
 		events.Emit(ctx, events.SupervisorStart{Job: job.ID, Supervisor: job.Supervisor, Trigger: job.Trigger, Bootstrap: bootstrap})
 	}
 	if sup.Blocking {
-		return s, d.awaitSupervisors(ctx, &s)
+		return s, d.Await(ctx, &s)
 	}
 	return s, nil
 }
 
-// startJob records a due supervisor's run as a job in flight and resets its
+// StartJob records a due supervisor's run as a job in flight and resets its
 // periodic counter.
-func startJob(s *WorkflowState, ds DueSupervisor, bootstrap bool) SupervisorJob {
+func StartJob(s *runstate.State, ds Due, bootstrap bool) runstate.SupervisorJob {
 	if s.Supervisors == nil {
-		s.Supervisors = map[string]SupervisorTrack{}
+		s.Supervisors = map[string]runstate.SupervisorTrack{}
 	}
 	track := s.Supervisors[ds.Name]
 	track.Runs++
 	track.TasksSinceRun = 0
-	track.LastRunAt = supervisors.TasksSettled(*s) + 1
+	track.LastRunAt = TasksSettled(*s) + 1
 	s.Supervisors[ds.Name] = track
-	job := SupervisorJob{
+	job := runstate.SupervisorJob{
 		ID:         fmt.Sprintf("%s-%d-%d", ds.Name, s.TasksCompleted, track.Runs),
 		Supervisor: ds.Name, Trigger: ds.Trigger, AtTask: s.TasksCompleted, Bootstrap: bootstrap,
 	}
@@ -75,8 +109,8 @@ func startJob(s *WorkflowState, ds DueSupervisor, bootstrap bool) SupervisorJob 
 	return job
 }
 
-func (d *Deps) knowledgeEmpty() bool {
-	store, _, err := d.knowledgeStore()
+func (d *Runner) knowledgeEmpty() bool {
+	store, err := d.knowledgeStore()
 	return err != nil || store.Empty()
 }
 
@@ -84,25 +118,25 @@ func (d *Deps) knowledgeEmpty() bool {
 // to the pool. A prompt that cannot be composed (a broken template override,
 // required context over the input budget) is the supervisor's failure, not
 // the run's: callers log the job as skipped.
-func (d *Deps) launch(ctx context.Context, s *WorkflowState, job SupervisorJob, fresh bool) error {
-	in := d.supervisorInput(ctx, s, job)
-	data := supervisorData{Bootstrap: job.Bootstrap, Trigger: job.Trigger}
-	p, err := d.composePrompt(job.Supervisor, data, d.Settings.Supervisors.InputTokens, in)
+func (d *Runner) launch(ctx context.Context, s *runstate.State, job runstate.SupervisorJob, fresh bool) error {
+	in := d.Input(s, job)
+	data := promptData{Bootstrap: job.Bootstrap, Trigger: job.Trigger}
+	p, err := d.Compose(job.Supervisor, data, d.Settings.InputTokens, in)
 	if err != nil {
 		return err
 	}
-	d.Supervisors.launch(job, llm.Request{Role: RoleSupervisor, Label: job.Supervisor, Messages: p.Messages}, fresh)
+	d.Jobs.launch(job, llm.Request{Role: Role, Label: job.Supervisor, Messages: p.Messages}, fresh)
 	return nil
 }
 
-// landSupervisorResults merges finished jobs between tasks (never in the middle
+// LandFinished merges finished jobs between tasks (never in the middle
 // of one: knowledge commits must not mix with a task's work in progress).
 // Jobs listed in the state but unknown to this process are relaunched.
-func (d *Deps) landSupervisorResults(ctx context.Context, s *WorkflowState) error {
+func (d *Runner) LandFinished(ctx context.Context, s *runstate.State) error {
 	if len(s.SupervisorJobs) == 0 {
 		return nil
 	}
-	if d.Supervisors == nil {
+	if d.Jobs == nil {
 		for _, j := range s.SupervisorJobs {
 			d.logSkipped(ctx, s, j, "supervisors are off in this process (offline or --no-supervisors)")
 		}
@@ -113,7 +147,7 @@ func (d *Deps) landSupervisorResults(ctx context.Context, s *WorkflowState) erro
 		return nil
 	}
 	for _, job := range slices.Clone(s.SupervisorJobs) {
-		if !d.Supervisors.Known(job.ID) {
+		if !d.Jobs.Known(job.ID) {
 			if err := d.launch(ctx, s, job, false); err != nil {
 				d.logSkipped(ctx, s, job, err.Error())
 				continue
@@ -121,32 +155,32 @@ func (d *Deps) landSupervisorResults(ctx context.Context, s *WorkflowState) erro
 			events.Emit(ctx, events.SupervisorRelaunch{Job: job.ID})
 			continue
 		}
-		out, ok := d.Supervisors.Result(job.ID)
+		out, ok := d.Jobs.Result(job.ID)
 		if !ok {
 			continue
 		}
-		if err := d.land(ctx, s, out); err != nil {
+		if err := d.Land(ctx, s, out); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// awaitSupervisors waits (bounded) for every job in flight and lands it.
-func (d *Deps) awaitSupervisors(ctx context.Context, s *WorkflowState) error {
-	if d.Supervisors == nil {
-		return d.landSupervisorResults(ctx, s)
+// Await waits (bounded) for every job in flight and lands it.
+func (d *Runner) Await(ctx context.Context, s *runstate.State) error {
+	if d.Jobs == nil {
+		return d.LandFinished(ctx, s)
 	}
 	wctx, cancel := context.WithTimeout(ctx, awaitTimeout)
 	defer cancel()
 	for _, job := range slices.Clone(s.SupervisorJobs) {
-		if !d.Supervisors.Known(job.ID) {
+		if !d.Jobs.Known(job.ID) {
 			if err := d.launch(ctx, s, job, false); err != nil {
 				d.logSkipped(ctx, s, job, err.Error())
 				continue
 			}
 		}
-		out, ok := d.Supervisors.Wait(wctx, job.ID)
+		out, ok := d.Jobs.Wait(wctx, job.ID)
 		if !ok {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -154,36 +188,36 @@ func (d *Deps) awaitSupervisors(ctx context.Context, s *WorkflowState) error {
 			d.logSkipped(ctx, s, job, "still running after "+awaitTimeout.String())
 			continue
 		}
-		if err := d.land(ctx, s, out); err != nil {
+		if err := d.Land(ctx, s, out); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (d *Deps) logSkipped(ctx context.Context, s *WorkflowState, j SupervisorJob, why string) {
-	s.SupervisorJobs = slices.DeleteFunc(s.SupervisorJobs, func(x SupervisorJob) bool { return x.ID == j.ID })
-	s.SupervisorRunLog = append(s.SupervisorRunLog, SupervisorRun{JobID: j.ID, Supervisor: j.Supervisor, Trigger: j.Trigger, AtTask: j.AtTask, Status: "skipped", Warning: why, At: d.now()})
+func (d *Runner) logSkipped(ctx context.Context, s *runstate.State, j runstate.SupervisorJob, why string) {
+	s.SupervisorJobs = slices.DeleteFunc(s.SupervisorJobs, func(x runstate.SupervisorJob) bool { return x.ID == j.ID })
+	s.SupervisorRunLog = append(s.SupervisorRunLog, runstate.SupervisorRun{JobID: j.ID, Supervisor: j.Supervisor, Trigger: j.Trigger, AtTask: j.AtTask, Status: "skipped", Warning: why, At: d.now()})
 	events.Emit(ctx, events.Warning{Message: fmt.Sprintf("supervisor %s skipped: %s", j.Supervisor, why)})
 }
 
-// land applies one finished job: its documents (committed on the run branch),
+// Land applies one finished job: its documents (committed on the run branch),
 // its directives, the run log, the spend, and the convergence bookkeeping.
 // A failed or malformed job is a warning; the run goes on.
-func (d *Deps) land(ctx context.Context, s *WorkflowState, out supervisorOutcome) error {
+func (d *Runner) Land(ctx context.Context, s *runstate.State, out Outcome) error {
 	job := out.Job
 	// Only a job relaunched from an earlier process's record, or one landed
 	// in the very step that started it (blocking mode, which a crash makes
 	// run again), can find its documents already committed; a background
 	// job this process started is spared the look through the branch log.
-	mayBeCommitted := d.Settings.Supervisors.Blocking || !d.Supervisors.Fresh(job.ID)
-	d.Supervisors.Forget(job.ID)
-	s.SupervisorJobs = slices.DeleteFunc(s.SupervisorJobs, func(x SupervisorJob) bool { return x.ID == job.ID })
-	run := SupervisorRun{
+	mayBeCommitted := d.Settings.Blocking || !d.Jobs.Fresh(job.ID)
+	d.Jobs.Forget(job.ID)
+	s.SupervisorJobs = slices.DeleteFunc(s.SupervisorJobs, func(x runstate.SupervisorJob) bool { return x.ID == job.ID })
+	run := runstate.SupervisorRun{
 		JobID: job.ID, Supervisor: job.Supervisor, Trigger: job.Trigger, AtTask: job.AtTask, Bootstrap: job.Bootstrap, At: d.now(),
 		PromptTokens: out.Response.Usage.PromptTokens, CompletionTokens: out.Response.Usage.CompletionTokens, CostUSD: out.Response.Usage.CostUSD,
 	}
-	d.spend(ctx, s, run.CostUSD)
+	Spend(ctx, s, d.Settings.BudgetUSD, run.CostUSD)
 	s.AddUsage(job.Supervisor, totals(out.Response.Usage))
 	if out.Err != nil {
 		run.Status = "skipped"
@@ -197,7 +231,7 @@ func (d *Deps) land(ctx context.Context, s *WorkflowState, out supervisorOutcome
 		return nil
 	}
 
-	docs, directives, findings, summary := supervisors.Unpack(out)
+	docs, directives, findings, summary := Unpack(out)
 	run.Status, run.Summary = "ok", summary
 	written, warnings, err := d.writeKnowledge(ctx, s, job, docs, mayBeCommitted)
 	if err != nil {
@@ -210,33 +244,33 @@ func (d *Deps) land(ctx context.Context, s *WorkflowState, out supervisorOutcome
 			events.Emit(ctx, events.Warning{Message: w})
 		}
 	}
-	run.Directives = supervisors.AddDirectives(s, job.Supervisor, directives, d.Settings.MaxCleanupDirectives, d.now())
-	supervisors.Converge(ctx, s, d.Settings.Supervisors, job.Supervisor, findings)
+	run.Directives = AddDirectives(s, job.Supervisor, directives, d.MaxCleanupDirectives, d.now())
+	Converge(ctx, s, d.Settings, job.Supervisor, findings)
 	s.SupervisorRunLog = append(s.SupervisorRunLog, run)
 	events.Emit(ctx, events.SupervisorDone{Job: job.ID, Supervisor: job.Supervisor, Directives: run.Directives, Docs: run.Docs, Summary: clip(summary, 300), CostUSD: run.CostUSD})
 	return nil
 }
 
-// spend adds a job's cost (also a failed job's: the tokens were paid for)
-// and warns once, when the run's supervisor budget is reached.
-func (d *Deps) spend(ctx context.Context, s *WorkflowState, cost float64) {
+// Spend adds a call's cost to the run's supervisor spend (also a failed
+// job's: the tokens were paid for) and warns once, when budget is reached.
+func Spend(ctx context.Context, s *runstate.State, budget, cost float64) {
 	before := s.SupervisorSpendUSD
 	s.SupervisorSpendUSD += cost
-	if b := d.Settings.Supervisors.BudgetUSD; b > 0 && before < b && s.SupervisorSpendUSD >= b {
-		events.Emit(ctx, events.Warning{Message: fmt.Sprintf("supervisor budget of $%.2f reached ($%.4f spent): no more supervisor calls this run", b, s.SupervisorSpendUSD)})
+	if budget > 0 && before < budget && s.SupervisorSpendUSD >= budget {
+		events.Emit(ctx, events.Warning{Message: fmt.Sprintf("supervisor budget of $%.2f reached ($%.4f spent): no more supervisor calls this run", budget, s.SupervisorSpendUSD)})
 	}
 }
 
 // writeKnowledge writes a job's documents into the work tree and commits them,
 // unless an earlier process already committed this job's documents.
-func (d *Deps) writeKnowledge(ctx context.Context, s *WorkflowState, job SupervisorJob, docs []*knowledge.Doc, mayBeCommitted bool) ([]string, []string, error) {
+func (d *Runner) writeKnowledge(ctx context.Context, s *runstate.State, job runstate.SupervisorJob, docs []*knowledge.Doc, mayBeCommitted bool) ([]string, []string, error) {
 	if len(docs) == 0 {
 		return nil, nil, nil
 	}
 	if mayBeCommitted && d.jobCommitted(ctx, s, job.ID) {
 		// An earlier process landed this job up to its commit: report what it
 		// wrote (never what ownership refused) and write nothing again.
-		store, _, err := d.knowledgeStore()
+		store, err := d.knowledgeStore()
 		var paths []string
 		for _, doc := range docs {
 			if !knowledge.Writer(job.Supervisor).Owns(doc.Category) || err != nil {
@@ -248,7 +282,7 @@ func (d *Deps) writeKnowledge(ctx context.Context, s *WorkflowState, job Supervi
 		}
 		return paths, nil, nil
 	}
-	store, _, err := d.knowledgeStore()
+	store, err := d.knowledgeStore()
 	if err != nil {
 		return nil, []string{"knowledge store unreadable: " + err.Error()}, nil
 	}
@@ -273,20 +307,20 @@ func (d *Deps) writeKnowledge(ctx context.Context, s *WorkflowState, job Supervi
 		return nil, warnings, nil
 	}
 	_, err = d.Work.Commit(ctx, fmt.Sprintf("knowledge: %s updated %s", job.Supervisor, strings.Join(written, ", ")),
-		map[string]string{TrailerRun: s.RunID, TrailerSupervisorJob: job.ID})
+		map[string]string{workspace.TrailerRun: s.RunID, TrailerJob: job.ID})
 	if err != nil && !errors.Is(err, workspace.ErrNothingToCommit) {
 		return nil, nil, fmt.Errorf("commit %s knowledge: %w", job.Supervisor, err)
 	}
 	return written, warnings, nil
 }
 
-func (d *Deps) jobCommitted(ctx context.Context, s *WorkflowState, jobID string) bool {
+func (d *Runner) jobCommitted(ctx context.Context, s *runstate.State, jobID string) bool {
 	log, err := d.Work.Log(ctx, s.BaseCommit)
 	if err != nil {
 		return false
 	}
 	for _, c := range log {
-		if c.Trailers[TrailerSupervisorJob] == jobID {
+		if c.Trailers[TrailerJob] == jobID {
 			return true
 		}
 	}

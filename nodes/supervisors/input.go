@@ -1,20 +1,26 @@
-package nodes
+package supervisors
 
 import (
-	"context"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
-
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
-type supervisorData struct {
+type promptData struct {
 	Bootstrap bool
 	Trigger   string
+}
+
+// PromptSamples are samples of the data a supervisor's template is executed
+// with (nodes.PromptSamples): every field empty, then every field set.
+func PromptSamples() []any {
+	return []any{promptData{}, promptData{Bootstrap: true, Trigger: TriggerMilestoneComplete}}
 }
 
 // Caps on what one supervisor input may carry; packing to the token budget
@@ -29,27 +35,27 @@ const (
 	supRemitBytes = 4000
 )
 
-// supervisorInput compresses the state for a supervisor (docs/supervisors.md
+// Input compresses the state for a supervisor (docs/supervisors.md
 // "Cost and privacy"): remit and milestones, done list, carry-forward, recent results
 // and QA feedback, the files changed (read from the work tree, deny-listed
 // files never included) and the knowledge store.
-func (d *Deps) supervisorInput(ctx context.Context, s *WorkflowState, job SupervisorJob) []llm.Section {
+func (d *Runner) Input(s *runstate.State, job runstate.SupervisorJob) []llm.Section {
 	var secs []llm.Section
-	secs = append(secs, llm.Section{Title: prompts.SecRemitMilestones, Body: "Remit: " + clip(s.Remit, supRemitBytes) + "\n\n" + milestoneOverview(s), Required: true})
-	secs = append(secs, llm.Section{Title: prompts.SecKnowledgeStore, Body: d.knowledgeDigest(job.Supervisor), Priority: prioKnowledge})
+	secs = append(secs, llm.Section{Title: prompts.SecRemitMilestones, Body: "Remit: " + clip(s.Remit, supRemitBytes) + "\n\n" + s.MilestoneOverview(), Required: true})
+	secs = append(secs, llm.Section{Title: prompts.SecKnowledgeStore, Body: d.knowledgeDigest(job.Supervisor), Priority: prompts.PrioKnowledge})
 
 	var done strings.Builder
 	start := max(0, len(s.DoneList)-supRecentTasks)
 	for _, e := range s.DoneList[start:] {
 		fmt.Fprintf(&done, "- %s [%s] %s: %s (files: %s)\n", e.TaskID, e.QA, e.Title, e.Summary, strings.Join(e.Files, ", "))
 	}
-	secs = append(secs, llm.Section{Title: prompts.SecDoneList, Body: orNone(done.String()), Priority: prioContext})
+	secs = append(secs, llm.Section{Title: prompts.SecDoneList, Body: orNone(done.String()), Priority: prompts.PrioContext})
 
 	var plan strings.Builder
 	for _, t := range s.CarryForward {
 		fmt.Fprintf(&plan, "- %s\n", t.Title)
 	}
-	secs = append(secs, llm.Section{Title: prompts.SecCarryForward, Body: orNone(plan.String()), Priority: prioOverview})
+	secs = append(secs, llm.Section{Title: prompts.SecCarryForward, Body: orNone(plan.String()), Priority: prompts.PrioOverview})
 
 	var recent strings.Builder
 	fs := max(0, len(s.Failures)-5)
@@ -62,7 +68,7 @@ func (d *Deps) supervisorInput(ctx context.Context, s *WorkflowState, job Superv
 	if s.Assessment != nil {
 		fmt.Fprintf(&recent, "Last assessment: %s — %s\n", s.Assessment.Verdict, s.Assessment.Notes)
 	}
-	secs = append(secs, llm.Section{Title: prompts.SecRecentResults, Body: orNone(recent.String()), Priority: prioContext})
+	secs = append(secs, llm.Section{Title: prompts.SecRecentResults, Body: orNone(recent.String()), Priority: prompts.PrioContext})
 
 	files := d.changedSince(s, job)
 	title := prompts.SecFilesChanged
@@ -70,10 +76,10 @@ func (d *Deps) supervisorInput(ctx context.Context, s *WorkflowState, job Superv
 		files = append(files, d.codeSample(supSampleFiles-len(files), files)...)
 		title = prompts.SecCodeSample
 	}
-	secs = append(secs, llm.Section{Title: title, Body: d.fileContents(files), Priority: prioHistory + 5})
+	secs = append(secs, llm.Section{Title: title, Body: d.fileContents(files), Priority: prompts.PrioHistory + 5})
 
 	if t, ok := s.Supervisors[job.Supervisor]; ok && len(t.LastFindings) > 0 {
-		secs = append(secs, llm.Section{Title: prompts.SecPreviousFindings, Body: "- " + strings.Join(t.LastFindings, "\n- "), Priority: prioHistory})
+		secs = append(secs, llm.Section{Title: prompts.SecPreviousFindings, Body: "- " + strings.Join(t.LastFindings, "\n- "), Priority: prompts.PrioHistory})
 	}
 	return secs
 }
@@ -86,7 +92,7 @@ func orNone(s string) string {
 }
 
 // changedSince lists files touched by tasks since the supervisor last ran.
-func (d *Deps) changedSince(s *WorkflowState, job SupervisorJob) []string {
+func (d *Runner) changedSince(s *runstate.State, job runstate.SupervisorJob) []string {
 	var files []string
 	since := 0
 	for i := len(s.SupervisorRunLog) - 1; i >= 0; i-- {
@@ -101,7 +107,7 @@ func (d *Deps) changedSince(s *WorkflowState, job SupervisorJob) []string {
 			break
 		}
 		for _, f := range e.Files {
-			if !slices.Contains(files, f) && !d.denied(f) {
+			if !slices.Contains(files, f) && !d.denies(f) {
 				files = append(files, f)
 			}
 		}
@@ -110,7 +116,7 @@ func (d *Deps) changedSince(s *WorkflowState, job SupervisorJob) []string {
 }
 
 // codeSample picks source files for a bootstrap run, smallest directories first.
-func (d *Deps) codeSample(n int, have []string) []string {
+func (d *Runner) codeSample(n int, have []string) []string {
 	entries, err := d.Work.FS().List(".", 400)
 	if err != nil {
 		return nil
@@ -120,7 +126,7 @@ func (d *Deps) codeSample(n int, have []string) []string {
 		if len(out) >= n {
 			break
 		}
-		if e.Dir || slices.Contains(have, e.Path) || d.denied(e.Path) || !isSource(e.Path) {
+		if e.Dir || slices.Contains(have, e.Path) || d.denies(e.Path) || !isSource(e.Path) {
 			continue
 		}
 		out = append(out, e.Path)
@@ -136,7 +142,7 @@ func isSource(p string) bool {
 	return false
 }
 
-func (d *Deps) fileContents(files []string) string {
+func (d *Runner) fileContents(files []string) string {
 	if len(files) == 0 {
 		return "(no files)"
 	}
@@ -154,12 +160,12 @@ func (d *Deps) fileContents(files []string) string {
 
 // knowledgeDigest shows a supervisor the store: its own documents in full,
 // the others by title.
-func (d *Deps) knowledgeDigest(supervisor string) string {
-	store, _, err := d.knowledgeStore()
+func (d *Runner) knowledgeDigest(supervisor string) string {
+	store, err := d.knowledgeStore()
 	if err != nil || store.Empty() {
 		return "(the knowledge store is empty)"
 	}
-	own := map[string][]string{SupCodeStyle: {"conventions/"}, SupDesign: {"design/"}, SupInternaliser: {"lessons/", "domain/"}}[supervisor]
+	own := map[string][]string{CodeStyle: {"conventions/"}, Design: {"design/"}, Internaliser: {"lessons/", "domain/"}}[supervisor]
 	var b strings.Builder
 	for _, doc := range store.Docs() {
 		mine := false
@@ -173,4 +179,13 @@ func (d *Deps) knowledgeDigest(supervisor string) string {
 		}
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// denies says whether a file must never leave the machine.
+func (d *Runner) denies(p string) bool { return d.Denied != nil && d.Denied(p) }
+
+func clip(s string, n int) string { return textutil.Clip(strings.TrimSpace(s), n) }
+
+func totals(u llm.Usage) runstate.UsageTotals {
+	return runstate.UsageTotals{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Elapsed: u.Elapsed}
 }
