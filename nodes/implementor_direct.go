@@ -42,11 +42,11 @@ const (
 )
 
 // directTarget is the one file a direct attempt changes, when the attempt
-// may be direct: the first of a quick task, in the text protocol, with one
-// target file that is not a test (tests named beside it are shown, not
-// changed).
+// may be direct: the first of a quick task or of one whose files lemmings
+// placed (a list remit's item), in the text protocol, with one target file
+// that is not a test (tests named beside it are shown, not changed).
 func (l *implLoop) directTarget() (string, bool) {
-	if !l.text || !l.d.Settings.Direct || !l.s.Quick || l.t.Attempt > 1 {
+	if !l.text || !l.d.Settings.Direct || !(l.s.Quick || l.t.Placed) || l.t.Attempt > 1 {
 		return "", false
 	}
 	var change []string

@@ -264,3 +264,31 @@ func TestProseBeforeTheCodeIsDropped(t *testing.T) {
 		t.Errorf("stats.go:\n%s", got)
 	}
 }
+
+// A task of the full pipeline whose files lemmings placed (a list remit's
+// item) gets the direct attempt too: one call when the code is right. One
+// the planner targeted does not.
+func TestAPlacedTaskOfTheFullPipelineIsAskedForItsCodeAtOnce(t *testing.T) {
+	t.Parallel()
+	r := newDirectRun(t, text("```go\n"+meanFixed+"```\n"))
+	r.task.Placed = true
+	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := out.Implementation; res.Status != ImplFinished || len(r.model.recorded()) != 1 {
+		t.Fatalf("status %s after %d calls: %s", res.Status, len(r.model.recorded()), res.Summary)
+	}
+	if c := r.model.recorded()[0]; c.Format != nil || !strings.Contains(c.LastUser(), "Write the complete new stats.go") {
+		t.Errorf("not a direct request: %s", c.LastUser())
+	}
+
+	planned := newDirectRun(t, text(`{"action":"read_file","path":"stats.go"}`))
+	planned.d.Settings.MaxActions = 1
+	if _, err := planned.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: planned.task}); err != nil {
+		t.Fatal(err)
+	}
+	if c := planned.model.recorded(); len(c) == 0 || c[0].Format == nil {
+		t.Error("a planner's task was asked for its code at once: its first call is an action")
+	}
+}

@@ -222,7 +222,7 @@ func (d *Deps) preempt(ctx context.Context, s WorkflowState, chosen *PlannedTask
 			return s, err
 		}
 		s.CarryForward = append([]PlannedTask{{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
-			TargetFiles: t.TargetFiles, DirectiveID: t.DirectiveID, Operator: t.Operator}}, s.CarryForward...)
+			TargetFiles: t.TargetFiles, DirectiveID: t.DirectiveID, Operator: t.Operator, Placed: t.Placed}}, s.CarryForward...)
 		s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	}
 	events.Emit(ctx, events.DirectivePreempt{Directive: critical.DirectiveID})

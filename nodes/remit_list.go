@@ -137,6 +137,7 @@ func (d *Deps) listPlan(ctx context.Context, remit string) *Plan {
 		}
 		if p.placed() {
 			t.TargetFiles = append(t.TargetFiles, p.Change...)
+			t.Placed = true
 		}
 		for _, f := range p.Show {
 			if len(t.TargetFiles) < 2*quickMaxFiles {

@@ -81,8 +81,8 @@ func TestAListRemitIsPlannedATaskPerItemWithoutAModel(t *testing.T) {
 			t.Fatalf("%s: %d milestones, %d tasks: %+v", mode, len(s.Milestones), len(s.CarryForward), s.Milestones)
 		}
 		for i, task := range s.CarryForward {
-			if !task.Operator || !slices.Equal(task.TargetFiles, []string{"textstats.go", "textstats_test.go"}) {
-				t.Errorf("%s: task %d operator %v targets %v", mode, i, task.Operator, task.TargetFiles)
+			if !task.Operator || !task.Placed || !slices.Equal(task.TargetFiles, []string{"textstats.go", "textstats_test.go"}) {
+				t.Errorf("%s: task %d operator %v placed %v targets %v", mode, i, task.Operator, task.Placed, task.TargetFiles)
 			}
 			if !slices.Contains(task.AcceptanceCriteria, critGates) {
 				t.Errorf("%s: task %d criteria %q", mode, i, task.AcceptanceCriteria)

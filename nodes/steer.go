@@ -160,7 +160,7 @@ func UndoTask(ctx context.Context, wt *workspace.Worktree, s *WorkflowState, o U
 		}
 		u.Title = t.Title
 		back = PlannedTask{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
-			TargetFiles: t.TargetFiles, Operator: t.Operator}
+			TargetFiles: t.TargetFiles, Operator: t.Operator, Placed: t.Placed}
 		s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	} else {
 		i := slices.IndexFunc(s.DoneList, func(e DoneEntry) bool { return e.TaskID == o.Task })

@@ -41,6 +41,7 @@ func (d *Deps) updateCarryForward(ctx context.Context, s *WorkflowState, next []
 		if i := indexPlanned(s.CarryForward, t.Title); i >= 0 {
 			old := s.CarryForward[i] // what the plan already knew about the task stays
 			t.DirectiveID, t.Operator, t.SplitFrom, t.Feedback = old.DirectiveID, old.Operator, old.SplitFrom, old.Feedback
+			t.Placed = old.Placed && slices.Equal(t.TargetFiles, old.TargetFiles)
 			if old.Operator {
 				t.AcceptanceCriteria = old.AcceptanceCriteria
 			}
@@ -101,6 +102,7 @@ func (d *Deps) newTask(s *WorkflowState, p PlannedTask) *Task {
 		TargetFiles:        p.TargetFiles,
 		DirectiveID:        p.DirectiveID,
 		Operator:           p.Operator,
+		Placed:             p.Placed,
 		SplitFrom:          p.SplitFrom,
 		Feedback:           p.Feedback,
 		Polish:             s.Phase == PhasePolish,

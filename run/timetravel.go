@@ -234,7 +234,7 @@ func shelveCurrent(ctx context.Context, wt *workspace.Worktree, s *nodes.Workflo
 		}
 	}
 	back := nodes.PlannedTask{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
-		TargetFiles: t.TargetFiles, Operator: t.Operator, DirectiveID: t.DirectiveID, SplitFrom: t.SplitFrom, Feedback: t.Feedback}
+		TargetFiles: t.TargetFiles, Operator: t.Operator, Placed: t.Placed, DirectiveID: t.DirectiveID, SplitFrom: t.SplitFrom, Feedback: t.Feedback}
 	plan := []nodes.PlannedTask{back}
 	for _, p := range s.CarryForward {
 		if !strings.EqualFold(p.Title, t.Title) {

@@ -196,6 +196,10 @@ type PlannedTask struct {
 	Operator bool `json:"operator,omitempty" yaml:"-"`
 	// SplitFrom names the failed task this one was split from.
 	SplitFrom string `json:"split_from,omitempty" yaml:"-"`
+	// Placed: lemmings found the task's files itself (an item of a list
+	// remit), so its first attempt asks for the code at once, as a quick
+	// task's does.
+	Placed bool `json:"placed,omitempty" yaml:"-"`
 	// Feedback goes with the task when it starts: why a user took back an
 	// earlier attempt at it (UndoTask).
 	Feedback string `json:"feedback,omitempty" yaml:"-"`
@@ -225,6 +229,8 @@ type Task struct {
 	Polish            bool     `json:"polish,omitempty"`
 	// Operator tasks come from --plan: their acceptance criteria are fixed.
 	Operator bool `json:"operator,omitempty"`
+	// Placed: lemmings found the task's files (PlannedTask.Placed).
+	Placed bool `json:"placed,omitempty"`
 	// ReviewFailedHashes are diffs whose gates passed but whose review failed;
 	// the same diff again is a disputed review, not a loop.
 	ReviewFailedHashes []string `json:"review_failed_hashes,omitempty"`
