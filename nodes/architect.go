@@ -73,7 +73,7 @@ func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowSta
 	}
 	events.Emit(ctx, events.Escalation{EscKind: EscArchitect, Task: t.ID, Attempt: esc.Attempt, CostUSD: esc.CostUSD})
 	s.PlannerDecision = DecisionImplement
-	return d.prepareAttempt(s), true, nil
+	return tasksOf(d).prepareAttempt(s), true, nil
 }
 
 // architectCode is the current content of the task's files (those that may

@@ -36,7 +36,7 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 	if s.PlannerDecision == DecisionSkip {
 		entry.QA = "skipped"
 		entry.Summary = firstNonEmpty(t.Feedback, "already satisfied")
-		if err := d.resetTo(ctx, t); err != nil {
+		if err := tasksOf(d).resetTo(ctx, t); err != nil {
 			return s, fmt.Errorf("mark_complete: %w", err)
 		}
 	} else {
@@ -163,7 +163,7 @@ func (d *Deps) MarkFailed(ctx context.Context, in WorkflowState) (WorkflowState,
 		return s, errors.New("mark_failed: no current task")
 	}
 	reason := firstNonEmpty(t.Feedback, "no reason recorded")
-	if err := d.abandon(ctx, &s, reason); err != nil {
+	if err := tasksOf(d).abandon(ctx, &s, reason); err != nil {
 		return s, fmt.Errorf("mark_failed: %w", err)
 	}
 	s.ConsecutiveFailures++

@@ -28,7 +28,7 @@ func (d *Deps) overruleMilestoneClaim(ctx context.Context, s WorkflowState, reas
 	if t := s.CurrentTask; t != nil {
 		recordOverrule(ctx, &s, "planner", fmt.Sprintf("the planner declared the milestone done with task %s unfinished (attempt %d)", t.ID, t.Attempt), reasoning)
 		s.PlannerDecision = DecisionImplement
-		return d.prepareAttempt(s), true, nil
+		return tasksOf(d).prepareAttempt(s), true, nil
 	}
 	m := s.ActiveMilestone()
 	if m == nil || s.Phase == PhasePolish {
@@ -39,13 +39,13 @@ func (d *Deps) overruleMilestoneClaim(ctx context.Context, s WorkflowState, reas
 		recordOverrule(ctx, &s, "planner", why, reasoning)
 		next := s.CarryForward[0]
 		s.CarryForward = s.CarryForward[1:]
-		out, err := d.startTask(ctx, s, next)
+		out, err := tasksOf(d).startTask(ctx, s, next)
 		return out, true, err
 	}
 	if passed, failed := milestoneTasks(&s, m.ID); passed == 0 {
 		why := fmt.Sprintf("the planner declared milestone %s done, but no task of it passed (%d failed) and none is planned: nothing shows its goal was reached", m.ID, failed)
 		recordOverrule(ctx, &s, "planner", why, reasoning)
-		err := d.stop(ctx, &s, runstate.FailureStop(why))
+		err := tasksOf(d).stop(ctx, &s, runstate.FailureStop(why))
 		return s, true, err
 	}
 	return s, false, nil

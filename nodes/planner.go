@@ -60,7 +60,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	d.applyUndos(ctx, &s)   // tasks the user took back (lemmings undo) while the run ran
 
 	if st := d.stopReason(&s, now); !st.IsZero() {
-		return s, d.stop(ctx, &s, st)
+		return s, tasksOf(d).stop(ctx, &s, st)
 	}
 	if a := s.Approval; a != nil && a.Kind == "milestones" {
 		s.Approval = nil
@@ -88,7 +88,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	// An operator plan fixes the tasks: the model is only consulted for
 	// directives and failed attempts.
 	if s.Plan != nil && len(shown) == 0 && s.CurrentTask == nil && !polish {
-		return d.takeNext(ctx, s)
+		return tasksOf(d).takeNext(ctx, s)
 	}
 
 	// A task that keeps failing gets the cloud architect's instructions first.
@@ -137,7 +137,7 @@ func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) (W
 	s.PlannerFailures++
 	events.Emit(ctx, events.Warning{Message: "planner answer unusable: " + err.Error()})
 	if s.PlannerFailures >= maxPlannerFailures {
-		if serr := d.stop(ctx, &s, runstate.FailureStop(fmt.Sprintf("the planner gave no usable answer %d times in a row (last: %v)", s.PlannerFailures, err))); serr != nil {
+		if serr := tasksOf(d).stop(ctx, &s, runstate.FailureStop(fmt.Sprintf("the planner gave no usable answer %d times in a row (last: %v)", s.PlannerFailures, err))); serr != nil {
 			events.Emit(ctx, events.Warning{Message: serr.Error()})
 		}
 		return s, nil
@@ -150,13 +150,13 @@ func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) (W
 			return s, nil
 		}
 		s.PlannerDecision = DecisionImplement // retry the task as planned
-		return d.prepareAttempt(s), nil
+		return tasksOf(d).prepareAttempt(s), nil
 	}
 	// Nothing in progress: take the next planned task if there is one.
 	if len(s.CarryForward) > 0 {
 		next := s.CarryForward[0]
 		s.CarryForward = s.CarryForward[1:]
-		return d.startTask(ctx, s, next)
+		return tasksOf(d).startTask(ctx, s, next)
 	}
 	s.PlannerDecision = DecisionStop
 	s.SetStop(runstate.FailureStop("the planner gave no usable answer and no task is planned: " + err.Error()))
@@ -169,7 +169,7 @@ func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) (W
 func (d *Deps) applyPlan(ctx context.Context, s WorkflowState, r plannerReply, shown []Directive, now time.Time) (WorkflowState, error) {
 	chosen := chosenTask(&s, r, shown)
 	if (s.Plan == nil || s.Phase == PhasePolish) && s.CurrentTask == nil {
-		d.updateCarryForward(ctx, &s, r.CarryForward)
+		tasksOf(d).updateCarryForward(ctx, &s, r.CarryForward)
 	}
 	if critical := applyDirectiveAnswers(&s, shown, r.Directives, chosen, now); critical != nil {
 		return d.preempt(ctx, s, chosen, *critical)
@@ -218,7 +218,7 @@ func (d *Deps) preempt(ctx context.Context, s WorkflowState, chosen *PlannedTask
 	if t := s.CurrentTask; t != nil {
 		// The interrupted task restarts later from its plan; its work in
 		// progress must not leak into the critical task's commit.
-		if err := d.resetTo(ctx, t); err != nil {
+		if err := tasksOf(d).resetTo(ctx, t); err != nil {
 			return s, err
 		}
 		s.CarryForward = append([]PlannedTask{{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
@@ -226,7 +226,7 @@ func (d *Deps) preempt(ctx context.Context, s WorkflowState, chosen *PlannedTask
 		s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	}
 	events.Emit(ctx, events.DirectivePreempt{Directive: critical.DirectiveID})
-	return d.startTask(ctx, s, critical)
+	return tasksOf(d).startTask(ctx, s, critical)
 }
 
 // decide carries out the planner's decision: implement (a new task or the
@@ -245,7 +245,7 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 				}
 			}
 			s.PlannerDecision = DecisionImplement
-			return d.prepareAttempt(s), nil
+			return tasksOf(d).prepareAttempt(s), nil
 		}
 		if chosen == nil {
 			if len(s.CarryForward) == 0 {
@@ -257,7 +257,7 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 		} else {
 			s.CarryForward = dropPlanned(s.CarryForward, chosen.Title)
 		}
-		return d.startTask(ctx, s, *chosen)
+		return tasksOf(d).startTask(ctx, s, *chosen)
 	case DecisionSkip:
 		if s.CurrentTask == nil {
 			next := chosen
@@ -269,11 +269,11 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 				if out, overruled, err := d.overruleMilestoneClaim(ctx, s, r.Reasoning); overruled || err != nil {
 					return out, err
 				}
-				d.milestoneDone(&s)
+				tasksOf(d).milestoneDone(&s)
 				return s, nil
 			}
 			s.CarryForward = dropPlanned(s.CarryForward, next.Title)
-			s.CurrentTask = d.newTask(&s, *next)
+			s.CurrentTask = tasksOf(d).newTask(&s, *next)
 		}
 		s.CurrentTask.Feedback = r.Reasoning
 		s.PlannerDecision = DecisionSkip
@@ -282,10 +282,10 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 		if s.CurrentTask == nil {
 			// Nothing to abort: drop the head of the plan, recorded as a failure.
 			if len(s.CarryForward) == 0 {
-				d.milestoneDone(&s)
+				tasksOf(d).milestoneDone(&s)
 				return s, nil
 			}
-			s.CurrentTask = d.newTask(&s, s.CarryForward[0])
+			s.CurrentTask = tasksOf(d).newTask(&s, s.CarryForward[0])
 			s.CarryForward = s.CarryForward[1:]
 		}
 		s.CurrentTask.Feedback = strings.TrimSpace("planner aborted the task: " + r.Reasoning)
@@ -299,7 +299,7 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 			s.PlannerDecision = DecisionPolishDone
 			return s, nil
 		}
-		d.milestoneDone(&s)
+		tasksOf(d).milestoneDone(&s)
 		return s, nil
 	}
 }

@@ -339,7 +339,7 @@ func (d *Deps) anyFileHas(files []string, text string) bool {
 func (d *Deps) planQuick(ctx context.Context, s WorkflowState) (WorkflowState, error) {
 	t := s.CurrentTask
 	if t == nil {
-		return d.takeNext(ctx, s)
+		return tasksOf(d).takeNext(ctx, s)
 	}
 	blocked := s.Implementation != nil && (s.Implementation.Status == ImplBlocked || s.Implementation.Status == ImplQuestion)
 	attempts := d.Settings.Pipeline.QuickAttempts
@@ -349,7 +349,7 @@ func (d *Deps) planQuick(ctx context.Context, s WorkflowState) (WorkflowState, e
 			return s, nil
 		}
 		s.PlannerDecision = DecisionImplement // the same task again, with the feedback
-		return d.prepareAttempt(s), nil
+		return tasksOf(d).prepareAttempt(s), nil
 	}
 	if d.Settings.Pipeline.Mode == PipelineQuick {
 		// The quick path was asked for (--quick, an eval): the remit is one
@@ -372,7 +372,7 @@ func (d *Deps) planQuick(ctx context.Context, s WorkflowState) (WorkflowState, e
 // ScopeAgent, which plans the remit as it would have from the start.
 func (d *Deps) escalateQuick(ctx context.Context, s WorkflowState, blocked bool) (WorkflowState, error) {
 	t := s.CurrentTask
-	if err := d.resetTo(ctx, t); err != nil {
+	if err := tasksOf(d).resetTo(ctx, t); err != nil {
 		return s, fmt.Errorf("escalate the quick run: %w", err)
 	}
 	why := fmt.Sprintf("%d quick attempts did not pass", t.Attempt)

@@ -42,9 +42,9 @@ func (d *Deps) splitTask(ctx context.Context, s WorkflowState, r plannerReply) (
 		// Not a split: retry the task as planned.
 		events.Emit(ctx, events.Warning{Message: fmt.Sprintf("planner split task %s into %d usable tasks (need 2-3): retrying it as planned", t.ID, len(parts))})
 		s.PlannerDecision = DecisionImplement
-		return d.prepareAttempt(s), nil
+		return tasksOf(d).prepareAttempt(s), nil
 	}
-	if err := d.resetTo(ctx, t); err != nil {
+	if err := tasksOf(d).resetTo(ctx, t); err != nil {
 		return s, fmt.Errorf("split %s: %w", t.ID, err)
 	}
 	if t.DirectiveID != "" { // the last part finishes what the directive asked
@@ -65,5 +65,5 @@ func (d *Deps) splitTask(ctx context.Context, s WorkflowState, r plannerReply) (
 		s.CarryForward = dropPlanned(s.CarryForward, p.Title)
 	}
 	s.CarryForward = append(append([]PlannedTask(nil), parts[1:]...), s.CarryForward...)
-	return d.startTask(ctx, s, parts[0])
+	return tasksOf(d).startTask(ctx, s, parts[0])
 }

@@ -222,13 +222,13 @@ func TestSupUrgencyWeights(t *testing.T) {
 
 	s = supExecState()
 	s.CarryForward = []PlannedTask{{Title: "a"}, {Title: "b"}}
-	d.updateCarryForward(ctx, &s, []taskSpec{{Title: "x"}, {Title: "y"}})
+	tasksOf(d).updateCarryForward(ctx, &s, []taskSpec{{Title: "x"}, {Title: "y"}})
 	supervisors.Facts(&s, d.Settings.Supervisors)
 	supWantUrgency(t, "carry-forward churn", s, 0.2)
 
 	s = supExecState()
 	s.CarryForward = []PlannedTask{{Title: "a"}, {Title: "b"}}
-	d.updateCarryForward(ctx, &s, []taskSpec{{Title: "a"}, {Title: "b"}, {Title: "c"}})
+	tasksOf(d).updateCarryForward(ctx, &s, []taskSpec{{Title: "a"}, {Title: "b"}, {Title: "c"}})
 	supervisors.Facts(&s, d.Settings.Supervisors)
 	supWantUrgency(t, "a plan that only grew", s, 0)
 

@@ -10,12 +10,23 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/runstate"
+	"github.com/lemmings-dev/lemmings/workspace"
 )
 
-func (d *Deps) milestoneDone(s *WorkflowState) {
+// taskWork is what moving a task needs: the work tree it resets, and the
+// clock its records are stamped by. The roles that move tasks embed it.
+type taskWork struct {
+	Work *workspace.Worktree
+	now  func() time.Time
+}
+
+func tasksOf(d *Deps) taskWork { return taskWork{Work: d.Work, now: d.now} }
+
+func (d taskWork) milestoneDone(s *WorkflowState) {
 	s.PlannerDecision = DecisionMilestoneDone
 	s.ReviewReason = "milestone"
 	happen(s, runstate.HappenedMilestoneDone)
@@ -25,7 +36,7 @@ func (d *Deps) milestoneDone(s *WorkflowState) {
 // keeps changing under the planner is a signal for the supervisors. Weak
 // models drop tasks by accident, so an empty answer keeps the old plan, and
 // directive and operator tasks the answer left out are kept at the end.
-func (d *Deps) updateCarryForward(ctx context.Context, s *WorkflowState, next []taskSpec) {
+func (d taskWork) updateCarryForward(ctx context.Context, s *WorkflowState, next []taskSpec) {
 	var plan []PlannedTask
 	for _, t := range next {
 		if strings.TrimSpace(t.Title) != "" && !containsPlanned(plan, t.Title) {
@@ -92,7 +103,7 @@ func hasPolishWork(s *WorkflowState) bool {
 }
 
 // newTask gives a planned task an id in the current milestone.
-func (d *Deps) newTask(s *WorkflowState, p PlannedTask) *Task {
+func (d taskWork) newTask(s *WorkflowState, p PlannedTask) *Task {
 	s.NextTaskID++
 	t := &Task{
 		ID:                 fmt.Sprintf("t%d", s.NextTaskID),
@@ -117,7 +128,7 @@ func (d *Deps) newTask(s *WorkflowState, p PlannedTask) *Task {
 }
 
 // startTask makes p the current task, starting at the work tree's HEAD.
-func (d *Deps) startTask(ctx context.Context, s WorkflowState, p PlannedTask) (WorkflowState, error) {
+func (d taskWork) startTask(ctx context.Context, s WorkflowState, p PlannedTask) (WorkflowState, error) {
 	t := d.newTask(&s, p)
 	head, err := d.Work.Head(ctx)
 	if err != nil {
@@ -137,7 +148,7 @@ func (d *Deps) startTask(ctx context.Context, s WorkflowState, p PlannedTask) (W
 
 // prepareAttempt counts the attempt and sets where it starts: a retry builds on
 // the previous attempt's work-in-progress commit.
-func (d *Deps) prepareAttempt(s WorkflowState) WorkflowState {
+func (d taskWork) prepareAttempt(s WorkflowState) WorkflowState {
 	t := s.CurrentTask
 	t.Attempt++
 	if s.Implementation != nil && s.Implementation.Commit != "" {
@@ -149,7 +160,7 @@ func (d *Deps) prepareAttempt(s WorkflowState) WorkflowState {
 
 // resetTo returns the work tree to the task's start. A task skipped or
 // aborted before it started has no start and nothing to undo.
-func (d *Deps) resetTo(ctx context.Context, t *Task) error {
+func (d taskWork) resetTo(ctx context.Context, t *Task) error {
 	if t.StartCommit == "" {
 		return nil
 	}
@@ -159,7 +170,7 @@ func (d *Deps) resetTo(ctx context.Context, t *Task) error {
 // abandon ends the current task as failed: the work tree returns to the
 // task's start, the failure is recorded with its reason, its directive is
 // settled and the knowledge it was given loses its clean-use count.
-func (d *Deps) abandon(ctx context.Context, s *WorkflowState, reason string) error {
+func (d taskWork) abandon(ctx context.Context, s *WorkflowState, reason string) error {
 	t := s.CurrentTask
 	if err := d.resetTo(ctx, t); err != nil {
 		return err
@@ -187,7 +198,7 @@ func (d *Deps) abandon(ctx context.Context, s *WorkflowState, reason string) err
 // stop ends the run with reason. A task in progress is abandoned as
 // mark_failed would abandon it, so a stopped run never leaves half a task
 // on the branch.
-func (d *Deps) stop(ctx context.Context, s *WorkflowState, st Stop) error {
+func (d taskWork) stop(ctx context.Context, s *WorkflowState, st Stop) error {
 	s.SetStop(st)
 	reason := st.Reason
 	s.PlannerDecision = DecisionStop
@@ -226,7 +237,7 @@ func keepDirectiveTasks(ts []PlannedTask) []PlannedTask {
 
 // takeNext starts the next task of the carry-forward list, or, with none
 // left, settles the milestone as done.
-func (d *Deps) takeNext(ctx context.Context, s WorkflowState) (WorkflowState, error) {
+func (d taskWork) takeNext(ctx context.Context, s WorkflowState) (WorkflowState, error) {
 	if len(s.CarryForward) == 0 {
 		d.milestoneDone(&s)
 		return s, nil
