@@ -39,7 +39,7 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 		// A quick run's one task passed its gates and checks: that is the
 		// verdict, no model is asked again.
 		if reason == "milestone" && m != nil {
-			d.advanceMilestone(&s)
+			advanceMilestone(&s)
 		}
 		s.Assessment = &Assessment{Verdict: "aligned", Reason: reason, Notes: "quick run: the gates and QA are the verdict"}
 		if s.ActiveMilestone() == nil {
@@ -71,7 +71,7 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 
 	if reason == "milestone" && m != nil {
 		if reply.MilestoneComplete || reply.Verdict == "all_done" {
-			d.advanceMilestone(&s)
+			advanceMilestone(&s)
 		} else {
 			for _, miss := range reply.Missing {
 				if strings.TrimSpace(miss) != "" && !containsPlanned(s.CarryForward, miss) {
@@ -79,7 +79,7 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 				}
 			}
 			if len(s.CarryForward) == 0 {
-				d.advanceMilestone(&s) // nothing concrete is missing: do not loop on the claim
+				advanceMilestone(&s) // nothing concrete is missing: do not loop on the claim
 			}
 		}
 	}
@@ -100,7 +100,7 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 
 // advanceMilestone closes the current milestone and opens the next one with
 // its planned tasks.
-func (d *Deps) advanceMilestone(s *WorkflowState) {
+func advanceMilestone(s *WorkflowState) {
 	if m := s.ActiveMilestone(); m != nil {
 		m.Status = MilestoneDone
 	}

@@ -42,7 +42,7 @@ func (d *Deps) resolveDispute(ctx context.Context, s WorkflowState, diff, code s
 	t, qa := s.CurrentTask, s.QA
 	events.Emit(ctx, events.ReviewDisputed{Task: t.ID, Attempt: t.Attempt, Policy: d.Settings.QA.Disputed})
 	if d.Settings.QA.Disputed == DisputeRetry {
-		return d.qaFailed(ctx, s, "The attempt repeats a change the review already failed."), nil
+		return qaFailed(ctx, s, "The attempt repeats a change the review already failed."), nil
 	}
 	note := ""
 	if d.Settings.QA.Disputed == DisputeEscalate && !t.CloudReviewed {
@@ -76,7 +76,7 @@ func (d *Deps) resolveDispute(ctx context.Context, s WorkflowState, diff, code s
 					h := s.Implementation.DiffHash
 					t.ReviewFailedHashes = slices.DeleteFunc(slices.Clone(t.ReviewFailedHashes), func(x string) bool { return x == h })
 				}
-				return d.qaFailed(ctx, s, strings.TrimSpace("The cloud reviewer confirmed the review: acceptance criteria not met:\n"+unmetFeedback(qa.Criteria)+"\n"+reply.Feedback)), nil
+				return qaFailed(ctx, s, strings.TrimSpace("The cloud reviewer confirmed the review: acceptance criteria not met:\n"+unmetFeedback(qa.Criteria)+"\n"+reply.Feedback)), nil
 			}
 		}
 	}

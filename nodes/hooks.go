@@ -36,7 +36,7 @@ func (d *Deps) hooks() []Hook {
 // around wraps a node in the hooks that apply to it. The facts the node
 // reported are cleared after the last After hook, so none reaches the
 // checkpoint.
-func (d *Deps) around(name string, hooks []Hook, fn graph.NodeFunc[WorkflowState]) graph.NodeFunc[WorkflowState] {
+func around(name string, hooks []Hook, fn graph.NodeFunc[WorkflowState]) graph.NodeFunc[WorkflowState] {
 	var mine []Hook
 	for _, h := range hooks {
 		if h.Nodes == nil || slices.Contains(h.Nodes, name) {

@@ -102,8 +102,7 @@ func TestHooksRunAroundEveryNodeInOrder(t *testing.T) {
 				return nil
 			}}
 	}
-	d := &Deps{}
-	fn := d.around(NodeQA, []Hook{rec("a"), rec("b"), {Name: "elsewhere", Nodes: []string{NodePlanner},
+	fn := around(NodeQA, []Hook{rec("a"), rec("b"), {Name: "elsewhere", Nodes: []string{NodePlanner},
 		After: func(context.Context, string, *WorkflowState) error { trace = append(trace, "wrong node"); return nil }}},
 		func(_ context.Context, s WorkflowState) (WorkflowState, error) {
 			trace = append(trace, "node sees "+strings.Join(s.Warnings, "; "))
@@ -129,9 +128,8 @@ func TestHooksRunAroundEveryNodeInOrder(t *testing.T) {
 
 func TestAHookErrorFailsTheStepAndAPauseStillRunsTheAfterHooks(t *testing.T) {
 	t.Parallel()
-	d := &Deps{}
 	boom := errors.New("landing failed")
-	fn := d.around(NodePlanner, []Hook{{Name: "x", Before: func(context.Context, string, *WorkflowState) error { return boom }}},
+	fn := around(NodePlanner, []Hook{{Name: "x", Before: func(context.Context, string, *WorkflowState) error { return boom }}},
 		func(context.Context, WorkflowState) (WorkflowState, error) {
 			t.Error("the node ran after its Before hook failed")
 			return WorkflowState{}, nil
@@ -140,7 +138,7 @@ func TestAHookErrorFailsTheStepAndAPauseStillRunsTheAfterHooks(t *testing.T) {
 		t.Errorf("err %v, want the hook's", err)
 	}
 	after := 0
-	fn = d.around(NodePlanner, []Hook{{Name: "y", After: func(context.Context, string, *WorkflowState) error { after++; return nil }}},
+	fn = around(NodePlanner, []Hook{{Name: "y", After: func(context.Context, string, *WorkflowState) error { after++; return nil }}},
 		func(_ context.Context, s WorkflowState) (WorkflowState, error) { return s, graph.Interrupt("approve") })
 	if _, err := fn(context.Background(), WorkflowState{}); err == nil || after != 1 {
 		t.Errorf("pause: err %v, after hooks %d; want the pause and one After", err, after)

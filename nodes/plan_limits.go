@@ -93,20 +93,20 @@ func (d *Deps) enforcePlanLimits(ctx context.Context, s *WorkflowState, c call, 
 	lim := d.Settings.Tasks
 	fitted := r
 	fitted.CarryForward = nil
-	if r.Task != nil && (r.Decision == DecisionImplement || r.Decision == DecisionSplit) && !d.operatorTask(s, r.Task.Title) {
+	if r.Task != nil && (r.Decision == DecisionImplement || r.Decision == DecisionSplit) && !operatorTask(s, r.Task.Title) {
 		parts := fitTask(*r.Task, lim)
 		fitted.Task = &parts[0]
 		fitted.CarryForward = append(fitted.CarryForward, parts[1:]...)
 	}
-	fitted.Subtasks = fitTasks(r.Subtasks, lim, func(t taskSpec) bool { return d.operatorTask(s, t.Title) })
-	fitted.CarryForward = append(fitted.CarryForward, fitTasks(r.CarryForward, lim, func(t taskSpec) bool { return d.operatorTask(s, t.Title) })...)
+	fitted.Subtasks = fitTasks(r.Subtasks, lim, func(t taskSpec) bool { return operatorTask(s, t.Title) })
+	fitted.CarryForward = append(fitted.CarryForward, fitTasks(r.CarryForward, lim, func(t taskSpec) bool { return operatorTask(s, t.Title) })...)
 	tasks := len(fitted.CarryForward) + len(fitted.Subtasks) + 1
 	events.Emit(ctx, events.PlanFitted{Label: c.Label, Tasks: &tasks})
 	return fitted
 }
 
 // operatorTask says whether title is an operator's task (theirs to size).
-func (d *Deps) operatorTask(s *WorkflowState, title string) bool {
+func operatorTask(s *WorkflowState, title string) bool {
 	if i := indexPlanned(s.CarryForward, title); i >= 0 && s.CarryForward[i].Operator {
 		return true
 	}

@@ -82,7 +82,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 
 	// A quick run plans nothing: the remit is its one task.
 	if s.Quick && !polish && len(shown) == 0 {
-		return d.planQuick(ctx, s)
+		return quickOf(d).planQuick(ctx, s)
 	}
 
 	// An operator plan fixes the tasks: the model is only consulted for
@@ -172,7 +172,7 @@ func (d *Deps) applyPlan(ctx context.Context, s WorkflowState, r plannerReply, s
 		tasksOf(d).updateCarryForward(ctx, &s, r.CarryForward)
 	}
 	if critical := applyDirectiveAnswers(&s, shown, r.Directives, chosen, now); critical != nil {
-		return d.preempt(ctx, s, chosen, *critical)
+		return tasksOf(d).preempt(ctx, s, chosen, *critical)
 	}
 	if r.Decision == DecisionSplit {
 		if d.canSplit(&s) {
@@ -211,14 +211,14 @@ func chosenTask(s *WorkflowState, r plannerReply, shown []Directive) *PlannedTas
 
 // preempt starts a critical directive's task: the planner's choice and a task
 // in progress go back to the head of the plan.
-func (d *Deps) preempt(ctx context.Context, s WorkflowState, chosen *PlannedTask, critical PlannedTask) (WorkflowState, error) {
+func (d taskWork) preempt(ctx context.Context, s WorkflowState, chosen *PlannedTask, critical PlannedTask) (WorkflowState, error) {
 	if chosen != nil && chosen.DirectiveID != critical.DirectiveID && s.CurrentTask == nil {
 		s.CarryForward = append([]PlannedTask{*chosen}, dropPlanned(s.CarryForward, chosen.Title)...)
 	}
 	if t := s.CurrentTask; t != nil {
 		// The interrupted task restarts later from its plan; its work in
 		// progress must not leak into the critical task's commit.
-		if err := tasksOf(d).resetTo(ctx, t); err != nil {
+		if err := d.resetTo(ctx, t); err != nil {
 			return s, err
 		}
 		s.CarryForward = append([]PlannedTask{{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
@@ -226,7 +226,7 @@ func (d *Deps) preempt(ctx context.Context, s WorkflowState, chosen *PlannedTask
 		s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	}
 	events.Emit(ctx, events.DirectivePreempt{Directive: critical.DirectiveID})
-	return tasksOf(d).startTask(ctx, s, critical)
+	return d.startTask(ctx, s, critical)
 }
 
 // decide carries out the planner's decision: implement (a new task or the

@@ -51,7 +51,7 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 		qa.Gates = append(qa.Gates, GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, TimedOut: r.TimedOut, Duration: r.Duration, Output: r.Output})
 		events.Emit(ctx, events.Gate{Task: t.ID, Gate: r.Name, Passed: r.Passed, ExitCode: r.ExitCode, MS: r.Duration.Milliseconds()})
 		if !r.Passed {
-			return d.qaFailed(ctx, s, r.Failure()), nil
+			return qaFailed(ctx, s, r.Failure()), nil
 		}
 	}
 	diff, err := d.Work.Diff(ctx, t.StartCommit)
@@ -59,7 +59,7 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 		return s, fmt.Errorf("qa: diff: %w", err)
 	}
 	if strings.TrimSpace(diff) == "" {
-		return d.qaFailed(ctx, s, "The attempt changed no file. Make the change the task asks for, or answer blocked if it cannot be done."), nil
+		return qaFailed(ctx, s, "The attempt changed no file. Make the change the task asks for, or answer blocked if it cannot be done."), nil
 	}
 
 	code := changedCode(diff, d.readWorkFile, nil)
@@ -73,7 +73,7 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 		// are the verdict, and no model is asked.
 		qa.Reviewer = "checks"
 		if qa.Criteria, qa.Passed = judgeReview(t.AcceptanceCriteria, nil, ev); !qa.Passed {
-			return d.qaFailed(ctx, s, "Acceptance criteria not met:\n"+unmetFeedback(qa.Criteria)), nil
+			return qaFailed(ctx, s, "Acceptance criteria not met:\n"+unmetFeedback(qa.Criteria)), nil
 		}
 		events.Emit(ctx, events.QA{Task: t.ID, Passed: true, By: "checks"})
 		return s, nil
@@ -83,7 +83,7 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 		if !modelFault(err) {
 			return s, err
 		}
-		return d.qaFailed(ctx, s, "The review could not be completed (the reviewer's answer was unusable): "+err.Error()), nil
+		return qaFailed(ctx, s, "The review could not be completed (the reviewer's answer was unusable): "+err.Error()), nil
 	}
 	qa.Reviewer = "local"
 	qa.Criteria, qa.Passed = judgeReview(t.AcceptanceCriteria, reply.Criteria, ev)
@@ -94,7 +94,7 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 			t.ReviewFailedHashes = append(slices.Clone(t.ReviewFailedHashes), s.Implementation.DiffHash)
 		}
 		fb := strings.TrimSpace(reply.Feedback)
-		return d.qaFailed(ctx, s, strings.TrimSpace("Acceptance criteria not met:\n"+unmetFeedback(qa.Criteria)+"\n"+fb)), nil
+		return qaFailed(ctx, s, strings.TrimSpace("Acceptance criteria not met:\n"+unmetFeedback(qa.Criteria)+"\n"+fb)), nil
 	}
 	events.Emit(ctx, events.QA{Task: t.ID, Passed: true})
 	return s, nil
@@ -141,7 +141,7 @@ func (d *Deps) readWorkFile(p string) (string, error) {
 	return string(b), err
 }
 
-func (d *Deps) qaFailed(ctx context.Context, s WorkflowState, feedback string) WorkflowState {
+func qaFailed(ctx context.Context, s WorkflowState, feedback string) WorkflowState {
 	t := s.CurrentTask
 	s.QA.Passed = false
 	s.QA.Feedback = feedback

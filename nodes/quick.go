@@ -19,7 +19,21 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/workspace"
 )
+
+// quickPath is what the quick path uses: the task moves, the settings, the
+// gates, and where a remit's words point in the work tree (place).
+type quickPath struct {
+	taskWork
+	Settings Settings
+	Gates    []workspace.Gate
+	place    func(ctx context.Context, remit string) placement
+}
+
+func quickOf(d *Deps) quickPath {
+	return quickPath{taskWork: tasksOf(d), Settings: d.Settings, Gates: d.Gates, place: d.place}
+}
 
 // Pipeline modes (Settings.Pipeline.Mode, config pipeline.mode, --quick/--full).
 const (
@@ -161,7 +175,7 @@ func (sh remitShape) quick() (bool, string) {
 
 // choosePipeline decides the run's shape before the first plan, and places a
 // quick remit: the files its one task works on, found by lemmings.
-func (d *Deps) choosePipeline(ctx context.Context, s *WorkflowState) placement {
+func (d quickPath) choosePipeline(ctx context.Context, s *WorkflowState) placement {
 	if s.Plan == nil && d.Settings.Pipeline.Mode != PipelineQuick {
 		if p := d.listPlan(ctx, s.Remit); p != nil {
 			s.Plan = p
@@ -205,7 +219,7 @@ func placeable(sh remitShape) bool {
 
 // quickMilestone is the one milestone of a quick run: the remit as one task,
 // on the files lemmings placed it in (the tests that pin it shown beside).
-func (d *Deps) quickMilestone(s *WorkflowState, p placement) Milestone {
+func (d quickPath) quickMilestone(s *WorkflowState, p placement) Milestone {
 	t := PlannedTask{Title: quickTitle(s.Remit),
 		Instructions: "Carry out the remit (PROJECT CONTEXT): all of it is this one task."}
 	for _, f := range p.Change {
@@ -262,7 +276,7 @@ var newTextCue = map[string]bool{
 // the remit, the remit itself (the one criterion a model reviews). A long
 // remit (an exercise's instructions) quotes too much to read that way: the
 // gates, or the model, decide it.
-func (d *Deps) quickCriteria(remit string, files []string) []string {
+func (d quickPath) quickCriteria(remit string, files []string) []string {
 	var out []string
 	if len(d.Gates) > 0 {
 		out = append(out, critGates)
@@ -315,7 +329,7 @@ func newTexts(remit string) []string {
 // gateCommand says whether a quoted text is a gate's command ("the tests
 // run with `go test ./...`"): the remit names how it is checked, not what the
 // change adds.
-func (d *Deps) gateCommand(text string) bool {
+func (d quickPath) gateCommand(text string) bool {
 	for _, g := range d.Gates {
 		if strings.TrimSpace(g.Command) == strings.TrimSpace(text) {
 			return true
@@ -325,7 +339,7 @@ func (d *Deps) gateCommand(text string) bool {
 }
 
 // anyFileHas says whether one of files already has text.
-func (d *Deps) anyFileHas(files []string, text string) bool {
+func (d quickPath) anyFileHas(files []string, text string) bool {
 	for _, f := range files {
 		if b, err := d.Work.FS().ReadFile(f); err == nil && strings.Contains(string(b), text) {
 			return true
@@ -336,10 +350,10 @@ func (d *Deps) anyFileHas(files []string, text string) bool {
 
 // planQuick is the planner's round in a quick run, without a model call:
 // start the task, try it again with the feedback, escalate, or finish.
-func (d *Deps) planQuick(ctx context.Context, s WorkflowState) (WorkflowState, error) {
+func (d quickPath) planQuick(ctx context.Context, s WorkflowState) (WorkflowState, error) {
 	t := s.CurrentTask
 	if t == nil {
-		return tasksOf(d).takeNext(ctx, s)
+		return d.takeNext(ctx, s)
 	}
 	blocked := s.Implementation != nil && (s.Implementation.Status == ImplBlocked || s.Implementation.Status == ImplQuestion)
 	attempts := d.Settings.Pipeline.QuickAttempts
@@ -349,7 +363,7 @@ func (d *Deps) planQuick(ctx context.Context, s WorkflowState) (WorkflowState, e
 			return s, nil
 		}
 		s.PlannerDecision = DecisionImplement // the same task again, with the feedback
-		return tasksOf(d).prepareAttempt(s), nil
+		return d.prepareAttempt(s), nil
 	}
 	if d.Settings.Pipeline.Mode == PipelineQuick {
 		// The quick path was asked for (--quick, an eval): the remit is one
@@ -370,9 +384,9 @@ func (d *Deps) planQuick(ctx context.Context, s WorkflowState) (WorkflowState, e
 // escalateQuick hands a quick run that turned out larger to the full
 // pipeline: the quick attempts are undone, what they learned goes to the
 // ScopeAgent, which plans the remit as it would have from the start.
-func (d *Deps) escalateQuick(ctx context.Context, s WorkflowState, blocked bool) (WorkflowState, error) {
+func (d quickPath) escalateQuick(ctx context.Context, s WorkflowState, blocked bool) (WorkflowState, error) {
 	t := s.CurrentTask
-	if err := tasksOf(d).resetTo(ctx, t); err != nil {
+	if err := d.resetTo(ctx, t); err != nil {
 		return s, fmt.Errorf("escalate the quick run: %w", err)
 	}
 	why := fmt.Sprintf("%d quick attempts did not pass", t.Attempt)

@@ -79,26 +79,26 @@ func TestQuickCriteriaAreWhatLemmingsCanCheck(t *testing.T) {
 	t.Parallel()
 	d := &Deps{Work: testRepo(t, map[string]string{"hello/hello.go": "package hello\n\nfunc Hello() string { return \"Hello, World\" }\n"}),
 		Gates: []workspace.Gate{{Name: "test", Command: "go test ./..."}}}
-	got := d.quickCriteria(`Change the greeting in hello/hello.go from "Hello, World" to "Hello, Lemmings".`, []string{"hello/hello.go"})
+	got := quickOf(d).quickCriteria(`Change the greeting in hello/hello.go from "Hello, World" to "Hello, Lemmings".`, []string{"hello/hello.go"})
 	want := []string{critGates, critAdds + `"Hello, Lemmings"`}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("criteria %q, want %q", got, want)
 	}
-	if got := d.quickCriteria("Make the failing test TestParse pass.", nil); len(got) != 1 || got[0] != critGates {
+	if got := quickOf(d).quickCriteria("Make the failing test TestParse pass.", nil); len(got) != 1 || got[0] != critGates {
 		t.Errorf("a remit about the tests is the gates' to decide: %q", got)
 	}
-	got = d.quickCriteria("Add a doc comment to Hello in hello/hello.go.", []string{"hello/hello.go"})
+	got = quickOf(d).quickCriteria("Add a doc comment to Hello in hello/hello.go.", []string{"hello/hello.go"})
 	if len(got) != 2 || !strings.HasPrefix(got[1], critRemit) {
 		t.Errorf("a remit nothing mechanical checks goes to the model: %q", got)
 	}
 	long := "Solve the exercise by editing leap.go. Make the tests pass (they run with `go test ./...`).\n\n" + strings.Repeat("A leap year is divisible by four. ", 20) + `Say "yes" to leap years.`
-	if got := d.quickCriteria(long, []string{"leap.go"}); len(got) != 1 || got[0] != critGates {
+	if got := quickOf(d).quickCriteria(long, []string{"leap.go"}); len(got) != 1 || got[0] != critGates {
 		t.Errorf("a long remit's quotes are not read as text to add: %q", got)
 	}
 	// An exercise's short remit quotes the command its tests run with: how
 	// the work is checked, not text the change must add.
 	short := "Solve the exercise by editing hello.go. Make the tests pass (they run with `go test ./...`); do not change the tests."
-	if got := d.quickCriteria(short, []string{"hello/hello.go"}); len(got) != 1 || got[0] != critGates {
+	if got := quickOf(d).quickCriteria(short, []string{"hello/hello.go"}); len(got) != 1 || got[0] != critGates {
 		t.Errorf("the gate's command was read as text to add: %q", got)
 	}
 }

@@ -113,7 +113,7 @@ func checkOnly(item string) bool {
 
 // listPlan is the plan of a list remit: one milestone, a task per item,
 // each placed by lemmings. Nil when the remit is not such a list.
-func (d *Deps) listPlan(ctx context.Context, remit string) *Plan {
+func (d quickPath) listPlan(ctx context.Context, remit string) *Plan {
 	intro, items := remitItems(remit)
 	if len(items) == 0 {
 		return nil

@@ -45,7 +45,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 	}
 	var placed placement
 	if !replan {
-		placed = d.choosePipeline(ctx, &s)
+		placed = quickOf(d).choosePipeline(ctx, &s)
 		events.Emit(ctx, events.Pipeline{Quick: s.Quick, Why: s.PipelineReason})
 	}
 	var specs []milestoneSpec
@@ -54,7 +54,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 	case s.Plan != nil && !replan:
 		s.Milestones = planMilestones(s.Plan)
 	case s.Quick && !replan:
-		s.Milestones = []Milestone{d.quickMilestone(&s, placed)}
+		s.Milestones = []Milestone{quickOf(d).quickMilestone(&s, placed)}
 	default:
 		fromModel = true
 		data := scopeData{Remit: s.Remit, MaxFiles: d.Settings.Tasks.MaxTargetFiles, MaxChars: d.Settings.Tasks.MaxInstructionChars}
@@ -91,11 +91,11 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 	if replan {
 		s.ScopeRounds++
 		happen(&s, runstate.HappenedScopeReplan)
-		s.Milestones = append(doneMilestones(s.Milestones), d.toMilestones(len(s.Milestones), specs)...)
+		s.Milestones = append(doneMilestones(s.Milestones), toMilestones(len(s.Milestones), specs)...)
 		s.CurrentMilestone = len(doneMilestones(s.Milestones))
 		s.CarryForward = keepDirectiveTasks(s.CarryForward)
 	} else if fromModel {
-		s.Milestones = d.toMilestones(0, specs)
+		s.Milestones = toMilestones(0, specs)
 	}
 	if len(s.Milestones) == 0 || s.CurrentMilestone >= len(s.Milestones) {
 		if s.StopReason == "" {
@@ -144,7 +144,7 @@ func doneMilestones(ms []Milestone) []Milestone {
 }
 
 // toMilestones numbers new milestones after the ones that exist.
-func (d *Deps) toMilestones(existing int, specs []milestoneSpec) []Milestone {
+func toMilestones(existing int, specs []milestoneSpec) []Milestone {
 	var out []Milestone
 	for i, sp := range specs {
 		m := Milestone{ID: fmt.Sprintf("m%d", existing+i+1), Goal: sp.Goal, Themes: sp.Themes, Status: MilestonePending}

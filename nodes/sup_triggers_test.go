@@ -215,7 +215,7 @@ func TestSupUrgencyWeights(t *testing.T) {
 
 	s := supExecState()
 	s.CurrentTask, s.QA = &Task{ID: "t1"}, &QAResult{}
-	s = d.qaFailed(ctx, s, "gate failed")
+	s = qaFailed(ctx, s, "gate failed")
 	supWantUrgency(t, "QA failure before the hook", s, 0)
 	supervisors.Facts(&s, d.Settings.Supervisors)
 	supWantUrgency(t, "QA failure", s, 0.3)
@@ -236,7 +236,7 @@ func TestSupUrgencyWeights(t *testing.T) {
 	s.Milestones = []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}}
 	m := &supFakeModel{answer: supAnswerAssessor("minor_drift")}
 	da := supDeps(t, m, false)
-	s, err := da.around(NodeAssessor, da.hooks(), da.Assessor)(ctx, s)
+	s, err := around(NodeAssessor, da.hooks(), da.Assessor)(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestSupUrgencyWeights(t *testing.T) {
 	d2 := &Deps{Settings: set}
 	s = supExecState()
 	s.CurrentTask, s.QA = &Task{ID: "t1"}, &QAResult{}
-	s = d2.qaFailed(ctx, s, "gate failed")
+	s = qaFailed(ctx, s, "gate failed")
 	supervisors.Facts(&s, d2.Settings.Supervisors)
 	supWantUrgency(t, "configured QA failure", s, 0.45)
 }
@@ -270,7 +270,7 @@ func TestSupTaskAbortUrgency(t *testing.T) {
 	s.TasksCompleted = 1
 	supervisors.CountTask(&s)
 	s.CurrentTask = &Task{ID: "t2", Title: "doomed", StartCommit: head, AttemptBase: head, Feedback: "cannot be done"}
-	s, err = d.around(NodeFailed, d.hooks(), d.MarkFailed)(ctx, s)
+	s, err = around(NodeFailed, d.hooks(), d.MarkFailed)(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}

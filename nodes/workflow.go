@@ -18,7 +18,7 @@ func Build(d *Deps) *graph.Graph[WorkflowState] {
 	g := graph.New[WorkflowState]()
 	hooks := d.hooks()
 	node := func(name string, fn graph.NodeFunc[WorkflowState], opts ...graph.NodeOption) {
-		g.AddNode(name, d.around(name, hooks, fn), opts...)
+		g.AddNode(name, around(name, hooks, fn), opts...)
 	}
 	node(NodeScope, d.ScopeAgent)
 	node(NodePlanner, d.TaskPlanner, graph.WithSideEffects())
