@@ -84,7 +84,7 @@ func (d *Deps) architectCode(t *Task) string {
 		if d.denied(p) {
 			continue
 		}
-		src, err := d.readWorkFile(p)
+		src, err := tasksOf(d).readWorkFile(p)
 		if err != nil {
 			fmt.Fprintf(&b, "### %s\n(does not exist yet)\n", p)
 			continue

@@ -50,7 +50,7 @@ func (d *Deps) resolveDispute(ctx context.Context, s WorkflowState, diff, code s
 			note = "no cloud review: supervisors off, offline, or the budget is spent"
 		} else {
 			t.CloudReviewed = true
-			reply, resp, err := d.review(ctx, &s, filterDiff(diff, d.denied), changedCode(diff, d.readWorkFile, d.denied), RoleSupervisor, LabelCloudReview)
+			reply, resp, err := d.review(ctx, &s, filterDiff(diff, d.denied), changedCode(diff, tasksOf(d).readWorkFile, d.denied), RoleSupervisor, LabelCloudReview)
 			esc := d.escalation(EscCloudReview, t, resp)
 			if err != nil {
 				if ctx.Err() != nil {

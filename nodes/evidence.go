@@ -9,6 +9,7 @@ import (
 	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/internal/textutil"
+	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -18,17 +19,30 @@ import (
 // gates passed on the branch's final tree. A claim without that evidence is
 // overruled and recorded; the work goes on, or the run fails saying why.
 
+// checks is what holds a claim to the evidence: the task moves, the
+// settings, and the gates with the sandbox that confines them.
+type checks struct {
+	taskWork
+	Settings Settings
+	Gates    []workspace.Gate
+	Sandbox  *sandbox.Box
+}
+
+func checksOf(d *Deps) checks {
+	return checks{taskWork: tasksOf(d), Settings: d.Settings, Gates: d.Gates, Sandbox: d.Sandbox}
+}
+
 // overruleMilestoneClaim checks the planner's claim that the active
 // milestone is done. With a task unfinished, the claim is overruled and the
 // task gets its next attempt (its retries bound that); when planned tasks
 // remain, the next of them starts (handled, with the state to go on with).
 // When no task of the milestone passed and none is planned, the run stops
 // with that reason. Otherwise the claim stands (handled false).
-func (d *Deps) overruleMilestoneClaim(ctx context.Context, s WorkflowState, reasoning string) (WorkflowState, bool, error) {
+func (d checks) overruleMilestoneClaim(ctx context.Context, s WorkflowState, reasoning string) (WorkflowState, bool, error) {
 	if t := s.CurrentTask; t != nil {
 		recordOverrule(ctx, &s, "planner", fmt.Sprintf("the planner declared the milestone done with task %s unfinished (attempt %d)", t.ID, t.Attempt), reasoning)
 		s.PlannerDecision = DecisionImplement
-		return tasksOf(d).prepareAttempt(s), true, nil
+		return d.prepareAttempt(s), true, nil
 	}
 	m := s.ActiveMilestone()
 	if m == nil || s.Phase == PhasePolish {
@@ -39,13 +53,13 @@ func (d *Deps) overruleMilestoneClaim(ctx context.Context, s WorkflowState, reas
 		recordOverrule(ctx, &s, "planner", why, reasoning)
 		next := s.CarryForward[0]
 		s.CarryForward = s.CarryForward[1:]
-		out, err := tasksOf(d).startTask(ctx, s, next)
+		out, err := d.startTask(ctx, s, next)
 		return out, true, err
 	}
 	if passed, failed := milestoneTasks(&s, m.ID); passed == 0 {
 		why := fmt.Sprintf("the planner declared milestone %s done, but no task of it passed (%d failed) and none is planned: nothing shows its goal was reached", m.ID, failed)
 		recordOverrule(ctx, &s, "planner", why, reasoning)
-		err := tasksOf(d).stop(ctx, &s, runstate.FailureStop(why))
+		err := d.stop(ctx, &s, runstate.FailureStop(why))
 		return s, true, err
 	}
 	return s, false, nil
@@ -76,7 +90,7 @@ func recordOverrule(ctx context.Context, s *WorkflowState, who, why, reasoning s
 
 // settleOutcome decides how a run that reached its end ended: stopped at a
 // limit, failed, or done — and done only with evidence, which it records.
-func (d *Deps) settleOutcome(ctx context.Context, s *WorkflowState) error {
+func (d checks) settleOutcome(ctx context.Context, s *WorkflowState) error {
 	s.Evidence = ""
 	switch {
 	case s.StopReason != "":
@@ -117,7 +131,7 @@ func (d *Deps) settleOutcome(ctx context.Context, s *WorkflowState) error {
 // done did its work: at least one task done, and the gates passing on the
 // final tree (run again when the tree changed since the last task whose
 // gates passed). why says what is missing; evidence what was found.
-func (d *Deps) evidence(ctx context.Context, s *WorkflowState) (why, evidence string, err error) {
+func (d checks) evidence(ctx context.Context, s *WorkflowState) (why, evidence string, err error) {
 	committed, skipped, last := 0, 0, ""
 	for _, e := range s.DoneList {
 		switch {

@@ -30,7 +30,7 @@ func happen(s *WorkflowState, fact string) { s.Happened = append(s.Happened, fac
 // workflow's own, then the caller's. The quick and the full pipeline share
 // them, as they share the graph.
 func (d *Deps) hooks() []Hook {
-	return append([]Hook{d.steerHook(), d.supervisorHook()}, d.Hooks...)
+	return append([]Hook{steeringOf(d).steerHook(), d.supervisorHook()}, d.Hooks...)
 }
 
 // around wraps a node in the hooks that apply to it. The facts the node

@@ -56,8 +56,8 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 
 	// Finished supervisor work has landed and directives have aged
 	// (supervisorHook, before this node).
-	d.applyReviews(ctx, &s) // knowledge decisions left by lemmings serve
-	d.applyUndos(ctx, &s)   // tasks the user took back (lemmings undo) while the run ran
+	steeringOf(d).applyReviews(ctx, &s) // knowledge decisions left by lemmings serve
+	steeringOf(d).applyUndos(ctx, &s)   // tasks the user took back (lemmings undo) while the run ran
 
 	if st := d.stopReason(&s, now); !st.IsZero() {
 		return s, tasksOf(d).stop(ctx, &s, st)
@@ -266,7 +266,7 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 				next = &head
 			}
 			if next == nil {
-				if out, overruled, err := d.overruleMilestoneClaim(ctx, s, r.Reasoning); overruled || err != nil {
+				if out, overruled, err := checksOf(d).overruleMilestoneClaim(ctx, s, r.Reasoning); overruled || err != nil {
 					return out, err
 				}
 				tasksOf(d).milestoneDone(&s)
@@ -292,7 +292,7 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 		s.PlannerDecision = DecisionAbort
 		return s, nil
 	default: // milestone_done: a claim, checked against the work (evidence.go)
-		if out, overruled, err := d.overruleMilestoneClaim(ctx, s, r.Reasoning); overruled || err != nil {
+		if out, overruled, err := checksOf(d).overruleMilestoneClaim(ctx, s, r.Reasoning); overruled || err != nil {
 			return out, err
 		}
 		if s.Phase == PhasePolish {

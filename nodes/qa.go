@@ -17,7 +17,7 @@ import (
 
 // qaGates runs the gates, or takes the results of the implementor's own run
 // when they all passed on exactly the tree QA judges (same diff hash).
-func (d *Deps) qaGates(ctx context.Context, impl *ImplResult) []workspace.GateResult {
+func (d checks) qaGates(ctx context.Context, impl *ImplResult) []workspace.GateResult {
 	if impl != nil && impl.GatesDiffHash != "" && impl.GatesDiffHash == impl.DiffHash && len(impl.Gates) == len(d.Gates) {
 		out := make([]workspace.GateResult, 0, len(impl.Gates))
 		for i, g := range impl.Gates {
@@ -43,7 +43,7 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 	}
 	qa := &QAResult{}
 	s.QA = qa
-	results := d.qaGates(ctx, s.Implementation)
+	results := checksOf(d).qaGates(ctx, s.Implementation)
 	if err := ctx.Err(); err != nil {
 		return s, err
 	}
@@ -62,7 +62,7 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 		return qaFailed(ctx, s, "The attempt changed no file. Make the change the task asks for, or answer blocked if it cannot be done."), nil
 	}
 
-	code := changedCode(diff, d.readWorkFile, nil)
+	code := changedCode(diff, tasksOf(d).readWorkFile, nil)
 	if t.Disputed {
 		t.Disputed = false
 		return d.resolveDispute(ctx, s, diff, code)
@@ -136,7 +136,7 @@ func (d *Deps) review(ctx context.Context, s *WorkflowState, diff, code, role, l
 }
 
 // readWorkFile reads a file of the work tree as text.
-func (d *Deps) readWorkFile(p string) (string, error) {
+func (d taskWork) readWorkFile(p string) (string, error) {
 	b, err := d.Work.FS().ReadFile(p)
 	return string(b), err
 }

@@ -10,7 +10,7 @@ import (
 func (d *Deps) Report(ctx context.Context, in WorkflowState) (WorkflowState, error) {
 	s := in.Clone()
 	s.Phase = PhaseDone
-	if err := d.settleOutcome(ctx, &s); err != nil {
+	if err := checksOf(d).settleOutcome(ctx, &s); err != nil {
 		return s, err
 	}
 	return s, nil

@@ -41,7 +41,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 	s := in.Clone()
 	replan := len(s.Milestones) > 0
 	if s.ProjectContext == "" || replan {
-		s.ProjectContext = d.overview()
+		s.ProjectContext = checksOf(d).overview()
 	}
 	var placed placement
 	if !replan {
@@ -175,7 +175,7 @@ func planMilestones(p *Plan) []Milestone {
 // its files, folder by folder, and the files that say what it is and how it
 // builds, each cut short. It is built once per run (again on a re-plan), so
 // every prompt starts with the same bytes.
-func (d *Deps) overview() string {
+func (d checks) overview() string {
 	fs := d.Work.FS()
 	var b strings.Builder
 	if entries, err := fs.List(".", 3000); err == nil || len(entries) > 0 {

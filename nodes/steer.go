@@ -76,10 +76,23 @@ func fileTell(s *WorkflowState, r TellRequest, now time.Time) ToldMessage {
 	return m
 }
 
+// steering is what a human's steering between nodes uses (tell, undo,
+// knowledge reviews): the task moves, the run's folder the requests are
+// written to, and the settings.
+type steering struct {
+	taskWork
+	RunDir   string
+	Settings Settings
+}
+
+func steeringOf(d *Deps) steering {
+	return steering{taskWork: tasksOf(d), RunDir: d.RunDir, Settings: d.Settings}
+}
+
 // takeTells runs before every node: what a user told the run since its last
 // checkpoint enters the state the node starts from, and so the checkpoint the
 // node ends with.
-func (d *Deps) takeTells(ctx context.Context, s *WorkflowState) {
+func (d steering) takeTells(ctx context.Context, s *WorkflowState) {
 	if d.RunDir == "" {
 		return
 	}
@@ -93,7 +106,7 @@ func (d *Deps) takeTells(ctx context.Context, s *WorkflowState) {
 }
 
 // steerHook takes in what the user told the run, before every node.
-func (d *Deps) steerHook() Hook {
+func (d steering) steerHook() Hook {
 	return Hook{Name: "steer", Before: func(ctx context.Context, _ string, s *WorkflowState) error {
 		d.takeTells(ctx, s)
 		return nil
@@ -104,7 +117,7 @@ func (d *Deps) steerHook() Hook {
 // boundary (the planner, with no task in progress): each task's commit is
 // reverted by a new commit and the task goes back to the plan. An undo that
 // cannot be done is a warning, and its request is dropped.
-func (d *Deps) applyUndos(ctx context.Context, s *WorkflowState) {
+func (d steering) applyUndos(ctx context.Context, s *WorkflowState) {
 	if d.RunDir == "" || d.Work == nil || s.CurrentTask != nil {
 		return
 	}
