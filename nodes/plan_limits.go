@@ -56,7 +56,7 @@ func taskProblems(t taskSpec, lim TaskLimits) []string {
 
 // planProblems checks the tasks a planner's answer proposes (an operator's
 // tasks are the operator's to size, and are not checked).
-func (d *Deps) planProblems(s *WorkflowState, r plannerReply) []string {
+func (d planning) planProblems(s *WorkflowState, r plannerReply) []string {
 	lim := d.Settings.Tasks
 	var out []string
 	check := func(t taskSpec) {
@@ -86,8 +86,8 @@ func (d *Deps) planProblems(s *WorkflowState, r plannerReply) []string {
 // enforcePlanLimits sends a planner's answer that breaks the task limits
 // back once, then fits what is still over.
 func (d *Deps) enforcePlanLimits(ctx context.Context, s *WorkflowState, c call, r plannerReply) plannerReply {
-	r = resolvePlannerTargets(ctx, d.Work, sendBackOnce(ctx, d, s, c, r, func(r plannerReply) []string { return d.planProblems(s, r) }))
-	if len(d.planProblems(s, r)) == 0 {
+	r = resolvePlannerTargets(ctx, d.Work, sendBackOnce(ctx, d, s, c, r, func(r plannerReply) []string { return planningOf(d).planProblems(s, r) }))
+	if len(planningOf(d).planProblems(s, r)) == 0 {
 		return r
 	}
 	lim := d.Settings.Tasks

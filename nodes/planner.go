@@ -32,6 +32,22 @@ type plannerData struct {
 // the run stops rather than spin.
 const maxPlannerFailures = 3
 
+// planning is what carrying out a plan uses, past the model's call: the
+// checks (and through them the task moves), the retrieval for related code,
+// and the wall clock.
+type planning struct {
+	checks
+	Search          Searcher
+	WallDeadline    time.Time
+	wallTimeLeft    func(s *WorkflowState, now time.Time) (time.Duration, bool)
+	wallTimeReached func() string
+}
+
+func planningOf(d *Deps) planning {
+	return planning{checks: checksOf(d), Search: d.Search, WallDeadline: d.WallDeadline,
+		wallTimeLeft: d.wallTimeLeft, wallTimeReached: d.wallTimeReached}
+}
+
 // TaskPlanner decides the next step: a task to implement (new, or the failed
 // one re-planned with QA's feedback), a skip, an abort, or the end of the
 // milestone. It also lands finished supervisor work and accounts for every
@@ -59,7 +75,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 	steeringOf(d).applyReviews(ctx, &s) // knowledge decisions left by lemmings serve
 	steeringOf(d).applyUndos(ctx, &s)   // tasks the user took back (lemmings undo) while the run ran
 
-	if st := d.stopReason(&s, now); !st.IsZero() {
+	if st := planningOf(d).stopReason(&s, now); !st.IsZero() {
 		return s, tasksOf(d).stop(ctx, &s, st)
 	}
 	if a := s.Approval; a != nil && a.Kind == "milestones" {
@@ -97,7 +113,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 		return s, err
 	}
 	data := plannerData{Polish: polish, MaxAttempts: d.Settings.MaxRetries + 1,
-		MaxFiles: d.Settings.Tasks.MaxTargetFiles, MaxChars: d.Settings.Tasks.MaxInstructionChars, CanSplit: d.canSplit(&s)}
+		MaxFiles: d.Settings.Tasks.MaxTargetFiles, MaxChars: d.Settings.Tasks.MaxInstructionChars, CanSplit: planningOf(d).canSplit(&s)}
 	if m := s.ActiveMilestone(); m != nil {
 		data.MilestoneID = m.ID
 	}
@@ -108,7 +124,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 		data.Approval = a.Reason
 	}
 	milestone := milestoneSection(&s)
-	if related := d.relatedCode(ctx, &s); related != "" {
+	if related := planningOf(d).relatedCode(ctx, &s); related != "" {
 		milestone.Body += "\n\nRelated code (retrieval):\n" + related
 	}
 	sections := []llm.Section{ // after the shared prefix: project context and knowledge
@@ -122,22 +138,22 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 		if !modelFault(err) {
 			return s, err
 		}
-		return d.plannerFailed(ctx, s, err)
+		return planningOf(d).plannerFailed(ctx, s, err)
 	}
 	s.PlannerFailures = 0
 	reply = d.enforcePlanLimits(ctx, &s, c, reply)
-	return d.applyPlan(ctx, s, reply, shown, now)
+	return planningOf(d).applyPlan(ctx, s, reply, shown, now)
 }
 
 // plannerFailed absorbs an unusable planning answer: the round is retried, a
 // task in progress counts a failed attempt, and too many in a row stop the run.
 // Its own error (a git failure starting the next task) fails the step, so the
 // task taken off the plan is not lost: the step runs again on resume.
-func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) (WorkflowState, error) {
+func (d planning) plannerFailed(ctx context.Context, s WorkflowState, err error) (WorkflowState, error) {
 	s.PlannerFailures++
 	events.Emit(ctx, events.Warning{Message: "planner answer unusable: " + err.Error()})
 	if s.PlannerFailures >= maxPlannerFailures {
-		if serr := tasksOf(d).stop(ctx, &s, runstate.FailureStop(fmt.Sprintf("the planner gave no usable answer %d times in a row (last: %v)", s.PlannerFailures, err))); serr != nil {
+		if serr := d.stop(ctx, &s, runstate.FailureStop(fmt.Sprintf("the planner gave no usable answer %d times in a row (last: %v)", s.PlannerFailures, err))); serr != nil {
 			events.Emit(ctx, events.Warning{Message: serr.Error()})
 		}
 		return s, nil
@@ -150,13 +166,13 @@ func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) (W
 			return s, nil
 		}
 		s.PlannerDecision = DecisionImplement // retry the task as planned
-		return tasksOf(d).prepareAttempt(s), nil
+		return d.prepareAttempt(s), nil
 	}
 	// Nothing in progress: take the next planned task if there is one.
 	if len(s.CarryForward) > 0 {
 		next := s.CarryForward[0]
 		s.CarryForward = s.CarryForward[1:]
-		return tasksOf(d).startTask(ctx, s, next)
+		return d.startTask(ctx, s, next)
 	}
 	s.PlannerDecision = DecisionStop
 	s.SetStop(runstate.FailureStop("the planner gave no usable answer and no task is planned: " + err.Error()))
@@ -166,13 +182,13 @@ func (d *Deps) plannerFailed(ctx context.Context, s WorkflowState, err error) (W
 // applyPlan carries out the planner's answer: the plan and the directives'
 // fates first, then a critical directive, which pre-empts everything, or else
 // the planner's decision.
-func (d *Deps) applyPlan(ctx context.Context, s WorkflowState, r plannerReply, shown []Directive, now time.Time) (WorkflowState, error) {
+func (d planning) applyPlan(ctx context.Context, s WorkflowState, r plannerReply, shown []Directive, now time.Time) (WorkflowState, error) {
 	chosen := chosenTask(&s, r, shown)
 	if (s.Plan == nil || s.Phase == PhasePolish) && s.CurrentTask == nil {
-		tasksOf(d).updateCarryForward(ctx, &s, r.CarryForward)
+		d.updateCarryForward(ctx, &s, r.CarryForward)
 	}
 	if critical := applyDirectiveAnswers(&s, shown, r.Directives, chosen, now); critical != nil {
-		return tasksOf(d).preempt(ctx, s, chosen, *critical)
+		return d.preempt(ctx, s, chosen, *critical)
 	}
 	if r.Decision == DecisionSplit {
 		if d.canSplit(&s) {
@@ -231,7 +247,7 @@ func (d taskWork) preempt(ctx context.Context, s WorkflowState, chosen *PlannedT
 
 // decide carries out the planner's decision: implement (a new task or the
 // failed one re-planned), skip, abort, or the milestone done.
-func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chosen *PlannedTask) (WorkflowState, error) {
+func (d planning) decide(ctx context.Context, s WorkflowState, r plannerReply, chosen *PlannedTask) (WorkflowState, error) {
 	switch r.Decision {
 	case DecisionImplement:
 		if s.CurrentTask != nil { // re-plan of a failed attempt
@@ -245,7 +261,7 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 				}
 			}
 			s.PlannerDecision = DecisionImplement
-			return tasksOf(d).prepareAttempt(s), nil
+			return d.prepareAttempt(s), nil
 		}
 		if chosen == nil {
 			if len(s.CarryForward) == 0 {
@@ -257,7 +273,7 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 		} else {
 			s.CarryForward = dropPlanned(s.CarryForward, chosen.Title)
 		}
-		return tasksOf(d).startTask(ctx, s, *chosen)
+		return d.startTask(ctx, s, *chosen)
 	case DecisionSkip:
 		if s.CurrentTask == nil {
 			next := chosen
@@ -266,14 +282,14 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 				next = &head
 			}
 			if next == nil {
-				if out, overruled, err := checksOf(d).overruleMilestoneClaim(ctx, s, r.Reasoning); overruled || err != nil {
+				if out, overruled, err := d.overruleMilestoneClaim(ctx, s, r.Reasoning); overruled || err != nil {
 					return out, err
 				}
-				tasksOf(d).milestoneDone(&s)
+				d.milestoneDone(&s)
 				return s, nil
 			}
 			s.CarryForward = dropPlanned(s.CarryForward, next.Title)
-			s.CurrentTask = tasksOf(d).newTask(&s, *next)
+			s.CurrentTask = d.newTask(&s, *next)
 		}
 		s.CurrentTask.Feedback = r.Reasoning
 		s.PlannerDecision = DecisionSkip
@@ -282,30 +298,30 @@ func (d *Deps) decide(ctx context.Context, s WorkflowState, r plannerReply, chos
 		if s.CurrentTask == nil {
 			// Nothing to abort: drop the head of the plan, recorded as a failure.
 			if len(s.CarryForward) == 0 {
-				tasksOf(d).milestoneDone(&s)
+				d.milestoneDone(&s)
 				return s, nil
 			}
-			s.CurrentTask = tasksOf(d).newTask(&s, s.CarryForward[0])
+			s.CurrentTask = d.newTask(&s, s.CarryForward[0])
 			s.CarryForward = s.CarryForward[1:]
 		}
 		s.CurrentTask.Feedback = strings.TrimSpace("planner aborted the task: " + r.Reasoning)
 		s.PlannerDecision = DecisionAbort
 		return s, nil
 	default: // milestone_done: a claim, checked against the work (evidence.go)
-		if out, overruled, err := checksOf(d).overruleMilestoneClaim(ctx, s, r.Reasoning); overruled || err != nil {
+		if out, overruled, err := d.overruleMilestoneClaim(ctx, s, r.Reasoning); overruled || err != nil {
 			return out, err
 		}
 		if s.Phase == PhasePolish {
 			s.PlannerDecision = DecisionPolishDone
 			return s, nil
 		}
-		tasksOf(d).milestoneDone(&s)
+		d.milestoneDone(&s)
 		return s, nil
 	}
 }
 
 // stopReason enforces the run's limits before any new work is planned.
-func (d *Deps) stopReason(s *WorkflowState, now time.Time) Stop {
+func (d planning) stopReason(s *WorkflowState, now time.Time) Stop {
 	set := d.Settings
 	if s.StopReason != "" {
 		return s.Stop()
@@ -326,7 +342,7 @@ func (d *Deps) stopReason(s *WorkflowState, now time.Time) Stop {
 
 // relatedCode asks the index where the next piece of work probably lives, so
 // the planner can name files without a tool loop of its own.
-func (d *Deps) relatedCode(ctx context.Context, s *WorkflowState) string {
+func (d planning) relatedCode(ctx context.Context, s *WorkflowState) string {
 	if d.Search == nil {
 		return ""
 	}

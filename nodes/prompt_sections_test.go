@@ -61,19 +61,19 @@ func TestLimitsStopTheRunBeforeNewWork(t *testing.T) {
 	d := &Deps{Settings: DefaultSettings()}
 	d.Settings.MaxTasks = 3
 	now := time.Now()
-	if r := d.stopReason(&WorkflowState{TasksCompleted: 2, TasksFailed: 1}, now); r.Kind != runstate.StopLimit || r.Key != "limits.max_tasks" || !strings.Contains(r.Reason, "max_tasks") {
+	if r := planningOf(d).stopReason(&WorkflowState{TasksCompleted: 2, TasksFailed: 1}, now); r.Kind != runstate.StopLimit || r.Key != "limits.max_tasks" || !strings.Contains(r.Reason, "max_tasks") {
 		t.Errorf("max tasks: %+v", r)
 	}
-	if r := d.stopReason(&WorkflowState{TasksCompleted: 2, TasksFailed: 1, CurrentTask: &Task{}}, now); !r.IsZero() {
+	if r := planningOf(d).stopReason(&WorkflowState{TasksCompleted: 2, TasksFailed: 1, CurrentTask: &Task{}}, now); !r.IsZero() {
 		t.Errorf("a task in progress finishes before the limit applies: %+v", r)
 	}
-	if r := d.stopReason(&WorkflowState{StartedAt: now.Add(-5 * time.Hour)}, now); r.Kind != runstate.StopLimit || r.Key != "limits.max_wall_time" {
+	if r := planningOf(d).stopReason(&WorkflowState{StartedAt: now.Add(-5 * time.Hour)}, now); r.Kind != runstate.StopLimit || r.Key != "limits.max_wall_time" {
 		t.Errorf("wall time: %+v", r)
 	}
-	if r := d.stopReason(&WorkflowState{ConsecutiveFailures: 3}, now); r.Kind != runstate.StopFailure || !strings.Contains(r.Reason, "in a row") {
+	if r := planningOf(d).stopReason(&WorkflowState{ConsecutiveFailures: 3}, now); r.Kind != runstate.StopFailure || !strings.Contains(r.Reason, "in a row") {
 		t.Errorf("circuit breaker: %+v", r)
 	}
-	if r := d.stopReason(&WorkflowState{}, now); !r.IsZero() {
+	if r := planningOf(d).stopReason(&WorkflowState{}, now); !r.IsZero() {
 		t.Errorf("a fresh run must not stop: %+v", r)
 	}
 }

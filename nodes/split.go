@@ -15,7 +15,7 @@ const DecisionSplit = "split"
 // canSplit says whether the planner may split the current task: it failed
 // tasks.split_after times, was not itself split from another (a split is
 // bounded), and is not an operator's task (whose criteria are fixed).
-func (d *Deps) canSplit(s *WorkflowState) bool {
+func (d planning) canSplit(s *WorkflowState) bool {
 	t := s.CurrentTask
 	n := d.Settings.Tasks.SplitAfter
 	return t != nil && n > 0 && t.Retries >= n && t.SplitFrom == "" && !t.Operator
@@ -24,7 +24,7 @@ func (d *Deps) canSplit(s *WorkflowState) bool {
 // splitTask rolls the failed task back to its start (its work is not kept:
 // never half a task on the branch), records it in the done list as split,
 // and starts the first smaller task; the others go first in the plan.
-func (d *Deps) splitTask(ctx context.Context, s WorkflowState, r plannerReply) (WorkflowState, error) {
+func (d planning) splitTask(ctx context.Context, s WorkflowState, r plannerReply) (WorkflowState, error) {
 	t := s.CurrentTask
 	var parts []PlannedTask
 	for _, sp := range r.Subtasks {
@@ -42,9 +42,9 @@ func (d *Deps) splitTask(ctx context.Context, s WorkflowState, r plannerReply) (
 		// Not a split: retry the task as planned.
 		events.Emit(ctx, events.Warning{Message: fmt.Sprintf("planner split task %s into %d usable tasks (need 2-3): retrying it as planned", t.ID, len(parts))})
 		s.PlannerDecision = DecisionImplement
-		return tasksOf(d).prepareAttempt(s), nil
+		return d.prepareAttempt(s), nil
 	}
-	if err := tasksOf(d).resetTo(ctx, t); err != nil {
+	if err := d.resetTo(ctx, t); err != nil {
 		return s, fmt.Errorf("split %s: %w", t.ID, err)
 	}
 	if t.DirectiveID != "" { // the last part finishes what the directive asked
@@ -65,5 +65,5 @@ func (d *Deps) splitTask(ctx context.Context, s WorkflowState, r plannerReply) (
 		s.CarryForward = dropPlanned(s.CarryForward, p.Title)
 	}
 	s.CarryForward = append(append([]PlannedTask(nil), parts[1:]...), s.CarryForward...)
-	return tasksOf(d).startTask(ctx, s, parts[0])
+	return d.startTask(ctx, s, parts[0])
 }
