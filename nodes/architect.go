@@ -29,7 +29,7 @@ const architectCodeChars = 20000
 func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowState, bool, error) {
 	t := s.CurrentTask
 	n := d.Settings.ArchitectAfter
-	if t == nil || n <= 0 || t.Architect || t.Retries < n || !d.cloudAvailable(&s) {
+	if t == nil || n <= 0 || t.Architect || t.Retries < n || !cloudAvailable(d.Settings.Supervisors, d.Supervisors, &s) {
 		return s, false, nil
 	}
 	t.Architect = true
@@ -47,14 +47,14 @@ func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowSta
 		{Title: prompts.SecFailed, Body: fmt.Sprintf("%d attempts failed. The last failure:\n%s", t.Retries, clip(t.Feedback, 6000)), Required: true},
 	}
 	if diff, err := d.Work.Diff(ctx, t.StartCommit); err == nil && strings.TrimSpace(diff) != "" {
-		sections = append(sections, llm.Section{Title: prompts.SecLastDiff, Body: filterDiff(diff, d.denied), Priority: prompts.PrioContext})
+		sections = append(sections, llm.Section{Title: prompts.SecLastDiff, Body: filterDiff(diff, d.Settings.denied), Priority: prompts.PrioContext})
 	}
 	if code := d.architectCode(t); code != "" {
 		sections = append(sections, llm.Section{Title: prompts.SecCode, Body: code, Priority: prompts.PrioContext + 1})
 	}
 	reply, resp, err := ask[architectReply](ctx, d, &s, call{Label: LabelArchitect, Role: RoleSupervisor,
 		Sections: sections, Budget: d.Settings.Budget(NodeImplementor)})
-	esc := d.escalation(EscArchitect, t, resp)
+	esc := escalation(EscArchitect, t, resp, d.now())
 	esc.Attempt = t.Attempt + 1 // the attempt the instructions are for
 	if err != nil {
 		if ctx.Err() != nil {
@@ -81,7 +81,7 @@ func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowSta
 func (d *Deps) architectCode(t *Task) string {
 	var b strings.Builder
 	for _, p := range t.TargetFiles {
-		if d.denied(p) {
+		if d.Settings.denied(p) {
 			continue
 		}
 		src, err := tasksOf(d).readWorkFile(p)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/rag"
 	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/llm"
@@ -20,6 +21,29 @@ const (
 	TrailerTask      = "Lemmings-Task"
 	TrailerDirective = "Lemmings-Directive"
 )
+
+// afterTask is what a finished task's bookkeeping uses: the work tree its
+// commit is made in, the settings, and the index brought up to date.
+type afterTask struct {
+	Work     *workspace.Worktree
+	Settings Settings
+	Index    Indexer
+}
+
+func afterTaskOf(d *Deps) afterTask {
+	return afterTask{Work: d.Work, Settings: d.Settings, Index: d.Index}
+}
+
+// refreshIndex re-indexes what changed in the work tree; retrieval is an aid,
+// so a failure is a warning.
+func (d afterTask) refreshIndex(ctx context.Context) {
+	if d.Index == nil {
+		return
+	}
+	if _, err := d.Index.Update(ctx, d.Work.Dir(), rag.UpdateOptions{KnowledgeDir: d.Settings.KnowledgeDir}); err != nil {
+		events.Emit(ctx, events.Warning{Message: "index not updated: " + err.Error()})
+	}
+}
 
 // MarkComplete squashes the task's attempts into one commit on the run branch
 // and records it in the done list. Re-running it after a crash finds the commit
@@ -44,7 +68,7 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 		if s.QA != nil && s.QA.Disputed {
 			entry.QA = QADisputed
 		}
-		sha, files, err := d.commitTask(ctx, &s, t)
+		sha, files, err := afterTaskOf(d).commitTask(ctx, &s, t)
 		if err != nil {
 			return s, fmt.Errorf("mark_complete: %w", err)
 		}
@@ -67,15 +91,15 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 	if t.DirectiveID != "" {
 		settleDirective(&s, t.DirectiveID, t.ID, FateCompleted, "task "+t.ID+" completed", now)
 	}
-	d.countKnowledgeUse(ctx, &s, t)
+	afterTaskOf(d).countKnowledgeUse(ctx, &s, t)
 	settleEscalations(&s, t.ID, true)
-	d.refreshIndex(ctx)
+	afterTaskOf(d).refreshIndex(ctx)
 	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	return s, nil
 }
 
 // commitTask turns the attempts' work-in-progress commits into one commit.
-func (d *Deps) commitTask(ctx context.Context, s *WorkflowState, t *Task) (string, []string, error) {
+func (d afterTask) commitTask(ctx context.Context, s *WorkflowState, t *Task) (string, []string, error) {
 	// Idempotent on resume: the commit may already exist.
 	if log, err := d.Work.Log(ctx, t.StartCommit); err == nil {
 		for _, c := range log {

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
@@ -60,23 +59,28 @@ type Deps struct {
 	// is cancelled then too; nodes use it to size what they start.
 	WallDeadline time.Time
 
-	// noted is the last text of each note (noteOnce): every prompt selects
-	// the knowledge again, and what it left out is said once, not per call.
-	noted   map[string]string
-	notedMu sync.Mutex
+	// noted: every prompt selects the knowledge again, and what it left out
+	// is said once, not per call.
+	noted notes
 }
 
-// noteOnce says whether text is new for kind since the last call.
-func (d *Deps) noteOnce(kind, text string) bool {
-	d.notedMu.Lock()
-	defer d.notedMu.Unlock()
-	if d.noted == nil {
-		d.noted = map[string]string{}
+// notes are the last text of each note.
+type notes struct {
+	mu   sync.Mutex
+	last map[string]string
+}
+
+// once says whether text is new for kind since the last call.
+func (n *notes) once(kind, text string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.last == nil {
+		n.last = map[string]string{}
 	}
-	if d.noted[kind] == text {
+	if n.last[kind] == text {
 		return false
 	}
-	d.noted[kind] = text
+	n.last[kind] = text
 	return true
 }
 
@@ -87,22 +91,11 @@ func (d *Deps) now() time.Time {
 	return time.Now()
 }
 
-// knowledgeStore opens the knowledge store of the work tree as it is now, so
+// openKnowledge opens the knowledge store of the work tree as it is now, so
 // the agents read what supervisors and earlier tasks wrote on the run branch.
-func (d *Deps) knowledgeStore() (*knowledge.Store, []knowledge.Problem, error) {
-	if d.Work == nil {
+func openKnowledge(work *workspace.Worktree, dir string) (*knowledge.Store, []knowledge.Problem, error) {
+	if work == nil {
 		return nil, nil, errors.New("no work tree")
 	}
-	return knowledge.Open(d.Work.FS().Root() + "/" + d.Settings.KnowledgeDir)
-}
-
-// refreshIndex re-indexes what changed in the work tree; retrieval is an aid,
-// so a failure is a warning.
-func (d *Deps) refreshIndex(ctx context.Context) {
-	if d.Index == nil {
-		return
-	}
-	if _, err := d.Index.Update(ctx, d.Work.Dir(), rag.UpdateOptions{KnowledgeDir: d.Settings.KnowledgeDir}); err != nil {
-		events.Emit(ctx, events.Warning{Message: "index not updated: " + err.Error()})
-	}
+	return knowledge.Open(work.FS().Root() + "/" + dir)
 }

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 )
 
 // The labels the escalations' calls are accounted under.
@@ -19,9 +21,8 @@ const (
 
 // cloudAvailable says whether a task may get cloud help now: supervisors on
 // (which offline turns off) and budget left. Offline runs never escalate.
-func (d *Deps) cloudAvailable(s *WorkflowState) bool {
-	sup := d.Settings.Supervisors
-	return sup.Enabled && d.Supervisors != nil && budgetLeft(s, sup)
+func cloudAvailable(sup SupervisorSettings, jobs *supervisors.Jobs, s *WorkflowState) bool {
+	return sup.Enabled && jobs != nil && budgetLeft(s, sup)
 }
 
 func budgetLeft(s *WorkflowState, sup SupervisorSettings) bool {
@@ -46,12 +47,12 @@ func (d *Deps) resolveDispute(ctx context.Context, s WorkflowState, diff, code s
 	}
 	note := ""
 	if d.Settings.QA.Disputed == DisputeEscalate && !t.CloudReviewed {
-		if !d.cloudAvailable(&s) {
+		if !cloudAvailable(d.Settings.Supervisors, d.Supervisors, &s) {
 			note = "no cloud review: supervisors off, offline, or the budget is spent"
 		} else {
 			t.CloudReviewed = true
-			reply, resp, err := d.review(ctx, &s, filterDiff(diff, d.denied), changedCode(diff, tasksOf(d).readWorkFile, d.denied), RoleSupervisor, LabelCloudReview)
-			esc := d.escalation(EscCloudReview, t, resp)
+			reply, resp, err := d.review(ctx, &s, filterDiff(diff, d.Settings.denied), changedCode(diff, tasksOf(d).readWorkFile, d.Settings.denied), RoleSupervisor, LabelCloudReview)
+			esc := escalation(EscCloudReview, t, resp, d.now())
 			if err != nil {
 				if ctx.Err() != nil {
 					return s, ctx.Err()
@@ -92,9 +93,9 @@ func (d *Deps) resolveDispute(ctx context.Context, s WorkflowState, diff, code s
 	return s, nil
 }
 
-func (d *Deps) escalation(kind string, t *Task, resp llm.Response) Escalation {
+func escalation(kind string, t *Task, resp llm.Response, at time.Time) Escalation {
 	return Escalation{Kind: kind, TaskID: t.ID, Attempt: t.Attempt, PromptTokens: resp.Usage.PromptTokens,
-		CompletionTokens: resp.Usage.CompletionTokens, CostUSD: resp.Usage.CostUSD, At: d.now()}
+		CompletionTokens: resp.Usage.CompletionTokens, CostUSD: resp.Usage.CostUSD, At: at}
 }
 
 // filterDiff drops the files a cloud model must never see from a unified diff.

@@ -12,11 +12,11 @@ import (
 // countKnowledgeUse promotes provisional documents that guided enough tasks
 // without trouble (docs/knowledge.md "Lifecycle"). A failed task resets the
 // count of the documents it was given.
-func (d *Deps) countKnowledgeUse(ctx context.Context, s *WorkflowState, t *Task) {
+func (d afterTask) countKnowledgeUse(ctx context.Context, s *WorkflowState, t *Task) {
 	if len(t.KnowledgeInjected) == 0 || d.Settings.PromoteAfter <= 0 {
 		return
 	}
-	store, _, err := d.knowledgeStore()
+	store, _, err := openKnowledge(d.Work, d.Settings.KnowledgeDir)
 	if err != nil {
 		return
 	}

@@ -121,7 +121,7 @@ func (d *Deps) compose(ctx context.Context, c call) (llm.Request, error) {
 		if sh, err = d.sharedPrefix(ctx, c.State); err != nil {
 			return llm.Request{}, fmt.Errorf("compose %s prompt: %w", c.Label, err)
 		}
-		p, err = d.composeAfter(sh, c.Label, c.Data, budget, c.Sections)
+		p, err = composeAfter(d.Composer, sh, c.Label, c.Data, budget, c.Sections)
 	} else {
 		p, err = d.composePrompt(c.Label, c.Data, budget, c.Sections)
 	}
@@ -136,12 +136,12 @@ func (d *Deps) compose(ctx context.Context, c call) (llm.Request, error) {
 }
 
 // composeAfter composes label's prompt after the shared prefix sh.
-func (d *Deps) composeAfter(sh llm.Shared, label string, data any, budget int, sections []llm.Section) (llm.Prompt, error) {
-	instr, err := d.instructionsSection(label, data)
+func composeAfter(composer *llm.Composer, sh llm.Shared, label string, data any, budget int, sections []llm.Section) (llm.Prompt, error) {
+	instr, err := instructionsSection(composer, label, data)
 	if err != nil {
 		return llm.Prompt{}, fmt.Errorf("compose %s prompt: %w", label, err)
 	}
-	p, err := d.Composer.ComposeAfter(sh, label, data, budget, append(slices.Clip(sections), instr)...)
+	p, err := composer.ComposeAfter(sh, label, data, budget, append(slices.Clip(sections), instr)...)
 	if err != nil {
 		return llm.Prompt{}, fmt.Errorf("compose %s prompt: %w", label, err)
 	}
@@ -151,7 +151,7 @@ func (d *Deps) composeAfter(sh llm.Shared, label string, data any, budget int, s
 // composePrompt composes label's prompt from its template, data and the
 // context sections, closing with the template's instructions block.
 func (d *Deps) composePrompt(label string, data any, budget int, sections []llm.Section) (llm.Prompt, error) {
-	instr, err := d.instructionsSection(label, data)
+	instr, err := instructionsSection(d.Composer, label, data)
 	if err != nil {
 		return llm.Prompt{}, fmt.Errorf("compose %s prompt: %w", label, err)
 	}
@@ -230,17 +230,17 @@ func replyBudget(label string) int { return replyBudgets[label] }
 
 // plannerRole is the role that plans: the planner role when it has a model of
 // its own, the primary once a cloud planner's budget is spent.
-func (d *Deps) plannerRole(s *WorkflowState) string {
-	r := d.Settings.PlannerRole
-	if r == "" || (d.Settings.CloudPlanner && !budgetLeft(s, d.Settings.Supervisors)) {
+func (set Settings) plannerRole(s *WorkflowState) string {
+	r := set.PlannerRole
+	if r == "" || (set.CloudPlanner && !budgetLeft(s, set.Supervisors)) {
 		return RolePrimary
 	}
 	return r
 }
 
 // denied says whether a file must never leave the machine.
-func (d *Deps) denied(p string) bool {
-	return config.Supervisors{Deny: d.Settings.Supervisors.Deny}.Denies(p)
+func (set Settings) denied(p string) bool {
+	return config.Supervisors{Deny: set.Supervisors.Deny}.Denies(p)
 }
 
 // joinUserTurns makes consecutive user messages one: a small model read a

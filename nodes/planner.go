@@ -132,7 +132,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 		directivesSection(shown),
 		completedSection(&s),
 	}
-	c := call{Label: NodePlanner, Role: d.plannerRole(&s), Data: data, Sections: sections}
+	c := call{Label: NodePlanner, Role: d.Settings.plannerRole(&s), Data: data, Sections: sections}
 	reply, _, err := ask[plannerReply](ctx, d, &s, c)
 	if err != nil {
 		if !modelFault(err) {

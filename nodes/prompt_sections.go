@@ -45,13 +45,13 @@ func (d *Deps) knowledgeSection(ctx context.Context, s *WorkflowState) llm.Secti
 		sec.Body = "(knowledge injection is off: knowledge.budget_tokens is 0)"
 		return sec
 	}
-	store, problems, err := d.knowledgeStore()
+	store, problems, err := openKnowledge(d.Work, d.Settings.KnowledgeDir)
 	if err != nil {
 		events.Emit(ctx, events.Warning{Message: "knowledge store unreadable: " + err.Error()})
 		sec.Body = "(no project knowledge available)"
 		return sec
 	}
-	if len(problems) > 0 && d.noteOnce("knowledge_problems", problems[0].String()) {
+	if len(problems) > 0 && d.noted.once("knowledge_problems", problems[0].String()) {
 		events.Emit(ctx, events.KnowledgeProblems{Count: len(problems), First: problems[0].String()})
 	}
 	req := knowledge.SelectRequest{Budget: d.Settings.KnowledgeBudget}
@@ -61,7 +61,7 @@ func (d *Deps) knowledgeSection(ctx context.Context, s *WorkflowState) llm.Secti
 	}
 	sel := store.Select(req)
 	s.LastKnowledge = sel.Provisional
-	if len(sel.Omitted) > 0 && d.noteOnce("knowledge_omitted", fmt.Sprint(sel.Omitted)) {
+	if len(sel.Omitted) > 0 && d.noted.once("knowledge_omitted", fmt.Sprint(sel.Omitted)) {
 		events.Emit(ctx, events.KnowledgeOmitted{Omitted: omissions(sel.Omitted)})
 	}
 	if strings.TrimSpace(sel.Text) == "" {
@@ -161,8 +161,8 @@ func completedSection(s *WorkflowState) llm.Section {
 }
 
 // instructionsSection renders the role template's "instructions" block.
-func (d *Deps) instructionsSection(label string, data any) (llm.Section, error) {
-	body, err := d.Composer.Render(label, "instructions", data)
+func instructionsSection(composer *llm.Composer, label string, data any) (llm.Section, error) {
+	body, err := composer.Render(label, "instructions", data)
 	if err != nil {
 		return llm.Section{}, err
 	}

@@ -65,7 +65,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 		if replan {
 			sections = append(sections, completedSection(&s))
 		}
-		c := call{Label: NodeScope, Role: d.plannerRole(&s), Data: data, Sections: sections, Reply: scopeBounds(s.Remit).reply()}
+		c := call{Label: NodeScope, Role: d.Settings.plannerRole(&s), Data: data, Sections: sections, Reply: scopeBounds(s.Remit).reply()}
 		reply, _, err := ask[scopeReply](ctx, d, &s, c)
 		if err != nil {
 			if !modelFault(err) {

@@ -563,19 +563,19 @@ func TestSupKnowledgePromotion(t *testing.T) {
 	}
 	task := func(id string) *Task { return &Task{ID: id, Milestone: "m1", KnowledgeInjected: []string{p}} }
 
-	d.countKnowledgeUse(ctx, &s, task("t1"))
-	d.countKnowledgeUse(ctx, &s, task("t2"))
+	afterTaskOf(d).countKnowledgeUse(ctx, &s, task("t1"))
+	afterTaskOf(d).countKnowledgeUse(ctx, &s, task("t2"))
 	forgetKnowledgeUse(&s, task("t3")) // t3 failed with the doc in its prompt
 	if s.KnowledgeUses[p] != 0 || status() != knowledge.Provisional {
 		t.Fatalf("after a failure: uses %v, status %s", s.KnowledgeUses, status())
 	}
 	for _, id := range []string{"t4", "t5"} {
-		d.countKnowledgeUse(ctx, &s, task(id))
+		afterTaskOf(d).countKnowledgeUse(ctx, &s, task(id))
 	}
 	if status() != knowledge.Provisional {
 		t.Fatal("promoted before 3 clean uses in a row")
 	}
-	d.countKnowledgeUse(ctx, &s, task("t6"))
+	afterTaskOf(d).countKnowledgeUse(ctx, &s, task("t6"))
 	if status() != knowledge.Established {
 		t.Fatalf("not established after 3 clean uses (uses %v)", s.KnowledgeUses)
 	}

@@ -13,7 +13,7 @@ func (d *Deps) supervisors() *supervisors.Runner {
 		Jobs: d.Supervisors, Work: d.Work, Settings: d.Settings.Supervisors,
 		KnowledgeDir: d.Settings.KnowledgeDir, MaxCleanupDirectives: d.Settings.MaxCleanupDirectives,
 		DirectiveMaxAge: d.Settings.DirectiveMaxAge,
-		Compose:         d.composePrompt, Denied: d.denied, Now: d.now,
+		Compose:         d.composePrompt, Denied: d.Settings.denied, Now: d.now,
 	}
 }
 
