@@ -49,7 +49,7 @@ func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowSta
 	if diff, err := d.Work.Diff(ctx, t.StartCommit); err == nil && strings.TrimSpace(diff) != "" {
 		sections = append(sections, llm.Section{Title: prompts.SecLastDiff, Body: filterDiff(diff, d.Settings.denied), Priority: prompts.PrioContext})
 	}
-	if code := d.architectCode(t); code != "" {
+	if code := checksOf(d).architectCode(t); code != "" {
 		sections = append(sections, llm.Section{Title: prompts.SecCode, Body: code, Priority: prompts.PrioContext + 1})
 	}
 	reply, resp, err := ask[architectReply](ctx, d, &s, call{Label: LabelArchitect, Role: RoleSupervisor,
@@ -78,13 +78,13 @@ func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowSta
 
 // architectCode is the current content of the task's files (those that may
 // leave the machine), with line numbers.
-func (d *Deps) architectCode(t *Task) string {
+func (d checks) architectCode(t *Task) string {
 	var b strings.Builder
 	for _, p := range t.TargetFiles {
 		if d.Settings.denied(p) {
 			continue
 		}
-		src, err := tasksOf(d).readWorkFile(p)
+		src, err := d.readWorkFile(p)
 		if err != nil {
 			fmt.Fprintf(&b, "### %s\n(does not exist yet)\n", p)
 			continue
