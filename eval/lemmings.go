@@ -13,6 +13,7 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/runview"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -45,7 +46,7 @@ type Lemmings struct {
 
 // takeAttempted commits the exercise's solution files as the last failed
 // attempt left them, when it left any.
-func takeAttempted(ctx context.Context, a Attempt, failures []nodes.Failure) error {
+func takeAttempted(ctx context.Context, a Attempt, failures []runstate.Failure) error {
 	if len(failures) == 0 || failures[len(failures)-1].Attempted == "" {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/llm"
 )
@@ -26,7 +27,7 @@ const architectCodeChars = 20000
 // once a task has failed escalation.architect_after times. It answers false
 // when the architect is not due (or its call failed): the local planner then
 // re-plans as usual.
-func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowState, bool, error) {
+func (d *Deps) architectRound(ctx context.Context, s runstate.State) (runstate.State, bool, error) {
 	t := s.CurrentTask
 	n := d.Settings.ArchitectAfter
 	if t == nil || n <= 0 || t.Architect || t.Retries < n || !cloudAvailable(d.Settings.Supervisors, d.Supervisors, &s) {
@@ -53,32 +54,32 @@ func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowSta
 		sections = append(sections, llm.Section{Title: prompts.SecCode, Body: code, Priority: prompts.PrioContext + 1})
 	}
 	reply, resp, err := ask[architectReply](ctx, d, &s, call{Label: LabelArchitect, Role: RoleSupervisor,
-		Sections: sections, Budget: d.Settings.Budget(NodeImplementor)})
-	esc := escalation(EscArchitect, t, resp, d.now())
+		Sections: sections, Budget: d.Settings.Budget(runstate.NodeImplementor)})
+	esc := escalation(runstate.EscArchitect, t, resp, d.now())
 	esc.Attempt = t.Attempt + 1 // the attempt the instructions are for
 	if err != nil {
 		if ctx.Err() != nil {
 			return s, false, ctx.Err()
 		}
-		esc.Outcome, esc.Note = EscCallFailed, clip(err.Error(), 300)
+		esc.Outcome, esc.Note = runstate.EscCallFailed, clip(err.Error(), 300)
 		s.Escalations = append(s.Escalations, esc)
 		events.Emit(ctx, events.Warning{Message: "architect unavailable, the local planner re-plans: " + err.Error()})
 		return s, false, nil
 	}
-	esc.Outcome, esc.Note = EscPending, clip(reply.Diagnosis, 300)
+	esc.Outcome, esc.Note = runstate.EscPending, clip(reply.Diagnosis, 300)
 	s.Escalations = append(s.Escalations, esc)
 	t.Instructions = strings.TrimSpace(reply.Instructions)
 	if files := (&targetIndex{work: d.Work}).resolve(ctx, t.Title, reply.TargetFiles); len(files) > 0 {
 		t.TargetFiles = files
 	}
-	events.Emit(ctx, events.Escalation{EscKind: EscArchitect, Task: t.ID, Attempt: esc.Attempt, CostUSD: esc.CostUSD})
+	events.Emit(ctx, events.Escalation{EscKind: runstate.EscArchitect, Task: t.ID, Attempt: esc.Attempt, CostUSD: esc.CostUSD})
 	s.PlannerDecision = DecisionImplement
 	return tasksOf(d).prepareAttempt(s), true, nil
 }
 
 // architectCode is the current content of the task's files (those that may
 // leave the machine), with line numbers.
-func (d checks) architectCode(t *Task) string {
+func (d checks) architectCode(t *runstate.Task) string {
 	var b strings.Builder
 	for _, p := range t.TargetFiles {
 		if d.Settings.denied(p) {

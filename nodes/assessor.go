@@ -22,16 +22,16 @@ type assessorData struct {
 // at the end of each milestone, reading supervisor findings as evidence of
 // drift (docs/supervisors.md: a review due with the supervisors runs after
 // them).
-func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+func (d *Deps) Assessor(ctx context.Context, in runstate.State) (runstate.State, error) {
 	s := in.Clone()
 	reason := s.ReviewReason
 	s.ReviewReason = ""
 	s.TasksSinceLastReview = 0
-	if s.Phase == PhasePolish {
+	if s.Phase == runstate.PhasePolish {
 		return s, nil // polish work is reviewed by QA alone
 	}
 	if s.StopReason != "" || (d.Settings.MaxConsecutiveFailures > 0 && s.ConsecutiveFailures >= d.Settings.MaxConsecutiveFailures) {
-		s.Assessment = &Assessment{Verdict: "aligned", Reason: reason, Notes: "not assessed: the run is stopping"}
+		s.Assessment = &runstate.Assessment{Verdict: "aligned", Reason: reason, Notes: "not assessed: the run is stopping"}
 		return s, nil
 	}
 	m := s.ActiveMilestone()
@@ -41,7 +41,7 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 		if reason == "milestone" && m != nil {
 			advanceMilestone(&s)
 		}
-		s.Assessment = &Assessment{Verdict: "aligned", Reason: reason, Notes: "quick run: the gates and QA are the verdict"}
+		s.Assessment = &runstate.Assessment{Verdict: "aligned", Reason: reason, Notes: "quick run: the gates and QA are the verdict"}
 		if s.ActiveMilestone() == nil {
 			s.Assessment.Verdict = "all_done"
 		}
@@ -56,7 +56,7 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 		completedSection(&s),
 		{Title: prompts.SecFindings, Body: supervisorEvidence(&s), Priority: prompts.PrioKnowledge},
 	}
-	reply, _, err := ask[assessorReply](ctx, d, &s, call{Label: NodeAssessor, Data: data, Sections: sections})
+	reply, _, err := ask[assessorReply](ctx, d, &s, call{Label: runstate.NodeAssessor, Data: data, Sections: sections})
 	if err != nil {
 		if !modelFault(err) {
 			return s, err
@@ -66,7 +66,7 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 		events.Emit(ctx, events.Warning{Message: "assessment unusable, continuing as aligned: " + err.Error()})
 		reply = assessorReply{Verdict: "aligned", MilestoneComplete: true, Notes: "assessment unavailable"}
 	}
-	a := &Assessment{Verdict: reply.Verdict, Notes: reply.Notes, Reason: reason}
+	a := &runstate.Assessment{Verdict: reply.Verdict, Notes: reply.Notes, Reason: reason}
 	s.Assessment = a
 
 	if reason == "milestone" && m != nil {
@@ -75,7 +75,7 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 		} else {
 			for _, miss := range reply.Missing {
 				if strings.TrimSpace(miss) != "" && !containsPlanned(s.CarryForward, miss) {
-					s.CarryForward = append(s.CarryForward, PlannedTask{Title: clip(miss, 120), Instructions: "The Assessor found this missing from milestone " + m.ID + ": " + miss})
+					s.CarryForward = append(s.CarryForward, runstate.PlannedTask{Title: clip(miss, 120), Instructions: "The Assessor found this missing from milestone " + m.ID + ": " + miss})
 				}
 			}
 			if len(s.CarryForward) == 0 {
@@ -100,18 +100,18 @@ func (d *Deps) Assessor(ctx context.Context, in WorkflowState) (WorkflowState, e
 
 // advanceMilestone closes the current milestone and opens the next one with
 // its planned tasks.
-func advanceMilestone(s *WorkflowState) {
+func advanceMilestone(s *runstate.State) {
 	if m := s.ActiveMilestone(); m != nil {
-		m.Status = MilestoneDone
+		m.Status = runstate.MilestoneDone
 	}
 	s.CurrentMilestone++
 	if next := s.ActiveMilestone(); next != nil {
-		next.Status = MilestoneActive
+		next.Status = runstate.MilestoneActive
 		s.CarryForward = append(keepDirectiveTasks(s.CarryForward), next.Tasks...)
 	}
 }
 
-func supervisorEvidence(s *WorkflowState) string {
+func supervisorEvidence(s *runstate.State) string {
 	var b strings.Builder
 	start := max(0, len(s.SupervisorRunLog)-6)
 	for _, r := range s.SupervisorRunLog[start:] {

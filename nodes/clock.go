@@ -6,11 +6,13 @@ package nodes
 import (
 	"fmt"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // wallTimeLeft is what remains of limits.max_wall_time; limited is false
 // when the run has no limit (or has not started).
-func (d *Deps) wallTimeLeft(s *WorkflowState, now time.Time) (left time.Duration, limited bool) {
+func (d *Deps) wallTimeLeft(s *runstate.State, now time.Time) (left time.Duration, limited bool) {
 	if !d.WallDeadline.IsZero() {
 		return d.WallDeadline.Sub(now), true
 	}

@@ -48,14 +48,14 @@ func (d afterTask) refreshIndex(ctx context.Context) {
 // MarkComplete squashes the task's attempts into one commit on the run branch
 // and records it in the done list. Re-running it after a crash finds the commit
 // already made and does not make another.
-func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+func (d *Deps) MarkComplete(ctx context.Context, in runstate.State) (runstate.State, error) {
 	s := in.Clone()
 	t := s.CurrentTask
 	if t == nil {
 		return s, errors.New("mark_complete: no current task")
 	}
 	now := d.now()
-	entry := DoneEntry{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Attempts: t.Attempt, DirectiveID: t.DirectiveID, Polish: t.Polish, At: now,
+	entry := runstate.DoneEntry{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Attempts: t.Attempt, DirectiveID: t.DirectiveID, Polish: t.Polish, At: now,
 		Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria, TargetFiles: t.TargetFiles}
 	if s.PlannerDecision == DecisionSkip {
 		entry.QA = "skipped"
@@ -66,7 +66,7 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 	} else {
 		entry.QA = "passed"
 		if s.QA != nil && s.QA.Disputed {
-			entry.QA = QADisputed
+			entry.QA = runstate.QADisputed
 		}
 		sha, files, err := afterTaskOf(d).commitTask(ctx, &s, t)
 		if err != nil {
@@ -89,7 +89,7 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 		}
 	}
 	if t.DirectiveID != "" {
-		settleDirective(&s, t.DirectiveID, t.ID, FateCompleted, "task "+t.ID+" completed", now)
+		settleDirective(&s, t.DirectiveID, t.ID, runstate.FateCompleted, "task "+t.ID+" completed", now)
 	}
 	afterTaskOf(d).countKnowledgeUse(ctx, &s, t)
 	settleEscalations(&s, t.ID, true)
@@ -99,7 +99,7 @@ func (d *Deps) MarkComplete(ctx context.Context, in WorkflowState) (WorkflowStat
 }
 
 // commitTask turns the attempts' work-in-progress commits into one commit.
-func (d afterTask) commitTask(ctx context.Context, s *WorkflowState, t *Task) (string, []string, error) {
+func (d afterTask) commitTask(ctx context.Context, s *runstate.State, t *runstate.Task) (string, []string, error) {
 	// Idempotent on resume: the commit may already exist.
 	if log, err := d.Work.Log(ctx, t.StartCommit); err == nil {
 		for _, c := range log {
@@ -135,7 +135,7 @@ func (d afterTask) commitTask(ctx context.Context, s *WorkflowState, t *Task) (s
 // (no model call) in a quick run, or when pipeline.summaries is diff; else
 // the small local model writes it, and the implementor's own summary stands
 // in when it cannot answer.
-func (d *Deps) summarize(ctx context.Context, s *WorkflowState, t *Task, files []string) string {
+func (d *Deps) summarize(ctx context.Context, s *runstate.State, t *runstate.Task, files []string) string {
 	fallback := t.Title
 	if s.Implementation != nil && s.Implementation.Summary != "" {
 		fallback = s.Implementation.Summary
@@ -180,7 +180,7 @@ func diffSummary(said string, files []string) string {
 // MarkFailed abandons the task: the work tree returns to the task's start and
 // the failure is recorded with its reason. A task abort is a Design trigger and
 // pulls the supervisors forward.
-func (d *Deps) MarkFailed(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+func (d *Deps) MarkFailed(ctx context.Context, in runstate.State) (runstate.State, error) {
 	s := in.Clone()
 	t := s.CurrentTask
 	if t == nil {

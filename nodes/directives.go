@@ -20,7 +20,7 @@ const ignoredRoundsBeforeForcing = 2
 
 // orderedDirectives returns the directives not yet turned into tasks in the
 // order the planner must see them (runstate.OrderedDirectives).
-func orderedDirectives(pending []Directive, cleanupOnly bool) []Directive {
+func orderedDirectives(pending []runstate.Directive, cleanupOnly bool) []runstate.Directive {
 	return runstate.OrderedDirectives(pending, cleanupOnly)
 }
 
@@ -37,31 +37,31 @@ type DirectiveAnswer struct {
 // Directives the planner ignored stay pending; ignored too often, they become
 // tasks anyway. It returns the task that must run now because of a critical
 // directive, if any.
-func applyDirectiveAnswers(s *WorkflowState, shown []Directive, answers []DirectiveAnswer, chosen *PlannedTask, now time.Time) *PlannedTask {
+func applyDirectiveAnswers(s *runstate.State, shown []runstate.Directive, answers []DirectiveAnswer, chosen *runstate.PlannedTask, now time.Time) *runstate.PlannedTask {
 	byID := map[string]DirectiveAnswer{}
 	for _, a := range answers {
 		byID[a.ID] = a
 	}
-	var critical *PlannedTask
-	var front []PlannedTask // normal functional tasks, in the order shown
+	var critical *runstate.PlannedTask
+	var front []runstate.PlannedTask // normal functional tasks, in the order shown
 	for _, d := range shown {
 		a, ok := byID[d.ID]
 		fate := a.Fate
-		if !ok || (fate != FateTask && fate != FateHandled && fate != FateEscalated) {
-			if n := bumpIgnored(s, d.ID); n < ignoredRoundsBeforeForcing && d.Priority != PrioCritical {
+		if !ok || (fate != runstate.FateTask && fate != runstate.FateHandled && fate != runstate.FateEscalated) {
+			if n := bumpIgnored(s, d.ID); n < ignoredRoundsBeforeForcing && d.Priority != runstate.PrioCritical {
 				continue
 			}
-			fate, a.Note = FateForced, "planner did not address it; the orchestrator made it a task"
+			fate, a.Note = runstate.FateForced, "planner did not address it; the orchestrator made it a task"
 		}
 		switch fate {
-		case FateHandled, FateEscalated:
-			if fate == FateEscalated {
+		case runstate.FateHandled, runstate.FateEscalated:
+			if fate == runstate.FateEscalated {
 				s.EscalationContext = strings.TrimSpace(s.EscalationContext + "\nDirective " + d.ID + " (" + d.Source + ") escalated: " + d.Description + " — " + a.Note)
 			}
 			s.LogFate(d, fate, a.Note, now)
 			removeDirective(s, d.ID)
 		default: // task or forced
-			task := PlannedTask{
+			task := runstate.PlannedTask{
 				Title:        clip(d.Description, 120),
 				Instructions: directiveInstructions(d),
 				TargetFiles:  d.Files,
@@ -73,11 +73,11 @@ func applyDirectiveAnswers(s *WorkflowState, shown []Directive, answers []Direct
 			markDirectiveTask(s, d.ID, "planned")
 			s.LogFate(d, fate, a.Note, now)
 			switch {
-			case d.Priority == PrioCritical && critical == nil:
+			case d.Priority == runstate.PrioCritical && critical == nil:
 				critical = &task
 			case chosen != nil && chosen.DirectiveID == d.ID:
 				// the planner already made it the current task
-			case d.Priority == PrioCritical, d.Type == DirFunctional && d.Priority != PrioLow:
+			case d.Priority == runstate.PrioCritical, d.Type == runstate.DirFunctional && d.Priority != runstate.PrioLow:
 				// a second critical directive goes first in line, before normal functional work
 				front = append(front, task)
 			default:
@@ -91,7 +91,7 @@ func applyDirectiveAnswers(s *WorkflowState, shown []Directive, answers []Direct
 	return critical
 }
 
-func directiveInstructions(d Directive) string {
+func directiveInstructions(d runstate.Directive) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Address supervisor directive %s (%s, %s priority, from %s): %s", d.ID, d.Type, d.Priority, d.Source, d.Description)
 	if d.Rationale != "" {
@@ -103,7 +103,7 @@ func directiveInstructions(d Directive) string {
 	return b.String()
 }
 
-func bumpIgnored(s *WorkflowState, id string) int {
+func bumpIgnored(s *runstate.State, id string) int {
 	for i := range s.PendingDirectives {
 		if s.PendingDirectives[i].ID == id {
 			s.PendingDirectives[i].IgnoredRounds++
@@ -114,7 +114,7 @@ func bumpIgnored(s *WorkflowState, id string) int {
 }
 
 // markDirectiveTask notes that a task now carries the directive.
-func markDirectiveTask(s *WorkflowState, id, taskID string) {
+func markDirectiveTask(s *runstate.State, id, taskID string) {
 	for i := range s.PendingDirectives {
 		if s.PendingDirectives[i].ID == id {
 			s.PendingDirectives[i].TaskID = taskID
@@ -123,7 +123,7 @@ func markDirectiveTask(s *WorkflowState, id, taskID string) {
 }
 
 // settleDirective closes a directive when its task completes or fails.
-func settleDirective(s *WorkflowState, id, taskID, fate, note string, now time.Time) {
+func settleDirective(s *runstate.State, id, taskID, fate, note string, now time.Time) {
 	for _, d := range s.PendingDirectives {
 		if d.ID == id {
 			d.TaskID = taskID
@@ -134,8 +134,8 @@ func settleDirective(s *WorkflowState, id, taskID, fate, note string, now time.T
 	}
 }
 
-func removeDirective(s *WorkflowState, id string) {
-	s.PendingDirectives = slices.DeleteFunc(s.PendingDirectives, func(d Directive) bool { return d.ID == id })
+func removeDirective(s *runstate.State, id string) {
+	s.PendingDirectives = slices.DeleteFunc(s.PendingDirectives, func(d runstate.Directive) bool { return d.ID == id })
 }
 
 func normaliseChoice(v, def string, allowed ...string) string {

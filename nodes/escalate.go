@@ -11,6 +11,7 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // The labels the escalations' calls are accounted under.
@@ -21,17 +22,17 @@ const (
 
 // cloudAvailable says whether a task may get cloud help now: supervisors on
 // (which offline turns off) and budget left. Offline runs never escalate.
-func cloudAvailable(sup SupervisorSettings, jobs *supervisors.Jobs, s *WorkflowState) bool {
+func cloudAvailable(sup SupervisorSettings, jobs *supervisors.Jobs, s *runstate.State) bool {
 	return sup.Enabled && jobs != nil && budgetLeft(s, sup)
 }
 
-func budgetLeft(s *WorkflowState, sup SupervisorSettings) bool {
+func budgetLeft(s *runstate.State, sup SupervisorSettings) bool {
 	return sup.BudgetUSD > 0 && s.SupervisorSpendUSD < sup.BudgetUSD
 }
 
 // markDisputed flags an attempt whose diff the review already failed with the
 // gates passing: QA then resolves the dispute instead of calling it a loop.
-func (d *Deps) markDisputed(t *Task, diffHash string) {
+func (d *Deps) markDisputed(t *runstate.Task, diffHash string) {
 	t.Disputed = d.Settings.QA.Disputed != DisputeRetry && diffHash != "" && slices.Contains(t.ReviewFailedHashes, diffHash)
 }
 
@@ -39,7 +40,7 @@ func (d *Deps) markDisputed(t *Task, diffHash string) {
 // review already failed once: the cloud reviewer decides (qa.disputed:
 // escalate, when available), or the work is committed flagged "review
 // disputed". Passing work is never silently thrown away.
-func (d *Deps) resolveDispute(ctx context.Context, s WorkflowState, diff, code string) (WorkflowState, error) {
+func (d *Deps) resolveDispute(ctx context.Context, s runstate.State, diff, code string) (runstate.State, error) {
 	t, qa := s.CurrentTask, s.QA
 	events.Emit(ctx, events.ReviewDisputed{Task: t.ID, Attempt: t.Attempt, Policy: d.Settings.QA.Disputed})
 	if d.Settings.QA.Disputed == DisputeRetry {
@@ -52,25 +53,25 @@ func (d *Deps) resolveDispute(ctx context.Context, s WorkflowState, diff, code s
 		} else {
 			t.CloudReviewed = true
 			reply, resp, err := d.review(ctx, &s, filterDiff(diff, d.Settings.denied), changedCode(diff, tasksOf(d).readWorkFile, d.Settings.denied), RoleSupervisor, LabelCloudReview)
-			esc := escalation(EscCloudReview, t, resp, d.now())
+			esc := escalation(runstate.EscCloudReview, t, resp, d.now())
 			if err != nil {
 				if ctx.Err() != nil {
 					return s, ctx.Err()
 				}
-				esc.Outcome, esc.Note = EscCallFailed, clip(err.Error(), 300)
+				esc.Outcome, esc.Note = runstate.EscCallFailed, clip(err.Error(), 300)
 				s.Escalations = append(s.Escalations, esc)
 				note = "the cloud review failed: " + clip(err.Error(), 200)
 			} else {
 				qa.Reviewer = "cloud"
 				qa.Criteria, qa.Passed = judgeReview(t.AcceptanceCriteria, reply.Criteria, reviewEvidence{change: diff + "\n" + code, gates: qa.Gates, requireQuotes: d.Settings.QA.RequireQuotes})
-				events.Emit(ctx, events.Escalation{EscKind: EscCloudReview, Task: t.ID, Passed: &qa.Passed, CostUSD: esc.CostUSD})
+				events.Emit(ctx, events.Escalation{EscKind: runstate.EscCloudReview, Task: t.ID, Passed: &qa.Passed, CostUSD: esc.CostUSD})
 				if qa.Passed {
-					esc.Outcome = EscPassed
+					esc.Outcome = runstate.EscPassed
 					s.Escalations = append(s.Escalations, esc)
 					events.Emit(ctx, events.QA{Task: t.ID, Passed: true, Reviewer: "cloud"})
 					return s, nil
 				}
-				esc.Outcome = EscFailed
+				esc.Outcome = runstate.EscFailed
 				s.Escalations = append(s.Escalations, esc)
 				// The cloud agrees with the local review: the same diff again is a loop.
 				if s.Implementation != nil {
@@ -87,14 +88,14 @@ func (d *Deps) resolveDispute(ctx context.Context, s WorkflowState, diff, code s
 		why += "; " + note
 	}
 	qa.Feedback = "review disputed: " + why
-	s.Escalations = append(s.Escalations, Escalation{Kind: EscReviewDisputed, TaskID: t.ID, Attempt: t.Attempt, Outcome: EscCommitted, Note: why, At: d.now()})
+	s.Escalations = append(s.Escalations, runstate.Escalation{Kind: runstate.EscReviewDisputed, TaskID: t.ID, Attempt: t.Attempt, Outcome: runstate.EscCommitted, Note: why, At: d.now()})
 	s.Warnings = append(s.Warnings, fmt.Sprintf("task %s committed with its review disputed: %s", t.ID, why))
 	events.Emit(ctx, events.QA{Task: t.ID, Passed: true, Disputed: true})
 	return s, nil
 }
 
-func escalation(kind string, t *Task, resp llm.Response, at time.Time) Escalation {
-	return Escalation{Kind: kind, TaskID: t.ID, Attempt: t.Attempt, PromptTokens: resp.Usage.PromptTokens,
+func escalation(kind string, t *runstate.Task, resp llm.Response, at time.Time) runstate.Escalation {
+	return runstate.Escalation{Kind: kind, TaskID: t.ID, Attempt: t.Attempt, PromptTokens: resp.Usage.PromptTokens,
 		CompletionTokens: resp.Usage.CompletionTokens, CostUSD: resp.Usage.CostUSD, At: at}
 }
 

@@ -38,14 +38,14 @@ func checksOf(d *Deps) checks {
 // remain, the next of them starts (handled, with the state to go on with).
 // When no task of the milestone passed and none is planned, the run stops
 // with that reason. Otherwise the claim stands (handled false).
-func (d checks) overruleMilestoneClaim(ctx context.Context, s WorkflowState, reasoning string) (WorkflowState, bool, error) {
+func (d checks) overruleMilestoneClaim(ctx context.Context, s runstate.State, reasoning string) (runstate.State, bool, error) {
 	if t := s.CurrentTask; t != nil {
 		recordOverrule(ctx, &s, "planner", fmt.Sprintf("the planner declared the milestone done with task %s unfinished (attempt %d)", t.ID, t.Attempt), reasoning)
 		s.PlannerDecision = DecisionImplement
 		return d.prepareAttempt(s), true, nil
 	}
 	m := s.ActiveMilestone()
-	if m == nil || s.Phase == PhasePolish {
+	if m == nil || s.Phase == runstate.PhasePolish {
 		return s, false, nil
 	}
 	if n := len(s.CarryForward); n > 0 {
@@ -67,9 +67,9 @@ func (d checks) overruleMilestoneClaim(ctx context.Context, s WorkflowState, rea
 
 // milestoneTasks counts a milestone's tasks that passed (committed or
 // skipped as already satisfied) and failed.
-func milestoneTasks(s *WorkflowState, id string) (passed, failed int) {
+func milestoneTasks(s *runstate.State, id string) (passed, failed int) {
 	for _, e := range s.DoneList {
-		if e.Milestone == id && e.QA != QASplit {
+		if e.Milestone == id && e.QA != runstate.QASplit {
 			passed++
 		}
 	}
@@ -83,32 +83,32 @@ func milestoneTasks(s *WorkflowState, id string) (passed, failed int) {
 
 // recordOverrule keeps an overruled claim in the state (the report lists
 // them) and the event log.
-func recordOverrule(ctx context.Context, s *WorkflowState, who, why, reasoning string) {
+func recordOverrule(ctx context.Context, s *runstate.State, who, why, reasoning string) {
 	s.Overruled = append(s.Overruled, who+": "+why)
 	events.Emit(ctx, events.ClaimOverruled{Who: who, Why: why, Claim: textutil.Clip(reasoning, 300)})
 }
 
 // settleOutcome decides how a run that reached its end ended: stopped at a
 // limit, failed, or done — and done only with evidence, which it records.
-func (d checks) settleOutcome(ctx context.Context, s *WorkflowState) error {
+func (d checks) settleOutcome(ctx context.Context, s *runstate.State) error {
 	s.Evidence = ""
 	switch {
 	case s.StopReason != "":
 		s.Outcome = runstate.OutcomeOfStop(s.Stop())
 		return nil
 	case len(s.Milestones) == 0:
-		s.Outcome = OutcomeFailed
+		s.Outcome = runstate.OutcomeFailed
 		s.SetStop(runstate.FailureStop("the plan has no milestone"))
 		return nil
 	}
 	var open []string
 	for _, m := range s.Milestones {
-		if m.Status != MilestoneDone {
+		if m.Status != runstate.MilestoneDone {
 			open = append(open, m.ID)
 		}
 	}
 	if len(open) > 0 {
-		s.Outcome = OutcomeFailed
+		s.Outcome = runstate.OutcomeFailed
 		s.SetStop(runstate.FailureStop("milestone(s) " + strings.Join(open, ", ") + " not done"))
 		return nil
 	}
@@ -118,11 +118,11 @@ func (d checks) settleOutcome(ctx context.Context, s *WorkflowState) error {
 	}
 	if why != "" {
 		recordOverrule(ctx, s, "report", why, "every milestone was declared done")
-		s.Outcome = OutcomeFailed
+		s.Outcome = runstate.OutcomeFailed
 		s.SetStop(runstate.FailureStop(why))
 		return nil
 	}
-	s.Outcome, s.Evidence = OutcomeDone, evidence
+	s.Outcome, s.Evidence = runstate.OutcomeDone, evidence
 	events.Emit(ctx, events.Evidence{Evidence: evidence})
 	return nil
 }
@@ -131,7 +131,7 @@ func (d checks) settleOutcome(ctx context.Context, s *WorkflowState) error {
 // done did its work: at least one task done, and the gates passing on the
 // final tree (run again when the tree changed since the last task whose
 // gates passed). why says what is missing; evidence what was found.
-func (d checks) evidence(ctx context.Context, s *WorkflowState) (why, evidence string, err error) {
+func (d checks) evidence(ctx context.Context, s *runstate.State) (why, evidence string, err error) {
 	committed, skipped, last := 0, 0, ""
 	for _, e := range s.DoneList {
 		switch {

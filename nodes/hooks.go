@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // Hook is work that runs around the nodes, registered in one place
@@ -19,12 +20,12 @@ type Hook struct {
 	Name string
 	// Nodes limits the hook to these nodes (nil: every node).
 	Nodes  []string
-	Before func(ctx context.Context, node string, s *WorkflowState) error
-	After  func(ctx context.Context, node string, s *WorkflowState) error
+	Before func(ctx context.Context, node string, s *runstate.State) error
+	After  func(ctx context.Context, node string, s *runstate.State) error
 }
 
 // happen records a fact for the hooks around the node.
-func happen(s *WorkflowState, fact string) { s.Happened = append(s.Happened, fact) }
+func happen(s *runstate.State, fact string) { s.Happened = append(s.Happened, fact) }
 
 // hooks are every Hook of the workflow, in the order they run: the
 // workflow's own, then the caller's. The quick and the full pipeline share
@@ -36,14 +37,14 @@ func (d *Deps) hooks() []Hook {
 // around wraps a node in the hooks that apply to it. The facts the node
 // reported are cleared after the last After hook, so none reaches the
 // checkpoint.
-func around(name string, hooks []Hook, fn graph.NodeFunc[WorkflowState]) graph.NodeFunc[WorkflowState] {
+func around(name string, hooks []Hook, fn graph.NodeFunc[runstate.State]) graph.NodeFunc[runstate.State] {
 	var mine []Hook
 	for _, h := range hooks {
 		if h.Nodes == nil || slices.Contains(h.Nodes, name) {
 			mine = append(mine, h)
 		}
 	}
-	return func(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+	return func(ctx context.Context, in runstate.State) (runstate.State, error) {
 		s := in
 		for _, h := range mine {
 			if h.Before == nil {

@@ -92,24 +92,24 @@ func TestHooksRunAroundEveryNodeInOrder(t *testing.T) {
 	var trace []string
 	rec := func(name string) Hook {
 		return Hook{Name: name,
-			Before: func(_ context.Context, node string, s *WorkflowState) error {
+			Before: func(_ context.Context, node string, s *runstate.State) error {
 				trace = append(trace, name+" before "+node)
 				s.Warnings = append(s.Warnings, "seen by "+name)
 				return nil
 			},
-			After: func(_ context.Context, node string, s *WorkflowState) error {
+			After: func(_ context.Context, node string, s *runstate.State) error {
 				trace = append(trace, name+" after "+node+" "+strings.Join(s.Happened, ","))
 				return nil
 			}}
 	}
-	fn := around(NodeQA, []Hook{rec("a"), rec("b"), {Name: "elsewhere", Nodes: []string{NodePlanner},
-		After: func(context.Context, string, *WorkflowState) error { trace = append(trace, "wrong node"); return nil }}},
-		func(_ context.Context, s WorkflowState) (WorkflowState, error) {
+	fn := around(runstate.NodeQA, []Hook{rec("a"), rec("b"), {Name: "elsewhere", Nodes: []string{runstate.NodePlanner},
+		After: func(context.Context, string, *runstate.State) error { trace = append(trace, "wrong node"); return nil }}},
+		func(_ context.Context, s runstate.State) (runstate.State, error) {
 			trace = append(trace, "node sees "+strings.Join(s.Warnings, "; "))
 			happen(&s, runstate.HappenedQAFailed)
 			return s, nil
 		})
-	in := WorkflowState{}
+	in := runstate.State{}
 	out, err := fn(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -129,18 +129,20 @@ func TestHooksRunAroundEveryNodeInOrder(t *testing.T) {
 func TestAHookErrorFailsTheStepAndAPauseStillRunsTheAfterHooks(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("landing failed")
-	fn := around(NodePlanner, []Hook{{Name: "x", Before: func(context.Context, string, *WorkflowState) error { return boom }}},
-		func(context.Context, WorkflowState) (WorkflowState, error) {
+	fn := around(runstate.NodePlanner, []Hook{{Name: "x", Before: func(context.Context, string, *runstate.State) error { return boom }}},
+		func(context.Context, runstate.State) (runstate.State, error) {
 			t.Error("the node ran after its Before hook failed")
-			return WorkflowState{}, nil
+			return runstate.State{}, nil
 		})
-	if _, err := fn(context.Background(), WorkflowState{}); !errors.Is(err, boom) {
+	if _, err := fn(context.Background(), runstate.State{}); !errors.Is(err, boom) {
 		t.Errorf("err %v, want the hook's", err)
 	}
 	after := 0
-	fn = around(NodePlanner, []Hook{{Name: "y", After: func(context.Context, string, *WorkflowState) error { after++; return nil }}},
-		func(_ context.Context, s WorkflowState) (WorkflowState, error) { return s, graph.Interrupt("approve") })
-	if _, err := fn(context.Background(), WorkflowState{}); err == nil || after != 1 {
+	fn = around(runstate.NodePlanner, []Hook{{Name: "y", After: func(context.Context, string, *runstate.State) error { after++; return nil }}},
+		func(_ context.Context, s runstate.State) (runstate.State, error) {
+			return s, graph.Interrupt("approve")
+		})
+	if _, err := fn(context.Background(), runstate.State{}); err == nil || after != 1 {
 		t.Errorf("pause: err %v, after hooks %d; want the pause and one After", err, after)
 	}
 }

@@ -7,12 +7,13 @@ import (
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/knowledge"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // countKnowledgeUse promotes provisional documents that guided enough tasks
 // without trouble (docs/knowledge.md "Lifecycle"). A failed task resets the
 // count of the documents it was given.
-func (d afterTask) countKnowledgeUse(ctx context.Context, s *WorkflowState, t *Task) {
+func (d afterTask) countKnowledgeUse(ctx context.Context, s *runstate.State, t *runstate.Task) {
 	if len(t.KnowledgeInjected) == 0 || d.Settings.PromoteAfter <= 0 {
 		return
 	}
@@ -51,7 +52,7 @@ func (d afterTask) countKnowledgeUse(ctx context.Context, s *WorkflowState, t *T
 }
 
 // forgetKnowledgeUse resets the counts of documents a failed task was given.
-func forgetKnowledgeUse(s *WorkflowState, t *Task) {
+func forgetKnowledgeUse(s *runstate.State, t *runstate.Task) {
 	for p := range s.KnowledgeUses {
 		if slices.Contains(t.KnowledgeInjected, p) {
 			delete(s.KnowledgeUses, p)

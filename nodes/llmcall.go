@@ -11,6 +11,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // Model roles (config roles), distinct from the labels that name who asks.
@@ -47,12 +48,12 @@ type call struct {
 	Reply int
 	// State, when set, gives a local role's prompt the run's shared prefix
 	// (sharedPrefix); ask sets it.
-	State *WorkflowState
+	State *runstate.State
 }
 
 // ask composes the prompt, asks for a T and folds the usage into the state.
 // Usage is counted even when the answer is unusable: the tokens were spent.
-func ask[T any](ctx context.Context, d *Deps, s *WorkflowState, c call) (T, llm.Response, error) {
+func ask[T any](ctx context.Context, d *Deps, s *runstate.State, c call) (T, llm.Response, error) {
 	var zero T
 	if c.State == nil {
 		c.State = s
@@ -85,7 +86,7 @@ func ask[T any](ctx context.Context, d *Deps, s *WorkflowState, c call) (T, llm.
 // escalation, a disputed review, a cloud planner) is paid from the
 // supervisor budget. Usage is counted even when the answer is unusable: the
 // tokens were spent.
-func (d *Deps) account(ctx context.Context, s *WorkflowState, label, role string, resp llm.Response) {
+func (d *Deps) account(ctx context.Context, s *runstate.State, label, role string, resp llm.Response) {
 	s.AddUsage(label, totals(resp.Usage))
 	if resp.Usage.CostUSD > 0 && (role == RoleSupervisor || role == RolePlanner) {
 		supervisors.Spend(ctx, s, d.Settings.Supervisors.BudgetUSD, resp.Usage.CostUSD)
@@ -191,8 +192,8 @@ func emitCall(ctx context.Context, label string, resp llm.Response) {
 	})
 }
 
-func totals(u llm.Usage) UsageTotals {
-	return UsageTotals{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Elapsed: u.Elapsed}
+func totals(u llm.Usage) runstate.UsageTotals {
+	return runstate.UsageTotals{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Elapsed: u.Elapsed}
 }
 
 // modelFault says whether err is the model's failure to answer usefully (bad
@@ -215,13 +216,13 @@ func tooLarge(err error) bool {
 // its budget; a model that rambles inside the grammar is cut here, not after
 // thousands of tokens. A role's max_tokens caps them all.
 var replyBudgets = map[string]int{
-	NodeScope:       1536, // a few milestones of a few tasks (scopeBounds)
-	NodePlanner:     1280, // one task, a short carry-forward, the directives' fates
-	NodeImplementor: 384,  // one action; its code comes in a call of its own (codeReply)
-	NodeQA:          768,  // a verdict per criterion and the feedback
-	NodeAssessor:    512,
-	LabelSummarizer: 256,
-	LabelArchitect:  2048, // numbered edit instructions with the code to find
+	runstate.NodeScope:    1536, // a few milestones of a few tasks (scopeBounds)
+	runstate.NodePlanner:  1280, // one task, a short carry-forward, the directives' fates
+	NodeImplementor:       384,  // one action; its code comes in a call of its own (codeReply)
+	runstate.NodeQA:       768,  // a verdict per criterion and the feedback
+	runstate.NodeAssessor: 512,
+	LabelSummarizer:       256,
+	LabelArchitect:        2048, // numbered edit instructions with the code to find
 }
 
 // replyBudget is the reply budget of a structured call by label (0: the
@@ -230,7 +231,7 @@ func replyBudget(label string) int { return replyBudgets[label] }
 
 // plannerRole is the role that plans: the planner role when it has a model of
 // its own, the primary once a cloud planner's budget is spent.
-func (set Settings) plannerRole(s *WorkflowState) string {
+func (set Settings) plannerRole(s *runstate.State) string {
 	r := set.PlannerRole
 	if r == "" || (set.CloudPlanner && !budgetLeft(s, set.Supervisors)) {
 		return RolePrimary

@@ -7,11 +7,12 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/token"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // LoadPlan reads an operator plan (lemmings run --plan plan.yaml). A
 // syntax error shows the lines around it.
-func LoadPlan(path string) (*Plan, error) {
+func LoadPlan(path string) (*runstate.Plan, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
@@ -22,8 +23,8 @@ func LoadPlan(path string) (*Plan, error) {
 // ParsePlan checks an operator plan named path; with source false, an
 // error names the line and column but quotes none of the file (a plan
 // named by an MCP client could be any file the user can read).
-func ParsePlan(data []byte, path string, source bool) (*Plan, error) {
-	var p Plan
+func ParsePlan(data []byte, path string, source bool) (*runstate.Plan, error) {
+	var p runstate.Plan
 	if err := yaml.UnmarshalWithOptions(data, &p, yaml.Strict()); err != nil {
 		if !source {
 			return nil, fmt.Errorf("plan %s: not a plan (YAML error at %s); lemmings run --plan-example shows the format", path, yamlPosition(err))

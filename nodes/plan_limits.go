@@ -10,6 +10,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // A task a small local model can finish: few files, one behaviour, short
@@ -56,7 +57,7 @@ func taskProblems(t taskSpec, lim TaskLimits) []string {
 
 // planProblems checks the tasks a planner's answer proposes (an operator's
 // tasks are the operator's to size, and are not checked).
-func (d planning) planProblems(s *WorkflowState, r plannerReply) []string {
+func (d planning) planProblems(s *runstate.State, r plannerReply) []string {
 	lim := d.Settings.Tasks
 	var out []string
 	check := func(t taskSpec) {
@@ -85,7 +86,7 @@ func (d planning) planProblems(s *WorkflowState, r plannerReply) []string {
 
 // enforcePlanLimits sends a planner's answer that breaks the task limits
 // back once, then fits what is still over.
-func (d *Deps) enforcePlanLimits(ctx context.Context, s *WorkflowState, c call, r plannerReply) plannerReply {
+func (d *Deps) enforcePlanLimits(ctx context.Context, s *runstate.State, c call, r plannerReply) plannerReply {
 	r = resolvePlannerTargets(ctx, d.Work, sendBackOnce(ctx, d, s, c, r, func(r plannerReply) []string { return planningOf(d).planProblems(s, r) }))
 	if len(planningOf(d).planProblems(s, r)) == 0 {
 		return r
@@ -106,7 +107,7 @@ func (d *Deps) enforcePlanLimits(ctx context.Context, s *WorkflowState, c call, 
 }
 
 // operatorTask says whether title is an operator's task (theirs to size).
-func operatorTask(s *WorkflowState, title string) bool {
+func operatorTask(s *runstate.State, title string) bool {
 	if i := indexPlanned(s.CarryForward, title); i >= 0 && s.CarryForward[i].Operator {
 		return true
 	}
@@ -115,7 +116,7 @@ func operatorTask(s *WorkflowState, title string) bool {
 }
 
 // enforceScopeLimits does the same for the ScopeAgent's milestones.
-func (d *Deps) enforceScopeLimits(ctx context.Context, s *WorkflowState, c call, r scopeReply) scopeReply {
+func (d *Deps) enforceScopeLimits(ctx context.Context, s *runstate.State, c call, r scopeReply) scopeReply {
 	problems := func(r scopeReply) []string {
 		var out []string
 		for _, m := range r.Milestones {
@@ -234,7 +235,7 @@ func cutAtSentence(text string, n int) string {
 // the reasons are added as a follow-up turn of the same conversation. An
 // unusable second answer keeps the first; the caller fits whatever is still
 // over the limits.
-func sendBackOnce[T any](ctx context.Context, d *Deps, s *WorkflowState, c call, r T, problems func(T) []string) T {
+func sendBackOnce[T any](ctx context.Context, d *Deps, s *runstate.State, c call, r T, problems func(T) []string) T {
 	reasons := problems(r)
 	if len(reasons) == 0 {
 		return r

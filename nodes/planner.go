@@ -39,7 +39,7 @@ type planning struct {
 	checks
 	Search          Searcher
 	WallDeadline    time.Time
-	wallTimeLeft    func(s *WorkflowState, now time.Time) (time.Duration, bool)
+	wallTimeLeft    func(s *runstate.State, now time.Time) (time.Duration, bool)
 	wallTimeReached func() string
 }
 
@@ -52,7 +52,7 @@ func planningOf(d *Deps) planning {
 // one re-planned with QA's feedback), a skip, an abort, or the end of the
 // milestone. It also lands finished supervisor work and accounts for every
 // directive.
-func (d *Deps) TaskPlanner(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+func (d *Deps) TaskPlanner(ctx context.Context, in runstate.State) (runstate.State, error) {
 	s, err := d.plan(ctx, in)
 	if err != nil {
 		return s, err
@@ -65,7 +65,7 @@ func (d *Deps) TaskPlanner(ctx context.Context, in WorkflowState) (WorkflowState
 	return s, nil
 }
 
-func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+func (d *Deps) plan(ctx context.Context, in runstate.State) (runstate.State, error) {
 	s := in.Clone()
 	now := d.now()
 	s.PlannerDecision = ""
@@ -88,7 +88,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 			return s, nil
 		}
 	}
-	polish := s.Phase == PhasePolish
+	polish := s.Phase == runstate.PhasePolish
 	shown := orderedDirectives(s.PendingDirectives, polish)
 	// Polish is bounded: no new cleanup task once limits.polish_tasks is reached.
 	if polish && s.CurrentTask == nil && ((len(shown) == 0 && !hasPolishWork(&s)) || s.PolishTasks >= d.Settings.PolishTasks) {
@@ -132,7 +132,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 		directivesSection(shown),
 		completedSection(&s),
 	}
-	c := call{Label: NodePlanner, Role: d.Settings.plannerRole(&s), Data: data, Sections: sections}
+	c := call{Label: runstate.NodePlanner, Role: d.Settings.plannerRole(&s), Data: data, Sections: sections}
 	reply, _, err := ask[plannerReply](ctx, d, &s, c)
 	if err != nil {
 		if !modelFault(err) {
@@ -149,7 +149,7 @@ func (d *Deps) plan(ctx context.Context, in WorkflowState) (WorkflowState, error
 // task in progress counts a failed attempt, and too many in a row stop the run.
 // Its own error (a git failure starting the next task) fails the step, so the
 // task taken off the plan is not lost: the step runs again on resume.
-func (d planning) plannerFailed(ctx context.Context, s WorkflowState, err error) (WorkflowState, error) {
+func (d planning) plannerFailed(ctx context.Context, s runstate.State, err error) (runstate.State, error) {
 	s.PlannerFailures++
 	events.Emit(ctx, events.Warning{Message: "planner answer unusable: " + err.Error()})
 	if s.PlannerFailures >= maxPlannerFailures {
@@ -182,9 +182,9 @@ func (d planning) plannerFailed(ctx context.Context, s WorkflowState, err error)
 // applyPlan carries out the planner's answer: the plan and the directives'
 // fates first, then a critical directive, which pre-empts everything, or else
 // the planner's decision.
-func (d planning) applyPlan(ctx context.Context, s WorkflowState, r plannerReply, shown []Directive, now time.Time) (WorkflowState, error) {
+func (d planning) applyPlan(ctx context.Context, s runstate.State, r plannerReply, shown []runstate.Directive, now time.Time) (runstate.State, error) {
 	chosen := chosenTask(&s, r, shown)
-	if (s.Plan == nil || s.Phase == PhasePolish) && s.CurrentTask == nil {
+	if (s.Plan == nil || s.Phase == runstate.PhasePolish) && s.CurrentTask == nil {
 		d.updateCarryForward(ctx, &s, r.CarryForward)
 	}
 	if critical := applyDirectiveAnswers(&s, shown, r.Directives, chosen, now); critical != nil {
@@ -202,7 +202,7 @@ func (d planning) applyPlan(ctx context.Context, s WorkflowState, r plannerReply
 // chosenTask is the task the planner's answer names, if any, with what the
 // plan knew about it: its directive, and an operator's fixed acceptance
 // criteria.
-func chosenTask(s *WorkflowState, r plannerReply, shown []Directive) *PlannedTask {
+func chosenTask(s *runstate.State, r plannerReply, shown []runstate.Directive) *runstate.PlannedTask {
 	if r.Task == nil || strings.TrimSpace(r.Task.Title) == "" {
 		return nil
 	}
@@ -227,9 +227,9 @@ func chosenTask(s *WorkflowState, r plannerReply, shown []Directive) *PlannedTas
 
 // preempt starts a critical directive's task: the planner's choice and a task
 // in progress go back to the head of the plan.
-func (d taskWork) preempt(ctx context.Context, s WorkflowState, chosen *PlannedTask, critical PlannedTask) (WorkflowState, error) {
+func (d taskWork) preempt(ctx context.Context, s runstate.State, chosen *runstate.PlannedTask, critical runstate.PlannedTask) (runstate.State, error) {
 	if chosen != nil && chosen.DirectiveID != critical.DirectiveID && s.CurrentTask == nil {
-		s.CarryForward = append([]PlannedTask{*chosen}, dropPlanned(s.CarryForward, chosen.Title)...)
+		s.CarryForward = append([]runstate.PlannedTask{*chosen}, dropPlanned(s.CarryForward, chosen.Title)...)
 	}
 	if t := s.CurrentTask; t != nil {
 		// The interrupted task restarts later from its plan; its work in
@@ -237,7 +237,7 @@ func (d taskWork) preempt(ctx context.Context, s WorkflowState, chosen *PlannedT
 		if err := d.resetTo(ctx, t); err != nil {
 			return s, err
 		}
-		s.CarryForward = append([]PlannedTask{{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
+		s.CarryForward = append([]runstate.PlannedTask{{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
 			TargetFiles: t.TargetFiles, DirectiveID: t.DirectiveID, Operator: t.Operator, Placed: t.Placed}}, s.CarryForward...)
 		s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	}
@@ -247,7 +247,7 @@ func (d taskWork) preempt(ctx context.Context, s WorkflowState, chosen *PlannedT
 
 // decide carries out the planner's decision: implement (a new task or the
 // failed one re-planned), skip, abort, or the milestone done.
-func (d planning) decide(ctx context.Context, s WorkflowState, r plannerReply, chosen *PlannedTask) (WorkflowState, error) {
+func (d planning) decide(ctx context.Context, s runstate.State, r plannerReply, chosen *runstate.PlannedTask) (runstate.State, error) {
 	switch r.Decision {
 	case DecisionImplement:
 		if s.CurrentTask != nil { // re-plan of a failed attempt
@@ -311,7 +311,7 @@ func (d planning) decide(ctx context.Context, s WorkflowState, r plannerReply, c
 		if out, overruled, err := d.overruleMilestoneClaim(ctx, s, r.Reasoning); overruled || err != nil {
 			return out, err
 		}
-		if s.Phase == PhasePolish {
+		if s.Phase == runstate.PhasePolish {
 			s.PlannerDecision = DecisionPolishDone
 			return s, nil
 		}
@@ -321,7 +321,7 @@ func (d planning) decide(ctx context.Context, s WorkflowState, r plannerReply, c
 }
 
 // stopReason enforces the run's limits before any new work is planned.
-func (d planning) stopReason(s *WorkflowState, now time.Time) Stop {
+func (d planning) stopReason(s *runstate.State, now time.Time) runstate.Stop {
 	set := d.Settings
 	if s.StopReason != "" {
 		return s.Stop()
@@ -337,12 +337,12 @@ func (d planning) stopReason(s *WorkflowState, now time.Time) Stop {
 		// The model failing is not a limit the user set: the run failed.
 		return runstate.FailureStop(fmt.Sprintf("%d tasks failed in a row: the model cannot do this work as planned (limits.max_consecutive_failures)", s.ConsecutiveFailures))
 	}
-	return Stop{}
+	return runstate.Stop{}
 }
 
 // relatedCode asks the index where the next piece of work probably lives, so
 // the planner can name files without a tool loop of its own.
-func (d planning) relatedCode(ctx context.Context, s *WorkflowState) string {
+func (d planning) relatedCode(ctx context.Context, s *runstate.State) string {
 	if d.Search == nil {
 		return ""
 	}

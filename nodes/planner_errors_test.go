@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // A git failure while the planner takes the next task after an unusable
@@ -25,9 +27,9 @@ func TestPlannerFailureStartingTheNextTaskIsReturned(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(strings.TrimSpace(string(gitDir)), "HEAD"), []byte("not a ref\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := WorkflowState{RunID: "r1", Phase: PhaseExecute, NextTaskID: 1,
-		Milestones:   []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}},
-		CarryForward: []PlannedTask{{Title: "Add parser", AcceptanceCriteria: []string{"parses"}}},
+	s := runstate.State{RunID: "r1", Phase: runstate.PhaseExecute, NextTaskID: 1,
+		Milestones:   []runstate.Milestone{{ID: "m1", Goal: "g", Status: runstate.MilestoneActive}},
+		CarryForward: []runstate.PlannedTask{{Title: "Add parser", AcceptanceCriteria: []string{"parses"}}},
 	}
 	out, err := d.TaskPlanner(ctx, s)
 	if err == nil || !strings.Contains(err.Error(), "start task") {

@@ -14,6 +14,7 @@ import (
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -79,11 +80,11 @@ func TestACriticalDirectivePreemptsATaskInProgressWithoutTakingItsWork(t *testin
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := WorkflowState{RunID: "r1", Phase: PhaseExecute, NextTaskID: 1,
-		Milestones:        []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}},
-		CurrentTask:       &Task{ID: "t1", Milestone: "m1", Title: "Add parser", AcceptanceCriteria: []string{"parses"}, StartCommit: start, AttemptBase: start, Attempt: 1, Retries: 1, Feedback: "tests fail"},
-		Implementation:    &ImplResult{Status: ImplFinished, Commit: wip},
-		PendingDirectives: []Directive{{ID: "d1", Type: DirFunctional, Priority: PrioCritical, Source: supervisors.Design, Description: "Stop: the storage format is wrong"}},
+	s := runstate.State{RunID: "r1", Phase: runstate.PhaseExecute, NextTaskID: 1,
+		Milestones:        []runstate.Milestone{{ID: "m1", Goal: "g", Status: runstate.MilestoneActive}},
+		CurrentTask:       &runstate.Task{ID: "t1", Milestone: "m1", Title: "Add parser", AcceptanceCriteria: []string{"parses"}, StartCommit: start, AttemptBase: start, Attempt: 1, Retries: 1, Feedback: "tests fail"},
+		Implementation:    &runstate.ImplResult{Status: runstate.ImplFinished, Commit: wip},
+		PendingDirectives: []runstate.Directive{{ID: "d1", Type: runstate.DirFunctional, Priority: runstate.PrioCritical, Source: supervisors.Design, Description: "Stop: the storage format is wrong"}},
 	}
 	out, err := d.TaskPlanner(ctx, s)
 	if err != nil {
@@ -108,9 +109,9 @@ func TestASkipOrAbortOfATaskNeverStartedLeavesTheTreeAlone(t *testing.T) {
 	ctx := context.Background()
 	for _, decision := range []string{DecisionSkip, DecisionAbort} {
 		d, wt := plannerDeps(t, map[string]any{"decision": decision, "reasoning": "already there", "carry_forward": []any{}, "directives": []any{}})
-		s := WorkflowState{RunID: "r1", Phase: PhaseExecute, ReviewInterval: 5,
-			Milestones:   []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}},
-			CarryForward: []PlannedTask{{Title: "Add parser", AcceptanceCriteria: []string{"parses"}}}}
+		s := runstate.State{RunID: "r1", Phase: runstate.PhaseExecute, ReviewInterval: 5,
+			Milestones:   []runstate.Milestone{{ID: "m1", Goal: "g", Status: runstate.MilestoneActive}},
+			CarryForward: []runstate.PlannedTask{{Title: "Add parser", AcceptanceCriteria: []string{"parses"}}}}
 		s, err := d.TaskPlanner(ctx, s)
 		if err != nil || s.PlannerDecision != decision {
 			t.Fatalf("%s: planner %v %s", decision, err, s.PlannerDecision)
@@ -147,9 +148,9 @@ func TestAStoppedRunLeavesNoHalfTaskOnTheBranch(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Settings.MaxWallTime = time.Minute
-	s := WorkflowState{RunID: "r1", Phase: PhaseExecute, StartedAt: time.Now().Add(-time.Hour),
-		Milestones:  []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}},
-		CurrentTask: &Task{ID: "t1", Milestone: "m1", Title: "Half", StartCommit: start, AttemptBase: start, Attempt: 1}}
+	s := runstate.State{RunID: "r1", Phase: runstate.PhaseExecute, StartedAt: time.Now().Add(-time.Hour),
+		Milestones:  []runstate.Milestone{{ID: "m1", Goal: "g", Status: runstate.MilestoneActive}},
+		CurrentTask: &runstate.Task{ID: "t1", Milestone: "m1", Title: "Half", StartCommit: start, AttemptBase: start, Attempt: 1}}
 	out, err := d.TaskPlanner(ctx, s)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 	"github.com/lemmings-dev/lemmings/workspace/splice"
 )
@@ -41,7 +42,7 @@ func TestNoPromptExampleNamesWhatTheTaskAndRepositoryDoNot(t *testing.T) {
 	}
 	samples := PromptSamples()
 	for _, role := range c.Roles() {
-		if role == NodeImplementor {
+		if role == runstate.NodeImplementor {
 			continue // composed for real below: its samples name sample files on purpose
 		}
 		for _, data := range samples[role] {

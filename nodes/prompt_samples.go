@@ -1,6 +1,9 @@
 package nodes
 
-import "github.com/lemmings-dev/lemmings/nodes/supervisors"
+import (
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
+	"github.com/lemmings-dev/lemmings/runstate"
+)
 
 // PromptSamples returns, for each prompt template, samples of the data the
 // workflow executes it with: every field empty, then every field set (so
@@ -14,18 +17,18 @@ func PromptSamples() map[string][]any {
 	jsonTools, _ := toolDocsFor(false, implExamples{})
 	sup := supervisors.PromptSamples()
 	return map[string][]any{
-		NodeScope: {scopeData{}, scopeData{Remit: "remit", Feedback: "feedback", MaxFiles: 2, MaxChars: 600}},
-		NodePlanner: {plannerData{}, plannerData{MilestoneID: "M1", Polish: true, Feedback: "feedback", TaskTitle: "task",
+		runstate.NodeScope: {scopeData{}, scopeData{Remit: "remit", Feedback: "feedback", MaxFiles: 2, MaxChars: 600}},
+		runstate.NodePlanner: {plannerData{}, plannerData{MilestoneID: "M1", Polish: true, Feedback: "feedback", TaskTitle: "task",
 			Attempt: 2, MaxAttempts: 3, Approval: "reason", MaxFiles: 2, MaxChars: 600, CanSplit: true}},
-		NodeImplementor:          {implData{Tools: jsonTools}, implData{Text: true, Tools: tools, Ex: ex}, implData{Text: true, Direct: true}},
-		NodeImplementor + "_cli": {nil},
-		NodeQA:                   {nil},
-		NodeAssessor:             {assessorData{}, assessorData{Reason: "milestone", MilestoneID: "M1", Tasks: 3}, assessorData{Reason: "failure"}},
-		LabelArchitect:           {nil},
-		"summarizer":             {nil},
-		LabelShared:              {nil},
-		supervisors.CodeStyle:    sup,
-		supervisors.Design:       sup,
-		supervisors.Internaliser: sup,
+		NodeImplementor:                   {implData{Tools: jsonTools}, implData{Text: true, Tools: tools, Ex: ex}, implData{Text: true, Direct: true}},
+		runstate.NodeImplementor + "_cli": {nil},
+		runstate.NodeQA:                   {nil},
+		runstate.NodeAssessor:             {assessorData{}, assessorData{Reason: "milestone", MilestoneID: "M1", Tasks: 3}, assessorData{Reason: "failure"}},
+		LabelArchitect:                    {nil},
+		"summarizer":                      {nil},
+		LabelShared:                       {nil},
+		supervisors.CodeStyle:             sup,
+		supervisors.Design:                sup,
+		supervisors.Internaliser:          sup,
 	}
 }

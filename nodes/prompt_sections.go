@@ -8,6 +8,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
@@ -24,11 +25,11 @@ const LabelShared = "shared"
 // so the server's prompt cache serves this part across role switches; it
 // changes only when the ScopeAgent plans again or the knowledge for the
 // milestone changes.
-func (d *Deps) sharedPrefix(ctx context.Context, s *WorkflowState) (llm.Shared, error) {
+func (d *Deps) sharedPrefix(ctx context.Context, s *runstate.State) (llm.Shared, error) {
 	return d.Composer.Shared(d.Settings.Budget(LabelShared), projectContextSection(s), d.knowledgeSection(ctx, s))
 }
 
-func projectContextSection(s *WorkflowState) llm.Section {
+func projectContextSection(s *runstate.State) llm.Section {
 	body := "Remit: " + s.Remit
 	if s.ProjectContext != "" {
 		body += "\n\n" + s.ProjectContext
@@ -39,7 +40,7 @@ func projectContextSection(s *WorkflowState) llm.Section {
 // knowledgeSection selects the docs for the current milestone within the
 // knowledge budget, records provisional docs the task will be judged on, and
 // logs what was left out.
-func (d *Deps) knowledgeSection(ctx context.Context, s *WorkflowState) llm.Section {
+func (d *Deps) knowledgeSection(ctx context.Context, s *runstate.State) llm.Section {
 	sec := llm.Section{Title: prompts.SecProjectKnowledge, Priority: prompts.PrioKnowledge}
 	if d.Settings.KnowledgeBudget <= 0 {
 		sec.Body = "(knowledge injection is off: knowledge.budget_tokens is 0)"
@@ -72,7 +73,7 @@ func (d *Deps) knowledgeSection(ctx context.Context, s *WorkflowState) llm.Secti
 	return sec
 }
 
-func milestoneSection(s *WorkflowState) llm.Section {
+func milestoneSection(s *runstate.State) llm.Section {
 	var b strings.Builder
 	if m := s.ActiveMilestone(); m != nil {
 		fmt.Fprintf(&b, "Milestone %s (%d of %d): %s\n", m.ID, s.CurrentMilestone+1, len(s.Milestones), m.Goal)
@@ -111,7 +112,7 @@ func writeTask(b *strings.Builder, instructions string, criteria, files []string
 	}
 }
 
-func directivesSection(shown []Directive) llm.Section {
+func directivesSection(shown []runstate.Directive) llm.Section {
 	if len(shown) == 0 {
 		return llm.Section{Title: prompts.SecDirectives, Body: "(none)", Required: true}
 	}
@@ -124,7 +125,7 @@ func directivesSection(shown []Directive) llm.Section {
 
 // directiveLine is how a directive reads in a prompt: id, priority, type,
 // source, what to do, why and where.
-func directiveLine(d Directive) string {
+func directiveLine(d runstate.Directive) string {
 	out := fmt.Sprintf("[%s] %s %s from %s: %s", d.ID, strings.ToUpper(d.Priority), d.Type, d.Source, d.Description)
 	if d.Rationale != "" {
 		out += " (why: " + d.Rationale + ")"
@@ -137,7 +138,7 @@ func directiveLine(d Directive) string {
 
 // completedSection lists finished work, newest first, so packing cuts the
 // oldest history first.
-func completedSection(s *WorkflowState) llm.Section {
+func completedSection(s *runstate.State) llm.Section {
 	var b strings.Builder
 	if len(s.DoneList) == 0 && len(s.Failures) == 0 {
 		b.WriteString("(nothing yet)")

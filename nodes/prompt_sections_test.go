@@ -20,18 +20,18 @@ func TestPlannerPromptStaysWithinBudgetAsTheRunGrows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := WorkflowState{Remit: "grow", Milestones: []Milestone{{ID: "m1", Goal: "many tasks", Status: MilestoneActive}},
-		PendingDirectives: []Directive{{ID: "d7", Type: DirCleanup, Priority: PrioLow, Source: supervisors.CodeStyle, Description: "rename the helpers"}}}
+	s := runstate.State{Remit: "grow", Milestones: []runstate.Milestone{{ID: "m1", Goal: "many tasks", Status: runstate.MilestoneActive}},
+		PendingDirectives: []runstate.Directive{{ID: "d7", Type: runstate.DirCleanup, Priority: runstate.PrioLow, Source: supervisors.CodeStyle, Description: "rename the helpers"}}}
 	for i := 1; i <= 400; i++ {
-		s.DoneList = append(s.DoneList, DoneEntry{TaskID: fmt.Sprintf("t%d", i), Milestone: "m1", Title: fmt.Sprintf("task number %d", i),
+		s.DoneList = append(s.DoneList, runstate.DoneEntry{TaskID: fmt.Sprintf("t%d", i), Milestone: "m1", Title: fmt.Sprintf("task number %d", i),
 			Summary: strings.Repeat("changed things carefully ", 8), QA: "passed", Files: []string{"a.go", "b.go"}, At: time.Now()})
 	}
-	instr, err := c.Render(NodePlanner, "instructions", plannerData{MilestoneID: "m1"})
+	instr, err := c.Render(runstate.NodePlanner, "instructions", plannerData{MilestoneID: "m1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	budget := DefaultSettings().Budget(NodePlanner)
-	p, err := c.Compose(NodePlanner, plannerData{}, budget,
+	budget := DefaultSettings().Budget(runstate.NodePlanner)
+	p, err := c.Compose(runstate.NodePlanner, plannerData{}, budget,
 		projectContextSection(&s),
 		llm.Section{Title: prompts.SecProjectKnowledge, Body: "(none)", Priority: prompts.PrioKnowledge},
 		milestoneSection(&s), directivesSection(orderedDirectives(s.PendingDirectives, false)), completedSection(&s),
@@ -61,19 +61,19 @@ func TestLimitsStopTheRunBeforeNewWork(t *testing.T) {
 	d := &Deps{Settings: DefaultSettings()}
 	d.Settings.MaxTasks = 3
 	now := time.Now()
-	if r := planningOf(d).stopReason(&WorkflowState{TasksCompleted: 2, TasksFailed: 1}, now); r.Kind != runstate.StopLimit || r.Key != "limits.max_tasks" || !strings.Contains(r.Reason, "max_tasks") {
+	if r := planningOf(d).stopReason(&runstate.State{TasksCompleted: 2, TasksFailed: 1}, now); r.Kind != runstate.StopLimit || r.Key != "limits.max_tasks" || !strings.Contains(r.Reason, "max_tasks") {
 		t.Errorf("max tasks: %+v", r)
 	}
-	if r := planningOf(d).stopReason(&WorkflowState{TasksCompleted: 2, TasksFailed: 1, CurrentTask: &Task{}}, now); !r.IsZero() {
+	if r := planningOf(d).stopReason(&runstate.State{TasksCompleted: 2, TasksFailed: 1, CurrentTask: &runstate.Task{}}, now); !r.IsZero() {
 		t.Errorf("a task in progress finishes before the limit applies: %+v", r)
 	}
-	if r := planningOf(d).stopReason(&WorkflowState{StartedAt: now.Add(-5 * time.Hour)}, now); r.Kind != runstate.StopLimit || r.Key != "limits.max_wall_time" {
+	if r := planningOf(d).stopReason(&runstate.State{StartedAt: now.Add(-5 * time.Hour)}, now); r.Kind != runstate.StopLimit || r.Key != "limits.max_wall_time" {
 		t.Errorf("wall time: %+v", r)
 	}
-	if r := planningOf(d).stopReason(&WorkflowState{ConsecutiveFailures: 3}, now); r.Kind != runstate.StopFailure || !strings.Contains(r.Reason, "in a row") {
+	if r := planningOf(d).stopReason(&runstate.State{ConsecutiveFailures: 3}, now); r.Kind != runstate.StopFailure || !strings.Contains(r.Reason, "in a row") {
 		t.Errorf("circuit breaker: %+v", r)
 	}
-	if r := planningOf(d).stopReason(&WorkflowState{}, now); !r.IsZero() {
+	if r := planningOf(d).stopReason(&runstate.State{}, now); !r.IsZero() {
 		t.Errorf("a fresh run must not stop: %+v", r)
 	}
 }

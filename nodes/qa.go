@@ -17,7 +17,7 @@ import (
 
 // qaGates runs the gates, or takes the results of the implementor's own run
 // when they all passed on exactly the tree QA judges (same diff hash).
-func (d checks) qaGates(ctx context.Context, impl *ImplResult) []workspace.GateResult {
+func (d checks) qaGates(ctx context.Context, impl *runstate.ImplResult) []workspace.GateResult {
 	if impl != nil && impl.GatesDiffHash != "" && impl.GatesDiffHash == impl.DiffHash && len(impl.Gates) == len(d.Gates) {
 		out := make([]workspace.GateResult, 0, len(impl.Gates))
 		for i, g := range impl.Gates {
@@ -35,20 +35,20 @@ func (d checks) qaGates(ctx context.Context, impl *ImplResult) []workspace.GateR
 // QA judges one attempt. The orchestrator runs the gates itself; only when
 // they pass does a model review the change against each acceptance
 // criterion, quoting the change as evidence. Workers never judge themselves.
-func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+func (d *Deps) QA(ctx context.Context, in runstate.State) (runstate.State, error) {
 	s := in.Clone()
 	t := s.CurrentTask
 	if t == nil {
 		return s, errors.New("qa: no current task")
 	}
-	qa := &QAResult{}
+	qa := &runstate.QAResult{}
 	s.QA = qa
 	results := checksOf(d).qaGates(ctx, s.Implementation)
 	if err := ctx.Err(); err != nil {
 		return s, err
 	}
 	for _, r := range results {
-		qa.Gates = append(qa.Gates, GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, TimedOut: r.TimedOut, Duration: r.Duration, Output: r.Output})
+		qa.Gates = append(qa.Gates, runstate.GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, TimedOut: r.TimedOut, Duration: r.Duration, Output: r.Output})
 		events.Emit(ctx, events.Gate{Task: t.ID, Gate: r.Name, Passed: r.Passed, ExitCode: r.ExitCode, MS: r.Duration.Milliseconds()})
 		if !r.Passed {
 			return qaFailed(ctx, s, r.Failure()), nil
@@ -78,7 +78,7 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 		events.Emit(ctx, events.QA{Task: t.ID, Passed: true, By: "checks"})
 		return s, nil
 	}
-	reply, _, err := d.review(ctx, &s, diff, code, RolePrimary, NodeQA)
+	reply, _, err := d.review(ctx, &s, diff, code, RolePrimary, runstate.NodeQA)
 	if err != nil {
 		if !modelFault(err) {
 			return s, err
@@ -103,7 +103,7 @@ func (d *Deps) QA(ctx context.Context, in WorkflowState) (WorkflowState, error) 
 // review asks a model (the local primary, or the cloud for a disputed
 // review) to judge the change against each acceptance criterion, seeing the
 // changed functions whole as well as the diff.
-func (d *Deps) review(ctx context.Context, s *WorkflowState, diff, code, role, label string) (qaReply, llm.Response, error) {
+func (d *Deps) review(ctx context.Context, s *runstate.State, diff, code, role, label string) (qaReply, llm.Response, error) {
 	t := s.CurrentTask
 	var crit strings.Builder
 	for i, c := range t.AcceptanceCriteria {
@@ -120,7 +120,7 @@ func (d *Deps) review(ctx context.Context, s *WorkflowState, diff, code, role, l
 	}
 	// The template is the QA one; the label keeps cloud reviews apart in the accounting.
 	reply := min(256+200*len(t.AcceptanceCriteria), 2048) // a verdict per criterion, and feedback
-	req, err := d.compose(ctx, call{Label: NodeQA, Role: role, Sections: sections, State: s, Reply: reply})
+	req, err := d.compose(ctx, call{Label: runstate.NodeQA, Role: role, Sections: sections, State: s, Reply: reply})
 	if err != nil {
 		return qaReply{}, llm.Response{}, err
 	}
@@ -141,7 +141,7 @@ func (d taskWork) readWorkFile(p string) (string, error) {
 	return string(b), err
 }
 
-func qaFailed(ctx context.Context, s WorkflowState, feedback string) WorkflowState {
+func qaFailed(ctx context.Context, s runstate.State, feedback string) runstate.State {
 	t := s.CurrentTask
 	s.QA.Passed = false
 	s.QA.Feedback = feedback
@@ -152,7 +152,7 @@ func qaFailed(ctx context.Context, s WorkflowState, feedback string) WorkflowSta
 	return s
 }
 
-func gateSummary(gs []GateOutcome) string {
+func gateSummary(gs []runstate.GateOutcome) string {
 	if len(gs) == 0 {
 		return "(no gates)"
 	}

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // reviewEvidence is what a reviewer's verdicts are checked against: the text
@@ -14,7 +16,7 @@ type reviewEvidence struct {
 	// added is the text the diff adds (its + lines): what a critAdds
 	// criterion is checked against.
 	added         string
-	gates         []GateOutcome
+	gates         []runstate.GateOutcome
 	requireQuotes bool
 }
 
@@ -34,7 +36,7 @@ func checkedWithoutModel(criteria []string, ev reviewEvidence) bool {
 
 // judgeCriteria matches verdicts to criteria without checking quotes: a
 // criterion the reviewer did not mention is not met.
-func judgeCriteria(criteria []string, verdicts []criterionVerdict) ([]CriterionResult, bool) {
+func judgeCriteria(criteria []string, verdicts []criterionVerdict) ([]runstate.CriterionResult, bool) {
 	return judgeReview(criteria, verdicts, reviewEvidence{})
 }
 
@@ -43,13 +45,13 @@ func judgeCriteria(criteria []string, verdicts []criterionVerdict) ([]CriterionR
 // met only when the reviewer says so and, with requireQuotes, quotes a line
 // of the change that shows it. A verdict that quotes nothing from the change
 // is not evidence.
-func judgeReview(criteria []string, verdicts []criterionVerdict, ev reviewEvidence) ([]CriterionResult, bool) {
+func judgeReview(criteria []string, verdicts []criterionVerdict, ev reviewEvidence) ([]runstate.CriterionResult, bool) {
 	matched := matchVerdicts(criteria, verdicts)
 	hay := normQuote(stripDiffMarkers(ev.change))
-	out := make([]CriterionResult, len(criteria))
+	out := make([]runstate.CriterionResult, len(criteria))
 	pass := len(criteria) > 0
 	for i, c := range criteria {
-		r := CriterionResult{Criterion: c, Evidence: "not assessed by the reviewer"}
+		r := runstate.CriterionResult{Criterion: c, Evidence: "not assessed by the reviewer"}
 		v := matched[i]
 		lit, isLit := addedLiteral(c)
 		switch gates, ok := gateChecks(c, ev.gates); {
@@ -130,7 +132,7 @@ var gatePhrase = regexp.MustCompile(`(?i)\b(?:tests?|test suite|build|builds|com
 // gateChecks says whether the gates decide this criterion: every gate passed
 // and the criterion names a gate, its command, or only asks that the tests or
 // build pass.
-func gateChecks(criterion string, gates []GateOutcome) (string, bool) {
+func gateChecks(criterion string, gates []runstate.GateOutcome) (string, bool) {
 	if len(gates) == 0 {
 		return "", false
 	}
@@ -192,7 +194,7 @@ func normQuote(s string) string {
 }
 
 // unmetFeedback lists the criteria not met with their evidence.
-func unmetFeedback(results []CriterionResult) string {
+func unmetFeedback(results []runstate.CriterionResult) string {
 	var b strings.Builder
 	for i, c := range results {
 		if !c.Met {

@@ -3,6 +3,8 @@ package nodes
 import (
 	"strings"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 const evDiff = `diff --git a/stats.go b/stats.go
@@ -49,7 +51,7 @@ func TestAMetCriterionNeedsAQuoteFromTheChange(t *testing.T) {
 
 func TestGatesDecideTheCriteriaTheyCheck(t *testing.T) {
 	t.Parallel()
-	passed := []GateOutcome{{Name: "test", Command: "go test ./...", Passed: true}}
+	passed := []runstate.GateOutcome{{Name: "test", Command: "go test ./...", Passed: true}}
 	crit := []string{"go test ./... passes", "Mean divides as floats"}
 	// The reviewer wrongly fails the test criterion and proves the other.
 	vs := []criterionVerdict{
@@ -60,14 +62,14 @@ func TestGatesDecideTheCriteriaTheyCheck(t *testing.T) {
 	if !ok || res[0].By != "gates" || res[1].By != "reviewer" {
 		t.Errorf("the test gate decides the first, the quote the second: %v %+v", ok, res)
 	}
-	failed := []GateOutcome{{Name: "test", Command: "go test ./...", Passed: false}}
+	failed := []runstate.GateOutcome{{Name: "test", Command: "go test ./...", Passed: false}}
 	if res, _ := judgeReview(crit, vs, reviewEvidence{change: evDiff, gates: failed, requireQuotes: true}); res[0].Met {
 		t.Error("a failed gate proves nothing")
 	}
 	if _, ok := gateChecks("TopWords returns the most frequent words", passed); ok {
 		t.Error("a behaviour is for the reviewer, not the gates")
 	}
-	if _, ok := gateChecks("the lint gate is green", []GateOutcome{{Name: "lint", Command: "golangci-lint run", Passed: true}}); !ok {
+	if _, ok := gateChecks("the lint gate is green", []runstate.GateOutcome{{Name: "lint", Command: "golangci-lint run", Passed: true}}); !ok {
 		t.Error("a criterion naming a gate is the gate's")
 	}
 }

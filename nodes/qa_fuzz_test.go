@@ -3,6 +3,8 @@ package nodes
 import (
 	"strings"
 	"testing"
+
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // FuzzJudgeReview: a reviewer's answer is untrusted; no verdict, quote or
@@ -15,7 +17,7 @@ func FuzzJudgeReview(f *testing.F) {
 		crits := strings.Split(crit, "|")
 		vs := []criterionVerdict{{Number: num, Criterion: vcrit, Met: met, Quote: quote, Evidence: evidence}}
 		res, pass := judgeReview(crits, vs, reviewEvidence{change: change, requireQuotes: true,
-			gates: []GateOutcome{{Name: "test", Command: "go test ./...", Passed: true}}})
+			gates: []runstate.GateOutcome{{Name: "test", Command: "go test ./...", Passed: true}}})
 		if len(res) != len(crits) {
 			t.Fatalf("%d results for %d criteria", len(res), len(crits))
 		}

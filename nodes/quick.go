@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -175,7 +176,7 @@ func (sh remitShape) quick() (bool, string) {
 
 // choosePipeline decides the run's shape before the first plan, and places a
 // quick remit: the files its one task works on, found by lemmings.
-func (d quickPath) choosePipeline(ctx context.Context, s *WorkflowState) placement {
+func (d quickPath) choosePipeline(ctx context.Context, s *runstate.State) placement {
 	if s.Plan == nil && d.Settings.Pipeline.Mode != PipelineQuick {
 		if p := d.listPlan(ctx, s.Remit); p != nil {
 			s.Plan = p
@@ -219,8 +220,8 @@ func placeable(sh remitShape) bool {
 
 // quickMilestone is the one milestone of a quick run: the remit as one task,
 // on the files lemmings placed it in (the tests that pin it shown beside).
-func (d quickPath) quickMilestone(s *WorkflowState, p placement) Milestone {
-	t := PlannedTask{Title: quickTitle(s.Remit),
+func (d quickPath) quickMilestone(s *runstate.State, p placement) runstate.Milestone {
+	t := runstate.PlannedTask{Title: quickTitle(s.Remit),
 		Instructions: "Carry out the remit (PROJECT CONTEXT): all of it is this one task."}
 	for _, f := range p.Change {
 		if len(t.TargetFiles) < quickMaxFiles {
@@ -238,7 +239,7 @@ func (d quickPath) quickMilestone(s *WorkflowState, p placement) Milestone {
 		// passing is the evidence, as when the remit says so.
 		t.AcceptanceCriteria = t.AcceptanceCriteria[:len(t.AcceptanceCriteria)-1]
 	}
-	return Milestone{ID: "m1", Goal: clip(s.Remit, 300), Status: MilestonePending, Tasks: []PlannedTask{t}}
+	return runstate.Milestone{ID: "m1", Goal: clip(s.Remit, 300), Status: runstate.MilestonePending, Tasks: []runstate.PlannedTask{t}}
 }
 
 // quickTitle is the remit's first sentence, short.
@@ -350,12 +351,12 @@ func (d quickPath) anyFileHas(files []string, text string) bool {
 
 // planQuick is the planner's round in a quick run, without a model call:
 // start the task, try it again with the feedback, escalate, or finish.
-func (d quickPath) planQuick(ctx context.Context, s WorkflowState) (WorkflowState, error) {
+func (d quickPath) planQuick(ctx context.Context, s runstate.State) (runstate.State, error) {
 	t := s.CurrentTask
 	if t == nil {
 		return d.takeNext(ctx, s)
 	}
-	blocked := s.Implementation != nil && (s.Implementation.Status == ImplBlocked || s.Implementation.Status == ImplQuestion)
+	blocked := s.Implementation != nil && (s.Implementation.Status == runstate.ImplBlocked || s.Implementation.Status == runstate.ImplQuestion)
 	attempts := d.Settings.Pipeline.QuickAttempts
 	if !blocked && (attempts <= 0 || t.Attempt < attempts) {
 		if t.Retries > d.Settings.MaxRetries {
@@ -384,7 +385,7 @@ func (d quickPath) planQuick(ctx context.Context, s WorkflowState) (WorkflowStat
 // escalateQuick hands a quick run that turned out larger to the full
 // pipeline: the quick attempts are undone, what they learned goes to the
 // ScopeAgent, which plans the remit as it would have from the start.
-func (d quickPath) escalateQuick(ctx context.Context, s WorkflowState, blocked bool) (WorkflowState, error) {
+func (d quickPath) escalateQuick(ctx context.Context, s runstate.State, blocked bool) (runstate.State, error) {
 	t := s.CurrentTask
 	if err := d.resetTo(ctx, t); err != nil {
 		return s, fmt.Errorf("escalate the quick run: %w", err)
@@ -398,7 +399,7 @@ func (d quickPath) escalateQuick(ctx context.Context, s WorkflowState, blocked b
 	s.Quick = false
 	s.PipelineReason = "escalated: " + why
 	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
-	s.CarryForward = slices.DeleteFunc(s.CarryForward, func(p PlannedTask) bool { return p.DirectiveID == "" })
+	s.CarryForward = slices.DeleteFunc(s.CarryForward, func(p runstate.PlannedTask) bool { return p.DirectiveID == "" })
 	s.PlannerDecision = DecisionRescope
 	return s, nil
 }

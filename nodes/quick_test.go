@@ -10,6 +10,7 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -107,7 +108,7 @@ func TestQuickCriteriaAreWhatLemmingsCanCheck(t *testing.T) {
 // criterion, and fails a change that does not add the text the remit asked for.
 func TestQADecidesWithoutAModelWhenTheChecksCoverEveryCriterion(t *testing.T) {
 	t.Parallel()
-	gates := []GateOutcome{{Name: "test", Command: "go test ./...", Passed: true}}
+	gates := []runstate.GateOutcome{{Name: "test", Command: "go test ./...", Passed: true}}
 	crit := []string{critGates, critAdds + `"Hello, Lemmings"`}
 	diff := "--- a/hello.go\n+++ b/hello.go\n@@\n-\treturn \"Hello, World\"\n+\treturn \"Hello, Lemmings\"\n"
 	ev := reviewEvidence{change: diff, added: addedText(diff), gates: gates, requireQuotes: true}
@@ -137,11 +138,11 @@ func TestEveryLocalRoleSharesThePromptPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &Deps{Composer: c, Settings: DefaultSettings(), Work: testRepo(t, map[string]string{"README.md": "# demo\n"})}
-	s := &WorkflowState{Remit: "do it", ProjectContext: "Repository files:\n.: README.md",
-		Milestones: []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}}}
+	s := &runstate.State{Remit: "do it", ProjectContext: "Repository files:\n.: README.md",
+		Milestones: []runstate.Milestone{{ID: "m1", Goal: "g", Status: runstate.MilestoneActive}}}
 	ctx := context.Background()
 	var sent []string
-	for _, label := range []string{NodeScope, NodePlanner, NodeImplementor, NodeQA, NodeAssessor} {
+	for _, label := range []string{runstate.NodeScope, runstate.NodePlanner, runstate.NodeImplementor, runstate.NodeQA, runstate.NodeAssessor} {
 		req, err := d.compose(ctx, call{Label: label, State: s, Data: roleData(label), Sections: []llm.Section{{Title: "X", Body: label, Required: true}}})
 		if err != nil {
 			t.Fatalf("%s: %v", label, err)
@@ -171,13 +172,13 @@ func TestEveryLocalRoleSharesThePromptPrefix(t *testing.T) {
 
 func roleData(label string) any {
 	switch label {
-	case NodeScope:
+	case runstate.NodeScope:
 		return scopeData{Remit: "do it", MaxFiles: 2, MaxChars: 600}
-	case NodePlanner:
+	case runstate.NodePlanner:
 		return plannerData{MilestoneID: "m1"}
-	case NodeImplementor:
+	case runstate.NodeImplementor:
 		return implData{Text: true}
-	case NodeAssessor:
+	case runstate.NodeAssessor:
 		return assessorData{Reason: "interval"}
 	}
 	return nil
@@ -189,7 +190,7 @@ func TestTheScopeSchemaIsSizedToTheRemit(t *testing.T) {
 	t.Parallel()
 	d := &Deps{Settings: DefaultSettings()}
 	bound := func(remit string) (ms, tasks, instr float64, crit map[string]any) {
-		raw, err := schemaFor[scopeReply](d, &WorkflowState{Remit: remit})
+		raw, err := schemaFor[scopeReply](d, &runstate.State{Remit: remit})
 		if err != nil {
 			t.Fatal(err)
 		}

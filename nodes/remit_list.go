@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // Bounds of a list lemmings plans itself: past them the ScopeAgent cuts it.
@@ -113,15 +114,15 @@ func checkOnly(item string) bool {
 
 // listPlan is the plan of a list remit: one milestone, a task per item,
 // each placed by lemmings. Nil when the remit is not such a list.
-func (d quickPath) listPlan(ctx context.Context, remit string) *Plan {
+func (d quickPath) listPlan(ctx context.Context, remit string) *runstate.Plan {
 	intro, items := remitItems(remit)
 	if len(items) == 0 {
 		return nil
 	}
-	m := PlanMilestone{Goal: clip(firstNonEmpty(intro, remit), 300)}
+	m := runstate.PlanMilestone{Goal: clip(firstNonEmpty(intro, remit), 300)}
 	seen := map[string]bool{}
 	for i, item := range items {
-		t := PlannedTask{Title: quickTitle(item)}
+		t := runstate.PlannedTask{Title: quickTitle(item)}
 		if seen[strings.ToLower(t.Title)] {
 			t.Title = clip(fmt.Sprintf("%s (item %d)", t.Title, i+1), 120)
 		}
@@ -147,5 +148,5 @@ func (d quickPath) listPlan(ctx context.Context, remit string) *Plan {
 		t.AcceptanceCriteria = d.quickCriteria(item, t.TargetFiles)
 		m.Tasks = append(m.Tasks, t)
 	}
-	return &Plan{Milestones: []PlanMilestone{m}}
+	return &runstate.Plan{Milestones: []runstate.PlanMilestone{m}}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -70,7 +71,7 @@ func TestAListRemitIsPlannedATaskPerItemWithoutAModel(t *testing.T) {
 			Work: testRepo(t, map[string]string{"go.mod": "module example.com/textstats\n\ngo 1.22\n", "textstats.go": textstatsGo,
 				"textstats_test.go": "package textstats\n\nimport \"testing\"\n\nfunc TestMean(t *testing.T) {\n\tif MeanWordLength(\"go is fun\") != 7.0/3 {\n\t\tt.Fatal(\"mean\")\n\t}\n}\n",
 				"cmd/main.go":       "package main\n\nfunc main() {}\n"})}
-		s, err := d.ScopeAgent(context.Background(), WorkflowState{Remit: threeChanges})
+		s, err := d.ScopeAgent(context.Background(), runstate.State{Remit: threeChanges})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +102,7 @@ func TestAListRemitUnderQuickStaysOneTask(t *testing.T) {
 	st := DefaultSettings()
 	st.Pipeline.Mode = PipelineQuick
 	d := &Deps{Settings: st, Sandbox: sandboxWith(t), Work: testRepo(t, map[string]string{"textstats.go": textstatsGo})}
-	s, err := d.ScopeAgent(context.Background(), WorkflowState{Remit: threeChanges})
+	s, err := d.ScopeAgent(context.Background(), runstate.State{Remit: threeChanges})
 	if err != nil {
 		t.Fatal(err)
 	}

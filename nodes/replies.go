@@ -4,7 +4,10 @@ package nodes
 // generated from these types; bounds (maxLength, maxItems, enum) keep weak or
 // noisy models from rambling until the context runs out.
 
-import "github.com/invopop/jsonschema"
+import (
+	"github.com/invopop/jsonschema"
+	"github.com/lemmings-dev/lemmings/runstate"
+)
 
 type taskSpec struct {
 	Title              string   `json:"title" jsonschema:"minLength=1,maxLength=120"`
@@ -13,8 +16,8 @@ type taskSpec struct {
 	TargetFiles        []string `json:"target_files,omitempty" jsonschema:"maxItems=4,items.maxLength=200"`
 }
 
-func (t taskSpec) planned() PlannedTask {
-	return PlannedTask{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria, TargetFiles: t.TargetFiles}
+func (t taskSpec) planned() runstate.PlannedTask {
+	return runstate.PlannedTask{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria, TargetFiles: t.TargetFiles}
 }
 
 type milestoneSpec struct {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // itemBounds are the maxLength of the strings in a list, by the list's name:
@@ -42,7 +43,7 @@ func (b scopeLimits) reply() int {
 
 // schemaFor is the JSON schema of T for one call: the type's own, with the
 // bounds of this remit and the task limits.
-func schemaFor[T any](d *Deps, s *WorkflowState) (json.RawMessage, error) {
+func schemaFor[T any](d *Deps, s *runstate.State) (json.RawMessage, error) {
 	raw, err := llm.SchemaFor[T]()
 	if err != nil {
 		return nil, err

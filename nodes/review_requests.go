@@ -140,7 +140,7 @@ func clearReviewFlag(store *knowledge.Store, r ReviewRequest) error {
 }
 
 // applyReviews runs ApplyReviews at a task boundary of the workflow.
-func (d steering) applyReviews(ctx context.Context, s *WorkflowState) {
+func (d steering) applyReviews(ctx context.Context, s *runstate.State) {
 	if d.RunDir == "" || d.Work == nil || s.CurrentTask != nil {
 		return
 	}

@@ -1,6 +1,9 @@
 package nodes
 
-import "github.com/lemmings-dev/lemmings/nodes/supervisors"
+import (
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
+	"github.com/lemmings-dev/lemmings/runstate"
+)
 
 // Planner decisions (WorkflowState.PlannerDecision).
 const (
@@ -16,120 +19,120 @@ const (
 // Routers are pure functions of the state so they can be tested alone; the
 // nodes put every fact a router needs into the state first.
 
-func routeAfterScope(s WorkflowState, set Settings) string {
+func routeAfterScope(s runstate.State, set Settings) string {
 	if len(s.Milestones) == 0 {
-		return NodeReport
+		return runstate.NodeReport
 	}
 	if len(supervisors.DueNow(s, set.Supervisors)) > 0 { // a re-plan is a Design trigger
-		return NodeSupervisors
+		return runstate.NodeSupervisors
 	}
-	return NodePlanner
+	return runstate.NodePlanner
 }
 
-func routeAfterPlanner(s WorkflowState, set Settings) string {
+func routeAfterPlanner(s runstate.State, set Settings) string {
 	switch s.PlannerDecision {
 	case DecisionImplement:
-		return NodeImplementor
+		return runstate.NodeImplementor
 	case DecisionSkip:
-		return NodeComplete
+		return runstate.NodeComplete
 	case DecisionAbort:
-		return NodeFailed
+		return runstate.NodeFailed
 	case DecisionMilestoneDone:
 		return toAssessor(s, set)
 	case DecisionPolishDone:
-		return NodePolish
+		return runstate.NodePolish
 	case DecisionRescope:
-		return NodeScope
+		return runstate.NodeScope
 	default: // DecisionStop and anything unexpected end the run with a report
-		return NodeReport
+		return runstate.NodeReport
 	}
 }
 
 // routeAfterImplementor sends a finished attempt to QA; an attempt that ended
 // blocked, looping or exhausted goes back to the planner (or fails the task
 // when its retries are spent).
-func routeAfterImplementor(s WorkflowState, maxRetries int) string {
+func routeAfterImplementor(s runstate.State, maxRetries int) string {
 	if s.Implementation != nil && s.Implementation.Status == "finished" {
-		return NodeQA
+		return runstate.NodeQA
 	}
 	if s.CurrentTask != nil && s.CurrentTask.Retries > maxRetries {
-		return NodeFailed
+		return runstate.NodeFailed
 	}
-	return NodePlanner
+	return runstate.NodePlanner
 }
 
-func routeAfterQA(s WorkflowState, maxRetries int) string {
+func routeAfterQA(s runstate.State, maxRetries int) string {
 	if s.QA != nil && s.QA.Passed {
-		return NodeComplete
+		return runstate.NodeComplete
 	}
 	if s.CurrentTask != nil && s.CurrentTask.Retries > maxRetries {
-		return NodeFailed
+		return runstate.NodeFailed
 	}
-	return NodePlanner
+	return runstate.NodePlanner
 }
 
-func routeAfterComplete(s WorkflowState, set Settings) string {
-	if s.Phase == PhasePolish {
-		return NodePlanner
+func routeAfterComplete(s runstate.State, set Settings) string {
+	if s.Phase == runstate.PhasePolish {
+		return runstate.NodePlanner
 	}
 	if len(supervisors.DueNow(s, set.Supervisors)) > 0 {
-		return NodeSupervisors // supervisors first, so the Assessor sees their findings
+		return runstate.NodeSupervisors // supervisors first, so the Assessor sees their findings
 	}
 	if reviewDue(s) {
-		return NodeAssessor
+		return runstate.NodeAssessor
 	}
-	return NodePlanner
+	return runstate.NodePlanner
 }
 
 // routeAfterFailed: a task abort is a Design trigger and +1.0 urgency, so the
 // supervisors usually run before the Assessor looks at the failure.
-func routeAfterFailed(s WorkflowState, set Settings) string {
+func routeAfterFailed(s runstate.State, set Settings) string {
 	return toAssessor(s, set)
 }
 
 // toAssessor goes to the Assessor through the supervisors when they are due.
-func toAssessor(s WorkflowState, set Settings) string {
+func toAssessor(s runstate.State, set Settings) string {
 	if len(supervisors.DueNow(s, set.Supervisors)) > 0 {
-		return NodeSupervisors
+		return runstate.NodeSupervisors
 	}
-	return NodeAssessor
+	return runstate.NodeAssessor
 }
 
-func routeAfterSupervisors(s WorkflowState) string {
+func routeAfterSupervisors(s runstate.State) string {
 	if reviewDue(s) {
-		return NodeAssessor
+		return runstate.NodeAssessor
 	}
-	return NodePlanner
+	return runstate.NodePlanner
 }
 
-func routeAfterAssessor(s WorkflowState, set Settings) string {
-	if s.Phase == PhasePolish {
-		return NodePolish
+func routeAfterAssessor(s runstate.State, set Settings) string {
+	if s.Phase == runstate.PhasePolish {
+		return runstate.NodePolish
 	}
 	if s.Assessment == nil {
-		return NodePlanner
+		return runstate.NodePlanner
 	}
 	switch s.Assessment.Verdict {
 	case "all_done":
-		return NodePolish
+		return runstate.NodePolish
 	case "major_divergence":
 		if s.ScopeRounds < set.MaxScopeRounds {
-			return NodeScope
+			return runstate.NodeScope
 		}
-		return NodePlanner
+		return runstate.NodePlanner
 	default:
-		return NodePlanner
+		return runstate.NodePlanner
 	}
 }
 
-func routeAfterPolish(s WorkflowState) string {
-	if s.Phase == PhasePolish {
-		return NodePlanner
+func routeAfterPolish(s runstate.State) string {
+	if s.Phase == runstate.PhasePolish {
+		return runstate.NodePlanner
 	}
-	return NodeReport
+	return runstate.NodeReport
 }
 
 // reviewDue says whether the Assessor must run after this task.
-func reviewDue(s WorkflowState) bool {
+func reviewDue(s runstate.State) bool {
 	return s.ReviewReason != ""
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 func TestRoutingFollowsTheDesignTopology(t *testing.T) {
@@ -11,42 +12,42 @@ func TestRoutingFollowsTheDesignTopology(t *testing.T) {
 	set := DefaultSettings()
 	set.Supervisors.Enabled = false
 	withSup := DefaultSettings()
-	task := func(retries int) *Task { return &Task{ID: "t1", Retries: retries} }
+	task := func(retries int) *runstate.Task { return &runstate.Task{ID: "t1", Retries: retries} }
 
 	cases := []struct {
 		name string
 		got  string
 		want string
 	}{
-		{"scope with milestones goes to the planner", routeAfterScope(WorkflowState{Milestones: []Milestone{{ID: "m1"}}}, set), NodePlanner},
-		{"scope without milestones ends with a report", routeAfterScope(WorkflowState{}, set), NodeReport},
-		{"a re-plan is a design trigger: supervisors first", routeAfterScope(WorkflowState{Phase: PhaseExecute, Milestones: []Milestone{{ID: "m1"}}, PendingTriggers: []string{supervisors.TriggerScopeReplan}}, withSup), NodeSupervisors},
-		{"planner implement goes to the implementor", routeAfterPlanner(WorkflowState{PlannerDecision: DecisionImplement}, set), NodeImplementor},
-		{"planner skip goes to mark_complete", routeAfterPlanner(WorkflowState{PlannerDecision: DecisionSkip}, set), NodeComplete},
-		{"planner abort goes to mark_failed", routeAfterPlanner(WorkflowState{PlannerDecision: DecisionAbort}, set), NodeFailed},
-		{"milestone done goes to the assessor", routeAfterPlanner(WorkflowState{PlannerDecision: DecisionMilestoneDone}, set), NodeAssessor},
-		{"milestone done with supervisors due goes through them first", routeAfterPlanner(WorkflowState{Phase: PhaseExecute, PlannerDecision: DecisionMilestoneDone, PendingTriggers: []string{supervisors.TriggerMilestoneComplete}}, withSup), NodeSupervisors},
-		{"a stop ends with the report", routeAfterPlanner(WorkflowState{PlannerDecision: DecisionStop}, set), NodeReport},
-		{"an unknown decision never crashes: report", routeAfterPlanner(WorkflowState{PlannerDecision: "weird"}, set), NodeReport},
-		{"a finished attempt goes to QA", routeAfterImplementor(WorkflowState{Implementation: &ImplResult{Status: ImplFinished}, CurrentTask: task(0)}, 3), NodeQA},
-		{"a blocked attempt goes back to the planner", routeAfterImplementor(WorkflowState{Implementation: &ImplResult{Status: ImplBlocked}, CurrentTask: task(1)}, 3), NodePlanner},
-		{"a looping attempt past the retries fails the task", routeAfterImplementor(WorkflowState{Implementation: &ImplResult{Status: ImplLoop}, CurrentTask: task(4)}, 3), NodeFailed},
-		{"QA pass goes to mark_complete", routeAfterQA(WorkflowState{QA: &QAResult{Passed: true}, CurrentTask: task(0)}, 3), NodeComplete},
-		{"QA fail goes back to the planner with feedback", routeAfterQA(WorkflowState{QA: &QAResult{}, CurrentTask: task(1)}, 3), NodePlanner},
-		{"QA fail at max retries fails the task", routeAfterQA(WorkflowState{QA: &QAResult{}, CurrentTask: task(4)}, 3), NodeFailed},
-		{"mark_complete continues planning", routeAfterComplete(WorkflowState{Phase: PhaseExecute}, set), NodePlanner},
-		{"mark_complete with a review due goes to the assessor", routeAfterComplete(WorkflowState{Phase: PhaseExecute, ReviewReason: "interval"}, set), NodeAssessor},
-		{"supervisors and review both due: supervisors first", routeAfterComplete(WorkflowState{Phase: PhaseExecute, ReviewReason: "interval", SupervisorUrgency: 1}, withSup), NodeSupervisors},
-		{"supervisors then the assessor when a review is due", routeAfterSupervisors(WorkflowState{ReviewReason: "interval"}), NodeAssessor},
-		{"supervisors then the planner otherwise", routeAfterSupervisors(WorkflowState{}), NodePlanner},
-		{"mark_failed goes to the assessor", routeAfterFailed(WorkflowState{Phase: PhaseExecute}, set), NodeAssessor},
-		{"assessor aligned goes to the planner", routeAfterAssessor(WorkflowState{Assessment: &Assessment{Verdict: "aligned"}}, set), NodePlanner},
-		{"assessor major divergence re-scopes", routeAfterAssessor(WorkflowState{Assessment: &Assessment{Verdict: "major_divergence"}}, set), NodeScope},
-		{"re-scoping is bounded", routeAfterAssessor(WorkflowState{ScopeRounds: 2, Assessment: &Assessment{Verdict: "major_divergence"}}, set), NodePlanner},
-		{"assessor all done goes to polish", routeAfterAssessor(WorkflowState{Assessment: &Assessment{Verdict: "all_done"}}, set), NodePolish},
-		{"polish with work goes to the planner", routeAfterPolish(WorkflowState{Phase: PhasePolish}), NodePlanner},
-		{"polish done goes to the report", routeAfterPolish(WorkflowState{Phase: PhaseDone}), NodeReport},
-		{"in polish, mark_complete never starts supervisors", routeAfterComplete(WorkflowState{Phase: PhasePolish, SupervisorUrgency: 5}, withSup), NodePlanner},
+		{"scope with milestones goes to the planner", routeAfterScope(runstate.State{Milestones: []runstate.Milestone{{ID: "m1"}}}, set), runstate.NodePlanner},
+		{"scope without milestones ends with a report", routeAfterScope(runstate.State{}, set), runstate.NodeReport},
+		{"a re-plan is a design trigger: supervisors first", routeAfterScope(runstate.State{Phase: runstate.PhaseExecute, Milestones: []runstate.Milestone{{ID: "m1"}}, PendingTriggers: []string{supervisors.TriggerScopeReplan}}, withSup), runstate.NodeSupervisors},
+		{"planner implement goes to the implementor", routeAfterPlanner(runstate.State{PlannerDecision: DecisionImplement}, set), runstate.NodeImplementor},
+		{"planner skip goes to mark_complete", routeAfterPlanner(runstate.State{PlannerDecision: DecisionSkip}, set), runstate.NodeComplete},
+		{"planner abort goes to mark_failed", routeAfterPlanner(runstate.State{PlannerDecision: DecisionAbort}, set), runstate.NodeFailed},
+		{"milestone done goes to the assessor", routeAfterPlanner(runstate.State{PlannerDecision: DecisionMilestoneDone}, set), runstate.NodeAssessor},
+		{"milestone done with supervisors due goes through them first", routeAfterPlanner(runstate.State{Phase: runstate.PhaseExecute, PlannerDecision: DecisionMilestoneDone, PendingTriggers: []string{supervisors.TriggerMilestoneComplete}}, withSup), runstate.NodeSupervisors},
+		{"a stop ends with the report", routeAfterPlanner(runstate.State{PlannerDecision: DecisionStop}, set), runstate.NodeReport},
+		{"an unknown decision never crashes: report", routeAfterPlanner(runstate.State{PlannerDecision: "weird"}, set), runstate.NodeReport},
+		{"a finished attempt goes to QA", routeAfterImplementor(runstate.State{Implementation: &runstate.ImplResult{Status: runstate.ImplFinished}, CurrentTask: task(0)}, 3), runstate.NodeQA},
+		{"a blocked attempt goes back to the planner", routeAfterImplementor(runstate.State{Implementation: &runstate.ImplResult{Status: runstate.ImplBlocked}, CurrentTask: task(1)}, 3), runstate.NodePlanner},
+		{"a looping attempt past the retries fails the task", routeAfterImplementor(runstate.State{Implementation: &runstate.ImplResult{Status: runstate.ImplLoop}, CurrentTask: task(4)}, 3), runstate.NodeFailed},
+		{"QA pass goes to mark_complete", routeAfterQA(runstate.State{QA: &runstate.QAResult{Passed: true}, CurrentTask: task(0)}, 3), runstate.NodeComplete},
+		{"QA fail goes back to the planner with feedback", routeAfterQA(runstate.State{QA: &runstate.QAResult{}, CurrentTask: task(1)}, 3), runstate.NodePlanner},
+		{"QA fail at max retries fails the task", routeAfterQA(runstate.State{QA: &runstate.QAResult{}, CurrentTask: task(4)}, 3), runstate.NodeFailed},
+		{"mark_complete continues planning", routeAfterComplete(runstate.State{Phase: runstate.PhaseExecute}, set), runstate.NodePlanner},
+		{"mark_complete with a review due goes to the assessor", routeAfterComplete(runstate.State{Phase: runstate.PhaseExecute, ReviewReason: "interval"}, set), runstate.NodeAssessor},
+		{"supervisors and review both due: supervisors first", routeAfterComplete(runstate.State{Phase: runstate.PhaseExecute, ReviewReason: "interval", SupervisorUrgency: 1}, withSup), runstate.NodeSupervisors},
+		{"supervisors then the assessor when a review is due", routeAfterSupervisors(runstate.State{ReviewReason: "interval"}), runstate.NodeAssessor},
+		{"supervisors then the planner otherwise", routeAfterSupervisors(runstate.State{}), runstate.NodePlanner},
+		{"mark_failed goes to the assessor", routeAfterFailed(runstate.State{Phase: runstate.PhaseExecute}, set), runstate.NodeAssessor},
+		{"assessor aligned goes to the planner", routeAfterAssessor(runstate.State{Assessment: &runstate.Assessment{Verdict: "aligned"}}, set), runstate.NodePlanner},
+		{"assessor major divergence re-scopes", routeAfterAssessor(runstate.State{Assessment: &runstate.Assessment{Verdict: "major_divergence"}}, set), runstate.NodeScope},
+		{"re-scoping is bounded", routeAfterAssessor(runstate.State{ScopeRounds: 2, Assessment: &runstate.Assessment{Verdict: "major_divergence"}}, set), runstate.NodePlanner},
+		{"assessor all done goes to polish", routeAfterAssessor(runstate.State{Assessment: &runstate.Assessment{Verdict: "all_done"}}, set), runstate.NodePolish},
+		{"polish with work goes to the planner", routeAfterPolish(runstate.State{Phase: runstate.PhasePolish}), runstate.NodePlanner},
+		{"polish done goes to the report", routeAfterPolish(runstate.State{Phase: runstate.PhaseDone}), runstate.NodeReport},
+		{"in polish, mark_complete never starts supervisors", routeAfterComplete(runstate.State{Phase: runstate.PhasePolish, SupervisorUrgency: 5}, withSup), runstate.NodePlanner},
 	}
 	for _, c := range cases {
 		if c.got != c.want {
@@ -65,7 +66,7 @@ func TestTheCompiledGraphHasEveryNodeAndNoDeadEnd(t *testing.T) {
 	for _, n := range app.Nodes() {
 		nodes[n] = true
 	}
-	for _, want := range []string{NodeScope, NodePlanner, NodeImplementor, NodeQA, NodeComplete, NodeFailed, NodeSupervisors, NodeAssessor, NodePolish, NodeReport} {
+	for _, want := range []string{runstate.NodeScope, runstate.NodePlanner, runstate.NodeImplementor, runstate.NodeQA, runstate.NodeComplete, runstate.NodeFailed, runstate.NodeSupervisors, runstate.NodeAssessor, runstate.NodePolish, runstate.NodeReport} {
 		if !nodes[want] {
 			t.Errorf("graph lacks %s", want)
 		}

@@ -37,7 +37,7 @@ const treeBytes = 2000
 
 // ScopeAgent cuts the remit into milestones (or takes the operator's plan).
 // Sent back by the Assessor, it re-plans what remains and keeps what is done.
-func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+func (d *Deps) ScopeAgent(ctx context.Context, in runstate.State) (runstate.State, error) {
 	s := in.Clone()
 	replan := len(s.Milestones) > 0
 	if s.ProjectContext == "" || replan {
@@ -54,7 +54,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 	case s.Plan != nil && !replan:
 		s.Milestones = planMilestones(s.Plan)
 	case s.Quick && !replan:
-		s.Milestones = []Milestone{quickOf(d).quickMilestone(&s, placed)}
+		s.Milestones = []runstate.Milestone{quickOf(d).quickMilestone(&s, placed)}
 	default:
 		fromModel = true
 		data := scopeData{Remit: s.Remit, MaxFiles: d.Settings.Tasks.MaxTargetFiles, MaxChars: d.Settings.Tasks.MaxInstructionChars}
@@ -65,7 +65,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 		if replan {
 			sections = append(sections, completedSection(&s))
 		}
-		c := call{Label: NodeScope, Role: d.Settings.plannerRole(&s), Data: data, Sections: sections, Reply: scopeBounds(s.Remit).reply()}
+		c := call{Label: runstate.NodeScope, Role: d.Settings.plannerRole(&s), Data: data, Sections: sections, Reply: scopeBounds(s.Remit).reply()}
 		reply, _, err := ask[scopeReply](ctx, d, &s, c)
 		if err != nil {
 			if !modelFault(err) {
@@ -104,7 +104,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 		return s, nil
 	}
 	cur := &s.Milestones[s.CurrentMilestone]
-	cur.Status = MilestoneActive
+	cur.Status = runstate.MilestoneActive
 	s.CarryForward = append(s.CarryForward, cur.Tasks...)
 	events.Emit(ctx, events.Milestones{Count: len(s.Milestones), Replan: replan})
 	if s.Approve == "milestones" {
@@ -115,10 +115,10 @@ func (d *Deps) ScopeAgent(ctx context.Context, in WorkflowState) (WorkflowState,
 
 // approveMilestones is what a milestones pause asks: each milestone to work
 // on, with its goal and number of tasks; lemmings status lists the tasks.
-func approveMilestones(ms []Milestone) string {
+func approveMilestones(ms []runstate.Milestone) string {
 	var todo []string
 	for _, m := range ms {
-		if m.Status != MilestoneDone {
+		if m.Status != runstate.MilestoneDone {
 			todo = append(todo, fmt.Sprintf("%s %q (%s)", m.ID, textutil.Clip(m.Goal, 100), textutil.Count(len(m.Tasks), "task")))
 		}
 	}
@@ -126,17 +126,17 @@ func approveMilestones(ms []Milestone) string {
 		textutil.Count(len(todo), "milestone"), strings.Join(todo, "; "))
 }
 
-func assessNotes(a *Assessment) string {
+func assessNotes(a *runstate.Assessment) string {
 	if a == nil {
 		return ""
 	}
 	return a.Notes
 }
 
-func doneMilestones(ms []Milestone) []Milestone {
-	var out []Milestone
+func doneMilestones(ms []runstate.Milestone) []runstate.Milestone {
+	var out []runstate.Milestone
 	for _, m := range ms {
-		if m.Status == MilestoneDone {
+		if m.Status == runstate.MilestoneDone {
 			out = append(out, m)
 		}
 	}
@@ -144,10 +144,10 @@ func doneMilestones(ms []Milestone) []Milestone {
 }
 
 // toMilestones numbers new milestones after the ones that exist.
-func toMilestones(existing int, specs []milestoneSpec) []Milestone {
-	var out []Milestone
+func toMilestones(existing int, specs []milestoneSpec) []runstate.Milestone {
+	var out []runstate.Milestone
 	for i, sp := range specs {
-		m := Milestone{ID: fmt.Sprintf("m%d", existing+i+1), Goal: sp.Goal, Themes: sp.Themes, Status: MilestonePending}
+		m := runstate.Milestone{ID: fmt.Sprintf("m%d", existing+i+1), Goal: sp.Goal, Themes: sp.Themes, Status: runstate.MilestonePending}
 		for _, t := range sp.Tasks {
 			if strings.TrimSpace(t.Title) != "" {
 				m.Tasks = append(m.Tasks, t.planned())
@@ -158,10 +158,10 @@ func toMilestones(existing int, specs []milestoneSpec) []Milestone {
 	return out
 }
 
-func planMilestones(p *Plan) []Milestone {
-	var out []Milestone
+func planMilestones(p *runstate.Plan) []runstate.Milestone {
+	var out []runstate.Milestone
 	for i, pm := range p.Milestones {
-		m := Milestone{ID: fmt.Sprintf("m%d", i+1), Goal: pm.Goal, Themes: pm.Themes, Status: MilestonePending}
+		m := runstate.Milestone{ID: fmt.Sprintf("m%d", i+1), Goal: pm.Goal, Themes: pm.Themes, Status: runstate.MilestonePending}
 		for _, t := range pm.Tasks {
 			t.Operator = true
 			m.Tasks = append(m.Tasks, t)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // DecisionSplit replaces a task that keeps failing by 2-3 smaller ones. It is
@@ -15,7 +16,7 @@ const DecisionSplit = "split"
 // canSplit says whether the planner may split the current task: it failed
 // tasks.split_after times, was not itself split from another (a split is
 // bounded), and is not an operator's task (whose criteria are fixed).
-func (d planning) canSplit(s *WorkflowState) bool {
+func (d planning) canSplit(s *runstate.State) bool {
 	t := s.CurrentTask
 	n := d.Settings.Tasks.SplitAfter
 	return t != nil && n > 0 && t.Retries >= n && t.SplitFrom == "" && !t.Operator
@@ -24,9 +25,9 @@ func (d planning) canSplit(s *WorkflowState) bool {
 // splitTask rolls the failed task back to its start (its work is not kept:
 // never half a task on the branch), records it in the done list as split,
 // and starts the first smaller task; the others go first in the plan.
-func (d planning) splitTask(ctx context.Context, s WorkflowState, r plannerReply) (WorkflowState, error) {
+func (d planning) splitTask(ctx context.Context, s runstate.State, r plannerReply) (runstate.State, error) {
 	t := s.CurrentTask
-	var parts []PlannedTask
+	var parts []runstate.PlannedTask
 	for _, sp := range r.Subtasks {
 		if strings.TrimSpace(sp.Title) == "" || strings.EqualFold(sp.Title, t.Title) || containsPlanned(parts, sp.Title) {
 			continue
@@ -54,7 +55,7 @@ func (d planning) splitTask(ctx context.Context, s WorkflowState, r plannerReply
 	for _, p := range parts {
 		titles = append(titles, p.Title)
 	}
-	s.DoneList = append(s.DoneList, DoneEntry{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, QA: QASplit,
+	s.DoneList = append(s.DoneList, runstate.DoneEntry{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, QA: runstate.QASplit,
 		Summary:  clip(fmt.Sprintf("split after %d failed attempts (work rolled back) into: %s. %s", t.Retries, strings.Join(titles, "; "), r.Reasoning), 600),
 		Attempts: t.Attempt, DirectiveID: t.DirectiveID, Polish: t.Polish, At: d.now()})
 	forgetKnowledgeUse(&s, t)
@@ -64,6 +65,6 @@ func (d planning) splitTask(ctx context.Context, s WorkflowState, r plannerReply
 	for _, p := range parts[1:] {
 		s.CarryForward = dropPlanned(s.CarryForward, p.Title)
 	}
-	s.CarryForward = append(append([]PlannedTask(nil), parts[1:]...), s.CarryForward...)
+	s.CarryForward = append(append([]runstate.PlannedTask(nil), parts[1:]...), s.CarryForward...)
 	return d.startTask(ctx, s, parts[0])
 }

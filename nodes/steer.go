@@ -51,7 +51,7 @@ var (
 // TakeTells files the messages waiting in runDir as directives in s, each
 // once: a message the state already holds (a checkpoint has it) only has its
 // file removed. It returns the messages filed now.
-func TakeTells(s *WorkflowState, runDir string, now time.Time) ([]ToldMessage, error) {
+func TakeTells(s *runstate.State, runDir string, now time.Time) ([]ToldMessage, error) {
 	reqs, err := PendingTells(runDir)
 	var filed []ToldMessage
 	for _, r := range reqs {
@@ -65,9 +65,9 @@ func TakeTells(s *WorkflowState, runDir string, now time.Time) ([]ToldMessage, e
 }
 
 // fileTell makes r a functional directive of the user's.
-func fileTell(s *WorkflowState, r TellRequest, now time.Time) ToldMessage {
+func fileTell(s *runstate.State, r TellRequest, now time.Time) ToldMessage {
 	s.NextDirectiveID++
-	d := Directive{ID: fmt.Sprintf("d%d", s.NextDirectiveID), Type: DirFunctional, Source: SourceUser,
+	d := runstate.Directive{ID: fmt.Sprintf("d%d", s.NextDirectiveID), Type: runstate.DirFunctional, Source: SourceUser,
 		Description: r.Message, Rationale: "the user told the run so (lemmings tell)", Priority: r.Priority,
 		CreatedAtTask: s.TasksCompleted}
 	s.PendingDirectives = append(s.PendingDirectives, d)
@@ -92,7 +92,7 @@ func steeringOf(d *Deps) steering {
 // takeTells runs before every node: what a user told the run since its last
 // checkpoint enters the state the node starts from, and so the checkpoint the
 // node ends with.
-func (d steering) takeTells(ctx context.Context, s *WorkflowState) {
+func (d steering) takeTells(ctx context.Context, s *runstate.State) {
 	if d.RunDir == "" {
 		return
 	}
@@ -107,7 +107,7 @@ func (d steering) takeTells(ctx context.Context, s *WorkflowState) {
 
 // steerHook takes in what the user told the run, before every node.
 func (d steering) steerHook() Hook {
-	return Hook{Name: "steer", Before: func(ctx context.Context, _ string, s *WorkflowState) error {
+	return Hook{Name: "steer", Before: func(ctx context.Context, _ string, s *runstate.State) error {
 		d.takeTells(ctx, s)
 		return nil
 	}}
@@ -117,7 +117,7 @@ func (d steering) steerHook() Hook {
 // boundary (the planner, with no task in progress): each task's commit is
 // reverted by a new commit and the task goes back to the plan. An undo that
 // cannot be done is a warning, and its request is dropped.
-func (d steering) applyUndos(ctx context.Context, s *WorkflowState) {
+func (d steering) applyUndos(ctx context.Context, s *runstate.State) {
 	if d.RunDir == "" || d.Work == nil || s.CurrentTask != nil {
 		return
 	}
@@ -157,13 +157,13 @@ type UndoOptions struct {
 // goes back to the plan the same way. A run that had ended, or was
 // polishing, works again: the task goes into a new milestone when none is
 // open. The work tree must be clean.
-func UndoTask(ctx context.Context, wt *workspace.Worktree, s *WorkflowState, o UndoOptions) (UndoneTask, error) {
+func UndoTask(ctx context.Context, wt *workspace.Worktree, s *runstate.State, o UndoOptions) (UndoneTask, error) {
 	reason := strings.TrimSpace(o.Reason)
 	if reason == "" {
 		reason = "no reason given"
 	}
 	u := UndoneTask{ID: o.RequestID, TaskID: o.Task, Reason: reason, By: o.By, At: o.Now}
-	var back PlannedTask
+	var back runstate.PlannedTask
 	if t := s.CurrentTask; t != nil && t.ID == o.Task {
 		if t.StartCommit != "" {
 			if err := wt.ResetHard(ctx, t.StartCommit); err != nil {
@@ -172,11 +172,11 @@ func UndoTask(ctx context.Context, wt *workspace.Worktree, s *WorkflowState, o U
 			u.Reset = true
 		}
 		u.Title = t.Title
-		back = PlannedTask{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
+		back = runstate.PlannedTask{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
 			TargetFiles: t.TargetFiles, Operator: t.Operator, Placed: t.Placed}
 		s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	} else {
-		i := slices.IndexFunc(s.DoneList, func(e DoneEntry) bool { return e.TaskID == o.Task })
+		i := slices.IndexFunc(s.DoneList, func(e runstate.DoneEntry) bool { return e.TaskID == o.Task })
 		if i < 0 {
 			return u, fmt.Errorf("no task %s among the run's finished tasks (%s)", o.Task, taskIDs(s))
 		}
@@ -187,7 +187,7 @@ func UndoTask(ctx context.Context, wt *workspace.Worktree, s *WorkflowState, o U
 				return u, err
 			}
 		}
-		back = PlannedTask{Title: e.Title, Instructions: firstNonEmpty(e.Instructions, e.Title), AcceptanceCriteria: e.AcceptanceCriteria,
+		back = runstate.PlannedTask{Title: e.Title, Instructions: firstNonEmpty(e.Instructions, e.Title), AcceptanceCriteria: e.AcceptanceCriteria,
 			TargetFiles: e.TargetFiles}
 		s.DoneList = slices.Delete(slices.Clone(s.DoneList), i, i+1)
 		if e.QA == "passed" || e.QA == "skipped" || e.QA == "" {
@@ -199,7 +199,7 @@ func UndoTask(ctx context.Context, wt *workspace.Worktree, s *WorkflowState, o U
 		how += " (commit " + u.Commit[:min(len(u.Commit), 10)] + ", now reverted)"
 	}
 	back.Feedback = how + ": " + reason + ". Do it again, taking that into account."
-	s.CarryForward = append([]PlannedTask{back}, dropPlanned(s.CarryForward, back.Title)...)
+	s.CarryForward = append([]runstate.PlannedTask{back}, dropPlanned(s.CarryForward, back.Title)...)
 	reopen(s, u.Title)
 	s.Undone = append(s.Undone, u)
 	return u, nil
@@ -233,21 +233,21 @@ func takeBackCommit(ctx context.Context, wt *workspace.Worktree, u *UndoneTask) 
 
 // reopen makes a run that had ended, or was polishing, plan again: the task
 // put back goes into the open milestone, or a new one.
-func reopen(s *WorkflowState, title string) {
+func reopen(s *runstate.State, title string) {
 	s.Outcome, s.Evidence, s.StopReason = "", "", ""
 	s.PlannerDecision, s.ReviewReason, s.Assessment = "", "", nil
-	if s.Phase != PhaseExecute {
-		s.Phase = PhaseExecute
+	if s.Phase != runstate.PhaseExecute {
+		s.Phase = runstate.PhaseExecute
 	}
-	if s.ActiveMilestone() != nil && s.ActiveMilestone().Status != MilestoneDone {
+	if s.ActiveMilestone() != nil && s.ActiveMilestone().Status != runstate.MilestoneDone {
 		return
 	}
-	s.Milestones = append(slices.Clone(s.Milestones), Milestone{ID: fmt.Sprintf("m%d", len(s.Milestones)+1),
-		Goal: "Redo what the user took back: " + title, Status: MilestoneActive})
+	s.Milestones = append(slices.Clone(s.Milestones), runstate.Milestone{ID: fmt.Sprintf("m%d", len(s.Milestones)+1),
+		Goal: "Redo what the user took back: " + title, Status: runstate.MilestoneActive})
 	s.CurrentMilestone = len(s.Milestones) - 1
 }
 
-func taskIDs(s *WorkflowState) string {
+func taskIDs(s *runstate.State) string {
 	var ids []string
 	for _, e := range s.DoneList {
 		ids = append(ids, e.TaskID)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // A told message is filed once as the user's directive, however often the
@@ -31,7 +33,7 @@ func TestTellsAreFiledOnceAndTheirFilesGoOnceCheckpointed(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Unix(100, 0).UTC()
-	var s WorkflowState
+	var s runstate.State
 	filed, err := TakeTells(&s, dir, now)
 	if err == nil || !strings.Contains(err.Error(), "set aside") {
 		t.Errorf("the junk request: %v", err)
@@ -40,12 +42,12 @@ func TestTellsAreFiledOnceAndTheirFilesGoOnceCheckpointed(t *testing.T) {
 		t.Fatalf("filed %+v, directives %+v", filed, s.PendingDirectives)
 	}
 	d := s.PendingDirectives[0]
-	if d.Source != SourceUser || d.Type != DirFunctional || d.Priority != PrioNormal || d.Description != req.Message || s.Tells[0].Directive != d.ID {
+	if d.Source != SourceUser || d.Type != runstate.DirFunctional || d.Priority != runstate.PrioNormal || d.Description != req.Message || s.Tells[0].Directive != d.ID {
 		t.Errorf("directive %+v, told %+v", d, s.Tells[0])
 	}
 	// The step that took it in was cut off: the run looks again from the
 	// state before it, and files it again, once.
-	var again WorkflowState
+	var again runstate.State
 	if filed, _ := TakeTells(&again, dir, now); len(filed) != 1 {
 		t.Errorf("a re-run step filed %d", len(filed))
 	}
@@ -79,9 +81,9 @@ func TestUndoTaskRevertsAndPlansTheTaskAgain(t *testing.T) {
 		return sha
 	}
 	c1 := commit("package a\n\nconst A = 2\n", "t1")
-	s := WorkflowState{Phase: PhaseDone, Outcome: "done", TasksCompleted: 1,
-		Milestones: []Milestone{{ID: "m1", Goal: "g", Status: MilestoneDone}},
-		DoneList:   []DoneEntry{{TaskID: "t1", Title: "Make A two", Commit: c1, QA: "passed", Instructions: "set A to 2", AcceptanceCriteria: []string{"A is 2"}}}}
+	s := runstate.State{Phase: runstate.PhaseDone, Outcome: "done", TasksCompleted: 1,
+		Milestones: []runstate.Milestone{{ID: "m1", Goal: "g", Status: runstate.MilestoneDone}},
+		DoneList:   []runstate.DoneEntry{{TaskID: "t1", Title: "Make A two", Commit: c1, QA: "passed", Instructions: "set A to 2", AcceptanceCriteria: []string{"A is 2"}}}}
 	u, err := UndoTask(ctx, wt, &s, UndoOptions{Task: "t1", Reason: "A must stay odd", By: "undo", Now: time.Unix(5, 0)})
 	if err != nil {
 		t.Fatal(err)
@@ -92,13 +94,13 @@ func TestUndoTaskRevertsAndPlansTheTaskAgain(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(wt.Dir(), "a.go")); !strings.Contains(string(data), "A = 1") {
 		t.Errorf("not reverted: %s", data)
 	}
-	if len(s.DoneList) != 0 || s.TasksCompleted != 0 || s.Phase != PhaseExecute || s.Outcome != "" {
+	if len(s.DoneList) != 0 || s.TasksCompleted != 0 || s.Phase != runstate.PhaseExecute || s.Outcome != "" {
 		t.Errorf("state after undo: done %v, completed %d, phase %s, outcome %q", s.DoneList, s.TasksCompleted, s.Phase, s.Outcome)
 	}
 	if len(s.CarryForward) != 1 || s.CarryForward[0].Instructions != "set A to 2" || !strings.Contains(s.CarryForward[0].Feedback, "A must stay odd") {
 		t.Errorf("plan after undo: %+v", s.CarryForward)
 	}
-	if m := s.ActiveMilestone(); m == nil || m.Status != MilestoneActive || len(s.Milestones) != 2 {
+	if m := s.ActiveMilestone(); m == nil || m.Status != runstate.MilestoneActive || len(s.Milestones) != 2 {
 		t.Errorf("no open milestone for the task: %+v", s.Milestones)
 	}
 	if _, err := UndoTask(ctx, wt, &s, UndoOptions{Task: "t1", Reason: "again"}); err == nil {
@@ -108,7 +110,7 @@ func TestUndoTaskRevertsAndPlansTheTaskAgain(t *testing.T) {
 	// t2 changes what t3 changed after it: t2's revert conflicts.
 	c2 := commit("package a\n\nconst A = 3\n", "t2")
 	c3 := commit("package a\n\nconst A = 5\n", "t3")
-	s.DoneList = []DoneEntry{{TaskID: "t2", Title: "three", Commit: c2}, {TaskID: "t3", Title: "five", Commit: c3}}
+	s.DoneList = []runstate.DoneEntry{{TaskID: "t2", Title: "three", Commit: c2}, {TaskID: "t3", Title: "five", Commit: c3}}
 	if _, err := UndoTask(ctx, wt, &s, UndoOptions{Task: "t2", Reason: "no"}); err == nil || !strings.Contains(err.Error(), "fork the run from a step before task t2") {
 		t.Errorf("conflicting revert: %v", err)
 	}

@@ -13,11 +13,12 @@ import (
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 var supNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func supIDs(ds []Directive) []string {
+func supIDs(ds []runstate.Directive) []string {
 	var out []string
 	for _, d := range ds {
 		out = append(out, d.ID)
@@ -25,7 +26,7 @@ func supIDs(ds []Directive) []string {
 	return out
 }
 
-func supTitles(ts []PlannedTask) []string {
+func supTitles(ts []runstate.PlannedTask) []string {
 	var out []string
 	for _, t := range ts {
 		out = append(out, t.Title)
@@ -34,7 +35,7 @@ func supTitles(ts []PlannedTask) []string {
 }
 
 // supFates lists the log as "id:fate".
-func supFates(s WorkflowState) []string {
+func supFates(s runstate.State) []string {
 	var out []string
 	for _, f := range s.DirectiveLog {
 		out = append(out, f.DirectiveID+":"+f.Fate)
@@ -46,7 +47,7 @@ func TestSupAddDirectivesNormalises(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
 	s.TasksCompleted = 7
-	ids := supervisors.AddDirectives(&s, supervisors.Design, []Directive{
+	ids := supervisors.AddDirectives(&s, supervisors.Design, []runstate.Directive{
 		{Type: " Functional ", Priority: "NORMAL", Description: "Use a map for the colony"},
 		{Type: "rewrite", Priority: "urgent", Description: "Unknown type and priority"},
 		{Type: "cleanup", Priority: "low", Description: "   "},                       // empty: dropped
@@ -56,10 +57,10 @@ func TestSupAddDirectivesNormalises(t *testing.T) {
 		t.Fatalf("ids = %v", ids)
 	}
 	d1, d2 := s.PendingDirectives[0], s.PendingDirectives[1]
-	if d1.Type != DirFunctional || d1.Priority != PrioNormal || d1.Source != supervisors.Design || d1.CreatedAtTask != 7 {
+	if d1.Type != runstate.DirFunctional || d1.Priority != runstate.PrioNormal || d1.Source != supervisors.Design || d1.CreatedAtTask != 7 {
 		t.Errorf("d1 = %+v", d1)
 	}
-	if d2.Type != DirCleanup || d2.Priority != PrioNormal {
+	if d2.Type != runstate.DirCleanup || d2.Priority != runstate.PrioNormal {
 		t.Errorf("d2 = %+v, want the defaults cleanup/normal for unknown values", d2)
 	}
 	if s.NextDirectiveID != 2 {
@@ -73,19 +74,19 @@ func TestSupAddDirectivesNormalises(t *testing.T) {
 func TestSupCleanupCap(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
-	supervisors.AddDirectives(&s, supervisors.Design, []Directive{{Type: DirFunctional, Description: "functional one"}}, 10, supNow)
+	supervisors.AddDirectives(&s, supervisors.Design, []runstate.Directive{{Type: runstate.DirFunctional, Description: "functional one"}}, 10, supNow)
 	for i := 1; i <= 10; i++ {
-		supervisors.AddDirectives(&s, supervisors.CodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: fmt.Sprintf("cleanup %d", i)}}, 10, supNow)
+		supervisors.AddDirectives(&s, supervisors.CodeStyle, []runstate.Directive{{Type: runstate.DirCleanup, Priority: runstate.PrioLow, Description: fmt.Sprintf("cleanup %d", i)}}, 10, supNow)
 	}
 	if n := supPendingCleanup(s); n != 10 || len(s.DirectiveLog) != 0 {
 		t.Fatalf("10 cleanup directives: %d pending, log %v", n, supFates(s))
 	}
 	markDirectiveTask(&s, "d2", "t9") // cleanup 1 is being worked on: not counted, not dropped
-	supervisors.AddDirectives(&s, supervisors.CodeStyle, []Directive{{Type: DirCleanup, Description: "cleanup 11"}}, 10, supNow)
+	supervisors.AddDirectives(&s, supervisors.CodeStyle, []runstate.Directive{{Type: runstate.DirCleanup, Description: "cleanup 11"}}, 10, supNow)
 	if n := supPendingCleanup(s); n != 10 {
 		t.Fatalf("after a planned one: %d pending cleanup, want 10", n)
 	}
-	supervisors.AddDirectives(&s, supervisors.CodeStyle, []Directive{{Type: DirCleanup, Description: "cleanup 12"}, {Type: DirCleanup, Description: "cleanup 13"}}, 10, supNow)
+	supervisors.AddDirectives(&s, supervisors.CodeStyle, []runstate.Directive{{Type: runstate.DirCleanup, Description: "cleanup 12"}, {Type: runstate.DirCleanup, Description: "cleanup 13"}}, 10, supNow)
 	if got := supFates(s); !slices.Equal(got, []string{"d3:capped", "d4:capped"}) {
 		t.Fatalf("fates %v, want the two oldest unplanned cleanup directives capped", got)
 	}
@@ -105,10 +106,10 @@ func TestSupDirectiveAging(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
 	s.TasksCompleted = 2
-	supervisors.AddDirectives(&s, supervisors.CodeStyle, []Directive{
-		{Type: DirCleanup, Priority: PrioLow, Description: "old cleanup"},
-		{Type: DirFunctional, Priority: PrioNormal, Description: "old functional"},
-		{Type: DirCleanup, Priority: PrioLow, Description: "planned cleanup"},
+	supervisors.AddDirectives(&s, supervisors.CodeStyle, []runstate.Directive{
+		{Type: runstate.DirCleanup, Priority: runstate.PrioLow, Description: "old cleanup"},
+		{Type: runstate.DirFunctional, Priority: runstate.PrioNormal, Description: "old functional"},
+		{Type: runstate.DirCleanup, Priority: runstate.PrioLow, Description: "planned cleanup"},
 	}, 10, supNow)
 	markDirectiveTask(&s, "d3", "planned")
 	s.TasksCompleted = 17 // 15 completed since: not older than 15 yet
@@ -132,14 +133,14 @@ func TestSupDirectiveAging(t *testing.T) {
 
 func TestSupDirectiveOrder(t *testing.T) {
 	t.Parallel()
-	pending := []Directive{
-		{ID: "d1", Type: DirCleanup, Priority: PrioLow},
-		{ID: "d2", Type: DirFunctional, Priority: PrioLow},
-		{ID: "d3", Type: DirCleanup, Priority: PrioNormal},
-		{ID: "d4", Type: DirFunctional, Priority: PrioNormal},
-		{ID: "d5", Type: DirCleanup, Priority: PrioCritical},
-		{ID: "d6", Type: DirFunctional, Priority: PrioNormal},
-		{ID: "d7", Type: DirFunctional, Priority: PrioNormal, TaskID: "t3"}, // planned: not shown
+	pending := []runstate.Directive{
+		{ID: "d1", Type: runstate.DirCleanup, Priority: runstate.PrioLow},
+		{ID: "d2", Type: runstate.DirFunctional, Priority: runstate.PrioLow},
+		{ID: "d3", Type: runstate.DirCleanup, Priority: runstate.PrioNormal},
+		{ID: "d4", Type: runstate.DirFunctional, Priority: runstate.PrioNormal},
+		{ID: "d5", Type: runstate.DirCleanup, Priority: runstate.PrioCritical},
+		{ID: "d6", Type: runstate.DirFunctional, Priority: runstate.PrioNormal},
+		{ID: "d7", Type: runstate.DirFunctional, Priority: runstate.PrioNormal, TaskID: "t3"}, // planned: not shown
 	}
 	if got := supIDs(orderedDirectives(pending, false)); !slices.Equal(got, []string{"d5", "d4", "d6", "d2", "d3", "d1"}) {
 		t.Fatalf("order %v: want critical, functional (normal, low), cleanup (normal, low), oldest first", got)
@@ -155,19 +156,19 @@ func TestSupDirectiveOrder(t *testing.T) {
 func TestSupDirectivePlacement(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
-	s.CarryForward = []PlannedTask{{Title: "planned A"}, {Title: "planned B"}}
-	supervisors.AddDirectives(&s, supervisors.Design, []Directive{
-		{Type: DirFunctional, Priority: PrioNormal, Description: "functional first"},
-		{Type: DirFunctional, Priority: PrioNormal, Description: "functional second"},
-		{Type: DirCleanup, Priority: PrioLow, Description: "cleanup low", Files: []string{"a.go"}},
-		{Type: DirFunctional, Priority: PrioLow, Description: "functional low"},
-		{Type: DirCleanup, Priority: PrioNormal, Description: "already handled"},
-		{Type: DirFunctional, Priority: PrioNormal, Description: "needs a human"},
+	s.CarryForward = []runstate.PlannedTask{{Title: "planned A"}, {Title: "planned B"}}
+	supervisors.AddDirectives(&s, supervisors.Design, []runstate.Directive{
+		{Type: runstate.DirFunctional, Priority: runstate.PrioNormal, Description: "functional first"},
+		{Type: runstate.DirFunctional, Priority: runstate.PrioNormal, Description: "functional second"},
+		{Type: runstate.DirCleanup, Priority: runstate.PrioLow, Description: "cleanup low", Files: []string{"a.go"}},
+		{Type: runstate.DirFunctional, Priority: runstate.PrioLow, Description: "functional low"},
+		{Type: runstate.DirCleanup, Priority: runstate.PrioNormal, Description: "already handled"},
+		{Type: runstate.DirFunctional, Priority: runstate.PrioNormal, Description: "needs a human"},
 	}, 10, supNow)
 	shown := orderedDirectives(s.PendingDirectives, false)
 	answers := []DirectiveAnswer{
-		{ID: "d1", Fate: FateTask}, {ID: "d2", Fate: FateTask}, {ID: "d3", Fate: FateTask}, {ID: "d4", Fate: FateTask},
-		{ID: "d5", Fate: FateHandled, Note: "done in t2"}, {ID: "d6", Fate: FateEscalated, Note: "out of scope"},
+		{ID: "d1", Fate: runstate.FateTask}, {ID: "d2", Fate: runstate.FateTask}, {ID: "d3", Fate: runstate.FateTask}, {ID: "d4", Fate: runstate.FateTask},
+		{ID: "d5", Fate: runstate.FateHandled, Note: "done in t2"}, {ID: "d6", Fate: runstate.FateEscalated, Note: "out of scope"},
 	}
 	if crit := applyDirectiveAnswers(&s, shown, answers, nil, supNow); crit != nil {
 		t.Fatalf("no critical directive, got %+v", crit)
@@ -197,7 +198,7 @@ func TestSupDirectivePlacement(t *testing.T) {
 func TestSupDirectiveNeverSilentlyDropped(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
-	supervisors.AddDirectives(&s, supervisors.CodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: "rename helpers"}}, 10, supNow)
+	supervisors.AddDirectives(&s, supervisors.CodeStyle, []runstate.Directive{{Type: runstate.DirCleanup, Priority: runstate.PrioLow, Description: "rename helpers"}}, 10, supNow)
 	for round := 1; round <= 2; round++ {
 		shown := orderedDirectives(s.PendingDirectives, false)
 		if len(shown) != 1 {
@@ -218,7 +219,7 @@ func TestSupDirectiveNeverSilentlyDropped(t *testing.T) {
 	}
 
 	c := supExecState()
-	supervisors.AddDirectives(&c, supervisors.Design, []Directive{{Type: DirFunctional, Priority: PrioCritical, Description: "stop writing to the shared table"}}, 10, supNow)
+	supervisors.AddDirectives(&c, supervisors.Design, []runstate.Directive{{Type: runstate.DirFunctional, Priority: runstate.PrioCritical, Description: "stop writing to the shared table"}}, 10, supNow)
 	crit := applyDirectiveAnswers(&c, orderedDirectives(c.PendingDirectives, false), nil, nil, supNow)
 	if crit == nil || crit.DirectiveID != "d1" {
 		t.Fatalf("an ignored critical directive was not forced at once: %+v", crit)
@@ -230,7 +231,7 @@ func TestSupDirectiveNeverSilentlyDropped(t *testing.T) {
 func supPlannerAnswer(reply map[string]any) func(llm.Request) (string, error) {
 	return func(req llm.Request) (string, error) {
 		switch req.Label {
-		case NodePlanner:
+		case runstate.NodePlanner:
 			return suptest.JSON(reply), nil
 		case prompts.Summarizer:
 			return `{"summary":"done"}`, nil
@@ -239,20 +240,20 @@ func supPlannerAnswer(reply map[string]any) func(llm.Request) (string, error) {
 	}
 }
 
-func supPreemptState(t *testing.T, d *Deps, operator bool) WorkflowState {
+func supPreemptState(t *testing.T, d *Deps, operator bool) runstate.State {
 	t.Helper()
 	s := supExecState()
 	s.RunID = "sup-run"
-	s.Milestones = []Milestone{{ID: "m1", Goal: "goal", Status: MilestoneActive}}
-	s.CarryForward = []PlannedTask{
+	s.Milestones = []runstate.Milestone{{ID: "m1", Goal: "goal", Status: runstate.MilestoneActive}}
+	s.CarryForward = []runstate.PlannedTask{
 		{Title: "Write out/a.txt", AcceptanceCriteria: []string{"a"}, Operator: operator},
 		{Title: "Write out/b.txt", AcceptanceCriteria: []string{"b"}, Operator: operator},
 	}
 	if operator {
-		s.Plan = &Plan{}
+		s.Plan = &runstate.Plan{}
 	}
-	supervisors.AddDirectives(&s, supervisors.Design, []Directive{{Type: DirFunctional, Priority: PrioCritical, Description: "Stop: the store corrupts data", Files: []string{"store.go"}}}, 10, supNow)
-	supervisors.AddDirectives(&s, supervisors.CodeStyle, []Directive{{Type: DirCleanup, Priority: PrioLow, Description: "Tidy names"}}, 10, supNow)
+	supervisors.AddDirectives(&s, supervisors.Design, []runstate.Directive{{Type: runstate.DirFunctional, Priority: runstate.PrioCritical, Description: "Stop: the store corrupts data", Files: []string{"store.go"}}}, 10, supNow)
+	supervisors.AddDirectives(&s, supervisors.CodeStyle, []runstate.Directive{{Type: runstate.DirCleanup, Priority: runstate.PrioLow, Description: "Tidy names"}}, 10, supNow)
 	return s
 }
 
@@ -297,7 +298,7 @@ func TestSupCriticalPreemptsTaskInProgress(t *testing.T) {
 	d := supDeps(t, m, true)
 	s := supPreemptState(t, d, false)
 	head, _ := d.Work.Head(ctx)
-	s.CurrentTask = &Task{ID: "t1", Title: "Write out/z.txt", StartCommit: head, AttemptBase: head, Attempt: 1, Retries: 1, Feedback: "QA failed", AcceptanceCriteria: []string{"z"}}
+	s.CurrentTask = &runstate.Task{ID: "t1", Title: "Write out/z.txt", StartCommit: head, AttemptBase: head, Attempt: 1, Retries: 1, Feedback: "QA failed", AcceptanceCriteria: []string{"z"}}
 	if err := d.Work.FS().WriteFile("out/z.txt", []byte("half done\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +306,7 @@ func TestSupCriticalPreemptsTaskInProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Implementation = &ImplResult{Status: ImplFinished, Commit: wip}
+	s.Implementation = &runstate.ImplResult{Status: runstate.ImplFinished, Commit: wip}
 	m.answer = supPlannerAnswer(map[string]any{
 		"decision": "implement", "reasoning": "retry",
 		"task":          map[string]any{"title": "Write out/z.txt", "instructions": "fix it", "acceptance_criteria": []string{"z"}},
@@ -335,7 +336,7 @@ func TestSupDirectivesInPlannerPrompt(t *testing.T) {
 	m := &supFakeModel{}
 	d := supDeps(t, m, true)
 	s := supPreemptState(t, d, false)
-	s.PendingDirectives[0].Priority = PrioNormal // no pre-emption here
+	s.PendingDirectives[0].Priority = runstate.PrioNormal // no pre-emption here
 	m.answer = supPlannerAnswer(map[string]any{
 		"decision": "implement", "reasoning": "next planned",
 		"task":          map[string]any{"title": "Write out/a.txt", "instructions": "a", "acceptance_criteria": []string{"a"}},
@@ -346,7 +347,7 @@ func TestSupDirectivesInPlannerPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := m.requests(NodePlanner)
+	reqs := m.requests(runstate.NodePlanner)
 	if len(reqs) != 1 {
 		t.Fatalf("%d planner calls", len(reqs))
 	}
@@ -372,10 +373,10 @@ func TestSupDirectivesInPlannerPrompt(t *testing.T) {
 }
 
 // supPendingCleanup counts the cleanup directives no task addresses yet.
-func supPendingCleanup(s WorkflowState) int {
+func supPendingCleanup(s runstate.State) int {
 	n := 0
 	for _, d := range s.PendingDirectives {
-		if d.Type == DirCleanup && d.TaskID == "" {
+		if d.Type == runstate.DirCleanup && d.TaskID == "" {
 			n++
 		}
 	}

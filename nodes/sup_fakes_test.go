@@ -12,6 +12,7 @@ import (
 	"github.com/lemmings-dev/lemmings/internal/suptest"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -89,8 +90,8 @@ func supWorktree(t *testing.T) *workspace.Worktree {
 }
 
 // supRunLog returns the supervisor runs of one supervisor.
-func supRunLog(s WorkflowState, name string) []SupervisorRun {
-	var out []SupervisorRun
+func supRunLog(s runstate.State, name string) []runstate.SupervisorRun {
+	var out []runstate.SupervisorRun
 	for _, r := range s.SupervisorRunLog {
 		if r.Supervisor == name {
 			out = append(out, r)

@@ -18,14 +18,15 @@ import (
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
-func supCodeStyleOutcome(job SupervisorJob, docs []supervisors.DocSpec, dirs []supervisors.DirectiveSpec, findings []string) supervisors.Outcome {
+func supCodeStyleOutcome(job runstate.SupervisorJob, docs []supervisors.DocSpec, dirs []supervisors.DirectiveSpec, findings []string) supervisors.Outcome {
 	return supervisors.Outcome{Job: job, CodeStyle: &supervisors.CodeStyleReply{Docs: docs, Directives: dirs, Findings: findings, Summary: "scripted"},
 		Response: llm.Response{Usage: llm.Usage{Calls: 1, PromptTokens: suptest.PromptTokens, CompletionTokens: suptest.CompletionToks, CostUSD: suptest.CallCost}}}
 }
 
-func supLandState(d *Deps, t *testing.T) WorkflowState {
+func supLandState(d *Deps, t *testing.T) runstate.State {
 	t.Helper()
 	base, err := d.Work.Head(context.Background())
 	if err != nil {
@@ -33,7 +34,7 @@ func supLandState(d *Deps, t *testing.T) WorkflowState {
 	}
 	s := supExecState()
 	s.RunID, s.BaseCommit = "sup-run", base
-	s.Milestones = []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}}
+	s.Milestones = []runstate.Milestone{{ID: "m1", Goal: "g", Status: runstate.MilestoneActive}}
 	return s
 }
 
@@ -98,7 +99,7 @@ func TestSupOwnershipRefusal(t *testing.T) {
 	// and the refused documents are still not reported as written.
 	s2 := supLandState(d, t)
 	s2.BaseCommit = s.BaseCommit
-	s2.SupervisorJobs = []SupervisorJob{job}
+	s2.SupervisorJobs = []runstate.SupervisorJob{job}
 	out.CodeStyle.Docs[0].Rules = []string{"Wrap errors with context, worded anew by the re-run."}
 	if err := d.supervisors().Land(ctx, &s2, out); err != nil {
 		t.Fatal(err)
@@ -116,8 +117,8 @@ func TestSupOwnershipRefusal(t *testing.T) {
 func supInNode(t *testing.T, fn func(ctx context.Context) error) []string {
 	t.Helper()
 	var warnings []string
-	g := graph.New[WorkflowState]()
-	g.AddNode("sup_node", func(ctx context.Context, s WorkflowState) (WorkflowState, error) { return s, fn(ctx) })
+	g := graph.New[runstate.State]()
+	g.AddNode("sup_node", func(ctx context.Context, s runstate.State) (runstate.State, error) { return s, fn(ctx) })
 	g.AddEdge(graph.Start, "sup_node")
 	g.AddEdge("sup_node", graph.End)
 	app, err := g.Compile(graph.WithSinks(graph.SinkFunc(func(ev graph.Event) {
@@ -133,7 +134,7 @@ func supInNode(t *testing.T, fn func(ctx context.Context) error) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.Run(context.Background(), "sup-node", WorkflowState{}); err != nil {
+	if _, err := app.Run(context.Background(), "sup-node", runstate.State{}); err != nil {
 		t.Fatal(err)
 	}
 	return warnings
@@ -209,7 +210,7 @@ func TestSupReplySchemas(t *testing.T) {
 	}
 	for _, reply := range bad {
 		m := &supFakeModel{answer: func(llm.Request) (string, error) { return reply, nil }}
-		out := supervisors.Call(context.Background(), m, SupervisorJob{ID: "code_style-1-1", Supervisor: supervisors.CodeStyle}, llm.Request{Role: RoleSupervisor, Label: supervisors.CodeStyle, Messages: []llm.Message{{Role: "user", Content: "review"}}})
+		out := supervisors.Call(context.Background(), m, runstate.SupervisorJob{ID: "code_style-1-1", Supervisor: supervisors.CodeStyle}, llm.Request{Role: RoleSupervisor, Label: supervisors.CodeStyle, Messages: []llm.Message{{Role: "user", Content: "review"}}})
 		var se *llm.StructuredError
 		if !errors.As(out.Err, &se) {
 			t.Errorf("reply %s: err %v, want a StructuredError", reply, out.Err)
@@ -237,7 +238,7 @@ func TestSupInputLeavesDeniedFilesOut(t *testing.T) {
 	}
 	s := supExecState()
 	s.Remit = "build the app"
-	s.DoneList = []DoneEntry{{TaskID: "t1", Title: "config", QA: "passed", Files: []string{".env", "certs/server.pem", "app.go"}}}
+	s.DoneList = []runstate.DoneEntry{{TaskID: "t1", Title: "config", QA: "passed", Files: []string{".env", "certs/server.pem", "app.go"}}}
 	s.TasksCompleted = 1
 	job := supervisors.StartJob(&s, supervisors.Due{Name: supervisors.CodeStyle, Trigger: supervisors.TriggerInterval}, false)
 	var all strings.Builder
@@ -310,7 +311,7 @@ func TestSupModesLandWhereTheyShould(t *testing.T) {
 		s.BaseCommit, _ = d.Work.Head(ctx)
 		s.TasksCompleted = 3
 		supervisors.CountTask(&s)
-		s.Supervisors[supervisors.Internaliser] = SupervisorTrack{TasksSinceRun: 3}
+		s.Supervisors[supervisors.Internaliser] = runstate.SupervisorTrack{TasksSinceRun: 3}
 		out, err := d.supervisors().Run(ctx, s)
 		if err != nil {
 			t.Fatal(err)
@@ -349,7 +350,7 @@ func TestSupRelaunchAfterRestart(t *testing.T) {
 	s := supExecState()
 	s.RunID = "sup-run"
 	s.BaseCommit, _ = d.Work.Head(ctx)
-	s.SupervisorJobs = []SupervisorJob{{ID: "internaliser-3-1", Supervisor: supervisors.Internaliser, Trigger: supervisors.TriggerInterval, AtTask: 3}}
+	s.SupervisorJobs = []runstate.SupervisorJob{{ID: "internaliser-3-1", Supervisor: supervisors.Internaliser, Trigger: supervisors.TriggerInterval, AtTask: 3}}
 	if err := d.supervisors().LandFinished(ctx, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +372,7 @@ func TestSupRelaunchAfterRestart(t *testing.T) {
 
 	// A process without supervisors (offline) records the job as skipped.
 	d.Supervisors = nil
-	s.SupervisorJobs = []SupervisorJob{{ID: "design-4-1", Supervisor: supervisors.Design, Trigger: supervisors.TriggerTaskAbort, AtTask: 4}}
+	s.SupervisorJobs = []runstate.SupervisorJob{{ID: "design-4-1", Supervisor: supervisors.Design, Trigger: supervisors.TriggerTaskAbort, AtTask: 4}}
 	if err := d.supervisors().LandFinished(ctx, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -428,13 +429,13 @@ func TestSupAssessorSeesSupervisorFindings(t *testing.T) {
 	m := &supFakeModel{answer: supAnswerAssessor("aligned")}
 	d := supDeps(t, m, false)
 	s := supExecState()
-	s.Milestones = []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}}
-	s.SupervisorRunLog = []SupervisorRun{{Supervisor: supervisors.Design, Trigger: supervisors.TriggerTaskAbort, AtTask: 4, Status: "ok", Summary: "the storage layer bypasses the entity API", Directives: []string{"d1"}}}
-	supervisors.AddDirectives(&s, supervisors.Design, []Directive{{Type: DirFunctional, Priority: PrioNormal, Description: "Route storage through the entity API"}}, 10, supNow)
+	s.Milestones = []runstate.Milestone{{ID: "m1", Goal: "g", Status: runstate.MilestoneActive}}
+	s.SupervisorRunLog = []runstate.SupervisorRun{{Supervisor: supervisors.Design, Trigger: supervisors.TriggerTaskAbort, AtTask: 4, Status: "ok", Summary: "the storage layer bypasses the entity API", Directives: []string{"d1"}}}
+	supervisors.AddDirectives(&s, supervisors.Design, []runstate.Directive{{Type: runstate.DirFunctional, Priority: runstate.PrioNormal, Description: "Route storage through the entity API"}}, 10, supNow)
 	if _, err := d.Assessor(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
-	reqs := m.requests(NodeAssessor)
+	reqs := m.requests(runstate.NodeAssessor)
 	if len(reqs) != 1 {
 		t.Fatalf("%d assessor calls", len(reqs))
 	}
@@ -499,7 +500,7 @@ func TestSupUncomposablePromptIsSkipped(t *testing.T) {
 	supervisors.AddTrigger(&s, supervisors.TriggerTaskAbort)
 
 	d.Settings.Supervisors.InputTokens = 40
-	var out WorkflowState
+	var out runstate.State
 	warnings := supInNode(t, func(ctx context.Context) error {
 		d.Supervisors = supervisors.NewJobs(ctx, m)
 		defer d.Supervisors.Close()
@@ -561,7 +562,9 @@ func TestSupKnowledgePromotion(t *testing.T) {
 		}
 		return got.EffectiveStatus()
 	}
-	task := func(id string) *Task { return &Task{ID: id, Milestone: "m1", KnowledgeInjected: []string{p}} }
+	task := func(id string) *runstate.Task {
+		return &runstate.Task{ID: id, Milestone: "m1", KnowledgeInjected: []string{p}}
+	}
 
 	afterTaskOf(d).countKnowledgeUse(ctx, &s, task("t1"))
 	afterTaskOf(d).countKnowledgeUse(ctx, &s, task("t2"))

@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // supDueNames lists the due supervisors as "name:trigger".
-func supDueNames(s WorkflowState, set Settings) []string {
+func supDueNames(s runstate.State, set Settings) []string {
 	var out []string
 	for _, d := range supervisors.DueNow(s, set.Supervisors) {
 		out = append(out, d.Name+":"+d.Trigger)
@@ -18,18 +19,18 @@ func supDueNames(s WorkflowState, set Settings) []string {
 	return out
 }
 
-func supExecState() WorkflowState {
-	return WorkflowState{Phase: PhaseExecute, Supervisors: map[string]SupervisorTrack{}}
+func supExecState() runstate.State {
+	return runstate.State{Phase: runstate.PhaseExecute, Supervisors: map[string]runstate.SupervisorTrack{}}
 }
 
 // supCompleteTask does what mark_complete does for the triggers.
-func supCompleteTask(s *WorkflowState) {
+func supCompleteTask(s *runstate.State) {
 	s.TasksCompleted++
 	supervisors.CountTask(s)
 }
 
 // supLandAll plays every job in flight as landed.
-func supLandAll(s *WorkflowState) { s.SupervisorJobs = nil }
+func supLandAll(s *runstate.State) { s.SupervisorJobs = nil }
 
 // TestSupPeriodicTriggers walks 30 completed tasks: Code Style runs every 5th,
 // the Internaliser every 3rd, Design never (it has no periodic trigger), and
@@ -115,7 +116,7 @@ func TestSupEventTriggers(t *testing.T) {
 // budget and a job in flight all keep supervisors from starting.
 func TestSupNotDue(t *testing.T) {
 	t.Parallel()
-	base := func() WorkflowState {
+	base := func() runstate.State {
 		s := supExecState()
 		s.TasksCompleted = 4
 		supervisors.AddTrigger(&s, supervisors.TriggerMilestoneComplete)
@@ -127,22 +128,22 @@ func TestSupNotDue(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		adjust func(*WorkflowState, *Settings)
+		adjust func(*runstate.State, *Settings)
 		want   []string
 	}{
-		{"layer disabled", func(_ *WorkflowState, set *Settings) { set.Supervisors.Enabled = false }, nil},
-		{"design disabled", func(_ *WorkflowState, set *Settings) { set.Supervisors.Design.Enabled = false },
+		{"layer disabled", func(_ *runstate.State, set *Settings) { set.Supervisors.Enabled = false }, nil},
+		{"design disabled", func(_ *runstate.State, set *Settings) { set.Supervisors.Design.Enabled = false },
 			[]string{"code_style:milestone_complete", "internaliser:milestone_complete"}},
-		{"polish phase", func(s *WorkflowState, _ *Settings) { s.Phase = PhasePolish }, nil},
-		{"run done", func(s *WorkflowState, _ *Settings) { s.Phase = PhaseDone }, nil},
-		{"budget spent", func(s *WorkflowState, set *Settings) { set.Supervisors.BudgetUSD = 0.5; s.SupervisorSpendUSD = 0.5 }, nil},
-		{"budget not yet spent", func(s *WorkflowState, set *Settings) { set.Supervisors.BudgetUSD = 0.5; s.SupervisorSpendUSD = 0.49 }, all},
-		{"no budget limit", func(s *WorkflowState, set *Settings) { set.Supervisors.BudgetUSD = 0; s.SupervisorSpendUSD = 99 }, all},
-		{"code style job in flight", func(s *WorkflowState, _ *Settings) {
-			s.SupervisorJobs = []SupervisorJob{{ID: "code_style-3-1", Supervisor: supervisors.CodeStyle}}
+		{"polish phase", func(s *runstate.State, _ *Settings) { s.Phase = runstate.PhasePolish }, nil},
+		{"run done", func(s *runstate.State, _ *Settings) { s.Phase = runstate.PhaseDone }, nil},
+		{"budget spent", func(s *runstate.State, set *Settings) { set.Supervisors.BudgetUSD = 0.5; s.SupervisorSpendUSD = 0.5 }, nil},
+		{"budget not yet spent", func(s *runstate.State, set *Settings) { set.Supervisors.BudgetUSD = 0.5; s.SupervisorSpendUSD = 0.49 }, all},
+		{"no budget limit", func(s *runstate.State, set *Settings) { set.Supervisors.BudgetUSD = 0; s.SupervisorSpendUSD = 99 }, all},
+		{"code style job in flight", func(s *runstate.State, _ *Settings) {
+			s.SupervisorJobs = []runstate.SupervisorJob{{ID: "code_style-3-1", Supervisor: supervisors.CodeStyle}}
 		}, []string{"design:milestone_complete", "internaliser:milestone_complete"}},
-		{"already ran with nothing new", func(s *WorkflowState, _ *Settings) {
-			s.Supervisors[supervisors.Internaliser] = SupervisorTrack{LastRunAt: supervisors.TasksSettled(*s) + 1, Runs: 1}
+		{"already ran with nothing new", func(s *runstate.State, _ *Settings) {
+			s.Supervisors[supervisors.Internaliser] = runstate.SupervisorTrack{LastRunAt: supervisors.TasksSettled(*s) + 1, Runs: 1}
 		}, []string{"code_style:milestone_complete", "design:milestone_complete"}},
 	}
 	for _, tc := range cases {
@@ -163,7 +164,7 @@ func TestSupReplanReviewedAfterAbort(t *testing.T) {
 	set := DefaultSettings()
 	s := supExecState()
 	s.TasksCompleted, s.TasksFailed = 2, 1
-	s.Supervisors[supervisors.Design] = SupervisorTrack{LastRunAt: supervisors.TasksSettled(s) + 1, Runs: 1}
+	s.Supervisors[supervisors.Design] = runstate.SupervisorTrack{LastRunAt: supervisors.TasksSettled(s) + 1, Runs: 1}
 	supervisors.AddTrigger(&s, supervisors.TriggerTaskAbort)
 	if got := supDueNames(s, set); len(got) != 0 {
 		t.Fatalf("the abort Design already reviewed made %v due", got)
@@ -184,7 +185,7 @@ func TestSupTriggerKeptForJobInFlight(t *testing.T) {
 	defer d.Supervisors.Close()
 	s := supExecState()
 	s.TasksCompleted = 2
-	s.SupervisorJobs = []SupervisorJob{{ID: "design-1-1", Supervisor: supervisors.Design}}
+	s.SupervisorJobs = []runstate.SupervisorJob{{ID: "design-1-1", Supervisor: supervisors.Design}}
 	supervisors.AddTrigger(&s, supervisors.TriggerMilestoneComplete)
 	due := supervisors.DueNow(s, set.Supervisors)
 	if got := supDueNames(s, set); !slices.Equal(got, []string{"code_style:milestone_complete", "internaliser:milestone_complete"}) {
@@ -214,29 +215,29 @@ func TestSupUrgencyWeights(t *testing.T) {
 	d := &Deps{Settings: DefaultSettings()}
 
 	s := supExecState()
-	s.CurrentTask, s.QA = &Task{ID: "t1"}, &QAResult{}
+	s.CurrentTask, s.QA = &runstate.Task{ID: "t1"}, &runstate.QAResult{}
 	s = qaFailed(ctx, s, "gate failed")
 	supWantUrgency(t, "QA failure before the hook", s, 0)
 	supervisors.Facts(&s, d.Settings.Supervisors)
 	supWantUrgency(t, "QA failure", s, 0.3)
 
 	s = supExecState()
-	s.CarryForward = []PlannedTask{{Title: "a"}, {Title: "b"}}
+	s.CarryForward = []runstate.PlannedTask{{Title: "a"}, {Title: "b"}}
 	tasksOf(d).updateCarryForward(ctx, &s, []taskSpec{{Title: "x"}, {Title: "y"}})
 	supervisors.Facts(&s, d.Settings.Supervisors)
 	supWantUrgency(t, "carry-forward churn", s, 0.2)
 
 	s = supExecState()
-	s.CarryForward = []PlannedTask{{Title: "a"}, {Title: "b"}}
+	s.CarryForward = []runstate.PlannedTask{{Title: "a"}, {Title: "b"}}
 	tasksOf(d).updateCarryForward(ctx, &s, []taskSpec{{Title: "a"}, {Title: "b"}, {Title: "c"}})
 	supervisors.Facts(&s, d.Settings.Supervisors)
 	supWantUrgency(t, "a plan that only grew", s, 0)
 
 	s = supExecState()
-	s.Milestones = []Milestone{{ID: "m1", Goal: "g", Status: MilestoneActive}}
+	s.Milestones = []runstate.Milestone{{ID: "m1", Goal: "g", Status: runstate.MilestoneActive}}
 	m := &supFakeModel{answer: supAnswerAssessor("minor_drift")}
 	da := supDeps(t, m, false)
-	s, err := around(NodeAssessor, da.hooks(), da.Assessor)(ctx, s)
+	s, err := around(runstate.NodeAssessor, da.hooks(), da.Assessor)(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +251,7 @@ func TestSupUrgencyWeights(t *testing.T) {
 	set.Supervisors.WeightQAFailure = 0.45
 	d2 := &Deps{Settings: set}
 	s = supExecState()
-	s.CurrentTask, s.QA = &Task{ID: "t1"}, &QAResult{}
+	s.CurrentTask, s.QA = &runstate.Task{ID: "t1"}, &runstate.QAResult{}
 	s = qaFailed(ctx, s, "gate failed")
 	supervisors.Facts(&s, d2.Settings.Supervisors)
 	supWantUrgency(t, "configured QA failure", s, 0.45)
@@ -269,8 +270,8 @@ func TestSupTaskAbortUrgency(t *testing.T) {
 	s := supExecState()
 	s.TasksCompleted = 1
 	supervisors.CountTask(&s)
-	s.CurrentTask = &Task{ID: "t2", Title: "doomed", StartCommit: head, AttemptBase: head, Feedback: "cannot be done"}
-	s, err = around(NodeFailed, d.hooks(), d.MarkFailed)(ctx, s)
+	s.CurrentTask = &runstate.Task{ID: "t2", Title: "doomed", StartCommit: head, AttemptBase: head, Feedback: "cannot be done"}
+	s, err = around(runstate.NodeFailed, d.hooks(), d.MarkFailed)(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +346,7 @@ func TestSupUrgencyRounding(t *testing.T) {
 	}
 }
 
-func supWantUrgency(t *testing.T, what string, s WorkflowState, want float64) {
+func supWantUrgency(t *testing.T, what string, s runstate.State, want float64) {
 	t.Helper()
 	if d := s.SupervisorUrgency - want; d > 1e-9 || d < -1e-9 {
 		t.Errorf("%s: urgency %.3f, want %.3f", what, s.SupervisorUrgency, want)
@@ -362,7 +363,7 @@ func TestSupConvergenceDoubling(t *testing.T) {
 	d := &Deps{Settings: set}
 	s := supExecState()
 	same := []string{"Error wrapping differs", "Test names vary"}
-	run := func(findings []string) SupervisorTrack {
+	run := func(findings []string) runstate.SupervisorTrack {
 		t.Helper()
 		supervisors.StartJob(&s, supervisors.Due{Name: supervisors.CodeStyle, Trigger: supervisors.TriggerInterval}, false)
 		supLandAll(&s)

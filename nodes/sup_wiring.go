@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // supervisors wires the supervisors (package supervisors) to this run's
@@ -25,10 +26,10 @@ func (d *Deps) supervisors() *supervisors.Runner {
 func (d *Deps) supervisorHook() Hook {
 	return Hook{
 		Name: "supervisors",
-		Before: func(ctx context.Context, node string, s *WorkflowState) error {
+		Before: func(ctx context.Context, node string, s *runstate.State) error {
 			return d.supervisors().Before(ctx, node, s)
 		},
-		After: func(_ context.Context, _ string, s *WorkflowState) error {
+		After: func(_ context.Context, _ string, s *runstate.State) error {
 			supervisors.Facts(s, d.Settings.Supervisors)
 			return nil
 		},

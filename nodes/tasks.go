@@ -26,7 +26,7 @@ type taskWork struct {
 
 func tasksOf(d *Deps) taskWork { return taskWork{Work: d.Work, now: d.now} }
 
-func (d taskWork) milestoneDone(s *WorkflowState) {
+func (d taskWork) milestoneDone(s *runstate.State) {
 	s.PlannerDecision = DecisionMilestoneDone
 	s.ReviewReason = "milestone"
 	happen(s, runstate.HappenedMilestoneDone)
@@ -36,8 +36,8 @@ func (d taskWork) milestoneDone(s *WorkflowState) {
 // keeps changing under the planner is a signal for the supervisors. Weak
 // models drop tasks by accident, so an empty answer keeps the old plan, and
 // directive and operator tasks the answer left out are kept at the end.
-func (d taskWork) updateCarryForward(ctx context.Context, s *WorkflowState, next []taskSpec) {
-	var plan []PlannedTask
+func (d taskWork) updateCarryForward(ctx context.Context, s *runstate.State, next []taskSpec) {
+	var plan []runstate.PlannedTask
 	for _, t := range next {
 		if strings.TrimSpace(t.Title) != "" && !containsPlanned(plan, t.Title) {
 			plan = append(plan, t.planned())
@@ -72,7 +72,7 @@ func (d taskWork) updateCarryForward(ctx context.Context, s *WorkflowState, next
 	s.CarryForward = plan
 }
 
-func indexPlanned(ts []PlannedTask, title string) int {
+func indexPlanned(ts []runstate.PlannedTask, title string) int {
 	for i, t := range ts {
 		if strings.EqualFold(t.Title, title) {
 			return i
@@ -81,9 +81,11 @@ func indexPlanned(ts []PlannedTask, title string) int {
 	return -1
 }
 
-func containsPlanned(ts []PlannedTask, title string) bool { return indexPlanned(ts, title) >= 0 }
+func containsPlanned(ts []runstate.PlannedTask, title string) bool {
+	return indexPlanned(ts, title) >= 0
+}
 
-func dropPlanned(ts []PlannedTask, title string) []PlannedTask {
+func dropPlanned(ts []runstate.PlannedTask, title string) []runstate.PlannedTask {
 	out := ts[:0:0]
 	for _, t := range ts {
 		if !strings.EqualFold(t.Title, title) {
@@ -93,7 +95,7 @@ func dropPlanned(ts []PlannedTask, title string) []PlannedTask {
 	return out
 }
 
-func hasPolishWork(s *WorkflowState) bool {
+func hasPolishWork(s *runstate.State) bool {
 	for _, t := range s.CarryForward {
 		if t.DirectiveID != "" {
 			return true
@@ -103,9 +105,9 @@ func hasPolishWork(s *WorkflowState) bool {
 }
 
 // newTask gives a planned task an id in the current milestone.
-func (d taskWork) newTask(s *WorkflowState, p PlannedTask) *Task {
+func (d taskWork) newTask(s *runstate.State, p runstate.PlannedTask) *runstate.Task {
 	s.NextTaskID++
-	t := &Task{
+	t := &runstate.Task{
 		ID:                 fmt.Sprintf("t%d", s.NextTaskID),
 		Title:              p.Title,
 		Instructions:       p.Instructions,
@@ -116,7 +118,7 @@ func (d taskWork) newTask(s *WorkflowState, p PlannedTask) *Task {
 		Placed:             p.Placed,
 		SplitFrom:          p.SplitFrom,
 		Feedback:           p.Feedback,
-		Polish:             s.Phase == PhasePolish,
+		Polish:             s.Phase == runstate.PhasePolish,
 	}
 	if m := s.ActiveMilestone(); m != nil {
 		t.Milestone = m.ID
@@ -128,7 +130,7 @@ func (d taskWork) newTask(s *WorkflowState, p PlannedTask) *Task {
 }
 
 // startTask makes p the current task, starting at the work tree's HEAD.
-func (d taskWork) startTask(ctx context.Context, s WorkflowState, p PlannedTask) (WorkflowState, error) {
+func (d taskWork) startTask(ctx context.Context, s runstate.State, p runstate.PlannedTask) (runstate.State, error) {
 	t := d.newTask(&s, p)
 	head, err := d.Work.Head(ctx)
 	if err != nil {
@@ -148,7 +150,7 @@ func (d taskWork) startTask(ctx context.Context, s WorkflowState, p PlannedTask)
 
 // prepareAttempt counts the attempt and sets where it starts: a retry builds on
 // the previous attempt's work-in-progress commit.
-func (d taskWork) prepareAttempt(s WorkflowState) WorkflowState {
+func (d taskWork) prepareAttempt(s runstate.State) runstate.State {
 	t := s.CurrentTask
 	t.Attempt++
 	if s.Implementation != nil && s.Implementation.Commit != "" {
@@ -160,7 +162,7 @@ func (d taskWork) prepareAttempt(s WorkflowState) WorkflowState {
 
 // resetTo returns the work tree to the task's start. A task skipped or
 // aborted before it started has no start and nothing to undo.
-func (d taskWork) resetTo(ctx context.Context, t *Task) error {
+func (d taskWork) resetTo(ctx context.Context, t *runstate.Task) error {
 	if t.StartCommit == "" {
 		return nil
 	}
@@ -170,7 +172,7 @@ func (d taskWork) resetTo(ctx context.Context, t *Task) error {
 // abandon ends the current task as failed: the work tree returns to the
 // task's start, the failure is recorded with its reason, its directive is
 // settled and the knowledge it was given loses its clean-use count.
-func (d taskWork) abandon(ctx context.Context, s *WorkflowState, reason string) error {
+func (d taskWork) abandon(ctx context.Context, s *runstate.State, reason string) error {
 	t := s.CurrentTask
 	if err := d.resetTo(ctx, t); err != nil {
 		return err
@@ -180,10 +182,10 @@ func (d taskWork) abandon(ctx context.Context, s *WorkflowState, reason string) 
 	if s.Implementation != nil {
 		attempted = s.Implementation.Commit
 	}
-	s.Failures = append(s.Failures, Failure{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Reason: clip(reason, 1500), Attempts: t.Attempt, At: now, Attempted: attempted})
+	s.Failures = append(s.Failures, runstate.Failure{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Reason: clip(reason, 1500), Attempts: t.Attempt, At: now, Attempted: attempted})
 	s.TasksFailed++
 	if t.DirectiveID != "" {
-		settleDirective(s, t.DirectiveID, t.ID, FateFailed, "task "+t.ID+" failed: "+clip(reason, 200), now)
+		settleDirective(s, t.DirectiveID, t.ID, runstate.FateFailed, "task "+t.ID+" failed: "+clip(reason, 200), now)
 	}
 	if t.Polish {
 		s.PolishTasks++
@@ -198,7 +200,7 @@ func (d taskWork) abandon(ctx context.Context, s *WorkflowState, reason string) 
 // stop ends the run with reason. A task in progress is abandoned as
 // mark_failed would abandon it, so a stopped run never leaves half a task
 // on the branch.
-func (d taskWork) stop(ctx context.Context, s *WorkflowState, st Stop) error {
+func (d taskWork) stop(ctx context.Context, s *runstate.State, st runstate.Stop) error {
 	s.SetStop(st)
 	reason := st.Reason
 	s.PlannerDecision = DecisionStop
@@ -212,21 +214,21 @@ func (d taskWork) stop(ctx context.Context, s *WorkflowState, st Stop) error {
 }
 
 // settleEscalations records whether the architect's help led to a completed task.
-func settleEscalations(s *WorkflowState, taskID string, completed bool) {
+func settleEscalations(s *runstate.State, taskID string, completed bool) {
 	for i := range s.Escalations {
 		e := &s.Escalations[i]
-		if e.TaskID != taskID || e.Outcome != EscPending {
+		if e.TaskID != taskID || e.Outcome != runstate.EscPending {
 			continue
 		}
-		e.Outcome = EscNotHelped
+		e.Outcome = runstate.EscNotHelped
 		if completed {
-			e.Outcome = EscHelped
+			e.Outcome = runstate.EscHelped
 		}
 	}
 }
 
-func keepDirectiveTasks(ts []PlannedTask) []PlannedTask {
-	var out []PlannedTask
+func keepDirectiveTasks(ts []runstate.PlannedTask) []runstate.PlannedTask {
+	var out []runstate.PlannedTask
 	for _, t := range ts {
 		if t.DirectiveID != "" {
 			out = append(out, t)
@@ -237,7 +239,7 @@ func keepDirectiveTasks(ts []PlannedTask) []PlannedTask {
 
 // takeNext starts the next task of the carry-forward list, or, with none
 // left, settles the milestone as done.
-func (d taskWork) takeNext(ctx context.Context, s WorkflowState) (WorkflowState, error) {
+func (d taskWork) takeNext(ctx context.Context, s runstate.State) (runstate.State, error) {
 	if len(s.CarryForward) == 0 {
 		d.milestoneDone(&s)
 		return s, nil

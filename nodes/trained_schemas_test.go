@@ -13,6 +13,7 @@ import (
 	"github.com/lemmings-dev/lemmings/internal/realollama"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // The schema contract with trained models (docs/testing-real-models.md): every structured
@@ -38,15 +39,15 @@ const trainedRepo = `Repository: a Go module "calc" with calc.go (func Add(a, b 
 calc_test.go (TestAdd fails: Add(2, 3) = -1, want 5). Gates: go build ./..., go test ./....`
 
 var trainedSchemaCases = []trainedSchemaCase{
-	{NodeScope, "You are the ScopeAgent. Cut the remit into milestones of small tasks. Reply in JSON.",
+	{runstate.NodeScope, "You are the ScopeAgent. Cut the remit into milestones of small tasks. Reply in JSON.",
 		trainedRepo + "\nRemit: fix the bug in Add so that the tests pass.", askFor[scopeReply]},
-	{NodePlanner, "You are the TaskPlanner. Decide the next task of the milestone. Reply in JSON.",
+	{runstate.NodePlanner, "You are the TaskPlanner. Decide the next task of the milestone. Reply in JSON.",
 		trainedRepo + "\nMilestone: make TestAdd pass. Done so far: nothing.", askFor[plannerReply]},
-	{NodeImplementor, "You are the Implementor. Choose one action with its arguments. Reply in JSON.",
+	{runstate.NodeImplementor, "You are the Implementor. Choose one action with its arguments. Reply in JSON.",
 		trainedRepo + "\nTask: fix Add in calc.go. Criteria: go test ./... passes.", askFor[implAction]},
-	{NodeQA, "You are the QA reviewer. Judge each acceptance criterion against the diff. Reply in JSON.",
+	{runstate.NodeQA, "You are the QA reviewer. Judge each acceptance criterion against the diff. Reply in JSON.",
 		trainedRepo + "\nDiff: calc.go: -return a - b +return a + b\nCriteria: Add returns the sum; go test passes.", askFor[qaReply]},
-	{NodeAssessor, "You are the Assessor. Compare the work done with the remit. Reply in JSON.",
+	{runstate.NodeAssessor, "You are the Assessor. Compare the work done with the remit. Reply in JSON.",
 		trainedRepo + "\nRemit: fix Add. Done: task 1 fixed Add, tests pass.", askFor[assessorReply]},
 	{"summarizer", "Summarize the conversation so far in a few sentences. Reply in JSON.",
 		"The Implementor read calc.go, replaced a - b with a + b, ran go test and it passed.", askFor[summaryReply]},

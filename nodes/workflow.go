@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // Build wires the workflow graph: its nodes, and the routing functions that
@@ -13,41 +14,43 @@ import (
 // Every node works on a copy of the state; the hooks (hooks.go: the
 // supervisors' bookkeeping, the caller's Deps.Hooks) run around every node,
 // registered once here.
-func Build(d *Deps) *graph.Graph[WorkflowState] {
+func Build(d *Deps) *graph.Graph[runstate.State] {
 	set := d.Settings
-	g := graph.New[WorkflowState]()
+	g := graph.New[runstate.State]()
 	hooks := d.hooks()
-	node := func(name string, fn graph.NodeFunc[WorkflowState], opts ...graph.NodeOption) {
+	node := func(name string, fn graph.NodeFunc[runstate.State], opts ...graph.NodeOption) {
 		g.AddNode(name, around(name, hooks, fn), opts...)
 	}
-	node(NodeScope, d.ScopeAgent)
-	node(NodePlanner, d.TaskPlanner, graph.WithSideEffects())
-	node(NodeImplementor, d.Implementor, graph.WithSideEffects())
-	node(NodeQA, d.QA)
-	node(NodeComplete, d.MarkComplete, graph.WithSideEffects())
-	node(NodeFailed, d.MarkFailed, graph.WithSideEffects())
-	node(NodeSupervisors, func(ctx context.Context, s WorkflowState) (WorkflowState, error) { return d.supervisors().Run(ctx, s) }, graph.WithSideEffects())
-	node(NodeAssessor, d.Assessor)
-	node(NodePolish, d.Polish, graph.WithSideEffects())
-	node(NodeReport, d.Report)
+	node(runstate.NodeScope, d.ScopeAgent)
+	node(runstate.NodePlanner, d.TaskPlanner, graph.WithSideEffects())
+	node(runstate.NodeImplementor, d.Implementor, graph.WithSideEffects())
+	node(runstate.NodeQA, d.QA)
+	node(runstate.NodeComplete, d.MarkComplete, graph.WithSideEffects())
+	node(runstate.NodeFailed, d.MarkFailed, graph.WithSideEffects())
+	node(runstate.NodeSupervisors, func(ctx context.Context, s runstate.State) (runstate.State, error) {
+		return d.supervisors().Run(ctx, s)
+	}, graph.WithSideEffects())
+	node(runstate.NodeAssessor, d.Assessor)
+	node(runstate.NodePolish, d.Polish, graph.WithSideEffects())
+	node(runstate.NodeReport, d.Report)
 
-	g.AddEdge(graph.Start, NodeScope)
-	g.AddConditionalEdges(NodeScope, func(s WorkflowState) string { return routeAfterScope(s, set) },
-		NodePlanner, NodeSupervisors, NodeReport)
-	g.AddConditionalEdges(NodePlanner, func(s WorkflowState) string { return routeAfterPlanner(s, set) },
-		NodeImplementor, NodeComplete, NodeFailed, NodeAssessor, NodeSupervisors, NodePolish, NodeScope, NodeReport)
-	g.AddConditionalEdges(NodeImplementor, func(s WorkflowState) string { return routeAfterImplementor(s, set.MaxRetries) },
-		NodeQA, NodePlanner, NodeFailed)
-	g.AddConditionalEdges(NodeQA, func(s WorkflowState) string { return routeAfterQA(s, set.MaxRetries) },
-		NodeComplete, NodePlanner, NodeFailed)
-	g.AddConditionalEdges(NodeComplete, func(s WorkflowState) string { return routeAfterComplete(s, set) },
-		NodeSupervisors, NodeAssessor, NodePlanner)
-	g.AddConditionalEdges(NodeFailed, func(s WorkflowState) string { return routeAfterFailed(s, set) },
-		NodeSupervisors, NodeAssessor)
-	g.AddConditionalEdges(NodeSupervisors, routeAfterSupervisors, NodeAssessor, NodePlanner)
-	g.AddConditionalEdges(NodeAssessor, func(s WorkflowState) string { return routeAfterAssessor(s, set) },
-		NodePlanner, NodeScope, NodePolish)
-	g.AddConditionalEdges(NodePolish, routeAfterPolish, NodePlanner, NodeReport)
-	g.AddEdge(NodeReport, graph.End)
+	g.AddEdge(graph.Start, runstate.NodeScope)
+	g.AddConditionalEdges(runstate.NodeScope, func(s runstate.State) string { return routeAfterScope(s, set) },
+		runstate.NodePlanner, runstate.NodeSupervisors, runstate.NodeReport)
+	g.AddConditionalEdges(runstate.NodePlanner, func(s runstate.State) string { return routeAfterPlanner(s, set) },
+		runstate.NodeImplementor, runstate.NodeComplete, runstate.NodeFailed, runstate.NodeAssessor, runstate.NodeSupervisors, runstate.NodePolish, runstate.NodeScope, runstate.NodeReport)
+	g.AddConditionalEdges(runstate.NodeImplementor, func(s runstate.State) string { return routeAfterImplementor(s, set.MaxRetries) },
+		runstate.NodeQA, runstate.NodePlanner, runstate.NodeFailed)
+	g.AddConditionalEdges(runstate.NodeQA, func(s runstate.State) string { return routeAfterQA(s, set.MaxRetries) },
+		runstate.NodeComplete, runstate.NodePlanner, runstate.NodeFailed)
+	g.AddConditionalEdges(runstate.NodeComplete, func(s runstate.State) string { return routeAfterComplete(s, set) },
+		runstate.NodeSupervisors, runstate.NodeAssessor, runstate.NodePlanner)
+	g.AddConditionalEdges(runstate.NodeFailed, func(s runstate.State) string { return routeAfterFailed(s, set) },
+		runstate.NodeSupervisors, runstate.NodeAssessor)
+	g.AddConditionalEdges(runstate.NodeSupervisors, routeAfterSupervisors, runstate.NodeAssessor, runstate.NodePlanner)
+	g.AddConditionalEdges(runstate.NodeAssessor, func(s runstate.State) string { return routeAfterAssessor(s, set) },
+		runstate.NodePlanner, runstate.NodeScope, runstate.NodePolish)
+	g.AddConditionalEdges(runstate.NodePolish, routeAfterPolish, runstate.NodePlanner, runstate.NodeReport)
+	g.AddEdge(runstate.NodeReport, graph.End)
 	return g
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -37,7 +38,7 @@ type Step struct {
 
 // openStore opens the run store of root as a run writes it (secrets
 // redacted), to fork or edit a run without running it.
-func openStore(root string, red *redact.Redactor) (*graph.Compiled[nodes.WorkflowState], error) {
+func openStore(root string, red *redact.Redactor) (*graph.Compiled[runstate.State], error) {
 	if _, err := Store(root); err != nil { // says why there is none
 		return nil, err
 	}
@@ -181,7 +182,7 @@ func MakeFork(ctx context.Context, repoDir, newID string, f ForkOptions, cfg *co
 			r = red
 		}
 		s.Remit = r
-		opts = append(opts, graph.Goto(nodes.NodePlanner)) // planned again for the new remit
+		opts = append(opts, graph.Goto(runstate.NodePlanner)) // planned again for the new remit
 	}
 	if f.RejectTask != "" {
 		if s.CurrentTask != nil && s.CurrentTask.ID != f.RejectTask {
@@ -192,13 +193,13 @@ func MakeFork(ctx context.Context, repoDir, newID string, f ForkOptions, cfg *co
 		if _, err := nodes.UndoTask(ctx, wt, &s, nodes.UndoOptions{Task: f.RejectTask, Reason: red.String(f.Reason), By: "fork", Now: time.Now().UTC()}); err != nil {
 			return "", fmt.Errorf("fork %s@%d --reject-task %s: %w", f.Parent, f.Step, f.RejectTask, err)
 		}
-		opts = append(opts, graph.Goto(nodes.NodePlanner))
+		opts = append(opts, graph.Goto(runstate.NodePlanner))
 	}
 	head, err := wt.Head(ctx)
 	if err != nil {
 		return "", err
 	}
-	opts = append(opts, graph.WithUpdate(func(nodes.WorkflowState) (nodes.WorkflowState, error) { return s, nil }),
+	opts = append(opts, graph.WithUpdate(func(runstate.State) (runstate.State, error) { return s, nil }),
 		graph.SetMetadata(map[string]string{MetaGitHead: head, "branch": wt.Branch()}))
 	if _, err := store.Fork(ctx, f.Parent, f.Step, newID, opts...); err != nil {
 		return "", err
@@ -218,7 +219,7 @@ func MakeFork(ctx context.Context, repoDir, newID string, f ForkOptions, cfg *co
 
 // forkStart reports whether snap is a fork not yet run: stored paused by
 // Fork, not waiting for a human.
-func forkStart(snap graph.Snapshot[nodes.WorkflowState]) bool {
+func forkStart(snap graph.Snapshot[runstate.State]) bool {
 	parent, step, ok := graph.ForkOrigin(snap.Metadata)
 	return ok && snap.Status == graph.StatusPaused && snap.Reason == fmt.Sprintf("fork of %s at step %d", parent, step)
 }
@@ -226,16 +227,16 @@ func forkStart(snap graph.Snapshot[nodes.WorkflowState]) bool {
 // shelveCurrent puts the task in progress back at the head of the plan and
 // the work tree back at its start: an undo of an earlier task on a stopped
 // run starts it again.
-func shelveCurrent(ctx context.Context, wt *workspace.Worktree, s *nodes.WorkflowState) error {
+func shelveCurrent(ctx context.Context, wt *workspace.Worktree, s *runstate.State) error {
 	t := s.CurrentTask
 	if t.StartCommit != "" {
 		if err := wt.ResetHard(ctx, t.StartCommit); err != nil {
 			return err
 		}
 	}
-	back := nodes.PlannedTask{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
+	back := runstate.PlannedTask{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
 		TargetFiles: t.TargetFiles, Operator: t.Operator, Placed: t.Placed, DirectiveID: t.DirectiveID, SplitFrom: t.SplitFrom, Feedback: t.Feedback}
-	plan := []nodes.PlannedTask{back}
+	plan := []runstate.PlannedTask{back}
 	for _, p := range s.CarryForward {
 		if !strings.EqualFold(p.Title, t.Title) {
 			plan = append(plan, p)
@@ -324,8 +325,8 @@ func Undo(ctx context.Context, repoDir, runID, task, reason string, cfg *config.
 		var head string
 		if head, err = wt.Head(ctx); err == nil {
 			_, err = store.Update(ctx, runID, fmt.Sprintf("undo of %s (lemmings undo): %s", task, clipText(u.Reason, 200)),
-				graph.WithUpdate(func(nodes.WorkflowState) (nodes.WorkflowState, error) { return s, nil }),
-				graph.Goto(nodes.NodePlanner), graph.SetMetadata(map[string]string{MetaGitHead: head}))
+				graph.WithUpdate(func(runstate.State) (runstate.State, error) { return s, nil }),
+				graph.Goto(runstate.NodePlanner), graph.SetMetadata(map[string]string{MetaGitHead: head}))
 		}
 	}
 	if err != nil {
@@ -340,7 +341,7 @@ func Undo(ctx context.Context, repoDir, runID, task, reason string, cfg *config.
 	return res, nil
 }
 
-func knownTask(s nodes.WorkflowState, id string) bool {
+func knownTask(s runstate.State, id string) bool {
 	for _, e := range s.DoneList {
 		if e.TaskID == id {
 			return true
@@ -349,7 +350,7 @@ func knownTask(s nodes.WorkflowState, id string) bool {
 	return false
 }
 
-func doneIDs(s nodes.WorkflowState) string {
+func doneIDs(s runstate.State) string {
 	var ids []string
 	for _, e := range s.DoneList {
 		ids = append(ids, e.TaskID)
