@@ -1,4 +1,4 @@
-// Package nodes is the workflow of lemmings: its state (WorkflowState), the
+// Package nodes is the workflow of lemmings: its state (runstate.State), the
 // graph that Build wires, and the nodes that graph runs. Package run wires a
 // run around it (models, gates, index, checkpoints, the .lemmings/ folder)
 // and hands the nodes what they use in Deps.
@@ -12,7 +12,7 @@
 //	qa               Deps.QA             qa*.go, escalate.go (disputed reviews)
 //	mark_complete    Deps.MarkComplete   complete.go, knowledge_use.go
 //	mark_failed      Deps.MarkFailed     complete.go
-//	run_supervisors  Deps.RunSupervisors sup_*.go (deciding and the job pool: nodes/supervisors)
+//	run_supervisors  supervisors.Runner  nodes/supervisors (wired in sup_wiring.go)
 //	assessor         Deps.Assessor       assessor.go
 //	polish           Deps.Polish         polish.go
 //	report           Deps.Report         report.go, evidence.go (what report.md

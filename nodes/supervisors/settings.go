@@ -1,12 +1,14 @@
 // Package supervisors is what decides the cloud supervisors' work and runs
 // it: which supervisor is due and why (triggers, urgency, intervals), the
 // directives they file and how those age, and the job pool their calls run
-// in, in parallel with the local loop. It reads and writes the run's state
-// (runstate) and its own Settings, nothing else; the workflow (package
-// nodes) wires it: routing asks DueNow, the supervisors' hook records the facts
-// a node reported (AddUrgency, AddTrigger, CountTask) and lands finished
-// jobs, the run_supervisors node launches their calls (Call) in a Pool and
-// lands what Unpack makes of each reply (docs/supervisors.md).
+// in, in parallel with the local loop, and the run_supervisors node that
+// launches and lands them (Runner). It knows nothing of package nodes: the
+// workflow builds a Runner of what the supervisors use (their jobs, the work
+// tree, their settings, a compose, a deny-list and a clock function);
+// routing asks DueNow, the supervisors' hook lands finished jobs
+// (Runner.Before) and records the facts a node reported (Facts), and
+// Runner.Run launches their calls (Call) in Jobs and lands what Unpack makes
+// of each reply (docs/supervisors.md).
 package supervisors
 
 import "github.com/lemmings-dev/lemmings/nodes/prompts"
