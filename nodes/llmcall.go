@@ -67,7 +67,7 @@ func ask[T any](ctx context.Context, d *Deps, s *runstate.State, c call) (T, llm
 		return zero, llm.Response{}, err
 	}
 	out, resp, err := llm.Structured[T](ctx, d.Model, req)
-	d.account(ctx, s, c.Label, c.Role, resp)
+	account(ctx, s, d.Settings.Supervisors, c.Label, c.Role, resp)
 	if err != nil {
 		ev := events.ModelError{Label: c.Label, Error: err.Error()}
 		if tokens, cut := llm.CutOff(err); cut {
@@ -86,10 +86,10 @@ func ask[T any](ctx context.Context, d *Deps, s *runstate.State, c call) (T, llm
 // escalation, a disputed review, a cloud planner) is paid from the
 // supervisor budget. Usage is counted even when the answer is unusable: the
 // tokens were spent.
-func (d *Deps) account(ctx context.Context, s *runstate.State, label, role string, resp llm.Response) {
+func account(ctx context.Context, s *runstate.State, sup SupervisorSettings, label, role string, resp llm.Response) {
 	s.AddUsage(label, totals(resp.Usage))
 	if resp.Usage.CostUSD > 0 && (role == RoleSupervisor || role == RolePlanner) {
-		supervisors.Spend(ctx, s, d.Settings.Supervisors.BudgetUSD, resp.Usage.CostUSD)
+		supervisors.Spend(ctx, s, sup.BudgetUSD, resp.Usage.CostUSD)
 	}
 }
 

@@ -126,7 +126,7 @@ func (d *Deps) review(ctx context.Context, s *runstate.State, diff, code, role, 
 	}
 	req.Label = label
 	out, resp, err := llm.Structured[qaReply](ctx, d.Model, req)
-	d.account(ctx, s, label, role, resp)
+	account(ctx, s, d.Settings.Supervisors, label, role, resp)
 	if err != nil {
 		emitModelError(ctx, events.ModelError{Label: label, Error: err.Error()})
 		return out, resp, fmt.Errorf("%s: %w", label, err)
