@@ -136,6 +136,9 @@ type implLoop struct {
 	// runs the gates itself (implementor_direct.go).
 	direct     bool
 	directPath string
+	// diagnose: the next direct code call asks for the failure's cause in a
+	// sentence before the code (after code that changed nothing).
+	diagnose bool
 	// prefill opens the reply of the next code call (a direct attempt's
 	// fenced block); prefillStop closes it, and the code's own stops end
 	// it early (tests a small coder appends to the file it was asked for).

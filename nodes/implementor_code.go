@@ -43,13 +43,21 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		// its answer).
 		if g.kind != grainBlocks {
 			instr = directRequest(p, g, exists, lead != "")
+			if l.diagnose {
+				instr = diagnoseRequest(p, g, exists)
+			}
 		}
 		instr = textutil.JoinParagraphs(lead, strings.TrimSpace(view), instr)
 		msgs = append(l.messages(""), llm.Message{Role: "user", Content: instr})
 	}
 	l.codeBudget = l.grainReply(old, exists, g)
 	l.prefill, l.stopping = "", nil
-	if l.direct && g.kind != grainBlocks {
+	if l.direct && g.kind != grainBlocks && l.diagnose {
+		// A sentence, then the block: no prefill, and no stop at a fence
+		// (the block's opening one would end the reply).
+		l.stopping = appendedTests(p, old)
+		l.codeBudget += diagnoseTokens
+	} else if l.direct && g.kind != grainBlocks {
 		// The reply starts inside the one fenced block asked for and ends
 		// at its close: no prose before or after it to pay for.
 		l.prefill, l.stopping = fenceFor(p)+langOf(p)+"\n", append([]string{"\n" + fenceFor(p)}, appendedTests(p, old)...)

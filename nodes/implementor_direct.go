@@ -102,6 +102,7 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 		lead        string
 		lastDiff    string
 		still       int
+		diagnosed   bool
 		unusable    int
 		lastProblem string
 	)
@@ -115,6 +116,7 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 		drawn := l.codeCalls
 		ex, err := l.codeEdit(ctx, act, "", lead)
 		drawn = l.codeCalls - drawn
+		l.diagnose = false
 		if tooLarge(err) {
 			return &ImplResult{Status: ImplExhausted, Actions: n, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil
 		}
@@ -148,6 +150,14 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 		if still >= directStill {
 			return &ImplResult{Status: ImplLoop, Actions: n, Summary: fmt.Sprintf("the code of %d rounds in a row left %s as it was", still, p)}, nil
 		}
+		if failing := l.unchangedFails(ctx, diff, diagnosed); failing != "" {
+			// Code that changes nothing fails as the start did, and would
+			// end the attempt or spend its fix round on that: asked once
+			// more, for the cause first.
+			diagnosed, l.diagnose = true, true
+			lead = fmt.Sprintf("Your code is %s exactly as it was: it changes nothing, so the checks fail as before:\n%s", p, failing)
+			continue
+		}
 		done, failed := l.finishGates(ctx, implAction{actionHead: actionHead{Action: "finish"}, actionTail: actionTail{Summary: "Changed " + p + " as the task asks."}}, n)
 		if done != nil {
 			return done, nil
@@ -157,4 +167,22 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 			lead += fmt.Sprintf("\nNOTE: your code left %s as it was; the same code will fail the same way.", p)
 		}
 	}
+}
+
+// unchangedFails runs the gates on a tree the model's code left as it was
+// (diff, against the task's start, empty), once an attempt: what fails, for
+// the model ("" when the tree passes as it is and needs no change, when the
+// code changed something, or when it was asked already).
+func (l *implLoop) unchangedFails(ctx context.Context, diff string, asked bool) string {
+	if asked || strings.TrimSpace(diff) != "" || len(l.d.Gates) == 0 {
+		return ""
+	}
+	results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
+	for _, r := range results {
+		emitGate(ctx, l.t, "unchanged", r)
+	}
+	if ctx.Err() != nil || workspace.AllPassed(results) {
+		return ""
+	}
+	return results[len(results)-1].ModelFeedback(l.d.Work.Dir(), workspace.DefaultSummaryBytes)
 }

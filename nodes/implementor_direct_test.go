@@ -102,7 +102,8 @@ func TestADirectAttemptAsksForTheCodeAtOnce(t *testing.T) {
 // with what failed; the request stays one user turn after the last reply.
 func TestADirectAttemptSendsTheFailingGateBack(t *testing.T) {
 	t.Parallel()
-	r := newDirectRun(t, text("```go\n"+meanGo+"```\n"), text("```go\n"+meanFixed+"```\n"))
+	wrong := strings.Replace(meanGo, "// Mean returns", "// Mean gives", 1) // a change, not the fix
+	r := newDirectRun(t, text("```go\n"+wrong+"```\n"), text("```go\n"+meanFixed+"```\n"))
 	r.d.Settings.Samples = 1
 	res := r.runQuick(t)
 	if res.Status != ImplFinished || res.FixRounds != 1 {
@@ -113,7 +114,7 @@ func TestADirectAttemptSendsTheFailingGateBack(t *testing.T) {
 		t.Fatalf("%d calls, want 2", len(calls))
 	}
 	ask := calls[1].LastUser()
-	for _, want := range []string{"integer division: Mean(1, 2) = 1, want 1.5", "Fix the cause", "Write the complete new stats.go", "left stats.go as it was"} {
+	for _, want := range []string{"integer division: Mean(1, 2) = 1, want 1.5", "Fix the cause", "Write the complete new stats.go"} {
 		if !strings.Contains(ask, want) {
 			t.Errorf("the fix round lacks %q:\n%s", want, ask)
 		}
@@ -290,5 +291,43 @@ func TestAPlacedTaskOfTheFullPipelineIsAskedForItsCodeAtOnce(t *testing.T) {
 	}
 	if c := planned.model.recorded(); len(c) == 0 || c[0].Format == nil {
 		t.Error("a planner's task was asked for its code at once: its first call is an action")
+	}
+}
+
+// Code that leaves the file as it was (Qwen2.5-Coder-1.5B copied the failing
+// file back in the eval's second attempt) is asked for once more, with the
+// cause first: no prefilled fence, no stop at one. With no fix round left
+// (an eval's run), the attempt would otherwise end on the unchanged file.
+func TestUnchangedCodeIsAskedAgainForTheCauseFirst(t *testing.T) {
+	t.Parallel()
+	r := newDirectRun(t, text("```go\n"+meanGo+"```\n"), text("It divides two ints.\n\n```go\n"+meanFixed+"```\n"))
+	r.d.Settings.Samples, r.d.Settings.FixRounds = 1, 0
+	res := r.runQuick(t)
+	calls := r.model.recorded()
+	if len(calls) != 2 || res.Status != ImplFinished {
+		t.Fatalf("%d calls, status %s: %s", len(calls), res.Status, res.Summary)
+	}
+	c := calls[1]
+	for _, want := range []string{"exactly as it was", "integer division: Mean(1, 2) = 1", "First say in one sentence what in stats.go makes it fail"} {
+		if !strings.Contains(c.LastUser(), want) {
+			t.Errorf("the second request lacks %q:\n%s", want, c.LastUser())
+		}
+	}
+	if last := c.Messages[len(c.Messages)-1]; last.Role != "user" {
+		t.Errorf("the reason-first request is prefilled: %s %q", last.Role, last.Content)
+	}
+	if stop, _ := c.Options["stop"].([]any); len(stop) > 0 && stop[0] == "\n```" {
+		t.Errorf("the reason-first request stops at a fence: %v", stop)
+	}
+	if got := r.file(t, "stats.go"); got != meanFixed {
+		t.Errorf("stats.go:\n%s", got)
+	}
+
+	// A tree that passes as it is needs no change: no second call.
+	ok := newDirectRun(t, text("```go\n"+meanGo+"```\n"))
+	ok.d.Gates = []workspace.Gate{{Name: "check", Command: "true"}}
+	ok.d.Settings.Samples = 1
+	if res := ok.runQuick(t); res.Status != ImplFinished || len(ok.model.recorded()) != 1 {
+		t.Errorf("status %s after %d calls", res.Status, len(ok.model.recorded()))
 	}
 }

@@ -105,6 +105,28 @@ func directRequest(p string, g grain, exists, fix bool) string {
 	return fmt.Sprintf("Write the complete new %s %s, in one %s fenced block.", p, what, fence)
 }
 
+// diagnoseTokens is room for the sentence a diagnose request asks before
+// the code.
+const diagnoseTokens = 120
+
+// diagnoseRequest asks again after code that left the file as it was: the
+// cause of the failure in one sentence, then the code. Asked the same
+// request, a small coder at temperature 0 writes the same code; made to say
+// what is wrong first, it writes the fix (Aider's replies open with that
+// sentence; Qwen2.5-Coder-1.5B copied the failing file back unchanged at
+// lemmings' bare request, docs/eval.md).
+func diagnoseRequest(p string, g grain, exists bool) string {
+	fence := fenceFor(p) + langOf(p)
+	what := "the complete new " + p
+	switch {
+	case g.kind == grainUnit:
+		what = fmt.Sprintf("the new %s %s, whole,", kindWord(g.unit), g.unit.Name)
+	case !exists:
+		what = "the new file " + p + ", complete,"
+	}
+	return fmt.Sprintf("First say in one sentence what in %s makes it fail. Then write %s with the fix, in one %s fenced block.", p, what, fence)
+}
+
 // numberedLine is a line of a numbered view ("  12| code", ">  7| code").
 var numberedLine = regexp.MustCompile(`^\s*>?\s*\d+\| `)
 
