@@ -321,16 +321,16 @@ func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
 		secs = append(secs, llm.Section{Title: prompts.SecFeedback, Body: t.Feedback, Required: true})
 	}
 	if files := l.targetFiles(ctx); files != "" {
-		secs = append(secs, llm.Section{Title: prompts.SecTargetFiles, Body: files, Priority: prompts.PrioContext})
+		secs = append(secs, llm.Section{Title: prompts.SecTargetFiles, Body: files, Priority: prioContext})
 	}
 	if l.direct {
 		return secs, nil // one file, shown with the request: no map of the rest
 	}
 	if symbols := l.symbolMap(); symbols != "" {
-		secs = append(secs, llm.Section{Title: prompts.SecSymbols, Body: symbols, Priority: prompts.PrioContext - 5})
+		secs = append(secs, llm.Section{Title: prompts.SecSymbols, Body: symbols, Priority: prioContext - 5})
 	}
 	if near, err := l.filesNearTarget(); err == nil && near != "" {
-		secs = append(secs, llm.Section{Title: prompts.SecNearFiles, Body: near, Priority: prompts.PrioOverview})
+		secs = append(secs, llm.Section{Title: prompts.SecNearFiles, Body: near, Priority: prioOverview})
 	}
 	return secs, nil
 }

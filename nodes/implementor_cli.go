@@ -301,7 +301,7 @@ func (d *Deps) cliPrompt(ctx context.Context, s *WorkflowState, t *Task, gateFee
 		secs = append(secs, llm.Section{Title: prompts.SecFailingCheck, Body: gateFeedback, Required: true})
 	}
 	secs = append(secs, d.knowledgeSection(ctx, s),
-		llm.Section{Title: prompts.SecChecks, Body: gateList(d.Gates), Priority: prompts.PrioOverview})
+		llm.Section{Title: prompts.SecChecks, Body: gateList(d.Gates), Priority: prioOverview})
 	p, err := d.Composer.Compose(NodeImplementor+"_cli", nil, d.Settings.Budget(NodeImplementor), secs...)
 	if err != nil {
 		return "", fmt.Errorf("compose the coding CLI's prompt: %w", err)

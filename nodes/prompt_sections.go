@@ -14,6 +14,15 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
+// Section priorities for packing: the lowest goes first when a prompt is over
+// budget. Required sections (the task, the instructions) are never dropped.
+const (
+	prioHistory   = prompts.PrioHistory
+	prioOverview  = prompts.PrioOverview
+	prioKnowledge = prompts.PrioKnowledge
+	prioContext   = prompts.PrioContext
+)
+
 // LabelShared is the budget label of the shared prefix
 // (limits.token_budgets.shared).
 const LabelShared = "shared"

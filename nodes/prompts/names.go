@@ -116,12 +116,3 @@ const (
 	SecFilesChanged     = "FILES CHANGED"
 	SecCodeSample       = "CODE (changed files and a sample of the repository)"
 )
-
-// Section priorities for packing: the lowest goes first when a prompt is over
-// budget. Required sections (the task, the instructions) are never dropped.
-const (
-	PrioHistory   = 10
-	PrioOverview  = 20
-	PrioKnowledge = 30
-	PrioContext   = 40
-)
