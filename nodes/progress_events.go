@@ -7,7 +7,6 @@ import (
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
-	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // What the Implementor does is shown as it happens: each action, each check
@@ -16,7 +15,7 @@ import (
 // looks hung).
 
 // emitAction records one Implementor action and the first line of its result.
-func emitAction(ctx context.Context, t *runstate.Task, n int, act implAction, result string) {
+func emitAction(ctx context.Context, t *Task, n int, act implAction, result string) {
 	ev := events.Action{Task: t.ID, Attempt: t.Attempt, N: n, Action: act.Action,
 		Result: textutil.Clip(textutil.FirstLine(strings.TrimSpace(result)), 160)}
 	switch {
@@ -34,7 +33,7 @@ func emitAction(ctx context.Context, t *runstate.Task, n int, act implAction, re
 
 // emitCheck records the checks run after an edit: passed, or the problems
 // the edit introduced.
-func emitCheck(ctx context.Context, t *runstate.Task, paths []string, problems string) {
+func emitCheck(ctx context.Context, t *Task, paths []string, problems string) {
 	events.Emit(ctx, events.Check{Task: t.ID, Attempt: t.Attempt, Paths: paths, Passed: problems == "",
 		Problem: textutil.Clip(textutil.FirstLine(problems), 200)})
 }
