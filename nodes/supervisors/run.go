@@ -36,7 +36,8 @@ type Runner struct {
 	DirectiveMaxAge      int
 	// Compose makes a supervisor's prompt from its template and sections.
 	Compose func(label string, data any, budget int, sections []llm.Section) (llm.Prompt, error)
-	// Denied says whether a file must never leave the machine.
+	// Denied says whether a file must never leave the machine (nil: none
+	// may).
 	Denied func(path string) bool
 	Now    func() time.Time
 }
