@@ -10,14 +10,28 @@ import (
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/runstate"
+	"github.com/lemmings-dev/lemmings/sandbox"
 
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
+// qaRun is what QA's gates use: the work tree, the gates, the sandbox that
+// confines them and the settings that bound their output.
+type qaRun struct {
+	Work     *workspace.Worktree
+	Gates    []workspace.Gate
+	Sandbox  *sandbox.Box
+	Settings Settings
+}
+
+func qaRunOf(d *Deps) qaRun {
+	return qaRun{Work: d.Work, Gates: d.Gates, Sandbox: d.Sandbox, Settings: d.Settings}
+}
+
 // qaGates runs the gates, or takes the results of the implementor's own run
 // when they all passed on exactly the tree QA judges (same diff hash).
-func (d checks) qaGates(ctx context.Context, impl *runstate.ImplResult) []workspace.GateResult {
+func (d qaRun) qaGates(ctx context.Context, impl *runstate.ImplResult) []workspace.GateResult {
 	if impl != nil && impl.GatesDiffHash != "" && impl.GatesDiffHash == impl.DiffHash && len(impl.Gates) == len(d.Gates) {
 		out := make([]workspace.GateResult, 0, len(impl.Gates))
 		for i, g := range impl.Gates {
@@ -43,7 +57,7 @@ func (d *Deps) QA(ctx context.Context, in runstate.State) (runstate.State, error
 	}
 	qa := &runstate.QAResult{}
 	s.QA = qa
-	results := checksOf(d).qaGates(ctx, s.Implementation)
+	results := qaRunOf(d).qaGates(ctx, s.Implementation)
 	if err := ctx.Err(); err != nil {
 		return s, err
 	}

@@ -41,7 +41,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in runstate.State) (runstate.Stat
 	s := in.Clone()
 	replan := len(s.Milestones) > 0
 	if s.ProjectContext == "" || replan {
-		s.ProjectContext = checksOf(d).overview()
+		s.ProjectContext = overview(d.Work, d.Gates)
 	}
 	var placed placement
 	if !replan {
@@ -175,8 +175,8 @@ func planMilestones(p *runstate.Plan) []runstate.Milestone {
 // its files, folder by folder, and the files that say what it is and how it
 // builds, each cut short. It is built once per run (again on a re-plan), so
 // every prompt starts with the same bytes.
-func (d checks) overview() string {
-	fs := d.Work.FS()
+func overview(work *workspace.Worktree, gates []workspace.Gate) string {
+	fs := work.FS()
 	var b strings.Builder
 	if entries, err := fs.List(".", 3000); err == nil || len(entries) > 0 {
 		fmt.Fprintf(&b, "Repository files (folder: files):\n%s\n", compactTree(entries, treeBytes))
@@ -188,8 +188,8 @@ func (d checks) overview() string {
 		}
 		fmt.Fprintf(&b, "\n%s:\n%s\n", f.name, clip(string(data), f.max))
 	}
-	if len(d.Gates) > 0 {
-		fmt.Fprintf(&b, "\nGates (run by QA):\n%s\n", gateList(d.Gates))
+	if len(gates) > 0 {
+		fmt.Fprintf(&b, "\nGates (run by QA):\n%s\n", gateList(gates))
 	}
 	return strings.TrimSpace(b.String())
 }
