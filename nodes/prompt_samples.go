@@ -1,5 +1,7 @@
 package nodes
 
+import "github.com/lemmings-dev/lemmings/nodes/implementor"
+
 // PromptSamples returns, for each prompt template, samples of the data the
 // workflow executes it with: every field empty, then every field set (so
 // both sides of an {{if}} run). A template — an override under
@@ -7,15 +9,12 @@ package nodes
 // run starts (run.CheckPrompts), not in the middle of one. Templates
 // rendered without data get nil.
 func PromptSamples() map[string][]any {
-	ex := implExamples{File: "pkg/example.go", Symbol: "Example", Lang: "go", Ext: ".go", Dir: "pkg", NewFile: "pkg/helpers.go", Gate: "test", Content: "package pkg\n"}
-	tools, _ := toolDocsFor(true, ex)
-	jsonTools, _ := toolDocsFor(false, implExamples{})
 	sup := []any{supervisorData{}, supervisorData{Bootstrap: true, Trigger: "milestone_complete"}}
 	return map[string][]any{
 		NodeScope: {scopeData{}, scopeData{Remit: "remit", Feedback: "feedback", MaxFiles: 2, MaxChars: 600}},
 		NodePlanner: {plannerData{}, plannerData{MilestoneID: "M1", Polish: true, Feedback: "feedback", TaskTitle: "task",
 			Attempt: 2, MaxAttempts: 3, Approval: "reason", MaxFiles: 2, MaxChars: 600, CanSplit: true}},
-		NodeImplementor:          {implData{Tools: jsonTools}, implData{Text: true, Tools: tools, Ex: ex}, implData{Text: true, Direct: true}},
+		NodeImplementor:          implementor.PromptSamples(),
 		NodeImplementor + "_cli": {nil},
 		NodeQA:                   {nil},
 		NodeAssessor:             {assessorData{}, assessorData{Reason: "milestone", MilestoneID: "M1", Tasks: 3}, assessorData{Reason: "failure"}},

@@ -3,6 +3,7 @@ package nodes
 import (
 	"context"
 	"encoding/json"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 	"strings"
 	"testing"
 
@@ -176,7 +177,7 @@ func roleData(label string) any {
 	case NodePlanner:
 		return plannerData{MilestoneID: "m1"}
 	case NodeImplementor:
-		return implData{Text: true}
+		return implementor.PromptSamples()[1]
 	case NodeAssessor:
 		return assessorData{Reason: "interval"}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 	"os"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ var trainedSchemaCases = []trainedSchemaCase{
 	{NodePlanner, "You are the TaskPlanner. Decide the next task of the milestone. Reply in JSON.",
 		trainedRepo + "\nMilestone: make TestAdd pass. Done so far: nothing.", askFor[plannerReply]},
 	{NodeImplementor, "You are the Implementor. Choose one action with its arguments. Reply in JSON.",
-		trainedRepo + "\nTask: fix Add in calc.go. Criteria: go test ./... passes.", askFor[implAction]},
+		trainedRepo + "\nTask: fix Add in calc.go. Criteria: go test ./... passes.", askFor[implementor.Action]},
 	{NodeQA, "You are the QA reviewer. Judge each acceptance criterion against the diff. Reply in JSON.",
 		trainedRepo + "\nDiff: calc.go: -return a - b +return a + b\nCriteria: Add returns the sum; go test passes.", askFor[qaReply]},
 	{NodeAssessor, "You are the Assessor. Compare the work done with the remit. Reply in JSON.",

@@ -1,4 +1,4 @@
-package nodes
+package implementor
 
 import (
 	"context"
@@ -215,11 +215,11 @@ func (l *implLoop) neighbours(p string) map[string]string {
 		if f == p || len(out) >= neighbourFiles {
 			return
 		}
-		if data, err := l.d.Work.FS().ReadFile(f); err == nil && len(data) <= locateMaxFileBytes {
+		if data, err := l.d.Work.FS().ReadFile(f); err == nil && len(data) <= maxNeighbourBytes {
 			out[f] = string(data)
 		}
 	}
-	for _, f := range cleanFiles(l.t.TargetFiles) {
+	for _, f := range CleanFiles(l.t.TargetFiles) {
 		read(f)
 	}
 	if entries, err := l.d.Work.FS().List(path.Dir(p), neighbourFiles*4); err == nil || len(entries) > 0 {

@@ -1,8 +1,9 @@
-package nodes
+package implementor
 
 import (
 	"context"
 	"fmt"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"path"
 	"regexp"
 	"strings"
@@ -152,7 +153,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 // file it was asked to write (Qwen2.5-Coder-0.5B did on most exercises):
 // stopping there saves the tokens, and tidy drops what was copied anyway.
 func appendedTests(p, old string) []string {
-	if isTestFile(p) {
+	if IsTestFile(p) {
 		return nil
 	}
 	var stops []string
@@ -358,10 +359,7 @@ func (l *implLoop) recordSample(ctx context.Context, p string, g grain, i, n int
 // chatText makes a plain-text call after the prefix, counting its usage.
 // Sample i > 0 is drawn at a raised temperature.
 func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int) (llm.Response, error) {
-	req, err := l.d.compose(ctx, call{Label: NodeImplementor, Prefix: l.prefix, Messages: msgs, Reply: l.codeBudget})
-	if err != nil {
-		return llm.Response{}, err
-	}
+	req := request(l.prefix, msgs, l.codeBudget)
 	if sample > 0 {
 		t := min(0.6+0.2*float64(sample-1), 1.2)
 		req.Temperature = &t
@@ -381,14 +379,14 @@ func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int)
 	}
 	l.codeCalls++
 	resp, err := l.d.Model.Chat(ctx, req)
-	l.s.AddUsage(NodeImplementor, totals(resp.Usage))
+	l.s.AddUsage(runstate.NodeImplementor, usageOf(resp.Usage))
 	if llm.Runaway(err) && resp.Stop() == llm.StopLooping {
 		err = nil // a reply like any unusable one: readCode says why, the next sample varies
 	}
 	if err != nil {
-		emitModelError(ctx, events.ModelError{Label: NodeImplementor, Error: err.Error()})
-		return resp, fmt.Errorf("%s: %w", NodeImplementor, err)
+		l.d.Prompts.Failed(ctx, events.ModelError{Label: runstate.NodeImplementor, Error: err.Error()})
+		return resp, fmt.Errorf("%s: %w", runstate.NodeImplementor, err)
 	}
-	emitCall(ctx, NodeImplementor, resp)
+	l.d.Prompts.Called(ctx, runstate.NodeImplementor, resp)
 	return resp, nil
 }
