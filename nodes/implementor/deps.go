@@ -33,6 +33,9 @@ type Deps struct {
 	Search   Searcher
 	Settings Settings
 	Clock    Clock
+	// Emit sends the Implementor's events; nil: events.Emit, to the sinks
+	// of the node the context belongs to.
+	Emit func(ctx context.Context, p events.Payload)
 	// Interceptors run around the tool loop's model and tool calls after
 	// the Implementor's own (Chain); nil: those alone.
 	Interceptors []Interceptor

@@ -131,7 +131,7 @@ func (d *Deps) cliAttempt(ctx context.Context, s *runstate.State, t *runstate.Ta
 		if reason := d.cliBudgetSpent(s); reason != "" && s.StopReason == "" {
 			// No new task after this one; its work still goes to QA.
 			s.SetStop(runstate.LimitStop(runstate.KeyCLIBudget, reason))
-			events.Emit(ctx, events.Warning{Message: reason + ": the run stops after this task"})
+			d.emit(ctx, events.Warning{Message: reason + ": the run stops after this task"})
 		}
 		res.Actions += run.ToolCalls
 		res.Summary = firstNonEmpty(run.Final, res.Summary)
@@ -140,12 +140,12 @@ func (d *Deps) cliAttempt(ctx context.Context, s *runstate.State, t *runstate.Ta
 			return nil, fmt.Errorf("implementor: take the CLI's work: %w", err)
 		}
 		if escaped := before.changes(ctx, repo, d.Work); len(escaped) > 0 {
-			events.Emit(ctx, events.CLIOutside{Task: t.ID, Attempt: t.Attempt, Changes: escaped})
+			d.emit(ctx, events.CLIOutside{Task: t.ID, Attempt: t.Attempt, Changes: escaped})
 			return &runstate.ImplResult{Status: runstate.ImplError, Actions: res.Actions, Summary: "the coding CLI changed things outside the work tree (" + strings.Join(escaped, "; ") +
 				"): the attempt is void. Change files only inside the current directory, and no git refs"}, nil
 		}
 		if dropped > 0 {
-			events.Emit(ctx, events.CLICommitsDropped{Task: t.ID, Attempt: t.Attempt, Commits: dropped})
+			d.emit(ctx, events.CLICommitsDropped{Task: t.ID, Attempt: t.Attempt, Commits: dropped})
 		}
 		if left, limited := d.Clock.WallTimeLeft(s, d.Clock.Now()); run.TimedOut && limited && left <= 0 {
 			return &runstate.ImplResult{Status: runstate.ImplExhausted, Actions: res.Actions, Summary: d.Clock.WallTimeReached() + " while the coding CLI worked: it was stopped"}, nil
@@ -168,7 +168,7 @@ func (d *Deps) cliAttempt(ctx context.Context, s *runstate.State, t *runstate.Ta
 		dir := d.Work.Dir()
 		results := workspace.RunGates(ctx, d.Sandbox, dir, gates, d.Settings.GateOutputBytes)
 		for _, r := range results {
-			emitGate(ctx, t, "cli", r)
+			d.emitGate(ctx, t, "cli", r)
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -206,12 +206,12 @@ func (d *Deps) runCLI(ctx context.Context, s *runstate.State, t *runstate.Task, 
 	if left, limited := d.Clock.WallTimeLeft(s, d.Clock.Now()); limited && (timeout <= 0 || left < timeout) {
 		timeout = max(left, time.Second) // the run's wall time ends first
 	}
-	events.Emit(ctx, events.CLIStart{Task: t.ID, Attempt: t.Attempt, Round: round, CLI: p.Name, PromptChars: len(prompt)})
+	d.emit(ctx, events.CLIStart{Task: t.ID, Attempt: t.Attempt, Round: round, CLI: p.Name, PromptChars: len(prompt)})
 	run, err := codingcli.Run(ctx, p, codingcli.Request{
 		Dir: d.Work.Dir(), Prompt: prompt, Model: d.Settings.CLI.Model, Timeout: timeout, Env: env, Sandbox: d.Sandbox,
 		OnEvent: func(ev codingcli.Event) {
 			if ev.Kind == codingcli.EventToolCall || ev.Kind == codingcli.EventError {
-				events.Emit(ctx, events.CLIEvent{Task: t.ID, EventKind: string(ev.Kind), Tool: ev.Tool, Text: clip(ev.Text, 300)})
+				d.emit(ctx, events.CLIEvent{Task: t.ID, EventKind: string(ev.Kind), Tool: ev.Tool, Text: clip(ev.Text, 300)})
 			}
 		},
 	})
@@ -235,7 +235,7 @@ func (d *Deps) runCLI(ctx context.Context, s *runstate.State, t *runstate.Task, 
 	if run.Stderr != "" && (run.ExitCode != 0 || run.TimedOut || run.Failed != "") {
 		ev.Stderr = clip(run.Stderr, 2000)
 	}
-	events.Emit(ctx, ev)
+	d.emit(ctx, ev)
 	return run, nil
 }
 
@@ -307,7 +307,7 @@ func (d *Deps) cliPrompt(ctx context.Context, s *runstate.State, t *runstate.Tas
 		return "", fmt.Errorf("compose the coding CLI's prompt: %w", err)
 	}
 	if len(p.Dropped) > 0 {
-		events.Emit(ctx, events.PromptPacked{Label: LabelCLI, Dropped: p.Dropped, Tokens: p.Tokens})
+		d.emit(ctx, events.PromptPacked{Label: LabelCLI, Dropped: p.Dropped, Tokens: p.Tokens})
 	}
 	parts := make([]string, 0, len(p.Messages))
 	for _, m := range p.Messages {

@@ -133,7 +133,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 	}
 	retry += "\n" + l.grainInstruction(p, g, exists, old)
 	l.codeBudget = l.grainReply(old, exists, g)
-	events.Emit(ctx, events.ImplementorBadCode{Task: l.t.ID, Path: p, Problem: firstProblem, DoneReason: firstResp.DoneReason, Grain: g.kind})
+	l.d.emit(ctx, events.ImplementorBadCode{Task: l.t.ID, Path: p, Problem: firstProblem, DoneReason: firstResp.DoneReason, Grain: g.kind})
 	msgs = append(msgs, llm.Message{Role: "assistant", Content: firstResp.Content}, llm.Message{Role: "user", Content: retry})
 	resp, err := l.chatText(ctx, msgs, 0)
 	if err != nil {
@@ -342,7 +342,7 @@ func (l *implLoop) sampleGatesPass(ctx context.Context, samples int) bool {
 	}
 	results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
 	for _, r := range results {
-		emitGate(ctx, l.t, "sample", r)
+		l.d.emitGate(ctx, l.t, "sample", r)
 	}
 	return workspace.AllPassed(results)
 }
@@ -352,7 +352,7 @@ func (l *implLoop) recordSample(ctx context.Context, p string, g grain, i, n int
 	if n <= 1 {
 		return
 	}
-	events.Emit(ctx, events.ImplementorSample{Task: l.t.ID, Attempt: l.t.Attempt, Path: p, Grain: g.kind,
+	l.d.emit(ctx, events.ImplementorSample{Task: l.t.ID, Attempt: l.t.Attempt, Path: p, Grain: g.kind,
 		Sample: i + 1, Of: n, Kept: kept, Problem: problem, Reply: resp.Content, Tokens: resp.Usage.CompletionTokens})
 }
 

@@ -98,7 +98,7 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*runstate.ImplR
 	if _, err := l.d.Work.FS().ReadFile(p); errors.Is(err, fs.ErrNotExist) {
 		act.Action = "write_file"
 	}
-	events.Emit(ctx, events.ImplementorDirect{Task: l.t.ID, Attempt: l.t.Attempt, Path: p})
+	l.d.emit(ctx, events.ImplementorDirect{Task: l.t.ID, Attempt: l.t.Attempt, Path: p})
 	var (
 		lead        string
 		lastDiff    string
@@ -124,7 +124,7 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*runstate.ImplR
 		}
 		l.history = append(l.history, llm.Message{Role: "user", Content: ex.instruction}, llm.Message{Role: "assistant", Content: ex.reply})
 		l.compact()
-		emitAction(ctx, l.t, n, act, ex.result)
+		l.d.emitAction(ctx, l.t, n, act, ex.result)
 		if strings.HasPrefix(ex.result, "error") {
 			unusable += drawn
 			lastProblem = ex.result

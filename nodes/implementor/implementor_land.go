@@ -165,7 +165,7 @@ func (l *implLoop) land(ctx context.Context, c change) landing {
 	if len(l.d.Settings.SyntaxChecks) > 0 {
 		after := workspace.RunChecks(ctx, l.d.Sandbox, l.d.Work.Dir(), paths, l.d.Settings.SyntaxChecks)
 		land.introduced = after.Introduced(base, l.d.Work.Dir(), checkReportBytes)
-		emitCheck(ctx, l.t, paths, land.introduced)
+		l.d.emitCheck(ctx, l.t, paths, land.introduced)
 		l.keepChecks(after, paths)
 		if land.introduced != "" {
 			b.WriteString("This edit introduced these problems; fix them before anything else:\n" + land.introduced + "\n")

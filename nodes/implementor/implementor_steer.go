@@ -94,13 +94,13 @@ func progress(l *implLoop) Interceptor {
 	return Interceptor{Name: "progress",
 		BeforeTool: func(ctx context.Context, c *ToolCall) Verdict {
 			if c.Ends {
-				emitAction(ctx, l.t, c.N, c.act, c.act.Summary+c.act.Question)
+				l.d.emitAction(ctx, l.t, c.N, c.act, c.act.Summary+c.act.Question)
 			}
 			return Verdict{}
 		},
 		AfterTool: func(ctx context.Context, c *ToolCall) Verdict {
 			if !c.Ends {
-				emitAction(ctx, l.t, c.N, c.act, c.Result)
+				l.d.emitAction(ctx, l.t, c.N, c.act, c.Result)
 			}
 			return Verdict{}
 		}}
@@ -119,7 +119,7 @@ func finishOnFailedGates(l *implLoop) Interceptor {
 			}
 			tree = l.treeHash(ctx)
 			if failedTree != "" && tree == failedTree {
-				events.Emit(ctx, events.ImplementorFinishRefused{Task: l.t.ID, Attempt: l.t.Attempt})
+				l.d.emit(ctx, events.ImplementorFinishRefused{Task: l.t.ID, Attempt: l.t.Attempt})
 				return Verdict{End: &runstate.ImplResult{Status: runstate.ImplLoop, Actions: c.N,
 					Summary: "said finish twice while a gate failed on the same code: " + textutil.FirstLine(strings.TrimSpace(failedGates))}}
 			}
@@ -237,7 +237,7 @@ func (l *implLoop) finishGates(ctx context.Context, act implAction, n int) (*run
 	results := workspace.RunGates(ctx, l.d.Sandbox, dir, gates, l.d.Settings.GateOutputBytes)
 	var passed []string
 	for _, r := range results {
-		emitGate(ctx, l.t, "finish", r)
+		l.d.emitGate(ctx, l.t, "finish", r)
 		if r.Passed {
 			passed = append(passed, r.Name)
 		}

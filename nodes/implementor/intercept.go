@@ -27,7 +27,7 @@ type Interceptor struct {
 	BeforeTool func(ctx context.Context, c *ToolCall) Verdict
 	// AfterTool sees the action's result (c.Result, which it may add to)
 	// before the model reads it, or ends the attempt (an Answer is not
-	// taken here).
+	// taken here). An action that ended the attempt has no after.
 	AfterTool func(ctx context.Context, c *ToolCall) Verdict
 }
 

@@ -15,7 +15,7 @@ import (
 // looks hung).
 
 // emitAction records one Implementor action and the first line of its result.
-func emitAction(ctx context.Context, t *runstate.Task, n int, act implAction, result string) {
+func (d *Deps) emitAction(ctx context.Context, t *runstate.Task, n int, act implAction, result string) {
 	ev := events.Action{Task: t.ID, Attempt: t.Attempt, N: n, Action: act.Action,
 		Result: textutil.Clip(textutil.FirstLine(strings.TrimSpace(result)), 160)}
 	switch {
@@ -28,12 +28,21 @@ func emitAction(ctx context.Context, t *runstate.Task, n int, act implAction, re
 	case act.Gate != "":
 		ev.Gate = act.Gate
 	}
-	events.Emit(ctx, ev)
+	d.emit(ctx, ev)
 }
 
 // emitCheck records the checks run after an edit: passed, or the problems
 // the edit introduced.
-func emitCheck(ctx context.Context, t *runstate.Task, paths []string, problems string) {
-	events.Emit(ctx, events.Check{Task: t.ID, Attempt: t.Attempt, Paths: paths, Passed: problems == "",
+func (d *Deps) emitCheck(ctx context.Context, t *runstate.Task, paths []string, problems string) {
+	d.emit(ctx, events.Check{Task: t.ID, Attempt: t.Attempt, Paths: paths, Passed: problems == "",
 		Problem: textutil.Clip(textutil.FirstLine(problems), 200)})
+}
+
+// emit sends an event through Deps.Emit, or to the node's sinks.
+func (d *Deps) emit(ctx context.Context, p events.Payload) {
+	if d.Emit != nil {
+		d.Emit(ctx, p)
+		return
+	}
+	events.Emit(ctx, p)
 }

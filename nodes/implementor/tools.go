@@ -284,7 +284,7 @@ func (l *implLoop) runGate(ctx context.Context, name string) string {
 	for _, g := range l.d.Gates {
 		if strings.EqualFold(g.Name, name) || (name == "" && g.Name == "test") {
 			r := workspace.RunGate(ctx, l.d.Sandbox, l.d.Work.Dir(), g, l.d.Settings.GateOutputBytes)
-			emitGate(ctx, l.t, "run_gate", r)
+			l.d.emitGate(ctx, l.t, "run_gate", r)
 			return r.ModelFeedback(l.d.Work.Dir(), workspace.DefaultSummaryBytes)
 		}
 	}
