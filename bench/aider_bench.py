@@ -62,17 +62,23 @@ TEST_COMMANDS = {
 
 
 class Meter:
-    """Counts and times the model calls of one exercise."""
+    """Counts and times the model calls of one exercise, and gives each call what is left of
+    its attempt's wall as litellm's request timeout: a request abandoned by a signal stays open
+    (litellm waits 600 s) and the one-slot server keeps generating for it while later requests
+    queue behind; a request that times out itself closes its connection, and Ollama stops."""
 
     def __init__(self):
         self.calls = 0
         self.seconds = 0.0
+        self.deadline = None
 
     def wrap(self, model):
         send = model.send_completion
 
         def timed(*args, **kwargs):
             start = time.monotonic()
+            if self.deadline is not None:
+                model.extra_params["timeout"] = max(1.0, self.deadline - start)
             try:
                 return send(*args, **kwargs)
             finally:
@@ -95,6 +101,9 @@ def offline_model_info(name, context):
         "litellm_provider": name.split("/")[0],
         "mode": "chat",
     }
+
+
+ALARM_GRACE = 20
 
 
 class WallTime(BaseException):
@@ -162,13 +171,18 @@ def one(original, work, model_name, tries, timeout, wall, edit_format, context):
     outcomes, dur, timed_out = [], 0.0, 0
     for _ in range(tries):
         start = time.monotonic()
-        signal.alarm(wall)
+        meter.deadline = start + wall
+        # A backstop for what is not a model call (Aider's retries, its linters): the calls
+        # themselves end at the deadline (Meter).
+        signal.alarm(wall + ALARM_GRACE)
         try:
             coder.run(with_message=instructions, preproc=False)
         except WallTime:
-            timed_out += 1
+            pass
         finally:
             signal.alarm(0)
+        if time.monotonic() >= meter.deadline:
+            timed_out += 1
         dur += time.monotonic() - start
         errors = run_tests(original, work, test_files, timeout)
         outcomes.append(errors is None)

@@ -68,7 +68,7 @@ func (d *Deps) architectRound(ctx context.Context, s WorkflowState) (WorkflowSta
 	esc.Outcome, esc.Note = EscPending, clip(reply.Diagnosis, 300)
 	s.Escalations = append(s.Escalations, esc)
 	t.Instructions = strings.TrimSpace(reply.Instructions)
-	if files := cleanFiles(reply.TargetFiles); len(files) > 0 {
+	if files := (&targetIndex{work: d.Work}).resolve(ctx, t.Title, reply.TargetFiles); len(files) > 0 {
 		t.TargetFiles = files
 	}
 	events.Emit(ctx, events.Escalation{EscKind: EscArchitect, Task: t.ID, Attempt: esc.Attempt, CostUSD: esc.CostUSD})

@@ -86,7 +86,7 @@ func (d *Deps) planProblems(s *WorkflowState, r plannerReply) []string {
 // enforcePlanLimits sends a planner's answer that breaks the task limits
 // back once, then fits what is still over.
 func (d *Deps) enforcePlanLimits(ctx context.Context, s *WorkflowState, c call, r plannerReply) plannerReply {
-	r = sendBackOnce(ctx, d, s, c, r, func(r plannerReply) []string { return d.planProblems(s, r) })
+	r = resolvePlannerTargets(ctx, d.Work, sendBackOnce(ctx, d, s, c, r, func(r plannerReply) []string { return d.planProblems(s, r) }))
 	if len(d.planProblems(s, r)) == 0 {
 		return r
 	}
@@ -125,7 +125,7 @@ func (d *Deps) enforceScopeLimits(ctx context.Context, s *WorkflowState, c call,
 		}
 		return out
 	}
-	r = sendBackOnce(ctx, d, s, c, r, problems)
+	r = resolveScopeTargets(ctx, d.Work, sendBackOnce(ctx, d, s, c, r, problems))
 	if len(problems(r)) == 0 {
 		return r
 	}

@@ -162,6 +162,13 @@ func (sh remitShape) quick() (bool, string) {
 // choosePipeline decides the run's shape before the first plan, and places a
 // quick remit: the files its one task works on, found by lemmings.
 func (d *Deps) choosePipeline(ctx context.Context, s *WorkflowState) placement {
+	if s.Plan == nil && d.Settings.Pipeline.Mode != PipelineQuick {
+		if p := d.listPlan(ctx, s.Remit); p != nil {
+			s.Plan = p
+			s.PipelineReason = fmt.Sprintf("a list of %d changes: a task each, planned by lemmings", len(p.Milestones[0].Tasks))
+			return placement{}
+		}
+	}
 	switch {
 	case s.Plan != nil:
 		s.PipelineReason = "an operator plan"

@@ -40,7 +40,7 @@ type Result struct {
 func File(p, old, content string, others map[string]string) Result {
 	switch path.Ext(p) {
 	case ".go":
-		return goFile(p, content, others)
+		return goFile(p, old, content, others)
 	case ".py":
 		return pythonFile(p, old, content, others)
 	}
@@ -59,13 +59,14 @@ var goStd = map[string]string{
 	"md5": "crypto/md5", "cmplx": "math/cmplx", "utf16": "unicode/utf16", "iter": "iter", "html": "html",
 }
 
-func goFile(p, content string, others map[string]string) Result {
+func goFile(p, old, content string, others map[string]string) Result {
+	content, notes := restoreGoDocs(p, old, content)
+	restoredNotes := len(notes) // what stands in content itself, before the AST's changes
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, p, content, parser.ParseComments)
 	if err != nil {
-		return Result{Content: content}
+		return Result{Content: content, Notes: notes}
 	}
-	var notes []string
 	if !strings.HasSuffix(p, "_test.go") {
 		if dropped := dropGoTests(fset, f, p, others); len(dropped) > 0 {
 			notes = append(notes, fmt.Sprintf("removed %s, which the tests define", strings.Join(dropped, ", ")))
@@ -111,7 +112,7 @@ func goFile(p, content string, others map[string]string) Result {
 	}
 	var b bytes.Buffer
 	if err := format.Node(&b, fset, f); err != nil {
-		return Result{Content: content}
+		return Result{Content: content, Notes: notes[:restoredNotes]}
 	}
 	return Result{Content: b.String(), Notes: notes}
 }
