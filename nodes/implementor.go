@@ -27,8 +27,13 @@ type (
 // LabelCLI is the usage label of the coding CLI's runs (report, progress).
 const LabelCLI = implementor.LabelCLI
 
-// isTestFile says whether a path is a test file (the locator asks too).
-var isTestFile = implementor.IsTestFile
+// isTestFile says whether a path is a test file, and cleanFiles keeps the
+// plausible repository paths of a model's list: the Implementor's, which the
+// locator and the planner's targets use too.
+var (
+	isTestFile = implementor.IsTestFile
+	cleanFiles = implementor.CleanFiles
+)
 
 // Implementor runs one attempt at the current task: a bounded tool loop in
 // which every model reply is one schema-constrained action, executed by the
