@@ -3,13 +3,13 @@ package nodes
 import (
 	"context"
 	"encoding/json"
-	"github.com/lemmings-dev/lemmings/nodes/implementor"
 	"strings"
 	"testing"
 
 	"github.com/lemmings-dev/lemmings/internal/gitfixture"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/workspace"
 )

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/nodes/implementor"
 	"os"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/internal/realollama"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 )
 

@@ -3,7 +3,6 @@ package implementor
 import (
 	"context"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/runstate"
 	"path"
 	"regexp"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 	"github.com/lemmings-dev/lemmings/workspace/splice"
 )

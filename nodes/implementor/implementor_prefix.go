@@ -3,11 +3,11 @@ package implementor
 import (
 	"context"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/runstate"
 	"slices"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // The conversation's shape. The prefix (system message and task prompt) is

@@ -3,10 +3,10 @@ package implementor
 import (
 	"context"
 	"fmt"
-	"github.com/lemmings-dev/lemmings/runstate"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 	"github.com/lemmings-dev/lemmings/workspace/splice"
 )
