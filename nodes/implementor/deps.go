@@ -15,12 +15,13 @@ import (
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/workspace"
+	"github.com/lemmings-dev/lemmings/workspace/splice"
 )
 
 // Deps are what the Implementor uses, and all of it: the work tree, the
 // model and how the workflow composes its prompts, the gates and the
-// sandbox they run in, the settings it reads, retrieval, the clock, and the
-// interceptors around its model and tool calls.
+// sandbox they run in, the parser, the settings it reads, retrieval, the
+// clock, its events, and the interceptors around its model and tool calls.
 type Deps struct {
 	Work    *workspace.Worktree
 	Model   Model
@@ -29,6 +30,8 @@ type Deps struct {
 	// Sandbox confines the gates, the syntax checks and the coding CLI; nil
 	// is a wiring error they report.
 	Sandbox *sandbox.Box
+	// Parser reads a file's units and checks that it parses (ParserFor).
+	Parser splice.Parser
 	// Search may be nil (no index): rag_search then says so.
 	Search   Searcher
 	Settings Settings

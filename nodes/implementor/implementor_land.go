@@ -256,10 +256,13 @@ func (l *implLoop) parses(ctx context.Context, p string, data []byte) error {
 	return nil
 }
 
-// parser reads units and checks parses; Python through the interpreter the
-// gates use.
-func (l *implLoop) parser() splice.Parser {
-	return splice.Parser{Python: pythonOf(l.d.Gates)}
+// parser reads units and checks parses (Deps.Parser).
+func (l *implLoop) parser() splice.Parser { return l.d.Parser }
+
+// ParserFor is the parser of a run with these gates: Python through the
+// interpreter they use.
+func ParserFor(gates []workspace.Gate) splice.Parser {
+	return splice.Parser{Python: pythonOf(gates)}
 }
 
 // pythonOf is the Python interpreter a gate runs ("" when none names one).
