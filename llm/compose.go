@@ -495,3 +495,19 @@ func cutLines(body string, maxBytes int) string {
 func lineCount(s string) int {
 	return strings.Count(strings.TrimRight(s, "\n"), "\n") + 1
 }
+
+// JoinUserTurns makes consecutive user messages one: a small model read a
+// second user turn straight after the first as text to continue (SmolLM2
+// wrote the prompt's headings back, 512 tokens of them). The earlier
+// message's bytes stay first, so the server's prompt cache still serves them.
+func JoinUserTurns(msgs []Message) []Message {
+	out := msgs[:0:0]
+	for _, m := range msgs {
+		if n := len(out); n > 0 && m.Role == "user" && out[n-1].Role == "user" {
+			out[n-1].Content += "\n\n" + m.Content
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}

@@ -100,15 +100,3 @@ func (d checks) architectCode(t *runstate.Task) string {
 	}
 	return strings.TrimSpace(b.String())
 }
-
-// cleanFiles keeps the plausible repository paths of a model's list.
-func cleanFiles(fs []string) []string {
-	var out []string
-	for _, f := range fs {
-		f = strings.TrimPrefix(strings.TrimSpace(f), "./")
-		if f != "" && !strings.HasPrefix(f, "/") && !strings.Contains(f, "..") && !strings.ContainsAny(f, " \n") {
-			out = append(out, f)
-		}
-	}
-	return out
-}

@@ -8,7 +8,8 @@
 //	node             function            files
 //	scope_agent      Deps.ScopeAgent     scope.go
 //	task_planner     Deps.TaskPlanner    planner.go, plan_*.go, split.go
-//	implementor      Deps.Implementor    implementor*.go, tools.go, tools/*.md
+//	implementor      Deps.Implementor    implementor.go (the node; the attempt is
+//	                                     package nodes/implementor)
 //	qa               Deps.QA             qa*.go, escalate.go (disputed reviews)
 //	mark_complete    Deps.MarkComplete   complete.go, knowledge_use.go
 //	mark_failed      Deps.MarkFailed     complete.go

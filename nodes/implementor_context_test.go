@@ -7,7 +7,6 @@ import (
 
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
-	"github.com/lemmings-dev/lemmings/workspace/splice"
 )
 
 // section cuts one "## TITLE" section out of a prompt.
@@ -120,25 +119,6 @@ func TestWorkedExamplesNameNothingWithoutATargetFile(t *testing.T) {
 		}
 		if strings.Contains(system, invented) {
 			t.Errorf("the examples name %q:\n%s", invented, system)
-		}
-	}
-}
-
-func TestTheUnitATaskNamesIsTheOneWrittenAsCode(t *testing.T) {
-	t.Parallel()
-	units := []splice.Unit{{Kind: "func", Name: "Add"}, {Kind: "func", Name: "Mean"}, {Kind: "method", Name: "Stats.Reset"}}
-	for text, want := range map[string]string{
-		"Add a doc comment to Mean(xs).":      "Mean",
-		"Add a doc comment to func Mean.":     "Mean",
-		"Add a doc comment to `Mean`.":        "Mean",
-		"Fix Stats.Reset so it clears n.":     "Stats.Reset",
-		"Add a doc comment to Mean.":          "Mean", // a word opening a sentence ranks last
-		"Add one.":                            "Add",
-		"Make the reset method clear n first": "",
-	} {
-		u, ok := taskUnit(units, text)
-		if got := map[bool]string{true: u.Name}[ok]; got != want {
-			t.Errorf("taskUnit(%q) = %q, want %q", text, got, want)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
@@ -33,15 +34,10 @@ type call struct {
 	Role     string
 	Data     any
 	Sections []llm.Section
-	// Messages extends the composed prompt (the implementor's tool loop).
+	// Messages extends the composed prompt (a plan sent back).
 	Messages []llm.Message
 	// Budget overrides the label's token budget for the composed part.
 	Budget int
-	// Variation > 0 varies the sampling (after runaway replies).
-	Variation int
-	// Prefix, when set, is the already composed start of the prompt (the
-	// implementor's, built once per attempt): nothing is composed again.
-	Prefix []llm.Message
 	// Reply is the reply budget in tokens (num_predict): what this call's
 	// answer needs, so the window is sized to the prompt and it. 0: the
 	// label's (replyBudget).
@@ -62,7 +58,6 @@ func ask[T any](ctx context.Context, d *Deps, s *runstate.State, c call) (T, llm
 	if err != nil {
 		return zero, llm.Response{}, err
 	}
-	req.Variation = c.Variation
 	if req.Schema, err = schemaFor[T](d, s); err != nil {
 		return zero, llm.Response{}, err
 	}
@@ -107,10 +102,6 @@ func (d *Deps) compose(ctx context.Context, c call) (llm.Request, error) {
 	if reply <= 0 {
 		reply = replyBudget(c.Label)
 	}
-	if c.Prefix != nil {
-		msgs := joinUserTurns(append(slices.Clone(c.Prefix), c.Messages...))
-		return llm.Request{Role: role, Label: c.Label, Messages: msgs, MaxTokens: reply}, nil
-	}
 	budget := d.Settings.Budget(c.Label)
 	if c.Budget > 0 {
 		budget = c.Budget
@@ -132,7 +123,7 @@ func (d *Deps) compose(ctx context.Context, c call) (llm.Request, error) {
 	if len(p.Dropped) > 0 {
 		events.Emit(ctx, events.PromptPacked{Label: c.Label, Dropped: p.Dropped, Tokens: p.Tokens})
 	}
-	msgs := joinUserTurns(append(p.Messages, c.Messages...))
+	msgs := llm.JoinUserTurns(append(p.Messages, c.Messages...))
 	return llm.Request{Role: role, Label: c.Label, Messages: msgs, MaxTokens: reply}, nil
 }
 
@@ -216,10 +207,10 @@ func tooLarge(err error) bool {
 // its budget; a model that rambles inside the grammar is cut here, not after
 // thousands of tokens. A role's max_tokens caps them all.
 var replyBudgets = map[string]int{
-	runstate.NodeScope:    1536, // a few milestones of a few tasks (scopeBounds)
-	runstate.NodePlanner:  1280, // one task, a short carry-forward, the directives' fates
-	NodeImplementor:       384,  // one action; its code comes in a call of its own (codeReply)
-	runstate.NodeQA:       768,  // a verdict per criterion and the feedback
+	runstate.NodeScope:    1536,                          // a few milestones of a few tasks (scopeBounds)
+	runstate.NodePlanner:  1280,                          // one task, a short carry-forward, the directives' fates
+	NodeImplementor:       implementor.ActionReplyTokens, // one action; its code comes in a call of its own
+	runstate.NodeQA:       768,                           // a verdict per criterion and the feedback
 	runstate.NodeAssessor: 512,
 	LabelSummarizer:       256,
 	LabelArchitect:        2048, // numbered edit instructions with the code to find
@@ -242,20 +233,4 @@ func (set Settings) plannerRole(s *runstate.State) string {
 // denied says whether a file must never leave the machine.
 func (set Settings) denied(p string) bool {
 	return config.Supervisors{Deny: set.Supervisors.Deny}.Denies(p)
-}
-
-// joinUserTurns makes consecutive user messages one: a small model read a
-// second user turn straight after the first as text to continue (SmolLM2
-// wrote the prompt's headings back, 512 tokens of them). The earlier
-// message's bytes stay first, so the server's prompt cache still serves them.
-func joinUserTurns(msgs []llm.Message) []llm.Message {
-	out := msgs[:0:0]
-	for _, m := range msgs {
-		if n := len(out); n > 0 && m.Role == "user" && out[n-1].Role == "user" {
-			out[n-1].Content += "\n\n" + m.Content
-			continue
-		}
-		out = append(out, m)
-	}
-	return out
 }

@@ -2,41 +2,11 @@ package nodes
 
 import (
 	"context"
-	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 )
-
-// What the Implementor does is shown as it happens: each action, each check
-// after an edit, each gate, as events the terminal, `lemmings log` and
-// `lemmings serve` show (a run that only says "implementor" for minutes
-// looks hung).
-
-// emitAction records one Implementor action and the first line of its result.
-func emitAction(ctx context.Context, t *Task, n int, act implAction, result string) {
-	ev := events.Action{Task: t.ID, Attempt: t.Attempt, N: n, Action: act.Action,
-		Result: textutil.Clip(textutil.FirstLine(strings.TrimSpace(result)), 160)}
-	switch {
-	case act.Path != "":
-		ev.Path = act.Path
-	case act.Pattern != "":
-		ev.Pattern = textutil.Clip(act.Pattern, 80)
-	case act.Query != "":
-		ev.Query = textutil.Clip(act.Query, 80)
-	case act.Gate != "":
-		ev.Gate = act.Gate
-	}
-	events.Emit(ctx, ev)
-}
-
-// emitCheck records the checks run after an edit: passed, or the problems
-// the edit introduced.
-func emitCheck(ctx context.Context, t *Task, paths []string, problems string) {
-	events.Emit(ctx, events.Check{Task: t.ID, Attempt: t.Attempt, Paths: paths, Passed: problems == "",
-		Problem: textutil.Clip(textutil.FirstLine(problems), 200)})
-}
 
 // ObserveModels returns a context whose model calls are reported as run
 // events while they run: llm_start (the prompt is being evaluated),

@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
@@ -12,15 +13,12 @@ import (
 // run starts (run.CheckPrompts), not in the middle of one. Templates
 // rendered without data get nil.
 func PromptSamples() map[string][]any {
-	ex := implExamples{File: "pkg/example.go", Symbol: "Example", Lang: "go", Ext: ".go", Dir: "pkg", NewFile: "pkg/helpers.go", Gate: "test", Content: "package pkg\n"}
-	tools, _ := toolDocsFor(true, ex)
-	jsonTools, _ := toolDocsFor(false, implExamples{})
 	sup := supervisors.PromptSamples()
 	return map[string][]any{
 		runstate.NodeScope: {scopeData{}, scopeData{Remit: "remit", Feedback: "feedback", MaxFiles: 2, MaxChars: 600}},
 		runstate.NodePlanner: {plannerData{}, plannerData{MilestoneID: "M1", Polish: true, Feedback: "feedback", TaskTitle: "task",
 			Attempt: 2, MaxAttempts: 3, Approval: "reason", MaxFiles: 2, MaxChars: 600, CanSplit: true}},
-		NodeImplementor:                   {implData{Tools: jsonTools}, implData{Text: true, Tools: tools, Ex: ex}, implData{Text: true, Direct: true}},
+		NodeImplementor:                   implementor.PromptSamples(),
 		runstate.NodeImplementor + "_cli": {nil},
 		runstate.NodeQA:                   {nil},
 		runstate.NodeAssessor:             {assessorData{}, assessorData{Reason: "milestone", MilestoneID: "M1", Tasks: 3}, assessorData{Reason: "failure"}},

@@ -109,17 +109,12 @@ func milestoneSection(s *runstate.State) llm.Section {
 	return llm.Section{Title: prompts.SecMilestone, Body: strings.TrimSpace(b.String()), Required: true}
 }
 
-func writeTask(b *strings.Builder, instructions string, criteria, files []string) {
-	if instructions != "" {
-		fmt.Fprintf(b, "Instructions: %s\n", instructions)
-	}
-	for _, c := range criteria {
-		fmt.Fprintf(b, "- Acceptance: %s\n", c)
-	}
-	if len(files) > 0 {
-		fmt.Fprintf(b, "Files: %s\n", strings.Join(files, ", "))
-	}
-}
+// writeTask and directiveLine write a task and a directive as every prompt
+// does (package prompts).
+var (
+	writeTask     = prompts.WriteTask
+	directiveLine = prompts.DirectiveLine
+)
 
 func directivesSection(shown []runstate.Directive) llm.Section {
 	if len(shown) == 0 {
@@ -130,19 +125,6 @@ func directivesSection(shown []runstate.Directive) llm.Section {
 		b.WriteString("- " + directiveLine(d) + "\n")
 	}
 	return llm.Section{Title: prompts.SecDirectives, Body: strings.TrimSpace(b.String()), Required: true}
-}
-
-// directiveLine is how a directive reads in a prompt: id, priority, type,
-// source, what to do, why and where.
-func directiveLine(d runstate.Directive) string {
-	out := fmt.Sprintf("[%s] %s %s from %s: %s", d.ID, strings.ToUpper(d.Priority), d.Type, d.Source, d.Description)
-	if d.Rationale != "" {
-		out += " (why: " + d.Rationale + ")"
-	}
-	if len(d.Files) > 0 {
-		out += " files: " + strings.Join(d.Files, ", ")
-	}
-	return out
 }
 
 // completedSection lists finished work, newest first, so packing cuts the

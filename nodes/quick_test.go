@@ -9,6 +9,7 @@ import (
 	"github.com/lemmings-dev/lemmings/internal/gitfixture"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -177,7 +178,7 @@ func roleData(label string) any {
 	case runstate.NodePlanner:
 		return plannerData{MilestoneID: "m1"}
 	case runstate.NodeImplementor:
-		return implData{Text: true}
+		return implementor.PromptSamples()[1]
 	case runstate.NodeAssessor:
 		return assessorData{Reason: "interval"}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -85,8 +86,8 @@ type Settings struct {
 
 // Edit protocols of the implementor.
 const (
-	EditText = "text"
-	EditJSON = "json"
+	EditText = implementor.EditText
+	EditJSON = implementor.EditJSON
 )
 
 // SupervisorSettings configure the supervisors (docs/supervisors.md).
@@ -149,7 +150,7 @@ func SettingsFrom(c *config.Config) Settings {
 		TokenBudgets:    maps.Clone(l.TokenBudgets),
 		GateOutputBytes: l.GateOutputBytes,
 		EditProtocol:    cmp.Or(c.Roles[config.RolePrimary].EditProtocol, def.Roles[config.RolePrimary].EditProtocol),
-		WholeFileLines:  wholeFileLinesDefault,
+		WholeFileLines:  implementor.WholeFileLinesDefault,
 		Samples:         cmp.Or(c.Implementor.Samples, def.Implementor.Samples),
 		Direct:          cmp.Or(c.Implementor.Direct, def.Implementor.Direct) == config.DirectAuto,
 		FixRounds:       l.FixRounds,

@@ -4,12 +4,11 @@ package nodes
 // several, the gate list of a prompt, the text a diff adds.
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/internal/textutil"
-	"github.com/lemmings-dev/lemmings/workspace"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 )
 
 // clip trims s and cuts it to n bytes with a marker.
@@ -26,16 +25,7 @@ func firstNonEmpty(vs ...string) string {
 }
 
 // gateList lists the gates as a prompt shows them.
-func gateList(gates []workspace.Gate) string {
-	if len(gates) == 0 {
-		return "(no gates configured or detected)"
-	}
-	var b strings.Builder
-	for _, g := range gates {
-		fmt.Fprintf(&b, "- %s: %s\n", g.Name, g.Command)
-	}
-	return strings.TrimSpace(b.String())
-}
+var gateList = prompts.GateList
 
 // addedText is the text a diff adds: its + lines, without the markers.
 func addedText(diff string) string {

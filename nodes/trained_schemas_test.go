@@ -12,6 +12,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/internal/realollama"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
@@ -44,7 +45,7 @@ var trainedSchemaCases = []trainedSchemaCase{
 	{runstate.NodePlanner, "You are the TaskPlanner. Decide the next task of the milestone. Reply in JSON.",
 		trainedRepo + "\nMilestone: make TestAdd pass. Done so far: nothing.", askFor[plannerReply]},
 	{runstate.NodeImplementor, "You are the Implementor. Choose one action with its arguments. Reply in JSON.",
-		trainedRepo + "\nTask: fix Add in calc.go. Criteria: go test ./... passes.", askFor[implAction]},
+		trainedRepo + "\nTask: fix Add in calc.go. Criteria: go test ./... passes.", askFor[implementor.Action]},
 	{runstate.NodeQA, "You are the QA reviewer. Judge each acceptance criterion against the diff. Reply in JSON.",
 		trainedRepo + "\nDiff: calc.go: -return a - b +return a + b\nCriteria: Add returns the sum; go test passes.", askFor[qaReply]},
 	{runstate.NodeAssessor, "You are the Assessor. Compare the work done with the remit. Reply in JSON.",

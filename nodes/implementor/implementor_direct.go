@@ -1,4 +1,4 @@
-package nodes
+package implementor
 
 // The direct first attempt of a quick task (implementor.direct: auto). When
 // the task has one file to change, the first call asks for that file's code
@@ -22,6 +22,7 @@ import (
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -50,8 +51,8 @@ func (l *implLoop) directTarget() (string, bool) {
 		return "", false
 	}
 	var change []string
-	for _, p := range cleanFiles(l.t.TargetFiles) {
-		if !isTestFile(p) && !slices.Contains(change, p) {
+	for _, p := range CleanFiles(l.t.TargetFiles) {
+		if !IsTestFile(p) && !slices.Contains(change, p) {
 			change = append(change, p)
 		}
 	}
@@ -61,9 +62,9 @@ func (l *implLoop) directTarget() (string, bool) {
 	return change[0], true
 }
 
-// isTestFile says whether a path is a test by the naming conventions of the
+// IsTestFile says whether a path is a test by the naming conventions of the
 // languages lemmings' gates run.
-func isTestFile(p string) bool {
+func IsTestFile(p string) bool {
 	base := path.Base(p)
 	name := strings.TrimSuffix(base, path.Ext(base))
 	switch {
@@ -86,10 +87,10 @@ func isTestFile(p string) bool {
 // directAttempt asks for the code of p, lands it, runs the gates and sends
 // their failure back, until they pass, the fix rounds are spent, the code
 // stops changing or cannot be used.
-func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, error) {
+func (l *implLoop) directAttempt(ctx context.Context, p string) (*runstate.ImplResult, error) {
 	l.direct, l.directPath = true, p
 	if err := l.buildPrefix(ctx); tooLarge(err) {
-		return &ImplResult{Status: ImplExhausted, Summary: "the task's prompt does not fit the model's context window: " + err.Error()}, nil
+		return &runstate.ImplResult{Status: runstate.ImplExhausted, Summary: "the task's prompt does not fit the model's context window: " + err.Error()}, nil
 	} else if err != nil {
 		return nil, err
 	}
@@ -97,7 +98,7 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 	if _, err := l.d.Work.FS().ReadFile(p); errors.Is(err, fs.ErrNotExist) {
 		act.Action = "write_file"
 	}
-	events.Emit(ctx, events.ImplementorDirect{Task: l.t.ID, Attempt: l.t.Attempt, Path: p})
+	l.d.emit(ctx, events.ImplementorDirect{Task: l.t.ID, Attempt: l.t.Attempt, Path: p})
 	var (
 		lead        string
 		lastDiff    string
@@ -110,27 +111,27 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if left, limited := l.d.wallTimeLeft(l.s, l.d.now()); limited && left <= 0 {
-			return &ImplResult{Status: ImplExhausted, Actions: n - 1, Summary: l.d.wallTimeReached()}, nil
+		if left, limited := l.d.Clock.WallTimeLeft(l.s, l.d.Clock.Now()); limited && left <= 0 {
+			return &runstate.ImplResult{Status: runstate.ImplExhausted, Actions: n - 1, Summary: l.d.Clock.WallTimeReached()}, nil
 		}
 		drawn := l.codeCalls
 		ex, err := l.codeEdit(ctx, act, "", lead)
 		drawn = l.codeCalls - drawn
 		l.diagnose = false
 		if tooLarge(err) {
-			return &ImplResult{Status: ImplExhausted, Actions: n, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil
+			return &runstate.ImplResult{Status: runstate.ImplExhausted, Actions: n, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil
 		}
 		if err != nil {
 			return nil, err
 		}
 		l.history = append(l.history, llm.Message{Role: "user", Content: ex.instruction}, llm.Message{Role: "assistant", Content: ex.reply})
 		l.compact()
-		emitAction(ctx, l.t, n, act, ex.result)
+		l.d.emitAction(ctx, l.t, n, act, ex.result)
 		if strings.HasPrefix(ex.result, "error") {
 			unusable += drawn
 			lastProblem = ex.result
 			if unusable >= directUnusable {
-				return &ImplResult{Status: ImplError, Actions: n, Summary: "the model's code could not be used: " + textutil.FirstLine(strings.TrimSpace(lastProblem))}, nil
+				return &runstate.ImplResult{Status: runstate.ImplError, Actions: n, Summary: "the model's code could not be used: " + textutil.FirstLine(strings.TrimSpace(lastProblem))}, nil
 			}
 			lead = "Your reply could not be used: " + strings.TrimPrefix(directNote(ex.result), "error: ")
 			continue
@@ -148,7 +149,7 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*ImplResult, er
 		}
 		lastDiff = hash
 		if still >= directStill {
-			return &ImplResult{Status: ImplLoop, Actions: n, Summary: fmt.Sprintf("the code of %d rounds in a row left %s as it was", still, p)}, nil
+			return &runstate.ImplResult{Status: runstate.ImplLoop, Actions: n, Summary: fmt.Sprintf("the code of %d rounds in a row left %s as it was", still, p)}, nil
 		}
 		if failing := l.unchangedFails(ctx, diff, diagnosed); failing != "" {
 			// Code that changes nothing fails as the start did, and would
@@ -179,7 +180,7 @@ func (l *implLoop) unchangedFails(ctx context.Context, diff string, asked bool) 
 	}
 	results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
 	for _, r := range results {
-		emitGate(ctx, l.t, "unchanged", r)
+		l.d.emitGate(ctx, l.t, "unchanged", r)
 	}
 	if ctx.Err() != nil || workspace.AllPassed(results) {
 		return ""

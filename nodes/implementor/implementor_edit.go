@@ -1,4 +1,4 @@
-package nodes
+package implementor
 
 import (
 	"errors"
@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/invopop/jsonschema"
-
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
 )

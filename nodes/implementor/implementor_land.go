@@ -1,4 +1,4 @@
-package nodes
+package implementor
 
 import (
 	"context"
@@ -165,7 +165,7 @@ func (l *implLoop) land(ctx context.Context, c change) landing {
 	if len(l.d.Settings.SyntaxChecks) > 0 {
 		after := workspace.RunChecks(ctx, l.d.Sandbox, l.d.Work.Dir(), paths, l.d.Settings.SyntaxChecks)
 		land.introduced = after.Introduced(base, l.d.Work.Dir(), checkReportBytes)
-		emitCheck(ctx, l.t, paths, land.introduced)
+		l.d.emitCheck(ctx, l.t, paths, land.introduced)
 		l.keepChecks(after, paths)
 		if land.introduced != "" {
 			b.WriteString("This edit introduced these problems; fix them before anything else:\n" + land.introduced + "\n")
@@ -215,11 +215,11 @@ func (l *implLoop) neighbours(p string) map[string]string {
 		if f == p || len(out) >= neighbourFiles {
 			return
 		}
-		if data, err := l.d.Work.FS().ReadFile(f); err == nil && len(data) <= locateMaxFileBytes {
+		if data, err := l.d.Work.FS().ReadFile(f); err == nil && len(data) <= maxNeighbourBytes {
 			out[f] = string(data)
 		}
 	}
-	for _, f := range cleanFiles(l.t.TargetFiles) {
+	for _, f := range CleanFiles(l.t.TargetFiles) {
 		read(f)
 	}
 	if entries, err := l.d.Work.FS().List(path.Dir(p), neighbourFiles*4); err == nil || len(entries) > 0 {
@@ -256,10 +256,13 @@ func (l *implLoop) parses(ctx context.Context, p string, data []byte) error {
 	return nil
 }
 
-// parser reads units and checks parses; Python through the interpreter the
-// gates use.
-func (l *implLoop) parser() splice.Parser {
-	return splice.Parser{Python: pythonOf(l.d.Gates)}
+// parser reads units and checks parses (Deps.Parser).
+func (l *implLoop) parser() splice.Parser { return l.d.Parser }
+
+// ParserFor is the parser of a run with these gates: Python through the
+// interpreter they use.
+func ParserFor(gates []workspace.Gate) splice.Parser {
+	return splice.Parser{Python: pythonOf(gates)}
 }
 
 // pythonOf is the Python interpreter a gate runs ("" when none names one).

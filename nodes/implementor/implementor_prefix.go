@@ -1,4 +1,4 @@
-package nodes
+package implementor
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // The conversation's shape. The prefix (system message and task prompt) is
@@ -46,19 +47,17 @@ func (l *implLoop) buildPrefix(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	full := l.d.Settings.Budget(NodeImplementor)
-	c := call{Label: NodeImplementor, Data: data, Sections: sections, Budget: full * prefixShare / 100, State: l.s}
-	req, err := l.d.compose(ctx, c)
+	full := l.d.Settings.Budget
+	msgs, err := l.d.Prompts.Compose(ctx, l.s, data, sections, full*prefixShare/100)
 	if tooLarge(err) {
 		// A small budget: the required parts take what they need; the
 		// history then has little room and the loop says so when it is gone.
-		c.Budget = full
-		req, err = l.d.compose(ctx, c)
+		msgs, err = l.d.Prompts.Compose(ctx, l.s, data, sections, full)
 	}
 	if err != nil {
 		return err
 	}
-	l.prefix = req.Messages
+	l.prefix = msgs
 	l.prefixTokens = tokensOf(l.prefix)
 	return nil
 }
@@ -73,7 +72,7 @@ func (l *implLoop) buildPrefix(ctx context.Context) error {
 // exercises with them, docs/implementor.md has the counts).
 func (l *implLoop) buildDirectPrefix(ctx context.Context) error {
 	data := implData{Direct: true, Language: languageName(l.directPath)}
-	p, err := l.d.composePrompt(NodeImplementor, data, l.d.Settings.Budget(NodeImplementor), nil)
+	p, err := l.d.Prompts.ComposeAlone(runstate.NodeImplementor, data, l.d.Settings.Budget, nil)
 	if err != nil {
 		return err
 	}
@@ -81,12 +80,12 @@ func (l *implLoop) buildDirectPrefix(ctx context.Context) error {
 	if !l.s.Quick || strings.TrimSpace(task) == "" {
 		task = strings.TrimSpace(l.t.Title + "\n" + l.t.Instructions)
 	}
-	if know := l.d.knowledgeSection(ctx, l.s).Body; strings.TrimSpace(know) != "" && !strings.HasPrefix(strings.TrimSpace(know), "(") {
+	if know := l.d.Prompts.Knowledge(ctx, l.s).Body; strings.TrimSpace(know) != "" && !strings.HasPrefix(strings.TrimSpace(know), "(") {
 		task += "\n\nThe project's conventions:\n" + know
 	}
 	l.prefix = append(p.Messages, llm.Message{Role: "user", Content: strings.TrimSpace(task)})
 	l.prefixTokens = tokensOf(l.prefix)
-	if limit := l.d.Settings.Budget(NodeImplementor); limit > 0 && l.prefixTokens > limit {
+	if limit := l.d.Settings.Budget; limit > 0 && l.prefixTokens > limit {
 		return &llm.Error{Kind: llm.KindContextTooLarge, PromptTokens: l.prefixTokens, Window: limit, Hint: "the remit is over the implementor's token budget"}
 	}
 	return nil
@@ -134,11 +133,12 @@ func (l *implLoop) messages(transient string) []llm.Message {
 
 // nextAction asks for one action in the attempt's protocol.
 func (l *implLoop) nextAction(ctx context.Context, variation int) (implAction, llm.Response, error) {
-	c := call{Label: NodeImplementor, Prefix: l.prefix, Messages: l.messages(l.freshViews()), Variation: variation, Reply: l.actionReply()}
+	req := request(l.prefix, l.messages(l.freshViews()), l.actionReply())
+	req.Variation = variation
 	if !l.text {
-		return ask[implAction](ctx, l.d, l.s, c)
+		return ask[implAction](ctx, l.d, l.s, req)
 	}
-	a, resp, err := ask[implTextAction](ctx, l.d, l.s, c)
+	a, resp, err := ask[implTextAction](ctx, l.d, l.s, req)
 	return a.action(), resp, err
 }
 
@@ -171,7 +171,7 @@ func (l *implLoop) compact() {
 			l.history[i].Content = first + elidedNote
 		}
 	}
-	avail := l.d.Settings.Budget(NodeImplementor) - l.prefixTokens - replyReserve
+	avail := l.d.Settings.Budget - l.prefixTokens - replyReserve
 	if tokensOf(l.history) <= avail {
 		return
 	}
@@ -195,7 +195,7 @@ func (l *implLoop) compact() {
 // target file rewritten.
 func (l *implLoop) actionReply() int {
 	if l.text {
-		return replyBudget(NodeImplementor)
+		return ActionReplyTokens
 	}
 	largest := 0
 	for _, p := range l.t.TargetFiles {

@@ -1,4 +1,4 @@
-package nodes
+package implementor
 
 import (
 	"context"
@@ -18,10 +18,10 @@ const (
 )
 
 const (
-	// wholeFileLinesDefault: files up to this many lines are rewritten whole
+	// WholeFileLinesDefault: files up to this many lines are rewritten whole
 	// (TestMeasureEditGrain: past it a whole-file reply costs several times
 	// the function's).
-	wholeFileLinesDefault = 60
+	WholeFileLinesDefault = 60
 	// unitNeighbours units either side of the target are named around it.
 	unitNeighbours = 2
 )

@@ -1,17 +1,17 @@
-package nodes
+package implementor
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 func TestImplementorHistoryStaysWithinItsBudgetAndItsPrefixStable(t *testing.T) {
 	t.Parallel()
-	d := &Deps{Settings: DefaultSettings()}
-	d.Settings.TokenBudgets[NodeImplementor] = 6000
-	l := newImplLoop(d, &WorkflowState{}, &Task{})
+	d := &Deps{Settings: Settings{Budget: 6000, EditProtocol: EditText}}
+	l := newImplLoop(d, &runstate.State{}, &runstate.Task{})
 	l.prefixTokens = 1000
 	var prev []llm.Message
 	breaks := 0

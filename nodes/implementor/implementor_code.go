@@ -1,4 +1,4 @@
-package nodes
+package implementor
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 	"github.com/lemmings-dev/lemmings/workspace/splice"
 )
@@ -140,7 +141,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 	}
 	retry += "\n" + l.grainInstruction(p, g, exists, old)
 	l.codeBudget = l.grainReply(old, exists, g)
-	events.Emit(ctx, events.ImplementorBadCode{Task: l.t.ID, Path: p, Problem: firstProblem, DoneReason: firstResp.DoneReason, Grain: g.kind})
+	l.d.emit(ctx, events.ImplementorBadCode{Task: l.t.ID, Path: p, Problem: firstProblem, DoneReason: firstResp.DoneReason, Grain: g.kind})
 	msgs = append(msgs, llm.Message{Role: "assistant", Content: firstResp.Content}, llm.Message{Role: "user", Content: retry})
 	resp, err := l.chatText(ctx, msgs, 0)
 	if err != nil {
@@ -160,7 +161,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 // file it was asked to write (Qwen2.5-Coder-0.5B did on most exercises):
 // stopping there saves the tokens, and tidy drops what was copied anyway.
 func appendedTests(p, old string) []string {
-	if isTestFile(p) {
+	if IsTestFile(p) {
 		return nil
 	}
 	var stops []string
@@ -349,7 +350,7 @@ func (l *implLoop) sampleGatesPass(ctx context.Context, samples int) bool {
 	}
 	results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
 	for _, r := range results {
-		emitGate(ctx, l.t, "sample", r)
+		l.d.emitGate(ctx, l.t, "sample", r)
 	}
 	return workspace.AllPassed(results)
 }
@@ -359,17 +360,14 @@ func (l *implLoop) recordSample(ctx context.Context, p string, g grain, i, n int
 	if n <= 1 {
 		return
 	}
-	events.Emit(ctx, events.ImplementorSample{Task: l.t.ID, Attempt: l.t.Attempt, Path: p, Grain: g.kind,
+	l.d.emit(ctx, events.ImplementorSample{Task: l.t.ID, Attempt: l.t.Attempt, Path: p, Grain: g.kind,
 		Sample: i + 1, Of: n, Kept: kept, Problem: problem, Reply: resp.Content, Tokens: resp.Usage.CompletionTokens})
 }
 
 // chatText makes a plain-text call after the prefix, counting its usage.
 // Sample i > 0 is drawn at a raised temperature.
 func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int) (llm.Response, error) {
-	req, err := l.d.compose(ctx, call{Label: NodeImplementor, Prefix: l.prefix, Messages: msgs, Reply: l.codeBudget})
-	if err != nil {
-		return llm.Response{}, err
-	}
+	req := request(l.prefix, msgs, l.codeBudget)
 	if sample > 0 {
 		t := min(0.6+0.2*float64(sample-1), 1.2)
 		req.Temperature = &t
@@ -389,14 +387,14 @@ func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int)
 	}
 	l.codeCalls++
 	resp, err := l.d.Model.Chat(ctx, req)
-	l.s.AddUsage(NodeImplementor, totals(resp.Usage))
+	l.s.AddUsage(runstate.NodeImplementor, usageOf(resp.Usage))
 	if llm.Runaway(err) && resp.Stop() == llm.StopLooping {
 		err = nil // a reply like any unusable one: readCode says why, the next sample varies
 	}
 	if err != nil {
-		emitModelError(ctx, events.ModelError{Label: NodeImplementor, Error: err.Error()})
-		return resp, fmt.Errorf("%s: %w", NodeImplementor, err)
+		l.d.Prompts.Failed(ctx, events.ModelError{Label: runstate.NodeImplementor, Error: err.Error()})
+		return resp, fmt.Errorf("%s: %w", runstate.NodeImplementor, err)
 	}
-	emitCall(ctx, NodeImplementor, resp)
+	l.d.Prompts.Called(ctx, runstate.NodeImplementor, resp)
 	return resp, nil
 }

@@ -1,4 +1,4 @@
-package nodes
+package implementor
 
 import (
 	"context"
@@ -10,13 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lemmings-dev/lemmings/events"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
-	"github.com/lemmings-dev/lemmings/runstate"
-
 	"github.com/lemmings-dev/lemmings/codingcli"
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -94,7 +93,7 @@ func (c *CLISettings) Worker(lookup func(string) (string, bool)) (codingcli.Pres
 // cliAttempt is one attempt by the coding CLI: a fresh run on the task, then
 // the gates inside the attempt (a failure goes to a fresh run with the
 // summarised output, up to FixRounds), as lemmings' own loop does.
-func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*ImplResult, error) {
+func (d *Deps) cliAttempt(ctx context.Context, s *runstate.State, t *runstate.Task) (*runstate.ImplResult, error) {
 	preset, env, err := d.Settings.CLI.Worker(os.LookupEnv)
 	if err != nil {
 		return nil, err
@@ -104,19 +103,19 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 	if err != nil {
 		return nil, fmt.Errorf("implementor: record the world outside the work tree: %w", err)
 	}
-	res := &ImplResult{}
+	res := &runstate.ImplResult{}
 	gateFeedback := ""
 	for round := 0; ; round++ {
-		if left, limited := d.wallTimeLeft(s, d.now()); limited && left <= 0 {
+		if left, limited := d.Clock.WallTimeLeft(s, d.Clock.Now()); limited && left <= 0 {
 			if round == 0 {
-				return &ImplResult{Status: ImplExhausted, Summary: d.wallTimeReached()}, nil
+				return &runstate.ImplResult{Status: runstate.ImplExhausted, Summary: d.Clock.WallTimeReached()}, nil
 			}
 			break // the work done so far goes to QA
 		}
 		if reason := d.cliBudgetSpent(s); reason != "" {
 			if round == 0 {
 				s.SetStop(runstate.LimitStop(runstate.KeyCLIBudget, reason))
-				return &ImplResult{Status: ImplExhausted, Summary: reason}, nil
+				return &runstate.ImplResult{Status: runstate.ImplExhausted, Summary: reason}, nil
 			}
 			break // the work paid for so far goes to QA
 		}
@@ -131,7 +130,7 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 		if reason := d.cliBudgetSpent(s); reason != "" && s.StopReason == "" {
 			// No new task after this one; its work still goes to QA.
 			s.SetStop(runstate.LimitStop(runstate.KeyCLIBudget, reason))
-			events.Emit(ctx, events.Warning{Message: reason + ": the run stops after this task"})
+			d.emit(ctx, events.Warning{Message: reason + ": the run stops after this task"})
 		}
 		res.Actions += run.ToolCalls
 		res.Summary = firstNonEmpty(run.Final, res.Summary)
@@ -140,15 +139,15 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 			return nil, fmt.Errorf("implementor: take the CLI's work: %w", err)
 		}
 		if escaped := before.changes(ctx, repo, d.Work); len(escaped) > 0 {
-			events.Emit(ctx, events.CLIOutside{Task: t.ID, Attempt: t.Attempt, Changes: escaped})
-			return &ImplResult{Status: ImplError, Actions: res.Actions, Summary: "the coding CLI changed things outside the work tree (" + strings.Join(escaped, "; ") +
+			d.emit(ctx, events.CLIOutside{Task: t.ID, Attempt: t.Attempt, Changes: escaped})
+			return &runstate.ImplResult{Status: runstate.ImplError, Actions: res.Actions, Summary: "the coding CLI changed things outside the work tree (" + strings.Join(escaped, "; ") +
 				"): the attempt is void. Change files only inside the current directory, and no git refs"}, nil
 		}
 		if dropped > 0 {
-			events.Emit(ctx, events.CLICommitsDropped{Task: t.ID, Attempt: t.Attempt, Commits: dropped})
+			d.emit(ctx, events.CLICommitsDropped{Task: t.ID, Attempt: t.Attempt, Commits: dropped})
 		}
-		if left, limited := d.wallTimeLeft(s, d.now()); run.TimedOut && limited && left <= 0 {
-			return &ImplResult{Status: ImplExhausted, Actions: res.Actions, Summary: d.wallTimeReached() + " while the coding CLI worked: it was stopped"}, nil
+		if left, limited := d.Clock.WallTimeLeft(s, d.Clock.Now()); run.TimedOut && limited && left <= 0 {
+			return &runstate.ImplResult{Status: runstate.ImplExhausted, Actions: res.Actions, Summary: d.Clock.WallTimeReached() + " while the coding CLI worked: it was stopped"}, nil
 		}
 		if failed := cliFailure(preset.Name, run, d.Settings.CLI.Timeout); failed != nil {
 			failed.Actions = res.Actions
@@ -159,7 +158,7 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 			return nil, err
 		}
 		if strings.TrimSpace(diff) == "" {
-			return &ImplResult{Status: ImplBlocked, Actions: res.Actions, Summary: "the coding CLI changed no file; it said: " + clip(firstNonEmpty(run.Final, "(nothing)"), 500)}, nil
+			return &runstate.ImplResult{Status: runstate.ImplBlocked, Actions: res.Actions, Summary: "the coding CLI changed no file; it said: " + clip(firstNonEmpty(run.Final, "(nothing)"), 500)}, nil
 		}
 		gates := d.Gates
 		if d.Settings.FixRounds <= 0 || len(gates) == 0 {
@@ -168,7 +167,7 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 		dir := d.Work.Dir()
 		results := workspace.RunGates(ctx, d.Sandbox, dir, gates, d.Settings.GateOutputBytes)
 		for _, r := range results {
-			emitGate(ctx, t, "cli", r)
+			d.emitGate(ctx, t, "cli", r)
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -182,7 +181,7 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 			}
 			res.GatesDiffHash = workspace.DiffHash(whole)
 			for _, r := range results {
-				res.Gates = append(res.Gates, GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Duration: r.Duration, Output: r.Output})
+				res.Gates = append(res.Gates, runstate.GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Duration: r.Duration, Output: r.Output})
 			}
 			break
 		}
@@ -194,24 +193,24 @@ func (d *Deps) cliAttempt(ctx context.Context, s *WorkflowState, t *Task) (*Impl
 		gateFeedback = fmt.Sprintf("Your change is in the work tree, but a check fails (fix round %d of %d). Fix the cause; keep what works.\n%s",
 			res.FixRounds, d.Settings.FixRounds, failedGate.ModelFeedback(dir, workspace.DefaultSummaryBytes))
 	}
-	res.Status = ImplFinished
+	res.Status = runstate.ImplFinished
 	res.Summary = firstNonEmpty(res.Summary, "the coding CLI finished")
 	return res, nil
 }
 
 // runCLI runs the CLI once, logs what it reports and counts what it spent.
-func (d *Deps) runCLI(ctx context.Context, s *WorkflowState, t *Task, p codingcli.Preset, env map[string]string, prompt string, round int) (codingcli.Result, error) {
+func (d *Deps) runCLI(ctx context.Context, s *runstate.State, t *runstate.Task, p codingcli.Preset, env map[string]string, prompt string, round int) (codingcli.Result, error) {
 	start := time.Now()
 	timeout := d.Settings.CLI.Timeout
-	if left, limited := d.wallTimeLeft(s, d.now()); limited && (timeout <= 0 || left < timeout) {
+	if left, limited := d.Clock.WallTimeLeft(s, d.Clock.Now()); limited && (timeout <= 0 || left < timeout) {
 		timeout = max(left, time.Second) // the run's wall time ends first
 	}
-	events.Emit(ctx, events.CLIStart{Task: t.ID, Attempt: t.Attempt, Round: round, CLI: p.Name, PromptChars: len(prompt)})
+	d.emit(ctx, events.CLIStart{Task: t.ID, Attempt: t.Attempt, Round: round, CLI: p.Name, PromptChars: len(prompt)})
 	run, err := codingcli.Run(ctx, p, codingcli.Request{
 		Dir: d.Work.Dir(), Prompt: prompt, Model: d.Settings.CLI.Model, Timeout: timeout, Env: env, Sandbox: d.Sandbox,
 		OnEvent: func(ev codingcli.Event) {
 			if ev.Kind == codingcli.EventToolCall || ev.Kind == codingcli.EventError {
-				events.Emit(ctx, events.CLIEvent{Task: t.ID, EventKind: string(ev.Kind), Tool: ev.Tool, Text: clip(ev.Text, 300)})
+				d.emit(ctx, events.CLIEvent{Task: t.ID, EventKind: string(ev.Kind), Tool: ev.Tool, Text: clip(ev.Text, 300)})
 			}
 		},
 	})
@@ -225,7 +224,7 @@ func (d *Deps) runCLI(ctx context.Context, s *WorkflowState, t *Task, p codingcl
 		run = codingcli.Result{ExitCode: -1, Failed: err.Error()}
 	}
 	u := run.Usage
-	s.AddUsage(LabelCLI, UsageTotals{Calls: 1, PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, CostUSD: u.CostUSD, Elapsed: elapsed})
+	s.AddUsage(LabelCLI, runstate.UsageTotals{Calls: 1, PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, CostUSD: u.CostUSD, Elapsed: elapsed})
 	ev := events.CLIRun{Task: t.ID, Attempt: t.Attempt, Round: round, CLI: p.Name, ExitCode: run.ExitCode, TimedOut: run.TimedOut,
 		ToolCalls: run.ToolCalls, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: u.CostUSD,
 		DurationMS: elapsed.Milliseconds(), Final: clip(run.Final, 500), UnparsedLines: run.Unparsed}
@@ -235,12 +234,12 @@ func (d *Deps) runCLI(ctx context.Context, s *WorkflowState, t *Task, p codingcl
 	if run.Stderr != "" && (run.ExitCode != 0 || run.TimedOut || run.Failed != "") {
 		ev.Stderr = clip(run.Stderr, 2000)
 	}
-	events.Emit(ctx, ev)
+	d.emit(ctx, ev)
 	return run, nil
 }
 
 // cliFailure is the attempt's end when the CLI did not finish well, or nil.
-func cliFailure(name string, run codingcli.Result, timeout time.Duration) *ImplResult {
+func cliFailure(name string, run codingcli.Result, timeout time.Duration) *runstate.ImplResult {
 	tail := func() string {
 		if s := strings.TrimSpace(run.Stderr); s != "" {
 			return "; its last output: " + clip(lastLines(s, 5), 600)
@@ -249,11 +248,11 @@ func cliFailure(name string, run codingcli.Result, timeout time.Duration) *ImplR
 	}
 	switch {
 	case run.TimedOut:
-		return &ImplResult{Status: ImplExhausted, Summary: fmt.Sprintf("the coding CLI %s did not finish within %s (implementor.cli.timeout) and was killed with the processes it started; do less, or the part that matters first", name, timeout)}
+		return &runstate.ImplResult{Status: runstate.ImplExhausted, Summary: fmt.Sprintf("the coding CLI %s did not finish within %s (implementor.cli.timeout) and was killed with the processes it started; do less, or the part that matters first", name, timeout)}
 	case run.ExitCode != 0:
-		return &ImplResult{Status: ImplError, Summary: fmt.Sprintf("the coding CLI %s exited with code %d%s%s", name, run.ExitCode, prefixed(": ", run.Failed), tail())}
+		return &runstate.ImplResult{Status: runstate.ImplError, Summary: fmt.Sprintf("the coding CLI %s exited with code %d%s%s", name, run.ExitCode, prefixed(": ", run.Failed), tail())}
 	case run.Failed != "":
-		return &ImplResult{Status: ImplError, Summary: fmt.Sprintf("the coding CLI %s reported an error: %s", name, clip(run.Failed, 600))}
+		return &runstate.ImplResult{Status: runstate.ImplError, Summary: fmt.Sprintf("the coding CLI %s reported an error: %s", name, clip(run.Failed, 600))}
 	}
 	return nil
 }
@@ -271,7 +270,7 @@ func lastLines(s string, n int) string {
 }
 
 // cliBudgetSpent says why no more CLI runs may start ("" while they may).
-func (d *Deps) cliBudgetSpent(s *WorkflowState) string {
+func (d *Deps) cliBudgetSpent(s *runstate.State) string {
 	b := d.Settings.CLI.BudgetUSD
 	if spent := s.Usage[LabelCLI].CostUSD; b > 0 && spent >= b {
 		return fmt.Sprintf("the coding CLI has spent $%.4f of its budget of $%.2f (implementor.cli.budget_usd)", spent, b)
@@ -283,13 +282,13 @@ func (d *Deps) cliBudgetSpent(s *WorkflowState) string {
 // feedback of the last attempt (and of the last failing gate), the
 // knowledge, the directive the task serves and the checks, packed to the
 // implementor's budget.
-func (d *Deps) cliPrompt(ctx context.Context, s *WorkflowState, t *Task, gateFeedback string) (string, error) {
+func (d *Deps) cliPrompt(ctx context.Context, s *runstate.State, t *runstate.Task, gateFeedback string) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", t.ID, t.Title)
-	writeTask(&b, t.Instructions, t.AcceptanceCriteria, t.TargetFiles)
+	prompts.WriteTask(&b, t.Instructions, t.AcceptanceCriteria, t.TargetFiles)
 	secs := []llm.Section{
 		{Title: prompts.SecTask, Body: strings.TrimSpace(b.String()), Required: true},
-		milestoneSection(s),
+		d.Prompts.Milestone(s),
 	}
 	if dir := directiveOf(s, t); dir != "" {
 		secs = append(secs, llm.Section{Title: prompts.SecServedDirective, Body: dir, Required: true})
@@ -300,14 +299,14 @@ func (d *Deps) cliPrompt(ctx context.Context, s *WorkflowState, t *Task, gateFee
 	if gateFeedback != "" {
 		secs = append(secs, llm.Section{Title: prompts.SecFailingCheck, Body: gateFeedback, Required: true})
 	}
-	secs = append(secs, d.knowledgeSection(ctx, s),
-		llm.Section{Title: prompts.SecChecks, Body: gateList(d.Gates), Priority: prioOverview})
-	p, err := d.Composer.Compose(NodeImplementor+"_cli", nil, d.Settings.Budget(NodeImplementor), secs...)
+	secs = append(secs, d.Prompts.Knowledge(ctx, s),
+		llm.Section{Title: prompts.SecChecks, Body: prompts.GateList(d.Gates), Priority: prompts.PrioOverview})
+	p, err := d.Prompts.ComposeAlone(runstate.NodeImplementor+"_cli", nil, d.Settings.Budget, secs)
 	if err != nil {
 		return "", fmt.Errorf("compose the coding CLI's prompt: %w", err)
 	}
 	if len(p.Dropped) > 0 {
-		events.Emit(ctx, events.PromptPacked{Label: LabelCLI, Dropped: p.Dropped, Tokens: p.Tokens})
+		d.emit(ctx, events.PromptPacked{Label: LabelCLI, Dropped: p.Dropped, Tokens: p.Tokens})
 	}
 	parts := make([]string, 0, len(p.Messages))
 	for _, m := range p.Messages {
@@ -317,13 +316,13 @@ func (d *Deps) cliPrompt(ctx context.Context, s *WorkflowState, t *Task, gateFee
 }
 
 // directiveOf describes the supervisor directive a task addresses, if any.
-func directiveOf(s *WorkflowState, t *Task) string {
+func directiveOf(s *runstate.State, t *runstate.Task) string {
 	if t.DirectiveID == "" {
 		return ""
 	}
 	for _, d := range s.PendingDirectives {
 		if d.ID == t.DirectiveID {
-			return directiveLine(d)
+			return prompts.DirectiveLine(d)
 		}
 	}
 	return ""
@@ -332,7 +331,7 @@ func directiveOf(s *WorkflowState, t *Task) string {
 // keepCLIChanges puts the work tree back on the run's branch at the
 // attempt's base with the CLI's changes uncommitted: lemmings makes the
 // commits. It returns how many commits of the CLI's were dropped.
-func (d *Deps) keepCLIChanges(ctx context.Context, t *Task) (int, error) {
+func (d *Deps) keepCLIChanges(ctx context.Context, t *runstate.Task) (int, error) {
 	if err := d.Work.Reattach(ctx); err != nil {
 		return 0, err
 	}

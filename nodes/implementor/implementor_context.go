@@ -1,4 +1,4 @@
-package nodes
+package implementor
 
 import (
 	"context"
@@ -118,7 +118,7 @@ func (l *implLoop) targetFiles(ctx context.Context) string {
 			// Shown as the file is, whole: a direct attempt asks for code,
 			// and numbered lines in the prompt get copied into it.
 			role := "shown as it is; do not change it"
-			if isTestFile(p) {
+			if IsTestFile(p) {
 				role = "the tests; do not change them"
 			}
 			fmt.Fprintf(&b, "%s (%s):\n%s%s\n%s\n%s\n", p, role, fenceFor(p), langOf(p), strings.TrimRight(text, "\n"), fenceFor(p))

@@ -1,4 +1,4 @@
-package nodes
+package implementor
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // TestToolTableAgrees: the schema's enum, the prompt's list of actions and
@@ -44,7 +45,7 @@ func TestToolTableAgrees(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := c.Compose(NodeImplementor, implData{Text: text, Tools: docs, Ex: examples}, 0)
+		p, err := c.Compose(runstate.NodeImplementor, implData{Text: text, Tools: docs, Ex: examples}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package nodes
+package implementor
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/rag"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -39,7 +41,7 @@ type implTool struct {
 	run func(l *implLoop, ctx context.Context, a implAction) string
 	// end is an action that may end the attempt (finish, blocked, ask): it
 	// returns the attempt's result, or nil when the loop goes on.
-	end func(l *implLoop, ctx context.Context, a implAction, args string, n int) *ImplResult
+	end func(l *implLoop, ctx context.Context, c *ToolCall) *runstate.ImplResult
 	// writes: the action carries code in the JSON protocol.
 	writes bool
 	// codeAfter: in the text protocol the code is asked for in a second,
@@ -94,16 +96,14 @@ var implTools = []implTool{
 		run:      func(l *implLoop, ctx context.Context, a implAction) string { return l.runGate(ctx, a.Gate) },
 		onRepeat: "its result will not change until you change the code. Edit the code the output points at."},
 	{name: "finish", inText: true, inJSON: true, params: []string{"summary"},
-		end: func(l *implLoop, ctx context.Context, a implAction, args string, n int) *ImplResult {
-			return l.finish(ctx, a, args, n)
-		}},
+		end: func(l *implLoop, ctx context.Context, c *ToolCall) *runstate.ImplResult { return l.finish(ctx, c) }},
 	{name: "blocked", inText: true, inJSON: true, params: []string{"summary"},
-		end: func(_ *implLoop, _ context.Context, a implAction, _ string, n int) *ImplResult {
-			return &ImplResult{Status: ImplBlocked, Actions: n, Summary: firstNonEmpty(a.Summary, a.Thought)}
+		end: func(_ *implLoop, _ context.Context, c *ToolCall) *runstate.ImplResult {
+			return &runstate.ImplResult{Status: runstate.ImplBlocked, Actions: c.N, Summary: firstNonEmpty(c.act.Summary, c.act.Thought)}
 		}},
 	{name: "ask", inText: true, inJSON: true, params: []string{"question"},
-		end: func(_ *implLoop, _ context.Context, a implAction, _ string, n int) *ImplResult {
-			return &ImplResult{Status: ImplQuestion, Actions: n, Summary: "the implementor asked a question", Question: firstNonEmpty(a.Question, a.Summary)}
+		end: func(_ *implLoop, _ context.Context, c *ToolCall) *runstate.ImplResult {
+			return &runstate.ImplResult{Status: runstate.ImplQuestion, Actions: c.N, Summary: "the implementor asked a question", Question: firstNonEmpty(c.act.Question, c.act.Summary)}
 		}},
 }
 
@@ -284,9 +284,9 @@ func (l *implLoop) runGate(ctx context.Context, name string) string {
 	for _, g := range l.d.Gates {
 		if strings.EqualFold(g.Name, name) || (name == "" && g.Name == "test") {
 			r := workspace.RunGate(ctx, l.d.Sandbox, l.d.Work.Dir(), g, l.d.Settings.GateOutputBytes)
-			emitGate(ctx, l.t, "run_gate", r)
+			l.d.emitGate(ctx, l.t, "run_gate", r)
 			return r.ModelFeedback(l.d.Work.Dir(), workspace.DefaultSummaryBytes)
 		}
 	}
-	return "error: unknown gate " + fmt.Sprintf("%q", name) + "; available:\n" + gateList(l.d.Gates)
+	return "error: unknown gate " + fmt.Sprintf("%q", name) + "; available:\n" + prompts.GateList(l.d.Gates)
 }

@@ -1,4 +1,4 @@
-package nodes
+package implementor
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 	"github.com/lemmings-dev/lemmings/workspace/splice"
 )
@@ -130,8 +131,8 @@ func firstDifferentLine(a, b string) int {
 
 // emitGate records a gate's whole output in the event log; the model gets
 // a summary.
-func emitGate(ctx context.Context, t *Task, from string, r workspace.GateResult) {
-	events.Emit(ctx, events.ImplementorGate{Task: t.ID, Attempt: t.Attempt, From: from,
+func (d *Deps) emitGate(ctx context.Context, t *runstate.Task, from string, r workspace.GateResult) {
+	d.emit(ctx, events.ImplementorGate{Task: t.ID, Attempt: t.Attempt, From: from,
 		Gate: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Output: r.Output,
 		DurationMS: r.Duration.Milliseconds()})
 }

@@ -1,4 +1,4 @@
-package nodes
+package implementor
 
 import (
 	"context"
@@ -36,12 +36,12 @@ var goPackageClause = regexp.MustCompile(`(?m)^package\s+(\w+)`)
 func (l *implLoop) examples(ctx context.Context) implExamples {
 	ex := implExamples{Dir: "."}
 	var src string
-	for _, f := range cleanFiles(l.t.TargetFiles) {
+	for _, f := range CleanFiles(l.t.TargetFiles) {
 		data, err := l.d.Work.FS().ReadFile(f)
 		switch {
 		case err != nil && ex.NewFile == "":
 			ex.NewFile = f
-		case err == nil && ex.File == "" && !isTestFile(f):
+		case err == nil && ex.File == "" && !IsTestFile(f):
 			ex.File, src = f, string(data)
 		}
 	}

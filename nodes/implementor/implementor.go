@@ -1,0 +1,272 @@
+package implementor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// Loop detection: the same action with the same result a second time within
+// the recent window gets a nudge that names it; a third time ends the
+// attempt (implementor_steer.go).
+const (
+	loopWindow    = 8
+	loopThreshold = 2
+	// failedEditNudge edits in a row that did not apply get a nudge;
+	// failedEditLimit end the attempt.
+	failedEditNudge = 3
+	failedEditLimit = 6
+	// maxBadReplies in a row end the attempt: the model is not following the format.
+	maxBadReplies = 3
+)
+
+// implData is what the implementor's template sees: Text selects the edit
+// protocol's instructions and examples, Tools are the actions it offers.
+type implData struct {
+	Text  bool
+	Tools []toolDoc
+	// Ex names the task's own files in the worked examples.
+	Ex implExamples
+	// Direct: the attempt asks for one file's code, no actions
+	// (implementor_direct.go); Language names the file's language.
+	Direct   bool
+	Language string
+}
+
+// Attempt runs one attempt at task t of the run s, from the work tree as
+// it stands (the caller has reset it to the attempt's base): the coding CLI
+// when one is configured, else lemmings' own tool loop. Its result says how
+// the attempt ended; the caller commits it. An error is a system fault.
+func Attempt(ctx context.Context, d *Deps, s *runstate.State, t *runstate.Task) (*runstate.ImplResult, error) {
+	if d.Settings.CLI != nil {
+		return d.cliAttempt(ctx, s, t)
+	}
+	return newImplLoop(d, s, t).run(ctx)
+}
+
+type implLoop struct {
+	d *Deps
+	s *runstate.State
+	t *runstate.Task
+	// text: the code comes as plain text in a second call (EditText).
+	text bool
+	// direct: the attempt asks for the code of directPath at once and
+	// runs the gates itself (implementor_direct.go).
+	direct     bool
+	directPath string
+	// diagnose: the next direct code call asks for the failure's cause in a
+	// sentence before the code (after code that changed nothing).
+	diagnose bool
+	// prefill opens the reply of the next code call (a direct attempt's
+	// fenced block); prefillStop closes it, and the code's own stops end
+	// it early (tests a small coder appends to the file it was asked for).
+	prefill  string
+	stopping []string
+	// expect is the direct attempt's expected size (llm.Request.Expect).
+	expect int
+	// codeCalls counts the code calls made (each candidate drawn).
+	codeCalls int
+	// prefix is the system message and the first user message, composed
+	// once per attempt so every call starts with the same bytes and the
+	// server's prompt cache is reused.
+	prefix       []llm.Message
+	prefixTokens int
+	history      []llm.Message
+	dropped      int // exchanges dropped from the history so far
+	touched      []string
+	focus        map[string]int  // file → the line last read or changed
+	failedEdits  map[string]int  // file → edits that did not apply
+	wholeFile    map[string]bool // files whose targeted edits failed twice
+	failStreak   int             // edits in a row that did not apply
+	// hint is advice on the last failed edit, added after the loop
+	// detector has seen the result, so advice that varies does not hide a
+	// repeat.
+	hint      string
+	fixRounds int
+	malformed int
+	// checkLast is what the fast checks found after the last change (the
+	// baseline of the next), checkStart what they found before the first.
+	checkLast, checkStart workspace.Checks
+	// codeBudget is the reply budget of the next code call (codeReply).
+	codeBudget int
+}
+
+func newImplLoop(d *Deps, s *runstate.State, t *runstate.Task) *implLoop {
+	return &implLoop{d: d, s: s, t: t,
+		text:  d.Settings.EditProtocol != EditJSON,
+		focus: map[string]int{}, failedEdits: map[string]int{}, wholeFile: map[string]bool{}}
+}
+
+func (l *implLoop) run(ctx context.Context) (*runstate.ImplResult, error) {
+	var res *runstate.ImplResult
+	var err error
+	if p, ok := l.directTarget(); ok {
+		res, err = l.directAttempt(ctx, p)
+	} else {
+		res, err = l.loop(ctx)
+	}
+	if res != nil {
+		res.FixRounds, res.Malformed = l.fixRounds, l.malformed
+	}
+	return res, err
+}
+
+func (l *implLoop) loop(ctx context.Context) (*runstate.ImplResult, error) {
+	d := l.d
+	if err := l.buildPrefix(ctx); tooLarge(err) {
+		return &runstate.ImplResult{Status: runstate.ImplExhausted, Summary: "the task's prompt does not fit the model's context window: " + err.Error()}, nil
+	} else if err != nil {
+		return nil, err
+	}
+	chain := l.chain(d.Interceptors...)
+	for n := 1; n <= d.Settings.MaxActions; n++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		mc := &ModelCall{N: n}
+		if v := beforeModel(ctx, chain, mc); v.End != nil {
+			return v.End, nil
+		}
+		mc.act, mc.Reply, mc.Err = l.nextAction(ctx, mc.Variation)
+		if tooLarge(mc.Err) {
+			return &runstate.ImplResult{Status: runstate.ImplExhausted, Actions: n, Summary: "the conversation no longer fits the model's context window: " + mc.Err.Error()}, nil
+		}
+		if mc.Err != nil && !modelFault(mc.Err) {
+			return nil, mc.Err
+		}
+		if v := afterModel(ctx, chain, mc); v.End != nil {
+			return v.End, nil
+		} else if v.Answer != "" {
+			l.note(mc.Reply.Content, v.Answer)
+			continue
+		}
+		if mc.Err != nil { // an interceptor let an unusable reply through
+			return nil, mc.Err
+		}
+		act := mc.act
+		tool, _ := toolNamed(act.Action)
+		tc := &ToolCall{N: n, Action: act.Action, Args: actionArgs(act), Ends: tool.end != nil, act: act}
+		answered := false
+		if v := beforeTool(ctx, chain, tc); v.End != nil {
+			return v.End, nil
+		} else if v.Answer != "" {
+			tc.Result, tc.signature, answered = v.Answer, tc.Args, true
+		} else if tool.end != nil {
+			if res := tool.end(l, ctx, tc); res != nil {
+				return res, nil
+			}
+		} else if res, err := l.runTool(ctx, tool, tc); res != nil || err != nil {
+			return res, err
+		}
+		if v := afterTool(ctx, chain, tc); v.End != nil {
+			return v.End, nil
+		}
+		if !tc.Ends || answered { // an ending action that goes on has said why (finish)
+			l.note(tc.Args, "RESULT of "+act.Action+":\n"+tc.Result+"\n"+l.reminder())
+		}
+	}
+	return &runstate.ImplResult{Status: runstate.ImplExhausted, Actions: d.Settings.MaxActions, Summary: fmt.Sprintf("used all %d actions without finishing", d.Settings.MaxActions)}, nil
+}
+
+// runTool runs an action that does not end the attempt. In the text protocol
+// an edit's code is asked for in a second call, and that code is what the
+// conversation records and the repeat detector compares.
+func (l *implLoop) runTool(ctx context.Context, tool implTool, c *ToolCall) (*runstate.ImplResult, error) {
+	if !l.text || !tool.codeAfter {
+		c.Result, c.signature = l.execute(ctx, c.act), c.Args
+		return nil, nil
+	}
+	ex, err := l.codeEdit(ctx, c.act, c.Args, "")
+	if tooLarge(err) {
+		return &runstate.ImplResult{Status: runstate.ImplExhausted, Actions: c.N, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.note(c.Args, ex.instruction)
+	c.Args, c.Result, c.signature = ex.reply, ex.result, ex.reply
+	return nil, nil
+}
+
+// writesCode says whether an action carries code in its JSON.
+func writesCode(a implAction) bool {
+	t, _ := toolNamed(a.Action)
+	return t.writes && (len(a.Edits) > 0 || a.Blocks != "" || a.Content != "")
+}
+
+func actionArgs(a implAction) string {
+	b, _ := json.Marshal(a)
+	return string(b)
+}
+
+// note appends one exchange to the conversation and keeps it within budget.
+func (l *implLoop) note(assistant, user string) {
+	l.history = append(l.history,
+		llm.Message{Role: "assistant", Content: assistant},
+		llm.Message{Role: "user", Content: user})
+	l.compact()
+}
+
+func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
+	t := l.t
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", t.ID, t.Title)
+	prompts.WriteTask(&b, t.Instructions, t.AcceptanceCriteria, t.TargetFiles)
+	secs := []llm.Section{ // after the shared prefix (project context, knowledge)
+		{Title: prompts.SecTask, Body: strings.TrimSpace(b.String()), Required: true},
+	}
+	if t.Feedback != "" {
+		secs = append(secs, llm.Section{Title: prompts.SecFeedback, Body: t.Feedback, Required: true})
+	}
+	if files := l.targetFiles(ctx); files != "" {
+		secs = append(secs, llm.Section{Title: prompts.SecTargetFiles, Body: files, Priority: prompts.PrioContext})
+	}
+	if l.direct {
+		return secs, nil // one file, shown with the request: no map of the rest
+	}
+	if symbols := l.symbolMap(); symbols != "" {
+		secs = append(secs, llm.Section{Title: prompts.SecSymbols, Body: symbols, Priority: prompts.PrioContext - 5})
+	}
+	if near, err := l.filesNearTarget(); err == nil && near != "" {
+		secs = append(secs, llm.Section{Title: prompts.SecNearFiles, Body: near, Priority: prompts.PrioOverview})
+	}
+	return secs, nil
+}
+
+// numberedFrom renders lines first..first+count-1 of text (1-based) with
+// line numbers, and says what lies outside the window and how to see it.
+func numberedFrom(text string, first, count int) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if text == "" {
+		return "(empty file)\n"
+	}
+	first = max(1, min(first, len(lines)))
+	last := min(len(lines), first+count-1)
+	var b strings.Builder
+	if first > 1 {
+		fmt.Fprintf(&b, "… (lines 1-%d above are not shown)\n", first-1)
+	}
+	for i := first; i <= last; i++ {
+		fmt.Fprintf(&b, "%4d| %s\n", i, lines[i-1])
+	}
+	if last < len(lines) {
+		fmt.Fprintf(&b, "… (lines %d-%d below are not shown: read_file with start_line %d)\n", last+1, len(lines), last+1)
+	}
+	return b.String()
+}
+
+// PromptSamples are samples of the data the implementor template runs with
+// (nodes.PromptSamples): the JSON protocol's, the text protocol's with
+// every example set, and a direct attempt's.
+func PromptSamples() []any {
+	ex := implExamples{File: "pkg/example.go", Symbol: "Example", Lang: "go", Ext: ".go", Dir: "pkg", NewFile: "pkg/helpers.go", Gate: "test", Content: "package pkg\n"}
+	tools, _ := toolDocsFor(true, ex)
+	jsonTools, _ := toolDocsFor(false, implExamples{})
+	return []any{implData{Tools: jsonTools}, implData{Text: true, Tools: tools, Ex: ex}, implData{Text: true, Direct: true}}
+}

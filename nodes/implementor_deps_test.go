@@ -1,0 +1,31 @@
+package nodes
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+// Every knob the Implementor reads reaches it from the workflow's settings:
+// a field of implementor.Settings left zero by implementorDeps is a knob a
+// user sets in vain.
+func TestEveryImplementorSettingComesFromTheWorkflows(t *testing.T) {
+	t.Parallel()
+	st := DefaultSettings()
+	st.ReplyTokens, st.Direct, st.CLI = 512, true, &CLISettings{Preset: "codex"}
+	d := &Deps{Settings: st, Gates: []workspace.Gate{{Name: "test", Command: "python3 -m pytest"}}}
+	got := d.implementorDeps()
+	v := reflect.ValueOf(got.Settings)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Errorf("implementor.Settings.%s is not set from nodes.Settings", v.Type().Field(i).Name)
+		}
+	}
+	if got.Settings.Budget != st.Budget(NodeImplementor) {
+		t.Errorf("the implementor's budget %d, want limits.token_budgets.implementor %d", got.Settings.Budget, st.Budget(NodeImplementor))
+	}
+	if got.Parser.Python != "python3" || got.Clock == nil || got.Prompts == nil {
+		t.Errorf("deps not wired: parser %+v, clock %v, prompts %v", got.Parser, got.Clock, got.Prompts)
+	}
+}
