@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -31,6 +32,19 @@ const (
 	// locateMaxTargets files at most are a placement: more is not one change.
 	locateMaxTargets = quickMaxFiles
 )
+
+// placer is what placing a remit reads: the work tree, and the gates that
+// run in the sandbox at the start when the remit's words do not place it.
+type placer struct {
+	Work            *workspace.Worktree
+	Gates           []workspace.Gate
+	Sandbox         *sandbox.Box
+	GateOutputBytes int
+}
+
+func placerOf(d *Deps) placer {
+	return placer{Work: d.Work, Gates: d.Gates, Sandbox: d.Sandbox, GateOutputBytes: d.Settings.GateOutputBytes}
+}
 
 // placement is where lemmings found a remit's work.
 type placement struct {
@@ -97,7 +111,7 @@ type sourceFile struct {
 
 // scanSources reads the repository's small source files and their
 // definitions. ok is false when the repository is past the scan's bounds.
-func (d *Deps) scanSources() ([]sourceFile, bool) {
+func (d placer) scanSources() ([]sourceFile, bool) {
 	entries, err := d.Work.FS().List(".", locateMaxFiles)
 	if err != nil && !errors.Is(err, workspace.ErrTruncated) {
 		return nil, false
@@ -141,7 +155,7 @@ func underVendored(p string) bool {
 
 // place finds the files a remit's work is in. It runs the test gates at the
 // start only when the remit's words did not place it.
-func (d *Deps) place(ctx context.Context, remit string) placement {
+func (d placer) place(ctx context.Context, remit string) placement {
 	sh := readRemit(remit)
 	var p placement
 	for _, f := range sh.Files {
@@ -166,7 +180,7 @@ func (d *Deps) place(ctx context.Context, remit string) placement {
 		return p
 	}
 	if tests := d.testGates(); len(tests) > 0 && ctx.Err() == nil {
-		p.Baseline = workspace.RunGates(ctx, d.Sandbox, d.Work.Dir(), tests, d.Settings.GateOutputBytes)
+		p.Baseline = workspace.RunGates(ctx, d.Sandbox, d.Work.Dir(), tests, d.GateOutputBytes)
 		if change, show, how := byFailingTests(files, p.Baseline); len(change) > 0 {
 			p.Change, p.Show, p.How = change, appendNew(p.Show, show...), how
 			return p
@@ -372,7 +386,7 @@ func byFailingTests(files []sourceFile, baseline []workspace.GateResult) (change
 }
 
 // testGates are the gates that run tests.
-func (d *Deps) testGates() []workspace.Gate {
+func (d placer) testGates() []workspace.Gate {
 	var out []workspace.Gate
 	for _, g := range d.Gates {
 		if strings.Contains(strings.ToLower(g.Name), "test") || strings.Contains(g.Command, "test") {
@@ -384,7 +398,7 @@ func (d *Deps) testGates() []workspace.Gate {
 
 // gateLanguage says whether a gate runs code of the language (the only
 // source file of a language no gate checks is not the remit's target).
-func (d *Deps) gateLanguage(lang string) bool {
+func (d placer) gateLanguage(lang string) bool {
 	if len(d.Gates) == 0 {
 		return true
 	}

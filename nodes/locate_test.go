@@ -18,7 +18,7 @@ const (
 func placeIn(t *testing.T, files map[string]string, gates []workspace.Gate, remit string) placement {
 	t.Helper()
 	d := &Deps{Work: testRepo(t, files), Gates: gates, Settings: DefaultSettings(), Sandbox: sandboxWith(t)}
-	return d.place(context.Background(), remit)
+	return placerOf(d).place(context.Background(), remit)
 }
 
 // The remit that the first real coder failed: it names no file, only the

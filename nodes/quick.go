@@ -33,7 +33,7 @@ type quickPath struct {
 }
 
 func quickOf(d *Deps) quickPath {
-	return quickPath{taskWork: tasksOf(d), Settings: d.Settings, Gates: d.Gates, place: d.place}
+	return quickPath{taskWork: tasksOf(d), Settings: d.Settings, Gates: d.Gates, place: placerOf(d).place}
 }
 
 // Pipeline modes (Settings.Pipeline.Mode, config pipeline.mode, --quick/--full).
