@@ -119,6 +119,21 @@ func Runaway(err error) bool {
 	return errors.As(err, &se) && se.Stop == StopRunaway
 }
 
+// ModelFault says whether err is the model's failure to answer usefully (bad
+// JSON after the re-ask, a prompt that cannot fit its window, a runaway reply)
+// rather than a system fault such as a server that is down: a workflow
+// absorbs the first kind; the second fails the step.
+func ModelFault(err error) bool {
+	var se *StructuredError
+	return errors.As(err, &se) || TooLarge(err) || Runaway(err)
+}
+
+// TooLarge says whether err is a prompt over the model's context window.
+func TooLarge(err error) bool {
+	var le *Error
+	return errors.As(err, &le) && le.Kind == KindContextTooLarge
+}
+
 func (e *StructuredError) Error() string {
 	raw := e.Raw
 	if len(raw) > 200 {

@@ -58,7 +58,7 @@ func (d *Deps) Assessor(ctx context.Context, in runstate.State) (runstate.State,
 	}
 	reply, _, err := ask[assessorReply](ctx, d, &s, call{Label: runstate.NodeAssessor, Data: data, Sections: sections})
 	if err != nil {
-		if !modelFault(err) {
+		if !llm.ModelFault(err) {
 			return s, err
 		}
 		// Without a usable assessment the run goes on as planned: the planner's

@@ -187,20 +187,6 @@ func totals(u llm.Usage) runstate.UsageTotals {
 	return runstate.UsageTotals{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Elapsed: u.Elapsed}
 }
 
-// modelFault says whether err is the model's failure to answer usefully (bad
-// JSON after the re-ask, or a prompt that cannot fit its window) rather than a
-// system fault such as a server that is down. The workflow absorbs the first
-// kind; the second fails the step.
-func modelFault(err error) bool {
-	var se *llm.StructuredError
-	return errors.As(err, &se) || tooLarge(err) || llm.Runaway(err)
-}
-
-func tooLarge(err error) bool {
-	var le *llm.Error
-	return errors.As(err, &le) && le.Kind == llm.KindContextTooLarge
-}
-
 // Reply budgets (tokens) of the structured answers, by label: what the answer
 // needs, not what the window could hold. The JSON schemas bound every string
 // and list (replies.go, reply_bounds.go), so a grammar-constrained answer fits

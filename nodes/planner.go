@@ -135,7 +135,7 @@ func (d *Deps) plan(ctx context.Context, in runstate.State) (runstate.State, err
 	c := call{Label: runstate.NodePlanner, Role: d.Settings.plannerRole(&s), Data: data, Sections: sections}
 	reply, _, err := ask[plannerReply](ctx, d, &s, c)
 	if err != nil {
-		if !modelFault(err) {
+		if !llm.ModelFault(err) {
 			return s, err
 		}
 		return planningOf(d).plannerFailed(ctx, s, err)

@@ -94,7 +94,7 @@ func (d *Deps) QA(ctx context.Context, in runstate.State) (runstate.State, error
 	}
 	reply, _, err := d.review(ctx, &s, diff, code, RolePrimary, runstate.NodeQA)
 	if err != nil {
-		if !modelFault(err) {
+		if !llm.ModelFault(err) {
 			return s, err
 		}
 		return qaFailed(ctx, s, "The review could not be completed (the reviewer's answer was unusable): "+err.Error()), nil

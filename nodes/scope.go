@@ -68,7 +68,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in runstate.State) (runstate.Stat
 		c := call{Label: runstate.NodeScope, Role: d.Settings.plannerRole(&s), Data: data, Sections: sections, Reply: scopeBounds(s.Remit).reply()}
 		reply, _, err := ask[scopeReply](ctx, d, &s, c)
 		if err != nil {
-			if !modelFault(err) {
+			if !llm.ModelFault(err) {
 				return s, err
 			}
 			if !replan {

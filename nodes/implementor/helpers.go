@@ -3,7 +3,6 @@ package implementor
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -44,19 +43,6 @@ func CleanFiles(fs []string) []string {
 		}
 	}
 	return out
-}
-
-// modelFault says whether err is the model's failure to answer usefully
-// rather than a system fault such as a server that is down: the attempt
-// absorbs the first kind; the second fails the step.
-func modelFault(err error) bool {
-	var se *llm.StructuredError
-	return errors.As(err, &se) || tooLarge(err) || llm.Runaway(err)
-}
-
-func tooLarge(err error) bool {
-	var le *llm.Error
-	return errors.As(err, &le) && le.Kind == llm.KindContextTooLarge
 }
 
 func usageOf(u llm.Usage) runstate.UsageTotals {

@@ -119,7 +119,7 @@ func (l *implLoop) run(ctx context.Context) (*runstate.ImplResult, error) {
 
 func (l *implLoop) loop(ctx context.Context) (*runstate.ImplResult, error) {
 	d := l.d
-	if err := l.buildPrefix(ctx); tooLarge(err) {
+	if err := l.buildPrefix(ctx); llm.TooLarge(err) {
 		return &runstate.ImplResult{Status: runstate.ImplExhausted, Summary: "the task's prompt does not fit the model's context window: " + err.Error()}, nil
 	} else if err != nil {
 		return nil, err
@@ -134,10 +134,10 @@ func (l *implLoop) loop(ctx context.Context) (*runstate.ImplResult, error) {
 			return v.End, nil
 		}
 		mc.act, mc.Reply, mc.Err = l.nextAction(ctx, mc.Variation)
-		if tooLarge(mc.Err) {
+		if llm.TooLarge(mc.Err) {
 			return &runstate.ImplResult{Status: runstate.ImplExhausted, Actions: n, Summary: "the conversation no longer fits the model's context window: " + mc.Err.Error()}, nil
 		}
-		if mc.Err != nil && !modelFault(mc.Err) {
+		if mc.Err != nil && !llm.ModelFault(mc.Err) {
 			return nil, mc.Err
 		}
 		if v := afterModel(ctx, chain, mc); v.End != nil {
@@ -183,7 +183,7 @@ func (l *implLoop) runTool(ctx context.Context, tool implTool, c *ToolCall) (*ru
 		return nil, nil
 	}
 	ex, err := l.codeEdit(ctx, c.act, c.Args, "")
-	if tooLarge(err) {
+	if llm.TooLarge(err) {
 		return &runstate.ImplResult{Status: runstate.ImplExhausted, Actions: c.N, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil
 	}
 	if err != nil {

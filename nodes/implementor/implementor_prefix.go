@@ -49,7 +49,7 @@ func (l *implLoop) buildPrefix(ctx context.Context) error {
 	}
 	full := l.d.Settings.Budget
 	msgs, err := l.d.Prompts.Compose(ctx, l.s, data, sections, full*prefixShare/100)
-	if tooLarge(err) {
+	if llm.TooLarge(err) {
 		// A small budget: the required parts take what they need; the
 		// history then has little room and the loop says so when it is gone.
 		msgs, err = l.d.Prompts.Compose(ctx, l.s, data, sections, full)
