@@ -40,10 +40,21 @@ type placer struct {
 	Gates           []workspace.Gate
 	Sandbox         *sandbox.Box
 	GateOutputBytes int
+	// seen keeps the scan and the gates' start result for the placer's
+	// later calls (a list remit places each item on the same tree).
+	seen *placeSeen
+}
+
+type placeSeen struct {
+	files    []sourceFile
+	scanned  bool
+	scanOK   bool
+	baseline []workspace.GateResult
+	ran      bool
 }
 
 func placerOf(d *Deps) placer {
-	return placer{Work: d.Work, Gates: d.Gates, Sandbox: d.Sandbox, GateOutputBytes: d.Settings.GateOutputBytes}
+	return placer{Work: d.Work, Gates: d.Gates, Sandbox: d.Sandbox, GateOutputBytes: d.Settings.GateOutputBytes, seen: &placeSeen{}}
 }
 
 // placement is where lemmings found a remit's work.
@@ -169,8 +180,15 @@ func (d placer) place(ctx context.Context, remit string) placement {
 		p.How = "the remit names " + strings.Join(p.Change, ", ")
 		return p
 	}
-	files, ok := d.scanSources()
-	if !ok {
+	if d.seen == nil {
+		d.seen = &placeSeen{}
+	}
+	if !d.seen.scanned {
+		d.seen.files, d.seen.scanOK = d.scanSources()
+		d.seen.scanned = true
+	}
+	files := d.seen.files
+	if !d.seen.scanOK {
 		return p
 	}
 	if change, names := bySymbols(files, remitIdentifiers(remit), nil); len(change) > 0 && len(change) <= locateMaxTargets {
@@ -180,7 +198,10 @@ func (d placer) place(ctx context.Context, remit string) placement {
 		return p
 	}
 	if tests := d.testGates(); len(tests) > 0 && ctx.Err() == nil {
-		p.Baseline = workspace.RunGates(ctx, d.Sandbox, d.Work.Dir(), tests, d.GateOutputBytes)
+		if !d.seen.ran {
+			d.seen.baseline, d.seen.ran = workspace.RunGates(ctx, d.Sandbox, d.Work.Dir(), tests, d.GateOutputBytes), true
+		}
+		p.Baseline = d.seen.baseline
 		if change, show, how := byFailingTests(files, p.Baseline); len(change) > 0 {
 			p.Change, p.Show, p.How = change, appendNew(p.Show, show...), how
 			return p

@@ -2,6 +2,8 @@ package nodes
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -133,5 +135,26 @@ func TestAMissingPlannedTargetIsTheOneFileOfThatName(t *testing.T) {
 		Tasks: []taskSpec{{Title: "t", TargetFiles: []string{"src/textstats.go"}}}}}})
 	if got := sc.Milestones[0].Tasks[0].TargetFiles; !slices.Equal(got, []string{"textstats.go"}) {
 		t.Errorf("scope targets %v", got)
+	}
+}
+
+// A list remit whose items name no file is placed item by item on the same
+// tree: the test gates run at the start once, not once per item.
+func TestAListRemitRunsTheStartGatesOnce(t *testing.T) {
+	t.Parallel()
+	// The sandbox lets a gate write only in the work tree: it counts there.
+	gate := workspace.Gate{Name: "test", Command: "echo run >> .gate-runs; echo '--- FAIL: TestAdd'; echo '    add_test.go:7: Add(2, 3) = -1, want 5'; exit 1"}
+	st := DefaultSettings()
+	d := &Deps{Model: failingModel{t}, Settings: st, Sandbox: sandboxWith(t), Gates: []workspace.Gate{gate},
+		Work: testRepo(t, map[string]string{"go.mod": addGoMod, "add.go": addGo, "add_test.go": addTestGo, "other.go": "package add\n\nfunc Other() {}\n"})}
+	s, err := d.ScopeAgent(context.Background(), WorkflowState{Remit: "- fix the failing test\n- make the sum right for negative numbers too"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.CarryForward) != 2 {
+		t.Fatalf("%d tasks", len(s.CarryForward))
+	}
+	if got, _ := os.ReadFile(filepath.Join(d.Work.Dir(), ".gate-runs")); strings.Count(string(got), "run") != 1 {
+		t.Errorf("the start gates ran %d times for two items", strings.Count(string(got), "run"))
 	}
 }
