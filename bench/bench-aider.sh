@@ -13,7 +13,9 @@
 # BENCH_OUT (default bench/out/<model>, git-ignored), BENCH_WALL (per attempt, default 5m),
 # BENCH_CTX (Aider's context window, fixed so the server never reloads the model; default
 # 8192), BENCH_THREADS (the model's num_thread, default 1: see docs/testing-real-models.md),
-# BENCH_HARNESS ("aider lemmings" by default; one of them runs only that half again and keeps
+# BENCH_TEST_TIMEOUT (one run of an exercise's tests, both harnesses; default 60s: they take
+# a second, and a candidate that never ends should cost a minute, not three), BENCH_HARNESS
+# ("aider lemmings" by default; one of them runs only that half again and keeps
 # the other's results in BENCH_OUT), MODEL_LOCK (default /tmp/lemmings-model.lock), PYTHON, GO.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +29,8 @@ EXERCISES=${BENCH_EXERCISES:-$(cd eval/_suite && ls -d */* | tr '\n' ' ')}
 WALL=${BENCH_WALL:-5m}
 CTX=${BENCH_CTX:-8192}
 THREADS=${BENCH_THREADS:-1}
+TEST_TIMEOUT_S=${BENCH_TEST_TIMEOUT:-60}
+TEST_TIMEOUT_S=${TEST_TIMEOUT_S%s}
 HARNESS=${BENCH_HARNESS:-"aider lemmings"}
 runs() { [[ " $HARNESS " == *" $1 "* ]]; }
 LOCK=${MODEL_LOCK:-/tmp/lemmings-model.lock}
@@ -97,7 +101,7 @@ if runs aider; then
 	start_server aider
 	say "aider on 127.0.0.1:$PORT: ${#dirs[@]} exercises"
 	OLLAMA_API_BASE=http://127.0.0.1:$PORT HOME="$OUT/home" \
-		"$VENV/bin/python" bench/aider_bench.py --model "ollama_chat/$MODEL" --context "$CTX" --wall "$WALL_S" \
+		"$VENV/bin/python" bench/aider_bench.py --model "ollama_chat/$MODEL" --context "$CTX" --wall "$WALL_S" --test-timeout "$TEST_TIMEOUT_S" \
 		--out "$OUT/aider" "${dirs[@]}"
 	stop_server
 	flock -u 9
@@ -124,7 +128,7 @@ EOF
 	langs=()
 	for l in $(for e in $EXERCISES; do dirname "$e"; done | sort -u); do langs+=("$OUT/exercises/$l"); done
 	(cd "$OUT/lemmings-cwd" && OLLAMA_HOST=127.0.0.1:$PORT HOME="$OUT/home" XDG_CONFIG_HOME="$OUT/home/.config" \
-		"$OUT/bin/lemmings" eval "${langs[@]}" --offline --parallel 1 --out "$OUT/lemmings" --json) >"$OUT/lemmings-eval.jsonl" || true
+		"$OUT/bin/lemmings" eval "${langs[@]}" --offline --parallel 1 --test-timeout "${TEST_TIMEOUT_S}s" --out "$OUT/lemmings" --json) >"$OUT/lemmings-eval.jsonl" || true
 	stop_server
 	flock -u 9
 fi

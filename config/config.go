@@ -325,6 +325,9 @@ type Implementor struct {
 	// Implementor may draw; the first that parses and adds no check
 	// problem is kept.
 	Samples int `yaml:"samples"`
+	// Draws is how many candidates a direct attempt's code request may
+	// draw, each run against the gates; the first that passes is kept.
+	Draws int `yaml:"draws"`
 	// Direct: "auto" asks for a quick task's code in the first call when
 	// the task has one file to change; "off" starts every attempt with an
 	// action.
@@ -425,7 +428,7 @@ func Default() *Config {
 		RAG:        RAG{Enabled: true, Embedder: "ollama", MaxFileBytes: 1 << 20, TopK: 8},
 		Prompts:    Prompts{Dir: ".lemmings/prompts"},
 		Log:        Log{Prompts: true, Level: "info"},
-		Implementor: Implementor{Backend: BackendLemmings, Samples: 2, Direct: DirectAuto, CLI: CLI{
+		Implementor: Implementor{Backend: BackendLemmings, Samples: 2, Draws: 4, Direct: DirectAuto, CLI: CLI{
 			Command: []string{}, Timeout: 20 * time.Minute, Env: map[string]string{}, PassEnv: []string{},
 		}},
 		Sandbox: Sandbox{Mode: "auto", Writable: []string{}, Env: []string{}},

@@ -69,7 +69,7 @@ func (d *Deps) implementorDeps() *implementor.Deps {
 		Search: d.Search, Clock: implClock{d},
 		Settings: implementor.Settings{MaxActions: st.MaxActions, Budget: st.Budget(NodeImplementor),
 			GateOutputBytes: st.GateOutputBytes, EditProtocol: st.EditProtocol, WholeFileLines: st.WholeFileLines,
-			ReplyTokens: st.ReplyTokens, Samples: st.Samples, Direct: st.Direct, FixRounds: st.FixRounds,
+			ReplyTokens: st.ReplyTokens, Samples: st.Samples, Draws: st.Draws, Direct: st.Direct, FixRounds: st.FixRounds,
 			SyntaxChecks: st.SyntaxChecks, CLI: st.CLI},
 	}
 }

@@ -6,6 +6,9 @@ package nodes
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -104,7 +107,7 @@ func TestADirectAttemptSendsTheFailingGateBack(t *testing.T) {
 	t.Parallel()
 	wrong := strings.Replace(meanGo, "// Mean returns", "// Mean gives", 1) // a change, not the fix
 	r := newDirectRun(t, text("```go\n"+wrong+"```\n"), text("```go\n"+meanFixed+"```\n"))
-	r.d.Settings.Samples = 1
+	r.d.Settings.Samples, r.d.Settings.Draws = 1, 1
 	res := r.runQuick(t)
 	if res.Status != ImplFinished || res.FixRounds != 1 {
 		t.Fatalf("status %s after %d fix rounds: %s", res.Status, res.FixRounds, res.Summary)
@@ -134,7 +137,7 @@ func TestADirectAttemptEndsWhenTheCodeStopsChanging(t *testing.T) {
 	t.Parallel()
 	same := text("```go\n" + meanGo + "```\n")
 	r := newDirectRun(t, same, same, same, same, same)
-	r.d.Settings.Samples = 1
+	r.d.Settings.Samples, r.d.Settings.Draws = 1, 1
 	res := r.runQuick(t)
 	if res.Status != ImplLoop || !strings.Contains(res.Summary, "left stats.go as it was") {
 		t.Fatalf("status %s: %s", res.Status, res.Summary)
@@ -156,7 +159,7 @@ func TestADirectAttemptWritesNothingFromUnusableReplies(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := newDirectRun(t, first, text("```go\n"+broken+"```\n"))
-			r.d.Settings.Samples = 1
+			r.d.Settings.Samples, r.d.Settings.Draws = 1, 1
 			res := r.runQuick(t)
 			if res.Status != ImplError || !strings.Contains(res.Summary, "could not be used") {
 				t.Fatalf("status %s: %s", res.Status, res.Summary)
@@ -174,13 +177,12 @@ func TestADirectAttemptWritesNothingFromUnusableReplies(t *testing.T) {
 	}
 }
 
-// With two candidates drawn per request (the default), one round of two
-// unusable replies ends the attempt: a third draw of the same request would
-// not do better.
+// With two candidates drawn per request, one round of two unusable replies
+// ends the attempt: a third draw of the same request would not do better.
 func TestADirectAttemptWithTwoSamplesEndsAfterOneUnusableRound(t *testing.T) {
 	t.Parallel()
 	r := newDirectRun(t, text("I would change the division."), text("Use floats in Mean."), text("```go\n"+meanFixed+"```\n"))
-	r.d.Settings.Samples = 2
+	r.d.Settings.Samples, r.d.Settings.Draws = 2, 2
 	res := r.runQuick(t)
 	if res.Status != ImplError {
 		t.Fatalf("status %s: %s", res.Status, res.Summary)
@@ -197,7 +199,7 @@ func TestADirectAttemptHasOneFixRoundOfOneCandidate(t *testing.T) {
 	t.Parallel()
 	wrong := strings.Replace(meanGo, "// Mean returns", "// Mean still returns", 1)
 	r := newDirectRun(t, text("```go\n"+wrong+"```\n"), text("```go\n"+meanGo+"\n// x\n```\n"), text("```go\n"+meanFixed+"```\n"))
-	r.d.Settings.Samples = 2
+	r.d.Settings.Samples, r.d.Settings.Draws = 2, 1
 	res := r.runQuick(t)
 	if res.FixRounds != 1 {
 		t.Errorf("%d fix rounds, want 1", res.FixRounds)
@@ -301,7 +303,7 @@ func TestAPlacedTaskOfTheFullPipelineIsAskedForItsCodeAtOnce(t *testing.T) {
 func TestUnchangedCodeIsAskedAgainForTheCauseFirst(t *testing.T) {
 	t.Parallel()
 	r := newDirectRun(t, text("```go\n"+meanGo+"```\n"), text("It divides two ints.\n\n```go\n"+meanFixed+"```\n"))
-	r.d.Settings.Samples, r.d.Settings.FixRounds = 1, 0
+	r.d.Settings.Samples, r.d.Settings.Draws, r.d.Settings.FixRounds = 1, 1, 0
 	res := r.runQuick(t)
 	calls := r.model.recorded()
 	if len(calls) != 2 || res.Status != ImplFinished {
@@ -326,8 +328,98 @@ func TestUnchangedCodeIsAskedAgainForTheCauseFirst(t *testing.T) {
 	// A tree that passes as it is needs no change: no second call.
 	ok := newDirectRun(t, text("```go\n"+meanGo+"```\n"))
 	ok.d.Gates = []workspace.Gate{{Name: "check", Command: "true"}}
-	ok.d.Settings.Samples = 1
+	ok.d.Settings.Samples, ok.d.Settings.Draws = 1, 1
 	if res := ok.runQuick(t); res.Status != ImplFinished || len(ok.model.recorded()) != 1 {
 		t.Errorf("status %s after %d calls", res.Status, len(ok.model.recorded()))
 	}
+}
+
+// Verified best-of-n (implementor.draws): when the gates fail on the first
+// candidate, the next is drawn over the same prompt at a raised temperature
+// and run against the gates; the first that passes is kept, and the finish
+// reuses that gate run instead of running the gates again.
+func TestADirectAttemptDrawsUntilACandidatePassesTheGates(t *testing.T) {
+	t.Parallel()
+	wrong := strings.Replace(meanGo, "// Mean returns", "// Mean gives", 1)
+	alsoWrong := strings.Replace(meanGo, "// Mean returns", "// Mean yields", 1)
+	r := newDirectRun(t, text("```go\n"+wrong+"```\n"), text("```go\n"+alsoWrong+"```\n"), text("```go\n"+meanFixed+"```\n"), text("```go\n"+wrong+"```\n"))
+	r.d.Settings.Draws, r.d.Settings.FixRounds = 4, 1
+	countRuns(t, r)
+	res := r.runQuick(t)
+	if res.Status != ImplFinished || res.FixRounds != 0 {
+		t.Fatalf("status %s after %d fix rounds: %s", res.Status, res.FixRounds, res.Summary)
+	}
+	calls := r.model.recorded()
+	if len(calls) != 3 {
+		t.Fatalf("%d calls, want 3: the draws stop at the one that passes", len(calls))
+	}
+	for i, want := range []float64{0.6, 0.8} {
+		c := calls[i+1]
+		if got, _ := c.Options["temperature"].(float64); got != want {
+			t.Errorf("draw %d at temperature %v, want %v", i+2, c.Options["temperature"], want)
+		}
+		if c.LastUser() != calls[0].LastUser() {
+			t.Errorf("draw %d has a prompt of its own:\n%s", i+2, c.LastUser())
+		}
+	}
+	if got := r.file(t, "stats.go"); got != meanFixed {
+		t.Errorf("stats.go:\n%s", got)
+	}
+	if n := gateRuns(t, r); n != 3 {
+		t.Errorf("the gates ran %d times, want once per candidate (3): the finish ran them again", n)
+	}
+	if len(res.Gates) != 1 || !res.Gates[0].Passed || res.GatesDiffHash == "" {
+		t.Errorf("the passing run is not handed to QA: %+v %q", res.Gates, res.GatesDiffHash)
+	}
+}
+
+// When no draw passes, the first candidate that landed (the role's own
+// temperature) stays for the next try, not the last and wildest one.
+func TestADirectAttemptKeepsItsFirstCandidateWhenNoDrawPasses(t *testing.T) {
+	t.Parallel()
+	var replies []llmtest.Reply
+	for _, word := range []string{"gives", "yields", "makes", "computes"} {
+		replies = append(replies, text("```go\n"+strings.Replace(meanGo, "// Mean returns", "// Mean "+word, 1)+"```\n"))
+	}
+	r := newDirectRun(t, replies...)
+	r.d.Settings.Draws, r.d.Settings.FixRounds = 4, 0
+	res := r.runQuick(t)
+	if n := len(r.model.recorded()); n != 4 {
+		t.Errorf("%d calls, want the 4 draws", n)
+	}
+	if res.Status != ImplFinished {
+		t.Fatalf("status %s: %s", res.Status, res.Summary)
+	}
+	if got := r.file(t, "stats.go"); !strings.Contains(got, "// Mean gives") {
+		t.Errorf("stats.go is not the first candidate:\n%s", got)
+	}
+}
+
+// countRuns makes the run's gate note each of its runs in an ignored file of
+// the work tree (the sandbox refuses writes outside it).
+func countRuns(t *testing.T, r *weakRun) {
+	t.Helper()
+	out, err := exec.Command("git", "-C", r.wt.Dir(), "rev-parse", "--path-format=absolute", "--git-path", "info/exclude").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exclude := strings.TrimSpace(string(out))
+	if err := os.MkdirAll(filepath.Dir(exclude), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exclude, []byte("gate-runs.log\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := r.d.Gates[0]
+	g.Command = "echo run >> gate-runs.log; " + g.Command
+	r.d.Gates = []workspace.Gate{g}
+}
+
+func gateRuns(t *testing.T, r *weakRun) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(r.wt.Dir(), "gate-runs.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(data), "run\n")
 }

@@ -113,7 +113,7 @@ func newWeakRun(t *testing.T, protocol string, files map[string]string, replies 
 	set.EditProtocol = protocol
 	set.SyntaxChecks = map[string]string{".go": ""} // Go parsed in-process; no go vet in these tests
 	set.MaxActions = 12
-	set.Samples = 1 // one candidate per code call: the scripts answer in order
+	set.Samples, set.Draws = 1, 1 // one candidate per code call: the scripts answer in order
 	head, err := wt.Head(ctx)
 	if err != nil {
 		t.Fatal(err)

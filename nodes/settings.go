@@ -68,6 +68,9 @@ type Settings struct {
 	// Samples is how many candidates a code call may draw (implementor.samples):
 	// the first that parses and adds no check problem is kept.
 	Samples int
+	// Draws is how many candidates a direct attempt's code request may draw,
+	// each run against the gates (implementor.draws).
+	Draws int
 	// Direct: a quick task's first attempt with one file to change asks
 	// for its code at once (implementor.direct).
 	Direct bool
@@ -152,6 +155,7 @@ func SettingsFrom(c *config.Config) Settings {
 		EditProtocol:    cmp.Or(c.Roles[config.RolePrimary].EditProtocol, def.Roles[config.RolePrimary].EditProtocol),
 		WholeFileLines:  implementor.WholeFileLinesDefault,
 		Samples:         cmp.Or(c.Implementor.Samples, def.Implementor.Samples),
+		Draws:           cmp.Or(c.Implementor.Draws, def.Implementor.Draws),
 		Direct:          cmp.Or(c.Implementor.Direct, def.Implementor.Direct) == config.DirectAuto,
 		FixRounds:       l.FixRounds,
 		SyntaxChecks:    workspace.DefaultSyntaxChecks(),

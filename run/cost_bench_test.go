@@ -156,9 +156,13 @@ func (tm costTeam) implement(c llmtest.Call) llmtest.Reply {
 			codeReplies++
 		}
 	}
+	// A later draw of the same request (implementor.draws, above the role's
+	// temperature) varies as a model's sample does: here it is right.
+	own := config.Default().Roles[config.RolePrimary].Temperature
+	redraw := c.Temperature != nil && *c.Temperature > *own
 	if c.Format == nil { // the code of the edit just asked for
 		replace := t.replace
-		if tm.failFirst && codeReplies == 0 {
+		if tm.failFirst && codeReplies == 0 && !redraw {
 			replace = strings.Replace(replace, "Lemmings", "Lemmings BUG", 1)
 		}
 		if t.search == "" {

@@ -99,6 +99,7 @@ type Settings struct {
 	// ReplyTokens is the primary role's reply budget (0: unknown).
 	ReplyTokens int
 	Samples     int
+	Draws       int
 	Direct      bool
 	FixRounds   int
 	// SyntaxChecks run after each edit, by file extension.

@@ -95,6 +95,15 @@ type implLoop struct {
 	checkLast, checkStart workspace.Checks
 	// codeBudget is the reply budget of the next code call (codeReply).
 	codeBudget int
+	// gated is the last gate run on a drawn candidate, so the finish does
+	// not run the same gates on the same tree again.
+	gated gatedTree
+}
+
+// gatedTree is a gate run and the change (workspace.DiffHash) it ran on.
+type gatedTree struct {
+	diffHash string
+	results  []workspace.GateResult
 }
 
 func newImplLoop(d *Deps, s *runstate.State, t *runstate.Task) *implLoop {

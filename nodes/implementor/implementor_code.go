@@ -64,8 +64,14 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		l.prefill, l.stopping = fenceFor(p)+langOf(p)+"\n", append([]string{"\n" + fenceFor(p)}, appendedTests(p, old)...)
 	}
 	n := max(1, l.d.Settings.Samples)
-	if l.direct && l.fixRounds > 0 {
-		n = 1 // the fix round is the direct attempt's second try
+	if l.direct {
+		// Verified best-of-n (implementor.draws, in place of samples): each
+		// candidate runs against the gates, so a small coder's second or
+		// third draw can be the one that passes.
+		n = max(1, l.d.Settings.Draws)
+		if l.fixRounds > 0 || l.diagnose {
+			n = 1 // the fix round and the reason-first re-ask are tries of their own
+		}
 	}
 	var (
 		firstProblem string
@@ -74,6 +80,9 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		failed       *codeExchange
 	)
 	for i := 0; i < n; i++ {
+		if left, limited := l.d.Clock.WallTimeLeft(l.s, l.d.Clock.Now()); i > 0 && limited && left <= 0 {
+			break // the run's wall is spent: what was drawn is all there is
+		}
 		resp, err := l.chatText(ctx, msgs, i)
 		if err != nil {
 			return codeExchange{}, err
@@ -102,7 +111,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		} else if problem == "" {
 			problem = "the gates fail with it"
 		}
-		if i == n-1 && (land.landed || fallback == nil) {
+		if i == n-1 && fallback == nil {
 			l.recordSample(ctx, p, g, i, n, true, problem, resp)
 			return codeExchange{instruction: instr, reply: resp.Content, result: text}, nil
 		}
@@ -342,17 +351,35 @@ func (l *implLoop) grainView(p, old string, exists bool, g grain) string {
 	return l.codeView(p, old, exists, g.kind == grainWhole)
 }
 
-// sampleGatesPass: in a fix round (the gates failed on finish) with more
-// than one sample, a candidate is kept at once only when the gates pass.
+// sampleGatesPass: with more than one candidate to draw, in a direct
+// attempt or a fix round (the gates failed on finish), a candidate is kept
+// at once only when the gates pass on it.
 func (l *implLoop) sampleGatesPass(ctx context.Context, samples int) bool {
-	if samples <= 1 || l.fixRounds == 0 || len(l.d.Gates) == 0 {
+	if samples <= 1 || !(l.direct || l.fixRounds > 0) || len(l.d.Gates) == 0 {
 		return true
 	}
 	results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
 	for _, r := range results {
 		l.d.emitGate(ctx, l.t, "sample", r)
 	}
+	l.gated = gatedTree{}
+	if diff, _, err := l.d.Work.Changes(ctx, l.t.StartCommit); err == nil && ctx.Err() == nil {
+		l.gated = gatedTree{diffHash: workspace.DiffHash(diff), results: results}
+	}
 	return workspace.AllPassed(results)
+}
+
+// gatedNow is the last candidate's gate run when the tree is still the one
+// it ran on.
+func (l *implLoop) gatedNow(ctx context.Context) ([]workspace.GateResult, bool) {
+	if l.gated.diffHash == "" {
+		return nil, false
+	}
+	diff, _, err := l.d.Work.Changes(ctx, l.t.StartCommit)
+	if err != nil || workspace.DiffHash(diff) != l.gated.diffHash {
+		return nil, false
+	}
+	return l.gated.results, true
 }
 
 // recordSample puts a candidate of a sampled code call in the event log.

@@ -178,9 +178,12 @@ func (l *implLoop) unchangedFails(ctx context.Context, diff string, asked bool) 
 	if asked || strings.TrimSpace(diff) != "" || len(l.d.Gates) == 0 {
 		return ""
 	}
-	results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
-	for _, r := range results {
-		l.d.emitGate(ctx, l.t, "unchanged", r)
+	results, gated := l.gatedNow(ctx)
+	if !gated {
+		results = workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
+		for _, r := range results {
+			l.d.emitGate(ctx, l.t, "unchanged", r)
+		}
 	}
 	if ctx.Err() != nil || workspace.AllPassed(results) {
 		return ""

@@ -230,14 +230,19 @@ func (l *implLoop) treeHash(ctx context.Context) string {
 func (l *implLoop) finishGates(ctx context.Context, act implAction, n int) (*runstate.ImplResult, string) {
 	done := &runstate.ImplResult{Status: runstate.ImplFinished, Actions: n, Summary: firstNonEmpty(act.Summary, act.Thought)}
 	gates := l.d.Gates
-	if l.fixLimit() <= 0 || len(gates) == 0 {
+	results, gated := l.gatedNow(ctx)
+	if !gated && (l.fixLimit() <= 0 || len(gates) == 0) {
 		return done, ""
 	}
 	dir := l.d.Work.Dir()
-	results := workspace.RunGates(ctx, l.d.Sandbox, dir, gates, l.d.Settings.GateOutputBytes)
+	if !gated {
+		results = workspace.RunGates(ctx, l.d.Sandbox, dir, gates, l.d.Settings.GateOutputBytes)
+		for _, r := range results {
+			l.d.emitGate(ctx, l.t, "finish", r)
+		}
+	}
 	var passed []string
 	for _, r := range results {
-		l.d.emitGate(ctx, l.t, "finish", r)
 		if r.Passed {
 			passed = append(passed, r.Name)
 		}
