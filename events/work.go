@@ -16,6 +16,7 @@ const (
 	KindImplementation     = "implementation"
 	KindGate               = "gate"
 	KindGatesReused        = "gates_reused"
+	KindStartTests         = "start_tests"
 	KindQA                 = "qa"
 	KindCLIStart           = "cli_start"
 	KindCLIEvent           = "cli_event"
@@ -125,6 +126,13 @@ type GatesReused struct {
 	DiffHash string `json:"diff_hash"`
 }
 
+// StartTests: the tests that failed when a task started (its test gates run
+// once on the start tree, for QA's evidence).
+type StartTests struct {
+	Failing []string `json:"failing,omitempty"`
+	Task    string   `json:"task"`
+}
+
 // QA: QA's verdict on an attempt; By is "checks" when no model was asked,
 // Reviewer "cloud" for a disputed review the cloud passed, Disputed for
 // work committed with its review disputed; Attempt and Feedback come with
@@ -219,6 +227,7 @@ func (Gate) Kind() string { return KindGate }
 
 // Kind implements Payload.
 func (GatesReused) Kind() string { return KindGatesReused }
+func (StartTests) Kind() string  { return KindStartTests }
 
 // Kind implements Payload.
 func (QA) Kind() string { return KindQA }
@@ -250,6 +259,7 @@ func init() {
 		func() Payload { return &Implementation{} },
 		func() Payload { return &Gate{} },
 		func() Payload { return &GatesReused{} },
+		func() Payload { return &StartTests{} },
 		func() Payload { return &QA{} },
 		func() Payload { return &CLIStart{} },
 		func() Payload { return &CLIEvent{} },

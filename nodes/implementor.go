@@ -54,6 +54,7 @@ func (d *Deps) Implementor(ctx context.Context, in WorkflowState) (WorkflowState
 	if err := d.Work.ResetHard(ctx, t.AttemptBase); err != nil {
 		return s, fmt.Errorf("implementor: reset to attempt base: %w", err)
 	}
+	d.recordStartTests(ctx, t)
 	res, err := implementor.Attempt(ctx, d.implementorDeps(), &s, t)
 	if err != nil {
 		return s, err

@@ -101,6 +101,9 @@ func (d *Deps) QA(ctx context.Context, in runstate.State) (runstate.State, error
 	}
 	qa.Reviewer = "local"
 	qa.Criteria, qa.Passed = judgeReview(t.AcceptanceCriteria, reply.Criteria, ev)
+	if !qa.Passed && startTestsDecide(t, qa.Criteria, diff) {
+		qa.Passed = allMet(qa.Criteria)
+	}
 	if !qa.Passed {
 		// The gates passed: if the next attempt brings this same diff back,
 		// the review is disputed rather than the work thrown away as a loop.

@@ -231,6 +231,10 @@ type Task struct {
 	Operator bool `json:"operator,omitempty"`
 	// Placed: lemmings found the task's files (PlannedTask.Placed).
 	Placed bool `json:"placed,omitempty"`
+	// StartTested: the test gates ran on the task's start tree; StartFailing
+	// are the tests that failed there (QA's evidence, nodes/start_tests.go).
+	StartTested  bool     `json:"start_tested,omitempty"`
+	StartFailing []string `json:"start_failing,omitempty"`
 	// ReviewFailedHashes are diffs whose gates passed but whose review failed;
 	// the same diff again is a disputed review, not a loop.
 	ReviewFailedHashes []string `json:"review_failed_hashes,omitempty"`
