@@ -335,9 +335,10 @@ func TestUnchangedCodeIsAskedAgainForTheCauseFirst(t *testing.T) {
 }
 
 // Verified best-of-n (implementor.draws): when the gates fail on the first
-// candidate, the next is drawn over the same prompt at a raised temperature
-// and run against the gates; the first that passes is kept, and the finish
-// reuses that gate run instead of running the gates again.
+// candidate, it is repaired once in the same conversation with what failed,
+// then fresh candidates are drawn over the first prompt at a raised
+// temperature, each run against the gates; the first that passes is kept,
+// and the finish reuses that gate run instead of running the gates again.
 func TestADirectAttemptDrawsUntilACandidatePassesTheGates(t *testing.T) {
 	t.Parallel()
 	wrong := strings.Replace(meanGo, "// Mean returns", "// Mean gives", 1)
@@ -353,14 +354,16 @@ func TestADirectAttemptDrawsUntilACandidatePassesTheGates(t *testing.T) {
 	if len(calls) != 3 {
 		t.Fatalf("%d calls, want 3: the draws stop at the one that passes", len(calls))
 	}
-	for i, want := range []float64{0.6, 0.8} {
-		c := calls[i+1]
-		if got, _ := c.Options["temperature"].(float64); got != want {
-			t.Errorf("draw %d at temperature %v, want %v", i+2, c.Options["temperature"], want)
-		}
-		if c.LastUser() != calls[0].LastUser() {
-			t.Errorf("draw %d has a prompt of its own:\n%s", i+2, c.LastUser())
-		}
+	repair := calls[1]
+	if repair.Temperature != nil || !strings.Contains(repair.LastUser(), "integer division: Mean(1, 2) = 1") || !strings.Contains(repair.LastUser(), "Fix the cause") {
+		t.Errorf("the second draw is not the repair at the role's temperature with the failure (%v):\n%s", repair.Temperature, repair.LastUser())
+	}
+	fresh := calls[2]
+	if got, _ := fresh.Options["temperature"].(float64); got != 0.8 {
+		t.Errorf("the fresh draw at temperature %v, want 0.8", fresh.Options["temperature"])
+	}
+	if fresh.LastUser() != calls[0].LastUser() {
+		t.Errorf("the fresh draw has a prompt of its own:\n%s", fresh.LastUser())
 	}
 	if got := r.file(t, "stats.go"); got != meanFixed {
 		t.Errorf("stats.go:\n%s", got)
@@ -422,4 +425,40 @@ func gateRuns(t *testing.T, r *weakRun) int {
 		t.Fatal(err)
 	}
 	return strings.Count(string(data), "run\n")
+}
+
+// A candidate that does not build is repaired once in the same conversation,
+// with the compiler's words, before fresh draws (Qwen-1.5B wrote the same
+// type error at every temperature).
+func TestADirectAttemptRepairsCodeThatDoesNotBuild(t *testing.T) {
+	t.Parallel()
+	typeError := strings.Replace(meanFixed, "float64(total) / float64(len(xs))", "float64(total) / len(xs)", 1)
+	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo, "stats_test.go": meanTestGo, "go.mod": "module stats\n\ngo 1.22\n"},
+		text("```go\n"+typeError+"```\n"), text("```go\n"+meanFixed+"```\n"))
+	r.task.TargetFiles = []string{"stats.go", "stats_test.go"}
+	r.d.Gates = []workspace.Gate{floatGate}
+	r.d.Settings.Draws, r.d.Settings.FixRounds = 4, 0
+	r.d.Settings.SyntaxChecks = map[string]string{".go": "go vet ./{dir}"}
+	res := r.runQuick(t)
+	calls := r.model.recorded()
+	if res.Status != ImplFinished || len(calls) != 2 {
+		t.Fatalf("status %s after %d calls: %s", res.Status, len(calls), res.Summary)
+	}
+	repair := calls[1]
+	if repair.Temperature != nil {
+		t.Errorf("the repair is drawn at temperature %v, not the role's own", *repair.Temperature)
+	}
+	msgs := repair.Messages
+	if len(msgs) < 3 || msgs[len(msgs)-3].Role != "assistant" || !strings.Contains(msgs[len(msgs)-3].Content, "/ len(xs)") {
+		t.Fatalf("the repair does not carry the candidate that failed: %+v", msgs)
+	}
+	ask := repair.LastUser()
+	for _, want := range []string{"does not build", "mismatched types", "with the fix"} {
+		if !strings.Contains(ask, want) {
+			t.Errorf("the repair request lacks %q:\n%s", want, ask)
+		}
+	}
+	if got := r.file(t, "stats.go"); got != meanFixed {
+		t.Errorf("stats.go:\n%s", got)
+	}
 }

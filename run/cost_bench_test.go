@@ -138,9 +138,10 @@ func (tm costTeam) implement(c llmtest.Call) llmtest.Reply {
 	title := llmtest.TaskTitle(c.FirstUser())
 	t, ok := costTasks[title]
 	if !ok && (strings.Contains(llmtest.Section(c.FirstUser(), prompts.SecTask), "Files: hello/hello.go") ||
-		strings.Contains(c.LastUser(), "hello/hello.go now:")) {
+		strings.Contains(c.Prompt, "hello/hello.go now:")) {
 		// The remit as one task: in the tool loop (its TASK names the file),
-		// or the direct attempt's short prompt (it shows the file).
+		// or the direct attempt's short prompt (it shows the file, and its
+		// repair follows it).
 		t, ok = costTasks["Change the greeting to Hello, Lemmings"], true
 	}
 	if !ok {

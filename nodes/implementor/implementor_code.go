@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
@@ -78,16 +79,30 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		firstResp    llm.Response
 		fallback     *codeCandidate
 		failed       *codeExchange
+		// repair, when set, is the next draw: the candidate that did not
+		// build, its problem, and the request again (once a call).
+		repair   []llm.Message
+		repaired bool
+		// base is the repaired candidate's text: a repair written as
+		// SEARCH/REPLACE blocks edits it, not the file.
+		base string
 	)
 	for i := 0; i < n; i++ {
 		if left, limited := l.d.Clock.WallTimeLeft(l.s, l.d.Clock.Now()); i > 0 && limited && left <= 0 {
 			break // the run's wall is spent: what was drawn is all there is
 		}
-		resp, err := l.chatText(ctx, msgs, i)
+		ask, sample, repairing := msgs, i, repair != nil
+		if repairing {
+			ask, sample, repair = repair, 0, nil
+		}
+		resp, err := l.chatText(ctx, ask, sample)
 		if err != nil {
 			return codeExchange{}, err
 		}
 		c := l.readCode(ctx, resp, p, g, old)
+		if repairing && c.problem == "" {
+			c.change = onto(c.change, p, base)
+		}
 		if c.problem != "" {
 			l.malformed++
 			l.recordSample(ctx, p, g, i, n, false, c.problem, resp)
@@ -116,6 +131,23 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 			return codeExchange{instruction: instr, reply: resp.Content, result: text}, nil
 		}
 		l.recordSample(ctx, p, g, i, n, false, problem, resp)
+		if l.direct && g.kind != grainBlocks && land.landed && !repaired {
+			// The first candidate that fails is repaired once, in the same
+			// conversation, with the compiler's or the tests' words (as
+			// Aider's lint round and second try do), before fresh draws:
+			// Qwen-1.5B drew the same type error at every temperature, and
+			// fixes it when shown it.
+			repaired = true
+			if b, err := l.d.Work.FS().ReadFile(p); err == nil {
+				base = string(b)
+			}
+			why := "Your code does not build:\n" + directNote(land.introduced)
+			if land.introduced == "" {
+				why = "The checks ran on your code: " + l.gatedFailure()
+			}
+			repair = append(slices.Clone(msgs), llm.Message{Role: "assistant", Content: resp.Content},
+				llm.Message{Role: "user", Content: textutil.JoinParagraphs(why, "Fix the cause.", directRequest(p, g, exists, true))})
+		}
 		if land.landed {
 			if err := l.undo(land); err != nil {
 				return codeExchange{}, fmt.Errorf("implementor: put back a rejected candidate: %w", err)
@@ -367,6 +399,38 @@ func (l *implLoop) sampleGatesPass(ctx context.Context, samples int) bool {
 		l.gated = gatedTree{diffHash: workspace.DiffHash(diff), results: results}
 	}
 	return workspace.AllPassed(results)
+}
+
+// onto makes a change of SEARCH/REPLACE blocks on p into p's whole text,
+// the blocks applied to base (the candidate they were written against).
+// Any other change, or blocks that do not apply there, stay as they are.
+func onto(c change, p, base string) change {
+	if len(c.edits) == 0 || len(c.files) > 0 || base == "" {
+		return c
+	}
+	text := base
+	for _, e := range c.edits {
+		if e.Path != p {
+			return c
+		}
+		next, err := workspace.ApplyEdit(text, e)
+		if err != nil {
+			return c
+		}
+		text = next
+	}
+	return change{files: map[string]string{p: text}}
+}
+
+// gatedFailure is what the last candidate's gate run found, as the model
+// reads a failure.
+func (l *implLoop) gatedFailure() string {
+	for _, r := range l.gated.results {
+		if !r.Passed {
+			return r.ModelFeedback(l.d.Work.Dir(), workspace.DefaultSummaryBytes)
+		}
+	}
+	return "the gates fail with it."
 }
 
 // gatedNow is the last candidate's gate run when the tree is still the one
