@@ -352,7 +352,7 @@ func (e *evalRun) exercise(ctx context.Context, ex Exercise) (r Result, ok bool)
 			return finish(StatusPassed, "")
 		}
 		r.TestOutput = last.Output
-		feedback = last.Output
+		feedback = withoutDir(last.Output, testDir)
 		if e.oracle() {
 			break // the reference solution will not do better a second time
 		}
@@ -400,4 +400,11 @@ func KeyLine(out string) string {
 		pick = string(r[:157]) + "…"
 	}
 	return pick
+}
+
+// withoutDir drops dir from the paths in test output, as Aider's benchmark
+// does: a Go panic's traceback names every file by its absolute path, noise
+// a small model reads instead of the line that failed.
+func withoutDir(output, dir string) string {
+	return strings.ReplaceAll(output, filepath.ToSlash(dir)+"/", "")
 }

@@ -207,3 +207,12 @@ func TestAnEvalWithoutASandboxIsAWiringError(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+func TestTheSecondAttemptReadsPathsRelativeToTheExercise(t *testing.T) {
+	t.Parallel()
+	out := "summultiples.SumMultiples(...)\n\t/tmp/x/work/go/sum/test/sum_of_multiples.go:8\n\t/usr/local/go/src/testing/testing.go:2036 +0xea\n"
+	got := withoutDir(out, "/tmp/x/work/go/sum/test")
+	if want := "summultiples.SumMultiples(...)\n\tsum_of_multiples.go:8\n\t/usr/local/go/src/testing/testing.go:2036 +0xea\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
