@@ -462,3 +462,41 @@ func TestADirectAttemptRepairsCodeThatDoesNotBuild(t *testing.T) {
 		t.Errorf("stats.go:\n%s", got)
 	}
 }
+
+// A whole file that leaves out a declaration it still calls is spliced by
+// unit, so what the model forgot stays (Qwen-1.5B, adding UniqueWords,
+// dropped the Words its functions call, in every draw); a file that leaves
+// out one it no longer calls is written as it is.
+func TestAWholeFileThatDropsWhatItCallsIsSplicedByUnit(t *testing.T) {
+	t.Parallel()
+	const sum = "// Sum adds xs.\nfunc Sum(xs []int) int {\n\tt := 0\n\tfor _, x := range xs {\n\t\tt += x\n\t}\n\treturn t\n}\n"
+	const file = "package stats\n\n" + sum + "\n// Mean returns the mean of xs.\nfunc Mean(xs []int) float64 {\n\treturn float64(Sum(xs) / len(xs))\n}\n"
+	const fixedMean = "// Mean returns the mean of xs.\nfunc Mean(xs []int) float64 {\n\treturn float64(Sum(xs)) / float64(len(xs))\n}\n"
+	const ownMean = "// Mean returns the mean of xs.\nfunc Mean(xs []int) float64 {\n\tt := 0\n\tfor _, x := range xs {\n\t\tt += x\n\t}\n\treturn float64(t) / float64(len(xs))\n}\n"
+	// Over half the file's lines, so the reply does not read as a piece of it.
+	const maxFunc = "\n// Max is the largest of xs.\nfunc Max(xs []int) int {\n\tm := xs[0]\n\tfor _, x := range xs {\n\t\tm = max(m, x)\n\t}\n\treturn m\n}\n"
+	for name, tc := range map[string]struct {
+		reply   string
+		keepSum bool
+	}{
+		"calls what it dropped":           {"package stats\n\n" + fixedMean + maxFunc, true},
+		"no longer calls what it dropped": {"package stats\n\n" + ownMean + maxFunc, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newWeakRun(t, EditText, map[string]string{"stats.go": file}, text("```go\n"+tc.reply+"```\n"))
+			r.task.TargetFiles = []string{"stats.go"}
+			r.d.Gates = []workspace.Gate{{Name: "check", Command: "grep -q 'float64(.*) / float64(len(xs))' stats.go"}}
+			r.d.Settings.Draws = 1
+			if res := r.runQuick(t); res.Status != ImplFinished {
+				t.Fatalf("status %s: %s", res.Status, res.Summary)
+			}
+			got := r.file(t, "stats.go")
+			if strings.Contains(got, "func Sum(") != tc.keepSum {
+				t.Errorf("Sum kept: %v, want %v:\n%s", !tc.keepSum, tc.keepSum, got)
+			}
+			if !strings.Contains(got, "/ float64(len(xs))") {
+				t.Errorf("the reply's Mean is not in place:\n%s", got)
+			}
+		})
+	}
+}

@@ -251,7 +251,7 @@ func (l *implLoop) readCode(ctx context.Context, resp llm.Response, p string, g 
 	if edits != nil {
 		return codeCandidate{change: change{edits: edits}}
 	}
-	if old != "" && content != old && splice.Language(p) != "" && partOfFile(p, content, old) {
+	if old != "" && content != old && splice.Language(p) != "" && (partOfFile(p, content, old) || l.dropsUsed(ctx, p, content, old)) {
 		r, err := l.parser().Rewrite(ctx, splice.Request{Path: p, Src: old, Code: content, Rename: l.renameAllowed})
 		if err == nil {
 			return codeCandidate{change: change{files: map[string]string{p: r.Content}, lines: map[string]int{p: r.Line}},
@@ -307,6 +307,38 @@ func partOfFile(p, content, old string) bool {
 		}
 	}
 	return strings.Count(content, "\n")*2 < strings.Count(old, "\n")
+}
+
+// dropsUsed says whether a whole-file reply leaves out a top-level
+// declaration of the file that it still uses: Qwen2.5-Coder-1.5B, asked to
+// add UniqueWords, wrote the file with UniqueWords and the functions calling
+// Words, but not Words, in every draw. A reply that means to delete a
+// declaration does not call it, so splicing such a reply by unit keeps what
+// it forgot and changes nothing it meant.
+func (l *implLoop) dropsUsed(ctx context.Context, p, content, old string) bool {
+	was, err := l.parser().Units(ctx, p, []byte(old))
+	if err != nil {
+		return false
+	}
+	now, err := l.parser().Units(ctx, p, []byte(content))
+	if err != nil {
+		return false
+	}
+	declared := map[string]bool{}
+	for _, u := range now {
+		for _, n := range append([]string{u.Name}, u.Names...) {
+			declared[n] = true
+		}
+	}
+	for _, u := range was {
+		if u.Kind == "method" || strings.Contains(u.Name, ".") || declared[u.Name] {
+			continue
+		}
+		if regexp.MustCompile(`\b` + regexp.QuoteMeta(u.Name) + `\b`).MatchString(content) {
+			return true
+		}
+	}
+	return false
 }
 
 // readUnit reads a unit reply: the fenced block (or the whole reply when a
