@@ -42,6 +42,11 @@ func TestRealCoderEvalOfTheBuiltinSuite(t *testing.T) {
 		cfg.Roles[role] = r
 	}
 	cfg.Limits.MaxWallTime = 5 * time.Minute
+	// Two draws: the first candidate and its repair, so a real model's
+	// repair is exercised here; the four of the default, on the fourteen
+	// exercises Qwen-0.5B fails, would add minutes of CI for what
+	// bench/bench-aider.sh measures (docs/eval.md).
+	cfg.Implementor.Draws = 2
 	out := t.TempDir()
 	if d := os.Getenv("LEMMINGS_EVAL_KEEP"); d != "" {
 		out = d
