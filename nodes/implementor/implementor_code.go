@@ -79,8 +79,8 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		firstResp    llm.Response
 		fallback     *codeCandidate
 		failed       *codeExchange
-		// repair, when set, is the next draw: the candidate that did not
-		// build, its problem, and the request again (once a call).
+		// repair, when set, is the next draw: the first candidate that
+		// failed, what failed (build or gates), and the request again.
 		repair   []llm.Message
 		repaired bool
 		// base is the repaired candidate's text: a repair written as
