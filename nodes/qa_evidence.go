@@ -166,11 +166,30 @@ func supportingQuote(v criterionVerdict, hay string) (string, bool) {
 	}
 	for _, q := range cands {
 		n := normQuote(stripDiffMarkers(strings.Trim(strings.TrimSpace(q), "`\"'")))
-		if len(n) >= 4 && strings.Contains(hay, n) {
+		if len(n) >= 4 && strings.Contains(hay, n) || mostLinesIn(q, hay) {
 			return strings.TrimSpace(q), true
 		}
 	}
 	return "", false
+}
+
+// mostLinesIn says whether a quote of several lines is the change's but for
+// a slip: two thirds of its lines that say something, and at least two, are
+// in it. Qwen2.5-Coder-1.5B quoted a nine-line function it had right but
+// for `longest :="` (the change has `longest := ""`), and the task was lost.
+func mostLinesIn(quote, hay string) bool {
+	var lines, found int
+	for _, l := range strings.Split(stripDiffMarkers(quote), "\n") {
+		n := normQuote(l)
+		if len(n) < 6 {
+			continue // a brace, a blank: says nothing
+		}
+		lines++
+		if strings.Contains(hay, n) {
+			found++
+		}
+	}
+	return lines >= 3 && found >= 2 && 3*found >= 2*lines
 }
 
 // stripDiffMarkers drops a diff line's leading +, - or space so a quote of

@@ -107,3 +107,20 @@ func TestFilterDiffKeepsDeniedFilesOnTheMachine(t *testing.T) {
 		t.Errorf("filtered diff:\n%s", out)
 	}
 }
+
+// A quote of several lines with one slip still shows the change (Qwen-1.5B
+// quoted its LongestWord with `longest :="`); a quote whose lines are mostly
+// not the change does not.
+func TestAQuoteOfSeveralLinesWithASlipIsEvidence(t *testing.T) {
+	t.Parallel()
+	change := "+func LongestWord(text string) string {\n+\tlongest := \"\"\n+\tfor _, w := range Words(text) {\n+\t\tif len(w) > len(longest) {\n+\t\t\tlongest = w\n+\t\t}\n+\t}\n+\treturn longest\n+}\n"
+	hay := normQuote(stripDiffMarkers(change))
+	slip := "func LongestWord(text string) string {\n\tlongest :=\"\n\tfor _, w := range Words(text) {\n\t\tif len(w) > len(longest) {\n\t\t\tlongest = w\n\t\t}\n\t}\n\treturn longest\n}"
+	if _, ok := supportingQuote(criterionVerdict{Met: true, Quote: slip}, hay); !ok {
+		t.Error("a nine-line quote with one slip is not taken")
+	}
+	made := "func LongestWord(text string) string {\n\tsort.Strings(words)\n\treturn words[len(words)-1]\n\tpanic(\"unreachable\")\n}"
+	if _, ok := supportingQuote(criterionVerdict{Met: true, Quote: made}, hay); ok {
+		t.Error("a quote whose lines are mostly made up is taken")
+	}
+}
