@@ -167,7 +167,7 @@ var trustTable = map[string]trustRule{
 
 	"implementor.backend":        tightens("a coding CLI receives your keys and runs with the network", looserBackend),
 	"implementor.samples":        may(),
-	"implementor.draws":          may(),
+	"implementor.draws":          tightens("every draw is a model call on your machine or your account", looserMore),
 	"implementor.direct":         may(),
 	"implementor.cli.preset":     user("which coding CLI runs, and so which of your keys it receives"),
 	"implementor.cli.command":    user(whyCommand),

@@ -54,6 +54,7 @@ func TestAProjectFileCannotChooseACommandAnEndpointAVariableOrAKey(t *testing.T)
 		{"store: postgres://u@127.0.0.1:9/db\n", 1, "store"},
 		{"cluster:\n  remote: /tmp/elsewhere.git\n", 2, "cluster.remote"},
 		{"supervisors:\n  budget_usd: 500\n", 2, "supervisors.budget_usd"},
+		{"implementor:\n  draws: 8\n", 2, "implementor.draws"},
 		{"gates:\n  - {name: t, command: make, network: true}\n", 2, "gates.0.network"},
 	}
 	for _, tc := range cases {
@@ -143,5 +144,14 @@ func TestACLIModelCannotBeAnOption(t *testing.T) {
 	ps := problemsOf(t, fixture{project: "implementor:\n  cli:\n    model: --dangerously-skip-permissions\n"}.load(t).err)
 	if len(ps) != 1 || ps[0].Key != "implementor.cli.model" || !strings.Contains(ps[0].Message, "would read as an option") {
 		t.Errorf("%v", ps)
+	}
+}
+
+// A project may lower implementor.draws (fewer model calls), not raise it.
+func TestAProjectMayLowerTheDrawsNotRaiseThem(t *testing.T) {
+	t.Parallel()
+	l := fixture{project: "implementor:\n  draws: 1\n"}.mustLoad(t)
+	if l.cfg.Implementor.Draws != 1 {
+		t.Errorf("draws %d, want the project's 1", l.cfg.Implementor.Draws)
 	}
 }
