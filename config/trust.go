@@ -221,9 +221,23 @@ func looserBool(tight bool) func(*trustCheck, string, any, any) bool {
 }
 
 func looserMore(_ *trustCheck, _ string, before, after any) bool {
-	b, _ := before.(float64)
-	a, _ := after.(float64)
-	return a > b
+	return number(after) > number(before)
+}
+
+// number is a YAML scalar's value as a float (an integer key decodes to an
+// int, a money key to a float64).
+func number(v any) float64 {
+	switch n := v.(type) {
+	case int:
+		return float64(n)
+	case int64:
+		return float64(n)
+	case uint64:
+		return float64(n)
+	case float64:
+		return n
+	}
+	return 0
 }
 
 // looserBudget: 0 is no limit, the loosest.
