@@ -358,12 +358,19 @@ func TestADirectAttemptDrawsUntilACandidatePassesTheGates(t *testing.T) {
 	if repair.Temperature != nil || !strings.Contains(repair.LastUser(), "integer division: Mean(1, 2) = 1") || !strings.Contains(repair.LastUser(), "Fix the cause") {
 		t.Errorf("the second draw is not the repair at the role's temperature with the failure (%v):\n%s", repair.Temperature, repair.LastUser())
 	}
+	// The fresh draw is the first request with what the failure taught,
+	// at the role's temperature, and without the failed code.
 	fresh := calls[2]
-	if got, _ := fresh.Options["temperature"].(float64); got != 0.8 {
-		t.Errorf("the fresh draw at temperature %v, want 0.8", fresh.Options["temperature"])
+	if fresh.Temperature != nil {
+		t.Errorf("the first fresh draw at temperature %v, not the role's own", *fresh.Temperature)
 	}
-	if fresh.LastUser() != calls[0].LastUser() {
-		t.Errorf("the fresh draw has a prompt of its own:\n%s", fresh.LastUser())
+	ask := fresh.LastUser()
+	lesson := strings.Index(ask, "An earlier try at this failed the checks")
+	if lesson < 0 || !strings.Contains(ask[lesson:], "integer division: Mean(1, 2) = 1") || strings.Contains(ask, "// Mean yields") {
+		t.Errorf("the fresh draw does not carry the failure alone:\n%s", ask)
+	}
+	if first := calls[0].LastUser(); strings.Replace(ask, ask[lesson:strings.Index(ask, "Write the complete")], "", 1) != first {
+		t.Errorf("the fresh draw is not the first request with the lesson:\n%s\n---\n%s", ask, first)
 	}
 	if got := r.file(t, "stats.go"); got != meanFixed {
 		t.Errorf("stats.go:\n%s", got)
@@ -373,6 +380,26 @@ func TestADirectAttemptDrawsUntilACandidatePassesTheGates(t *testing.T) {
 	}
 	if len(res.Gates) != 1 || !res.Gates[0].Passed || res.GatesDiffHash == "" {
 		t.Errorf("the passing run is not handed to QA: %+v %q", res.Gates, res.GatesDiffHash)
+	}
+}
+
+// A candidate the model wrote before and that failed is known to fail: it
+// is neither written nor gated again, and the draws go on.
+func TestADirectAttemptDoesNotGateTheSameCandidateTwice(t *testing.T) {
+	t.Parallel()
+	wrong := strings.Replace(meanGo, "// Mean returns", "// Mean gives", 1)
+	r := newDirectRun(t, text("```go\n"+wrong+"```\n"), text("```go\n"+wrong+"```\n"), text("```go\n"+meanFixed+"```\n"))
+	r.d.Settings.Draws, r.d.Settings.FixRounds = 4, 0
+	countRuns(t, r)
+	res := r.runQuick(t)
+	if res.Status != ImplFinished || len(r.model.recorded()) != 3 {
+		t.Fatalf("status %s after %d calls: %s", res.Status, len(r.model.recorded()), res.Summary)
+	}
+	if n := gateRuns(t, r); n != 2 {
+		t.Errorf("the gates ran %d times, want 2: the repeated candidate ran them again", n)
+	}
+	if got := r.file(t, "stats.go"); got != meanFixed {
+		t.Errorf("stats.go:\n%s", got)
 	}
 }
 

@@ -157,10 +157,11 @@ func (tm costTeam) implement(c llmtest.Call) llmtest.Reply {
 			codeReplies++
 		}
 	}
-	// A later draw of the same request (implementor.draws, above the role's
-	// temperature) varies as a model's sample does: here it is right.
+	// A later draw of the request (implementor.draws: with what the first
+	// failure taught, or above the role's temperature) varies as a model's
+	// sample does: here it is right.
 	own := config.Default().Roles[config.RolePrimary].Temperature
-	redraw := c.Temperature != nil && *c.Temperature > *own
+	redraw := c.Temperature != nil && *c.Temperature > *own || strings.Contains(c.LastUser(), "An earlier try at this")
 	if c.Format == nil { // the code of the edit just asked for
 		replace := t.replace
 		if tm.failFirst && codeReplies == 0 && !redraw {

@@ -51,7 +51,7 @@ var (
 	eslintItem = regexp.MustCompile(`^\s+(\d+):(\d+)\s+(error|warning)\s+(.*?)\s*$`)
 
 	// Lines that sum a run up: kept after the diagnostics.
-	summaryLine = regexp.MustCompile(`^(--- FAIL: |FAIL\b|ok\s|FAILED |ERROR |=+ .*\d+ (passed|failed|error)|test result: |error: (could not compile|test failed)|Found \d+ error|✖ \d+ problem|panic: |thread '.*' panicked|assertion|\s+(left|right): |\s*[A-Za-z]*(Error|Exception): |E\s{3,})`)
+	summaryLine = regexp.MustCompile(`^(--- FAIL: |FAIL\b|ok\s|FAILED |SUBFAILED|ERROR |=+ .*\d+ (passed|failed|error)|test result: |error: (could not compile|test failed)|Found \d+ error|✖ \d+ problem|panic: |thread '.*' panicked|assertion|\s+(left|right): |\s*[A-Za-z]*(Error|Exception): |E\s{3,})`)
 )
 
 // ParseDiagnostics finds the file:line[:col] problems in a tool's output: Go

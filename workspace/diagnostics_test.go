@@ -122,6 +122,13 @@ func TestGateSummaryShowsTheFirstProblemsWithTheirSourceAndTheVerdict(t *testing
 			"tests/test_stats.py:5: AssertionError", ">   5|     assert mean([1, 2]) == 1.5", ">   9|     return xs[i]",
 			"FAILED tests/test_stats.py::test_mean - assert 1 == 1.5", "2 failed, 1 passed",
 		}},
+		// pytest 9's subtests: which case failed is only in the SUBFAILED
+		// lines (the assertion says "True is not False").
+		{"pytest_subtests", "py", "/tmp/capture/py", []string{
+			"E               AssertionError: True is not False",
+			"SUBFAILED(fn='isosceles', sides=[1, 1, 3]) triangle_test.py::TriangleTest::test_isosceles",
+			"SUBFAILED(fn='scalene', sides=[7, 3, 2]) triangle_test.py::TriangleTest::test_scalene",
+		}},
 		{"cargo_build", "rsbuild", "/tmp/capture/rs", []string{"src/lib.rs:3:13: error[E0308]: mismatched types", ">   3|     total / xs.len()"}},
 		{"cargo_test", "rs", "/tmp/capture/rs", []string{">  12|         assert_eq!(mean(&[1, 2]), 1.5);", "left: 1.0", "right: 1.5", "test result: FAILED. 1 passed; 1 failed"}},
 		{"tsc_pretty", "ts", "/tmp/capture/ts", []string{"src/stats.ts:2:7: error TS2322", ">   2|   let total: string = 0;", "Found 3 errors"}},

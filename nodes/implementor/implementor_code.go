@@ -37,6 +37,9 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 	instr := l.grainInstruction(p, g, exists, old)
 	view := l.grainView(p, old, exists, g)
 	msgs := append(l.messages(""), llm.Message{Role: "assistant", Content: args}, llm.Message{Role: "user", Content: instr + view})
+	// withLesson is the direct request with what an earlier candidate's
+	// failure taught put before the request ("" when it is not a direct one).
+	var withLesson func(lesson string) []llm.Message
 	if l.direct {
 		// No action was asked for: the request follows the prefix (or the
 		// last code reply) as the user's turn — the file first and the
@@ -49,8 +52,14 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 				instr = diagnoseRequest(p, g, exists)
 			}
 		}
-		instr = textutil.JoinParagraphs(lead, strings.TrimSpace(view), instr)
+		request := instr
+		instr = textutil.JoinParagraphs(lead, strings.TrimSpace(view), request)
 		msgs = append(l.messages(""), llm.Message{Role: "user", Content: instr})
+		if g.kind != grainBlocks && !l.diagnose {
+			withLesson = func(lesson string) []llm.Message {
+				return append(l.messages(""), llm.Message{Role: "user", Content: textutil.JoinParagraphs(lead, strings.TrimSpace(view), lesson, request)})
+			}
+		}
 	}
 	l.codeBudget = l.grainReply(old, exists, g)
 	l.prefill, l.stopping = "", nil
@@ -86,18 +95,36 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		// base is the repaired candidate's text: a repair written as
 		// SEARCH/REPLACE blocks edits it, not the file.
 		base string
+		// lesson is what the first failing candidate's build or gates
+		// said; fresh draws after it are asked with it (and without the
+		// failed code, which a small coder copies back), the first of them
+		// at the role's temperature.
+		lesson  string
+		learned int
+		// tried holds the code of every candidate that failed: the same
+		// code again is known to fail without landing or gating it.
+		tried = map[string]int{}
 	)
 	for i := 0; i < n; i++ {
 		if left, limited := l.d.Clock.WallTimeLeft(l.s, l.d.Clock.Now()); i > 0 && limited && left <= 0 {
 			break // the run's wall is spent: what was drawn is all there is
 		}
 		ask, sample, repairing := msgs, i, repair != nil
-		if repairing {
+		switch {
+		case repairing:
 			ask, sample, repair = repair, 0, nil
+		case lesson != "" && withLesson != nil:
+			ask, sample = withLesson(lesson), learned
+			learned++
 		}
 		resp, err := l.chatText(ctx, ask, sample)
 		if err != nil {
 			return codeExchange{}, err
+		}
+		code := strings.Join(strings.Fields(resp.Content), " ")
+		if k, seen := tried[code]; seen {
+			l.recordSample(ctx, p, g, i, n, false, fmt.Sprintf("the same code as candidate %d", k+1), resp)
+			continue
 		}
 		c := l.readCode(ctx, resp, p, g, old)
 		if repairing && c.problem == "" {
@@ -131,6 +158,13 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 			return codeExchange{instruction: instr, reply: resp.Content, result: text}, nil
 		}
 		l.recordSample(ctx, p, g, i, n, false, problem, resp)
+		tried[code] = i
+		if land.landed && lesson == "" {
+			lesson = "An earlier try at this did not build:\n" + directNote(land.introduced)
+			if land.introduced == "" {
+				lesson = "An earlier try at this failed the checks: " + directNote(l.gatedFailure())
+			}
+		}
 		if l.direct && g.kind != grainBlocks && land.landed && !repaired {
 			// The first candidate that fails is repaired once, in the same
 			// conversation, with the compiler's or the tests' words (as
