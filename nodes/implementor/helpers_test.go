@@ -76,3 +76,17 @@ func testDeps(t *testing.T, files map[string]string) *Deps {
 		Settings: Settings{MaxActions: 12, Budget: 16000, EditProtocol: EditText, WholeFileLines: WholeFileLinesDefault, Samples: 1,
 			SyntaxChecks: map[string]string{".go": ""}}}
 }
+
+// What a fix round repeats of a gate's failure keeps the failing cases and
+// the verdict, not the numbered source lines nor the separators they leave
+// doubled.
+func TestDirectNoteKeepsTheFailuresWithoutTheNumberedSource(t *testing.T) {
+	in := "luhn_test.go:30: Valid(\"59\") = false, want true\n" +
+		"   29| \t\tif got := Valid(tc.id); got != tc.want {\n" +
+		">  30| \t\t\tt.Errorf(\"Valid(%q) = %v\", tc.id, got)\n" +
+		"---\n---\nluhn_test.go:30: Valid(\"091\") = false, want true\n--- FAIL: TestValid (0.00s)\n"
+	want := "luhn_test.go:30: Valid(\"59\") = false, want true\n---\nluhn_test.go:30: Valid(\"091\") = false, want true\n--- FAIL: TestValid (0.00s)"
+	if got := directNote(in); got != want {
+		t.Errorf("directNote:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -139,6 +139,9 @@ func directNote(result string) string {
 		if numberedLine.MatchString(line) || strings.HasSuffix(line, " now reads:") || strings.HasPrefix(line, "… (") {
 			continue
 		}
+		if n := len(keep); n > 0 && keep[n-1] == line {
+			continue // a separator that framed the numbered lines left out
+		}
 		keep = append(keep, line)
 	}
 	return strings.TrimSpace(strings.Join(keep, "\n"))
