@@ -490,6 +490,53 @@ func TestADirectAttemptRepairsCodeThatDoesNotBuild(t *testing.T) {
 	}
 }
 
+// A repair that still does not build, with another error, is repaired in
+// turn in the same conversation; one that fails the same way is not.
+func TestARepairThatFailsAnotherWayIsRepairedAgain(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"stats.go": meanGo, "stats_test.go": meanTestGo, "go.mod": "module stats\n\ngo 1.22\n"}
+	first := strings.Replace(meanFixed, "float64(total) / float64(len(xs))", "float64(total) / len(xs)", 1)
+	second := strings.Replace(meanFixed, "float64(total) / float64(len(xs))", "total / float64(len(xs))", 1)
+	setUp := func(replies ...llmtest.Reply) *weakRun {
+		r := newWeakRun(t, EditText, files, replies...)
+		r.task.TargetFiles = []string{"stats.go", "stats_test.go"}
+		r.d.Gates = []workspace.Gate{floatGate}
+		r.d.Settings.Draws, r.d.Settings.FixRounds = 4, 0
+		r.d.Settings.SyntaxChecks = map[string]string{".go": "go vet ./{dir}"}
+		return r
+	}
+
+	r := setUp(text("```go\n"+first+"```\n"), text("```go\n"+second+"```\n"), text("```go\n"+meanFixed+"```\n"))
+	res := r.runQuick(t)
+	calls := r.model.recorded()
+	if res.Status != ImplFinished || len(calls) != 3 {
+		t.Fatalf("status %s after %d calls: %s", res.Status, len(calls), res.Summary)
+	}
+	again := calls[2]
+	var replies []string
+	for _, m := range again.Messages {
+		if m.Role == "assistant" && strings.Contains(m.Content, "func Mean") {
+			replies = append(replies, m.Content)
+		}
+	}
+	if again.Temperature != nil || len(replies) != 2 || !strings.Contains(replies[1], "total / float64") || !strings.Contains(again.LastUser(), "does not build") {
+		t.Errorf("the second repair does not follow the first in one conversation (%d replies, temperature %v):\n%s", len(replies), again.Temperature, again.LastUser())
+	}
+	if got := r.file(t, "stats.go"); got != meanFixed {
+		t.Errorf("stats.go:\n%s", got)
+	}
+
+	// The same error again is no progress: the next draw is a fresh one.
+	sameError := strings.Replace(first, "// Mean returns", "// Mean gives", 1)
+	r = setUp(text("```go\n"+first+"```\n"), text("```go\n"+sameError+"```\n"), text("```go\n"+meanFixed+"```\n"))
+	if res := r.runQuick(t); res.Status != ImplFinished {
+		t.Fatalf("status %s: %s", res.Status, res.Summary)
+	}
+	if fresh := r.model.recorded()[2]; !strings.Contains(fresh.LastUser(), "An earlier try at this did not build") || len(fresh.Messages) > 3 {
+		t.Errorf("after a repair that failed the same way, the third call is not a fresh draw:\n%+v", fresh.Messages)
+	}
+}
+
 // A whole file that leaves out a declaration it still calls is spliced by
 // unit, so what the model forgot stays (Qwen-1.5B, adding UniqueWords,
 // dropped the Words its functions call, in every draw); a file that leaves

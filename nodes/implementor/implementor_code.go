@@ -101,6 +101,9 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		// at the role's temperature.
 		lesson  string
 		learned int
+		// buildProblem is what the last candidate that did not build was
+		// told.
+		buildProblem string
 		// tried holds the code of every candidate that failed: the same
 		// code again is known to fail without landing or gating it.
 		tried = map[string]int{}
@@ -165,7 +168,15 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 				lesson = "An earlier try at this failed the checks: " + directNote(l.gatedFailure())
 			}
 		}
-		if l.direct && g.kind != grainBlocks && land.landed && !repaired {
+		// A repair that builds no better but fails on another line is
+		// progress, as in Aider's lint rounds: it is repaired in turn
+		// (Qwen-1.5B turned `strings.ToUpper(word[0])` into
+		// `WriteRune(strings.ToUpper(string(word[0])))`, a new type error).
+		onward := repairing && land.introduced != "" && land.introduced != buildProblem
+		if land.introduced != "" {
+			buildProblem = land.introduced
+		}
+		if l.direct && g.kind != grainBlocks && land.landed && (!repaired || onward) {
 			// The first candidate that fails is repaired once, in the same
 			// conversation, with the compiler's or the tests' words (as
 			// Aider's lint round and second try do), before fresh draws:
@@ -179,7 +190,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 			if land.introduced == "" {
 				why = "The checks ran on your code: " + l.gatedFailure()
 			}
-			repair = append(slices.Clone(msgs), llm.Message{Role: "assistant", Content: resp.Content},
+			repair = append(slices.Clone(ask), llm.Message{Role: "assistant", Content: resp.Content},
 				llm.Message{Role: "user", Content: textutil.JoinParagraphs(why, "Fix the cause.", directRequest(p, g, exists, true))})
 		}
 		if land.landed {
