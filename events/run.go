@@ -72,11 +72,12 @@ type PipelineChange struct {
 
 // Placed: lemmings found where the remit's change goes before any plan:
 // the files to change, the tests that pin the behaviour (shown, not
-// changed), and what placed it.
+// changed), the test files the remit asks tests in, and what placed it.
 type Placed struct {
 	Change []string `json:"change"`
 	How    string   `json:"how"`
 	Show   []string `json:"show"`
+	Tests  []string `json:"tests,omitempty"`
 }
 
 // Milestones: the ScopeAgent planned (or re-planned) the milestones.

@@ -60,8 +60,9 @@ func placerOf(d *Deps) placer {
 // placement is where lemmings found a remit's work.
 type placement struct {
 	// Change are the files to change; Show are tests that pin the behaviour
-	// (shown, not changed).
-	Change, Show []string
+	// (shown, not changed); Tests are the test files the remit asks tests
+	// to be written in (testsAsked), shown as well.
+	Change, Show, Tests []string
 	// How says what placed it, for the event log and the reason line.
 	How string
 	// Baseline is the test gates' result at the start, when they were run
@@ -168,7 +169,7 @@ func underVendored(p string) bool {
 // start only when the remit's words did not place it.
 func (d placer) place(ctx context.Context, remit string) placement {
 	sh := readRemit(remit)
-	var p placement
+	p := placement{Tests: testsAsked(remit)}
 	for _, f := range sh.Files {
 		if isTestFile(f) {
 			p.Show = appendNew(p.Show, f)

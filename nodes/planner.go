@@ -238,7 +238,7 @@ func (d taskWork) preempt(ctx context.Context, s runstate.State, chosen *runstat
 			return s, err
 		}
 		s.CarryForward = append([]runstate.PlannedTask{{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
-			TargetFiles: t.TargetFiles, DirectiveID: t.DirectiveID, Operator: t.Operator, Placed: t.Placed}}, s.CarryForward...)
+			TargetFiles: t.TargetFiles, DirectiveID: t.DirectiveID, Operator: t.Operator, Placed: t.Placed, Tests: t.Tests}}, s.CarryForward...)
 		s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	}
 	events.Emit(ctx, events.DirectivePreempt{Directive: critical.DirectiveID})

@@ -202,7 +202,7 @@ func (d quickPath) choosePipeline(ctx context.Context, s *runstate.State) placem
 	}
 	p := d.place(ctx, s.Remit)
 	if p.How != "" {
-		events.Emit(ctx, events.Placed{Change: p.Change, Show: p.Show, How: p.How})
+		events.Emit(ctx, events.Placed{Change: p.Change, Show: p.Show, How: p.How, Tests: p.Tests})
 	}
 	if !s.Quick && p.placed() {
 		// One change in a file lemmings found needs no plan.
@@ -222,7 +222,7 @@ func placeable(sh remitShape) bool {
 // on the files lemmings placed it in (the tests that pin it shown beside).
 func (d quickPath) quickMilestone(s *runstate.State, p placement) runstate.Milestone {
 	t := runstate.PlannedTask{Title: quickTitle(s.Remit),
-		Instructions: "Carry out the remit (PROJECT CONTEXT): all of it is this one task."}
+		Instructions: "Carry out the remit (PROJECT CONTEXT): all of it is this one task.", Tests: p.Tests}
 	for _, f := range p.Change {
 		if len(t.TargetFiles) < quickMaxFiles {
 			t.TargetFiles = append(t.TargetFiles, f)

@@ -134,11 +134,11 @@ func (d quickPath) listPlan(ctx context.Context, remit string) *runstate.Plan {
 		// The item's own words first; the intro's files when it names none.
 		p := d.place(ctx, item+"\n"+intro)
 		if p.How != "" {
-			events.Emit(ctx, events.Placed{Change: p.Change, Show: p.Show, How: p.How})
+			events.Emit(ctx, events.Placed{Change: p.Change, Show: p.Show, How: p.How, Tests: p.Tests})
 		}
 		if p.placed() {
 			t.TargetFiles = append(t.TargetFiles, p.Change...)
-			t.Placed = true
+			t.Placed, t.Tests = true, p.Tests
 		}
 		for _, f := range p.Show {
 			if len(t.TargetFiles) < 2*quickMaxFiles {

@@ -173,7 +173,7 @@ func UndoTask(ctx context.Context, wt *workspace.Worktree, s *runstate.State, o 
 		}
 		u.Title = t.Title
 		back = runstate.PlannedTask{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
-			TargetFiles: t.TargetFiles, Operator: t.Operator, Placed: t.Placed}
+			TargetFiles: t.TargetFiles, Operator: t.Operator, Placed: t.Placed, Tests: t.Tests}
 		s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	} else {
 		i := slices.IndexFunc(s.DoneList, func(e runstate.DoneEntry) bool { return e.TaskID == o.Task })

@@ -53,6 +53,7 @@ func (d taskWork) updateCarryForward(ctx context.Context, s *runstate.State, nex
 			old := s.CarryForward[i] // what the plan already knew about the task stays
 			t.DirectiveID, t.Operator, t.SplitFrom, t.Feedback = old.DirectiveID, old.Operator, old.SplitFrom, old.Feedback
 			t.Placed = old.Placed && slices.Equal(t.TargetFiles, old.TargetFiles)
+			t.Tests = old.Tests // the remit's words asked for them, whatever the planner wrote
 			if old.Operator {
 				t.AcceptanceCriteria = old.AcceptanceCriteria
 			}
@@ -116,6 +117,7 @@ func (d taskWork) newTask(s *runstate.State, p runstate.PlannedTask) *runstate.T
 		DirectiveID:        p.DirectiveID,
 		Operator:           p.Operator,
 		Placed:             p.Placed,
+		Tests:              p.Tests,
 		SplitFrom:          p.SplitFrom,
 		Feedback:           p.Feedback,
 		Polish:             s.Phase == runstate.PhasePolish,

@@ -235,7 +235,7 @@ func shelveCurrent(ctx context.Context, wt *workspace.Worktree, s *runstate.Stat
 		}
 	}
 	back := runstate.PlannedTask{Title: t.Title, Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria,
-		TargetFiles: t.TargetFiles, Operator: t.Operator, Placed: t.Placed, DirectiveID: t.DirectiveID, SplitFrom: t.SplitFrom, Feedback: t.Feedback}
+		TargetFiles: t.TargetFiles, Operator: t.Operator, Placed: t.Placed, Tests: t.Tests, DirectiveID: t.DirectiveID, SplitFrom: t.SplitFrom, Feedback: t.Feedback}
 	plan := []runstate.PlannedTask{back}
 	for _, p := range s.CarryForward {
 		if !strings.EqualFold(p.Title, t.Title) {

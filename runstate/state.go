@@ -200,6 +200,10 @@ type PlannedTask struct {
 	// remit), so its first attempt asks for the code at once, as a quick
 	// task's does.
 	Placed bool `json:"placed,omitempty" yaml:"-"`
+	// Tests are the test files the remit asks tests to be written in ("each
+	// with a test in textstats_test.go"): the direct attempt adds one there
+	// once its code passes, since it otherwise changes only the code.
+	Tests []string `json:"tests,omitempty" yaml:"-"`
 	// Feedback goes with the task when it starts: why a user took back an
 	// earlier attempt at it (UndoTask).
 	Feedback string `json:"feedback,omitempty" yaml:"-"`
@@ -231,6 +235,8 @@ type Task struct {
 	Operator bool `json:"operator,omitempty"`
 	// Placed: lemmings found the task's files (PlannedTask.Placed).
 	Placed bool `json:"placed,omitempty"`
+	// Tests: the test files the remit asks tests in (PlannedTask.Tests).
+	Tests []string `json:"tests,omitempty"`
 	// StartTested: the test gates ran on the task's start tree; StartFailing
 	// are the tests that failed there (QA's evidence, nodes/start_tests.go).
 	StartTested  bool     `json:"start_tested,omitempty"`
