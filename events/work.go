@@ -6,23 +6,24 @@ import "github.com/lemmings-dev/lemmings/runstate"
 
 // Event names of the work on a task.
 const (
-	KindAction             = "action"
-	KindCheck              = "check"
-	KindImplementorGate    = "implementor_gate"
-	KindImplementorDirect  = "implementor_direct"
-	KindImplementorBadCode = "implementor_bad_code"
-	KindImplementorSample  = "implementor_sample"
-	KindImplementorRefused = "implementor_finish_refused"
-	KindImplementation     = "implementation"
-	KindGate               = "gate"
-	KindGatesReused        = "gates_reused"
-	KindStartTests         = "start_tests"
-	KindQA                 = "qa"
-	KindCLIStart           = "cli_start"
-	KindCLIEvent           = "cli_event"
-	KindCLIRun             = "cli_run"
-	KindCLIOutside         = "cli_outside"
-	KindCLICommitsDropped  = "cli_commits_dropped"
+	KindAction                 = "action"
+	KindCheck                  = "check"
+	KindImplementorGate        = "implementor_gate"
+	KindImplementorDirect      = "implementor_direct"
+	KindImplementorBadCode     = "implementor_bad_code"
+	KindImplementorSample      = "implementor_sample"
+	KindImplementorTestDropped = "implementor_test_dropped"
+	KindImplementorRefused     = "implementor_finish_refused"
+	KindImplementation         = "implementation"
+	KindGate                   = "gate"
+	KindGatesReused            = "gates_reused"
+	KindStartTests             = "start_tests"
+	KindQA                     = "qa"
+	KindCLIStart               = "cli_start"
+	KindCLIEvent               = "cli_event"
+	KindCLIRun                 = "cli_run"
+	KindCLIOutside             = "cli_outside"
+	KindCLICommitsDropped      = "cli_commits_dropped"
 )
 
 // Action: one Implementor action and the first line of its result; at most
@@ -92,6 +93,16 @@ type ImplementorSample struct {
 	Sample  int    `json:"sample"`
 	Task    string `json:"task"`
 	Tokens  int    `json:"tokens"`
+}
+
+// ImplementorTestDropped: the test the remit asked for, written after the
+// direct attempt's code passed, was not kept (Reason says why): the test
+// file is as it was, the code stays.
+type ImplementorTestDropped struct {
+	Attempt int    `json:"attempt"`
+	Path    string `json:"path"`
+	Reason  string `json:"reason"`
+	Task    string `json:"task"`
 }
 
 // ImplementorFinishRefused: the attempt said finish again while a gate still
@@ -217,6 +228,9 @@ func (ImplementorBadCode) Kind() string { return KindImplementorBadCode }
 func (ImplementorSample) Kind() string { return KindImplementorSample }
 
 // Kind implements Payload.
+func (ImplementorTestDropped) Kind() string { return KindImplementorTestDropped }
+
+// Kind implements Payload.
 func (ImplementorFinishRefused) Kind() string { return KindImplementorRefused }
 
 // Kind implements Payload.
@@ -255,6 +269,7 @@ func init() {
 		func() Payload { return &ImplementorDirect{} },
 		func() Payload { return &ImplementorBadCode{} },
 		func() Payload { return &ImplementorSample{} },
+		func() Payload { return &ImplementorTestDropped{} },
 		func() Payload { return &ImplementorFinishRefused{} },
 		func() Payload { return &Implementation{} },
 		func() Payload { return &Gate{} },

@@ -63,6 +63,12 @@ type implLoop struct {
 	// diagnose: the next direct code call asks for the failure's cause in a
 	// sentence before the code (after code that changed nothing).
 	diagnose bool
+	// writingTest: the code call is the one for the test the remit asks
+	// for, after the code passed (implementor_asked.go).
+	writingTest bool
+	// gatesFailed: the finish's gates failed and the attempt ended on them
+	// (its fix rounds spent).
+	gatesFailed bool
 	// prefill opens the reply of the next code call (a direct attempt's
 	// fenced block); prefillStop closes it, and the code's own stops end
 	// it early (tests a small coder appends to the file it was asked for).

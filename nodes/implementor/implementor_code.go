@@ -48,7 +48,10 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		// its answer).
 		if g.kind != grainBlocks {
 			instr = directRequest(p, g, exists, lead != "")
-			if l.diagnose {
+			switch {
+			case l.writingTest:
+				instr = testRequest(p, g, exists)
+			case l.diagnose:
 				instr = diagnoseRequest(p, g, exists)
 			}
 		}
@@ -79,8 +82,10 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		// candidate runs against the gates, so a small coder's second or
 		// third draw can be the one that passes.
 		n = max(1, l.d.Settings.Draws)
-		if l.fixRounds > 0 || l.diagnose {
-			n = 1 // the fix round and the reason-first re-ask are tries of their own
+		if l.fixRounds > 0 || l.diagnose || l.writingTest {
+			// The fix round and the reason-first re-ask are tries of their
+			// own; the test the remit asks for gets one call.
+			n = 1
 		}
 	}
 	var (
@@ -148,7 +153,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		text := c.note + land.text
 		if land.landed && land.introduced == "" && l.sampleGatesPass(ctx, n) {
 			l.recordSample(ctx, p, g, i, n, true, "", resp)
-			return codeExchange{instruction: instr, reply: resp.Content, result: text}, nil
+			return codeExchange{instruction: instr, reply: resp.Content, result: text, land: land}, nil
 		}
 		problem := land.introduced
 		if !land.landed {
@@ -158,7 +163,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		}
 		if i == n-1 && fallback == nil {
 			l.recordSample(ctx, p, g, i, n, true, problem, resp)
-			return codeExchange{instruction: instr, reply: resp.Content, result: text}, nil
+			return codeExchange{instruction: instr, reply: resp.Content, result: text, land: land}, nil
 		}
 		l.recordSample(ctx, p, g, i, n, false, problem, resp)
 		tried[code] = i
@@ -207,7 +212,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 	}
 	if fallback != nil {
 		land := l.land(ctx, fallback.change)
-		return codeExchange{instruction: instr, reply: fallback.resp.Content, result: fallback.note + land.text}, nil
+		return codeExchange{instruction: instr, reply: fallback.resp.Content, result: fallback.note + land.text, land: land}, nil
 	}
 	if failed != nil {
 		return *failed, nil
@@ -240,7 +245,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		return codeExchange{instruction: instr, reply: resp.Content, result: "error: " + c.problem + "\nNo file was changed."}, nil
 	}
 	land := l.land(ctx, c.change)
-	return codeExchange{instruction: instr, reply: resp.Content, result: c.note + land.text}, nil
+	return codeExchange{instruction: instr, reply: resp.Content, result: c.note + land.text, land: land}, nil
 }
 
 // appendedTests are where a small coder starts the tests it appends to the

@@ -99,6 +99,7 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*runstate.ImplR
 		act.Action = "write_file"
 	}
 	l.d.emit(ctx, events.ImplementorDirect{Task: l.t.ID, Attempt: l.t.Attempt, Path: p})
+	before, _ := l.d.Work.FS().ReadFile(p) // what the test of the change is told changed
 	var (
 		lead        string
 		lastDiff    string
@@ -161,6 +162,9 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*runstate.ImplR
 		}
 		done, failed := l.finishGates(ctx, implAction{actionHead: actionHead{Action: "finish"}, actionTail: actionTail{Summary: "Changed " + p + " as the task asks."}}, n)
 		if done != nil {
+			if err := l.writeTest(ctx, done, string(before)); err != nil {
+				return nil, err
+			}
 			return done, nil
 		}
 		lead = textutil.JoinParagraphs(directNote(ex.result), "The checks ran on your code: "+failed, "Fix the cause.")

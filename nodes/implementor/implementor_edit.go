@@ -33,6 +33,8 @@ func (a implTextAction) action() implAction {
 // and what became of it.
 type codeExchange struct {
 	instruction, reply, result string
+	// land is the landing of the code kept (not landed when none was).
+	land landing
 }
 
 // fenceFor is the fence a file's content is written in: four backticks for

@@ -262,6 +262,7 @@ func (l *implLoop) finishGates(ctx context.Context, act implAction, n int) (*run
 	}
 	failed := results[len(results)-1]
 	if failed.Canceled || l.fixRounds >= l.fixLimit() {
+		l.gatesFailed = true
 		return done, ""
 	}
 	l.fixRounds++

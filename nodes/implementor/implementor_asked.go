@@ -1,0 +1,250 @@
+package implementor
+
+// The test a remit asks for. The direct attempt changes the one source file
+// and only shows the tests, so a remit that asked for a test with each
+// change ("each with a test in textstats_test.go") got the code and no test,
+// and QA's review let it pass (Qwen2.5-Coder-1.5B). Once the code has passed
+// its gates, one more code call asks for the test: the test file as it is,
+// the code the task changed, and a request to add a test of it. It lands and
+// the gates run in the sandbox, as the code's did. A test that fails them,
+// or a reply that cannot be used, is put back and the code stays: the code
+// passed, and a small coder's wrong test is no reason to lose it. One call:
+// no draws, no repair.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
+	"github.com/lemmings-dev/lemmings/runstate"
+	"github.com/lemmings-dev/lemmings/workspace"
+	"github.com/lemmings-dev/lemmings/workspace/splice"
+)
+
+// askedCodeLines bound the changed code the test request shows: the new
+// or changed functions, not the file.
+const askedCodeLines = 60
+
+// askedTest is the test file the task asks a test in: the first the remit
+// named that the attempt did not change as its code.
+func (l *implLoop) askedTest() (string, bool) {
+	for _, p := range CleanFiles(l.t.Tests) {
+		if IsTestFile(p) && p != l.directPath {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// writeTest makes the one call for the test of the code done finished with,
+// lands it and runs the gates, and says in done's summary what became of it.
+// codeBefore is the code file as the attempt found it. An error is a
+// system fault or the run being stopped.
+func (l *implLoop) writeTest(ctx context.Context, done *runstate.ImplResult, codeBefore string) error {
+	p, ok := l.askedTest()
+	if !ok {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if l.gatesFailed {
+		// A test beside code that fails could not be told apart from it.
+		l.dropTest(ctx, done, p, "the code's gates fail, so no test was asked for")
+		return nil
+	}
+	if left, limited := l.d.Clock.WallTimeLeft(l.s, l.d.Clock.Now()); limited && left <= 0 {
+		l.dropTest(ctx, done, p, "the run's wall time is spent")
+		return nil
+	}
+	codeAfter, err := l.d.Work.FS().ReadFile(l.directPath)
+	if err != nil {
+		return fmt.Errorf("implementor: read %s for its test: %w", l.directPath, err)
+	}
+	act := implAction{actionHead: actionHead{Action: "edit", Thought: "(lemmings) the test the remit asks for", Path: p}}
+	old, readErr := l.d.Work.FS().ReadFile(p)
+	switch {
+	case errors.Is(readErr, fs.ErrNotExist):
+		act.Action = "write_file"
+	case readErr == nil:
+		act.Symbol = l.testAnchor(ctx, p, string(old), codeBefore, string(codeAfter))
+	}
+	fence := fenceFor(l.directPath)
+	lead := fmt.Sprintf("Your change to %s is in place and passes the checks:\n%s%s\n%s\n%s\n\nThe task also asks for a test in %s: add one that checks what the task did (%s).",
+		l.directPath, fence, langOf(l.directPath), l.changedCode(ctx, codeBefore, string(codeAfter)), fence, p, l.t.Title)
+	// A conversation of its own: the code exchange is done, and the changed
+	// code is all of it the test needs.
+	l.history = nil
+	l.writingTest = true
+	ex, err := l.codeEdit(ctx, act, "", lead)
+	l.writingTest = false
+	done.Actions++
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		l.dropTest(ctx, done, p, "the model call failed: "+textutil.FirstLine(err.Error()))
+		return nil
+	}
+	l.d.emitAction(ctx, l.t, done.Actions, act, ex.result)
+	switch {
+	case !ex.land.landed:
+		l.dropTest(ctx, done, p, "the reply could not be used: "+textutil.FirstLine(strings.TrimPrefix(ex.result, "error: ")))
+		return nil
+	case ex.land.introduced != "":
+		return l.undoTest(ctx, done, p, ex.land, "it does not build: "+textutil.FirstLine(ex.land.introduced))
+	}
+	if len(l.d.Gates) > 0 {
+		results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
+		for _, r := range results {
+			l.d.emitGate(ctx, l.t, "test", r)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !workspace.AllPassed(results) {
+			return l.undoTest(ctx, done, p, ex.land, "the gates fail with it: "+l.gateFailure(results))
+		}
+		// QA reuses the run on the tree it ran on, the test included.
+		done.Gates, done.GatesDiffHash = nil, ""
+		if diff, _, err := l.d.Work.Changes(ctx, l.t.StartCommit); err == nil {
+			done.GatesDiffHash = workspace.DiffHash(diff)
+			for _, r := range results {
+				done.Gates = append(done.Gates, runstate.GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Duration: r.Duration, Output: r.Output})
+			}
+		}
+	}
+	checked := "the gates pass with it"
+	if len(l.d.Gates) == 0 {
+		checked = "no gate runs it"
+	}
+	done.Summary = strings.TrimSpace(done.Summary + fmt.Sprintf(" Wrote the test the task asks for in %s; %s.", p, checked))
+	return nil
+}
+
+// gateFailure says in a line which gate failed and its first words, for
+// the event and the summary.
+func (l *implLoop) gateFailure(results []workspace.GateResult) string {
+	for _, r := range results {
+		if r.Passed {
+			continue
+		}
+		var said []string
+		for _, line := range strings.Split(workspace.SummarizeGateOutput(r.Output, l.d.Work.Dir(), workspace.DefaultSummaryBytes), "\n") {
+			// The source lines the summary quotes are not the failure.
+			if t := strings.TrimSpace(line); t != "" && !numberedLine.MatchString(line) && len(said) < 2 {
+				said = append(said, t)
+			}
+		}
+		if len(said) == 0 {
+			return r.Name + " (no output)"
+		}
+		return r.Name + ": " + strings.Join(said, " / ")
+	}
+	return "a gate was stopped"
+}
+
+// undoTest puts the test file back as it was before the test landed, and
+// says why the test was dropped.
+func (l *implLoop) undoTest(ctx context.Context, done *runstate.ImplResult, p string, land landing, why string) error {
+	if err := l.undo(land); err != nil {
+		return fmt.Errorf("implementor: put back %s after its test was dropped: %w", p, err)
+	}
+	l.dropTest(ctx, done, p, why)
+	return nil
+}
+
+// dropTest records a test not kept: an event, and the summary QA reads.
+func (l *implLoop) dropTest(ctx context.Context, done *runstate.ImplResult, p, why string) {
+	why = textutil.Clip(why, 300)
+	l.d.emit(ctx, events.ImplementorTestDropped{Task: l.t.ID, Attempt: l.t.Attempt, Path: p, Reason: why})
+	done.Summary = strings.TrimSpace(done.Summary + fmt.Sprintf(" The test the task asks for in %s was not written (%s); %s is as it was.", p, why, p))
+}
+
+// testAnchor is the unit of a large test file the test request shows and
+// asks the new test after (a small one is asked for whole): the test named
+// for a function the task changed, else the file's last function.
+func (l *implLoop) testAnchor(ctx context.Context, p, test, codeBefore, codeAfter string) string {
+	units, err := l.parser().Units(ctx, p, []byte(test))
+	if err != nil || len(units) == 0 {
+		return ""
+	}
+	changed := l.changedUnits(ctx, codeBefore, codeAfter)
+	key := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
+	var last string
+	for _, u := range units {
+		switch u.Kind {
+		case "func", "def", "method":
+		default:
+			continue
+		}
+		for _, c := range changed {
+			if strings.Contains(key(u.Short()), key(c.Short())) {
+				return u.Name
+			}
+		}
+		last = u.Name
+	}
+	return last
+}
+
+// changedUnits are the units of the code file that the task added or
+// changed (nil when no parser serves it).
+func (l *implLoop) changedUnits(ctx context.Context, before, after string) []splice.Unit {
+	now, err := l.parser().Units(ctx, l.directPath, []byte(after))
+	if err != nil {
+		return nil
+	}
+	was, _ := l.parser().Units(ctx, l.directPath, []byte(before))
+	textOf := func(src string, u splice.Unit) string {
+		lines := strings.Split(src, "\n")
+		return strings.Join(lines[max(0, u.Start-1):min(u.End, len(lines))], "\n")
+	}
+	var out []splice.Unit
+	for _, u := range now {
+		i := slices.IndexFunc(was, func(w splice.Unit) bool { return w.Name == u.Name })
+		if i < 0 || textOf(before, was[i]) != textOf(after, u) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// changedCode is the code the task added or changed, as the test request
+// shows it: the changed units whole, else (no parser, or only imports
+// changed) the change as a diff; at most askedCodeLines lines.
+func (l *implLoop) changedCode(ctx context.Context, before, after string) string {
+	var parts []string
+	lines := strings.Split(after, "\n")
+	for _, u := range l.changedUnits(ctx, before, after) {
+		parts = append(parts, strings.Join(lines[max(0, u.Start-1):min(u.End, len(lines))], "\n"))
+	}
+	text := strings.Join(parts, "\n\n")
+	if text == "" {
+		if diff, _, err := l.d.Work.Changes(ctx, l.t.StartCommit); err == nil {
+			text = strings.TrimSpace(diff)
+		}
+	}
+	if all := strings.Split(text, "\n"); len(all) > askedCodeLines {
+		text = strings.Join(all[:askedCodeLines], "\n") + "\n…"
+	}
+	return text
+}
+
+// testRequest asks the test call for the test file or its anchor unit with
+// a new test added, after the view of it: plain words, as directRequest.
+func testRequest(p string, g grain, exists bool) string {
+	fence := fenceFor(p) + langOf(p)
+	switch {
+	case g.kind == grainUnit:
+		return fmt.Sprintf("Write the %s %s as it is and your new test after it, in one %s fenced block.", kindWord(g.unit), g.unit.Name, fence)
+	case !exists:
+		return fmt.Sprintf("Write the new file %s with the test, complete, in one %s fenced block.", p, fence)
+	}
+	return fmt.Sprintf("Write the complete new %s, every test it has and your new test, in one %s fenced block.", p, fence)
+}
