@@ -72,7 +72,9 @@ func (r *weakRun) runQuickEvents(t *testing.T) (*ImplResult, map[string][]map[st
 func TestATestTheRemitAsksForIsWrittenAfterTheCode(t *testing.T) {
 	t.Parallel()
 	r := newAskedRun(t, "Fix Mean in stats.go, with a test in stats_test.go",
-		text("```go\n"+meanFixed+"```\n"), text("```go\n"+meanTestGo+meanOfThree+"```\n"))
+		// The test's reply goes on from the file the request started it
+		// with, as a model's does.
+		text("```go\n"+meanFixed+"```\n"), text(strings.TrimPrefix(meanOfThree, "\n")+"```\n"))
 	countRuns(t, r)
 	res := r.runQuick(t)
 	if res.Status != ImplFinished {
@@ -86,12 +88,17 @@ func TestATestTheRemitAsksForIsWrittenAfterTheCode(t *testing.T) {
 		t.Errorf("the first call is not the code's:\n%s", calls[0].LastUser())
 	}
 	ask := calls[1].LastUser()
-	iCode, iFile, iAsk := strings.Index(ask, "return float64(total) / float64(len(xs))"), strings.Index(ask, "func TestMean(t *testing.T)"), strings.Index(ask, "Write the complete new stats_test.go, every test it has and your new test")
+	iCode, iFile, iAsk := strings.Index(ask, "return float64(total) / float64(len(xs))"), strings.Index(ask, "func TestMean(t *testing.T)"), strings.Index(ask, "Write the complete new stats_test.go: the tests it has, then your new test")
 	if iCode < 0 || iFile < iCode || iAsk < iFile || !strings.Contains(ask, "(Fix Mean)") {
 		t.Errorf("the test request does not show the changed code, the test file, then ask for the test:\n%s", ask)
 	}
 	if strings.Contains(ask, "package stats\n\n// Mean returns") {
 		t.Errorf("the test request shows the whole code file, not the function changed:\n%s", ask)
+	}
+	// The reply starts with the test file as it is: the model writes only
+	// the new test, and cannot drop a line of the others.
+	if msgs := calls[1].Messages; msgs[len(msgs)-1].Role != "assistant" || msgs[len(msgs)-1].Content != "```go\n"+meanTestGo+"\n" {
+		t.Errorf("the test call's reply does not start with the test file: %+v", msgs[len(msgs)-1])
 	}
 	for _, m := range calls[1].Messages[:len(calls[1].Messages)-1] {
 		if m.Role == "assistant" {

@@ -246,5 +246,5 @@ func testRequest(p string, g grain, exists bool) string {
 	case !exists:
 		return fmt.Sprintf("Write the new file %s with the test, complete, in one %s fenced block.", p, fence)
 	}
-	return fmt.Sprintf("Write the complete new %s, every test it has and your new test, in one %s fenced block.", p, fence)
+	return fmt.Sprintf("Write the complete new %s: the tests it has, then your new test, in one %s fenced block.", p, fence)
 }

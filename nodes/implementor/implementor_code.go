@@ -75,6 +75,13 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		// The reply starts inside the one fenced block asked for and ends
 		// at its close: no prose before or after it to pay for.
 		l.prefill, l.stopping = fenceFor(p)+langOf(p)+"\n", append([]string{"\n" + fenceFor(p)}, appendedTests(p, old)...)
+		if l.writingTest && g.kind == grainWhole && strings.TrimSpace(old) != "" {
+			// The test file as it is starts the reply, so the model writes
+			// only its new test after it and cannot break the tests there
+			// (Qwen-1.5B, writing the file back whole, left out the closing
+			// brace before its new test, twice in one remit).
+			l.prefill += strings.TrimRight(old, "\n") + "\n\n"
+		}
 	}
 	n := max(1, l.d.Settings.Samples)
 	if l.direct {
