@@ -40,6 +40,14 @@ func newAskedRun(t *testing.T, remit string, replies ...llmtest.Reply) *weakRun 
 // runQuickEvents runs the attempt in a graph and keeps its custom events.
 func (r *weakRun) runQuickEvents(t *testing.T) (*ImplResult, map[string][]map[string]any) {
 	t.Helper()
+	out, got := r.runEvents(t, true)
+	return out.Implementation, got
+}
+
+// runEvents runs the Implementor node in a graph (a quick run or not) and
+// keeps its custom events by name.
+func (r *weakRun) runEvents(t *testing.T, quick bool) (WorkflowState, map[string][]map[string]any) {
+	t.Helper()
 	got := map[string][]map[string]any{}
 	var out WorkflowState
 	g := graph.New[WorkflowState]()
@@ -60,10 +68,10 @@ func (r *weakRun) runQuickEvents(t *testing.T) (*ImplResult, map[string][]map[st
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.Run(context.Background(), "r1", WorkflowState{RunID: "r1", CurrentTask: r.task, Quick: true}); err != nil {
+	if _, err := app.Run(context.Background(), "r1", WorkflowState{RunID: "r1", CurrentTask: r.task, Quick: quick}); err != nil {
 		t.Fatal(err)
 	}
-	return out.Implementation, got
+	return out, got
 }
 
 // A remit that asks for a test: the code, then one call for the test, which

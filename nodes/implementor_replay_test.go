@@ -6,13 +6,10 @@ package nodes
 // loop's own terms. docs/implementor.md lists the cases.
 
 import (
-	"context"
-	"encoding/json"
 	"os/exec"
 	"strings"
 	"testing"
 
-	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 )
 
@@ -192,29 +189,8 @@ func TestASecondSampleIsDrawnWhenTheFirstDoesNotParse(t *testing.T) {
 	)
 	r.d.Settings.WholeFileLines = 5
 	r.d.Settings.Samples = 3
-	var samples []map[string]any
-	g := graph.New[WorkflowState]()
-	var out WorkflowState
-	g.AddNode("implementor", func(ctx context.Context, s WorkflowState) (WorkflowState, error) {
-		var err error
-		out, err = r.d.Implementor(ctx, s)
-		return out, err
-	})
-	g.AddEdge(graph.Start, "implementor")
-	g.AddEdge("implementor", graph.End)
-	app, err := g.Compile(graph.WithSinks(graph.SinkFunc(func(ev graph.Event) {
-		if ev.Name == "implementor_sample" {
-			var d map[string]any
-			_ = json.Unmarshal(ev.Data, &d)
-			samples = append(samples, d)
-		}
-	})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := app.Run(context.Background(), "r1", WorkflowState{RunID: "r1", CurrentTask: r.task}); err != nil {
-		t.Fatal(err)
-	}
+	out, evs := r.runEvents(t, false)
+	samples := evs["implementor_sample"]
 	if got := r.file(t, "stats.go"); got != meanFixed {
 		t.Errorf("stats.go =\n%s", got)
 	}
