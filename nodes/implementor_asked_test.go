@@ -7,6 +7,7 @@ package nodes
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,6 +108,10 @@ func TestATestTheRemitAsksForIsWrittenAfterTheCode(t *testing.T) {
 	// the new test, and cannot drop a line of the others.
 	if msgs := calls[1].Messages; msgs[len(msgs)-1].Role != "assistant" || msgs[len(msgs)-1].Content != "```go\n"+meanTestGo+"\n" {
 		t.Errorf("the test call's reply does not start with the test file: %+v", msgs[len(msgs)-1])
+	}
+	// One new test: the reply stops where a second would start.
+	if stops, _ := calls[1].Options["stop"].([]any); !slices.Contains(stops, any("\nfunc ")) {
+		t.Errorf("the test call does not stop at a second test: %v", calls[1].Options["stop"])
 	}
 	for _, m := range calls[1].Messages[:len(calls[1].Messages)-1] {
 		if m.Role == "assistant" {

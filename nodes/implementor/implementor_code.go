@@ -81,6 +81,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 			// (Qwen-1.5B, writing the file back whole, left out the closing
 			// brace before its new test, twice in one remit).
 			l.prefill += strings.TrimRight(old, "\n") + "\n\n"
+			l.stopping = append(l.stopping, nextTest(p)...)
 		}
 	}
 	n := max(1, l.d.Settings.Samples)
@@ -276,6 +277,20 @@ func appendedTests(p, old string) []string {
 		}
 	}
 	return stops
+}
+
+// nextTest are where a second new test starts after the first, in a reply
+// that goes on from the test file: one test is asked for, and Qwen-1.5B
+// wrote on until the reply limit cut it (the prefilled file ends in a blank
+// line, so the first test's own start does not match).
+func nextTest(p string) []string {
+	switch path.Ext(p) {
+	case ".go":
+		return []string{"\nfunc "}
+	case ".py":
+		return []string{"\ndef test", "\n    def test", "\nclass "}
+	}
+	return nil
 }
 
 var goPackageMain = regexp.MustCompile(`(?m)^package\s+main\b`)
