@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/lemmings-dev/lemmings/runstate"
 )
@@ -166,7 +167,7 @@ func supportingQuote(v criterionVerdict, hay string) (string, bool) {
 	}
 	for _, q := range cands {
 		n := normQuote(stripDiffMarkers(strings.Trim(strings.TrimSpace(q), "`\"'")))
-		if len(n) >= 4 && strings.Contains(hay, n) || mostLinesIn(q, hay) {
+		if len(n) >= 4 && strings.Contains(hay, n) || mostLinesIn(q, hay) || joinedIn(q, hay) {
 			return strings.TrimSpace(q), true
 		}
 	}
@@ -190,6 +191,26 @@ func mostLinesIn(quote, hay string) bool {
 		}
 	}
 	return lines >= 3 && found >= 2 && 3*found >= 2*lines
+}
+
+// joinedIn says whether a quote is the change's code written on fewer
+// lines: the same text but for white space and semicolons, and long enough
+// (40 characters so compared) not to be found by chance. Qwen2.5-Coder-1.5B
+// quoted its eleven-line LongestWord as one line joined by "; ", and the
+// task was re-planned.
+func joinedIn(quote, hay string) bool {
+	q := compactCode(stripDiffMarkers(quote))
+	return len(q) >= 40 && strings.Contains(compactCode(hay), q)
+}
+
+// compactCode is text without white space or semicolons, in lower case.
+func compactCode(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || r == ';' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, s)
 }
 
 // stripDiffMarkers drops a diff line's leading +, - or space so a quote of

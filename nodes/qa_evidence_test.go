@@ -119,6 +119,16 @@ func TestAQuoteOfSeveralLinesWithASlipIsEvidence(t *testing.T) {
 	if _, ok := supportingQuote(criterionVerdict{Met: true, Quote: slip}, hay); !ok {
 		t.Error("a nine-line quote with one slip is not taken")
 	}
+	// The function on one line, its statements joined by "; ", as the
+	// reviewer quoted it in the same remit's next run.
+	oneLine := "func LongestWord(text string) string { longest := \"\"; for _, w := range Words(text) { if len(w) > len(longest) { longest = w } }; return longest }"
+	if _, ok := supportingQuote(criterionVerdict{Met: true, Quote: oneLine}, hay); !ok {
+		t.Error("the change's function quoted on one line is not taken")
+	}
+	madeLine := "func LongestWord(text string) string { words := Words(text); sort.Strings(words); return words[0] }"
+	if _, ok := supportingQuote(criterionVerdict{Met: true, Quote: madeLine}, hay); ok {
+		t.Error("a made-up function on one line is taken")
+	}
 	made := "func LongestWord(text string) string {\n\tsort.Strings(words)\n\treturn words[len(words)-1]\n\tpanic(\"unreachable\")\n}"
 	if _, ok := supportingQuote(criterionVerdict{Met: true, Quote: made}, hay); ok {
 		t.Error("a quote whose lines are mostly made up is taken")
