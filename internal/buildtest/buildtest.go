@@ -64,3 +64,11 @@ func RemoveAll() {
 		delete(builds, pkg)
 	}
 }
+
+// Main runs a package's tests and then removes the binaries they built: a
+// TestMain's whole body where it has nothing else to do.
+func Main(m *testing.M) {
+	code := m.Run()
+	RemoveAll()
+	os.Exit(code)
+}
