@@ -428,7 +428,7 @@ func Default() *Config {
 		RAG:        RAG{Enabled: true, Embedder: "ollama", MaxFileBytes: 1 << 20, TopK: 8},
 		Prompts:    Prompts{Dir: ".lemmings/prompts"},
 		Log:        Log{Prompts: true, Level: "info"},
-		Implementor: Implementor{Backend: BackendLemmings, Samples: 2, Draws: 4, Direct: DirectAuto, CLI: CLI{
+		Implementor: Implementor{Backend: BackendLemmings, Samples: 2, Draws: 5, Direct: DirectAuto, CLI: CLI{
 			Command: []string{}, Timeout: 20 * time.Minute, Env: map[string]string{}, PassEnv: []string{},
 		}},
 		Sandbox: Sandbox{Mode: "auto", Writable: []string{}, Env: []string{}},

@@ -6,6 +6,7 @@ package nodes
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -382,6 +383,51 @@ func TestADirectAttemptDrawsUntilACandidatePassesTheGates(t *testing.T) {
 		t.Errorf("the passing run is not handed to QA: %+v %q", res.Gates, res.GatesDiffHash)
 	}
 }
+
+// After the lesson's first draw, the draws ask for a short plan before the
+// code (Aider's replies open so): the reply starts with the plan's opening,
+// no stop ends it at the code block's opening fence, the first at the role's
+// temperature and the next raised; the plan is not part of the code.
+func TestLaterDrawsAskForAPlanBeforeTheCode(t *testing.T) {
+	t.Parallel()
+	var replies []llmtest.Reply
+	for _, word := range []string{"gives", "yields", "makes"} {
+		replies = append(replies, text("```go\n"+strings.Replace(meanGo, "// Mean returns", "// Mean "+word, 1)+"```\n"))
+	}
+	planned := " Divide as floats.\n\n```go\n"
+	replies = append(replies, text(planned+strings.Replace(meanGo, "// Mean returns", "// Mean computes", 1)+"```\nThis divides.\n"),
+		text(planned+meanFixed+"```\n"))
+	r := newDirectRun(t, replies...)
+	r.d.Settings.Draws, r.d.Settings.FixRounds = 5, 0
+	res := r.runQuick(t)
+	calls := r.model.recorded()
+	if res.Status != ImplFinished || len(calls) != 5 {
+		t.Fatalf("status %s after %d calls, want 5: %s", res.Status, len(calls), res.Summary)
+	}
+	if strings.Contains(calls[2].LastUser(), "Say briefly") {
+		t.Errorf("the lesson's first draw asks for a plan:\n%s", calls[2].LastUser())
+	}
+	for i, want := range []*float64{nil, ptr(0.6)} {
+		c := calls[3+i]
+		if ask := c.LastUser(); !strings.Contains(ask, "An earlier try at this failed the checks") || !strings.HasSuffix(ask, "Say briefly what you will do, then write the complete new stats.go in one ```go fenced block.") {
+			t.Errorf("draw %d is not the lesson with the plan asked for:\n%s", 4+i, ask)
+		}
+		if last := c.Messages[len(c.Messages)-1]; last.Role != "assistant" || last.Content != "Ok, I will:\n\n1." {
+			t.Errorf("draw %d's reply does not start with the plan's opening: %+v", 4+i, last)
+		}
+		if stops := fmt.Sprint(c.Options["stop"]); strings.Contains(stops, "\n```") {
+			t.Errorf("draw %d stops at a fence, which would end it at the code's opening: %s", 4+i, stops)
+		}
+		if (c.Temperature == nil) != (want == nil) || (want != nil && *c.Temperature != *want) {
+			t.Errorf("draw %d at temperature %v, want %v", 4+i, c.Temperature, want)
+		}
+	}
+	if got := r.file(t, "stats.go"); got != meanFixed {
+		t.Errorf("stats.go is not the planned draw's code alone:\n%s", got)
+	}
+}
+
+func ptr(f float64) *float64 { return &f }
 
 // A candidate the model wrote before and that failed is known to fail: it
 // is neither written nor gated again, and the draws go on.

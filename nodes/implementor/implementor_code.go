@@ -37,9 +37,10 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 	instr := l.grainInstruction(p, g, exists, old)
 	view := l.grainView(p, old, exists, g)
 	msgs := append(l.messages(""), llm.Message{Role: "assistant", Content: args}, llm.Message{Role: "user", Content: instr + view})
-	// withLesson is the direct request with what an earlier candidate's
-	// failure taught put before the request ("" when it is not a direct one).
-	var withLesson func(lesson string) []llm.Message
+	// withLesson is the direct request, or the one given, with what an
+	// earlier candidate's failure taught put before it (nil when it is not
+	// a direct one).
+	var withLesson func(lesson, request string) []llm.Message
 	if l.direct {
 		// No action was asked for: the request follows the prefix (or the
 		// last code reply) as the user's turn — the file first and the
@@ -59,8 +60,11 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		instr = textutil.JoinParagraphs(lead, strings.TrimSpace(view), request)
 		msgs = append(l.messages(""), llm.Message{Role: "user", Content: instr})
 		if g.kind != grainBlocks && !l.diagnose {
-			withLesson = func(lesson string) []llm.Message {
-				return append(l.messages(""), llm.Message{Role: "user", Content: textutil.JoinParagraphs(lead, strings.TrimSpace(view), lesson, request)})
+			withLesson = func(lesson, asked string) []llm.Message {
+				if asked == "" {
+					asked = request
+				}
+				return append(l.messages(""), llm.Message{Role: "user", Content: textutil.JoinParagraphs(lead, strings.TrimSpace(view), lesson, asked)})
 			}
 		}
 	}
@@ -84,6 +88,9 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 			l.stopping = append(l.stopping, nextTest(p)...)
 		}
 	}
+	// A planned draw has no prefill of a fence and no stop at one: the plan
+	// comes first.
+	blockPrefill, blockStops, blockBudget := l.prefill, l.stopping, l.codeBudget
 	n := max(1, l.d.Settings.Samples)
 	if l.direct {
 		// Verified best-of-n (implementor.draws, in place of samples): each
@@ -126,18 +133,28 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 			break // the run's wall is spent: what was drawn is all there is
 		}
 		ask, sample, repairing := msgs, i, repair != nil
+		l.prefill, l.stopping, l.codeBudget = blockPrefill, blockStops, blockBudget
 		switch {
 		case repairing:
 			ask, sample, repair = repair, 0, nil
+		case lesson != "" && withLesson != nil && learned == 0:
+			ask, sample = withLesson(lesson, ""), 0
+			learned++
 		case lesson != "" && withLesson != nil:
-			ask, sample = withLesson(lesson), learned
+			// The draws after that are asked for a short plan before the
+			// code, as Aider's replies open: replayed on the server,
+			// Qwen-1.5B wrote go/difference-of-squares and python/isogram
+			// right so (2 of 2 and 4 of 4 at temperature 0.6), and never
+			// with the lesson and the bare request (0 of 6 at 0–1.0).
+			ask, sample = withLesson(lesson, planRequest(p, g, exists)), learned-1
+			l.prefill, l.stopping, l.codeBudget = planOpening, appendedTests(p, old), blockBudget+planTokens
 			learned++
 		}
 		resp, err := l.chatText(ctx, ask, sample)
 		if err != nil {
 			return codeExchange{}, err
 		}
-		code := strings.Join(strings.Fields(resp.Content), " ")
+		code := candidateKey(resp.Content, p)
 		if k, seen := tried[code]; seen {
 			l.recordSample(ctx, p, g, i, n, false, fmt.Sprintf("the same code as candidate %d", k+1), resp)
 			continue
@@ -218,6 +235,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 			failed = &codeExchange{instruction: instr, reply: resp.Content, result: text}
 		}
 	}
+	l.prefill, l.stopping, l.codeBudget = blockPrefill, blockStops, blockBudget
 	if fallback != nil {
 		land := l.land(ctx, fallback.change)
 		return codeExchange{instruction: instr, reply: fallback.resp.Content, result: fallback.note + land.text, land: land}, nil
@@ -254,6 +272,16 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 	}
 	land := l.land(ctx, c.change)
 	return codeExchange{instruction: instr, reply: resp.Content, result: c.note + land.text, land: land}, nil
+}
+
+// candidateKey is a reply's code with its white space made one: what tells
+// a candidate written before (a planned draw's plan may differ, its code
+// not).
+func candidateKey(reply, p string) string {
+	if code, ok := fencedBlock(reply, fenceFor(p)); ok && !hasBlockMarkers(reply) {
+		reply = code
+	}
+	return strings.Join(strings.Fields(reply), " ")
 }
 
 // appendedTests are where a small coder starts the tests it appends to the

@@ -128,6 +128,30 @@ func diagnoseRequest(p string, g grain, exists bool) string {
 	return fmt.Sprintf("First say in one sentence what in %s makes it fail. Then write %s with the fix, in one %s fenced block.", p, what, fence)
 }
 
+// planTokens is room for the short plan a planned draw writes before the
+// code (Qwen-1.5B's ran 60–200 tokens).
+const planTokens = 250
+
+// planOpening starts a planned draw's reply as Aider's example reply starts,
+// so the plan is a short numbered list and not a page of headings (asked
+// without it, Qwen-1.5B wrote 600 tokens before the code).
+const planOpening = "Ok, I will:\n\n1."
+
+// planRequest asks for a short plan, then the code: a draw of another kind
+// than the bare request, for a small coder that writes the same wrong code
+// to it at every temperature.
+func planRequest(p string, g grain, exists bool) string {
+	fence := fenceFor(p) + langOf(p)
+	what := "the complete new " + p
+	switch {
+	case g.kind == grainUnit:
+		what = fmt.Sprintf("the new %s %s, whole,", kindWord(g.unit), g.unit.Name)
+	case !exists:
+		what = "the new file " + p + ", complete,"
+	}
+	return fmt.Sprintf("Say briefly what you will do, then write %s in one %s fenced block.", what, fence)
+}
+
 // numberedLine is a line of a numbered view ("  12| code", ">  7| code").
 var numberedLine = regexp.MustCompile(`^\s*>?\s*\d+\| `)
 
