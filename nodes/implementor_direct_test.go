@@ -429,6 +429,30 @@ func TestLaterDrawsAskForAPlanBeforeTheCode(t *testing.T) {
 
 func ptr(f float64) *float64 { return &f }
 
+// Code that is the file as it was shown, failing as before, is not repaired
+// (the model would copy it again) nor drawn plainly: the next draw asks for
+// the plan at once.
+func TestACopiedFileIsFollowedByAPlannedDraw(t *testing.T) {
+	t.Parallel()
+	r := newDirectRun(t, text("```go\n"+meanGo+"```\n"), text(" Divide as floats.\n\n```go\n"+meanFixed+"```\n"))
+	r.d.Settings.Draws, r.d.Settings.FixRounds = 5, 0
+	res := r.runQuick(t)
+	calls := r.model.recorded()
+	if res.Status != ImplFinished || len(calls) != 2 {
+		t.Fatalf("status %s after %d calls, want 2: %s", res.Status, len(calls), res.Summary)
+	}
+	next := calls[1]
+	if ask := next.LastUser(); !strings.Contains(ask, "An earlier try at this failed the checks") || !strings.Contains(ask, "Say briefly what you will do") || strings.Contains(ask, "Fix the cause") {
+		t.Errorf("the draw after the copy is not the planned one with the lesson:\n%s", ask)
+	}
+	if next.Temperature != nil {
+		t.Errorf("the first planned draw at temperature %v, not the role's own", *next.Temperature)
+	}
+	if got := r.file(t, "stats.go"); got != meanFixed {
+		t.Errorf("stats.go:\n%s", got)
+	}
+}
+
 // A candidate the model wrote before and that failed is known to fail: it
 // is neither written nor gated again, and the draws go on.
 func TestADirectAttemptDoesNotGateTheSameCandidateTwice(t *testing.T) {

@@ -198,6 +198,15 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 				lesson = "An earlier try at this failed the checks: " + directNote(l.gatedFailure())
 			}
 		}
+		// A candidate that is the file as it was shown, failing as it did,
+		// says the bare request is answered by copying: no repair of it
+		// (a copy again) and no plain draw, the plan asked for at once
+		// (Qwen-1.5B wrote the failed file of the eval's second try back at
+		// every temperature, docs/eval.md).
+		copied := land.landed && land.introduced == "" && exists && sameCode(c.change.files[p], old)
+		if copied && lesson != "" && learned == 0 {
+			learned = 1
+		}
 		// A repair that builds no better but fails on another line is
 		// progress, as in Aider's lint rounds: it is repaired in turn
 		// (Qwen-1.5B turned `strings.ToUpper(word[0])` into
@@ -206,7 +215,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		if land.introduced != "" {
 			buildProblem = land.introduced
 		}
-		if l.direct && g.kind != grainBlocks && land.landed && (!repaired || onward) {
+		if l.direct && g.kind != grainBlocks && land.landed && !copied && (!repaired || onward) {
 			// The first candidate that fails is repaired once, in the same
 			// conversation, with the compiler's or the tests' words (as
 			// Aider's lint round and second try do), before fresh draws:
@@ -282,6 +291,11 @@ func candidateKey(reply, p string) string {
 		reply = code
 	}
 	return strings.Join(strings.Fields(reply), " ")
+}
+
+// sameCode reports whether two texts are the same code but for white space.
+func sameCode(a, b string) bool {
+	return strings.Join(strings.Fields(a), " ") == strings.Join(strings.Fields(b), " ")
 }
 
 // appendedTests are where a small coder starts the tests it appends to the
