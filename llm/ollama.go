@@ -138,6 +138,9 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 	} else if t := p.spec.Temperature; t != nil {
 		opts["temperature"] = *t
 	}
+	if _, set := opts["seed"]; !set && req.Seed != nil {
+		opts["seed"] = *req.Seed
+	}
 	if req.Variation > 0 {
 		vary(opts, req.Variation)
 	}

@@ -114,6 +114,7 @@ func (p *openaiProvider) request(req Request) openai.ChatCompletionRequest {
 			creq.Temperature = math.SmallestNonzeroFloat32
 		}
 	}
+	creq.Seed = req.Seed
 	for _, tl := range req.Tools {
 		params := tl.Parameters
 		if len(params) == 0 {

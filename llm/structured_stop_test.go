@@ -160,3 +160,37 @@ func TestStructuredNeverUsesAnOpenAIReplyCutAtTheLengthLimit(t *testing.T) {
 		t.Errorf("%d calls, want the call and one re-ask", n)
 	}
 }
+
+// A request's seed is sent when the role sets none, to Ollama and to an
+// OpenAI-compatible server alike; the role's own seed wins.
+func TestARequestSeedIsSentUnlessTheRoleSetsOne(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	srv.Script(llmtest.Step{Times: -1, Reply: llmtest.Reply{Content: "ok"}})
+	seeded := ollamaRole(srv, "m")
+	seeded.Options = map[string]any{"seed": 5}
+	r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": ollamaRole(srv, "m"), "seeded": seeded}})
+	seed := 3
+	for _, role := range []string{"primary", "seeded"} {
+		if _, err := r.Chat(context.Background(), Request{Role: role, Messages: userMsg("hi"), Seed: &seed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.Chat(context.Background(), Request{Role: "primary", Messages: userMsg("hi")}); err != nil {
+		t.Fatal(err)
+	}
+	calls := srv.ChatCalls()
+	if len(calls) != 3 || calls[0].Options["seed"] != 3.0 || calls[1].Options["seed"] != 5.0 || calls[2].Options["seed"] != nil {
+		t.Fatalf("seeds sent: %v", func() (s []any) {
+			for _, c := range calls {
+				s = append(s, c.Options["seed"])
+			}
+			return
+		}())
+	}
+	creq := (&openaiProvider{spec: RoleSpec{Model: "m"}}).request(Request{Seed: &seed})
+	if creq.Seed == nil || *creq.Seed != 3 {
+		t.Errorf("the OpenAI request's seed: %v", creq.Seed)
+	}
+}

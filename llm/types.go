@@ -54,6 +54,10 @@ type Request struct {
 	// evaluates the whole prompt afresh.
 	Expect      int
 	Temperature *float64 // nil: the role's, else the server's default
+	// Seed is the sampling seed when the role's options set none (nil:
+	// the server's, a random one), so a draw at a raised temperature is
+	// the same draw when the run is made again.
+	Seed *int
 	// Variation > 0 asks for different sampling than the first try, for a
 	// re-ask after a runaway reply: a new seed, a repeat penalty and a
 	// little more temperature, growing with Variation (Ollama).

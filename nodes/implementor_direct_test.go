@@ -421,6 +421,11 @@ func TestLaterDrawsAskForAPlanBeforeTheCode(t *testing.T) {
 		if (c.Temperature == nil) != (want == nil) || (want != nil && *c.Temperature != *want) {
 			t.Errorf("draw %d at temperature %v, want %v", 4+i, c.Temperature, want)
 		}
+		// A raised temperature's draw is seeded by its place: the run made
+		// again draws the same.
+		if seed := c.Options["seed"]; (want == nil) != (seed == nil) || (want != nil && seed != 1.0) {
+			t.Errorf("draw %d seeded %v", 4+i, seed)
+		}
 	}
 	if got := r.file(t, "stats.go"); got != meanFixed {
 		t.Errorf("stats.go is not the planned draw's code alone:\n%s", got)

@@ -607,7 +607,10 @@ func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int)
 	req := request(l.prefix, msgs, l.codeBudget)
 	if sample > 0 {
 		t := min(0.6+0.2*float64(sample-1), 1.2)
-		req.Temperature = &t
+		// Seeded by its place, so a run made again draws the same (a
+		// bench run moved by an exercise on one unseeded draw).
+		seed := sample
+		req.Temperature, req.Seed = &t, &seed
 	}
 	if l.prefill != "" {
 		req.Prefill = l.prefill
