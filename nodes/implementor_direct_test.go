@@ -6,10 +6,10 @@ package nodes
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -415,8 +415,8 @@ func TestLaterDrawsAskForAPlanBeforeTheCode(t *testing.T) {
 		if last := c.Messages[len(c.Messages)-1]; last.Role != "assistant" || last.Content != "Ok, I will:\n\n1." {
 			t.Errorf("draw %d's reply does not start with the plan's opening: %+v", 4+i, last)
 		}
-		if stops := fmt.Sprint(c.Options["stop"]); strings.Contains(stops, "\n```") {
-			t.Errorf("draw %d stops at a fence, which would end it at the code's opening: %s", 4+i, stops)
+		if stops, _ := c.Options["stop"].([]any); !slices.Contains(stops, any("\n```\n")) || slices.Contains(stops, any("\n```")) {
+			t.Errorf("draw %d does not stop at the closing fence alone (a bare fence would end it at the code's opening): %q", 4+i, stops)
 		}
 		if (c.Temperature == nil) != (want == nil) || (want != nil && *c.Temperature != *want) {
 			t.Errorf("draw %d at temperature %v, want %v", 4+i, c.Temperature, want)

@@ -147,7 +147,7 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 			// right so (2 of 2 and 4 of 4 at temperature 0.6), and never
 			// with the lesson and the bare request (0 of 6 at 0–1.0).
 			ask, sample = withLesson(lesson, planRequest(p, g, exists)), learned-1
-			l.prefill, l.stopping, l.codeBudget = planOpening, appendedTests(p, old), blockBudget+planTokens
+			l.prefill, l.stopping, l.codeBudget = planOpening, append(closingFence(p), appendedTests(p, old)...), blockBudget+planTokens
 			learned++
 		}
 		resp, err := l.chatText(ctx, ask, sample)
@@ -291,6 +291,14 @@ func candidateKey(reply, p string) string {
 		reply = code
 	}
 	return strings.Join(strings.Fields(reply), " ")
+}
+
+// closingFence ends a planned draw at its code block's close: after it,
+// Qwen-1.5B went on with "Now, let's verify…" and a block of tests, which
+// cost tokens and, were it the longest block, would be read as the file.
+// The opening fence names the language, so this does not match it.
+func closingFence(p string) []string {
+	return []string{"\n" + fenceFor(p) + "\n"}
 }
 
 // sameCode reports whether two texts are the same code but for white space.
