@@ -88,8 +88,8 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 			l.stopping = append(l.stopping, nextTest(p)...)
 		}
 	}
-	// A planned draw has no prefill of a fence and no stop at one: the plan
-	// comes first.
+	// A planned draw's reply opens with the plan, not the fence: it has its
+	// own prefill and stops, and the next draw gets the block's back.
 	blockPrefill, blockStops, blockBudget := l.prefill, l.stopping, l.codeBudget
 	n := max(1, l.d.Settings.Samples)
 	if l.direct {
@@ -143,9 +143,9 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 		case lesson != "" && withLesson != nil:
 			// The draws after that are asked for a short plan before the
 			// code, as Aider's replies open: replayed on the server,
-			// Qwen-1.5B wrote go/difference-of-squares and python/isogram
-			// right so (2 of 2 and 4 of 4 at temperature 0.6), and never
-			// with the lesson and the bare request (0 of 6 at 0–1.0).
+			// Qwen-1.5B wrote go/difference-of-squares right so at
+			// temperature 0 and in 2 of 4 at 0.6 (0 of 6 at 0–1.0 with the
+			// lesson and the bare request), python/isogram in 4 of 4 at 0.6.
 			ask, sample = withLesson(lesson, planRequest(p, g, exists)), learned-1
 			l.prefill, l.stopping, l.codeBudget = planOpening, append(closingFence(p), appendedTests(p, old)...), blockBudget+planTokens
 			learned++
@@ -290,7 +290,7 @@ func candidateKey(reply, p string) string {
 	if code, ok := fencedBlock(reply, fenceFor(p)); ok && !hasBlockMarkers(reply) {
 		reply = code
 	}
-	return strings.Join(strings.Fields(reply), " ")
+	return compact(reply)
 }
 
 // closingFence ends a planned draw at its code block's close: after it,
@@ -302,9 +302,10 @@ func closingFence(p string) []string {
 }
 
 // sameCode reports whether two texts are the same code but for white space.
-func sameCode(a, b string) bool {
-	return strings.Join(strings.Fields(a), " ") == strings.Join(strings.Fields(b), " ")
-}
+func sameCode(a, b string) bool { return compact(a) == compact(b) }
+
+// compact makes every run of white space one space.
+func compact(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // appendedTests are where a small coder starts the tests it appends to the
 // file it was asked to write (Qwen2.5-Coder-0.5B did on most exercises):
