@@ -117,15 +117,19 @@ const diagnoseTokens = 120
 // sentence; Qwen2.5-Coder-1.5B copied the failing file back unchanged at
 // lemmings' bare request, docs/eval.md).
 func diagnoseRequest(p string, g grain, exists bool) string {
-	fence := fenceFor(p) + langOf(p)
-	what := "the complete new " + p
+	return fmt.Sprintf("First say in one sentence what in %s makes it fail. Then write %s with the fix, in one %s fenced block.", p, codeAsked(p, g, exists), fenceFor(p)+langOf(p))
+}
+
+// codeAsked names the code a request after some words asks for: the whole
+// file, the unit, or the new file.
+func codeAsked(p string, g grain, exists bool) string {
 	switch {
 	case g.kind == grainUnit:
-		what = fmt.Sprintf("the new %s %s, whole,", kindWord(g.unit), g.unit.Name)
+		return fmt.Sprintf("the new %s %s, whole,", kindWord(g.unit), g.unit.Name)
 	case !exists:
-		what = "the new file " + p + ", complete,"
+		return "the new file " + p + ", complete,"
 	}
-	return fmt.Sprintf("First say in one sentence what in %s makes it fail. Then write %s with the fix, in one %s fenced block.", p, what, fence)
+	return "the complete new " + p
 }
 
 // planTokens is room for the short plan a planned draw writes before the
@@ -141,15 +145,7 @@ const planOpening = "Ok, I will:\n\n1."
 // than the bare request, for a small coder that writes the same wrong code
 // to it at every temperature.
 func planRequest(p string, g grain, exists bool) string {
-	fence := fenceFor(p) + langOf(p)
-	what := "the complete new " + p
-	switch {
-	case g.kind == grainUnit:
-		what = fmt.Sprintf("the new %s %s, whole,", kindWord(g.unit), g.unit.Name)
-	case !exists:
-		what = "the new file " + p + ", complete,"
-	}
-	return fmt.Sprintf("Say briefly what you will do, then write %s in one %s fenced block.", what, fence)
+	return fmt.Sprintf("Say briefly what you will do, then write %s in one %s fenced block.", codeAsked(p, g, exists), fenceFor(p)+langOf(p))
 }
 
 // numberedLine is a line of a numbered view ("  12| code", ">  7| code").
