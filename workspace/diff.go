@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // withTempIndex stages the whole work tree into a throw-away copy of the
@@ -24,8 +25,11 @@ func (w *Worktree) withTempIndex(ctx context.Context, fn func(env []string) erro
 	defer os.RemoveAll(tmpDir)
 	tmp := filepath.Join(tmpDir, "index")
 	env := []string{"GIT_INDEX_FILE=" + tmp}
-	// Starting from a copy keeps git's cached file stats: only changed files are hashed.
-	if err := CopyFile(strings.TrimSpace(out), tmp); err != nil {
+	// Starting from a copy keeps git's cached file stats: only changed files
+	// are hashed. The copy keeps the index's mtime too: git hashes a file whose
+	// stats match again only when it is as new as the index ("racily clean");
+	// a copy made later would hide a same-size rewrite in the index's tick.
+	if err := copyIndex(strings.TrimSpace(out), tmp); err != nil {
 		if _, err := w.git(ctx, env, "read-tree", "HEAD"); err != nil {
 			return fmt.Errorf("temporary index: %w", err)
 		}
@@ -34,6 +38,18 @@ func (w *Worktree) withTempIndex(ctx context.Context, fn func(env []string) erro
 		return fmt.Errorf("stage into temporary index: %w", err)
 	}
 	return fn(env)
+}
+
+// copyIndex copies a git index with its modification time.
+func copyIndex(src, dst string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if err := CopyFile(src, dst); err != nil {
+		return err
+	}
+	return os.Chtimes(dst, time.Time{}, fi.ModTime())
 }
 
 // CopyFile copies the file src to dst, with src's permission bits and the

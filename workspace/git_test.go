@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestOpenRepoErrors(t *testing.T) {
@@ -476,5 +477,37 @@ func TestReattachAndRefs(t *testing.T) {
 	}
 	if refs["refs/tags/v1"] != head || refs["refs/heads/"+wt.Branch()] != head {
 		t.Errorf("refs %v, want the tag and the run branch at %s", refs, head)
+	}
+}
+
+// A file rewritten in the clock tick git wrote the index in, at the same size,
+// has the stats the index recorded: git hashes it again only because the index
+// file is as new as the entry ("racily clean"). The diff's copy of the index
+// must keep that mtime, or the change is not seen (a one-character fix, `-`
+// to `+`, written in the worktree's first tick). The tick is made here by
+// setting the times; ctime, which cannot be set, is left out of the stats.
+func TestDiffSeesASameSizeRewriteInTheIndexsTick(t *testing.T) {
+	t.Parallel()
+	_, wt := newWorktree(t, map[string]string{"a.txt": "a - b\n"})
+	git(t, wt.Dir(), "config", "core.trustctime", "false")
+	tick := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	file := filepath.Join(wt.Dir(), "a.txt")
+	if err := os.Chtimes(file, tick, tick); err != nil {
+		t.Fatal(err)
+	}
+	git(t, wt.Dir(), "update-index", "--refresh") // the index records the tick
+	index := git(t, wt.Dir(), "rev-parse", "--path-format=absolute", "--git-path", "index")
+	if err := os.Chtimes(index, tick, tick); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, wt.Dir(), map[string]string{"a.txt": "a + b\n"})
+	if err := os.Chtimes(file, tick, tick); err != nil {
+		t.Fatal(err)
+	}
+	if d := mustDiff(t, wt, ""); !strings.Contains(d, "+a + b") {
+		t.Errorf("the rewrite is not in the diff:\n%s", d)
+	}
+	if files, err := wt.ChangedFiles(bg(), ""); err != nil || !slices.Equal(files, []string{"a.txt"}) {
+		t.Errorf("changed files %q, %v", files, err)
 	}
 }
