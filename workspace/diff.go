@@ -40,7 +40,9 @@ func (w *Worktree) withTempIndex(ctx context.Context, fn func(env []string) erro
 	return fn(env)
 }
 
-// copyIndex copies a git index with its modification time.
+// copyIndex copies a git index with its modification time, read before the
+// copy: were git to write a newer index meanwhile, the older time only makes
+// more entries racy, hashed again, never fewer.
 func copyIndex(src, dst string) error {
 	fi, err := os.Stat(src)
 	if err != nil {
