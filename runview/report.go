@@ -216,12 +216,16 @@ func cell(s string) string {
 	return strings.ReplaceAll(s, "|", "\\|")
 }
 
+// indentReason keeps a multi-line reason's first line (the gate and its exit
+// code, say) on the task's own line, so a reader skimming the list sees why,
+// and sets the rest (the gate's output) in a code block under it.
 func indentReason(r string) string {
 	r = strings.TrimSpace(r)
-	if !strings.Contains(r, "\n") {
-		return r
+	head, rest, multi := strings.Cut(r, "\n")
+	if rest = strings.TrimSpace(rest); !multi || rest == "" {
+		return head
 	}
-	return "\n\n  ```\n  " + strings.ReplaceAll(clip(r, 1500), "\n", "\n  ") + "\n  ```"
+	return strings.TrimSpace(head) + "\n\n  ```\n  " + strings.ReplaceAll(clip(rest, 1500), "\n", "\n  ") + "\n  ```"
 }
 
 func orNoneRecorded(s string) string {
