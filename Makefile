@@ -21,9 +21,10 @@ demo-real:
 	GO="$(GO)" ./scripts/demo-real.sh
 
 # The test command CI runs: formatting, vet, no large binaries tracked, unit
-# and e2e tests under -race and once more without it (plain `go test` is what
-# contributors run; it caught a child process the runtime aborted for deadlock
-# only without -race), the contract tests against a real Ollama server built
+# tests under -race and once more without it with the e2e tests of the built
+# binary (plain `go test` is what contributors run; it caught a child process
+# the runtime aborted for deadlock only without -race; the e2e tests skip under
+# -race, their binary being built without it), the contract tests against a real Ollama server built
 # here, lemmings serve in a real headless browser, and a run's trace in a real
 # OpenTelemetry receiver.
 test: fmt-check vet check-binaries unit unit-plain test-cluster test-ollama test-browser test-traces
@@ -32,7 +33,7 @@ test: fmt-check vet check-binaries unit unit-plain test-cluster test-ollama test
 unit:
 	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 LEMMINGS_TEST_PHOENIX=0 $(GO) test -race -count=1 -timeout 30m $(PKGS)
 
-# The whole suite without -race: about 6 minutes (cmd/lemmings is most of it).
+# The whole suite without -race: 10-14 minutes on 2 cores (cmd/lemmings' e2e tests are most of it).
 unit-plain:
 	LEMMINGS_REAL_OLLAMA=0 LEMMINGS_TEST_POSTGRES=0 LEMMINGS_TEST_PHOENIX=0 $(GO) test -count=1 -timeout 20m $(PKGS)
 

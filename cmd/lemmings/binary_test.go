@@ -16,10 +16,12 @@ import (
 
 // The end-to-end tests run the built binary, as a user would.
 
-// lemmingsBin builds the lemmings binary once per test process.
+// lemmingsBin builds the lemmings binary once per test process. Under -race
+// the tests that run it skip (buildtest.EndToEnd): the plain run covers them,
+// and LEMMINGS_E2E_RACE=1 runs them on a binary built with -race.
 func lemmingsBin(t testing.TB) string {
 	t.Helper()
-	return buildtest.Binary(t, "github.com/lemmings-dev/lemmings/cmd/lemmings")
+	return buildtest.EndToEnd(t, "github.com/lemmings-dev/lemmings/cmd/lemmings")
 }
 
 // result is one finished invocation of the binary.
@@ -32,13 +34,16 @@ type result struct {
 // user's lemmings, Ollama or OpenRouter settings, its own config home.
 type cli struct {
 	t          testing.TB
+	bin        string
 	configHome string
 	stateHome  string // XDG_STATE_HOME: the local servers' tokens
 	env        []string
 }
 
 func newCLI(t testing.TB, extraEnv ...string) *cli {
-	c := &cli{t: t, configHome: t.TempDir(), stateHome: t.TempDir()}
+	// The binary is had here, so that under -race the test that makes the
+	// cli is the one skipped, before it does any work.
+	c := &cli{t: t, bin: lemmingsBin(t), configHome: t.TempDir(), stateHome: t.TempDir()}
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "LEMMINGS_") || strings.HasPrefix(kv, "OLLAMA_") ||
 			strings.HasPrefix(kv, "OPENROUTER_") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=") || strings.HasPrefix(kv, "XDG_STATE_HOME=") {
@@ -65,7 +70,7 @@ func (c *cli) config(yaml string) {
 
 // command prepares an invocation in dir without starting it.
 func (c *cli) command(ctx context.Context, dir string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, lemmingsBin(c.t), args...)
+	cmd := exec.CommandContext(ctx, c.bin, args...)
 	cmd.Dir = dir
 	cmd.Env = c.env
 	return cmd

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -29,11 +30,37 @@ var (
 // a folder of its own (which a test may put first on PATH).
 func Binary(t testing.TB, pkg string) string {
 	t.Helper()
+	return binary(t, pkg)
+}
+
+// EnvRaceE2E set to 1 makes EndToEnd run its tests under -race too, on a
+// binary built with -race.
+const EnvRaceE2E = "LEMMINGS_E2E_RACE"
+
+// EndToEnd is Binary for a test that runs the command as a user would. In a
+// test process built with -race it skips the test: the binary is built
+// without -race, so the detector would watch only the test waiting on it,
+// and make test runs these tests in its plain pass. With EnvRaceE2E=1 it
+// builds the binary with -race instead, and the test runs.
+func EndToEnd(t testing.TB, pkg string) string {
+	t.Helper()
+	if !raceEnabled {
+		return binary(t, pkg)
+	}
+	if os.Getenv(EnvRaceE2E) != "1" {
+		t.Skipf("runs %s, built without -race, as a process: the plain run covers it (%s=1 runs it here on a -race build)", path.Base(pkg), EnvRaceE2E)
+	}
+	return binary(t, pkg, "-race")
+}
+
+func binary(t testing.TB, pkg string, flags ...string) string {
+	t.Helper()
+	key := strings.Join(append([]string{pkg}, flags...), " ")
 	mu.Lock()
-	b := builds[pkg]
+	b := builds[key]
 	if b == nil {
 		b = &build{}
-		builds[pkg] = b
+		builds[key] = b
 	}
 	mu.Unlock()
 	b.once.Do(func() {
@@ -43,7 +70,7 @@ func Binary(t testing.TB, pkg string) string {
 			return
 		}
 		b.bin = filepath.Join(dir, path.Base(pkg))
-		if out, err := exec.Command("go", "build", "-o", b.bin, pkg).CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", append(append([]string{"build"}, flags...), "-o", b.bin, pkg)...).CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}
 	})
@@ -57,11 +84,11 @@ func Binary(t testing.TB, pkg string) string {
 func RemoveAll() {
 	mu.Lock()
 	defer mu.Unlock()
-	for pkg, b := range builds {
+	for key, b := range builds {
 		if b.bin != "" {
 			os.RemoveAll(filepath.Dir(b.bin))
 		}
-		delete(builds, pkg)
+		delete(builds, key)
 	}
 }
 

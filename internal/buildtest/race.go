@@ -1,0 +1,5 @@
+//go:build race
+
+package buildtest
+
+const raceEnabled = true
