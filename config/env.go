@@ -157,7 +157,8 @@ func environment(get func(string) string, environ func() []string) (entries []en
 // tooling, not to the configuration: they are neither keys nor problems.
 func toolingEnv(name string) bool {
 	switch name {
-	case "LEMMINGS_REAL_OLLAMA", "LEMMINGS_OLLAMA_BIN":
+	case "LEMMINGS_REAL_OLLAMA", "LEMMINGS_OLLAMA_BIN", "LEMMINGS_E2E_RACE", "LEMMINGS_BROWSER", "LEMMINGS_SCREENSHOTS",
+		"LEMMINGS_MODELS_DIR", "LEMMINGS_TRAINED_FULL", "LEMMINGS_TRAINED_SEEDS":
 		return true
 	}
 	return strings.HasPrefix(name, "LEMMINGS_TEST_")

@@ -144,7 +144,8 @@ func TestEnvNameRoundTripsEveryKnownKey(t *testing.T) {
 }
 
 func TestToolingVariablesAreNotConfigProblems(t *testing.T) {
-	env := map[string]string{"LEMMINGS_REAL_OLLAMA": "1", "LEMMINGS_OLLAMA_BIN": "/x/ollama", "LEMMINGS_TEST_SCALE": "2", "LEMMINGS_BOGUS": "1"}
+	env := map[string]string{"LEMMINGS_REAL_OLLAMA": "1", "LEMMINGS_OLLAMA_BIN": "/x/ollama", "LEMMINGS_TEST_SCALE": "2", "LEMMINGS_BOGUS": "1",
+		"LEMMINGS_E2E_RACE": "1", "LEMMINGS_TRAINED_FULL": "1", "LEMMINGS_BROWSER": "1"}
 	_, _, err := Load(LoadOptions{
 		Env: func(k string) string { return env[k] },
 		Environ: func() []string {
