@@ -24,8 +24,8 @@ demo-real:
 # tests under -race and once more without it with the e2e tests of the built
 # binary (plain `go test` is what contributors run; it caught a child process
 # the runtime aborted for deadlock only without -race; the e2e tests skip under
-# -race, their binary being built without it), the contract tests against a real Ollama server built
-# here, lemmings serve in a real headless browser, and a run's trace in a real
+# -race, their binary being built without it), the contract tests against a
+# real Ollama server built here, lemmings serve in a real headless browser, and a run's trace in a real
 # OpenTelemetry receiver.
 test: fmt-check vet check-binaries unit unit-plain test-cluster test-ollama test-browser test-traces
 

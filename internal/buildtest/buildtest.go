@@ -25,14 +25,6 @@ var (
 	builds = map[string]*build{}
 )
 
-// Binary builds the main package pkg (an import path) on first use and
-// returns the binary's path. The binary is named as pkg's last element, in
-// a folder of its own (which a test may put first on PATH).
-func Binary(t testing.TB, pkg string) string {
-	t.Helper()
-	return binary(t, pkg)
-}
-
 // EnvRaceE2E set to 1 makes EndToEnd run its tests under -race too, on a
 // binary built with -race.
 const EnvRaceE2E = "LEMMINGS_E2E_RACE"
@@ -45,15 +37,18 @@ const EnvRaceE2E = "LEMMINGS_E2E_RACE"
 func EndToEnd(t testing.TB, pkg string) string {
 	t.Helper()
 	if !raceEnabled {
-		return binary(t, pkg)
+		return Binary(t, pkg)
 	}
 	if os.Getenv(EnvRaceE2E) != "1" {
 		t.Skipf("runs %s, built without -race, as a process: the plain run covers it (%s=1 runs it here on a -race build)", path.Base(pkg), EnvRaceE2E)
 	}
-	return binary(t, pkg, "-race")
+	return Binary(t, pkg, "-race")
 }
 
-func binary(t testing.TB, pkg string, flags ...string) string {
+// Binary builds the main package pkg (an import path) with go build's flags
+// on first use and returns the binary's path. The binary is named as pkg's
+// last element, in a folder of its own (which a test may put first on PATH).
+func Binary(t testing.TB, pkg string, flags ...string) string {
 	t.Helper()
 	key := strings.Join(append([]string{pkg}, flags...), " ")
 	mu.Lock()
