@@ -330,6 +330,7 @@ func (e *evalRun) exercise(ctx context.Context, ex Exercise) (r Result, ok bool)
 		}
 		r.Runs = append(r.Runs, out)
 		r.PromptTokens += out.PromptTokens
+		r.PromptCached += out.PromptCached
 		r.CompletionTokens += out.CompletionTokens
 		r.CostUSD += out.CostUSD
 		r.Calls += out.Calls

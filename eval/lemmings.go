@@ -141,7 +141,7 @@ func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
 	v := runview.Of(&res.State, res.Standing)
 	out := Outcome{RunID: res.RunID, Status: string(v.Standing.Status), Outcome: string(v.Outcome), StopReason: v.StopReason,
 		TasksCompleted: v.Tasks.Completed, TasksFailed: v.Tasks.Failed,
-		PromptTokens: v.Total.PromptTokens, CompletionTokens: v.Total.CompletionTokens, CostUSD: v.Total.CostUSD,
+		PromptTokens: v.Total.PromptTokens, PromptCached: v.Total.PromptCached, CompletionTokens: v.Total.CompletionTokens, CostUSD: v.Total.CostUSD,
 		Calls: v.Total.Calls, ModelSeconds: v.Total.Elapsed.Seconds()}
 	if err != nil {
 		out.Error = err.Error()

@@ -32,11 +32,14 @@ type Result struct {
 	Dir      string `json:"dir"`
 	Status   string `json:"status"`
 	// PassedAttempt is the attempt whose tests passed (0: none).
-	PassedAttempt    int     `json:"passed_attempt"`
-	Pass1            bool    `json:"pass1"`
-	Pass2            bool    `json:"pass2"`
-	Attempts         int     `json:"attempts"`
-	PromptTokens     int     `json:"prompt_tokens"`
+	PassedAttempt int  `json:"passed_attempt"`
+	Pass1         bool `json:"pass1"`
+	Pass2         bool `json:"pass2"`
+	Attempts      int  `json:"attempts"`
+	PromptTokens  int  `json:"prompt_tokens"`
+	// PromptCached is the part of PromptTokens the server's cache served:
+	// the server read PromptTokens - PromptCached.
+	PromptCached     int     `json:"prompt_cached,omitempty"`
 	CompletionTokens int     `json:"completion_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
 	Calls            int     `json:"calls,omitempty"`

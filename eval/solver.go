@@ -30,6 +30,7 @@ type Outcome struct {
 	TasksCompleted   int     `json:"tasks_completed"`
 	TasksFailed      int     `json:"tasks_failed"`
 	PromptTokens     int     `json:"prompt_tokens"`
+	PromptCached     int     `json:"prompt_cached,omitempty"` // of PromptTokens, served by the server's cache
 	CompletionTokens int     `json:"completion_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
 	// Calls and ModelSeconds are the model calls the run made and the time

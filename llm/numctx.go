@@ -31,10 +31,14 @@ type modelCache struct {
 	mu   sync.Mutex
 	info map[string]modelInfo
 	last map[string]int
+	// held is what each model's KV cache holds, as last sent and received
+	// (kvcache.go); rate its measured prompt-reading speed.
+	held map[string]string
+	rate map[string]float64
 }
 
 func newModelCache() *modelCache {
-	return &modelCache{info: map[string]modelInfo{}, last: map[string]int{}}
+	return &modelCache{info: map[string]modelInfo{}, last: map[string]int{}, held: map[string]string{}, rate: map[string]float64{}}
 }
 
 func (c *modelCache) get(key string) (modelInfo, bool) {
@@ -194,4 +198,31 @@ func (r *Router) PromptLimit(ctx context.Context, role string) (int, error) {
 	reply := cmp.Or(p.spec.MaxTokens, defaultReplyTokens)
 	minReply := min(reply, max(reply/4, minReplyTokens))
 	return max(window-minReply-promptOverhead, minReplyTokens), nil
+}
+
+// ReserveWindow sizes a local role's context window for a run at once, for
+// its largest prompt (tokens, by CountTokens' estimate) and reply: every new
+// num_ctx reloads the model and drops its cache, so a run that keeps one
+// window reads each shared prefix once (a window only grows, sizeWindow).
+// A role with a fixed num_ctx, or not on Ollama, is left as it is.
+func (r *Router) ReserveWindow(ctx context.Context, role string, tokens int) error {
+	ro, err := r.role(role)
+	if err != nil {
+		return err
+	}
+	p, ok := ro.prov.(*ollamaProvider)
+	if !ok || p.spec.NumCtx > 0 || tokens <= 0 {
+		return nil
+	}
+	info, err := p.info(ctx)
+	if err != nil {
+		return r.finish(ctx, ro, err)
+	}
+	reply := cmp.Or(p.spec.MaxTokens, defaultReplyTokens)
+	n := expectWindow(tokens + promptOverhead + reply)
+	if limit := windowLimit(info.contextLength, p.spec.MaxNumCtx); limit > 0 {
+		n = min(n, limit)
+	}
+	p.models.setWindow(p.key, n)
+	return nil
 }

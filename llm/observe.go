@@ -148,6 +148,7 @@ type watchdog struct {
 	mu      sync.Mutex
 	timer   *time.Timer
 	timeout time.Duration
+	heard   bool // a first chunk came: the timeout is the wait between chunks
 }
 
 // errStalled is the cause a watchdog cancels a request with.
@@ -178,7 +179,21 @@ func (w *watchdog) touch() {
 		return
 	}
 	w.mu.Lock()
+	w.heard = true
 	w.timer.Reset(w.timeout)
+	w.mu.Unlock()
+}
+
+// expectFirst gives the wait for the first chunk: d when longer than the
+// timeout (a long prompt read on a slow server), counted from now.
+func (w *watchdog) expectFirst(d time.Duration) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	if !w.heard && d > w.timeout {
+		w.timer.Reset(d)
+	}
 	w.mu.Unlock()
 }
 

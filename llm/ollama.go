@@ -147,6 +147,14 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 	if len(req.Stop) > 0 {
 		opts["stop"] = req.Stop
 	}
+	// A new window reloads the model, and its cache with it.
+	if p.models.lastWindow(p.key) != w.numCtx {
+		p.models.forget(p.key)
+	}
+	held := cacheText(req.Messages, req.Prefill)
+	share := p.models.cachedShare(p.key, held)
+	read := int(float64(promptTokens) * (1 - share))
+	watchdogOf(ctx).expectFirst(firstTokenWait(read, p.models.prefillRate(p.key), 0))
 	msgs := toOllamaMessages(req.Messages)
 	if req.Prefill != "" {
 		// A last assistant message is continued, not answered.
@@ -180,6 +188,7 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 	})
 	m.done()
 	if errors.Is(err, errLooping) {
+		p.models.forget(p.key)
 		// What the call cost is kept; the partial text goes back with the
 		// error so a caller can say what went wrong.
 		resp := Response{Content: content.String(), Model: p.spec.Model, Provider: ProviderOllama, DoneReason: string(StopLooping), NumCtx: w.numCtx,
@@ -188,9 +197,11 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 			Err: fmt.Errorf("the reply repeated the same lines %d times in a row after %d tokens: stopped (%q…)", repeatTimes, m.tokens, textutil.Clip(content.String(), 60))}
 	}
 	if err != nil {
+		p.models.forget(p.key)
 		return Response{}, false, p.classify(err, cap)
 	}
 	if final == nil {
+		p.models.forget(p.key)
 		if st := cap.Status(); st >= 400 {
 			return Response{}, false, p.statusError(st, http.StatusText(st), cap)
 		}
@@ -206,6 +217,9 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 			Err: fmt.Errorf("the reply ended without done:true after %d bytes of content: %v", content.Len(), cmp.Or(cap.ReadErr(), io.EOF))}
 	}
 	p.models.setWindow(p.key, w.numCtx)
+	cached := int(float64(final.PromptEvalCount) * share)
+	p.models.notePrefill(p.key, final.PromptEvalCount-cached, final.PromptEvalDuration)
+	p.models.hold(p.key, held+content.String())
 	text := content.String()
 	if req.Prefill != "" && !strings.HasPrefix(text, req.Prefill) {
 		text = req.Prefill + text
@@ -214,7 +228,7 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 		Content: text, ToolCalls: calls, Model: p.spec.Model, Provider: ProviderOllama,
 		DoneReason: final.DoneReason, NumCtx: w.numCtx,
 		Usage: Usage{Calls: 1, PromptTokens: final.PromptEvalCount, CompletionTokens: final.EvalCount, GenDuration: final.EvalDuration,
-			PromptDuration: final.PromptEvalDuration},
+			PromptDuration: final.PromptEvalDuration, PromptCached: cached},
 	}
 	return resp, final.PromptEvalCount >= w.numCtx, nil
 }

@@ -46,6 +46,8 @@ type LogEntry struct {
 	Attempts   int        `json:"attempts"`
 	Usage      struct {
 		PromptTokens     int     `json:"prompt_tokens"`
+		PromptCached     int     `json:"prompt_cached,omitempty"`
+		PromptMS         int64   `json:"prompt_ms,omitempty"`
 		CompletionTokens int     `json:"completion_tokens"`
 		CostUSD          float64 `json:"cost_usd,omitempty"`
 		ElapsedMS        int64   `json:"elapsed_ms"`
@@ -67,6 +69,7 @@ func (l *promptLog) write(now time.Time, ro *role, label string, req Request, re
 		e.Tools = append(e.Tools, t.Name)
 	}
 	e.Usage.PromptTokens, e.Usage.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
+	e.Usage.PromptCached, e.Usage.PromptMS = resp.Usage.PromptCached, resp.Usage.PromptDuration.Milliseconds()
 	e.Usage.CostUSD, e.Usage.ElapsedMS = resp.Usage.CostUSD, resp.Elapsed.Milliseconds()
 	if ro.isLocal {
 		e.Usage.TokensPerSecond = resp.Usage.TokensPerSecond()

@@ -136,6 +136,10 @@ type Usage struct {
 	// PromptDuration is the time the server spent reading the prompt
 	// (Ollama's prompt_eval_duration; 0 where the server does not say).
 	PromptDuration time.Duration
+	// PromptCached is the part of PromptTokens the server's cache served
+	// (Ollama: lemmings' estimate from the prefix the call shared with the
+	// model's last one; the server reads only the rest).
+	PromptCached int
 }
 
 // Add returns the sum of u and o.
@@ -148,6 +152,7 @@ func (u Usage) Add(o Usage) Usage {
 		Elapsed:          u.Elapsed + o.Elapsed,
 		GenDuration:      u.GenDuration + o.GenDuration,
 		PromptDuration:   u.PromptDuration + o.PromptDuration,
+		PromptCached:     u.PromptCached + o.PromptCached,
 	}
 }
 

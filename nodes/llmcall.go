@@ -184,7 +184,7 @@ func emitCall(ctx context.Context, label string, resp llm.Response) {
 }
 
 func totals(u llm.Usage) runstate.UsageTotals {
-	return runstate.UsageTotals{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Elapsed: u.Elapsed}
+	return runstate.UsageTotals{Calls: u.Calls, PromptTokens: u.PromptTokens, PromptCached: u.PromptCached, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Elapsed: u.Elapsed}
 }
 
 // Reply budgets (tokens) of the structured answers, by label: what the answer

@@ -335,8 +335,13 @@ func fitBudgets(ctx context.Context, set *nodes.Settings, router *llm.Router) {
 		if set.TokenBudgets == nil {
 			set.TokenBudgets = map[string]int{}
 		}
+		largest := 0
 		for _, l := range labels {
 			set.TokenBudgets[l] = min(set.Budget(l), limit)
+			largest = max(largest, set.TokenBudgets[l])
 		}
+		// One window for the run, fit to the role's largest prompt: a window
+		// that grows mid-run reloads the model and drops its cache.
+		_ = router.ReserveWindow(ctx, role, largest)
 	}
 }

@@ -378,6 +378,7 @@ type Approval struct {
 type UsageTotals struct {
 	Calls            int           `json:"calls"`
 	PromptTokens     int           `json:"prompt_tokens"`
+	PromptCached     int           `json:"prompt_cached,omitempty"` // of PromptTokens, served by the server's cache
 	CompletionTokens int           `json:"completion_tokens"`
 	CostUSD          float64       `json:"cost_usd"`
 	Elapsed          time.Duration `json:"elapsed"`
@@ -399,6 +400,7 @@ func (s *State) AddUsage(label string, u UsageTotals) {
 	t := s.Usage[label]
 	t.Calls += u.Calls
 	t.PromptTokens += u.PromptTokens
+	t.PromptCached += u.PromptCached
 	t.CompletionTokens += u.CompletionTokens
 	t.CostUSD += u.CostUSD
 	t.Elapsed += u.Elapsed

@@ -127,6 +127,7 @@ func Of(s *runstate.State, st runstate.Standing) View {
 		v.Usage = append(v.Usage, RoleUsage{Role: label, UsageTotals: u})
 		v.Total.Calls += u.Calls
 		v.Total.PromptTokens += u.PromptTokens
+		v.Total.PromptCached += u.PromptCached
 		v.Total.CompletionTokens += u.CompletionTokens
 		v.Total.CostUSD += u.CostUSD
 		v.Total.Elapsed += u.Elapsed

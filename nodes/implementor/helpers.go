@@ -46,7 +46,7 @@ func CleanFiles(fs []string) []string {
 }
 
 func usageOf(u llm.Usage) runstate.UsageTotals {
-	return runstate.UsageTotals{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Elapsed: u.Elapsed}
+	return runstate.UsageTotals{Calls: u.Calls, PromptTokens: u.PromptTokens, PromptCached: u.PromptCached, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Elapsed: u.Elapsed}
 }
 
 // request is a call after the attempt's prefix: the prompt is not composed

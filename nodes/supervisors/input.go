@@ -188,5 +188,5 @@ func (d *Runner) denies(p string) bool { return d.Denied == nil || d.Denied(p) }
 func clip(s string, n int) string { return textutil.Clip(strings.TrimSpace(s), n) }
 
 func totals(u llm.Usage) runstate.UsageTotals {
-	return runstate.UsageTotals{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Elapsed: u.Elapsed}
+	return runstate.UsageTotals{Calls: u.Calls, PromptTokens: u.PromptTokens, PromptCached: u.PromptCached, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Elapsed: u.Elapsed}
 }
