@@ -123,6 +123,11 @@ func TestADirectAttemptSendsTheFailingGateBack(t *testing.T) {
 			t.Errorf("the fix round lacks %q:\n%s", want, ask)
 		}
 	}
+	// The file first, what failed after it: the part of the prompt a round
+	// shares with the last stays a prefix the server's cache serves.
+	if iFile, iFail := strings.Index(ask, "func Mean(xs []int) float64"), strings.Index(ask, "integer division"); iFile < 0 || iFail < iFile {
+		t.Errorf("the fix round puts what failed before the file:\n%s", ask)
+	}
 	msgs := calls[1].Messages
 	if n := len(msgs); n < 3 || msgs[n-3].Role != "assistant" || msgs[n-2].Role != "user" || msgs[n-1].Role != "assistant" {
 		t.Errorf("the fix round is not the user's turn after the model's reply, then the prefill: %+v", msgs)

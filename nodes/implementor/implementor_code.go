@@ -56,15 +56,22 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 				instr = diagnoseRequest(p, g, exists)
 			}
 		}
+		// The file first and what the last round found after it, so every
+		// round's prompt shares the file with the one before and the
+		// server's cache reads it once.
 		request := instr
-		instr = textutil.JoinParagraphs(lead, strings.TrimSpace(view), request)
+		instr = textutil.JoinParagraphs(strings.TrimSpace(view), lead, request)
+		if l.writingTest {
+			// The test's one call shows the code it tests before the test file.
+			instr = textutil.JoinParagraphs(lead, strings.TrimSpace(view), request)
+		}
 		msgs = append(l.messages(""), llm.Message{Role: "user", Content: instr})
 		if g.kind != grainBlocks && !l.diagnose {
 			withLesson = func(lesson, asked string) []llm.Message {
 				if asked == "" {
 					asked = request
 				}
-				return append(l.messages(""), llm.Message{Role: "user", Content: textutil.JoinParagraphs(lead, strings.TrimSpace(view), lesson, asked)})
+				return append(l.messages(""), llm.Message{Role: "user", Content: textutil.JoinParagraphs(strings.TrimSpace(view), lead, lesson, asked)})
 			}
 		}
 	}
