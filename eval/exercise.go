@@ -91,6 +91,8 @@ func Discover(dirs []string, langs Languages) ([]Exercise, []Skip) {
 			var ex Exercise
 			var skip *Skip
 			switch {
+			case isTaskDir(p):
+				ex, skip = loadTask(p, langs)
 			case isExerciseDir(p):
 				ex, skip = load(p, langs)
 			default:
