@@ -85,10 +85,12 @@ func run() int {
 				o := outcome{id: t.Language + "/" + t.ID}
 				if !b.built(*t) || (*pin && (t.Base.Hash == "" || t.Target.Hash == "")) {
 					start := time.Now()
-					err := b.build(ctx, *t)
-					// build fills the hashes of its own copy; fetch them again for -pin.
-					if err == nil && *pin {
+					var err error
+					if *pin {
 						err = pinHashes(ctx, b.Fetch, t)
+					}
+					if err == nil {
+						err = b.build(ctx, *t)
 					}
 					if reason, ok := isDropped(err); ok {
 						o.reason = reason
@@ -169,8 +171,7 @@ func describe(reason string, err error) string {
 	return "built"
 }
 
-// pinHashes records the hashes of the task's releases (they are in the
-// download caches after build).
+// pinHashes records the hashes of the task's releases that have none.
 func pinHashes(ctx context.Context, f *fetcher, t *spec) error {
 	for _, r := range []*release{&t.Base, &t.Target} {
 		if r.Hash == "" {
