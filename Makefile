@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo demo-real test unit test-cluster bench-cluster vet fmt-check bench bench-aider fuzz ollama models test-ollama test-models test-browser test-traces phoenix screenshots clis mcp-inspector clean
+.PHONY: all build demo demo-real test unit test-cluster bench-cluster vet fmt-check bench bench-aider realtasks fuzz ollama models test-ollama test-models test-browser test-traces phoenix screenshots clis mcp-inspector clean
 
 all: build
 
@@ -75,6 +75,13 @@ bench:
 # for /tmp/lemmings-model.lock.
 bench-aider:
 	GO="$(GO)" BENCH_MODEL="$(or $(MODEL),qwen05)" ./bench/bench-aider.sh
+
+# Tasks from real history (issue 47, docs/eval.md): bench/realtasks/tasks.json built into
+# .tools/realtasks/ — each task's two releases downloaded (Go module proxy, Python package
+# registry) and checked against their pinned hashes, the task checked (the base's tests pass,
+# the held-back tests fail on it and pass with the real change). Seconds when already built.
+realtasks:
+	$(GO) run ./scripts/realtasks
 
 # Real Ollama server (issue 7): built from the module proxy into .tools/.
 ollama:

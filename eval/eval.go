@@ -292,7 +292,7 @@ func (e *evalRun) saveErr() error {
 // exercise runs one exercise; ok is false when it was interrupted.
 func (e *evalRun) exercise(ctx context.Context, ex Exercise) (r Result, ok bool) {
 	start := time.Now()
-	lang := e.o.Languages[ex.Language]
+	lang := ex.language(e.o.Languages)
 	r = Result{ID: ex.ID, Language: ex.Language, Slug: ex.Slug, Dir: ex.Dir}
 	finish := func(status, reason string) (Result, bool) {
 		r.Status, r.Reason = status, reason
@@ -306,6 +306,9 @@ func (e *evalRun) exercise(ctx context.Context, ex Exercise) (r Result, ok bool)
 		}
 		r.Fix = lang.Install
 		return finish(StatusSkipped, "toolchain for "+lang.Name+" missing: "+err.Error())
+	}
+	if ex.Task != nil {
+		return e.task(ctx, ex, lang, start)
 	}
 	work := filepath.Join(e.o.Out, WorkDir, filepath.FromSlash(ex.ID))
 	repo, testDir := filepath.Join(work, "repo"), filepath.Join(work, "test")

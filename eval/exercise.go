@@ -27,6 +27,9 @@ type Exercise struct {
 	Test         []string
 	Example      []string
 	Editor       []string
+	// Task is set when the folder is a task from real history (task.json):
+	// Instructions is then its remit.
+	Task *Task
 }
 
 // Skip is an exercise (or a folder) the eval cannot run, with why and the fix.
@@ -52,7 +55,7 @@ type metaConfig struct {
 const layoutFix = "point lemmings eval at a folder of exercises laid out as Exercism's tracks and Aider's polyglot benchmark lay them out (<slug>/.docs/instructions.md, <slug>/.meta/config.json), e.g. polyglot-benchmark/go/exercises/practice"
 
 // Discover finds the exercises under dirs. A folder is an exercise when it
-// has .docs/ or .meta/; folders that lack part of the layout, use an unknown
+// has .docs/ or .meta/, a task when it has task.json; folders that lack part of the layout, use an unknown
 // language or repeat an ID are returned as skips with the reason and the fix.
 func Discover(dirs []string, langs Languages) ([]Exercise, []Skip) {
 	var exs []Exercise
@@ -85,11 +88,17 @@ func Discover(dirs []string, langs Languages) ([]Exercise, []Skip) {
 			if p != abs && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "target") {
 				return filepath.SkipDir
 			}
-			if !isExerciseDir(p) {
+			var ex Exercise
+			var skip *Skip
+			switch {
+			case isTaskDir(p):
+				ex, skip = loadTask(p, langs)
+			case isExerciseDir(p):
+				ex, skip = load(p, langs)
+			default:
 				return nil
 			}
 			found++
-			ex, skip := load(p, langs)
 			if skip != nil {
 				skips = append(skips, *skip)
 				return filepath.SkipDir
@@ -103,7 +112,7 @@ func Discover(dirs []string, langs Languages) ([]Exercise, []Skip) {
 			return filepath.SkipDir
 		})
 		if found == 0 {
-			skips = append(skips, Skip{ID: root, Dir: abs, Reason: "no exercise found under " + root + " (no folder with .docs/instructions.md and .meta/config.json)", Fix: layoutFix, Folder: true})
+			skips = append(skips, Skip{ID: root, Dir: abs, Reason: "no exercise found under " + root + " (no folder with .docs/instructions.md and .meta/config.json, nor with task.json)", Fix: layoutFix, Folder: true})
 		}
 	}
 	sort.Slice(exs, func(i, j int) bool { return exs[i].ID < exs[j].ID })

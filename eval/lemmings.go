@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
@@ -51,7 +52,24 @@ func takeAttempted(ctx context.Context, a Attempt, failures []runstate.Failure) 
 		return nil
 	}
 	wip := failures[len(failures)-1].Attempted
-	args := append([]string{"checkout", wip, "--"}, a.Exercise.Solution...)
+	files := a.Exercise.Solution
+	if a.Exercise.Task != nil {
+		// A task's answer is wherever the attempt wrote.
+		out, err := git(ctx, a.Repo, "diff", "--name-only", "--no-renames", "--diff-filter=AM", "-z", "HEAD", wip)
+		if err != nil {
+			return err
+		}
+		files = nil
+		for _, p := range strings.Split(out, "\x00") {
+			if p != "" {
+				files = append(files, p)
+			}
+		}
+		if len(files) == 0 {
+			return nil
+		}
+	}
+	args := append([]string{"checkout", wip, "--"}, files...)
 	if _, err := git(ctx, a.Repo, args...); err != nil {
 		return err
 	}
@@ -116,7 +134,9 @@ func (l *Lemmings) Solve(ctx context.Context, a Attempt) (Outcome, error) {
 	}
 	cfg.Gates = []config.Gate{{Name: "test", Command: a.Language.Test, Timeout: timeout}}
 	cfg.Limits.FixRounds = l.FixRounds
-	if cfg.Pipeline.Mode == "" || cfg.Pipeline.Mode == nodes.PipelineAuto {
+	// A task is run as `lemmings run` runs on a user's repository: its test
+	// command as the gate, the pipeline lemmings' own choice.
+	if a.Exercise.Task == nil && (cfg.Pipeline.Mode == "" || cfg.Pipeline.Mode == nodes.PipelineAuto) {
 		// An exercise is one task: its solution file(s) against its tests.
 		// One attempt per run: the eval's second attempt is the retry with
 		// the failing tests, as in Aider's harness (docs/costs.md).

@@ -64,6 +64,19 @@ func (f *File) Markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s | $%.4f | %s |\n",
 			mdText(r.ID), p1, p2, r.Attempts, r.Tokens(), seconds(r.WallSeconds), r.CostUSD, mdText(r.Reason))
 	}
+	if f.Totals.Tasks > 0 {
+		fmt.Fprintf(&b, "\n## Localisation\n\nThe files each task's first attempt changed, against those the real change changed: %d of %d tasks changed one of them.\n\n", f.Totals.Localised, f.Totals.Tasks)
+		b.WriteString("| task | changed a real file | first attempt changed | real change changed |\n|---|:-:|---|---|\n")
+		for _, r := range f.Results {
+			if l := r.Localisation; l != nil && r.Scored() {
+				hit := "no"
+				if l.Hit {
+					hit = "yes"
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdText(r.ID), hit, mdText(strings.Join(l.Changed, ", ")), mdText(strings.Join(l.Real, ", ")))
+			}
+		}
+	}
 	if len(toolchain) > 0 {
 		b.WriteString("\n## Toolchain problems\n\nThe reference solution failed its own tests: the toolchain or the harness is at fault, not a model.\n\n")
 		for _, r := range toolchain {

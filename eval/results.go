@@ -52,11 +52,14 @@ type Result struct {
 	Fix    string `json:"fix,omitempty"`
 	// Toolchain marks an oracle failure: the reference solution did not pass,
 	// so the machine's toolchain (or the harness) is at fault.
-	Toolchain  bool      `json:"toolchain,omitempty"`
-	Runs       []Outcome `json:"runs,omitempty"`
-	TestOutput string    `json:"test_output,omitempty"`
-	WorkDir    string    `json:"work_dir,omitempty"`
-	Finished   time.Time `json:"finished"`
+	Toolchain bool `json:"toolchain,omitempty"`
+	// Localisation, for a task from real history: the files its first
+	// attempt changed against those the real change did.
+	Localisation *Localisation `json:"localisation,omitempty"`
+	Runs         []Outcome     `json:"runs,omitempty"`
+	TestOutput   string        `json:"test_output,omitempty"`
+	WorkDir      string        `json:"work_dir,omitempty"`
+	Finished     time.Time     `json:"finished"`
 }
 
 // Tokens is prompt plus completion tokens.
@@ -94,13 +97,17 @@ func (f *File) what() string {
 
 // Totals sums a set of results.
 type Totals struct {
-	Language    string  `json:"language,omitempty"`
-	Exercises   int     `json:"exercises"`
-	Scored      int     `json:"scored"`
-	Pass1       int     `json:"pass1"`
-	Pass2       int     `json:"pass2"`
-	Skipped     int     `json:"skipped"`
-	Errors      int     `json:"errors"`
+	Language  string `json:"language,omitempty"`
+	Exercises int    `json:"exercises"`
+	Scored    int    `json:"scored"`
+	Pass1     int    `json:"pass1"`
+	Pass2     int    `json:"pass2"`
+	Skipped   int    `json:"skipped"`
+	Errors    int    `json:"errors"`
+	// Tasks are the scored tasks from real history; Localised those whose
+	// first attempt changed a file the real change changed.
+	Tasks       int     `json:"tasks,omitempty"`
+	Localised   int     `json:"localised,omitempty"`
 	Tokens      int     `json:"tokens"`
 	CostUSD     float64 `json:"cost_usd"`
 	WallSeconds float64 `json:"wall_seconds"`
@@ -143,6 +150,12 @@ func (t *Totals) add(r Result) {
 		}
 		if r.Pass2 {
 			t.Pass2++
+		}
+	}
+	if r.Localisation != nil && r.Scored() {
+		t.Tasks++
+		if r.Localisation.Hit {
+			t.Localised++
 		}
 	}
 	t.Tokens += r.Tokens()

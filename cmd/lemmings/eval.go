@@ -34,13 +34,18 @@ func newEvalCmd(a *app) *cobra.Command {
 	var f evalFlags
 	cmd := &cobra.Command{
 		Use:   "eval [DIR…]",
-		Short: "Measure a model with lemmings on exercises (Exercism / Aider polyglot layout): pass@1, pass@2",
+		Short: "Measure a model with lemmings on exercises (Exercism / Aider polyglot layout) and tasks from real history: pass@1, pass@2",
 		Long: `lemmings eval runs every exercise under each DIR (laid out as Exercism's tracks and Aider's
 polyglot benchmark lay them out: .docs/instructions.md, .meta/config.json, the stub and the
 tests). Each exercise is copied into a fresh git repository without .meta/, lemmings carries
 out "make the tests pass" on it, and the eval runs the exercise's tests itself with the test
 files restored from the original. A failed first attempt gets a second one that is shown the
 test output (pass@2, as Aider's benchmark scores).
+
+A folder with a task.json is a task from real history: a repository before a real change
+(base.bundle), the remit, and the change's tests, held back and used only to judge. lemmings
+runs on the repository with the remit alone; the judge adds the held-back tests and runs the
+repository's tests too. make realtasks builds the public set into .tools/realtasks.
 
 Results go to --out (default lemmings-eval/<model> in the -C folder): results.json, report.md and chart.svg,
 rewritten after every exercise; running the same command again resumes a stopped eval.

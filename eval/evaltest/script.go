@@ -26,6 +26,22 @@ type Script struct {
 	// the eval's first attempt at it; the second attempt (shown the failing
 	// tests) writes Solutions. It makes pass@2 testable.
 	FirstTry map[string]map[string]string
+	// Remits maps a phrase of a task's remit (a task from real history names
+	// no exercise) to the ID its files are under in Solutions and FirstTry.
+	Remits map[string]string
+}
+
+// idIn finds the exercise or task a prompt is about.
+func (sc *Script) idIn(prompt string) (string, bool) {
+	if m := exerciseID.FindStringSubmatch(prompt); m != nil {
+		return m[1], true
+	}
+	for phrase, id := range sc.Remits {
+		if strings.Contains(prompt, phrase) {
+			return id, true
+		}
+	}
+	return "", false
 }
 
 // Steps returns the llmtest script: one catch-all step for the local roles.
@@ -111,11 +127,11 @@ func (sc *Script) spec(title string) taskSpec {
 
 func (sc *Script) scope(prompt string) any {
 	id := "unknown"
-	if m := exerciseID.FindStringSubmatch(prompt); m != nil {
-		id = m[1]
+	if found, ok := sc.idIn(prompt); ok {
+		id = found
 	}
 	verb := "Solve"
-	if strings.Contains(prompt, "# Test failures of the previous attempt") {
+	if strings.Contains(prompt, "# Test failures of the previous attempt") || strings.Contains(prompt, "# The repository's tests fail after the previous attempt") {
 		verb = "Fix"
 	}
 	return map[string]any{"milestones": []any{map[string]any{
@@ -151,9 +167,9 @@ func (sc *Script) files(c llmtest.Call) (string, map[string]string) {
 	verb, id := "", ""
 	if m := titleRe.FindStringSubmatch(llmtest.TaskTitle(p)); m != nil { // a task the ScopeAgent planned
 		verb, id = m[1], m[2]
-	} else if m := exerciseID.FindStringSubmatch(p); m != nil { // the remit as one task
-		verb, id = "Solve", m[1]
-		if strings.Contains(p, "# Test failures of the previous attempt") {
+	} else if found, ok := sc.idIn(p); ok { // the remit as one task
+		verb, id = "Solve", found
+		if strings.Contains(p, "# Test failures of the previous attempt") || strings.Contains(p, "# The repository's tests fail after the previous attempt") {
 			verb = "Fix"
 		}
 	}
