@@ -371,7 +371,7 @@ func (l *implLoop) readCode(ctx context.Context, resp llm.Response, p string, g 
 	case llm.StopLooping:
 		return codeCandidate{problem: "the reply kept repeating the same lines and was stopped; write only the code asked for, once"}
 	}
-	if g.kind == grainUnit && !hasBlockMarkers(resp.Content) {
+	if (g.kind == grainUnit || g.kind == grainAdd) && !hasBlockMarkers(resp.Content) {
 		return l.readUnit(ctx, resp.Content, p, g, old)
 	}
 	edits, content, problem := parseCode(resp, p, g.kind == grainWhole, old)
@@ -486,7 +486,11 @@ func (l *implLoop) readUnit(ctx context.Context, reply, p string, g grain, old s
 	if m := lazyElision.FindString(code); m != "" && !lazyElision.MatchString(oldUnit) {
 		return codeCandidate{problem: fmt.Sprintf("the %s has a part left out (%q): write every line of it", kindWord(g.unit), strings.TrimSpace(m))}
 	}
-	r, err := l.parser().Rewrite(ctx, splice.Request{Path: p, Src: old, Target: g.unit.Name, Code: code, Rename: l.renameAllowed})
+	req := splice.Request{Path: p, Src: old, Target: g.unit.Name, Code: code, Rename: l.renameAllowed, Others: l.renameAllowed}
+	if g.kind == grainAdd {
+		req.Add, req.Owner, req.Others = true, g.add.owner.Name, l.addAllowed(g)
+	}
+	r, err := l.parser().Rewrite(ctx, req)
 	if err != nil {
 		return codeCandidate{problem: err.Error()}
 	}
@@ -521,6 +525,11 @@ func (l *implLoop) smallerGrain(ctx context.Context, act implAction, p, old stri
 // grainReply is the reply budget of a code call at its grain (codeReply):
 // for a unit, what the unit whole would take.
 func (l *implLoop) grainReply(old string, exists bool, g grain) int {
+	if g.kind == grainAdd {
+		lines := strings.Split(old, "\n")
+		sibling := strings.Join(lines[g.unit.Start-1:min(g.unit.End, len(lines))], "\n")
+		return min(max(llm.CountTokens(sibling)*2+256, 512), 2048)
+	}
 	if g.kind == grainUnit {
 		lines := strings.Split(old, "\n")
 		unit := strings.Join(lines[g.unit.Start-1:min(g.unit.End, len(lines))], "\n")
@@ -531,6 +540,9 @@ func (l *implLoop) grainReply(old string, exists bool, g grain) int {
 
 // grainInstruction asks for the code at its grain; it is kept in the history.
 func (l *implLoop) grainInstruction(p string, g grain, exists bool, old string) string {
+	if g.kind == grainAdd {
+		return addRequest(p, g, false)
+	}
 	if g.kind == grainUnit {
 		return unitInstruction(p, g)
 	}
@@ -539,6 +551,9 @@ func (l *implLoop) grainInstruction(p string, g grain, exists bool, old string) 
 
 // grainView is the file as the code call shows it (not kept in the history).
 func (l *implLoop) grainView(p, old string, exists bool, g grain) string {
+	if g.kind == grainAdd {
+		return addView(p, old, g)
+	}
 	if g.kind == grainUnit {
 		return unitView(p, old, g)
 	}

@@ -97,6 +97,8 @@ func directRequest(p string, g grain, exists, fix bool) string {
 		what = "with the fix"
 	}
 	switch {
+	case g.kind == grainAdd:
+		return addRequest(p, g, fix)
 	case g.kind == grainUnit:
 		return fmt.Sprintf("Write the new %s %s %s, whole, in one %s fenced block. To add a new %s, write it after %s in the same block.",
 			kindWord(g.unit), g.unit.Name, what, fence, declKinds(p), g.unit.Name)
@@ -124,6 +126,8 @@ func diagnoseRequest(p string, g grain, exists bool) string {
 // file, the unit, or the new file.
 func codeAsked(p string, g grain, exists bool) string {
 	switch {
+	case g.kind == grainAdd:
+		return fmt.Sprintf("the new %s %s of %s alone,", g.add.kind, g.add.name, g.add.owner.Name)
 	case g.kind == grainUnit:
 		return fmt.Sprintf("the new %s %s, whole,", kindWord(g.unit), g.unit.Name)
 	case !exists:

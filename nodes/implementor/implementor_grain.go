@@ -29,8 +29,9 @@ const (
 // grain is how one edit's code is asked for.
 type grain struct {
 	kind  string
-	unit  splice.Unit // grainUnit: the unit shown and asked for
+	unit  splice.Unit // grainUnit: the unit shown and asked for; grainAdd: the one the new code goes after
 	units []splice.Unit
+	add   addition // grainAdd: the declaration asked for
 	// why says, for the record, why this grain was chosen.
 	why string
 }
@@ -52,6 +53,9 @@ func (l *implLoop) chooseGrain(ctx context.Context, act implAction, p, old strin
 	units, err := l.parser().Units(ctx, p, []byte(old))
 	if err != nil || len(units) == 0 {
 		return grain{kind: grainBlocks, why: "no parser for the file"}
+	}
+	if a, ok := taskAddition(units, l.taskText()); ok && (act.Symbol == "" || act.Symbol == a.name || strings.HasSuffix(act.Symbol, "."+a.name)) {
+		return grain{kind: grainAdd, unit: a.anchor, units: units, add: a, why: "adds " + a.name + " to " + a.owner.Name}
 	}
 	if u, ok := l.pickUnit(units, act.Symbol, p); ok {
 		return grain{kind: grainUnit, unit: u, units: units, why: "unit " + u.Name}

@@ -41,6 +41,19 @@ type Request struct {
 	// Rename says whether the task allows a unit to take this new name (nil:
 	// never). A reply that renames the target otherwise is refused.
 	Rename func(name string) bool
+	// Others says whether the reply may rewrite a unit of the file other
+	// than Target (nil: any). A unit it gives back unchanged is left alone;
+	// one it changes that Others refuses makes the reply a Problem, never
+	// a splice over the original.
+	Others func(name string) bool
+	// Add says the reply adds new units after Target rather than rewriting
+	// it: a reply of one new unit is not a rename of Target, and Target is
+	// one more unit the reply may rewrite only as Others allows.
+	Add bool
+	// Owner, with Add, is the class a bare Python def of the reply belongs
+	// to: it is that class's method (new, or the one of that name), never a
+	// namesake elsewhere in the file.
+	Owner string
 }
 
 // Result is the file after the rewrite.
@@ -96,6 +109,14 @@ func (p Parser) Rewrite(ctx context.Context, r Request) (Result, error) {
 	var unmatched []int
 	for i, fu := range frag.units {
 		u, ok := matchUnit(fileUnits, fu.Unit, target, hasTarget)
+		if r.Add && r.Owner != "" && lang == "python" && !strings.Contains(fu.Name, ".") {
+			u, ok = Unit{}, false
+			for _, v := range fileUnits {
+				if v.Name == r.Owner+"."+fu.Name {
+					u, ok = v, true
+				}
+			}
+		}
 		if !ok {
 			unmatched = append(unmatched, i)
 			continue
@@ -114,7 +135,7 @@ func (p Parser) Rewrite(ctx context.Context, r Request) (Result, error) {
 		return Result{Content: content, Line: firstDiff(r.Src, content), Whole: true, Replaced: slices.Sorted(maps.Keys(used))}, nil
 	}
 	res := Result{}
-	if hasTarget && len(unmatched) == 1 && len(used) == 0 {
+	if hasTarget && len(unmatched) == 1 && len(used) == 0 && !r.Add {
 		nu := frag.units[unmatched[0]]
 		if r.Rename == nil || !r.Rename(nu.Short()) {
 			return Result{}, problemf("your block declares %s, but %s was asked for and the task does not rename it: keep the name %s. To add a new %s, write %s whole and the new one after it", nu.Name, target.Name, target.Short(), declWord(lang), target.Name)
@@ -133,10 +154,24 @@ func (p Parser) Rewrite(ctx context.Context, r Request) (Result, error) {
 	if hasTarget {
 		anchor = target
 	}
+	srcLines := strings.Split(r.Src, "\n")
 	for i, fu := range frag.units {
 		u := matched[i]
 		if u == nil {
 			continue
+		}
+		if r.Add || !(hasTarget && u.Name == target.Name) {
+			was := strings.Join(srcLines[u.Start-1:min(u.End, len(srcLines))], "\n")
+			if sameCode(was, fu.text) {
+				continue // given back as it is: nothing to splice
+			}
+			if r.Others != nil && !r.Others(u.Name) && !r.Others(u.Short()) {
+				what := "the asked-for unit"
+				if hasTarget {
+					what = target.Name
+				}
+				return Result{}, problemf("your block also rewrites %s, which the task does not ask to change: write only %s (and a new %s after it, if the task adds one), nothing else of the file", u.Name, what, declWord(lang))
+			}
 		}
 		text := shape(lang, fu, u.Indent)
 		start := u.Start
@@ -269,6 +304,11 @@ func declWord(lang string) string {
 		return "func, type, var or const"
 	}
 	return "def or class"
+}
+
+// sameCode says whether two texts are the same code but for white space.
+func sameCode(a, b string) bool {
+	return strings.Join(strings.Fields(a), " ") == strings.Join(strings.Fields(b), " ")
 }
 
 func firstDiff(a, b string) int {

@@ -74,7 +74,7 @@ func fmtInt(n int) string {
 func TestGoRewrites(t *testing.T) {
 	for _, tc := range []struct {
 		name, target, code string
-		rename             func(string) bool
+		rename, others     func(string) bool
 		want               []string // substrings of the result
 		absent             []string
 		problem            string // substring of the *Problem
@@ -99,6 +99,15 @@ func TestGoRewrites(t *testing.T) {
 			problem: "does not parse (line 3"},
 		{name: "prose without a declaration is refused", target: "Mean", code: "total := 0",
 			problem: "does not parse"},
+		{name: "another unit rewritten that the task does not name is refused, never spliced over", target: "Mean",
+			code: meanFixed + "\n\n// Join joins words.\nfunc Join(words []string) string { return \"\" }", others: func(string) bool { return false },
+			problem: "also rewrites Join, which the task does not ask to change"},
+		{name: "another unit given back unchanged is left alone", target: "Mean",
+			code: "// Join joins words.\nfunc Join(words []string) string {\n\treturn strings.Join(words, \" \")\n}\n\n" + meanFixed, others: func(string) bool { return false },
+			want: []string{"float64(total) / float64(len(xs))", "func Join(words []string) string { return strings.Join(words, \" \") }"}},
+		{name: "another unit the task names may be rewritten", target: "Mean",
+			code: meanFixed + "\n\nfunc Join(words []string) string { return strings.Join(words, \",\") }", others: func(n string) bool { return n == "Join" },
+			want: []string{"strings.Join(words, \",\")"}},
 		{name: "the whole file with a package clause replaces the file", target: "Mean",
 			code: strings.Replace(statsGo, "float64(total / len(xs))", "float64(total) / float64(len(xs))", 1),
 			want: []string{"package stats", "float64(total) / float64(len(xs))", "func (a *Acc) Add"}},
@@ -107,7 +116,7 @@ func TestGoRewrites(t *testing.T) {
 			want: []string{"func Join(", "func (a *Acc) Add", "float64(total) / float64(len(xs))"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Parser{}.Rewrite(context.Background(), Request{Path: "stats.go", Src: statsGo, Target: tc.target, Code: tc.code, Rename: tc.rename})
+			res, err := Parser{}.Rewrite(context.Background(), Request{Path: "stats.go", Src: statsGo, Target: tc.target, Code: tc.code, Rename: tc.rename, Others: tc.others})
 			if tc.problem != "" {
 				var p *Problem
 				if !errors.As(err, &p) || !strings.Contains(p.Msg, tc.problem) {
@@ -232,4 +241,43 @@ func TestPythonUnitsNameMethodsByTheirClass(t *testing.T) {
 	if _, err := (Parser{Python: "no-such-python"}).Units(context.Background(), "x.py", []byte("x = 1\n")); !errors.Is(err, ErrNoParser) {
 		t.Errorf("missing interpreter: err = %v", err)
 	}
+}
+
+// A reply that adds a declaration to a type or class goes in after the
+// anchor, as a new unit: not a rename of the anchor, and not a rewrite of a
+// namesake elsewhere in the file.
+func TestAnAddedUnitGoesAfterItsAnchor(t *testing.T) {
+	ctx := context.Background()
+	t.Run("go: a new method after the type's last method", func(t *testing.T) {
+		res, err := Parser{}.Rewrite(ctx, Request{Path: "stats.go", Src: statsGo, Target: "Acc.Add", Add: true, Others: func(string) bool { return false },
+			Code: "// Total is what was added.\nfunc (a *Acc) Total() int { return a.n }"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Content, "func (a *Acc) Add(x int) { a.n += x }\n\n// Total is what was added.\nfunc (a *Acc) Total() int { return a.n }") || len(res.Added) != 1 {
+			t.Errorf("added %v:\n%s", res.Added, res.Content)
+		}
+	})
+	t.Run("go: the anchor rewritten along is refused", func(t *testing.T) {
+		_, err := Parser{}.Rewrite(ctx, Request{Path: "stats.go", Src: statsGo, Target: "Acc.Add", Add: true, Others: func(string) bool { return false },
+			Code: "func (a *Acc) Add(x int) { a.n = x }\n\nfunc (a *Acc) Total() int { return a.n }"})
+		var p *Problem
+		if !errors.As(err, &p) || !strings.Contains(p.Msg, "also rewrites Acc.Add") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("python: a bare def is a new method of the owner, not the namesake", func(t *testing.T) {
+		needPython(t)
+		src := calcPy + "\n\ndef total(xs):\n    return sum(xs)\n"
+		res, err := Parser{}.Rewrite(ctx, Request{Path: "calc.py", Src: src, Target: "Acc.push", Add: true, Owner: "Acc", Others: func(n string) bool { return n == "total" },
+			Code: "@property\ndef total(self):\n    return self.n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{"        self.n += x\n\n    @property\n    def total(self):\n        return self.n\n", "def total(xs):\n    return sum(xs)"} {
+			if !strings.Contains(res.Content, w) {
+				t.Errorf("result lacks %q:\n%s", w, res.Content)
+			}
+		}
+	})
 }

@@ -1,0 +1,96 @@
+package nodes
+
+// An addition to a type of a file edited by unit (nodes/implementor/
+// addition.go), through the real Implementor: the request shows the type as
+// its users see it and asks for the new method alone, which lands after
+// the type's last method; a reply that rewrites the constructor is refused
+// and asked again, never spliced over it.
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/workspace"
+)
+
+const versionGo = `package version
+
+import "strings"
+
+// Version is a parsed version.
+type Version struct {
+	segments []int
+	pre      string
+}
+
+// NewVersion parses v.
+func NewVersion(v string) (*Version, error) {
+	return &Version{segments: []int{1, 0}, pre: strings.TrimSpace(v)}, nil
+}
+
+// String gives the version back.
+func (v *Version) String() string { return v.pre }
+
+// Segments are the numbers.
+func (v *Version) Segments() []int { return v.segments }
+
+// Compare compares two versions.
+func Compare(a, b *Version) int { return 0 }
+`
+
+const isZero = "// IsZero reports whether every segment is zero.\nfunc (v *Version) IsZero() bool {\n\tfor _, s := range v.segments {\n\t\tif s != 0 {\n\t\t\treturn false\n\t\t}\n\t}\n\treturn true\n}\n"
+
+// isZeroGate passes when IsZero is a method of Version and NewVersion still
+// fills the segments.
+var isZeroGate = workspace.Gate{Name: "check", Command: `grep -q 'func (v \*Version) IsZero() bool' version.go && grep -q 'segments: \[\]int{1, 0}' version.go || { echo "version_test.go:9: IsZero missing or NewVersion broken"; exit 1; }`}
+
+func newAdditionRun(t *testing.T, replies ...string) *weakRun {
+	t.Helper()
+	var rs []llmtest.Reply
+	for _, r := range replies {
+		rs = append(rs, text(r))
+	}
+	r := newWeakRun(t, EditText, map[string]string{"version.go": versionGo}, rs...)
+	r.d.Settings.WholeFileLines = 10 // version.go is edited by unit, as a long file is
+	r.d.Gates = []workspace.Gate{isZeroGate}
+	r.task.Title = "Add a method IsZero to Version"
+	r.task.Instructions = "Add a method IsZero to Version that reports whether all segments are zero."
+	return r
+}
+
+func TestAnAdditionAsksForTheNewMethodAloneAndPutsItAfterTheTypesMethods(t *testing.T) {
+	t.Parallel()
+	r := newAdditionRun(t, "```go\n"+isZero+"```\n")
+	res := r.runQuick(t)
+	if res.Status != ImplFinished {
+		t.Fatalf("status %s: %s", res.Status, res.Summary)
+	}
+	ask := r.model.recorded()[0].LastUser()
+	for _, want := range []string{"type Version struct", "func NewVersion(v string) (*Version, error)", "func (v *Version) String() string", "Write the new method IsZero of Version"} {
+		if !strings.Contains(ask, want) {
+			t.Errorf("the request lacks %q:\n%s", want, ask)
+		}
+	}
+	want := strings.Replace(versionGo, "func (v *Version) Segments() []int { return v.segments }\n", "func (v *Version) Segments() []int { return v.segments }\n\n"+isZero, 1)
+	if got := r.file(t, "version.go"); got != want {
+		t.Errorf("version.go:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestAnAdditionThatRewritesTheConstructorIsRefusedAndAskedAgain(t *testing.T) {
+	t.Parallel()
+	ctor := "func NewVersion(v string) (*Version, error) {\n\treturn &Version{}, nil\n}\n\n"
+	r := newAdditionRun(t, "```go\n"+ctor+isZero+"```\n", "```go\n"+isZero+"```\n")
+	r.d.Settings.Draws = 2
+	res := r.runQuick(t)
+	if res.Status != ImplFinished {
+		t.Fatalf("status %s: %s", res.Status, res.Summary)
+	}
+	if got := r.file(t, "version.go"); !strings.Contains(got, "segments: []int{1, 0}") || !strings.Contains(got, "func (v *Version) IsZero() bool") {
+		t.Errorf("the constructor was spliced over, or IsZero is missing:\n%s", got)
+	}
+	if n := len(r.model.recorded()); n != 2 {
+		t.Errorf("%d calls, want 2: the refused reply, then the new method alone", n)
+	}
+}
