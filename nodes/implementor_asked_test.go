@@ -1,6 +1,6 @@
 package nodes
 
-// The test a remit asks for (implementor/implementor_asked.go): after the
+// The test a remit asks for (implementor/asked.go): after the
 // direct attempt's code passes, one more call writes it, and a test that
 // fails the gates is dropped, not the code.
 

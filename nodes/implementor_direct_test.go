@@ -1,6 +1,6 @@
 package nodes
 
-// The direct first attempt of a quick task (implementor_direct.go), driven
+// The direct first attempt of a quick task (direct.go), driven
 // through the real Implementor: scripted model, real git work tree, real
 // gates and parsers.
 

@@ -1,7 +1,7 @@
 package implementor
 
 // The Implementor's reply: one action, in the JSON protocol (the code inside
-// it) or the text protocol (implTextAction, implementor_edit.go). The schema
+// it) or the text protocol (implTextAction, edit.go). The schema
 // sent to the model is generated from these types.
 
 import "github.com/invopop/jsonschema"

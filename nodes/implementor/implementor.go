@@ -14,7 +14,7 @@ import (
 
 // Loop detection: the same action with the same result a second time within
 // the recent window gets a nudge that names it; a third time ends the
-// attempt (implementor_steer.go).
+// attempt (steer.go).
 const (
 	loopWindow    = 8
 	loopThreshold = 2
@@ -34,7 +34,7 @@ type implData struct {
 	// Ex names the task's own files in the worked examples.
 	Ex implExamples
 	// Direct: the attempt asks for one file's code, no actions
-	// (implementor_direct.go); Language names the file's language.
+	// (direct.go); Language names the file's language.
 	Direct   bool
 	Language string
 }
@@ -57,14 +57,14 @@ type implLoop struct {
 	// text: the code comes as plain text in a second call (EditText).
 	text bool
 	// direct: the attempt asks for the code of directPath at once and
-	// runs the gates itself (implementor_direct.go).
+	// runs the gates itself (direct.go).
 	direct     bool
 	directPath string
 	// diagnose: the next direct code call asks for the failure's cause in a
 	// sentence before the code (after code that changed nothing).
 	diagnose bool
 	// writingTest: the code call is the one for the test the remit asks
-	// for, after the code passed (implementor_asked.go).
+	// for, after the code passed (asked.go).
 	writingTest bool
 	// gatesFailed: the finish's gates failed and the attempt ended on them
 	// (its fix rounds spent).
