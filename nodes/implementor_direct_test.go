@@ -403,6 +403,7 @@ func TestLaterDrawsAskForAPlanBeforeTheCode(t *testing.T) {
 	replies = append(replies, text(planned+strings.Replace(meanGo, "// Mean returns", "// Mean computes", 1)+"```\nThis divides.\n"),
 		text(planned+meanFixed+"```\n"))
 	r := newDirectRun(t, replies...)
+	r.d.Gates = []workspace.Gate{sayingGate}
 	r.d.Settings.Draws, r.d.Settings.FixRounds = 5, 0
 	res := r.runQuick(t)
 	calls := r.model.recorded()
@@ -438,6 +439,31 @@ func TestLaterDrawsAskForAPlanBeforeTheCode(t *testing.T) {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// sayingGate fails as floatGate does, saying the doc line each candidate
+// wrote: every candidate fails in its own way, so none ends the drawing as
+// one that came no closer.
+var sayingGate = workspace.Gate{Name: "check", Command: `grep -q 'float64(total) / float64' stats.go || { echo "stats.go:9:9: integer division in the Mean that $(grep -o '// Mean [a-z]*' stats.go | cut -c9-): Mean(1, 2) = 1, want 1.5"; exit 1; }`}
+
+// Candidates that fail as the one before them end the drawing: two in a row
+// that come no closer (the same failure) and no more calls are spent, so a
+// task the model cannot do costs three calls, not five.
+func TestTheDrawsStopWhenTheCandidatesStopGettingCloser(t *testing.T) {
+	t.Parallel()
+	var replies []llmtest.Reply
+	for _, word := range []string{"gives", "yields", "makes", "computes", "finds"} {
+		replies = append(replies, text("```go\n"+strings.Replace(meanGo, "// Mean returns", "// Mean "+word, 1)+"```\n"))
+	}
+	r := newDirectRun(t, replies...)
+	r.d.Settings.Draws, r.d.Settings.FixRounds = 5, 0
+	res := r.runQuick(t)
+	if n := len(r.model.recorded()); n != 3 {
+		t.Errorf("%d calls, want 3: the first candidate, then two that failed the same way", n)
+	}
+	if got := r.file(t, "stats.go"); res.Status != ImplFinished || !strings.Contains(got, "// Mean gives") {
+		t.Errorf("status %s; stats.go is not the first candidate:\n%s", res.Status, got)
+	}
+}
 
 // Code that is the file as it was shown, failing as before, is not repaired
 // (the model would copy it again) nor drawn plainly: the next draw asks for
@@ -492,6 +518,7 @@ func TestADirectAttemptKeepsItsFirstCandidateWhenNoDrawPasses(t *testing.T) {
 		replies = append(replies, text("```go\n"+strings.Replace(meanGo, "// Mean returns", "// Mean "+word, 1)+"```\n"))
 	}
 	r := newDirectRun(t, replies...)
+	r.d.Gates = []workspace.Gate{sayingGate}
 	r.d.Settings.Draws, r.d.Settings.FixRounds = 4, 0
 	res := r.runQuick(t)
 	if n := len(r.model.recorded()); n != 4 {

@@ -18,13 +18,14 @@ import (
 
 // codeEdit asks for the code of an edit or write_file action as plain text,
 // at the grain chooseGrain picks: the whole file, one function, method or
-// type (spliced by the syntax tree), or SEARCH/REPLACE blocks. Up to
-// Settings.Samples candidates are drawn over the same prompt, the later ones
-// at a raised temperature, and the first that lands cleanly (parses, adds no
-// check problem and, in a fix round, passes the gates) is kept. A reply that
-// cannot be read gets one re-ask; nothing half-made is written.
+// type (spliced by the syntax tree), a new declaration, or SEARCH/REPLACE
+// blocks. The draws (draws.go) come one after another until a candidate
+// lands cleanly (parses, adds no check problem and, where candidates are
+// verified, passes the gates); a failed candidate is undone, and when none
+// passes the first that landed is put back for the next try. Nothing
+// half-made is written.
 //
-// lead, in a direct attempt, opens the request (what the last round found).
+// lead, in a direct attempt, says what the last round found.
 func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead string) (codeExchange, error) {
 	p := strings.TrimSpace(act.Path)
 	if p == "" {
@@ -34,249 +35,254 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 	oldBytes, readErr := l.d.Work.FS().ReadFile(p)
 	old, exists := string(oldBytes), readErr == nil
 	g := l.chooseGrain(ctx, act, p, old, exists)
-	instr := l.grainInstruction(p, g, exists, old)
-	view := l.grainView(p, old, exists, g)
-	msgs := append(l.messages(""), llm.Message{Role: "assistant", Content: args}, llm.Message{Role: "user", Content: instr + view})
-	// withLesson is the direct request, or the one given, with what an
-	// earlier candidate's failure taught put before it (nil when it is not
-	// a direct one).
-	var withLesson func(lesson, request string) []llm.Message
-	if l.direct {
-		// No action was asked for: the request follows the prefix (or the
-		// last code reply) as the user's turn — the file first and the
-		// request last, right where the reply starts, with nothing in a
-		// fence but the file (a small coder copies a placeholder there as
-		// its answer).
-		if g.kind != grainBlocks {
-			instr = directRequest(p, g, exists, lead != "")
-			switch {
-			case l.writingTest:
-				instr = testRequest(p, g, exists)
-			case l.diagnose:
-				instr = diagnoseRequest(p, g, exists)
-			}
-		}
-		// The file first and what the last round found after it, so every
-		// round's prompt shares the file with the one before and the
-		// server's cache reads it once.
-		request := instr
-		instr = textutil.JoinParagraphs(strings.TrimSpace(view), lead, request)
-		if l.writingTest {
-			// The test's one call shows the code it tests before the test file.
-			instr = textutil.JoinParagraphs(lead, strings.TrimSpace(view), request)
-		}
-		msgs = append(l.messages(""), llm.Message{Role: "user", Content: instr})
-		if g.kind != grainBlocks && !l.diagnose {
-			withLesson = func(lesson, asked string) []llm.Message {
-				if asked == "" {
-					asked = request
-				}
-				return append(l.messages(""), llm.Message{Role: "user", Content: textutil.JoinParagraphs(strings.TrimSpace(view), lead, lesson, asked)})
-			}
-		}
-	}
-	l.codeBudget = l.grainReply(old, exists, g)
-	l.prefill, l.stopping = "", nil
-	if l.direct && g.kind != grainBlocks && l.diagnose {
-		// A sentence, then the block: no prefill, and no stop at a fence
-		// (the block's opening one would end the reply).
-		l.stopping = appendedTests(p, old)
-		l.codeBudget += diagnoseTokens
-	} else if l.direct && g.kind != grainBlocks {
-		// The reply starts inside the one fenced block asked for and ends
-		// at its close: no prose before or after it to pay for.
-		l.prefill, l.stopping = fenceFor(p)+langOf(p)+"\n", append([]string{"\n" + fenceFor(p)}, appendedTests(p, old)...)
-		if l.writingTest && g.kind == grainWhole && strings.TrimSpace(old) != "" {
-			// The test file as it is starts the reply, so the model writes
-			// only its new test after it and cannot break the tests there
-			// (Qwen-1.5B, writing the file back whole, left out the closing
-			// brace before its new test, twice in one remit).
-			l.prefill += strings.TrimRight(old, "\n") + "\n\n"
-			l.stopping = append(l.stopping, nextTest(p)...)
-		}
-	}
-	// A planned draw's reply opens with the plan, not the fence: it has its
-	// own prefill and stops, and the next draw gets the block's back.
-	blockPrefill, blockStops, blockBudget := l.prefill, l.stopping, l.codeBudget
-	n := max(1, l.d.Settings.Samples)
-	if l.direct {
-		// Verified best-of-n (implementor.draws, in place of samples): each
-		// candidate runs against the gates, so a small coder's second or
-		// third draw can be the one that passes.
-		n = max(1, l.d.Settings.Draws)
-		if l.fixRounds > 0 || l.diagnose || l.writingTest {
-			// The fix round and the reason-first re-ask are tries of their
-			// own; the test the remit asks for gets one call.
-			n = 1
-		}
-	}
-	var (
-		firstProblem string
-		firstResp    llm.Response
-		fallback     *codeCandidate
-		failed       *codeExchange
-		// repair, when set, is the next draw: the first candidate that
-		// failed, what failed (build or gates), and the request again.
-		repair   []llm.Message
-		repaired bool
-		// base is the repaired candidate's text: a repair written as
-		// SEARCH/REPLACE blocks edits it, not the file.
-		base string
-		// lesson is what the first failing candidate's build or gates
-		// said; fresh draws after it are asked with it (and without the
-		// failed code, which a small coder copies back), the first of them
-		// at the role's temperature.
-		lesson  string
-		learned int
-		// buildProblem is what the last candidate that did not build was
-		// told.
-		buildProblem string
-		// tried holds the code of every candidate that failed: the same
-		// code again is known to fail without landing or gating it.
-		tried = map[string]int{}
-	)
-	for i := 0; i < n; i++ {
-		if left, limited := l.d.Clock.WallTimeLeft(l.s, l.d.Clock.Now()); i > 0 && limited && left <= 0 {
+	ask := l.askFor(p, g, old, exists, args, lead)
+	pol := newDrawPolicy(l.drawCount(), ask.lessons != nil, l.direct && g.kind != grainBlocks)
+	tally := drawTally{tried: map[string]int{}}
+	for d, ok := pol.first(), true; ok; {
+		if left, limited := l.d.Clock.WallTimeLeft(l.s, l.d.Clock.Now()); pol.drawn > 1 && limited && left <= 0 {
 			break // the run's wall is spent: what was drawn is all there is
 		}
-		ask, sample, repairing := msgs, i, repair != nil
-		l.prefill, l.stopping, l.codeBudget = blockPrefill, blockStops, blockBudget
-		switch {
-		case repairing:
-			ask, sample, repair = repair, 0, nil
-		case lesson != "" && withLesson != nil && learned == 0:
-			ask, sample = withLesson(lesson, ""), 0
-			learned++
-		case lesson != "" && withLesson != nil:
-			// The draws after that are asked for a short plan before the
-			// code, as Aider's replies open: replayed on the server,
-			// Qwen-1.5B wrote go/difference-of-squares right so at
-			// temperature 0 and in 2 of 4 at 0.6 (0 of 6 at 0–1.0 with the
-			// lesson and the bare request), python/isogram in 4 of 4 at 0.6.
-			ask, sample = withLesson(lesson, planRequest(p, g, exists)), learned-1
-			l.prefill, l.stopping, l.codeBudget = planOpening, append(closingFence(p), appendedTests(p, old)...), blockBudget+planTokens
-			learned++
-		}
-		resp, err := l.chatText(ctx, ask, sample)
+		req := ask.call(d, tally)
+		resp, err := l.chatText(ctx, req)
 		if err != nil {
 			return codeExchange{}, err
 		}
-		code := candidateKey(resp.Content, p)
-		if k, seen := tried[code]; seen {
-			l.recordSample(ctx, p, g, i, n, false, fmt.Sprintf("the same code as candidate %d", k+1), resp)
-			continue
+		v, passed := l.tryCandidate(ctx, ask, d, req, resp, pol.drawn-1, pol.left+pol.drawn, &tally)
+		if passed != nil {
+			return *passed, nil
 		}
-		c := l.readCode(ctx, resp, p, g, old)
-		if repairing && c.problem == "" {
-			c.change = onto(c.change, p, base)
+		d, ok = pol.next(v)
+	}
+	return l.afterDraws(ctx, act, ask, tally)
+}
+
+// drawCount is how many candidates a code request may draw: the verified
+// draws of a direct attempt (implementor.draws), else samples; one for a
+// fix round, a reason-first re-ask or the asked-for test, which are tries
+// of their own.
+func (l *implLoop) drawCount() int {
+	if !l.direct {
+		return max(1, l.d.Settings.Samples)
+	}
+	if l.fixRounds > 0 || l.diagnose || l.writingTest {
+		return 1
+	}
+	return max(1, l.d.Settings.Draws)
+}
+
+// codeAsk is a code request's parts: what the plain draw sends, how its
+// reply opens and ends, and how a lesson or a plan changes it.
+type codeAsk struct {
+	p      string
+	g      grain
+	old    string
+	exists bool
+	// instr is the request as kept in the history; msgs the plain draw's
+	// messages; request the direct request's words (a repair ends with them).
+	instr   string
+	msgs    []llm.Message
+	request string
+	// lessons builds a direct request with what a failure taught before its
+	// last words (nil: no lesson or planned draws).
+	lessons func(lesson, request string) []llm.Message
+	prefill string
+	stops   []string
+	budget  int
+}
+
+// askFor composes a code request at its grain.
+func (l *implLoop) askFor(p string, g grain, old string, exists bool, args, lead string) codeAsk {
+	a := codeAsk{p: p, g: g, old: old, exists: exists, budget: l.grainReply(old, exists, g)}
+	a.instr = l.grainInstruction(p, g, exists, old)
+	view := l.grainView(p, old, exists, g)
+	a.msgs = append(l.messages(""), llm.Message{Role: "assistant", Content: args}, llm.Message{Role: "user", Content: a.instr + view})
+	if !l.direct {
+		return a
+	}
+	// No action was asked for: the request follows the prefix (or the last
+	// code reply) as the user's turn — the file first, what the last round
+	// found after it, and the request last, right where the reply starts,
+	// with nothing in a fence but the file (a small coder copies a
+	// placeholder there as its answer).
+	if g.kind != grainBlocks {
+		a.instr = directRequest(p, g, exists, lead != "")
+		switch {
+		case l.writingTest:
+			a.instr = testRequest(p, g, exists)
+		case l.diagnose:
+			a.instr = diagnoseRequest(p, g, exists)
 		}
-		if c.problem != "" {
-			l.malformed++
-			l.recordSample(ctx, p, g, i, n, false, c.problem, resp)
-			if firstProblem == "" {
-				firstProblem, firstResp = c.problem, resp
-			}
-			if resp.DoneReason == "length" {
-				break // the same prompt would be cut again: ask for less
-			}
-			continue
+	}
+	a.request = a.instr
+	a.instr = textutil.JoinParagraphs(strings.TrimSpace(view), lead, a.request)
+	if l.writingTest {
+		// The test's one call shows the code it tests before the test file.
+		a.instr = textutil.JoinParagraphs(lead, strings.TrimSpace(view), a.request)
+	}
+	a.msgs = append(l.messages(""), llm.Message{Role: "user", Content: a.instr})
+	if g.kind != grainBlocks && !l.diagnose {
+		a.lessons = func(lesson, asked string) []llm.Message {
+			return append(l.messages(""), llm.Message{Role: "user", Content: textutil.JoinParagraphs(strings.TrimSpace(view), lead, lesson, asked)})
 		}
-		land := l.land(ctx, c.change)
-		text := c.note + land.text
-		if land.landed && land.introduced == "" && l.sampleGatesPass(ctx, n) {
-			l.recordSample(ctx, p, g, i, n, true, "", resp)
-			return codeExchange{instruction: instr, reply: resp.Content, result: text, land: land}, nil
+	}
+	switch {
+	case g.kind == grainBlocks:
+	case l.diagnose:
+		// A sentence, then the block: no prefill, and no stop at a fence
+		// (the block's opening one would end the reply).
+		a.stops = appendedTests(p, old)
+		a.budget += diagnoseTokens
+	default:
+		// The reply starts inside the one fenced block asked for and ends
+		// at its close: no prose before or after it to pay for.
+		a.prefill, a.stops = fenceFor(p)+langOf(p)+"\n", append([]string{"\n" + fenceFor(p)}, appendedTests(p, old)...)
+		if l.writingTest && g.kind == grainWhole && strings.TrimSpace(old) != "" {
+			// The test file as it is starts the reply, so the model writes
+			// only its new test after it and cannot break the tests there.
+			a.prefill += strings.TrimRight(old, "\n") + "\n\n"
+			a.stops = append(a.stops, nextTest(p)...)
 		}
-		problem := land.introduced
-		if !land.landed {
-			problem = land.text
-		} else if problem == "" {
-			problem = "the gates fail with it"
+	}
+	return a
+}
+
+// call is the code call of one draw.
+func (a codeAsk) call(d draw, t drawTally) codeRequest {
+	r := codeRequest{messages: a.msgs, prefill: a.prefill, stops: a.stops, budget: a.budget, sample: d.sample}
+	switch d.kind {
+	case drawRepair:
+		r.messages = t.repair
+	case drawLesson:
+		r.messages = a.lessons(t.lesson, a.request)
+	case drawPlanned:
+		// The reply opens with the plan, not the fence, and ends at the
+		// block's close (after it, Qwen-1.5B went on with tests).
+		r.messages = a.lessons(t.lesson, planRequest(a.p, a.g, a.exists))
+		r.prefill, r.stops, r.budget = planOpening, append(closingFence(a.p), appendedTests(a.p, a.old)...), a.budget+planTokens
+	}
+	return r
+}
+
+// drawTally is what the draws of one request have left behind.
+type drawTally struct {
+	firstProblem string
+	firstResp    llm.Response
+	// fallback is the first candidate that landed and failed: put back
+	// when none passes (the next try starts from it, not from the last
+	// and wildest draw).
+	fallback *codeCandidate
+	// failed is the first candidate that did not land.
+	failed *codeExchange
+	// tried holds the code of every candidate that failed.
+	tried map[string]int
+	// lesson is what the first failing candidate's build or gates said;
+	// repair the conversation a repair draw sends, and base the candidate
+	// it repairs (a repair written as SEARCH/REPLACE blocks edits it).
+	lesson string
+	repair []llm.Message
+	base   string
+}
+
+// tryCandidate reads, lands and checks one draw's reply. It returns the
+// exchange when the candidate is kept, else what became of it.
+func (l *implLoop) tryCandidate(ctx context.Context, a codeAsk, d draw, req codeRequest, resp llm.Response, i, n int, t *drawTally) (verdict, *codeExchange) {
+	p, g := a.p, a.g
+	code := candidateKey(resp.Content, p)
+	if k, seen := t.tried[code]; seen {
+		l.recordSample(ctx, p, g, i, n, false, fmt.Sprintf("the same code as candidate %d", k+1), resp)
+		return verdict{repeated: true}, nil
+	}
+	c := l.readCode(ctx, resp, p, g, a.old)
+	if d.kind == drawRepair && c.problem == "" {
+		c.change = onto(c.change, p, t.base)
+	}
+	if c.problem != "" {
+		l.malformed++
+		l.recordSample(ctx, p, g, i, n, false, c.problem, resp)
+		if t.firstProblem == "" {
+			t.firstProblem, t.firstResp = c.problem, resp
 		}
-		if i == n-1 && fallback == nil {
-			l.recordSample(ctx, p, g, i, n, true, problem, resp)
-			return codeExchange{instruction: instr, reply: resp.Content, result: text, land: land}, nil
-		}
-		l.recordSample(ctx, p, g, i, n, false, problem, resp)
-		tried[code] = i
-		if land.landed && lesson == "" {
-			lesson = "An earlier try at this did not build:\n" + directNote(land.introduced)
-			if land.introduced == "" {
-				lesson = "An earlier try at this failed the checks: " + directNote(l.gatedFailure())
-			}
-		}
-		// A candidate that is the file as it was shown, failing as it did,
-		// says the bare request is answered by copying: no repair of it
-		// (a copy again) and no plain draw, the plan asked for at once
-		// (Qwen-1.5B wrote the failed file of the eval's second try back at
-		// every temperature, docs/eval.md).
-		copied := land.landed && land.introduced == "" && exists && sameCode(c.change.files[p], old)
-		if copied && lesson != "" && learned == 0 {
-			learned = 1
-		}
-		// A repair that builds no better but fails on another line is
-		// progress, as in Aider's lint rounds: it is repaired in turn
-		// (Qwen-1.5B turned `strings.ToUpper(word[0])` into
-		// `WriteRune(strings.ToUpper(string(word[0])))`, a new type error).
-		onward := repairing && land.introduced != "" && land.introduced != buildProblem
+		return verdict{unusable: true, cut: resp.DoneReason == "length"}, nil
+	}
+	land := l.land(ctx, c.change)
+	text := c.note + land.text
+	if land.landed && land.introduced == "" && l.sampleGatesPass(ctx, n) {
+		l.recordSample(ctx, p, g, i, n, true, "", resp)
+		return verdict{passed: true}, &codeExchange{instruction: a.instr, reply: resp.Content, result: text, land: land}
+	}
+	if n <= 1 && land.landed {
+		// One draw: its code stays, and the gates judge it at the finish.
+		return verdict{landed: true}, &codeExchange{instruction: a.instr, reply: resp.Content, result: text, land: land}
+	}
+	problem := land.introduced
+	if !land.landed {
+		problem = land.text
+	} else if problem == "" {
+		problem = "the gates fail with it"
+	}
+	l.recordSample(ctx, p, g, i, n, false, problem, resp)
+	t.tried[code] = i
+	v := verdict{landed: land.landed, build: land.introduced}
+	if land.landed {
+		why := "The checks ran on your code: " + l.gatedFailure()
+		v.failure = failureSignature(l.gatedFailure())
 		if land.introduced != "" {
-			buildProblem = land.introduced
+			why = "Your code does not build:\n" + directNote(land.introduced)
+			v.failure = "build: " + failureSignature(land.introduced)
 		}
-		if l.direct && g.kind != grainBlocks && land.landed && !copied && (!repaired || onward) {
-			// The first candidate that fails is repaired once, in the same
-			// conversation, with the compiler's or the tests' words (as
-			// Aider's lint round and second try do), before fresh draws:
-			// Qwen-1.5B drew the same type error at every temperature, and
-			// fixes it when shown it.
-			repaired = true
-			if b, err := l.d.Work.FS().ReadFile(p); err == nil {
-				base = string(b)
+		if t.lesson == "" {
+			t.lesson = "An earlier try at this failed the checks: " + directNote(l.gatedFailure())
+			if land.introduced != "" {
+				t.lesson = "An earlier try at this did not build:\n" + directNote(land.introduced)
 			}
-			why := "Your code does not build:\n" + directNote(land.introduced)
-			if land.introduced == "" {
-				why = "The checks ran on your code: " + l.gatedFailure()
-			}
-			repair = append(slices.Clone(ask), llm.Message{Role: "assistant", Content: resp.Content},
-				llm.Message{Role: "user", Content: textutil.JoinParagraphs(why, "Fix the cause.", directRequest(p, g, exists, true))})
 		}
-		if land.landed {
-			if err := l.undo(land); err != nil {
-				return codeExchange{}, fmt.Errorf("implementor: put back a rejected candidate: %w", err)
-			}
-			if fallback == nil {
-				c.resp = resp
-				fallback = &c
-			}
-		} else if failed == nil {
-			failed = &codeExchange{instruction: instr, reply: resp.Content, result: text}
+		v.copied = a.exists && sameCode(c.change.files[p], a.old)
+		if b, err := l.d.Work.FS().ReadFile(p); err == nil {
+			t.base = string(b)
 		}
+		t.repair = append(slices.Clone(req.messages), llm.Message{Role: "assistant", Content: resp.Content},
+			llm.Message{Role: "user", Content: textutil.JoinParagraphs(why, "Fix the cause.", directRequest(p, g, a.exists, true))})
+		if err := l.undo(land); err != nil {
+			l.d.emit(ctx, events.Warning{Message: "implementor: put back a rejected candidate: " + err.Error()})
+		}
+		if t.fallback == nil {
+			c.resp = resp
+			t.fallback = &c
+		}
+	} else if t.failed == nil {
+		t.failed = &codeExchange{instruction: a.instr, reply: resp.Content, result: text}
 	}
-	l.prefill, l.stopping, l.codeBudget = blockPrefill, blockStops, blockBudget
-	if fallback != nil {
-		land := l.land(ctx, fallback.change)
-		return codeExchange{instruction: instr, reply: fallback.resp.Content, result: fallback.note + land.text, land: land}, nil
+	return v, nil
+}
+
+// afterDraws ends a request whose draws did not pass: the first candidate
+// that landed is put back, else the first that did not land is reported;
+// with no readable candidate, a direct attempt reports the problem for its
+// next round and the tool loop asks once more, saying why.
+func (l *implLoop) afterDraws(ctx context.Context, act implAction, a codeAsk, t drawTally) (codeExchange, error) {
+	p, g, old, exists := a.p, a.g, a.old, a.exists
+	if t.fallback != nil {
+		land := l.land(ctx, t.fallback.change)
+		return codeExchange{instruction: a.instr, reply: t.fallback.resp.Content, result: t.fallback.note + land.text, land: land}, nil
 	}
-	if failed != nil {
-		return *failed, nil
+	if t.failed != nil {
+		return *t.failed, nil
 	}
 	if l.direct {
-		// The direct attempt's next round is the re-ask, with the problem.
 		l.failStreak++
-		return codeExchange{instruction: instr, reply: firstResp.Content, result: "error: " + firstProblem + "\nNo file was changed."}, nil
+		return codeExchange{instruction: a.instr, reply: t.firstResp.Content, result: "error: " + t.firstProblem + "\nNo file was changed."}, nil
 	}
-	// No candidate could be read: one re-ask that says why.
-	retry := firstProblem
-	if firstResp.DoneReason == "length" {
-		retry = fmt.Sprintf("Your reply was cut off at %d tokens (the reply limit), so nothing was written. Make a smaller change.", firstResp.Usage.CompletionTokens)
+	retry := t.firstProblem
+	if t.firstResp.DoneReason == "length" {
+		retry = fmt.Sprintf("Your reply was cut off at %d tokens (the reply limit), so nothing was written. Make a smaller change.", t.firstResp.Usage.CompletionTokens)
 		if g.kind == grainWhole && exists && strings.Count(old, "\n") > 40 {
 			g = l.smallerGrain(ctx, act, p, old) // a smaller change: a unit or blocks, not the whole file
 		}
 	}
 	retry += "\n" + l.grainInstruction(p, g, exists, old)
-	l.codeBudget = l.grainReply(old, exists, g)
-	l.d.emit(ctx, events.ImplementorBadCode{Task: l.t.ID, Path: p, Problem: firstProblem, DoneReason: firstResp.DoneReason, Grain: g.kind})
-	msgs = append(msgs, llm.Message{Role: "assistant", Content: firstResp.Content}, llm.Message{Role: "user", Content: retry})
-	resp, err := l.chatText(ctx, msgs, 0)
+	l.d.emit(ctx, events.ImplementorBadCode{Task: l.t.ID, Path: p, Problem: t.firstProblem, DoneReason: t.firstResp.DoneReason, Grain: g.kind})
+	msgs := append(slices.Clone(a.msgs), llm.Message{Role: "assistant", Content: t.firstResp.Content}, llm.Message{Role: "user", Content: retry})
+	resp, err := l.chatText(ctx, codeRequest{messages: msgs, budget: l.grainReply(old, exists, g)})
 	if err != nil {
 		return codeExchange{}, err
 	}
@@ -284,10 +290,10 @@ func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead stri
 	if c.problem != "" {
 		l.malformed++
 		l.failStreak++
-		return codeExchange{instruction: instr, reply: resp.Content, result: "error: " + c.problem + "\nNo file was changed."}, nil
+		return codeExchange{instruction: a.instr, reply: resp.Content, result: "error: " + c.problem + "\nNo file was changed."}, nil
 	}
 	land := l.land(ctx, c.change)
-	return codeExchange{instruction: instr, reply: resp.Content, result: c.note + land.text, land: land}, nil
+	return codeExchange{instruction: a.instr, reply: resp.Content, result: c.note + land.text, land: land}, nil
 }
 
 // candidateKey is a reply's code with its white space made one: what tells
@@ -632,27 +638,27 @@ func (l *implLoop) recordSample(ctx context.Context, p string, g grain, i, n int
 		Sample: i + 1, Of: n, Kept: kept, Problem: problem, Reply: resp.Content, Tokens: resp.Usage.CompletionTokens})
 }
 
-// chatText makes a plain-text call after the prefix, counting its usage.
+// chatText makes one code call after the prefix, counting its usage.
 // Sample i > 0 is drawn at a raised temperature.
-func (l *implLoop) chatText(ctx context.Context, msgs []llm.Message, sample int) (llm.Response, error) {
-	req := request(l.prefix, msgs, l.codeBudget)
-	if sample > 0 {
-		t := min(0.6+0.2*float64(sample-1), 1.2)
+func (l *implLoop) chatText(ctx context.Context, r codeRequest) (llm.Response, error) {
+	req := request(l.prefix, r.messages, r.budget)
+	if r.sample > 0 {
+		t := min(0.6+0.2*float64(r.sample-1), 1.2)
 		// Seeded by its place, so a run made again draws the same (a
 		// bench run moved by an exercise on one unseeded draw).
-		seed := sample
+		seed := r.sample
 		req.Temperature, req.Seed = &t, &seed
 	}
-	if l.prefill != "" {
-		req.Prefill = l.prefill
-		req.Stop = l.stopping
+	if r.prefill != "" {
+		req.Prefill = r.prefill
+		req.Stop = r.stops
 	}
 	if l.direct {
 		// The window for the whole attempt from its first call: one that
 		// grows mid-attempt reloads the model and evaluates the prompt
 		// afresh (99 s instead of 4 in bench-aider).
 		if l.expect == 0 {
-			l.expect = tokensOf(req.Messages) + (1+l.fixLimit())*(l.codeBudget+directFeedbackTokens)
+			l.expect = tokensOf(req.Messages) + (1+l.fixLimit())*(r.budget+directFeedbackTokens)
 		}
 		req.Expect = l.expect
 	}

@@ -69,11 +69,6 @@ type implLoop struct {
 	// gatesFailed: the finish's gates failed and the attempt ended on them
 	// (its fix rounds spent).
 	gatesFailed bool
-	// prefill opens the reply of the next code call (a direct attempt's
-	// fenced block); prefillStop closes it, and the code's own stops end
-	// it early (tests a small coder appends to the file it was asked for).
-	prefill  string
-	stopping []string
 	// expect is the direct attempt's expected size (llm.Request.Expect).
 	expect int
 	// codeCalls counts the code calls made (each candidate drawn).
@@ -99,8 +94,6 @@ type implLoop struct {
 	// checkLast is what the fast checks found after the last change (the
 	// baseline of the next), checkStart what they found before the first.
 	checkLast, checkStart workspace.Checks
-	// codeBudget is the reply budget of the next code call (codeReply).
-	codeBudget int
 	// gated is the last gate run on a drawn candidate, so the finish does
 	// not run the same gates on the same tree again.
 	gated gatedTree

@@ -69,7 +69,7 @@ func TestMeasureCodeSamples(t *testing.T) {
 		var wall time.Duration
 		for i := 0; i < draws; i++ {
 			t0 := time.Now()
-			resp, err := l.chatText(ctx, msgs, i)
+			resp, err := l.chatText(ctx, codeRequest{messages: msgs, budget: l.grainReply(old, true, g), sample: i})
 			wall += time.Since(t0)
 			if err != nil {
 				t.Logf("grain %s draw %d: %v", g.kind, i+1, err)
