@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo demo-real test unit test-cluster bench-cluster vet fmt-check bench bench-aider realtasks fuzz ollama models test-ollama test-models test-browser test-traces phoenix screenshots clis mcp-inspector clean
+.PHONY: all build demo demo-real test unit test-cluster bench-cluster vet fmt-check bench bench-aider realtasks test-realtasks test-realtasks-sample fuzz ollama models test-ollama test-models test-browser test-traces phoenix screenshots clis mcp-inspector clean
 
 all: build
 
@@ -27,7 +27,7 @@ demo-real:
 # -race, their binary being built without it), the contract tests against a
 # real Ollama server built here, lemmings serve in a real headless browser, and a run's trace in a real
 # OpenTelemetry receiver.
-test: fmt-check vet check-binaries unit unit-plain test-cluster test-ollama test-browser test-traces
+test: fmt-check vet check-binaries unit unit-plain test-cluster test-ollama test-browser test-traces test-realtasks-sample
 
 # The real-server tests run once, in test-ollama and test-traces, with the server they need.
 unit:
@@ -69,12 +69,13 @@ bench:
 
 # Aider's benchmark loop against lemmings eval on the same exercises (eval/_suite: the builtin
 # suite with six Exercism exercises), the same real Ollama server and the same model:
-# make bench-aider MODEL=qwen05 (default) or MODEL=qwen15 (docs/eval.md). Not part of `make test`:
+# make bench-aider MODEL=qwen05 (default) or MODEL=qwen15 (docs/eval.md); SET=realtasks runs the
+# tasks from real history with Aider twice (the files given, the repository map alone). Not part of `make test`:
 # it installs aider-chat (pinned) into .tools/aider-venv and takes an hour or more; each attempt
 # is capped at BENCH_WALL (5m). One model server at a time on the machine: each harness waits
 # for /tmp/lemmings-model.lock.
 bench-aider:
-	GO="$(GO)" BENCH_MODEL="$(or $(MODEL),qwen05)" ./bench/bench-aider.sh
+	GO="$(GO)" BENCH_MODEL="$(or $(MODEL),qwen05)" BENCH_SET="$(or $(SET),builtin)" ./bench/bench-aider.sh
 
 # Tasks from real history (issue 47, docs/eval.md): bench/realtasks/tasks.json built into
 # .tools/realtasks/ — each task's two releases downloaded (Go module proxy, Python package
@@ -82,6 +83,20 @@ bench-aider:
 # the held-back tests fail on it and pass with the real change). Seconds when already built.
 realtasks:
 	$(GO) run ./scripts/realtasks
+
+# The whole set checked: every task built and checked (-strict: a dropped task fails), then
+# `lemmings eval --oracle` on it in the sandbox (the real change passes every task). 138 s
+# here once built (docs/eval.md); not part of `make test`, which checks REALTASKS_SAMPLE.
+test-realtasks:
+	$(GO) run ./scripts/realtasks -strict
+	$(GO) run ./cmd/lemmings eval .tools/realtasks --oracle --fresh --out .tools/realtasks-oracle
+
+# A fixed sample of the set (two Go tasks, two Python), as test-realtasks checks the whole: part
+# of `make test` (~35 s once built, ~2.5 minutes on a fresh machine, the sdists' downloads).
+REALTASKS_SAMPLE := ^(go/xstrings-translate-invalid-rune|go/properties-utf8-bom|python/parse-parser-format|python/xmltodict-unparse-none)$$
+test-realtasks-sample:
+	$(GO) run ./scripts/realtasks -strict -run '$(REALTASKS_SAMPLE)'
+	$(GO) run ./cmd/lemmings eval .tools/realtasks --oracle --fresh --filter '$(REALTASKS_SAMPLE)' --out .tools/realtasks-oracle-sample
 
 # Real Ollama server (issue 7): built from the module proxy into .tools/.
 ollama:

@@ -17,6 +17,14 @@
 # a second, and a candidate that never ends should cost a minute, not three), BENCH_HARNESS
 # ("aider lemmings" by default; one of them runs only that half again and keeps
 # the other's results in BENCH_OUT), MODEL_LOCK (default /tmp/lemmings-model.lock), PYTHON, GO.
+#
+# BENCH_SET=realtasks runs the tasks from real history instead (bench/realtasks/tasks.json,
+# built into .tools/realtasks by scripts/realtasks; docs/eval.md): three harnesses, "aider-files"
+# (Aider given the remit and the files the real change touched), "aider-map" (Aider given the
+# remit and its repository map alone) and "lemmings" (the remit alone), judged alike (the
+# held-back tests and the base's own tests). BENCH_EXERCISES then names tasks
+# ("go/xstrings-translate-invalid-rune python/parse-parser-format …"; default all), BENCH_OUT
+# defaults to bench/out/realtasks-<model>, BENCH_HARNESS to "aider-files aider-map lemmings".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -24,14 +32,27 @@ TOOLS=${TOOLS_DIR:-$ROOT/.tools}
 AIDER_VERSION=0.86.2
 VENV=$TOOLS/aider-venv
 MODEL=${BENCH_MODEL:-qwen05}
-OUT=${BENCH_OUT:-$ROOT/bench/out/$MODEL}
-EXERCISES=${BENCH_EXERCISES:-$(cd eval/_suite && ls -d */* | tr '\n' ' ')}
+SET=${BENCH_SET:-builtin}
+case "$SET" in
+builtin)
+	OUT=${BENCH_OUT:-$ROOT/bench/out/$MODEL}
+	EXERCISES=${BENCH_EXERCISES:-$(cd eval/_suite && ls -d */* | tr '\n' ' ')}
+	HARNESS=${BENCH_HARNESS:-"aider lemmings"}
+	;;
+realtasks)
+	OUT=${BENCH_OUT:-$ROOT/bench/out/realtasks-$MODEL}
+	TASKS=$TOOLS/realtasks
+	"${GO:-go}" run ./scripts/realtasks -out "$TASKS" >&2
+	EXERCISES=${BENCH_EXERCISES:-$(cd "$TASKS" && ls -d */* | tr '\n' ' ')}
+	HARNESS=${BENCH_HARNESS:-"aider-files aider-map lemmings"}
+	;;
+*) echo "bench-aider: BENCH_SET=$SET: builtin or realtasks" >&2; exit 2 ;;
+esac
 WALL=${BENCH_WALL:-5m}
 CTX=${BENCH_CTX:-8192}
 THREADS=${BENCH_THREADS:-1}
 TEST_TIMEOUT_S=${BENCH_TEST_TIMEOUT:-60}
 TEST_TIMEOUT_S=${TEST_TIMEOUT_S%s}
-HARNESS=${BENCH_HARNESS:-"aider lemmings"}
 runs() { [[ " $HARNESS " == *" $1 "* ]]; }
 LOCK=${MODEL_LOCK:-/tmp/lemmings-model.lock}
 PY=${PYTHON:-python3}
@@ -55,18 +76,22 @@ fi
 GO="$GO" ./scripts/ollama.sh
 ./scripts/models.sh "$MODEL"
 
-if runs aider && runs lemmings; then
-	rm -rf "$OUT"
-else # one half again: the other's results stay
-	runs aider && rm -rf "$OUT/aider" "$OUT/server-aider.log" "$OUT/models-aider"
-	runs lemmings && rm -rf "$OUT/lemmings" "$OUT/lemmings-eval.jsonl" "$OUT/server-lemmings.log" "$OUT/models-lemmings" "$OUT/lemmings-cwd"
-	rm -rf "$OUT/exercises"
-fi
+# Only the named harnesses' results are started over; the others' stay.
+for h in $HARNESS; do
+	case "$h" in
+	aider | aider-files | aider-map) rm -rf "${OUT:?}/$h" "$OUT/server-$h.log" "$OUT/models-$h" ;;
+	lemmings) rm -rf "${OUT:?}/lemmings" "$OUT/lemmings-eval.jsonl" "$OUT/server-lemmings.log" "$OUT/models-lemmings" "$OUT/lemmings-cwd" ;;
+	*) say "BENCH_HARNESS: unknown harness $h"; exit 2 ;;
+	esac
+done
+rm -rf "$OUT/exercises"
 mkdir -p "$OUT/exercises" "$OUT/home" "$OUT/bin"
 for e in $EXERCISES; do
-	[ -d "eval/_suite/$e" ] || { say "no exercise eval/_suite/$e"; exit 2; }
+	src=eval/_suite/$e
+	[ "$SET" = realtasks ] && src=$TASKS/$e
+	[ -d "$src" ] || { say "no exercise or task $src"; exit 2; }
 	mkdir -p "$OUT/exercises/$(dirname "$e")"
-	cp -r "eval/_suite/$e" "$OUT/exercises/$e"
+	cp -r "$src" "$OUT/exercises/$e"
 	find "$OUT/exercises/$e" -name go.mod.txt -execdir mv go.mod.txt go.mod \;
 done
 "$GO" build -o "$OUT/bin/lemmings" ./cmd/lemmings
@@ -95,17 +120,23 @@ dirs=()
 for e in $EXERCISES; do dirs+=("$OUT/exercises/$e"); done
 
 exec 9>"$LOCK"
-if runs aider; then
-	say "aider: waiting for the model lock"
+for h in aider aider-files aider-map; do
+	runs "$h" || continue
+	files=()
+	case "$h" in
+	aider-files) files=(--files real) ;;
+	aider-map) files=(--files none) ;;
+	esac
+	say "$h: waiting for the model lock"
 	flock 9
-	start_server aider
-	say "aider on 127.0.0.1:$PORT: ${#dirs[@]} exercises"
+	start_server "$h"
+	say "$h on 127.0.0.1:$PORT: ${#dirs[@]} exercises or tasks"
 	OLLAMA_API_BASE=http://127.0.0.1:$PORT HOME="$OUT/home" \
 		"$VENV/bin/python" bench/aider_bench.py --model "ollama_chat/$MODEL" --context "$CTX" --wall "$WALL_S" --test-timeout "$TEST_TIMEOUT_S" \
-		--out "$OUT/aider" "${dirs[@]}"
+		"${files[@]}" --out "$OUT/$h" "${dirs[@]}"
 	stop_server
 	flock -u 9
-fi
+done
 
 if runs lemmings; then
 	# Its own repository: inside this one, lemmings would read this one's configuration.

@@ -126,7 +126,7 @@ func loadTask(dir string, langs Languages) (Exercise, *Skip) {
 	}
 	id := t.Language + "/" + slug
 	if _, known := langs[t.Language]; !known && t.TestCommand == "" {
-		return skip(id, fmt.Sprintf("%s: language %q has no test command", file, t.Language),
+		return skip(id, fmt.Sprintf("%s:%d: language: %q has no test command", file, keyLine(data, "language"), t.Language),
 			fmt.Sprintf("give test_command in task.json, or --test-command %s='…'", t.Language))
 	}
 	bad := func(key, msg string) (Exercise, *Skip) {

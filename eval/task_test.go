@@ -192,7 +192,7 @@ func TestBrokenTaskFoldersNameTheFileLineAndKey(t *testing.T) {
 		{"missing-held", strings.Replace(string(data), `"calc_add_test.go"`, `"nope_test.go"`, 1), ": held_back: held/nope_test.go is listed but missing"},
 		{"escape", strings.Replace(string(data), `"calc.go"`, `"../calc.go"`, 1), `: changed: "../calc.go" is not a path inside the repository`},
 		{"bad-repo", strings.Replace(string(data), `"base.bundle"`, `"calc.go.txt"`, 1), ": repo: calc.go.txt is listed but missing"},
-		{"no-test-command", strings.Replace(string(data), `"language": "go"`, `"language": "cobol"`, 1), `language "cobol" has no test command`},
+		{"no-test-command", strings.Replace(string(data), `"language": "go"`, `"language": "cobol"`, 1), `: language: "cobol" has no test command`},
 	}
 	for _, tc := range cases {
 		dir := filepath.Join(root, "broken", tc.name)

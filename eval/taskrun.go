@@ -72,6 +72,7 @@ func (e *evalRun) task(ctx context.Context, ex Exercise, lang Language, start ti
 		}
 		r.Runs = append(r.Runs, out)
 		r.PromptTokens += out.PromptTokens
+		r.PromptCached += out.PromptCached
 		r.CompletionTokens += out.CompletionTokens
 		r.CostUSD += out.CostUSD
 		r.Calls += out.Calls

@@ -220,7 +220,8 @@ func (a *app) evalSummary(f *eval.File, out string) {
 		a.printJSON(map[string]any{"kind": "eval", "label": f.Label, "solver": f.Solver, "model": f.Model,
 			"exercises": t.Exercises, "scored": t.Scored, "pass1": t.Pass1, "pass2": t.Pass2,
 			"pass1_rate": t.Rate1(), "pass2_rate": t.Rate2(), "skipped": t.Skipped, "errors": t.Errors,
-			"tokens": t.Tokens, "cost_usd": t.CostUSD, "results": paths["results"], "report": paths["report"], "chart": paths["chart"]})
+			"tokens": t.Tokens, "cost_usd": t.CostUSD, "tasks": t.Tasks, "localised": t.Localised,
+			"results": paths["results"], "report": paths["report"], "chart": paths["chart"]})
 		return
 	}
 	w := a.stdout
@@ -235,6 +236,9 @@ func (a *app) evalSummary(f *eval.File, out string) {
 	fmt.Fprintln(w)
 	for _, l := range f.Languages {
 		fmt.Fprintf(w, "  %-12s pass@1 %5.1f%%  pass@2 %5.1f%%  of %d  (mean %s)\n", l.Language, l.Rate1(), l.Rate2(), l.Scored, (time.Duration(l.MeanWall() * float64(time.Second))).Round(100*time.Millisecond))
+	}
+	if t.Tasks > 0 {
+		fmt.Fprintf(w, "  localisation: the first attempt changed a file the real change changed in %d of %d tasks\n", t.Localised, t.Tasks)
 	}
 	fmt.Fprintf(w, "report:  %s\nresults: %s\nchart:   %s\n", paths["report"], paths["results"], paths["chart"])
 }

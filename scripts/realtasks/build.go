@@ -66,6 +66,11 @@ func (b *builder) build(ctx context.Context, t spec) (err error) {
 	if err != nil {
 		return err
 	}
+	for rel := range base {
+		if t.omitted(rel) {
+			delete(base, rel)
+		}
+	}
 	tmp, err := os.MkdirTemp(b.Out, ".build-"+t.ID+"-")
 	if err != nil {
 		return err

@@ -41,6 +41,20 @@ type spec struct {
 	Changed  []string `json:"changed"`
 	// TestFiles overrides the language's test-file patterns.
 	TestFiles []string `json:"test_files,omitempty"`
+	// Omit are files of the releases' authors' own environment left out of
+	// the base ("dir/" for a folder): a .python-version naming an
+	// interpreter only they have makes pyenv's python3 another one.
+	Omit []string `json:"omit,omitempty"`
+}
+
+// omitted reports whether rel is one of the task's omitted files.
+func (t spec) omitted(rel string) bool {
+	for _, o := range t.Omit {
+		if rel == o || (strings.HasSuffix(o, "/") && strings.HasPrefix(rel, o)) {
+			return true
+		}
+	}
+	return false
 }
 
 type release struct {

@@ -62,7 +62,7 @@ def main():
     if bl and not bl[-1].endswith("\n"):
         bl[-1] += "\n"
     tl = target_src.splitlines(keepends=True)
-    edits, taken = [], []  # (start, end, order, lines)
+    edits, taken = [], []  # (start, end, rank, order, lines)
     for name in names:
         tcls, tnode = find(target, name)
         if tnode is None:
@@ -75,18 +75,19 @@ def main():
         bcls, bnode = find(base, name)
         if bnode is not None:
             bs, be = span(bnode)
-            edits.append((bs, be, len(edits), text))
+            edits.append((bs, be, 0, len(edits), text))
         elif "::" in name:
             if bcls is None:
                 raise SystemExit(f"the base's file has no class {name.split('::')[0]}: hold back the whole class")
             end = bcls.end_lineno
-            edits.append((end, end, len(edits), ["\n"] + text))
+            edits.append((end, end, 0, len(edits), ["\n"] + text))
         else:
-            edits.append((len(bl), len(bl), len(edits), ["\n", "\n"] + text))
+            edits.append((len(bl), len(bl), 1, len(edits), ["\n", "\n"] + text))
     # From the end of the file back; of two inserted at one place, the later
-    # name first, so they end up in the order given.
-    edits.sort(key=lambda e: (e[0], e[1], e[2]), reverse=True)
-    for s, e, _, text in edits:
+    # name first, so they end up in the order given, and what goes at the
+    # end of the file after a method added to a class that ends there.
+    edits.sort(key=lambda e: (e[0], e[1], e[2], e[3]), reverse=True)
+    for s, e, _, _, text in edits:
         bl[s:e] = text
     # Imports the taken code uses that the base does not bind.
     have = bound(base)
