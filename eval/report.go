@@ -42,6 +42,7 @@ func (f *File) Markdown() string {
 	}
 	row("**all**", f.Totals)
 	b.WriteString("\n![pass rate and mean time per language](" + ChartFile + ")\n\n")
+	writeSpend(&b, f.Totals)
 
 	b.WriteString("## Exercises\n\n")
 	b.WriteString("| exercise | pass@1 | pass@2 | attempts | tokens | wall time | cost | why it failed |\n")
@@ -94,6 +95,27 @@ func (f *File) Markdown() string {
 		}
 	}
 	return b.String()
+}
+
+// writeSpend says what the model's time bought: the calls, tokens and model
+// seconds of the exercises solved and of those failed, and the share of
+// calls whose code passed (one per solved exercise).
+func writeSpend(b *strings.Builder, t Totals) {
+	if t.Solved.Calls+t.Failed.Calls == 0 {
+		return
+	}
+	b.WriteString("## What the model's time bought\n\n")
+	b.WriteString("| exercises | count | calls | prompt tokens sent | served by the cache | completion tokens | model-s | model-s per exercise |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range []struct {
+		name string
+		s    Spend
+	}{{"solved", t.Solved}, {"failed", t.Failed}} {
+		fmt.Fprintf(b, "| %s | %d | %d | %d | %d (%.0f%%) | %d | %.0f | %.1f |\n", r.name, r.s.Exercises, r.s.Calls, r.s.PromptTokens,
+			r.s.PromptCached, pct(r.s.PromptCached, r.s.PromptTokens), r.s.CompletionTokens, r.s.ModelSeconds, r.s.PerExercise())
+	}
+	calls := t.Solved.Calls + t.Failed.Calls
+	fmt.Fprintf(b, "\n%d of %d calls (%.0f%%) wrote the code that passed; the rest were spent on candidates that failed.\n\n", t.Solved.Exercises, calls, pct(t.Solved.Exercises, calls))
 }
 
 func mark(ok bool) string {

@@ -110,3 +110,27 @@ func TestCompareExerciseByExercise(t *testing.T) {
 		t.Errorf("an unchanged exercise is listed:\n%s", out)
 	}
 }
+
+// The report says what the model's time bought: solved and failed
+// exercises apart, with the calls, tokens (and the cache's share) and model
+// seconds of each, and the share of calls whose code passed.
+func TestReportSaysWhatTheModelsTimeBought(t *testing.T) {
+	t.Parallel()
+	solved, failed := res("go/a", StatusPassed, 1, 10), res("go/b", StatusFailed, 0, 30)
+	solved.Calls, solved.ModelSeconds, solved.PromptCached = 2, 30, 400
+	failed.Calls, failed.ModelSeconds, failed.PromptCached = 6, 240, 900
+	f := sample("m", solved, failed, res("rust/a", StatusSkipped, 0, 0))
+	if f.Totals.Solved.Exercises != 1 || f.Totals.Failed.Calls != 6 || f.Totals.Failed.PerExercise() != 240 {
+		t.Fatalf("spend: solved %+v failed %+v", f.Totals.Solved, f.Totals.Failed)
+	}
+	md := f.Markdown()
+	for _, want := range []string{
+		"| solved | 1 | 2 | 1000 | 400 (40%) | 200 | 30 | 30.0 |",
+		"| failed | 1 | 6 | 1000 | 900 (90%) | 200 | 240 | 240.0 |",
+		"1 of 8 calls (12%) wrote the code that passed",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -111,6 +111,37 @@ type Totals struct {
 	Tokens      int     `json:"tokens"`
 	CostUSD     float64 `json:"cost_usd"`
 	WallSeconds float64 `json:"wall_seconds"`
+	// What the model's time bought: calls, prompt tokens (and the part the
+	// server's cache served) and model seconds, of the scored exercises
+	// that passed (solved) and of those that did not (failed).
+	Solved, Failed Spend `json:"solved,omitempty"`
+}
+
+// Spend is what a set of exercises cost in model time.
+type Spend struct {
+	Exercises        int     `json:"exercises"`
+	Calls            int     `json:"calls"`
+	PromptTokens     int     `json:"prompt_tokens"`
+	PromptCached     int     `json:"prompt_cached"`
+	CompletionTokens int     `json:"completion_tokens"`
+	ModelSeconds     float64 `json:"model_seconds"`
+}
+
+func (s *Spend) add(r Result) {
+	s.Exercises++
+	s.Calls += r.Calls
+	s.PromptTokens += r.PromptTokens
+	s.PromptCached += r.PromptCached
+	s.CompletionTokens += r.CompletionTokens
+	s.ModelSeconds += r.ModelSeconds
+}
+
+// PerExercise is the mean model seconds of an exercise of the set.
+func (s Spend) PerExercise() float64 {
+	if s.Exercises == 0 {
+		return 0
+	}
+	return s.ModelSeconds / float64(s.Exercises)
 }
 
 // Rate1 and Rate2 are the pass@1 and pass@2 rates in percent of the scored
@@ -150,6 +181,13 @@ func (t *Totals) add(r Result) {
 		}
 		if r.Pass2 {
 			t.Pass2++
+		}
+	}
+	if r.Scored() && r.Status != StatusError {
+		if r.Pass1 || r.Pass2 {
+			t.Solved.add(r)
+		} else {
+			t.Failed.add(r)
 		}
 	}
 	if r.Localisation != nil && r.Scored() {
