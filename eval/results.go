@@ -114,7 +114,8 @@ type Totals struct {
 	// What the model's time bought: calls, prompt tokens (and the part the
 	// server's cache served) and model seconds, of the scored exercises
 	// that passed (solved) and of those that did not (failed).
-	Solved, Failed Spend `json:"solved,omitempty"`
+	Solved Spend `json:"solved"`
+	Failed Spend `json:"failed"`
 }
 
 // Spend is what a set of exercises cost in model time.
