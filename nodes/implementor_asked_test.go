@@ -13,6 +13,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -247,5 +248,63 @@ func TestCodeThatFailsItsGatesGetsNoTestCall(t *testing.T) {
 	}
 	if !strings.Contains(res.Summary, "was not written") {
 		t.Errorf("summary %q", res.Summary)
+	}
+}
+
+// evidenceGate passes at the start and with the fix; with TestMeanOfThree in
+// the test file it fails on the unfixed Mean, as go test would.
+var evidenceGate = workspace.Gate{Name: "test", Command: `if grep -q TestMeanOfThree stats_test.go && ! grep -q 'float64(total) / float64' stats.go; then echo "--- FAIL: TestMeanOfThree (0.00s)"; exit 1; fi`}
+
+// A remit that brings no failing test: once the code passes, one call adds a
+// test, which is kept as evidence only when it fails without the change and
+// passes with it; QA then decides the remit's words by it, without a review.
+func TestATestThatShowsTheChangeIsWrittenWhenNoTestFailedAtTheStart(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, test string
+		evidence   bool
+	}{
+		{"a test that fails without the change is kept as evidence", meanOfThree, true},
+		{"a test that passes without the change shows nothing and is dropped", "\nfunc TestNothing(t *testing.T) {}\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newDirectRun(t, text("```go\n"+meanFixed+"```\n"), text(strings.TrimPrefix(tc.test, "\n")+"```\n"))
+			r.d.Gates = []workspace.Gate{evidenceGate}
+			r.task.StartTested, r.task.StartPassed = true, true // the test gates ran at the start, and passed
+			res := r.runQuick(t)
+			if res.Status != ImplFinished {
+				t.Fatalf("status %s: %s", res.Status, res.Summary)
+			}
+			if n := len(r.model.recorded()); n != 2 {
+				t.Fatalf("%d calls, want 2: the code, then the test", n)
+			}
+			if ask := r.model.recorded()[1].LastUser(); !strings.Contains(ask, "fails without your change and passes with it") {
+				t.Errorf("the test request does not ask for a test that shows the change:\n%s", ask)
+			}
+			kept := strings.Contains(r.file(t, "stats_test.go"), strings.TrimSpace(tc.test))
+			if (res.Evidence != "") != tc.evidence || kept != tc.evidence {
+				t.Errorf("evidence %q, test kept %v; want %v", res.Evidence, kept, tc.evidence)
+			}
+			if got := r.file(t, "stats.go"); got != meanFixed {
+				t.Errorf("the change is not back in place after the check without it:\n%s", got)
+			}
+		})
+	}
+}
+
+func TestEvidenceDecidesTheRemitsWordsAndNothingElse(t *testing.T) {
+	t.Parallel()
+	gates := []runstate.GateOutcome{{Name: "test", Command: "go test ./...", Passed: true}}
+	ev := reviewEvidence{change: "+x", added: "x", gates: gates}
+	crit, ok := evidenceDecides([]string{critGates, critRemit + ": fix Mean"}, ev, "a test fails without the change", "diff --git a/stats.go b/stats.go\n+x\n")
+	if !ok || !allMet(crit) || crit[1].By != "evidence" {
+		t.Fatalf("criteria %+v ok %v", crit, ok)
+	}
+	if _, ok := evidenceDecides([]string{critRemit + ": fix Mean", "Mean is documented"}, ev, "e", ""); ok {
+		t.Error("a criterion only a reviewer can judge was decided by the evidence")
+	}
+	if _, ok := evidenceDecides([]string{critRemit + ": fix Mean"}, ev, "e", "diff --git a/stats_test.go b/stats_test.go\n-\tif got != 1.5 {\n"); ok {
+		t.Error("a change that edits a test's lines was decided by the evidence")
 	}
 }

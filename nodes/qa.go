@@ -92,6 +92,19 @@ func (d *Deps) QA(ctx context.Context, in runstate.State) (runstate.State, error
 		events.Emit(ctx, events.QA{Task: t.ID, Passed: true, By: "checks"})
 		return s, nil
 	}
+	if impl := s.Implementation; impl != nil && impl.Evidence != "" {
+		if crit, ok := evidenceDecides(t.AcceptanceCriteria, ev, impl.Evidence, diff); ok {
+			// A test the attempt added fails without the change and passes
+			// with it: the evidence a local reviewer's word would only
+			// second-guess (Qwen2.5-Coder-1.5B rejected a right fix).
+			qa.Reviewer, qa.Criteria, qa.Passed = "evidence", crit, allMet(crit)
+			if !qa.Passed {
+				return qaFailed(ctx, s, "Acceptance criteria not met:\n"+unmetFeedback(qa.Criteria)), nil
+			}
+			events.Emit(ctx, events.QA{Task: t.ID, Passed: true, By: "evidence"})
+			return s, nil
+		}
+	}
 	reply, _, err := d.review(ctx, &s, diff, code, RolePrimary, runstate.NodeQA)
 	if err != nil {
 		if !llm.ModelFault(err) {

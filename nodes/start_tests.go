@@ -67,7 +67,7 @@ func (d *Deps) recordStartTests(ctx context.Context, t *runstate.Task) {
 	if ctx.Err() != nil {
 		return
 	}
-	t.StartTested, t.StartFailing = true, failingTests(results)
+	t.StartTested, t.StartFailing, t.StartPassed = true, failingTests(results), workspace.AllPassed(results)
 	events.Emit(ctx, events.StartTests{Task: t.ID, Failing: t.StartFailing})
 }
 
@@ -133,6 +133,36 @@ func startTestsDecide(t *runstate.Task, criteria []runstate.CriterionResult, dif
 		}
 	}
 	return changed
+}
+
+// evidenceDecides judges the criteria with a test the attempt added that
+// fails without the change and passes with it: it meets the criterion of the
+// user's words (critRemit); the gates and lemmings' checks decide the rest.
+// False when some other criterion needs a reviewer, or the change removes a
+// line of a test (a test edited to pass is no evidence).
+func evidenceDecides(criteria []string, ev reviewEvidence, evidence, diff string) ([]runstate.CriterionResult, bool) {
+	if removesTestLines(diff) {
+		return nil, false
+	}
+	var others []string
+	remit := false
+	for _, c := range criteria {
+		if strings.HasPrefix(c, critRemit) {
+			remit = true
+		} else {
+			others = append(others, c)
+		}
+	}
+	if !remit || (len(others) > 0 && !checkedWithoutModel(others, ev)) {
+		return nil, false
+	}
+	out, _ := judgeReview(criteria, nil, ev)
+	for i, c := range out {
+		if strings.HasPrefix(c.Criterion, critRemit) {
+			out[i].Met, out[i].By, out[i].Evidence = true, "evidence", evidence
+		}
+	}
+	return out, true
 }
 
 // allMet says whether every criterion is met.

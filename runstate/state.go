@@ -241,6 +241,9 @@ type Task struct {
 	// are the tests that failed there (QA's evidence, nodes/start_tests.go).
 	StartTested  bool     `json:"start_tested,omitempty"`
 	StartFailing []string `json:"start_failing,omitempty"`
+	// StartPassed: every test gate passed on the start tree (no test there
+	// shows what the task asks for).
+	StartPassed bool `json:"start_passed,omitempty"`
 	// ReviewFailedHashes are diffs whose gates passed but whose review failed;
 	// the same diff again is a disputed review, not a loop.
 	ReviewFailedHashes []string `json:"review_failed_hashes,omitempty"`
@@ -272,6 +275,10 @@ type ImplResult struct {
 	// GatesDiffHash: QA reuses them when the attempt's DiffHash is the same.
 	Gates         []GateOutcome `json:"gates,omitempty"`
 	GatesDiffHash string        `json:"gates_diff_hash,omitempty"`
+	// Evidence says what shows the change does what the task asks, when a
+	// test the attempt added fails without the change and passes with it
+	// (nodes/implementor/asked.go): QA's verdict on the task's words.
+	Evidence string `json:"evidence,omitempty"`
 }
 
 // QAResult is the QA node's verdict on one attempt.

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"slices"
 	"strings"
 
@@ -41,25 +42,35 @@ func (l *implLoop) askedTest() (string, bool) {
 	return "", false
 }
 
-// writeTest makes the one call for the test of the code done finished with,
-// lands it and runs the gates, and says in done's summary what became of it.
-// codeBefore is the code file as the attempt found it. An error is a
-// system fault or the run being stopped.
+// writeTest makes the one call for a test of the code done finished with:
+// the test the remit asks for, else — when a model would judge the task
+// and no test failed at its start — the test that shows the change
+// (evidence). It lands the test, runs the gates, and says in done's summary
+// what became of it. codeBefore is the code file as the attempt found it.
+// An error is a system fault or the run being stopped.
 func (l *implLoop) writeTest(ctx context.Context, done *runstate.ImplResult, codeBefore string) error {
-	p, ok := l.askedTest()
-	if !ok {
-		return nil
+	if p, ok := l.askedTest(); ok {
+		return l.addTest(ctx, done, codeBefore, p, false)
 	}
+	if p, ok := l.evidenceTest(); ok && l.t.StartTested && l.t.StartPassed {
+		return l.addTest(ctx, done, codeBefore, p, true)
+	}
+	return nil
+}
+
+// addTest asks for a test in p and keeps it when the gates pass with it;
+// evidence: when it also fails without the change.
+func (l *implLoop) addTest(ctx context.Context, done *runstate.ImplResult, codeBefore, p string, evidence bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if l.gatesFailed {
 		// A test beside code that fails could not be told apart from it.
-		l.dropTest(ctx, done, p, "the code's gates fail, so no test was asked for")
+		l.dropTest(ctx, done, p, evidence, "the code's gates fail, so no test was asked for")
 		return nil
 	}
 	if left, limited := l.d.Clock.WallTimeLeft(l.s, l.d.Clock.Now()); limited && left <= 0 {
-		l.dropTest(ctx, done, p, "the run's wall time is spent")
+		l.dropTest(ctx, done, p, evidence, "the run's wall time is spent")
 		return nil
 	}
 	codeAfter, err := l.d.Work.FS().ReadFile(l.directPath)
@@ -67,6 +78,9 @@ func (l *implLoop) writeTest(ctx context.Context, done *runstate.ImplResult, cod
 		return fmt.Errorf("implementor: read %s for its test: %w", l.directPath, err)
 	}
 	act := implAction{actionHead: actionHead{Action: "edit", Thought: "(lemmings) the test the remit asks for", Path: p}}
+	if evidence {
+		act.Thought = "(lemmings) a test that shows the change"
+	}
 	old, readErr := l.d.Work.FS().ReadFile(p)
 	switch {
 	case errors.Is(readErr, fs.ErrNotExist):
@@ -75,8 +89,12 @@ func (l *implLoop) writeTest(ctx context.Context, done *runstate.ImplResult, cod
 		act.Symbol = l.testAnchor(ctx, p, string(old), codeBefore, string(codeAfter))
 	}
 	fence := fenceFor(l.directPath)
-	lead := fmt.Sprintf("Your change to %s is in place and passes the checks:\n%s%s\n%s\n%s\n\nThe task also asks for a test in %s: add one that checks what the task did (%s).",
-		l.directPath, fence, langOf(l.directPath), l.changedCode(ctx, codeBefore, string(codeAfter)), fence, p, l.t.Title)
+	ask := fmt.Sprintf("The task also asks for a test in %s: add one that checks what the task did (%s).", p, l.t.Title)
+	if evidence {
+		ask = fmt.Sprintf("Now add a test to %s that checks what the task asks (%s): one that fails without your change and passes with it.", p, l.t.Title)
+	}
+	lead := fmt.Sprintf("Your change to %s is in place and passes the checks:\n%s%s\n%s\n%s\n\n%s",
+		l.directPath, fence, langOf(l.directPath), l.changedCode(ctx, codeBefore, string(codeAfter)), fence, ask)
 	// A conversation of its own: the code exchange is done, and the changed
 	// code is all of it the test needs.
 	l.history = nil
@@ -88,16 +106,16 @@ func (l *implLoop) writeTest(ctx context.Context, done *runstate.ImplResult, cod
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		l.dropTest(ctx, done, p, "the model call failed: "+textutil.FirstLine(err.Error()))
+		l.dropTest(ctx, done, p, evidence, "the model call failed: "+textutil.FirstLine(err.Error()))
 		return nil
 	}
 	l.d.emitAction(ctx, l.t, done.Actions, act, ex.result)
 	switch {
 	case !ex.land.landed:
-		l.dropTest(ctx, done, p, "the reply could not be used: "+textutil.FirstLine(strings.TrimPrefix(ex.result, "error: ")))
+		l.dropTest(ctx, done, p, evidence, "the reply could not be used: "+textutil.FirstLine(strings.TrimPrefix(ex.result, "error: ")))
 		return nil
 	case ex.land.introduced != "":
-		return l.undoTest(ctx, done, p, ex.land, "it does not build: "+textutil.FirstLine(ex.land.introduced))
+		return l.undoTest(ctx, done, p, evidence, ex.land, "it does not build: "+textutil.FirstLine(ex.land.introduced))
 	}
 	if len(l.d.Gates) > 0 {
 		results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
@@ -108,7 +126,16 @@ func (l *implLoop) writeTest(ctx context.Context, done *runstate.ImplResult, cod
 			return err
 		}
 		if !workspace.AllPassed(results) {
-			return l.undoTest(ctx, done, p, ex.land, "the gates fail with it: "+l.gateFailure(results))
+			return l.undoTest(ctx, done, p, evidence, ex.land, "the gates fail with it: "+l.gateFailure(results))
+		}
+		if evidence {
+			fails, err := l.failsWithout(ctx, codeBefore, string(codeAfter))
+			if err != nil {
+				return err
+			}
+			if !fails {
+				return l.undoTest(ctx, done, p, evidence, ex.land, "it passes without the change too, so it shows nothing the change did")
+			}
 		}
 		// QA reuses the run on the tree it ran on, the test included.
 		done.Gates, done.GatesDiffHash = nil, ""
@@ -119,12 +146,95 @@ func (l *implLoop) writeTest(ctx context.Context, done *runstate.ImplResult, cod
 			}
 		}
 	}
+	if evidence {
+		if len(l.d.Gates) == 0 {
+			return l.undoTest(ctx, done, p, evidence, ex.land, "no gate runs it")
+		}
+		done.Evidence = fmt.Sprintf("a test lemmings added to %s fails without the change and passes with it", p)
+		done.Summary = strings.TrimSpace(done.Summary + " Added a test to " + p + " that fails without the change and passes with it.")
+		return nil
+	}
 	checked := "the gates pass with it"
 	if len(l.d.Gates) == 0 {
 		checked = "no gate runs it"
 	}
 	done.Summary = strings.TrimSpace(done.Summary + fmt.Sprintf(" Wrote the test the task asks for in %s; %s.", p, checked))
 	return nil
+}
+
+// failsWithout runs the gates with the code file as the attempt found it
+// and the new test in place, then puts the change back: whether they fail.
+func (l *implLoop) failsWithout(ctx context.Context, before, after string) (bool, error) {
+	if len(l.d.Gates) == 0 {
+		return false, nil
+	}
+	if err := l.d.Work.FS().Restore(l.directPath, []byte(before)); err != nil {
+		return false, fmt.Errorf("implementor: put %s back as it was to check its test: %w", l.directPath, err)
+	}
+	results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
+	if err := l.d.Work.FS().Restore(l.directPath, []byte(after)); err != nil {
+		return false, fmt.Errorf("implementor: put the change to %s back after checking its test: %w", l.directPath, err)
+	}
+	for _, r := range results {
+		l.d.emitGate(ctx, l.t, "without the change", r)
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	return !workspace.AllPassed(results), nil
+}
+
+// evidenceTest is the test file a test that shows the change goes in: one
+// the task shows that is named for the changed file, else one beside it,
+// else one the task shows; a test file named for the changed file in the
+// work tree otherwise. False when there is none: a new test file would have
+// to guess how the project's tests import its code.
+func (l *implLoop) evidenceTest() (string, bool) {
+	var shown []string
+	for _, p := range CleanFiles(l.t.TargetFiles) {
+		if IsTestFile(p) {
+			shown = append(shown, p)
+		}
+	}
+	for _, p := range shown {
+		if sameStem(l.directPath, p) {
+			return p, true
+		}
+	}
+	for _, p := range shown {
+		if path.Dir(p) == path.Dir(l.directPath) {
+			return p, true
+		}
+	}
+	if len(shown) > 0 {
+		return shown[0], true
+	}
+	dir, base := path.Dir(l.directPath), path.Base(l.directPath)
+	stem := strings.TrimSuffix(base, path.Ext(base))
+	var cands []string
+	switch path.Ext(base) {
+	case ".go":
+		cands = []string{path.Join(dir, stem+"_test.go")}
+	case ".py":
+		cands = []string{path.Join(dir, "test_"+stem+".py"), path.Join("tests", "test_"+stem+".py"), path.Join(dir, "tests", "test_"+stem+".py")}
+	}
+	for _, p := range cands {
+		if ok, err := l.d.Work.FS().Exists(p); err == nil && ok {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// sameStem says whether a test file is named for a source file (leap.py
+// and test_leap.py, add.go and add_test.go).
+func sameStem(src, test string) bool {
+	stem := strings.TrimSuffix(path.Base(src), path.Ext(src))
+	t := strings.TrimSuffix(path.Base(test), path.Ext(test))
+	for _, cut := range []string{"test_", "_test", ".test", ".spec"} {
+		t = strings.TrimPrefix(strings.TrimSuffix(t, cut), cut)
+	}
+	return stem == t
 }
 
 // gateFailure says in a line which gate failed and its first words, for
@@ -151,18 +261,22 @@ func (l *implLoop) gateFailure(results []workspace.GateResult) string {
 
 // undoTest puts the test file back as it was before the test landed, and
 // says why the test was dropped.
-func (l *implLoop) undoTest(ctx context.Context, done *runstate.ImplResult, p string, land landing, why string) error {
+func (l *implLoop) undoTest(ctx context.Context, done *runstate.ImplResult, p string, evidence bool, land landing, why string) error {
 	if err := l.undo(land); err != nil {
 		return fmt.Errorf("implementor: put back %s after its test was dropped: %w", p, err)
 	}
-	l.dropTest(ctx, done, p, why)
+	l.dropTest(ctx, done, p, evidence, why)
 	return nil
 }
 
 // dropTest records a test not kept: an event, and the summary QA reads.
-func (l *implLoop) dropTest(ctx context.Context, done *runstate.ImplResult, p, why string) {
+func (l *implLoop) dropTest(ctx context.Context, done *runstate.ImplResult, p string, evidence bool, why string) {
 	why = textutil.Clip(why, 300)
 	l.d.emit(ctx, events.ImplementorTestDropped{Task: l.t.ID, Attempt: l.t.Attempt, Path: p, Reason: why})
+	if evidence {
+		done.Summary = strings.TrimSpace(done.Summary + fmt.Sprintf(" No test showing the change was kept in %s (%s).", p, why))
+		return
+	}
 	done.Summary = strings.TrimSpace(done.Summary + fmt.Sprintf(" The test the task asks for in %s was not written (%s); %s is as it was.", p, why, p))
 }
 
