@@ -187,6 +187,9 @@ func (d *Deps) MarkFailed(ctx context.Context, in runstate.State) (runstate.Stat
 		return s, errors.New("mark_failed: no current task")
 	}
 	reason := firstNonEmpty(t.Feedback, "no reason recorded")
+	if out, kept, err := d.keepPassing(ctx, s, reason); kept || err != nil {
+		return out, err
+	}
 	if err := tasksOf(d).abandon(ctx, &s, reason); err != nil {
 		return s, fmt.Errorf("mark_failed: %w", err)
 	}

@@ -123,6 +123,9 @@ func (d *Deps) QA(ctx context.Context, in runstate.State) (runstate.State, error
 		if s.Implementation != nil && s.Implementation.DiffHash != "" {
 			t.ReviewFailedHashes = append(slices.Clone(t.ReviewFailedHashes), s.Implementation.DiffHash)
 		}
+		if s.Implementation != nil && s.Implementation.Commit != "" && t.Passing == "" {
+			t.Passing, t.PassingAttempt = s.Implementation.Commit, t.Attempt
+		}
 		fb := strings.TrimSpace(reply.Feedback)
 		return qaFailed(ctx, s, strings.TrimSpace("Acceptance criteria not met:\n"+unmetFeedback(qa.Criteria)+"\n"+fb)), nil
 	}

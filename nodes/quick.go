@@ -366,6 +366,13 @@ func (d quickPath) planQuick(ctx context.Context, s runstate.State) (runstate.St
 		s.PlannerDecision = DecisionImplement // the same task again, with the feedback
 		return d.prepareAttempt(s), nil
 	}
+	if t.Passing != "" && !blocked {
+		// An attempt passed its gates and only its review failed: that
+		// change is kept (mark_failed commits it flagged), not planned over.
+		t.Feedback = strings.TrimSpace(fmt.Sprintf("%d quick attempts did not pass QA; attempt %d passed the gates. Last feedback: %s", t.Attempt, t.PassingAttempt, clip(t.Feedback, 600)))
+		s.PlannerDecision = DecisionAbort
+		return s, nil
+	}
 	if d.Settings.Pipeline.Mode == PipelineQuick {
 		// The quick path was asked for (--quick, an eval): the remit is one
 		// task by the asker's word, and planning it would spend the model's

@@ -7,9 +7,11 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,6 +127,41 @@ func TestEscDisputedReviewWithoutTheCloudIsCommittedAndFlagged(t *testing.T) {
 		t.Error("the report must flag the disputed review")
 	}
 	if got := escOf(res.State, runstate.EscReviewDisputed); len(got) != 1 || !strings.Contains(got[0].Note, "no cloud review") {
+		t.Errorf("disputes %+v", got)
+	}
+}
+
+// Attempts whose gates pass but whose reviews fail, each with another diff
+// (so no review is ever disputed): when the retries are spent, the first
+// such attempt's change is committed flagged, never thrown away.
+func TestAPassingAttemptIsKeptFlaggedWhenTheRetriesAreSpent(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	n := 0
+	tm := &supTeam{Local: func(role string, c llmtest.Call) (any, bool) {
+		if role == runstate.NodeImplementor && len(c.Messages) == 2 {
+			mu.Lock()
+			n++
+			k := n
+			mu.Unlock()
+			v := supImplementorReply(c).(map[string]any)
+			v["content"] = fmt.Sprintf("attempt %d\n", k)
+			return v, true
+		}
+		return escRejectingQA(role, c)
+	}}
+	e := supNewEnv(t, tm)
+	e.Cfg.Offline = true
+	e.Cfg.Tasks.SplitAfter = 0
+	res := e.mustStart(e.supPlan(1))
+	d := res.State.DoneList
+	if len(d) != 1 || d[0].QA != runstate.QADisputed || d[0].Commit == "" || res.State.TasksFailed != 0 {
+		t.Fatalf("done %+v, failed %d: want the passing attempt committed, flagged", d, res.State.TasksFailed)
+	}
+	if got := suptest.Git(t, e.Repo, "show", d[0].Commit+":out/m1-1.txt"); got != "attempt 1\n" {
+		t.Errorf("the commit holds %q, want the first passing attempt's change", got)
+	}
+	if got := escOf(res.State, runstate.EscReviewDisputed); len(got) != 1 || !strings.Contains(got[0].Note, "attempt 1 passed the gates") {
 		t.Errorf("disputes %+v", got)
 	}
 }

@@ -244,6 +244,12 @@ type Task struct {
 	// StartPassed: every test gate passed on the start tree (no test there
 	// shows what the task asks for).
 	StartPassed bool `json:"start_passed,omitempty"`
+	// Passing is the work-in-progress commit of the first attempt whose
+	// gates passed and whose review did not (PassingAttempt its number):
+	// when no later attempt does better, it is committed flagged rather
+	// than thrown away (nodes/keep.go).
+	Passing        string `json:"passing,omitempty"`
+	PassingAttempt int    `json:"passing_attempt,omitempty"`
 	// ReviewFailedHashes are diffs whose gates passed but whose review failed;
 	// the same diff again is a disputed review, not a loop.
 	ReviewFailedHashes []string `json:"review_failed_hashes,omitempty"`
