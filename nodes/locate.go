@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path"
 	"regexp"
 	"slices"
@@ -248,11 +249,13 @@ func remitIdentifiers(remit string) []string {
 	return out
 }
 
-// bySymbols finds the non-test files that define the names: the files that
-// define the most of them, when the names are specific enough (a name every
-// file defines places nothing). within limits the search to those files.
+// bySymbols finds the non-test files that define the names: the files whose
+// definitions weigh most, each name weighed by how few source files use it
+// (a package's core type, used everywhere, says less than the one function
+// the remit is about), when the names are specific enough (a name every file
+// defines places nothing). within limits the search to those files.
 func bySymbols(files []sourceFile, names []string, within []string) (change, matched []string) {
-	score := map[string]int{}
+	score := map[string]float64{}
 	for _, name := range names {
 		var definers []string
 		for _, f := range files {
@@ -269,24 +272,42 @@ func bySymbols(files []sourceFile, names []string, within []string) (change, mat
 		// A lower-case English word that a file happens to define (`add`,
 		// `count`) counts only when the remit writes it as code would.
 		matched = append(matched, name)
+		w := rarity(files, name)
 		for _, p := range definers {
-			score[p]++
+			score[p] += w
 		}
 	}
 	if len(score) == 0 {
 		return nil, nil
 	}
-	best := 0
+	best := 0.0
 	for _, n := range score {
 		best = max(best, n)
 	}
 	for p, n := range score {
-		if n == best {
+		if n >= best*0.999 {
 			change = append(change, p)
 		}
 	}
 	sort.Strings(change)
 	return change, matched
+}
+
+// rarity weighs a name by the source files (not tests) that use it: ln of
+// their count over those that use it, at least a little.
+func rarity(files []sourceFile, name string) float64 {
+	word := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
+	n, uses := 0, 0
+	for _, f := range files {
+		if f.Test {
+			continue
+		}
+		n++
+		if word.MatchString(f.Text) {
+			uses++
+		}
+	}
+	return max(math.Log(float64(n+1)/float64(max(uses, 1))), 0.1)
 }
 
 // testsCalling are the test files beside the changed files that use one of
