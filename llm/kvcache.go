@@ -99,6 +99,19 @@ func (c *modelCache) prefillRate(key string) float64 {
 	return c.rate[key]
 }
 
+// PrefillRate is the measured speed at which a local role's model reads a
+// prompt, in tokens per second (0: not measured yet, or not on Ollama).
+func (r *Router) PrefillRate(role string) float64 {
+	ro, ok := r.roles[role]
+	if !ok {
+		return 0
+	}
+	if p, ok := ro.prov.(*ollamaProvider); ok {
+		return p.models.prefillRate(p.key)
+	}
+	return 0
+}
+
 // firstTokenWait is how long a call may wait for its first token when it
 // must read read tokens: twice what reading them takes at the measured
 // speed (or a slow one when none was measured), for a busy machine; never

@@ -49,6 +49,12 @@ type Model interface {
 	Chat(ctx context.Context, req llm.Request) (llm.Response, error)
 }
 
+// speedometer is a Model that knows how fast the server reads a prompt
+// (llm.Router).
+type speedometer interface {
+	PrefillRate(role string) float64
+}
+
 // Searcher is rag_search's retrieval (rag.Index).
 type Searcher interface {
 	Search(ctx context.Context, query string, k int, f rag.Filter) ([]rag.Hit, error)

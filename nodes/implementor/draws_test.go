@@ -1,9 +1,14 @@
 package implementor
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // drive runs a policy over verdicts and says the draws it chose, in order,
@@ -86,5 +91,32 @@ func TestAFailureIsComparedByItsTestsOrItsWordsNotItsNumbers(t *testing.T) {
 	}
 	if failureSignature("stats.go:9:4: undefined: x") == failureSignature("stats.go:9:4: undefined: y") {
 		t.Error("two different build errors compare as one")
+	}
+}
+
+// rateModel is a model whose server reads prompts at a measured speed.
+type rateModel struct{ rate float64 }
+
+func (rateModel) Chat(context.Context, llm.Request) (llm.Response, error) { return llm.Response{}, nil }
+func (m rateModel) PrefillRate(string) float64                            { return m.rate }
+
+func TestAPromptTheServerCannotReadInTimeIsMadeSmaller(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		model Model
+		clock testClock
+		want  int
+	}{
+		{"25 tokens/s and 8 minutes left: what a quarter of them reads", rateModel{25}, testClock{left: 8 * time.Minute, limited: true}, 3000},
+		{"no speed measured yet: the budget as it is", rateModel{0}, testClock{left: 8 * time.Minute, limited: true}, 16000},
+		{"no wall limit: the budget as it is", rateModel{25}, testClock{}, 16000},
+		{"a fast server: the budget as it is", rateModel{2000}, testClock{left: 8 * time.Minute, limited: true}, 16000},
+		{"nearly no time left: never below what a task needs", rateModel{25}, testClock{left: time.Minute, limited: true}, minReadable},
+	} {
+		l := newImplLoop(&Deps{Model: tc.model, Clock: tc.clock}, &runstate.State{}, &runstate.Task{ID: "t1", Attempt: 1})
+		if got := l.readable(16000); got != tc.want {
+			t.Errorf("%s: budget %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }

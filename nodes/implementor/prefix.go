@@ -47,7 +47,7 @@ func (l *implLoop) buildPrefix(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	full := l.d.Settings.Budget
+	full := l.readable(l.d.Settings.Budget)
 	msgs, err := l.d.Prompts.Compose(ctx, l.s, data, sections, full*prefixShare/100)
 	if llm.TooLarge(err) {
 		// A small budget: the required parts take what they need; the
@@ -61,6 +61,31 @@ func (l *implLoop) buildPrefix(ctx context.Context) error {
 	l.prefixTokens = tokensOf(l.prefix)
 	return nil
 }
+
+// readableShare of the run's wall time left is what reading one prompt may
+// take: a prompt a CPU cannot read in time is made smaller, not sent.
+const readableShare = 4
+
+// readable caps a prompt budget at what the server reads in a quarter of the
+// run's wall time left, at the speed measured on this run's calls (no cap
+// before one was measured, or with no wall limit).
+func (l *implLoop) readable(budget int) int {
+	m, ok := l.d.Model.(speedometer)
+	if !ok {
+		return budget
+	}
+	rate := m.PrefillRate(rolePrimary)
+	left, limited := l.d.Clock.WallTimeLeft(l.s, l.d.Clock.Now())
+	if rate <= 0 || !limited {
+		return budget
+	}
+	fits := int(rate * left.Seconds() / readableShare)
+	return max(min(budget, fits), minReadable)
+}
+
+// minReadable is the least budget a prompt is cut to: below it the task
+// and the file no longer fit, and the call would be useless anyway.
+const minReadable = 1024
 
 // buildDirectPrefix composes the direct attempt's prompt: a short system
 // message and the remit (with the project's knowledge when it has some),
