@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/internal/atomicfile"
+
+	"github.com/lemmings-dev/lemmings/internal/safefile"
 )
 
 // IndexFile is the generated summary of the store, one line per document.
@@ -124,7 +126,7 @@ func Open(dir string, opts ...Option) (*Store, []Problem, error) {
 			probs = append(probs, Problem{File: rel, Message: fmt.Sprintf("%d bytes: too large for a knowledge doc (limit %d); not loaded", info.Size(), maxDocBytes)})
 			return nil
 		}
-		data, err := root.ReadFile(p)
+		data, err := safefile.ReadFileIn(root, p)
 		if err != nil {
 			probs = append(probs, Problem{File: rel, Message: "unreadable: " + s.escapeOr(p, err).Error()})
 			return nil
@@ -250,7 +252,7 @@ func (s *Store) readFile(rel string) ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
-	return root.ReadFile(path.Join(s.rel, rel))
+	return safefile.ReadFileIn(root, path.Join(s.rel, rel))
 }
 
 // confinement returns the repository around dir — the nearest folder at or

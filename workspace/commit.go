@@ -38,7 +38,7 @@ func (w *Worktree) commit(ctx context.Context, message string, trailers map[stri
 	}
 	sort.Strings(keys)
 	if _, err := w.git(ctx, nil, "add", "--all"); err != nil {
-		return "", fmt.Errorf("commit: stage changes: %w", err)
+		return "", fmt.Errorf("commit: stage changes: %w", w.specialOr(ctx, err))
 	}
 	_, err := w.git(ctx, nil, "diff", "--cached", "--quiet")
 	if err == nil {
@@ -114,6 +114,8 @@ func (w *Worktree) Rescue(ctx context.Context, branch, message string) (name, sh
 		return "", "", err
 	}
 	if !clean {
+		// What git cannot record (a FIFO where a file was) is not rescued.
+		_, _ = w.RemoveSpecialFiles(ctx)
 		err = w.withTempIndex(ctx, func(env []string) error {
 			tree, err := w.git(ctx, env, "write-tree")
 			if err != nil {

@@ -35,6 +35,9 @@ func (w *Worktree) withTempIndex(ctx context.Context, fn func(env []string) erro
 		}
 	}
 	if _, err := w.git(ctx, env, "add", "--all"); err != nil {
+		if sf := w.specialOr(ctx, nil); sf != nil {
+			return sf
+		}
 		return fmt.Errorf("stage into temporary index: %w", err)
 	}
 	return fn(env)
