@@ -9,7 +9,7 @@ import (
 
 func TestStringRemovesControlsEscapesAndBidi(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain text\nwith\ttabs":                         "plain text\nwith\ttabs",
+		"plain text\nwith\ttabs":                          "plain text\nwith\ttabs",
 		"copy \x1b]52;c;ZWNobyBoaQ==\x07 done":            "copy  done",
 		"osc with ST \x1b]0;title\x1b\\ end":              "osc with ST  end",
 		"\x1b[31mred\x1b[0m and \x1b[2J\x1b[H":            "red and ",
