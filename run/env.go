@@ -296,7 +296,7 @@ func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspa
 			halted = backend.Halted
 		}
 	} else {
-		fs, err := graph.NewFileCheckpointer(checkpoints)
+		fs, err := graph.NewFileCheckpointer(checkpoints, refusing(filepath.Dir(filepath.Dir(checkpoints))))
 		if err != nil {
 			return nil, err
 		}

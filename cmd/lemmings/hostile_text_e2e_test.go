@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -208,5 +209,72 @@ func TestASupervisorsEscapesReachNoTerminalFileNameOrCommit(t *testing.T) {
 	files := git(t, repo, "ls-tree", "-r", "-z", "--name-only", branch)
 	if bad := rawEscapes(files); len(bad) > 0 {
 		t.Errorf("a file of the branch is named with %v: %q", bad, files)
+	}
+}
+
+// Reproduction 9: a repository that commits .lemmings/checkpoints and
+// .lemmings/runs (git add -f) handed every clone a run nobody ran there:
+// runs listed it, status, log and report printed what it said. Such runs
+// are lemmings' no more: not listed, read or resumed, with a warning
+// naming them; the clone's own runs work as before.
+func TestACloneNeverListsOrReadsTheRunsItsRepositoryCommits(t *testing.T) {
+	attacker := prepared(t)
+	srv := demo.NewServer(&demo.Script{})
+	t.Cleanup(srv.Close)
+	c := newCLI(t)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	writeFile(t, plan, fixPlan)
+	r := c.run(attacker, "run", "--plan", plan, "--no-supervisors", "--json")
+	planted := lastJSON(t, r.stdout)["run_id"].(string)
+	report := filepath.Join(attacker, ".lemmings", "runs", planted, "report.md")
+	writeFile(t, report, readFile(t, report)+"\nplanted"+evilText+"\n")
+	git(t, attacker, "add", "-f", ".lemmings/checkpoints", ".lemmings/runs")
+	git(t, attacker, "-c", "user.name=attacker", "-c", "user.email=a@example.invalid", "commit", "-q", "-m", "history")
+	victim := filepath.Join(t.TempDir(), "clone")
+	if out, err := exec.Command("git", "clone", "-q", attacker, victim).CombinedOutput(); err != nil {
+		t.Fatalf("clone: %v\n%s", err, out)
+	}
+
+	runs := c.run(victim, "runs", "--json")
+	if strings.Contains(runs.stdout, planted) {
+		t.Errorf("runs lists the committed run %s:\n%s", planted, runs.stdout)
+	}
+	if !strings.Contains(runs.stderr, "the repository commits lemmings run state") || !strings.Contains(runs.stderr, planted) {
+		t.Errorf("no warning names the committed run:\n%s", runs.stderr)
+	}
+	for _, args := range [][]string{{"status", planted}, {"log", planted}, {"report", planted}, {"directives", planted}, {"history", planted}, {"resume", planted}} {
+		out := c.run(victim, args...)
+		if out.code == 0 || strings.Contains(out.stdout, "planted") || !strings.Contains(out.stderr, "committed in the repository") {
+			t.Errorf("lemmings %v: exit %d, read the committed run:\nstdout:\n%s\nstderr:\n%s", args, out.code, out.stdout, out.stderr)
+		}
+		if bad := rawEscapes(out.stdout + out.stderr); len(bad) > 0 {
+			t.Errorf("lemmings %v printed %v raw", args, bad)
+		}
+	}
+
+	// The clone's own run is listed and read as ever.
+	mine := lastJSON(t, c.run(victim, "run", "--plan", plan, "--no-supervisors", "--json").stdout)["run_id"].(string)
+	if out := c.run(victim, "runs"); !strings.Contains(out.stdout, mine) || strings.Contains(out.stdout, planted) {
+		t.Errorf("runs after a run of the clone's own:\n%s", out.stdout)
+	}
+	if out := c.run(victim, "report", mine); out.code != 0 || !strings.Contains(out.stdout, mine) {
+		t.Errorf("report of the clone's own run: exit %d\n%s%s", out.code, out.stdout, out.stderr)
+	}
+}
+
+// Also seen: a project file's knowledge.dir: .lemmings/runs was accepted,
+// and the supervisors would have written over the runs' records. A
+// knowledge folder under .lemmings/ or .git/ is refused, naming the file,
+// the line and the key.
+func TestAKnowledgeDirInsideLemmingsOrGitIsRefused(t *testing.T) {
+	for _, dir := range []string{".lemmings/runs", ".git/hooks", "./.lemmings"} {
+		repo := hostileRepo(t, map[string]string{"lemmings.yaml": "knowledge:\n  dir: " + dir + "\n"})
+		c := newCLI(t)
+		c.config(scriptedConfig("http://127.0.0.1:9", "blocking"))
+		r := c.run(repo, "run", "--no-supervisors", "anything")
+		if r.code != exitUsage || !strings.Contains(r.stderr, "lemmings.yaml:2") || !strings.Contains(r.stderr, "knowledge.dir") {
+			t.Errorf("knowledge.dir %s: exit %d\n%s", dir, r.code, r.stderr)
+		}
 	}
 }

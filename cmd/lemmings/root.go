@@ -99,6 +99,10 @@ then lemmings doctor, and lemmings run "what to do".`,
 				return err
 			}
 			red.LearnRepo(root) // its .env values are secrets too
+			// Runs a clone brought along are not lemmings' own: say so once.
+			if w := run.CommittedState(root).Warning(); w != "" {
+				fmt.Fprintf(a.stderr, "warning: %s\n", w)
+			}
 			return nil
 		},
 	}
