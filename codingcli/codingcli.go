@@ -151,6 +151,9 @@ type Result struct {
 	Stderr string
 	// Unparsed counts stdout lines the format's parser could not read.
 	Unparsed int
+	// Warnings are what the run did not do and why (a changed login that
+	// was not written back over yours).
+	Warnings []string
 }
 
 // parser reads one stdout line into zero or more events; ok is false for a
@@ -249,7 +252,7 @@ func (p Preset) argv(r Request, confined bool) []string {
 // exits or the timeout passes, and returns what it reported. An error means
 // the CLI could not be run at all; a CLI that ran and failed is a Result with
 // ExitCode, TimedOut or Failed set.
-func Run(ctx context.Context, p Preset, r Request) (Result, error) {
+func Run(ctx context.Context, p Preset, r Request) (res Result, err error) {
 	if err := p.Check(); err != nil {
 		return Result{}, err
 	}
@@ -283,7 +286,7 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	defer dropState()
+	defer func() { res.Warnings = append(res.Warnings, dropState()...) }()
 	cmd, cleanup, err := box.Command(ctx, sandbox.Spec{Dir: r.Dir, Writable: state, Network: true, Env: env}, argv[0], argv[1:]...)
 	if err != nil {
 		return Result{}, fmt.Errorf("start %s: %w", argv[0], err)
@@ -313,7 +316,7 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 	// Whatever the CLI started and left running goes with it.
 	killGroup(cmd)
 	toReader.Close()
-	res := <-done
+	res = <-done
 	res.Stderr = stderr.String()
 	if errors.Is(werr, exec.ErrWaitDelay) {
 		werr = nil // the CLI exited; only a leftover held its output open

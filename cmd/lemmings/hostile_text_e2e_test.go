@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os/exec"
@@ -276,5 +277,56 @@ func TestAKnowledgeDirInsideLemmingsOrGitIsRefused(t *testing.T) {
 		if r.code != exitUsage || !strings.Contains(r.stderr, "lemmings.yaml:2") || !strings.Contains(r.stderr, "knowledge.dir") {
 			t.Errorf("knowledge.dir %s: exit %d\n%s", dir, r.code, r.stderr)
 		}
+	}
+}
+
+// jwtOf is an unsigned JSON Web Token carrying claims.
+func jwtOf(claims string) string {
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc([]byte(`{"alg":"RS256"}`)) + "." + enc([]byte(claims)) + ".c2ln"
+}
+
+// Reproduction 10: code run inside the coding CLI's sandbox replaced the
+// user's login with another account's, and lemmings wrote it back over
+// ~/.codex/auth.json. The user's login stays as it was now, and the run
+// says why; a refresh of the same login is still written back.
+func TestACodingCLIsLoginOfAnotherAccountIsNotWrittenBack(t *testing.T) {
+	auth := func(token, account, email string) string {
+		return `{"OPENAI_API_KEY":null,"tokens":{"id_token":"` + jwtOf(`{"sub":"user-`+account+`","email":"`+email+`"}`) +
+			`","access_token":"` + token + `","refresh_token":"r-` + token + `","account_id":"` + account + `"},"last_refresh":"2026-01-01"}`
+	}
+	mine := auth("tok-1", "acct-mine", "me@example.com")
+	for name, c := range map[string]struct {
+		written string
+		kept    bool
+	}{
+		"another account": {auth("tok-evil", "acct-attacker", "attacker@example.com"), true},
+		"a refresh":       {auth("tok-2", "acct-mine", "me@example.com"), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			// CODEX_HOME rather than HOME: the gates keep the Go caches of HOME.
+			codexHome := t.TempDir()
+			login := filepath.Join(codexHome, "auth.json")
+			writeFile(t, login, mine)
+			run := fixMean()
+			run["home"] = map[string]string{"$CODEX_HOME/auth.json": c.written}
+			k := newCLICase(t, []map[string]any{run}, "", "    preset: codex\n", "CODEX_HOME="+codexHome)
+			r, res := k.run()
+			if res["outcome"] != "done" {
+				t.Fatalf("result %v\n%s", res, r.stderr)
+			}
+			got := readFile(t, login)
+			events := readFile(t, filepath.Join(k.repo, ".lemmings", "runs", res["run_id"].(string), "events.jsonl"))
+			if c.kept {
+				if got != mine {
+					t.Errorf("the user's login was replaced:\n%s", got)
+				}
+				if !strings.Contains(events, "login was not written back: it is another account's") {
+					t.Errorf("no warning says why the login was kept")
+				}
+			} else if got != c.written {
+				t.Errorf("a refresh of the same login was not written back:\n%s", got)
+			}
+		})
 	}
 }
