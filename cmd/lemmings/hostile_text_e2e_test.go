@@ -330,3 +330,46 @@ func TestACodingCLIsLoginOfAnotherAccountIsNotWrittenBack(t *testing.T) {
 		})
 	}
 }
+
+// Reproductions 11 and 12: a reply of 2,000,000 "[" crashed lemmings
+// (fatal error: stack overflow in the JSON repair; the run left crashed),
+// and a server that trickled tokens forever held the run until its wall
+// time. Each is now a failed call with a clear reason: the run goes on to
+// its end, stored as it ended, within seconds.
+func TestAHostileModelServerIsAFailedCallNeverACrashOrAHang(t *testing.T) {
+	for name, c := range map[string]struct {
+		reply llmtest.Reply
+		says  string
+	}{
+		"2,000,000 [":            {llmtest.Reply{Content: strings.Repeat("[", 2_000_000)}, "ran past its budget"},
+		"50,000 [ within budget": {llmtest.Reply{Content: strings.Repeat("[", 50_000)}, "nests brackets more than 512 deep"},
+		"tokens forever":         {llmtest.Reply{Content: `{"thought": "`, Endless: true}, "ran past its budget"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			repo := prepared(t)
+			impl := llmtest.Step{Name: "hostile implementor", API: llmtest.Ollama, Times: -1,
+				Match: func(c llmtest.Call) bool { return len(c.Messages) > 0 && c.Role() == prompts.Implementor },
+				Reply: c.reply}
+			srv := demo.NewServer(&demo.Script{}, impl)
+			t.Cleanup(srv.Close)
+			cl := newCLI(t)
+			cl.config(scriptedConfig(srv.URL(), "blocking") + "  max_retries: 0\n  max_consecutive_failures: 1\n  max_wall_time: 10m\n")
+			plan := filepath.Join(t.TempDir(), "plan.yaml")
+			writeFile(t, plan, fixPlan)
+			r := cl.runWithin(t, 3*time.Minute, repo, "run", "--plan", plan, "--no-supervisors", "--json")
+			for _, bad := range []string{"fatal error", "stack overflow", "goroutine "} {
+				if strings.Contains(r.stderr, bad) {
+					t.Fatalf("lemmings crashed:\n%s", r.stderr[:min(len(r.stderr), 3000)])
+				}
+			}
+			res := lastJSON(t, r.stdout)
+			if res["status"] != "failed" || res["stored_status"] == "running" {
+				t.Errorf("result %v, want a run that failed and says so", res)
+			}
+			events := readFile(t, filepath.Join(repo, ".lemmings", "runs", res["run_id"].(string), "events.jsonl"))
+			if !strings.Contains(events, c.says) {
+				t.Errorf("the events do not say %q", c.says)
+			}
+		})
+	}
+}
