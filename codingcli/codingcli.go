@@ -19,6 +19,8 @@ import (
 
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/sandbox"
+
+	"github.com/lemmings-dev/lemmings/internal/tempdir"
 )
 
 // Format names how a CLI reports its work on stdout.
@@ -346,7 +348,7 @@ func (p Preset) withSettings(r Request) (Request, func(), error) {
 	if _, set := r.Env[p.SettingsEnv]; set {
 		return r, func() {}, nil
 	}
-	dir, err := os.MkdirTemp("", "lemmings-"+p.Name+"-")
+	dir, err := tempdir.Make(tempdir.CLI, p.Name+"-settings-")
 	if err != nil {
 		return r, nil, fmt.Errorf("%s settings: %w", p.Name, err)
 	}
@@ -367,7 +369,7 @@ func (p Preset) withSettings(r Request) (Request, func(), error) {
 // writePromptFile writes the prompt to a file only its owner can read, in a
 // folder of its own (MkdirTemp makes it 0700), for {prompt_file}.
 func writePromptFile(prompt string) (string, func(), error) {
-	dir, err := os.MkdirTemp("", "lemmings-prompt-")
+	dir, err := tempdir.Make(tempdir.CLI, "prompt-")
 	if err != nil {
 		return "", nil, fmt.Errorf("prompt file: %w", err)
 	}

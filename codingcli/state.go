@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/internal/tempdir"
 )
 
 // A coding CLI's state folders (~/.claude, ~/.codex, ~/.gemini, ~/.qwen)
@@ -47,7 +49,7 @@ func (p Preset) privateState(env []string) ([]string, []string, func() []string,
 			vars[k] = v // the last value wins, as for the process
 		}
 	}
-	priv, err := os.MkdirTemp("", "lemmings-"+p.Name+"-home-")
+	priv, err := tempdir.Make(tempdir.CLI, p.Name+"-home-")
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s private state: %w", p.Name, err)
 	}

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -371,5 +375,99 @@ func TestAHostileModelServerIsAFailedCallNeverACrashOrAHang(t *testing.T) {
 				t.Errorf("the events do not say %q", c.says)
 			}
 		})
+	}
+}
+
+// Reproduction 14: lemmings mcp --http --token-file kept its token in a
+// file of the user's choosing, and the sandbox hid only its own tokens'
+// folder: a gate read the token (and with the network, a coding CLI could
+// have started runs with it). While the server runs, that file is hidden
+// from every sandboxed command too.
+func TestATokenFileOfMCPOverHTTPIsHiddenFromGates(t *testing.T) {
+	requireSandbox(t)
+	tokenFile := filepath.Join(t.TempDir(), "mcp.token")
+	const token = "mcp-token-kept-outside-0123456789abcdef"
+	writeFile(t, tokenFile, token+"\n")
+	c := newCLI(t)
+	repo := hostileRepo(t, map[string]string{
+		"lemmings.yaml": "gates:\n  - {name: test, command: \"cat " + tokenFile + " > seen.txt 2>&1; go test ./...\"}\n",
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mcp := c.command(ctx, repo, "mcp", "--http", "127.0.0.1:0", "--token-file", tokenFile)
+	out, err := mcp.StdoutPipe()
+	must(t, err)
+	must(t, mcp.Start())
+	defer func() { _ = mcp.Process.Signal(syscall.SIGINT); _ = mcp.Wait() }()
+	lines := bufio.NewReader(out)
+	for {
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatalf("mcp --http printed no URL: %v", err)
+		}
+		if strings.HasPrefix(line, "lemmings mcp: ") {
+			break
+		}
+	}
+	go io.Copy(io.Discard, lines)
+
+	srv := demo.NewServer(&demo.Script{})
+	t.Cleanup(srv.Close)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	writeFile(t, plan, fixPlan)
+	r := c.run(repo, "run", "--plan", plan, "--no-supervisors", "--json")
+	res := lastJSON(t, r.stdout)
+	if res["outcome"] != "done" {
+		t.Fatalf("exit %d, result %v\n%s", r.code, res, r.stderr)
+	}
+	seen := git(t, repo, "show", res["branch"].(string)+":seen.txt")
+	if strings.Contains(seen, token) {
+		t.Errorf("a gate read the token of mcp --http: seen.txt = %q", seen)
+	}
+	if got := readFile(t, tokenFile); !strings.Contains(got, token) {
+		t.Errorf("the token file changed: %q", got)
+	}
+}
+
+// Also seen: runs killed with SIGKILL left their sandbox folders (the
+// gates' private HOME and TMPDIR) in the temp folder for good. lemmings
+// clean, and the next run, remove those whose process is gone.
+func TestTheSandboxFoldersOfAKilledRunAreRemovedLater(t *testing.T) {
+	tmp := t.TempDir()
+	repo := prepared(t)
+	srv := demo.NewServer(&demo.Script{ImplementorLatency: time.Minute})
+	t.Cleanup(srv.Close)
+	c := newCLI(t, "TMPDIR="+tmp)
+	c.config(scriptedConfig(srv.URL(), "blocking"))
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	writeFile(t, plan, fixPlan)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := c.command(ctx, repo, "run", "--plan", plan, "--no-supervisors")
+	must(t, cmd.Start())
+	boxes := func() []string {
+		m, _ := filepath.Glob(filepath.Join(tmp, "lemmings-sandbox-*"))
+		return m
+	}
+	for deadline := time.Now().Add(time.Minute); len(boxes()) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the run made no sandbox folder")
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // well into the implementor's model call
+	must(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+	left := boxes()
+	if len(left) != 1 {
+		t.Fatalf("sandbox folders after the kill: %v", left)
+	}
+	time.Sleep(2500 * time.Millisecond) // a folder younger than 2 s is spared
+	r := c.run(repo, "clean", "--finished")
+	if _, err := os.Stat(left[0]); err == nil {
+		t.Errorf("lemmings clean left %s (exit %d)\n%s%s", left[0], r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "removed 1 temporary folder left by killed lemmings processes") {
+		t.Errorf("clean does not say what it removed:\n%s", r.stdout)
 	}
 }
