@@ -59,3 +59,18 @@ func TestAFIFOWhereAFileWasIsNamedNeverWaitedOn(t *testing.T) {
 		t.Fatal("a read blocked on the FIFO")
 	}
 }
+
+// A model named a file with an escape or a bidirectional override: every
+// listing and git status of the run would show it otherwise than it is.
+func TestAPathWithAControlOrBidiCharacterIsRefused(t *testing.T) {
+	_, wt := newWorktree(t, map[string]string{"a.go": "package a\n"})
+	for _, p := range []string{"evil\x1b]52;c;eA==\a.go", "gnp.\u202eexe", "a\tb.go", "new\nline.go", "\u0085.go"} {
+		var pe *PathError
+		if err := wt.FS().WriteFile(p, []byte("x")); !errors.As(err, &pe) || !strings.Contains(err.Error(), "control or bidirectional") {
+			t.Errorf("WriteFile(%q): %v", p, err)
+		}
+	}
+	if err := wt.FS().WriteFile("ünïcode-ok.go", []byte("package a\n")); err != nil {
+		t.Errorf("a plain non-ASCII name: %v", err)
+	}
+}
