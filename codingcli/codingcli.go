@@ -19,6 +19,8 @@ import (
 
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/sandbox"
+
+	"github.com/lemmings-dev/lemmings/internal/tempdir"
 )
 
 // Format names how a CLI reports its work on stdout.
@@ -151,6 +153,9 @@ type Result struct {
 	Stderr string
 	// Unparsed counts stdout lines the format's parser could not read.
 	Unparsed int
+	// Warnings are what the run did not do and why (a changed login that
+	// was not written back over yours).
+	Warnings []string
 }
 
 // parser reads one stdout line into zero or more events; ok is false for a
@@ -249,7 +254,7 @@ func (p Preset) argv(r Request, confined bool) []string {
 // exits or the timeout passes, and returns what it reported. An error means
 // the CLI could not be run at all; a CLI that ran and failed is a Result with
 // ExitCode, TimedOut or Failed set.
-func Run(ctx context.Context, p Preset, r Request) (Result, error) {
+func Run(ctx context.Context, p Preset, r Request) (res Result, err error) {
 	if err := p.Check(); err != nil {
 		return Result{}, err
 	}
@@ -283,7 +288,7 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	defer dropState()
+	defer func() { res.Warnings = append(res.Warnings, dropState()...) }()
 	cmd, cleanup, err := box.Command(ctx, sandbox.Spec{Dir: r.Dir, Writable: state, Network: true, Env: env}, argv[0], argv[1:]...)
 	if err != nil {
 		return Result{}, fmt.Errorf("start %s: %w", argv[0], err)
@@ -313,7 +318,7 @@ func Run(ctx context.Context, p Preset, r Request) (Result, error) {
 	// Whatever the CLI started and left running goes with it.
 	killGroup(cmd)
 	toReader.Close()
-	res := <-done
+	res = <-done
 	res.Stderr = stderr.String()
 	if errors.Is(werr, exec.ErrWaitDelay) {
 		werr = nil // the CLI exited; only a leftover held its output open
@@ -343,7 +348,7 @@ func (p Preset) withSettings(r Request) (Request, func(), error) {
 	if _, set := r.Env[p.SettingsEnv]; set {
 		return r, func() {}, nil
 	}
-	dir, err := os.MkdirTemp("", "lemmings-"+p.Name+"-")
+	dir, err := tempdir.Make(tempdir.CLI, p.Name+"-settings-")
 	if err != nil {
 		return r, nil, fmt.Errorf("%s settings: %w", p.Name, err)
 	}
@@ -364,7 +369,7 @@ func (p Preset) withSettings(r Request) (Request, func(), error) {
 // writePromptFile writes the prompt to a file only its owner can read, in a
 // folder of its own (MkdirTemp makes it 0700), for {prompt_file}.
 func writePromptFile(prompt string) (string, func(), error) {
-	dir, err := os.MkdirTemp("", "lemmings-prompt-")
+	dir, err := tempdir.Make(tempdir.CLI, "prompt-")
 	if err != nil {
 		return "", nil, fmt.Errorf("prompt file: %w", err)
 	}

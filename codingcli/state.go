@@ -1,8 +1,6 @@
 package codingcli
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/internal/tempdir"
 )
 
 // A coding CLI's state folders (~/.claude, ~/.codex, ~/.gemini, ~/.qwen)
@@ -38,10 +38,10 @@ const maxCredentials = 64 << 10
 // privateState copies the preset's state (Writable) out of the HOME and
 // variables env names into a private folder, and returns env pointed at
 // the copies, the folder to make writable, and a cleanup that writes back
-// the credentials and removes the copies.
-func (p Preset) privateState(env []string) ([]string, []string, func(), error) {
+// the credentials (saying why one was kept) and removes the copies.
+func (p Preset) privateState(env []string) ([]string, []string, func() []string, error) {
 	if len(p.Writable) == 0 {
-		return env, nil, func() {}, nil
+		return env, nil, func() []string { return nil }, nil
 	}
 	vars := map[string]string{}
 	for _, kv := range env {
@@ -49,11 +49,11 @@ func (p Preset) privateState(env []string) ([]string, []string, func(), error) {
 			vars[k] = v // the last value wins, as for the process
 		}
 	}
-	priv, err := os.MkdirTemp("", "lemmings-"+p.Name+"-home-")
+	priv, err := tempdir.Make(tempdir.CLI, p.Name+"-home-")
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s private state: %w", p.Name, err)
 	}
-	fail := func(err error) ([]string, []string, func(), error) {
+	fail := func(err error) ([]string, []string, func() []string, error) {
 		os.RemoveAll(priv)
 		return nil, nil, nil, fmt.Errorf("%s private state: %w", p.Name, err)
 	}
@@ -104,11 +104,15 @@ func (p Preset) privateState(env []string) ([]string, []string, func(), error) {
 		}
 	}
 	env = append(append(append([]string(nil), env...), "HOME="+priv), out...)
-	cleanup := func() {
+	cleanup := func() []string {
+		var warnings []string
 		for _, c := range creds {
-			writeBackCredentials(c.orig, c.cp)
+			if w := writeBackCredentials(c.orig, c.cp); w != "" {
+				warnings = append(warnings, w)
+			}
 		}
 		os.RemoveAll(priv)
+		return warnings
 	}
 	return env, []string{priv}, cleanup, nil
 }
@@ -174,31 +178,4 @@ func copyFile(src, dst string, fi fs.FileInfo) error {
 		return err
 	}
 	return out.Close()
-}
-
-// writeBackCredentials replaces orig with the CLI's copy when the CLI
-// changed it (a refreshed login): a small JSON file over an existing
-// regular file, written whole or not at all.
-func writeBackCredentials(orig, cp string) {
-	fi, err := os.Lstat(orig)
-	if err != nil || !fi.Mode().IsRegular() {
-		return
-	}
-	data, err := os.ReadFile(cp)
-	if err != nil || len(data) > maxCredentials || !json.Valid(data) {
-		return
-	}
-	if old, err := os.ReadFile(orig); err == nil && bytes.Equal(old, data) {
-		return
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(orig), ".lemmings-credentials-")
-	if err != nil {
-		return
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil || tmp.Chmod(0o600) != nil || tmp.Close() != nil {
-		tmp.Close()
-		return
-	}
-	_ = os.Rename(tmp.Name(), orig)
 }

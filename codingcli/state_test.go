@@ -18,7 +18,7 @@ func TestTheCLIsStateFoldersArePrivateCopies(t *testing.T) {
 	config := t.TempDir() // $CLAUDE_CONFIG_DIR
 	files := map[string]string{
 		".claude/settings.json":      `{"theme": "dark"}`,
-		".claude/.credentials.json":  `{"token": "old"}`,
+		".claude/.credentials.json":  `{"token": "old", "account_id": "acct-1"}`,
 		".claude/projects/big.jsonl": "a transcript",
 		".claude.json":               `{"numStartups": 3}`,
 	}
@@ -41,7 +41,7 @@ echo '`+hook+`' > "$HOME/.claude/settings.json" && echo planted-settings
 echo '{"mcpServers": {"x": {"command": "sh"}}}' > "$HOME/.claude.json" && echo planted-config
 echo '`+hook+`' > "$CLAUDE_CONFIG_DIR/settings.json" && echo planted-config-dir
 mkdir -p "$HOME/.claude/commands" && echo evil > "$HOME/.claude/commands/x.md" && echo planted-command
-echo '{"token": "refreshed"}' > "$HOME/.claude/.credentials.json" && echo refreshed
+echo '{"token": "refreshed", "account_id": "acct-1"}' > "$HOME/.claude/.credentials.json" && echo refreshed
 `)
 	claude, _ := Lookup("claude")
 	p := textPreset(bin)
@@ -61,7 +61,7 @@ echo '{"token": "refreshed"}' > "$HOME/.claude/.credentials.json" && echo refres
 		t.Errorf("the transcripts were copied:\n%s", res.Final)
 	}
 	for name, body := range map[string]string{".claude/settings.json": files[".claude/settings.json"], ".claude.json": files[".claude.json"],
-		".claude/.credentials.json": "{\"token\": \"refreshed\"}\n"} {
+		".claude/.credentials.json": "{\"token\": \"refreshed\", \"account_id\": \"acct-1\"}\n"} {
 		got, _ := os.ReadFile(filepath.Join(home, name))
 		if string(got) != body {
 			t.Errorf("~/%s is %q, want %q", name, got, body)

@@ -179,6 +179,26 @@ func checkLocalPath(s string) string {
 	return ""
 }
 
+// checkKnowledgeDir accepts a folder inside the repository that is not
+// lemmings' own (.lemmings/: its runs, checkpoints, worktrees) or git's:
+// supervisors write there, and a knowledge.dir of .lemmings/runs would
+// have them write over the records of runs.
+func checkKnowledgeDir(s string) string {
+	if p := checkLocalPath(s); p != "" {
+		return p
+	}
+	first, _, _ := strings.Cut(filepath.ToSlash(filepath.Clean(filepath.FromSlash(s))), "/")
+	for _, own := range []string{".lemmings", ".git"} {
+		if strings.EqualFold(first, own) {
+			return fmt.Sprintf("%q is inside %s/, which is %s's own: give a folder of the repository's files, such as docs/knowledge", s, own, map[string]string{".lemmings": "lemmings", ".git": "git"}[own])
+		}
+	}
+	if first == "." {
+		return fmt.Sprintf("%q is the repository's top folder: give a folder of its own, such as docs/knowledge", s)
+	}
+	return ""
+}
+
 func checkGlob(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return "an empty pattern"

@@ -148,7 +148,7 @@ func specs() []spec {
 		{key: "escalation.architect_after", doc: "Failed attempts of one task after which one cloud \"architect\" call writes precise edit instructions that the local model applies as the next attempt. Only with supervisors on and not offline, within `supervisors.budget_usd`. 0: never.",
 			accepted: "an integer >= 0", check: checkInt(atLeast(0))},
 
-		{key: "knowledge.dir", doc: "Knowledge store, relative to the repository root.", accepted: "a relative path inside the repository", check: checkString(checkLocalPath)},
+		{key: "knowledge.dir", doc: "Knowledge store, relative to the repository root.", accepted: "a relative path inside the repository, not under .lemmings/ or .git/", check: checkString(checkKnowledgeDir)},
 		{key: "knowledge.budget_tokens", doc: "Tokens of knowledge injected into a prompt. 0: none.", accepted: "an integer >= 0", check: checkInt(atLeast(0))},
 		{key: "knowledge.promote_after", doc: "Tasks a provisional supervisor document must be used without trouble before it becomes established.",
 			accepted: "an integer >= 1", check: checkInt(atLeast(1))},

@@ -114,13 +114,15 @@ type ImplementorFinishRefused struct {
 
 // Implementation: how an Implementor attempt ended (runstate.ImplStatus's words).
 type Implementation struct {
-	Actions   int                 `json:"actions"`
-	Attempt   int                 `json:"attempt"`
-	Files     []string            `json:"files"`
-	FixRounds int                 `json:"fix_rounds"`
-	Malformed int                 `json:"malformed"`
-	Status    runstate.ImplStatus `json:"status"`
-	Task      string              `json:"task"`
+	Actions   int      `json:"actions"`
+	Attempt   int      `json:"attempt"`
+	Files     []string `json:"files"`
+	FixRounds int      `json:"fix_rounds"`
+	Malformed int      `json:"malformed"`
+	// Reason is why an attempt that did not finish ended (its summary).
+	Reason string              `json:"reason,omitempty"`
+	Status runstate.ImplStatus `json:"status"`
+	Task   string              `json:"task"`
 }
 
 // Gate: a gate QA (or the final check, Task "final") ran.

@@ -36,6 +36,10 @@ type FileCheckpointer struct {
 
 	mu      sync.Mutex
 	writing map[string]bool // runs open for writing in this process
+
+	// refuse, when set, names the runs the store must not read or list
+	// (an error saying why), such as runs committed in the repository.
+	refuse func(runID string) error
 }
 
 // FileOption configures a FileCheckpointer.
@@ -45,6 +49,14 @@ type FileOption func(*FileCheckpointer)
 // nothing committed is lost even to a power loss, at the cost of one fsync
 // per step (about half a millisecond on the disk measured).
 func SyncEveryCommit() FileOption { return func(c *FileCheckpointer) { c.syncEach = true } }
+
+// RefuseRuns makes the store treat the runs refuse names (a non-nil error)
+// as not its own: not listed by Runs, and their reads and writes fail with
+// that error. lemmings refuses the runs a repository commits under
+// .lemmings/ (their state came with a clone, not from a run).
+func RefuseRuns(refuse func(runID string) error) FileOption {
+	return func(c *FileCheckpointer) { c.refuse = refuse }
+}
 
 // NewFileCheckpointer opens (creating if needed) a store rooted at dir.
 func NewFileCheckpointer(dir string, opts ...FileOption) (*FileCheckpointer, error) {
@@ -76,6 +88,12 @@ func segName(step int) string { return fmt.Sprintf("%016d%s", step, segSuffix) }
 func (c *FileCheckpointer) runDir(runID string) (string, error) {
 	if !ValidRunPath(runID) { // a subgraph's run is a folder inside its parent's
 		return "", fmt.Errorf("%w: %q", ErrInvalidRunID, runID)
+	}
+	if c.refuse != nil {
+		top, _, _ := strings.Cut(runID, "/")
+		if err := c.refuse(top); err != nil {
+			return "", err
+		}
 	}
 	return filepath.Join(c.dir, runID), nil
 }
@@ -194,6 +212,9 @@ func (c *FileCheckpointer) Runs(ctx context.Context) ([]StoredRun, error) {
 			continue
 		}
 		id := e.Name()
+		if c.refuse != nil && c.refuse(id) != nil {
+			continue // not this store's (committed in the repository)
+		}
 		rd := filepath.Join(c.dir, id)
 		segs, err := c.segments(id, rd)
 		if errors.Is(err, ErrRunNotFound) {

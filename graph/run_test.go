@@ -157,3 +157,52 @@ func TestNoCheckpointer(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A node stuck where no cancellation reaches it (the open(2) of a
+// FIFO, here a channel never closed) kept its run, and the process, alive
+// after a halt, SIGTERM or Ctrl-C: the run now stops AbandonGrace after it
+// was stopped, stored as halted (or interrupted), without the node.
+func TestAStuckNodeIsLeftBehindWhenTheRunStops(t *testing.T) {
+	defer func(g time.Duration) { AbandonGrace = g }(AbandonGrace)
+	AbandonGrace = 100 * time.Millisecond
+	stuck := make(chan struct{})
+	defer close(stuck)
+	entered := make(chan struct{}, 2)
+	g := New[simple]().AddNode("stuck", func(ctx context.Context, s simple) (simple, error) {
+		entered <- struct{}{}
+		<-stuck // deaf to ctx
+		return s, nil
+	}).AddEdge(Start, "stuck").AddEdge("stuck", End)
+	for name, cause := range map[string]error{"halt": ErrHalted, "interrupt": nil} {
+		t.Run(name, func(t *testing.T) {
+			cp := NewMemoryCheckpointer()
+			c := mustCompile(t, g, WithCheckpointer(cp))
+			ctx, cancel := context.WithCancelCause(context.Background())
+			go func() {
+				<-entered
+				cancel(cause)
+			}()
+			start := time.Now()
+			_, err := c.Run(ctx, "r", simple{})
+			if took := time.Since(start); took > 5*time.Second {
+				t.Fatalf("the run took %s to stop", took)
+			}
+			snap, serr := c.State(context.Background(), "r")
+			if serr != nil {
+				t.Fatal(serr)
+			}
+			want := StatusInterrupted
+			if cause != nil {
+				want = StatusHalted
+				if !errors.Is(err, ErrHalted) {
+					t.Errorf("err = %v, want a halt", err)
+				}
+			} else if !errors.Is(err, context.Canceled) {
+				t.Errorf("err = %v, want the cancellation", err)
+			}
+			if snap.Status != want {
+				t.Errorf("stored %s, want %s (err %v)", snap.Status, want, err)
+			}
+		})
+	}
+}

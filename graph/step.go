@@ -126,7 +126,7 @@ func (r *runner[S]) runNode(ctx context.Context, idx int, in S, step, send int) 
 		if n.cfg.timeout > 0 {
 			nctx, cancel = context.WithTimeout(nctx, n.cfg.timeout)
 		}
-		out, err, stack := callNode(nctx, n.fn, in)
+		out, err, stack := callNode(ctx, nctx, n.name, n.fn, in)
 		if cancel != nil {
 			if ctx.Err() == nil && errors.Is(nctx.Err(), context.DeadlineExceeded) {
 				// A result after the deadline is discarded: the caller asked for bounded time.
@@ -189,16 +189,68 @@ func backoff(p RetryPolicy, attempt int) time.Duration {
 	return d
 }
 
-// callNode calls fn, turning a panic into an error and a stack.
-func callNode[S any](ctx context.Context, fn NodeFunc[S], s S) (out S, err error, stack string) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("panic: %v", p)
-			stack = string(debug.Stack())
-		}
+// AbandonGrace is how long a node gets to return once its run is stopped
+// (a halt, Ctrl-C, SIGTERM, the wall time) before the run stops without
+// it. A node honours its context; one stuck in a system call that no
+// cancellation reaches (an open(2) of a FIFO, a read of a hung network
+// file system) would otherwise keep the run, and its process, forever.
+var AbandonGrace = 5 * time.Second
+
+// AbandonedError: a node did not return within AbandonGrace of its run
+// being stopped; the run stopped without it. It matches the cause of the
+// stop (context.Canceled, or the halt's ErrHalted).
+type AbandonedError struct {
+	Node  string
+	Grace time.Duration
+	Cause error
+}
+
+func (e *AbandonedError) Error() string {
+	return fmt.Sprintf("node %q did not return within %s of the run being stopped (stuck in a system call?): the run stopped without it: %v", e.Node, e.Grace, e.Cause)
+}
+
+func (e *AbandonedError) Unwrap() error { return e.Cause }
+
+// callNode calls fn with nctx, turning a panic into an error and a stack.
+// When run (the run's context) is done and fn has not returned within
+// AbandonGrace, it returns an *AbandonedError and leaves fn behind: the
+// process that ends the run ends it too.
+func callNode[S any](run, nctx context.Context, name string, fn NodeFunc[S], s S) (S, error, string) {
+	type result struct {
+		out   S
+		err   error
+		stack string
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r.err = fmt.Errorf("panic: %v", p)
+				r.stack = string(debug.Stack())
+			}
+			done <- r
+		}()
+		r.out, r.err = fn(nctx, s)
 	}()
-	out, err = fn(ctx, s)
-	return out, err, ""
+	select {
+	case r := <-done:
+		return r.out, r.err, r.stack
+	case <-run.Done():
+	}
+	t := time.NewTimer(AbandonGrace)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.out, r.err, r.stack
+	case <-t.C:
+		var zero S
+		cause := context.Cause(run)
+		if cause == nil {
+			cause = run.Err()
+		}
+		return zero, &AbandonedError{Node: name, Grace: AbandonGrace, Cause: cause}, ""
+	}
 }
 
 // parallel runs a step of several tasks at once — the nodes reached by

@@ -232,6 +232,9 @@ func (s *Store) Pick(ctx context.Context, id string, want func(graph.RunInfo) bo
 		return "", err
 	}
 	if id != "" {
+		if err := run.CheckRunFiles(s.root, id); err != nil {
+			return "", fmt.Errorf("%w: %v", ErrNoSuchRun, err)
+		}
 		if _, ok := damaged[id]; ok {
 			return id, nil
 		}
@@ -277,11 +280,23 @@ func ReportPath(root, id string) string { return filepath.Join(RunDir(root, id),
 // ReadReport returns a run's report, or an error wrapping ErrNoReport that
 // says when it will exist.
 func ReadReport(root, id string) ([]byte, error) {
+	if err := run.CheckRunFiles(root, id); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(ReportPath(root, id))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("run %s has %w (it is written when the run ends; lemmings status %s shows where it is)", id, ErrNoReport, id)
 	}
 	return data, err
+}
+
+// RunEvents reads the events of the run id as ReadEvents does, refusing a
+// run the repository commits (run.CheckRunFiles).
+func RunEvents(root, id string, offset int64, max int) (Events, error) {
+	if err := run.CheckRunFiles(root, id); err != nil {
+		return Events{Next: offset}, err
+	}
+	return ReadEvents(EventsPath(root, id), offset, max)
 }
 
 // RequestHalt asks a running run to stop cleanly after its current node: the

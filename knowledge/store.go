@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/internal/atomicfile"
+
+	"github.com/lemmings-dev/lemmings/internal/safefile"
+	"github.com/lemmings-dev/lemmings/internal/termsafe"
 )
 
 // IndexFile is the generated summary of the store, one line per document.
@@ -124,7 +127,7 @@ func Open(dir string, opts ...Option) (*Store, []Problem, error) {
 			probs = append(probs, Problem{File: rel, Message: fmt.Sprintf("%d bytes: too large for a knowledge doc (limit %d); not loaded", info.Size(), maxDocBytes)})
 			return nil
 		}
-		data, err := root.ReadFile(p)
+		data, err := safefile.ReadFileIn(root, p)
 		if err != nil {
 			probs = append(probs, Problem{File: rel, Message: "unreadable: " + s.escapeOr(p, err).Error()})
 			return nil
@@ -219,6 +222,9 @@ func checkPath(p string) (string, string, error) {
 		return "", "", fmt.Errorf("knowledge: path %q must be relative to the knowledge dir", p)
 	case !isDocName(rel):
 		return "", "", fmt.Errorf("knowledge: path %q must be category/name.md (name not starting with _)", p)
+	case !termsafe.Clean(rel) || strings.ContainsAny(rel, "\n\t"):
+		// A name a terminal would show otherwise than it is (ESC, U+202E).
+		return "", "", fmt.Errorf("knowledge: path %q holds a control or bidirectional character: a document's name is plain text", p)
 	}
 	cat := rel[:strings.IndexByte(rel, '/')]
 	if !knownCategory(cat) {
@@ -237,6 +243,8 @@ func (s *Store) writeFile(rel string, data []byte) error {
 	}
 	defer root.Close()
 	name := path.Join(s.rel, rel)
+	// A document is read in terminals (cat, git diff): no escape in it.
+	data = []byte(termsafe.String(string(data)))
 	if err := atomicfile.WriteIn(root, name, data, 0o644); err != nil {
 		return fmt.Errorf("knowledge: %w", s.escapeOr(name, err))
 	}
@@ -250,7 +258,7 @@ func (s *Store) readFile(rel string) ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
-	return root.ReadFile(path.Join(s.rel, rel))
+	return safefile.ReadFileIn(root, path.Join(s.rel, rel))
 }
 
 // confinement returns the repository around dir — the nearest folder at or

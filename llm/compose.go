@@ -15,6 +15,8 @@ import (
 	"text/template"
 
 	"github.com/lemmings-dev/lemmings/internal/textutil"
+
+	"github.com/lemmings-dev/lemmings/internal/safefile"
 )
 
 // InstructionsTemplate is the name of the optional sub-template a role
@@ -149,7 +151,7 @@ func readOverride(file string) ([]byte, error) {
 	if fi.Size() > MaxTemplateBytes {
 		return nil, fmt.Errorf("%d bytes, over the %d a prompt template may have", fi.Size(), MaxTemplateBytes)
 	}
-	return os.ReadFile(file)
+	return safefile.Limited(file, MaxTemplateBytes)
 }
 
 // execute runs t with data within the output and time bounds.

@@ -14,6 +14,53 @@ import (
 // adversarial text cannot make extraction quadratic.
 const maxCandidates = 32
 
+// The bounds of a reply read as JSON. A reply is bounded by its reply
+// budget; one far past it is a runaway or hostile server's. The repair
+// parser recurses once per bracket, and Go's stack overflow is fatal (no
+// recover): 2,000,000 "[" crashed lemmings. Both are checked in one linear
+// pass before any recursive parse.
+const (
+	// MaxJSONBytes is the largest reply ExtractJSON reads.
+	MaxJSONBytes = 8 << 20
+	// MaxJSONDepth is the deepest nesting of brackets it repairs (replies
+	// that are valid JSON are read by encoding/json, which has its own
+	// limit and does not recurse on the stack to check it).
+	MaxJSONDepth = 512
+)
+
+// BoundsError: a reply is too large or nests too deep to be read as JSON.
+type BoundsError struct{ What string }
+
+func (e *BoundsError) Error() string { return e.What }
+
+// checkSize refuses a reply over MaxJSONBytes.
+func checkSize(text string) error {
+	if len(text) > MaxJSONBytes {
+		return &BoundsError{fmt.Sprintf("the reply is %d bytes, over the %d lemmings reads as JSON (a runaway reply)", len(text), MaxJSONBytes)}
+	}
+	return nil
+}
+
+// checkDepth refuses text whose brackets nest deeper than MaxJSONDepth.
+// Every bracket counts, in strings too: a repair may end a broken string
+// earlier than a parser would, and the bound must hold whatever it does.
+func checkDepth(text string) error {
+	depth := 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '{', '[':
+			if depth++; depth > MaxJSONDepth {
+				return &BoundsError{fmt.Sprintf("the reply nests brackets more than %d deep (a runaway or hostile reply): not read", MaxJSONDepth)}
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return nil
+}
+
 // ExtractJSON recovers the JSON value in a model's reply: the reply itself
 // when it is JSON; else the content of a ```json fence; else the largest
 // balanced {…} or […] in the prose (a span that never closes runs to the end
@@ -26,6 +73,9 @@ func ExtractJSON(text string) ([]byte, error) {
 	trimmed := strings.TrimSpace(text)
 	if trimmed == "" {
 		return nil, errors.New("the reply is empty")
+	}
+	if err := checkSize(trimmed); err != nil {
+		return nil, err
 	}
 	if json.Valid([]byte(trimmed)) {
 		return []byte(trimmed), nil

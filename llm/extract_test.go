@@ -2,9 +2,11 @@ package llm
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestExtractJSON(t *testing.T) {
@@ -82,6 +84,11 @@ func FuzzExtractJSON(f *testing.F) {
 		`{"a":1}`, "```json\n{\"a\": [1,\n```", `{'a': True,}`, `{a: 1 // c`, `[[[[`, `}}}{{{`,
 		"{\"s\": \"\\u12\"}", "prose {\"x\": \"y\"} prose [1,2]", "{\"a\": \"b\x00\"}", `{"a":1,,}`,
 		"\"unterminated", "{\"k\": 'v\\'}", "```\n```", "# {\n}", `{"a": [1, {"b": }]}`,
+		// Issue 43's hostile replies: nesting that overflowed the repair's stack.
+		// (TestAHostileReplyIsAFailedExtractionNeverACrash sends the 2,000,000.)
+		strings.Repeat("[", 20_000), strings.Repeat(`{"a":`, 5_000), "'" + strings.Repeat("[", 5_000),
+		"```json\n" + strings.Repeat("[{", 5_000), `{"s": "` + strings.Repeat("[", 5_000),
+		strings.Repeat("[", MaxJSONDepth) + strings.Repeat("]", MaxJSONDepth), strings.Repeat("[", MaxJSONDepth+1),
 	} {
 		f.Add(s)
 	}
@@ -91,4 +98,39 @@ func FuzzExtractJSON(f *testing.F) {
 			t.Fatalf("ExtractJSON(%q) returned invalid JSON %q", s, out)
 		}
 	})
+}
+
+// Reproduction 11 of issue 43: a reply of 2,000,000 "[" overflowed the
+// repair parser's stack, a fatal error no recover catches, and the run was
+// left crashed. It is a failed extraction now, saying why, in linear time.
+func TestAHostileReplyIsAFailedExtractionNeverACrash(t *testing.T) {
+	for name, reply := range map[string]string{
+		"2,000,000 [":          strings.Repeat("[", 2_000_000),
+		"2,000,000 {\"a\":":    strings.Repeat(`{"a":`, 2_000_000),
+		"deep in a fence":      "```json\n" + strings.Repeat("[", 100_000) + "\n```",
+		"deep after prose":     "Here it is: " + strings.Repeat("[{", 50_000),
+		"deep in a string":     `{"a": "` + strings.Repeat("[", 100_000),
+		"over the size":        `{"a": "` + strings.Repeat("x", MaxJSONBytes) + `"}x`,
+		"valid but too deep":   strings.Repeat("[", 20_000) + strings.Repeat("]", 20_000),
+		"single-quoted string": `{'a': '` + strings.Repeat("[", 100_000),
+	} {
+		start := time.Now()
+		out, err := ExtractJSON(reply)
+		if err == nil {
+			if !json.Valid(out) {
+				t.Errorf("%s: invalid JSON returned", name)
+			}
+			continue
+		}
+		var be *BoundsError
+		if name != "valid but too deep" && !errors.As(err, &be) {
+			t.Errorf("%s: %v, want a bounds error", name, err)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("%s took %s", name, took)
+		}
+	}
+	if _, err := ExtractJSON(strings.Repeat("[", MaxJSONDepth) + strings.Repeat("]", MaxJSONDepth)); err != nil {
+		t.Errorf("a reply at the depth limit: %v", err)
+	}
 }

@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -84,7 +85,40 @@ type meter struct {
 	first    time.Time
 	last     time.Time
 	tokens   int
-	text     strings.Builder
+	chars    int
+	// budget is the reply budget the request sent (max_tokens, Ollama's
+	// num_predict); 0 when none was.
+	budget int
+	text   strings.Builder
+}
+
+// errOverBudget ends a stream that ran past its reply budget.
+var errOverBudget = errors.New("the reply ran past its budget")
+
+// A server should stop a reply at its budget; one that does not (a server
+// trickling a token every 50 ms held a run until its wall time) is cut by
+// lemmings. The server's tokens are not seen while it streams: a chunk
+// counts as a token (Ollama sends one a chunk, OpenAI-compatible servers a
+// few), with slack for a tokenizer that counts otherwise, and the text as
+// a bound (maxCharsPerToken a token) when chunks are large.
+const maxCharsPerToken = 32
+
+// replyLimit is the budget with its slack: the most tokens lemmings lets
+// a reply run to.
+func replyLimit(budget int) int { return budget + max(64, budget/8) }
+
+// overBudget reports whether the reply so far is past its budget.
+func (m *meter) overBudget() bool {
+	if m.budget <= 0 {
+		return false
+	}
+	limit := replyLimit(m.budget)
+	return m.tokens > limit || m.chars > limit*maxCharsPerToken
+}
+
+// budgetError is the error of a reply cut at its budget.
+func (m *meter) budgetError() error {
+	return fmt.Errorf("%w of %d tokens (max_tokens) and the server did not stop it: lemmings cut it after %d chunks, %d bytes", errOverBudget, m.budget, m.tokens, m.chars)
 }
 
 func newMeter(ctx context.Context, req Request, model string, promptTokens, numCtx int) *meter {
@@ -106,6 +140,7 @@ func (m *meter) chunk(text string) {
 		return
 	}
 	m.tokens++
+	m.chars += len(text)
 	if !m.observed {
 		return
 	}

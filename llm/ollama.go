@@ -173,6 +173,7 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 	var final *api.ChatResponse
 	c, cap := p.client()
 	m := newMeter(ctx, req, p.spec.Model, promptTokens, w.numCtx)
+	m.budget = w.numPredict
 	err := c.Chat(ctx, creq, func(cr api.ChatResponse) error {
 		m.chunk(cr.Message.Content + cr.Message.Thinking)
 		content.WriteString(cr.Message.Content)
@@ -180,6 +181,9 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 		if cr.Done {
 			final = &cr
 			return nil
+		}
+		if m.overBudget() {
+			return errOverBudget // closing the stream stops the server's generation
 		}
 		if strings.Contains(cr.Message.Content, "\n") && looping(content.String()) {
 			return errLooping // closing the stream stops the server's generation
@@ -195,6 +199,12 @@ func (p *ollamaProvider) chatWindow(ctx context.Context, req Request, w window, 
 			Usage: Usage{Calls: 1, PromptTokens: promptTokens, CompletionTokens: m.tokens}}
 		return resp, false, &Error{Kind: KindRunaway, Status: cap.Status(),
 			Err: fmt.Errorf("the reply repeated the same lines %d times in a row after %d tokens: stopped (%q…)", repeatTimes, m.tokens, textutil.Clip(content.String(), 60))}
+	}
+	if errors.Is(err, errOverBudget) {
+		// Cut and counted: what arrived is what the call cost.
+		resp := Response{Content: content.String(), Model: p.spec.Model, Provider: ProviderOllama, DoneReason: "length", NumCtx: w.numCtx,
+			Usage: Usage{Calls: 1, PromptTokens: promptTokens, CompletionTokens: m.tokens}}
+		return resp, false, &Error{Kind: KindRunaway, Status: cap.Status(), Err: m.budgetError()}
 	}
 	if err != nil {
 		p.models.forget(p.key)

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -205,6 +206,15 @@ func (p *openaiProvider) stream(ctx context.Context, creq openai.ChatCompletionR
 	chunks := 0
 	m := newMeter(ctx, req, p.spec.Model, 0, 0)
 	defer m.done()
+	// A request without max_tokens gets the server's default: lemmings
+	// still bounds what it reads.
+	m.budget = cmp.Or(creq.MaxCompletionTokens, unsetReplyBound)
+	cut := func() (Response, error) {
+		resp.Content, resp.DoneReason = content.String(), "length"
+		resp.Usage.CompletionTokens = max(resp.Usage.CompletionTokens, m.tokens)
+		resp.Usage.GenDuration = time.Since(start)
+		return resp, &Error{Kind: KindRunaway, Status: cap.Status(), Err: m.budgetError()}
+	}
 	for {
 		raw, err := st.RecvRaw()
 		if errors.Is(err, io.EOF) {
@@ -224,6 +234,9 @@ func (p *openaiProvider) stream(ctx context.Context, creq openai.ChatCompletionR
 		}
 		if ch.Usage != nil {
 			resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.CostUSD = ch.Usage.PromptTokens, ch.Usage.CompletionTokens, ch.Usage.Cost
+			if ch.Usage.CompletionTokens > replyLimit(m.budget) {
+				return cut() // the server's own count says it ran past
+			}
 		}
 		for _, choice := range ch.Choices {
 			m.chunk(choice.Delta.Content + choice.Delta.ReasoningContent)
@@ -255,6 +268,9 @@ func (p *openaiProvider) stream(ctx context.Context, creq openai.ChatCompletionR
 			if choice.FinishReason != "" {
 				resp.DoneReason = string(choice.FinishReason)
 			}
+		}
+		if m.overBudget() {
+			return cut()
 		}
 	}
 	// go-openai reports a stream that simply stops as a normal end: only the

@@ -18,10 +18,17 @@ import (
 // A cheap single pass handles the commonest faults first. The result is
 // checked: only valid JSON comes back.
 func repairJSON(s string) ([]byte, error) {
+	if err := checkSize(s); err != nil {
+		return nil, err
+	}
 	// The common faults of model output have a cheap fix; the full parser
 	// costs ~100 µs per KB, so try the cheap one first.
 	if light := lightRepair(s); json.Valid([]byte(light)) {
 		return compactJSON([]byte(light)), nil
+	}
+	// The parser below recurses per bracket: bound the depth first.
+	if err := checkDepth(s); err != nil {
+		return nil, err
 	}
 	out, err := safeRepair(s)
 	if err == nil {

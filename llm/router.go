@@ -28,8 +28,11 @@ const (
 	DefaultOpenRouterURL = "https://openrouter.ai/api/v1"
 	defaultKeepAlive     = "30m"
 	defaultReplyTokens   = 2048
-	defaultLocalTimeout  = 5 * time.Minute
-	defaultCloudTimeout  = 5 * time.Minute
+	// unsetReplyBound bounds a reply whose request named no budget (an
+	// OpenAI-compatible role without max_tokens: the server's default).
+	unsetReplyBound     = 32768
+	defaultLocalTimeout = 5 * time.Minute
+	defaultCloudTimeout = 5 * time.Minute
 )
 
 // RoleSpec says which model serves a role and how.

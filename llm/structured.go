@@ -124,6 +124,9 @@ func Structured[T any](ctx context.Context, c Chatter, req Request) (T, Response
 			switch {
 			case errors.As(err, &e) && e.Kind == KindRunaway:
 				problem := "the reply ran on without ending until the server stopped it"
+				if errors.Is(err, errOverBudget) {
+					problem = e.Err.Error()
+				}
 				if attempt == 1 {
 					spent.reask(ctx, req, Reask{Stop: StopRunaway, Problem: problem})
 					next = req

@@ -18,7 +18,9 @@ func TestStructuredReaskThatCannotFitIsTheModelsFailure(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(llmtest.WithModels(llmtest.ModelInfo{Name: "tiny", ContextLength: 4096}))
 	defer srv.Close()
-	srv.Script(llmtest.Step{Reply: llmtest.Reply{Content: `{"decision": "` + strings.Repeat("k~ ", 4000)}})
+	// Two words a chunk: the reply stays within its budget as chunks
+	// (lemmings cuts a stream past it), however many tokens it quotes as.
+	srv.Script(llmtest.Step{Reply: llmtest.Reply{Content: `{"decision": "` + strings.Repeat("k~ ", 4000), ChunkSize: 6}})
 	r, _ := newRouter(t, RouterConfig{Roles: map[string]RoleSpec{"primary": ollamaRole(srv, "tiny")}})
 	_, resp, err := Structured[plan](context.Background(), r, Request{Role: "primary", Messages: userMsg("plan")})
 	var se *StructuredError

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/run"
 )
 
 // A run's report and board are resources: lemmings://runs/<run-id>/report
@@ -43,6 +44,9 @@ func (s *Server) readRunFile(_ context.Context, req *mcp.ReadResourceRequest) (*
 	case "report":
 		data, err = inspect.ReadReport(s.opts.Root, id)
 	case "board":
+		if err := run.CheckRunFiles(s.opts.Root, id); err != nil {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
 		data, err = os.ReadFile(filepath.Join(inspect.RunDir(s.opts.Root, id), "board.md"))
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, mcp.ResourceNotFoundError(uri)

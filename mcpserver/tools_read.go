@@ -122,8 +122,11 @@ func (s *Server) eventsTool(ctx context.Context, _ *mcp.CallToolRequest, in Even
 		limit = 20
 	}
 	limit = min(limit, 200)
-	path := inspect.EventsPath(s.opts.Root, id)
 	out := EventsOutput{RunID: id, Events: []EventLine{}, Next: in.After}
+	if err := run.CheckRunFiles(s.opts.Root, id); err != nil {
+		return nil, out, err
+	}
+	path := inspect.EventsPath(s.opts.Root, id)
 	st, err := os.Stat(path)
 	if os.IsNotExist(err) && s.childOf(id) != nil {
 		return nil, out, nil // starting: nothing logged yet

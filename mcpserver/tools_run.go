@@ -19,6 +19,8 @@ import (
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/runstate"
+
+	"github.com/lemmings-dev/lemmings/internal/safefile"
 )
 
 // RunInput starts a run, as lemmings run does.
@@ -142,7 +144,7 @@ func (s *Server) readPlanFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
-	f, err := root.Open(filepath.Clean(name))
+	f, _, err := safefile.OpenIn(root, filepath.Clean(name))
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {

@@ -14,6 +14,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
+	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/runview"
 )
 
@@ -50,6 +51,9 @@ func (s *Server) waitTool(ctx context.Context, req *mcp.CallToolRequest, in Wait
 		timeout = min(time.Duration(in.TimeoutSeconds)*time.Second, maxWait)
 	}
 	deadline := time.Now().Add(timeout)
+	if err := run.CheckRunFiles(s.opts.Root, id); err != nil {
+		return nil, out, err
+	}
 	path := inspect.EventsPath(s.opts.Root, id)
 	// Progress counts come from the whole log; lines only from what is new.
 	f := &eventFormat{}

@@ -56,6 +56,12 @@ func (d *Deps) Implementor(ctx context.Context, in WorkflowState) (WorkflowState
 	}
 	d.recordStartTests(ctx, t)
 	res, err := implementor.Attempt(ctx, d.implementorDeps(), &s, t)
+	if sf := (*workspace.SpecialFileError)(nil); err != nil && ctx.Err() == nil && errors.As(err, &sf) {
+		// A FIFO, socket or device where a file of the repository was (a
+		// gate or the model's code made it): the attempt's failure, named;
+		// the next attempt starts from its base without it.
+		res, err = &ImplResult{Status: ImplError, Summary: "the attempt failed because " + sf.Error()}, nil
+	}
 	if err != nil {
 		return s, err
 	}
@@ -118,6 +124,9 @@ func (d *Deps) endAttempt(ctx context.Context, s WorkflowState, res *ImplResult)
 	if res.Status == ImplFinished {
 		if err := d.wipCommit(ctx, t, res); err != nil {
 			res.Status, res.Error = ImplError, err.Error()
+			if sf := (*workspace.SpecialFileError)(nil); errors.As(err, &sf) {
+				res.Summary = "the attempt failed because " + sf.Error()
+			}
 		}
 	}
 	if res.Status == ImplFinished && res.DiffHash != "" {
@@ -137,7 +146,7 @@ func (d *Deps) endAttempt(ctx context.Context, s WorkflowState, res *ImplResult)
 	}
 	s.Implementation = res
 	events.Emit(ctx, events.Implementation{Task: t.ID, Attempt: t.Attempt, Status: res.Status, Actions: res.Actions, Files: res.Files,
-		FixRounds: res.FixRounds, Malformed: res.Malformed})
+		FixRounds: res.FixRounds, Malformed: res.Malformed, Reason: failedReason(res)})
 	return s
 }
 
@@ -160,4 +169,12 @@ func (d *Deps) wipCommit(ctx context.Context, t *Task, res *ImplResult) error {
 	}
 	res.Commit = sha
 	return nil
+}
+
+// failedReason is why an attempt that did not finish ended ("" when it did).
+func failedReason(res *ImplResult) string {
+	if res.Status == ImplFinished {
+		return ""
+	}
+	return res.Summary
 }

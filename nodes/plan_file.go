@@ -10,6 +10,9 @@ import (
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
+// maxPlanDepth bounds the nesting of a plan's flow brackets ([…], {…}).
+const maxPlanDepth = 64
+
 // LoadPlan reads an operator plan (lemmings run --plan plan.yaml). A
 // syntax error shows the lines around it.
 func LoadPlan(path string) (*runstate.Plan, error) {
@@ -25,6 +28,21 @@ func LoadPlan(path string) (*runstate.Plan, error) {
 // named by an MCP client could be any file the user can read).
 func ParsePlan(data []byte, path string, source bool) (*runstate.Plan, error) {
 	var p runstate.Plan
+	// The YAML parser recurses per flow bracket ([[[[…): bound the nesting
+	// first, a Go stack overflow being fatal.
+	depth, deepest := 0, 0
+	for _, c := range data {
+		switch c {
+		case '[', '{':
+			depth++
+			deepest = max(deepest, depth)
+		case ']', '}':
+			depth = max(0, depth-1)
+		}
+	}
+	if deepest > maxPlanDepth {
+		return nil, fmt.Errorf("plan %s: brackets nest %d deep, over the %d a plan may have", path, deepest, maxPlanDepth)
+	}
 	if err := yaml.UnmarshalWithOptions(data, &p, yaml.Strict()); err != nil {
 		if !source {
 			return nil, fmt.Errorf("plan %s: not a plan (YAML error at %s); lemmings run --plan-example shows the format", path, yamlPosition(err))

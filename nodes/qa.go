@@ -69,6 +69,11 @@ func (d *Deps) QA(ctx context.Context, in runstate.State) (runstate.State, error
 		}
 	}
 	diff, err := d.Work.Diff(ctx, t.StartCommit)
+	if sf := (*workspace.SpecialFileError)(nil); errors.As(err, &sf) && ctx.Err() == nil {
+		// A gate left a FIFO or a device where a file was: the attempt
+		// fails, named; the next one starts from its base without it.
+		return qaFailed(ctx, s, "The attempt failed because "+sf.Error()+"."), nil
+	}
 	if err != nil {
 		return s, fmt.Errorf("qa: diff: %w", err)
 	}

@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	chromem "github.com/philippgille/chromem-go"
+
+	"github.com/lemmings-dev/lemmings/internal/safefile"
 )
 
 // DefaultMaxFileSize is the largest file indexed by default.
@@ -169,7 +171,7 @@ func (ix *Index) changedFile(ctx context.Context, root, rel string, row fileRow,
 		st.FilesUnchanged++
 		return nil, row, nil
 	}
-	data, err := os.ReadFile(full)
+	data, err := safefile.ReadFile(full)
 	if err != nil {
 		return skip("unreadable: " + err.Error())
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 	"github.com/lemmings-dev/lemmings/internal/pathglob"
+
+	"github.com/lemmings-dev/lemmings/internal/safefile"
 )
 
 // alwaysSkip are directories never indexed, ignored or not.
@@ -125,7 +126,7 @@ type ignoreRule struct {
 }
 
 func (g *ignorer) load(dir, rel string) {
-	f, err := os.Open(filepath.Join(dir, ".gitignore"))
+	f, _, err := safefile.Open(filepath.Join(dir, ".gitignore"))
 	if err != nil {
 		return
 	}

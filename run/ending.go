@@ -36,7 +36,9 @@ func WallTimeError(limit time.Duration) error {
 // watchStops returns a context that a halt request (halted, polled every
 // every) or the wall time (limit from now; 0: none) cancels with its cause,
 // so the node in flight stops at once instead of after its model call.
-func watchStops(ctx context.Context, halted func() bool, every, limit time.Duration) (context.Context, func()) {
+// stopping (when set) hears either cause once.
+func watchStops(ctx context.Context, halted func() bool, every, limit time.Duration, stopping func(error)) (context.Context, func()) {
+	parent := ctx
 	var cancelWall context.CancelFunc = func() {}
 	if limit > 0 {
 		ctx, cancelWall = context.WithDeadlineCause(ctx, time.Now().Add(limit), WallTimeError(limit))
@@ -54,10 +56,16 @@ func watchStops(ctx context.Context, halted func() bool, every, limit time.Durat
 			case <-done:
 				return
 			case <-ctx.Done():
+				if stopping != nil && parent.Err() == nil {
+					stopping(context.Cause(ctx)) // the wall time
+				}
 				return
 			case <-t.C:
 				if halted() {
 					cancel(ErrHaltRequested)
+					if stopping != nil {
+						stopping(ErrHaltRequested)
+					}
 					return
 				}
 			}

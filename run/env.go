@@ -116,7 +116,7 @@ func (e *runEnv) result(ctx context.Context, runID string, final runstate.State,
 // watch returns the context this process advances the run with: a halt
 // request or the wall time (counted from now, for this stretch of the run)
 // cancel it with their cause. The nodes see the same deadline.
-func (e *runEnv) watch(ctx context.Context, cfg *config.Config) (context.Context, func()) {
+func (e *runEnv) watch(ctx context.Context, cfg *config.Config, stopping func(error)) (context.Context, func()) {
 	var limit time.Duration
 	if cfg != nil {
 		limit = cfg.Limits.MaxWallTime
@@ -124,7 +124,7 @@ func (e *runEnv) watch(ctx context.Context, cfg *config.Config) (context.Context
 	if limit > 0 && e.deps != nil {
 		e.deps.WallDeadline = time.Now().Add(limit)
 	}
-	return watchStops(nodes.ObserveModels(ctx), e.halted, e.haltEvery, limit)
+	return watchStops(nodes.ObserveModels(ctx), e.halted, e.haltEvery, limit, stopping)
 }
 
 // prepare opens everything a process needs to advance the run on wt: the
@@ -296,7 +296,7 @@ func compile(deps *nodes.Deps, backend *Backend, checkpoints string, wt *workspa
 			halted = backend.Halted
 		}
 	} else {
-		fs, err := graph.NewFileCheckpointer(checkpoints)
+		fs, err := graph.NewFileCheckpointer(checkpoints, refusing(filepath.Dir(filepath.Dir(checkpoints))))
 		if err != nil {
 			return nil, err
 		}

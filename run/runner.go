@@ -74,6 +74,11 @@ type Options struct {
 	// process's (redact.Default), which the leaves of lemmings (the prompt
 	// log, clipped texts, gate output) use too.
 	Redactor *redact.Redactor
+	// Stopping, when set, is called once when a halt request or the wall
+	// time stops the run (not when ctx is cancelled): the caller may bound
+	// how long the process then takes to end (lemmings run exits within
+	// seconds whatever a node is stuck in).
+	Stopping func(cause error)
 }
 
 // redactor is the run's redaction.
@@ -169,7 +174,7 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 		initial.Remit = "carry out the plan in " + filepath.Base(o.PlanFile)
 	}
 	env.noteTrace(runID, tr, o)
-	actx, stop := env.watch(ctx, o.Config)
+	actx, stop := env.watch(ctx, o.Config, o.Stopping)
 	final, err := env.app.Run(actx, runID, initial)
 	stop()
 	return env.result(ctx, runID, final, err)
@@ -272,7 +277,7 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 			return s, nil
 		}))
 	}
-	actx, stop := env.watch(ctx, o.Config)
+	actx, stop := env.watch(ctx, o.Config, o.Stopping)
 	final, err := env.app.Resume(actx, o.RunID, opts...)
 	stop()
 	return env.result(ctx, o.RunID, final, err)

@@ -34,7 +34,7 @@ func Store(root string) (*graph.Reader[runstate.State], error) {
 		}
 		return nil, fmt.Errorf("%w in %s (start one with lemmings run \"remit\")", ErrNoRuns, root)
 	}
-	store, err := graph.NewFileCheckpointer(dir)
+	store, err := graph.NewFileCheckpointer(dir, refusing(root))
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func openStore(root string, red *redact.Redactor) (*graph.Compiled[runstate.Stat
 	if _, err := Store(root); err != nil { // says why there is none
 		return nil, err
 	}
-	fs, err := graph.NewFileCheckpointer(filepath.Join(root, DataDir, CheckpointsDir))
+	fs, err := graph.NewFileCheckpointer(filepath.Join(root, DataDir, CheckpointsDir), refusing(root))
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/internal/atomicfile"
+	"github.com/lemmings-dev/lemmings/internal/termsafe"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/runstate"
@@ -59,7 +60,7 @@ func (v *views) afterReport(ctx context.Context, _ string, s *runstate.State) er
 func (v *views) afterNode(ctx context.Context, _ string, s *runstate.State) error {
 	view := runview.Live(s)
 	if board := view.BoardMD(); board != v.board {
-		if err := atomicfile.WriteFile(filepath.Join(v.dir, BoardFile), []byte(llm.Redact(board)), 0o600); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(v.dir, BoardFile), []byte(llm.Redact(termsafe.String(board))), 0o600); err != nil {
 			events.Emit(ctx, events.Warning{Message: "board.md not written: " + err.Error()})
 		} else {
 			v.board = board
@@ -85,7 +86,7 @@ func (v *views) writeReport(ctx context.Context, view runview.View) (string, err
 		}
 	}
 	path := filepath.Join(v.dir, ReportFile)
-	if err := atomicfile.WriteFile(path, []byte(llm.Redact(view.ReportMD(f))), 0o600); err != nil {
+	if err := atomicfile.WriteFile(path, []byte(llm.Redact(termsafe.String(view.ReportMD(f)))), 0o600); err != nil {
 		return "", fmt.Errorf("report: %w", err)
 	}
 	return path, nil

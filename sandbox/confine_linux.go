@@ -211,16 +211,17 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) (func(), error) {
 	return release, nil
 }
 
-// hiddenDirs are folders no confined command may read: the access tokens
-// of lemmings' local servers (a coding CLI has the network and could act
-// on every run through them). Made now if missing, so a token written
-// later is hidden too.
+// hiddenDirs are the folders and files no confined command may read: the
+// access tokens of lemmings' local servers (a coding CLI has the network
+// and could act on every run through them), their folder and the token
+// files kept elsewhere (mcp --http --token-file, localtoken.Hide). The
+// folder is made now if missing, so a token written later is hidden too.
 func hiddenDirs() []string {
 	dir := localtoken.Dir()
 	if dir == "" || os.MkdirAll(dir, 0o700) != nil {
 		return nil
 	}
-	return []string{dir}
+	return append([]string{dir}, localtoken.Hidden()...)
 }
 
 // gitEntries lists dir's .git (a worktree's pointer file, or a

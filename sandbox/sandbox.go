@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/lemmings-dev/lemmings/sandbox/internal/helperplan"
+
+	"github.com/lemmings-dev/lemmings/internal/tempdir"
 )
 
 // Mode is how strictly confinement is asked for (sandbox.mode).
@@ -129,7 +131,9 @@ func New(cfg Config) (*Box, error) {
 			return nil, fmt.Errorf("sandbox path %q is not absolute", p)
 		}
 	}
-	root, err := os.MkdirTemp("", "lemmings-sandbox-")
+	// What killed runs left (SIGKILL runs no cleanup) goes first.
+	tempdir.Sweep(tempdir.All...)
+	root, err := tempdir.Make(tempdir.Sandbox, "")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -166,7 +170,7 @@ func (b *Box) Close() error {
 	if b == nil || b.root == "" {
 		return nil
 	}
-	return os.RemoveAll(b.root)
+	return tempdir.RemoveAll(b.root)
 }
 
 // Mode is the box's configured mode.

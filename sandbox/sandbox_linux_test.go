@@ -466,3 +466,42 @@ func TestTheLocalServersTokensAreHidden(t *testing.T) {
 		})
 	}
 }
+
+// Reproduction 14 of issue 43: lemmings mcp --http --token-file kept its
+// token in a file of the user's choosing, outside the tokens' folder, and a
+// confined command read it. A token file named to localtoken.Hide is
+// hidden as the folder is (with mounts: /dev/null bound over it); the
+// files beside it stay readable.
+func TestATokenFileKeptElsewhereIsHidden(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	elsewhere := t.TempDir()
+	path := filepath.Join(elsewhere, "mcp.token")
+	if err := os.WriteFile(path, []byte("token-kept-elsewhere"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	beside := filepath.Join(elsewhere, "beside.txt")
+	if err := os.WriteFile(beside, []byte("readable-beside"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := localtoken.Hide(path); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		name       string
+		namespaces bool
+	}{{"mounts", true}, {"landlock alone", false}} {
+		t.Run(m.name, func(t *testing.T) {
+			b := newBox(t, m.namespaces)
+			r := sh(t, b, Spec{Dir: t.TempDir()}, `cat "`+path+`"; echo; cat "`+beside+`"`)
+			if strings.Contains(r.out, "token-kept-elsewhere") {
+				t.Errorf("the token was read:\n%s", r.out)
+			}
+			if !strings.Contains(r.out, "readable-beside") {
+				t.Errorf("the file beside it must stay readable:\n%s", r.out)
+			}
+		})
+	}
+	if err := localtoken.Unhide(path); err != nil || len(localtoken.Hidden()) != 0 {
+		t.Errorf("Unhide: %v, still hidden: %v", err, localtoken.Hidden())
+	}
+}

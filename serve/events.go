@@ -12,6 +12,8 @@ import (
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/redact"
+	"github.com/lemmings-dev/lemmings/internal/termsafe"
 )
 
 // heartbeat keeps idle streams open through proxies and tells a gone client.
@@ -84,7 +86,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			if d, ok := events.As[events.LLMProgress](ev); ok {
 				se.Stream = d.Text
 			}
-			data, _ := json.Marshal(se)
+			data, _ := json.Marshal(redact.MapStrings(se, termsafe.String))
 			if i == len(got.Events)-1 {
 				fmt.Fprintf(w, "id: %d\n", got.Next)
 			}

@@ -11,6 +11,7 @@ import (
 	"gitlab.com/golang-commonmark/markdown"
 
 	"github.com/lemmings-dev/lemmings/internal/redact"
+	"github.com/lemmings-dev/lemmings/internal/termsafe"
 )
 
 // Page templates: each page is the layout plus its own file.
@@ -76,8 +77,11 @@ var funcs = template.FuncMap{
 // server's own and stays.
 func (s *Server) render(w http.ResponseWriter, status int, page string, data pageData) {
 	red := s.opts.Redactor
-	data.Title = red.String(data.Title)
-	data.Body = redact.Value(red, data.Body)
+	// No control or bidirectional character a model or a repository wrote
+	// reaches the page (U+202E would show a name reversed); html/template
+	// escapes the rest.
+	data.Title = red.String(termsafe.String(data.Title))
+	data.Body = redact.Value(red, redact.MapStrings(data.Body, termsafe.String))
 	var buf bytes.Buffer
 	t := s.pages[page]
 	name := "layout.html"

@@ -51,7 +51,7 @@ type localSource struct{ root string }
 func (l localSource) Store() (*inspect.Store, error) { return inspect.Open(l.root) }
 
 func (l localSource) Events(_ context.Context, id string, from int64, max int) (inspect.Events, error) {
-	return inspect.ReadEvents(inspect.EventsPath(l.root, id), from, max)
+	return inspect.RunEvents(l.root, id, from, max)
 }
 
 func (l localSource) Watch(ctx context.Context, _ string, poll time.Duration) <-chan struct{} {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/lemmings-dev/lemmings/internal/safefile"
 )
 
 // EditResult reports how one edit of a batch was applied.
@@ -76,9 +78,9 @@ func (f *FS) Apply(edits []Edit) ([]EditResult, error) {
 			case err == nil && fi.IsDir():
 				return fail(&PathError{Path: e.Path, Reason: "it is a directory, not a file"})
 			case err == nil:
-				data, err := root.ReadFile(rel)
+				data, err := safefile.ReadFileIn(root, rel)
 				if err != nil {
-					return fail(fmt.Errorf("read %s: %w", e.Path, err))
+					return fail(readError(e.Path, err))
 				}
 				if bytes.IndexByte(data, 0) >= 0 {
 					return fail(fmt.Errorf("%s is a binary file and cannot be edited as text", e.Path))

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/internal/termsafe"
 )
 
 // Fallback identity when the repository has none configured.
@@ -26,6 +28,9 @@ var trailerKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
 
 // commit is Commit without its observer.
 func (w *Worktree) commit(ctx context.Context, message string, trailers map[string]string) (string, error) {
+	// A message carries a model's or a supervisor's words: no control or
+	// bidirectional character reaches git log's terminal (internal/termsafe).
+	message = termsafe.String(message)
 	if strings.TrimSpace(message) == "" {
 		return "", errors.New("commit: empty message")
 	}
@@ -38,7 +43,7 @@ func (w *Worktree) commit(ctx context.Context, message string, trailers map[stri
 	}
 	sort.Strings(keys)
 	if _, err := w.git(ctx, nil, "add", "--all"); err != nil {
-		return "", fmt.Errorf("commit: stage changes: %w", err)
+		return "", fmt.Errorf("commit: stage changes: %w", w.specialOr(ctx, err))
 	}
 	_, err := w.git(ctx, nil, "diff", "--cached", "--quiet")
 	if err == nil {
@@ -49,7 +54,7 @@ func (w *Worktree) commit(ctx context.Context, message string, trailers map[stri
 	}
 	args := append(w.identityFlags(ctx), "commit", "--quiet", "--no-verify", "--cleanup=whitespace", "-m", message)
 	for _, k := range keys {
-		v := strings.Join(strings.Fields(trailers[k]), " ")
+		v := termsafe.Line(trailers[k])
 		args = append(args, "--trailer", k+": "+v)
 	}
 	if _, err := w.git(ctx, nil, args...); err != nil {
@@ -114,6 +119,8 @@ func (w *Worktree) Rescue(ctx context.Context, branch, message string) (name, sh
 		return "", "", err
 	}
 	if !clean {
+		// What git cannot record (a FIFO where a file was) is not rescued.
+		_, _ = w.RemoveSpecialFiles(ctx)
 		err = w.withTempIndex(ctx, func(env []string) error {
 			tree, err := w.git(ctx, env, "write-tree")
 			if err != nil {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/lemmings-dev/lemmings/internal/termsafe"
 )
 
 // forbidden names a directory agents may never enter, with the reason they read.
@@ -34,6 +36,10 @@ func (f *FS) resolve(p string, allowRoot bool) (string, error) {
 	}
 	if strings.ContainsRune(p, 0) {
 		return "", &PathError{Path: p, Reason: "the path contains a NUL byte"}
+	}
+	if !termsafe.Clean(p) || strings.ContainsAny(p, "\n\t") {
+		// A name a terminal would show otherwise than it is (ESC, U+202E).
+		return "", &PathError{Path: p, Reason: "the path holds a control or bidirectional character: name files with plain text"}
 	}
 	if filepath.IsAbs(p) || strings.HasPrefix(p, "/") || filepath.VolumeName(p) != "" {
 		reason := "absolute paths are not allowed; paths are relative to the repository root"

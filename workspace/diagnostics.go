@@ -3,11 +3,12 @@ package workspace
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/internal/safefile"
 )
 
 // DefaultSummaryBytes is the size a gate's output is summarised to for a model.
@@ -252,10 +253,10 @@ func (r *sourceReader) lines(p string) []string {
 	if l, ok := r.cache[p]; ok {
 		return l
 	}
-	data, err := os.ReadFile(filepath.Join(r.dir, filepath.FromSlash(p)))
+	data, err := safefile.ReadFileUnder(r.dir, filepath.FromSlash(p))
 	if err != nil && !strings.Contains(p, "/") {
 		if found := r.byName(p); len(found) == 1 {
-			data, err = os.ReadFile(filepath.Join(r.dir, filepath.FromSlash(found[0])))
+			data, err = safefile.ReadFileUnder(r.dir, filepath.FromSlash(found[0]))
 		}
 	}
 	var lines []string

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/internal/tempdir"
 )
 
 // withTempIndex stages the whole work tree into a throw-away copy of the
@@ -18,7 +20,7 @@ func (w *Worktree) withTempIndex(ctx context.Context, fn func(env []string) erro
 	if err != nil {
 		return fmt.Errorf("locate index: %w", err)
 	}
-	tmpDir, err := os.MkdirTemp("", "lemmings-index-")
+	tmpDir, err := tempdir.Make(tempdir.Index, "")
 	if err != nil {
 		return fmt.Errorf("temporary index: %w", err)
 	}
@@ -35,6 +37,9 @@ func (w *Worktree) withTempIndex(ctx context.Context, fn func(env []string) erro
 		}
 	}
 	if _, err := w.git(ctx, env, "add", "--all"); err != nil {
+		if sf := w.specialOr(ctx, nil); sf != nil {
+			return sf
+		}
 		return fmt.Errorf("stage into temporary index: %w", err)
 	}
 	return fn(env)

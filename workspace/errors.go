@@ -3,7 +3,10 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/internal/safefile"
 )
 
 // PathError is returned when a path given by an agent is refused: absolute,
@@ -17,6 +20,23 @@ type PathError struct {
 func (e *PathError) Error() string {
 	return fmt.Sprintf("path %q refused: %s", e.Path, e.Reason)
 }
+
+// SpecialFileError: a file of the work tree is a FIFO, a socket or a
+// device where a regular file belongs (a gate or the model made it).
+// lemmings never opens one (a FIFO blocks its reader forever), cannot diff
+// or commit it; the attempt that left it fails with this error, naming it.
+type SpecialFileError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *SpecialFileError) Error() string {
+	return fmt.Sprintf("%s is %s, not a regular file: lemmings does not read, diff or commit special files (remove it, or write a regular file there)",
+		e.Path, safefile.Kind(e.Mode))
+}
+
+// Is makes errors.Is(err, safefile.ErrNotRegular) hold.
+func (e *SpecialFileError) Is(target error) bool { return target == safefile.ErrNotRegular }
 
 // NoMatchError is returned by ApplyEdit when the SEARCH text matches nowhere,
 // not even with whitespace tolerance. Closest holds the lines of the file that

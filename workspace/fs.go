@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/internal/safefile"
 )
 
 // FS gives agents file access confined to one directory tree (the run's
@@ -103,18 +105,24 @@ func (f *FS) ReadFile(p string) ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
-	fi, err := root.Stat(rel)
+	data, err := safefile.ReadFileIn(root, rel)
 	if err != nil {
-		return nil, notExist("read", p, err)
-	}
-	if fi.IsDir() {
-		return nil, &PathError{Path: p, Reason: "it is a directory; list it to see its files"}
-	}
-	data, err := root.ReadFile(rel)
-	if err != nil {
-		return nil, notExist("read", p, err)
+		return nil, readError(p, err)
 	}
 	return data, nil
+}
+
+// readError says why a file could not be read: missing, a directory, or a
+// special file (a FIFO a gate made, a socket, a device), never opened.
+func readError(p string, err error) error {
+	var nr *safefile.NotRegularError
+	switch {
+	case errors.As(err, &nr) && nr.Mode.IsDir():
+		return &PathError{Path: p, Reason: "it is a directory; list it to see its files"}
+	case errors.As(err, &nr):
+		return &SpecialFileError{Path: p, Mode: nr.Mode}
+	}
+	return notExist("read", p, err)
 }
 
 // notExist rewrites a missing-file error to name the relative path only.

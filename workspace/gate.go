@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/internal/safefile"
 )
 
 // Default time limits of detected gates.
@@ -79,7 +81,7 @@ func DetectGates(root string) []Gate {
 }
 
 func hasNpmTest(file string) bool {
-	data, err := os.ReadFile(file)
+	data, err := safefile.ReadFileUnder(filepath.Dir(file), filepath.Base(file))
 	if err != nil {
 		return false
 	}
@@ -95,7 +97,7 @@ func hasNpmTest(file string) bool {
 
 func hasMakeTest(root string) bool {
 	for _, name := range []string{"GNUmakefile", "makefile", "Makefile"} {
-		data, err := os.ReadFile(filepath.Join(root, name))
+		data, err := safefile.ReadFileUnder(root, name)
 		if err == nil && makeTestTarget.Match(data) {
 			return true
 		}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/lemmings-dev/lemmings/internal/pathglob"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
+
+	"github.com/lemmings-dev/lemmings/internal/safefile"
 )
 
 // Limits of Grep: bigger files are skipped, longer lines cut.
@@ -65,7 +67,7 @@ func (f *FS) Grep(ctx context.Context, pattern, pathGlob string, maxMatches int)
 		if err != nil || !st.Mode().IsRegular() || st.Size() > maxGrepFileSize {
 			continue
 		}
-		data, err := os.ReadFile(abs)
+		data, err := safefile.ReadFileUnder(f.root, filepath.FromSlash(p))
 		if err != nil || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
 			continue
 		}

@@ -7,7 +7,6 @@ import (
 	"go/scanner"
 	"go/token"
 	"maps"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/sandbox"
+
+	"github.com/lemmings-dev/lemmings/internal/safefile"
 )
 
 // SyntaxTimeout bounds one syntax check command.
@@ -171,7 +172,7 @@ func (after Checks) Introduced(base Checks, root string, maxBytes int) string {
 // parseGo reports the syntax errors of a Go file as gofmt -e does, each with
 // its line of source.
 func parseGo(root, rel string) string {
-	src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	src, err := safefile.ReadFileUnder(root, filepath.FromSlash(rel))
 	if err != nil {
 		return ""
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lemmings-dev/lemmings/internal/cleanup"
+	"github.com/lemmings-dev/lemmings/internal/tempdir"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -36,6 +38,15 @@ when named with --force; a run in progress never is.`,
 			}
 			if err := req.Check(); err != nil {
 				return usageErr("%s", err)
+			}
+			// The temporary folders of lemmings processes that were killed
+			// (SIGKILL runs no cleanup): sandboxes, coding CLIs' homes.
+			if gone := tempdir.Sweep(tempdir.All...); len(gone) > 0 {
+				if a.jsonOut {
+					a.printJSON(map[string]any{"kind": "clean_temp", "removed": gone})
+				} else {
+					fmt.Fprintf(a.stdout, "removed %s left by killed lemmings processes\n", textutil.Count(len(gone), "temporary folder"))
+				}
 			}
 			ctx := cmd.Context()
 			repo, err := workspace.OpenRepo(ctx, a.dir)

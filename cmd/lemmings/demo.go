@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -59,7 +57,7 @@ inspection. A demo run cannot be resumed: its scripted server ends with it.`,
 				}
 				fmt.Fprintf(a.stdout, "repository: %s\nremit: %s\n\n", where, demo.Remit)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, _, stop := a.stoppable(cmd.Context())
 			defer stop()
 			prog := termprogress.New(a.stdout, a.jsonOut)
 			prog.Verbose, prog.Ephemeral = a.verbose, !keep

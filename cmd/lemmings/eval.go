@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -142,7 +140,7 @@ func (a *app) runEval(parent context.Context, dirs []string, f evalFlags) error 
 		return err
 	}
 	defer box.Close()
-	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	ctx, _, stop := a.stoppable(parent)
 	defer stop()
 	prog := termprogress.NewEval(a.stdout, a.jsonOut)
 	file, err := eval.Run(ctx, eval.Options{

@@ -95,6 +95,13 @@ func (a *app) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, addr, tok
 		if token = strings.TrimSpace(string(data)); len(token) < 16 {
 			return usageErr("--token-file %s: the token must be at least 16 characters (e.g. openssl rand -hex 16 > %s)", tokenFile, tokenFile)
 		}
+		// Outside the tokens' folder, which the sandbox hides: hidden as
+		// well, for as long as this server runs (runs it starts, and any
+		// other lemmings' sandboxed commands, cannot read it).
+		if err := localtoken.Hide(tokenFile); err != nil {
+			return fmt.Errorf("mcp: --token-file %s: cannot hide it from sandboxed commands: %w", tokenFile, err)
+		}
+		defer func() { _ = localtoken.Unhide(tokenFile) }()
 	} else {
 		var err error
 		if token, tokenFile, err = localtoken.Load("mcp"); err != nil {

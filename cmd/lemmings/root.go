@@ -15,6 +15,7 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 	"github.com/lemmings-dev/lemmings/internal/redact"
+	"github.com/lemmings-dev/lemmings/internal/termsafe"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/runstate"
@@ -70,7 +71,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	// progress, messages, --json, status, log, report.
 	red := redact.Default()
 	red.LearnEnv(os.Environ())
-	a := &app{stdout: red.Writer(stdout), stderr: red.Writer(stderr), rawStdout: stdout, red: red}
+	a := &app{stdout: safeWriter(red, stdout), stderr: safeWriter(red, stderr), rawStdout: stdout, red: red}
 	stdout, stderr = a.stdout, a.stderr
 	root := &cobra.Command{
 		Use:   "lemmings",
@@ -98,6 +99,10 @@ then lemmings doctor, and lemmings run "what to do".`,
 				return err
 			}
 			red.LearnRepo(root) // its .env values are secrets too
+			// Runs a clone brought along are not lemmings' own: say so once.
+			if w := run.CommittedState(root).Warning(); w != "" {
+				fmt.Fprintf(a.stderr, "warning: %s\n", w)
+			}
 			return nil
 		},
 	}
@@ -151,7 +156,7 @@ func execute(args []string) int {
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
-	stderr := redact.Default().Writer(os.Stderr)
+	stderr := safeWriter(redact.Default(), os.Stderr)
 	if msg := err.Error(); msg != "" {
 		fmt.Fprintln(stderr, "lemmings:", msg)
 	}
@@ -160,6 +165,16 @@ func execute(args []string) int {
 		fmt.Fprintln(stderr, "  fix:", le.Hint)
 	}
 	return code
+}
+
+// safeWriter is w as every command prints to it: terminal-safe
+// (internal/termsafe: no control or bidirectional character a model, a
+// repository or a stored run wrote reaches the terminal; escaped in
+// JSON) and redacted. Cleaned before the redaction, so that no escape
+// splits a secret from the rules, and after it, so that a JSON string the
+// redaction rewrote is escaped again.
+func safeWriter(red *redact.Redactor, w io.Writer) io.Writer {
+	return termsafe.Writer(red.Writer(termsafe.Writer(w)))
 }
 
 // repoRoot is the top of the git repository around a.dir, or a.dir itself

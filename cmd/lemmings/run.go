@@ -7,11 +7,9 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -262,11 +260,12 @@ func (a *app) drive(parent context.Context, start func(context.Context, run.Opti
 		return err // before a worktree or a model call
 	}
 	a.warnCLILogin(cfg)
-	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	ctx, stopping, stop := a.stoppable(parent)
 	defer stop()
 	prog := termprogress.New(a.stdout, a.jsonOut)
 	prog.Verbose = a.verbose
-	o := run.Options{RepoDir: root, Config: cfg, Sinks: []graph.Sink{prog}, Warn: a.stderr, Choices: run.ChoicesOf(cfg), Redactor: a.red}
+	o := run.Options{RepoDir: root, Config: cfg, Sinks: []graph.Sink{prog}, Warn: a.stderr, Choices: run.ChoicesOf(cfg), Redactor: a.red,
+		Stopping: stopping}
 	res, err := start(ctx, o)
 	prog.Close()
 	if res.RunID == "" && err != nil {

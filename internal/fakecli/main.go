@@ -56,6 +56,9 @@ func exerciseOf(prompt string) string {
 type Run struct {
 	Replace []Replace         `json:"replace"`
 	Write   map[string]string `json:"write"` // path (relative to the work dir, may leave it) → content
+	// Home writes files relative to $HOME ("$VAR/…": to that variable's
+	// folder), as a tool the CLI ran could (a login of another account).
+	Home map[string]string `json:"home"`
 	// Commit runs git add -A and git commit with this message.
 	Commit string `json:"commit"`
 	// Child starts `sleep 600.N` (N unique), writes that command line to
@@ -166,6 +169,18 @@ func run(path, prompt string) error {
 			}
 			return os.WriteFile(p, []byte(content), 0o644)
 		})
+	}
+	for p, content := range r.Home {
+		full := filepath.Join(os.Getenv("HOME"), p)
+		if strings.HasPrefix(p, "$") {
+			full = os.ExpandEnv(p)
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(full, []byte(content), 0o600); err != nil {
+			return err
+		}
 	}
 	if r.Commit != "" {
 		for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=fake", "-c", "user.email=fake@cli.invalid", "commit", "-q", "--no-verify", "-m", r.Commit}} {

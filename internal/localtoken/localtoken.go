@@ -80,3 +80,76 @@ func New() string {
 	_, _ = rand.Read(b[:]) // crypto/rand never fails on supported systems
 	return hex.EncodeToString(b[:])
 }
+
+// hiddenList, in Dir, names the token files kept elsewhere (mcp --http
+// --token-file), one absolute path a line: the sandbox hides them as it
+// hides Dir. Dir is hidden itself, so no confined command can change it.
+const hiddenList = "hidden"
+
+// Hide adds the token file at path to the files the sandbox hides (a
+// token the user keeps outside Dir); Unhide takes it off again. Both
+// rewrite the list whole.
+func Hide(path string) error { return editHidden(path, true) }
+
+// Unhide takes path off the hidden files (its server stopped).
+func Unhide(path string) error { return editHidden(path, false) }
+
+func editHidden(path string, add bool) error {
+	dir := Dir()
+	if dir == "" {
+		return errors.New("no home folder to keep the list of hidden token files in (set XDG_STATE_HOME)")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	if !add && !strings.Contains("\n"+strings.Join(Hidden(), "\n")+"\n", "\n"+abs+"\n") {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	var keep []string
+	for _, p := range readHidden(dir) {
+		if p != abs {
+			keep = append(keep, p)
+		}
+	}
+	if add {
+		keep = append(keep, abs)
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, hiddenList), []byte(strings.Join(keep, "\n")+"\n"), 0o600)
+}
+
+// Hidden lists the token files kept outside Dir that exist now, for the
+// sandbox to hide.
+func Hidden() []string {
+	dir := Dir()
+	if dir == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range readHidden(dir) {
+		if _, err := os.Lstat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func readHidden(dir string) []string {
+	data, err := os.ReadFile(filepath.Join(dir, hiddenList))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); filepath.IsAbs(line) {
+			out = append(out, line)
+		}
+	}
+	return out
+}

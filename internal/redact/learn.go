@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/internal/safefile"
 )
 
 // reSecretName matches an environment variable or .env key whose value is a
@@ -66,7 +68,7 @@ func (r *Redactor) LearnRepo(root string) int {
 			if err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
 				continue
 			}
-			data, err := os.ReadFile(f)
+			data, err := safefile.Limited(f, 1<<20)
 			if err != nil {
 				continue
 			}

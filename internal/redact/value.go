@@ -28,6 +28,26 @@ func Value[T any](r *Redactor, v T) T {
 	return out.Interface().(T)
 }
 
+// MapStrings returns v with f applied to every string in it, walked as
+// Value walks (v is never modified; v itself when f changes nothing):
+// a web page's view made terminal- and browser-safe (termsafe.String).
+func MapStrings[T any](v T, f func(string) string) T {
+	rv := reflect.ValueOf(&v).Elem()
+	var texts []string
+	collect(rv, &texts, 0)
+	out := make([]string, len(texts))
+	changed := false
+	for i, t := range texts {
+		out[i] = f(t)
+		changed = changed || out[i] != t
+	}
+	if !changed {
+		return v
+	}
+	next := 0
+	return rebuild(rv, out, &next, 0).Interface().(T)
+}
+
 // maxDepth bounds the walk (views are shallow; a cycle would not be).
 const maxDepth = 32
 

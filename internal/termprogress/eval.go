@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/eval"
+
+	"github.com/lemmings-dev/lemmings/internal/termsafe"
 )
 
 // Eval shows an eval going: a live bar on a terminal, one plain line per
@@ -126,7 +128,7 @@ func (p *Eval) Result(r eval.Result) {
 // line prints a plain line above the live bar.
 func (p *Eval) line(s string) {
 	if p.live && p.lastLen > 0 {
-		fmt.Fprint(p.w, "\r\033[K")
+		termsafe.Control(p.w, "\r\033[K")
 		p.lastLen = 0
 	}
 	fmt.Fprintln(p.w, s)
@@ -156,7 +158,8 @@ func (p *Eval) bar() {
 	if n := len(p.running); n > 0 {
 		s += fmt.Sprintf(" · running %d", n)
 	}
-	fmt.Fprint(p.w, "\r\033[K"+s)
+	termsafe.Control(p.w, "\r\033[K")
+	fmt.Fprint(p.w, s)
 	p.lastLen = len(s)
 }
 

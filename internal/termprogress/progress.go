@@ -19,6 +19,8 @@ import (
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/runview"
 	"github.com/lemmings-dev/lemmings/workspace"
+
+	"github.com/lemmings-dev/lemmings/internal/termsafe"
 )
 
 // Progress renders a run's events for a person: a live status line on a
@@ -312,7 +314,7 @@ func clockOf(d time.Duration) string {
 // printf writes one plain line, clearing the live line first.
 func (p *Progress) printf(format string, args ...any) {
 	if p.live && p.lastLen > 0 {
-		fmt.Fprint(p.w, "\r\033[K")
+		termsafe.Control(p.w, "\r\033[K")
 		p.lastLen = 0
 	}
 	fmt.Fprintf(p.w, format+"\n", args...)
@@ -322,7 +324,8 @@ func (p *Progress) liveLine() {
 	line := strings.Join(strings.Fields(fmt.Sprintf("%s %s %s %s %s", p.elapsed(), p.node, p.callState(), p.task, p.summary())), " ")
 	// Redacted before it is fitted: the writer's redaction may not lengthen it past the width.
 	line = fitWidth(redact.String(line), p.width)
-	fmt.Fprint(p.w, "\r\033[K"+line)
+	termsafe.Control(p.w, "\r\033[K")
+	fmt.Fprint(p.w, line)
 	p.lastLen = len(line)
 }
 

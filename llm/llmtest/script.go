@@ -121,6 +121,10 @@ type Reply struct {
 	// CutAfterChunks > 0 aborts the connection after that many content chunks
 	// (non-streaming: after half the body), as a crashed server would.
 	CutAfterChunks int
+	// Endless keeps streaming after the content, a new word every
+	// ChunkDelay, until the client closes the stream (a server that
+	// ignores the reply budget).
+	Endless bool
 	// NoDone ends an Ollama reply cleanly but without done:true (streaming:
 	// no final line; non-streaming: "done":false and no counters), and an
 	// OpenAI stream without its data: [DONE] line.

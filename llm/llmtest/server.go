@@ -193,6 +193,15 @@ func streamChunks(w http.ResponseWriter, r *http.Request, rep Reply, sent int, s
 		sent++
 		send(part)
 	}
+	// A server that never stops: a distinct word a chunk (no loop to
+	// detect), until the client goes away.
+	for n := 0; rep.Endless; n++ {
+		if !wait(r, rep.ChunkDelay) || r.Context().Err() != nil {
+			return sent, false
+		}
+		sent++
+		send(fmt.Sprintf("w%d ", n))
+	}
 	return sent, true
 }
 

@@ -215,6 +215,9 @@ func (d *Deps) runCLI(ctx context.Context, s *runstate.State, t *runstate.Task, 
 		},
 	})
 	elapsed := time.Since(start)
+	for _, w := range run.Warnings {
+		d.emit(ctx, events.Warning{Message: "coding CLI " + p.Name + ": " + w})
+	}
 	if err != nil && ctx.Err() != nil {
 		return run, ctx.Err() // interrupted: the step runs again on resume
 	}

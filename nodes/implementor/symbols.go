@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/rag"
+
+	"github.com/lemmings-dev/lemmings/internal/safefile"
 )
 
 // symbolMapBytes bounds the symbol map (about 1k tokens).
@@ -39,7 +41,7 @@ func (l *implLoop) symbolMap() string {
 		return ""
 	}
 	module := ""
-	if data, err := os.ReadFile(filepath.Join(root, "go.mod")); err == nil {
+	if data, err := safefile.ReadFileUnder(root, "go.mod"); err == nil {
 		if m := goModule.FindSubmatch(data); m != nil {
 			module = string(m[1])
 		}
@@ -95,7 +97,7 @@ func writePackageSymbols(b *strings.Builder, root, dir string, exportedOnly bool
 		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(dir), name))
+		data, err := safefile.ReadFileUnder(root, filepath.Join(filepath.FromSlash(dir), name))
 		if err != nil {
 			continue
 		}
@@ -178,7 +180,7 @@ func writeImporters(b *strings.Builder, root, module string, dirs []string) {
 		if slices.Contains(dirs, dir) {
 			return nil
 		}
-		data, rerr := os.ReadFile(p)
+		data, rerr := safefile.ReadFileUnder(root, filepath.FromSlash(rel))
 		if rerr != nil {
 			return nil
 		}

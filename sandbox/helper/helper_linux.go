@@ -124,7 +124,7 @@ func setupNamespaces(p helperplan.Plan) helperplan.ProbeReport {
 		}
 	}
 	for _, path := range p.Hide {
-		if err := unix.Mount("tmpfs", path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=000"); err != nil {
+		if err := hide(path); err != nil {
 			rep.Err = "hide " + path + ": " + err.Error()
 			return rep
 		}
@@ -137,6 +137,22 @@ func setupNamespaces(p helperplan.Plan) helperplan.ProbeReport {
 		}
 	}
 	return rep
+}
+
+// hide covers a folder with an empty, read-only tmpfs, and a file with
+// /dev/null, bound read-only: reading it gives nothing.
+func hide(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil // gone: nothing to hide
+	}
+	if fi.IsDir() {
+		return unix.Mount("tmpfs", path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=000")
+	}
+	if err := unix.Mount("/dev/null", path, "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	return unix.Mount("", path, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC, "")
 }
 
 // mountPts gives the sandbox a devpts instance of its own: commands get

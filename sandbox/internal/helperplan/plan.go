@@ -30,8 +30,8 @@ type Plan struct {
 	DenyNet    bool     `json:"deny_net"`
 	DenyUnix   bool     `json:"deny_unix"`            // seccomp takes UNIX sockets away (Landlock below ABI 9)
 	Layers     []Layer  `json:"layers,omitempty"`     // overlays mounted after the namespaces' setup
-	Hide       []string `json:"hide,omitempty"`       // folders covered by an empty, read-only tmpfs
-	Unreadable []string `json:"unreadable,omitempty"` // folders Landlock leaves unreadable (no mounts to hide them)
+	Hide       []string `json:"hide,omitempty"`       // folders covered by an empty, read-only tmpfs; files by /dev/null
+	Unreadable []string `json:"unreadable,omitempty"` // folders and files Landlock leaves unreadable (no mounts to hide them)
 	Probe      bool     `json:"probe,omitempty"`      // set up, report on stdout, exit
 }
 
