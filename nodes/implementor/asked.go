@@ -117,6 +117,13 @@ func (l *implLoop) addTest(ctx context.Context, done *runstate.ImplResult, codeB
 	case ex.land.introduced != "":
 		return l.undoTest(ctx, done, p, evidence, ex.land, "it does not build: "+textutil.FirstLine(ex.land.introduced))
 	}
+	return l.keepTest(ctx, done, p, evidence, ex.land, codeBefore, string(codeAfter))
+}
+
+// keepTest runs the gates with a landed test and keeps it when they pass
+// (evidence: and fail without the change), saying in done's summary what
+// became of it; QA reuses the gate run on the tree it ran on.
+func (l *implLoop) keepTest(ctx context.Context, done *runstate.ImplResult, p string, evidence bool, land landing, codeBefore, codeAfter string) error {
 	if len(l.d.Gates) > 0 {
 		results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
 		for _, r := range results {
@@ -126,15 +133,15 @@ func (l *implLoop) addTest(ctx context.Context, done *runstate.ImplResult, codeB
 			return err
 		}
 		if !workspace.AllPassed(results) {
-			return l.undoTest(ctx, done, p, evidence, ex.land, "the gates fail with it: "+l.gateFailure(results))
+			return l.undoTest(ctx, done, p, evidence, land, "the gates fail with it: "+l.gateFailure(results))
 		}
 		if evidence {
-			fails, err := l.failsWithout(ctx, codeBefore, string(codeAfter))
+			fails, err := l.failsWithout(ctx, codeBefore, codeAfter)
 			if err != nil {
 				return err
 			}
 			if !fails {
-				return l.undoTest(ctx, done, p, evidence, ex.land, "it passes without the change too, so it shows nothing the change did")
+				return l.undoTest(ctx, done, p, evidence, land, "it passes without the change too, so it shows nothing the change did")
 			}
 		}
 		// QA reuses the run on the tree it ran on, the test included.
@@ -148,7 +155,7 @@ func (l *implLoop) addTest(ctx context.Context, done *runstate.ImplResult, codeB
 	}
 	if evidence {
 		if len(l.d.Gates) == 0 {
-			return l.undoTest(ctx, done, p, evidence, ex.land, "no gate runs it")
+			return l.undoTest(ctx, done, p, evidence, land, "no gate runs it")
 		}
 		done.Evidence = fmt.Sprintf("a test lemmings added to %s fails without the change and passes with it", p)
 		done.Summary = strings.TrimSpace(done.Summary + " Added a test to " + p + " that fails without the change and passes with it.")

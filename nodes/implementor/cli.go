@@ -160,42 +160,55 @@ func (d *Deps) cliAttempt(ctx context.Context, s *runstate.State, t *runstate.Ta
 		if strings.TrimSpace(diff) == "" {
 			return &runstate.ImplResult{Status: runstate.ImplBlocked, Actions: res.Actions, Summary: "the coding CLI changed no file; it said: " + clip(firstNonEmpty(run.Final, "(nothing)"), 500)}, nil
 		}
-		gates := d.Gates
-		if d.Settings.FixRounds <= 0 || len(gates) == 0 {
+		feedback, again, err := d.cliGates(ctx, t, res, round)
+		if err != nil {
+			return nil, err
+		}
+		if !again {
 			break
 		}
-		dir := d.Work.Dir()
-		results := workspace.RunGates(ctx, d.Sandbox, dir, gates, d.Settings.GateOutputBytes)
-		for _, r := range results {
-			d.emitGate(ctx, t, "cli", r)
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if workspace.AllPassed(results) {
-			// QA reuses these results when the attempt's diff (from the
-			// task's start, as wipCommit hashes it) is the same.
-			whole, _, err := d.Work.Changes(ctx, t.StartCommit)
-			if err != nil {
-				return nil, err
-			}
-			res.GatesDiffHash = workspace.DiffHash(whole)
-			for _, r := range results {
-				res.Gates = append(res.Gates, runstate.GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Duration: r.Duration, Output: r.Output})
-			}
-			break
-		}
-		failedGate := results[len(results)-1]
-		if failedGate.Canceled || round >= d.Settings.FixRounds {
-			break // QA judges it and says what failed
-		}
-		res.FixRounds++
-		gateFeedback = fmt.Sprintf("Your change is in the work tree, but a check fails (fix round %d of %d). Fix the cause; keep what works.\n%s",
-			res.FixRounds, d.Settings.FixRounds, failedGate.ModelFeedback(dir, workspace.DefaultSummaryBytes))
+		gateFeedback = feedback
 	}
 	res.Status = runstate.ImplFinished
 	res.Summary = firstNonEmpty(res.Summary, "the coding CLI finished")
 	return res, nil
+}
+
+// cliGates runs the gates on the CLI's work of a round: their pass is kept
+// for QA; a failure with fix rounds left is the next round's feedback
+// (again), else QA judges the work and says what failed.
+func (d *Deps) cliGates(ctx context.Context, t *runstate.Task, res *runstate.ImplResult, round int) (feedback string, again bool, err error) {
+	if d.Settings.FixRounds <= 0 || len(d.Gates) == 0 {
+		return "", false, nil
+	}
+	dir := d.Work.Dir()
+	results := workspace.RunGates(ctx, d.Sandbox, dir, d.Gates, d.Settings.GateOutputBytes)
+	for _, r := range results {
+		d.emitGate(ctx, t, "cli", r)
+	}
+	if ctx.Err() != nil {
+		return "", false, ctx.Err()
+	}
+	if workspace.AllPassed(results) {
+		// QA reuses these results when the attempt's diff (from the task's
+		// start, as wipCommit hashes it) is the same.
+		whole, _, err := d.Work.Changes(ctx, t.StartCommit)
+		if err != nil {
+			return "", false, err
+		}
+		res.GatesDiffHash = workspace.DiffHash(whole)
+		for _, r := range results {
+			res.Gates = append(res.Gates, runstate.GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Duration: r.Duration, Output: r.Output})
+		}
+		return "", false, nil
+	}
+	failedGate := results[len(results)-1]
+	if failedGate.Canceled || round >= d.Settings.FixRounds {
+		return "", false, nil
+	}
+	res.FixRounds++
+	return fmt.Sprintf("Your change is in the work tree, but a check fails (fix round %d of %d). Fix the cause; keep what works.\n%s",
+		res.FixRounds, d.Settings.FixRounds, failedGate.ModelFeedback(dir, workspace.DefaultSummaryBytes)), true, nil
 }
 
 // runCLI runs the CLI once, logs what it reports and counts what it spent.
