@@ -219,8 +219,8 @@ func TestADirectAttemptHasOneFixRoundOfOneCandidate(t *testing.T) {
 }
 
 // The action loop, not the direct request, where it would not serve: two
-// files to change, a later attempt, the JSON protocol, the setting off, or a
-// task of the full pipeline.
+// files to change, the JSON protocol, the setting off, or a task of the full
+// pipeline.
 func TestADirectAttemptOnlyWhereItServes(t *testing.T) {
 	t.Parallel()
 	finish := act(t, map[string]any{"thought": "look first", "action": "finish", "summary": "done"})
@@ -230,7 +230,6 @@ func TestADirectAttemptOnlyWhereItServes(t *testing.T) {
 		quick bool
 	}{
 		{"two files to change", func(r *weakRun) { r.task.TargetFiles = []string{"stats.go", "other.go"} }, true},
-		{"a second attempt", func(r *weakRun) { r.task.Attempt = 2 }, true},
 		{"the setting off", func(r *weakRun) { r.d.Settings.Direct = false }, true},
 		{"the full pipeline", func(r *weakRun) {}, false},
 	} {
@@ -245,6 +244,23 @@ func TestADirectAttemptOnlyWhereItServes(t *testing.T) {
 				t.Errorf("the first call is not an action call (%d calls)", len(calls))
 			}
 		})
+	}
+}
+
+// A later attempt of a quick task is direct too, and its first request
+// says what was found wrong with the last one, after the file.
+func TestALaterAttemptIsDirectWithTheLastFeedback(t *testing.T) {
+	t.Parallel()
+	r := newDirectRun(t, text("```go\n"+meanFixed+"```\n"))
+	r.task.Attempt, r.task.Feedback = 2, "Acceptance criteria not met: Mean still divides ints"
+	res := r.runQuick(t)
+	calls := r.model.recorded()
+	if res.Status != ImplFinished || len(calls) != 1 || calls[0].Format != nil {
+		t.Fatalf("status %s after %d calls: want one direct call", res.Status, len(calls))
+	}
+	ask := calls[0].LastUser()
+	if iFile, iFb := strings.Index(ask, "func Mean(xs []int) float64"), strings.Index(ask, "Mean still divides ints"); iFile < 0 || iFb < iFile {
+		t.Errorf("the request does not show the file, then the last attempt's feedback:\n%s", ask)
 	}
 }
 

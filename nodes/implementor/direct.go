@@ -47,7 +47,7 @@ const (
 // placed (a list remit's item), in the text protocol, with one target file
 // that is not a test (tests named beside it are shown, not changed).
 func (l *implLoop) directTarget() (string, bool) {
-	if !l.text || !l.d.Settings.Direct || !(l.s.Quick || l.t.Placed) || l.t.Attempt > 1 {
+	if !l.text || !l.d.Settings.Direct || !(l.s.Quick || l.t.Placed) {
 		return "", false
 	}
 	var change []string
@@ -101,7 +101,11 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*runstate.ImplR
 	l.d.emit(ctx, events.ImplementorDirect{Task: l.t.ID, Attempt: l.t.Attempt, Path: p})
 	before, _ := l.d.Work.FS().ReadFile(p) // what the test of the change is told changed
 	var (
-		lead        string
+		// A later attempt starts from the last one's work, with what was
+		// found wrong with it: as direct as the first (Qwen-1.5B, put in
+		// the tool loop for its second attempt, answered code requests with
+		// actions and actions with code, 6 calls and nothing landed).
+		lead        = l.lastFeedback()
 		lastDiff    string
 		still       int
 		diagnosed   bool
@@ -172,6 +176,15 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*runstate.ImplR
 			lead += fmt.Sprintf("\nNOTE: your code left %s as it was; the same code will fail the same way.", p)
 		}
 	}
+}
+
+// lastFeedback is what an earlier attempt of the task was told, for the
+// next one's first request ("" on the first attempt).
+func (l *implLoop) lastFeedback() string {
+	if l.t.Attempt <= 1 || strings.TrimSpace(l.t.Feedback) == "" {
+		return ""
+	}
+	return "The last attempt at this was not accepted:\n" + textutil.Clip(strings.TrimSpace(l.t.Feedback), 1500) + "\nFix that."
 }
 
 // unchangedFails runs the gates on a tree the model's code left as it was

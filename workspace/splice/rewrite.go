@@ -167,7 +167,10 @@ func (p Parser) Rewrite(ctx context.Context, r Request) (Result, error) {
 			}
 			if r.Others != nil && !r.Others(u.Name) && !r.Others(u.Short()) {
 				what := "the asked-for unit"
-				if hasTarget {
+				switch {
+				case r.Add:
+					what = "the new declaration the task asks for"
+				case hasTarget:
 					what = target.Name
 				}
 				return Result{}, problemf("your block also rewrites %s, which the task does not ask to change: write only %s (and a new %s after it, if the task adds one), nothing else of the file", u.Name, what, declWord(lang))
