@@ -19,20 +19,12 @@ func runGit(ctx context.Context, dir string, env []string, args ...string) (stri
 	return runGitInput(ctx, dir, env, nil, args...)
 }
 
-// NoHooks are the options that keep git from running any hook: lemmings'
-// git work never runs the repository's hooks (nor hooks a model wrote),
-// for worktree creation, checkouts, commits, resets and merges alike. A
-// -c option reaches the git commands git itself starts. lemmings' own git
-// work goes through package gitsafe, which adds the rest of what a
-// repository's configuration could run (fsmonitor, filters, textconv…).
-func NoHooks() []string { return []string{"-c", "core.hooksPath=" + os.DevNull} }
-
 func runGitInput(ctx context.Context, dir string, env []string, stdin []byte, args ...string) (string, error) {
 	// No hook, monitor, filter, diff driver or pager of the repository's
 	// configuration runs (package gitsafe); never a prompt or an editor.
-	cmd := gitsafe.Command(ctx, dir, args...)
-	cmd.Env = append(cmd.Env, "LC_ALL=C", "LANGUAGE=C")
-	cmd.Env = append(cmd.Env, env...)
+	// env (a worktree's GIT_DIR) is given to gitsafe, which reads the
+	// configuration to harden against through it.
+	cmd := gitsafe.CommandEnv(ctx, dir, append([]string{"LC_ALL=C", "LANGUAGE=C"}, env...), args...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
