@@ -92,6 +92,16 @@ func Run(ctx context.Context, o Options) (*File, error) {
 		return nil, err
 	}
 	o.Out = out
+	// The work folders hold the solvers' code and what its tests leave
+	// (failed exercises' are kept): readable by the user only, an existing
+	// folder narrowed.
+	work := filepath.Join(o.Out, WorkDir)
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		return nil, fmt.Errorf("eval work folder: %w", err)
+	}
+	if err := os.Chmod(work, 0o700); err != nil {
+		return nil, fmt.Errorf("eval work folder: make it private: %w", err)
+	}
 
 	f, err := o.open()
 	if err != nil {
@@ -300,7 +310,7 @@ func (e *evalRun) exercise(ctx context.Context, ex Exercise) (r Result, ok bool)
 		r.Finished = time.Now().UTC()
 		return r, true
 	}
-	if err := e.tools.check(ctx, lang); err != nil {
+	if err := e.tools.check(ctx, e.o.Sandbox, lang); err != nil {
 		if ctx.Err() != nil {
 			return r, false
 		}
@@ -310,6 +320,9 @@ func (e *evalRun) exercise(ctx context.Context, ex Exercise) (r Result, ok bool)
 	work := filepath.Join(e.o.Out, WorkDir, filepath.FromSlash(ex.ID))
 	repo, testDir := filepath.Join(work, "repo"), filepath.Join(work, "test")
 	r.WorkDir = work
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		return finish(StatusError, "prepare the exercise: "+err.Error())
+	}
 	if err := prepareRepo(ctx, ex, lang, repo); err != nil {
 		if ctx.Err() != nil {
 			return r, false

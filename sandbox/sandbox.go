@@ -219,6 +219,14 @@ func (b *Box) Warning() string {
 	if b.level.UnixFilter && !b.level.Seccomp {
 		gap := fmt.Sprintf("UNIX sockets stay open to sandboxed commands (Landlock ABI %d cannot close them and seccomp failed: %s): a database's, Docker's or the session bus's socket is in reach", b.level.Landlock, b.level.SeccompErr)
 		if w == "" {
+			w = "sandbox with " + gap
+		} else {
+			w += "; " + gap
+		}
+	}
+	if !b.level.Seccomp {
+		gap := "setuid and setgid bits are not refused (seccomp failed: " + b.level.SeccompErr + "): the work folders stay private to you"
+		if w == "" {
 			return "sandbox with " + gap
 		}
 		w += "; " + gap
@@ -317,8 +325,9 @@ type Level struct {
 	// LandlockErr and NamespaceErr say why either is missing.
 	LandlockErr, NamespaceErr string
 	// UnixFilter: Landlock cannot close pathname UNIX sockets (below ABI
-	// 9), so a seccomp filter must; Seccomp: it does (SeccompErr: why
-	// not).
+	// 9), so the seccomp filter must. Seccomp: the filter applies (with
+	// Landlock): it refuses setuid and setgid bits, and UNIX sockets with
+	// UnixFilter (SeccompErr: why not).
 	UnixFilter, Seccomp bool
 	SeccompErr          string
 }
@@ -345,8 +354,11 @@ func (l Level) mechanism() string {
 	default:
 		m += " (no namespaces: " + l.NamespaceErr + ")"
 	}
-	if l.Seccomp {
-		m += " + seccomp (no UNIX sockets)"
+	switch {
+	case l.Seccomp && l.UnixFilter:
+		m += " + seccomp (no UNIX sockets, no setuid files)"
+	case l.Seccomp:
+		m += " + seccomp (no setuid files)"
 	}
 	return m
 }
