@@ -46,13 +46,21 @@ type Config struct {
 	// and module caches, npm, pip), one folder per repository below it.
 	// Empty: DefaultCacheDir.
 	CacheDir string
-	// Scope names whose commands the box confines (a run's repository
-	// root, an eval's exercises): each scope has caches of its own, so what
-	// one repository's gate writes there (an init() appended to a module's
-	// source, a forged build output) never reaches another's build. Empty:
-	// the caches of every box without a scope (tests, library callers).
+	// Scope names whose commands the box confines (a run's repository, by
+	// its identity: workspace.Repo.CacheScope): each scope has caches of its
+	// own, so what one repository's gate writes there (an init() appended
+	// to a module's source, a forged build output) never reaches another's
+	// build. Empty: the caches of every box without a scope (tests, library
+	// callers).
 	Scope string
+	// Ephemeral keeps the box's caches in its private folder, removed with
+	// it (an eval: its exercises are no repository of the user's, and no
+	// later eval reads what its tests wrote).
+	Ephemeral bool
 }
+
+// Ephemeral is the scope run.OpenSandbox takes for Config.Ephemeral.
+const Ephemeral = "\x00ephemeral"
 
 // ErrUnavailable is returned by Box.Check when sandbox.mode is required
 // and the machine cannot confine.
@@ -134,6 +142,9 @@ func New(cfg Config) (*Box, error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	b := &Box{cfg: cfg, root: root, home: filepath.Join(root, "home"), cache: ScopeCacheDir(cfg.CacheDir, cfg.Scope)}
+	if cfg.Ephemeral {
+		b.cache = filepath.Join(root, "cache")
+	}
 	if err := os.MkdirAll(b.cache, 0o700); err != nil {
 		os.RemoveAll(root)
 		return nil, fmt.Errorf("sandbox cache: %w", err)
