@@ -175,11 +175,11 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) (func(), error) {
 		Devices:  devices,
 		Landlock: b.level.Landlock,
 		// seccomp: UNIX sockets where Landlock cannot close them, setuid
-		// and setgid bits always (helper/seccomp_linux.go), and file
+		// and setgid bits always (helper/seccomp_linux.go); and no file
 		// capabilities when the command runs as root.
 		DenyUnix:   b.level.UnixFilter && b.level.Seccomp,
 		NoSetID:    b.level.Seccomp,
-		NoFileCaps: b.level.Seccomp && runsAsRoot(),
+		NoFileCaps: runsAsRoot(),
 	}
 	switch {
 	case b.level.Namespaces:

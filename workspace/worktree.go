@@ -118,6 +118,9 @@ func (r *Repo) OpenWorktree(ctx context.Context, runID string) (*Worktree, error
 				if err := r.clearStaleLocks(ctx, dir, env, branch); err != nil {
 					return nil, fmt.Errorf("open worktree %s: %w", runID, err)
 				}
+				if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && fi.Mode().Perm() != 0o700 {
+					_ = private(dir) // one an earlier version made 0755; best effort: another owner's stays
+				}
 				return r.worktree(runID, dir, branch)
 			}
 		}

@@ -109,8 +109,14 @@ func TestTheUsersOwnValuesWin(t *testing.T) {
 	os.WriteFile(global, []byte("[filter \"evil\"]\n\tclean = my-clean\n[core]\n\tsshCommand = ssh -i ~/.ssh/work\n[credential]\n\thelper = store\n"), 0o644)
 	t.Setenv("GIT_CONFIG_GLOBAL", global)
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	cmd := exec.Command("git", "config", "core.attributesFile", filepath.Join(repo, "attributes"))
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Setenv("XDG_CONFIG_HOME", "/home/someone/.config")
 	args := strings.Join(Args(context.Background(), repo), " ")
-	for _, want := range []string{"core.fsmonitor=false", "filter.evil.clean=my-clean", "filter.evil.smudge=", "core.sshcommand=ssh -i ~/.ssh/work", "diff.evil.textconv=cat", "commit.gpgsign=false", "gpg.program=gpg"} {
+	for _, want := range []string{"core.fsmonitor=false", "core.attributesfile=/home/someone/.config/git/attributes", "diff.ignoreSubmodules=all", "filter.evil.clean=my-clean", "filter.evil.smudge=", "core.sshcommand=ssh -i ~/.ssh/work", "diff.evil.textconv=cat", "commit.gpgsign=false", "gpg.program=gpg"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("%q lacks %q", args, want)
 		}

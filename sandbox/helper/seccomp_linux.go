@@ -36,10 +36,9 @@ import (
 // and open, openat and creat creating a file (O_CREAT, O_TMPFILE); a mode
 // without the bits works as before. openat2, whose mode is in a struct
 // seccomp cannot read, fails with ENOSYS (callers fall back to openat).
-// mkdir needs no rule: it never sets S_ISGID itself. With rules.fileCaps
-// (lemmings runs as root, and so does the command, in its namespace: it
-// could give a file capabilities that work outside), setxattr and its
-// siblings fail with EPERM too.
+// mkdir needs no rule: it never sets S_ISGID itself. (File capabilities,
+// the other way to make a file that raises privileges, need CAP_SETFCAP,
+// which a command run as root loses before it starts: helper_linux.go.)
 //
 // Either set of rules makes io_uring_setup fail with ENOSYS (callers fall
 // back to plain system calls): its requests make sockets and open files past
@@ -51,7 +50,6 @@ type seccompArch struct {
 	socket, socketpair, ioUring, sockcall uint32 // sockcall 0: none
 	openat2                               uint32
 	modes                                 []modeCall // the calls that set a file's mode
-	xattrs                                []uint32   // setxattr, lsetxattr, fsetxattr, setxattrat
 }
 
 // modeCall is a system call that sets a file's mode from an argument.
@@ -63,9 +61,8 @@ type modeCall struct {
 
 // filterRules say what the filter refuses.
 type filterRules struct {
-	unix     bool // UNIX sockets
-	setID    bool // setuid and setgid bits
-	fileCaps bool // extended attributes (file capabilities)
+	unix  bool // UNIX sockets
+	setID bool // setuid and setgid bits
 }
 
 // Offsets in struct seccomp_data (little-endian: an argument's low half first).
@@ -134,7 +131,7 @@ func buildFilter(r filterRules, native seccompArch, compat *seccompArch) ([]unix
 				labeled(l("pair"), ld(seccompArg1)), and(sockTypeMask),
 				jeq(unix.SOCK_DGRAM, l("deny"), l("allow")))
 		}
-		if r.unix || r.setID || r.fileCaps {
+		if r.unix || r.setID {
 			p = append(p, jeq(a.ioUring, l("nosys"), ""))
 		}
 		if r.setID {
@@ -152,11 +149,6 @@ func buildFilter(r filterRules, native seccompArch, compat *seccompArch) ([]unix
 					load = labeled(block, load)
 				}
 				blocks = append(blocks, load, and(setIDBits), jeq(0, l("allow"), l("deny")))
-			}
-		}
-		if r.fileCaps {
-			for _, nr := range a.xattrs {
-				p = append(p, jeq(nr, l("deny"), ""))
 			}
 		}
 		p = append(p, stmt(unix.BPF_JMP|unix.BPF_JA, 0)) // to allow, below
