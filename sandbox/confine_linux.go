@@ -175,11 +175,11 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) (func(), error) {
 		Devices:  devices,
 		Landlock: b.level.Landlock,
 		// seccomp: UNIX sockets where Landlock cannot close them, setuid
-		// and setgid bits always (helper/seccomp_linux.go); and no file
-		// capabilities when the command runs as root.
+		// and setgid bits always, and file capabilities when the command
+		// runs as root (helper/seccomp_linux.go).
 		DenyUnix:   b.level.UnixFilter && b.level.Seccomp,
 		NoSetID:    b.level.Seccomp,
-		NoFileCaps: runsAsRoot(),
+		NoFileCaps: b.level.Seccomp && runsAsRoot(),
 	}
 	switch {
 	case b.level.Namespaces:

@@ -478,6 +478,7 @@ for d in . "$TMPDIR"; do
   cp /bin/sh "$d/plain" && chmod 0755 "$d/plain" && echo chmod-works
 done
 mkdir setgid-dir && chmod 2755 setgid-dir && echo SETGID-DIR
+cp -a plain plain-copy && echo cp-a-works
 python3 - <<'PY' 2>&1
 import os, shutil
 def attempt(what, f):
@@ -524,7 +525,7 @@ func TestNoSetuidOrSetgidFileSurvivesACommand(t *testing.T) {
 			}
 		}
 		out, _ := cmd.CombinedOutput()
-		for _, want := range []string{"chmod-works", "open-works"} {
+		for _, want := range []string{"chmod-works", "open-works", "cp-a-works"} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("%s missing: a mode without the bits must work:\n%s", want, out)
 			}

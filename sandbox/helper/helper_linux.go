@@ -57,16 +57,8 @@ func runHelper(planJSON string, argv []string) int {
 			}
 		}
 	}
-	if p.NoFileCaps {
-		// Root (in the namespaces or not) could give a file capabilities
-		// that work outside (a security.capability of the host's root):
-		// CAP_SETFCAP leaves the bounding set, so the command never has it.
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SETFCAP, 0, 0, 0); err != nil && !p.Probe {
-			return fail("drop CAP_SETFCAP: %v", err)
-		}
-	}
-	if p.DenyUnix || p.NoSetID {
-		if err := installFilter(filterRules{unix: p.DenyUnix, setID: p.NoSetID}); err != nil {
+	if p.DenyUnix || p.NoSetID || p.NoFileCaps {
+		if err := installFilter(filterRules{unix: p.DenyUnix, setID: p.NoSetID, fileCaps: p.NoFileCaps}); err != nil {
 			if !p.Probe {
 				return fail("%v", err)
 			}

@@ -13,10 +13,12 @@ var (
 			{nr: unix.SYS_FCHMODAT, flags: -1, mode: 2}, {nr: unix.SYS_FCHMODAT2, flags: -1, mode: 2},
 			{nr: unix.SYS_MKNOD, flags: -1, mode: 1}, {nr: unix.SYS_MKNODAT, flags: -1, mode: 2},
 		},
+		xattrs: []uint32{unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR}, setxattrat: unix.SYS_SETXATTRAT,
 	}
 	// i386 programs: socket 359, socketpair 360, socketcall 102; open 5,
 	// creat 8, mknod 14, chmod 15, fchmod 94, openat 295, mknodat 297,
-	// fchmodat 306, openat2 437, fchmodat2 452.
+	// fchmodat 306, openat2 437, fchmodat2 452; setxattr 226, lsetxattr 227,
+	// fsetxattr 228, setxattrat 463.
 	seccompCompat = &seccompArch{audit: unix.AUDIT_ARCH_I386, socket: 359, socketpair: 360, ioUring: 425, sockcall: 102,
 		openat2: 437,
 		modes: []modeCall{
@@ -24,5 +26,6 @@ var (
 			{nr: 15, flags: -1, mode: 1}, {nr: 94, flags: -1, mode: 1}, {nr: 306, flags: -1, mode: 2}, {nr: 452, flags: -1, mode: 2},
 			{nr: 14, flags: -1, mode: 1}, {nr: 297, flags: -1, mode: 2},
 		},
+		xattrs: []uint32{226, 227, 228}, setxattrat: 463,
 	}
 )

@@ -36,9 +36,17 @@ import (
 // and open, openat and creat creating a file (O_CREAT, O_TMPFILE); a mode
 // without the bits works as before. openat2, whose mode is in a struct
 // seccomp cannot read, fails with ENOSYS (callers fall back to openat).
-// mkdir needs no rule: it never sets S_ISGID itself. (File capabilities,
-// the other way to make a file that raises privileges, need CAP_SETFCAP,
-// which a command run as root loses before it starts: helper_linux.go.)
+// mkdir needs no rule: it never sets S_ISGID itself.
+//
+// File capabilities (rules.fileCaps, when lemmings runs as root): root in
+// the namespaces, mapped to the host's, could give a file capabilities that
+// work outside (security.capability, written as the host root's). seccomp
+// cannot read an attribute's name, but the kernel takes a capability only
+// of 20 or 24 bytes (its v2 and v3 forms), sizes no POSIX ACL has (4 + 8 per
+// entry, 3 entries at least): setxattr, lsetxattr and fsetxattr of such a
+// size fail with EPERM, and setxattrat, whose size is in a struct, with
+// ENOSYS. cp -a and ACLs keep working; CAP_SETFCAP stays (without it, root
+// cannot map itself in a nested user namespace: bubblewrap in a coding CLI).
 //
 // Either set of rules makes io_uring_setup fail with ENOSYS (callers fall
 // back to plain system calls): its requests make sockets and open files past
@@ -50,6 +58,8 @@ type seccompArch struct {
 	socket, socketpair, ioUring, sockcall uint32 // sockcall 0: none
 	openat2                               uint32
 	modes                                 []modeCall // the calls that set a file's mode
+	xattrs                                []uint32   // setxattr, lsetxattr, fsetxattr (the size is argument 3)
+	setxattrat                            uint32
 }
 
 // modeCall is a system call that sets a file's mode from an argument.
@@ -61,8 +71,9 @@ type modeCall struct {
 
 // filterRules say what the filter refuses.
 type filterRules struct {
-	unix  bool // UNIX sockets
-	setID bool // setuid and setgid bits
+	unix     bool // UNIX sockets
+	setID    bool // setuid and setgid bits
+	fileCaps bool // extended attributes of a capability's size
 }
 
 // Offsets in struct seccomp_data (little-endian: an argument's low half first).
@@ -80,7 +91,9 @@ const (
 	x32Bit       = 0x40000000 // amd64's x32 calls: the same numbers with this bit
 	sockTypeMask = 0xf        // SOCK_NONBLOCK and SOCK_CLOEXEC above it
 	setIDBits    = 0o6000     // S_ISUID | S_ISGID
-	createFlags  = 0x400040   // O_CREAT | __O_TMPFILE (the generic values, amd64's and arm's too)
+	xattrCapsV2  = 20         // the sizes of security.capability the kernel takes
+	xattrCapsV3  = 24
+	createFlags  = 0x400040 // O_CREAT | __O_TMPFILE (the generic values, amd64's and arm's too)
 )
 
 // bpfProg assembles jumps by label: each instruction may name where its
@@ -131,7 +144,7 @@ func buildFilter(r filterRules, native seccompArch, compat *seccompArch) ([]unix
 				labeled(l("pair"), ld(seccompArg1)), and(sockTypeMask),
 				jeq(unix.SOCK_DGRAM, l("deny"), l("allow")))
 		}
-		if r.unix || r.setID {
+		if r.unix || r.setID || r.fileCaps {
 			p = append(p, jeq(a.ioUring, l("nosys"), ""))
 		}
 		if r.setID {
@@ -150,6 +163,14 @@ func buildFilter(r filterRules, native seccompArch, compat *seccompArch) ([]unix
 				}
 				blocks = append(blocks, load, and(setIDBits), jeq(0, l("allow"), l("deny")))
 			}
+		}
+		if r.fileCaps {
+			p = append(p, jeq(a.setxattrat, l("nosys"), ""))
+			for _, nr := range a.xattrs {
+				p = append(p, jeq(nr, l("xattr"), ""))
+			}
+			blocks = append(blocks, labeled(l("xattr"), ld(seccompArg(3))),
+				jeq(xattrCapsV2, l("deny"), ""), jeq(xattrCapsV3, l("deny"), l("allow")))
 		}
 		p = append(p, stmt(unix.BPF_JMP|unix.BPF_JA, 0)) // to allow, below
 		p[len(p)-1].jt = l("allow")

@@ -30,7 +30,7 @@ type Plan struct {
 	DenyNet    bool     `json:"deny_net"`
 	DenyUnix   bool     `json:"deny_unix"`              // seccomp takes UNIX sockets away (Landlock below ABI 9)
 	NoSetID    bool     `json:"no_setid,omitempty"`     // seccomp refuses setuid and setgid bits
-	NoFileCaps bool     `json:"no_file_caps,omitempty"` // CAP_SETFCAP leaves the bounding set (the command runs as root)
+	NoFileCaps bool     `json:"no_file_caps,omitempty"` // seccomp refuses attributes of a file capability's size (the command runs as root)
 	Layers     []Layer  `json:"layers,omitempty"`       // overlays mounted after the namespaces' setup
 	Hide       []string `json:"hide,omitempty"`         // folders covered by an empty, read-only tmpfs
 	Unreadable []string `json:"unreadable,omitempty"`   // folders Landlock leaves unreadable (no mounts to hide them)
