@@ -297,7 +297,8 @@ func TestResetHardCleansUntrackedButKeepsIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = sha
-	writeFiles(t, wt.Dir(), map[string]string{"a.txt": "dirty\n", "untracked/u.txt": "u", "cache/keep": "k"})
+	writeFiles(t, wt.Dir(), map[string]string{"a.txt": "dirty\n", "untracked/u.txt": "u", "cache/keep": "k", "fixture/f.txt": "f"})
+	git(t, filepath.Join(wt.Dir(), "fixture"), "init", "-q") // a repository a test made: never committed, gone with the reset
 	if err := wt.ResetHard(bg(), start); err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +308,7 @@ func TestResetHardCleansUntrackedButKeepsIgnored(t *testing.T) {
 	if s := readFile(t, filepath.Join(wt.Dir(), "a.txt")); s != "a\n" {
 		t.Errorf("a.txt %q", s)
 	}
-	for _, gone := range []string{"x.txt", "untracked"} {
+	for _, gone := range []string{"x.txt", "untracked", "fixture"} {
 		if _, err := os.Stat(filepath.Join(wt.Dir(), gone)); !os.IsNotExist(err) {
 			t.Errorf("%s survived the reset", gone)
 		}
