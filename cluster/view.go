@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -151,7 +150,7 @@ func (v *View) GitDir(ctx context.Context, id, branch string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if out, err := exec.CommandContext(ctx, "git", "init", "--quiet", "--bare", dir).CombinedOutput(); err != nil {
+		if out, err := gitsafe.Command(ctx, dir, "init", "--quiet", "--bare", dir).CombinedOutput(); err != nil {
 			os.RemoveAll(dir)
 			return "", fmt.Errorf("git init: %v: %s", err, out)
 		}

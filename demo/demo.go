@@ -12,16 +12,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/run"
-	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // Remit is what the demo asks of the team.
@@ -145,9 +144,9 @@ func PrepareRepo(ctx context.Context, dir string) error {
 		{"add", "-A"},
 		{"-c", "user.name=lemmings demo", "-c", "user.email=demo@lemmings.invalid", "commit", "-q", "--no-verify", "-m", "textstats: initial version"},
 	} {
-		cmd := exec.CommandContext(ctx, "git", append(workspace.NoHooks(), args...)...) // a hooksPath of the user's config runs nothing here
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
+		// No hook (the user's hooksPath), filter or nested repository of
+		// anyone's runs here (package gitsafe).
+		cmd := gitsafe.CommandEnv(ctx, dir, []string{"GIT_CONFIG_NOSYSTEM=1"}, args...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("demo: git %s: %v: %s", args[0], err, out)
 		}

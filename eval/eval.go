@@ -92,6 +92,15 @@ func Run(ctx context.Context, o Options) (*File, error) {
 		return nil, err
 	}
 	o.Out = out
+	// The work folders hold the solvers' code and what its tests leave
+	// (failed exercises' are kept): readable by the user only, one an
+	// earlier eval left narrowed now, a new one made so by the first
+	// exercise (privateWork).
+	if fi, err := os.Lstat(filepath.Join(o.Out, WorkDir)); err == nil && fi.IsDir() {
+		if err := os.Chmod(filepath.Join(o.Out, WorkDir), 0o700); err != nil {
+			return nil, fmt.Errorf("eval work folder: make it private: %w", err)
+		}
+	}
 
 	f, err := o.open()
 	if err != nil {
@@ -248,6 +257,19 @@ type evalRun struct {
 	err   error // the first failure to write the results
 }
 
+// privateWork makes an exercise's work folder, under the eval's work
+// folder, readable by the user only (0700, the work folder too).
+func (e *evalRun) privateWork(work string) error {
+	top := filepath.Join(e.o.Out, WorkDir)
+	if err := os.MkdirAll(top, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(top, 0o700); err != nil {
+		return err
+	}
+	return os.MkdirAll(work, 0o700)
+}
+
 func (e *evalRun) record(r Result) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -300,7 +322,7 @@ func (e *evalRun) exercise(ctx context.Context, ex Exercise) (r Result, ok bool)
 		r.Finished = time.Now().UTC()
 		return r, true
 	}
-	if err := e.tools.check(ctx, lang); err != nil {
+	if err := e.tools.check(ctx, e.o.Sandbox, lang); err != nil {
 		if ctx.Err() != nil {
 			return r, false
 		}
@@ -313,6 +335,9 @@ func (e *evalRun) exercise(ctx context.Context, ex Exercise) (r Result, ok bool)
 	work := filepath.Join(e.o.Out, WorkDir, filepath.FromSlash(ex.ID))
 	repo, testDir := filepath.Join(work, "repo"), filepath.Join(work, "test")
 	r.WorkDir = work
+	if err := e.privateWork(work); err != nil {
+		return finish(StatusError, "prepare the exercise: "+err.Error())
+	}
 	if err := prepareRepo(ctx, ex, lang, repo); err != nil {
 		if ctx.Err() != nil {
 			return r, false

@@ -3,13 +3,17 @@ package eval
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lemmings-dev/lemmings/internal/textutil"
+	"github.com/lemmings-dev/lemmings/sandbox"
+	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // Language says how the exercises of one language are recognised and tested.
@@ -19,8 +23,10 @@ type Language struct {
 	Exts []string
 	// Test is run with `sh -c` in the exercise folder; exit 0 means passed.
 	Test string
-	// Check, when set, is run once (sh -c) to see the toolchain works; Needs
-	// are the programs that must be on PATH.
+	// Check, when set, is run once (sh -c) to see the toolchain works, in
+	// the sandbox, from an empty folder of its own (never the current
+	// folder, where a benchmark checkout's pytest.py would be imported);
+	// Needs are the programs that must be on PATH.
 	Check string
 	Needs []string
 	// Install says how to get the toolchain when it is missing.
@@ -139,8 +145,14 @@ type toolchains struct {
 	seen map[string]error
 }
 
-// check says why lang cannot be tested on this machine (nil: it can).
-func (t *toolchains) check(ctx context.Context, l Language) error {
+// checkTimeout bounds a language's toolchain check.
+const checkTimeout = time.Minute
+
+// check says why lang cannot be tested on this machine (nil: it can). Its
+// Check runs confined by box, as the exercises' tests do, in an empty
+// private folder: what it imports or reads comes from the toolchain, never
+// from the folder lemmings was started in.
+func (t *toolchains) check(ctx context.Context, box *sandbox.Box, l Language) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err, ok := t.seen[l.Name]; ok {
@@ -155,10 +167,17 @@ func (t *toolchains) check(ctx context.Context, l Language) error {
 				return fmt.Errorf("%s is not on PATH", p)
 			}
 		}
-		if l.Check != "" {
-			if out, err := exec.CommandContext(ctx, "sh", "-c", l.Check).CombinedOutput(); err != nil {
-				return fmt.Errorf("`%s` failed: %v: %s", l.Check, err, textutil.FirstLine(string(out)))
-			}
+		if l.Check == "" {
+			return nil
+		}
+		dir, err := os.MkdirTemp("", "lemmings-eval-check-")
+		if err != nil {
+			return fmt.Errorf("a folder for `%s`: %w", l.Check, err)
+		}
+		defer os.RemoveAll(dir)
+		r := workspace.RunGate(ctx, box, dir, workspace.Gate{Name: "check", Command: l.Check, Timeout: checkTimeout}, 4<<10)
+		if !r.Passed {
+			return fmt.Errorf("`%s` failed (exit %d): %s", l.Check, r.ExitCode, textutil.FirstLine(strings.TrimSpace(r.Output)))
 		}
 		return nil
 	}()

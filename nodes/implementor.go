@@ -72,7 +72,7 @@ func (d *Deps) Implementor(ctx context.Context, in WorkflowState) (WorkflowState
 func (d *Deps) implementorDeps() *implementor.Deps {
 	st := d.Settings
 	return &implementor.Deps{
-		Work: d.Work, Model: d.Model, Prompts: implPrompts{d}, Gates: d.Gates, Sandbox: d.Sandbox, Parser: implementor.ParserFor(d.Gates),
+		Work: d.Work, Model: d.Model, Prompts: implPrompts{d}, Gates: d.Gates, Sandbox: d.Sandbox, Parser: implementor.ParserFor(),
 		Search: d.Search, Clock: implClock{d},
 		Settings: implementor.Settings{MaxActions: st.MaxActions, Budget: st.Budget(NodeImplementor),
 			GateOutputBytes: st.GateOutputBytes, EditProtocol: st.EditProtocol, WholeFileLines: st.WholeFileLines,

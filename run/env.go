@@ -161,7 +161,12 @@ func prepare(ctx context.Context, o Options, root string, wt *workspace.Worktree
 		return nil, err // before any model call: the CLI is missing or not set up
 	}
 	gates := GatesFrom(cfg, wt.Dir())
-	box, err := OpenSandbox(cfg, root, gates, warn)
+	// The caches are the repository's, by its identity, not its path.
+	scope, err := wt.Repo().CacheScope()
+	if err != nil {
+		return nil, err
+	}
+	box, err := OpenSandbox(cfg, scope, gates, warn)
 	if err != nil {
 		return nil, err // before any model call: sandbox.mode is required and there is none
 	}

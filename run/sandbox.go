@@ -26,6 +26,9 @@ func SandboxConfig(c *config.Config, scope string) (sandbox.Config, error) {
 		return filepath.Join(home, p[2:]), nil
 	}
 	sc := sandbox.Config{Mode: sandbox.Mode(c.Sandbox.Mode), Env: c.Sandbox.Env, Network: c.Sandbox.Network, Scope: scope}
+	if scope == sandbox.Ephemeral {
+		sc.Scope, sc.Ephemeral = "", true
+	}
 	for _, p := range c.Sandbox.Writable {
 		abs, err := expand(p)
 		if err != nil {
@@ -39,8 +42,9 @@ func SandboxConfig(c *config.Config, scope string) (sandbox.Config, error) {
 }
 
 // OpenSandbox makes the box that confines a run's gates, checks and coding
-// CLI; scope (the repository's root, for a run) has caches of its own
-// (sandbox.Config.Scope). It fails when sandbox.mode is required and the machine has no
+// CLI; scope (the repository's, workspace.Repo.CacheScope, for a run) has
+// caches of its own (sandbox.Config.Scope), sandbox.Ephemeral caches that go
+// with the box. It fails when sandbox.mode is required and the machine has no
 // sandbox; otherwise what the box cannot do, and the gates that have the
 // network, are written to warn.
 func OpenSandbox(c *config.Config, scope string, gates []workspace.Gate, warn io.Writer) (*sandbox.Box, error) {

@@ -41,7 +41,7 @@ func probe() Level {
 	}
 	l.Landlock, l.LandlockErr = landlockABI()
 	l.UnixFilter = l.Landlock > 0 && l.Landlock < abiResolveUnix
-	l.Seccomp = l.UnixFilter
+	l.Seccomp = l.Landlock > 0
 	defer func() {
 		if l.Landlock == 0 {
 			l.UnixFilter, l.Seccomp = false, false
@@ -86,7 +86,8 @@ func runProbe(namespaces bool, abi int) (helperplan.ProbeReport, error) {
 	}
 	defer os.RemoveAll(dir)
 	p := helperplan.Plan{Writable: []string{dir}, Devices: devices, Landlock: abi, Namespaces: namespaces,
-		NetNS: namespaces, PidNS: namespaces, Mounts: namespaces, DenyUnix: abi > 0 && abi < abiResolveUnix, Probe: true}
+		NetNS: namespaces, PidNS: namespaces, Mounts: namespaces, DenyUnix: abi > 0 && abi < abiResolveUnix,
+		NoSetID: abi > 0, NoFileCaps: abi > 0 && runsAsRoot(), Probe: true}
 	data, _ := json.Marshal(p)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -109,9 +110,9 @@ func runProbe(namespaces bool, abi int) (helperplan.ProbeReport, error) {
 	return rep, nil
 }
 
-// seccompFailed records that the UNIX socket filter could not be applied.
+// seccompFailed records that the seccomp filter could not be applied.
 func (l *Level) seccompFailed(err string) {
-	if l.UnixFilter && err != "" {
+	if err != "" {
 		l.Seccomp, l.SeccompErr = false, err
 	}
 }
@@ -173,7 +174,12 @@ func (b *Box) confine(cmd *exec.Cmd, s Spec, tmp string) (func(), error) {
 		Writable: b.writable(s, tmp),
 		Devices:  devices,
 		Landlock: b.level.Landlock,
-		DenyUnix: b.level.Seccomp,
+		// seccomp: UNIX sockets where Landlock cannot close them, setuid
+		// and setgid bits always, and file capabilities when the command
+		// runs as root (helper/seccomp_linux.go).
+		DenyUnix:   b.level.UnixFilter && b.level.Seccomp,
+		NoSetID:    b.level.Seccomp,
+		NoFileCaps: b.level.Seccomp && runsAsRoot(),
 	}
 	switch {
 	case b.level.Namespaces:
@@ -234,3 +240,9 @@ func gitEntries(dir string) []string {
 	}
 	return []string{p}
 }
+
+// runsAsRoot: lemmings runs as root, and so does a confined command in its
+// namespaces, with the capabilities of root there: it could give a file
+// capabilities that work outside (a v3 security.capability of the host's
+// root).
+func runsAsRoot() bool { return os.Geteuid() == 0 }

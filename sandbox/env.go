@@ -93,7 +93,11 @@ type goEnv struct {
 }
 
 // userGoEnv reads the user's module cache and proxy once per box; empty
-// when go is not installed.
+// when go is not installed. It runs outside the sandbox, so nothing of the
+// repository may steer it: from the root folder (no go.mod or go.work of the
+// repository's is read: a go.mod asking for go 1.99.0 made go fetch a
+// toolchain from the proxy and run it) and with GOTOOLCHAIN=local (the go on
+// PATH answers, whatever a go.mod above the folder or the environment asks).
 func (b *Box) userGoEnv() goEnv {
 	b.goOnce.Do(func() {
 		goBin, err := exec.LookPath("go")
@@ -101,6 +105,8 @@ func (b *Box) userGoEnv() goEnv {
 			return
 		}
 		cmd := exec.Command(goBin, "env", "-json", "GOCACHE", "GOMODCACHE", "GOPROXY", "GOFLAGS")
+		cmd.Dir = string(filepath.Separator)
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOWORK=off")
 		cmd.WaitDelay = 10 * time.Second
 		out, err := cmd.Output()
 		if err == nil {

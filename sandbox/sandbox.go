@@ -48,13 +48,21 @@ type Config struct {
 	// and module caches, npm, pip), one folder per repository below it.
 	// Empty: DefaultCacheDir.
 	CacheDir string
-	// Scope names whose commands the box confines (a run's repository
-	// root, an eval's exercises): each scope has caches of its own, so what
-	// one repository's gate writes there (an init() appended to a module's
-	// source, a forged build output) never reaches another's build. Empty:
-	// the caches of every box without a scope (tests, library callers).
+	// Scope names whose commands the box confines (a run's repository, by
+	// its identity: workspace.Repo.CacheScope): each scope has caches of its
+	// own, so what one repository's gate writes there (an init() appended
+	// to a module's source, a forged build output) never reaches another's
+	// build. Empty: the caches of every box without a scope (tests, library
+	// callers).
 	Scope string
+	// Ephemeral keeps the box's caches in its private folder, removed with
+	// it (an eval: its exercises are no repository of the user's, and no
+	// later eval reads what its tests wrote).
+	Ephemeral bool
 }
+
+// Ephemeral is the scope run.OpenSandbox takes for Config.Ephemeral.
+const Ephemeral = "\x00ephemeral"
 
 // ErrUnavailable is returned by Box.Check when sandbox.mode is required
 // and the machine cannot confine.
@@ -138,6 +146,9 @@ func New(cfg Config) (*Box, error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	b := &Box{cfg: cfg, root: root, home: filepath.Join(root, "home"), cache: ScopeCacheDir(cfg.CacheDir, cfg.Scope)}
+	if cfg.Ephemeral {
+		b.cache = filepath.Join(root, "cache")
+	}
 	if err := os.MkdirAll(b.cache, 0o700); err != nil {
 		os.RemoveAll(root)
 		return nil, fmt.Errorf("sandbox cache: %w", err)
@@ -222,6 +233,14 @@ func (b *Box) Warning() string {
 	}
 	if b.level.UnixFilter && !b.level.Seccomp {
 		gap := fmt.Sprintf("UNIX sockets stay open to sandboxed commands (Landlock ABI %d cannot close them and seccomp failed: %s): a database's, Docker's or the session bus's socket is in reach", b.level.Landlock, b.level.SeccompErr)
+		if w == "" {
+			w = "sandbox with " + gap
+		} else {
+			w += "; " + gap
+		}
+	}
+	if !b.level.Seccomp {
+		gap := "setuid and setgid bits are not refused (seccomp failed: " + b.level.SeccompErr + "): the work folders stay private to you"
 		if w == "" {
 			return "sandbox with " + gap
 		}
@@ -321,8 +340,9 @@ type Level struct {
 	// LandlockErr and NamespaceErr say why either is missing.
 	LandlockErr, NamespaceErr string
 	// UnixFilter: Landlock cannot close pathname UNIX sockets (below ABI
-	// 9), so a seccomp filter must; Seccomp: it does (SeccompErr: why
-	// not).
+	// 9), so the seccomp filter must. Seccomp: the filter applies (with
+	// Landlock): it refuses setuid and setgid bits, and UNIX sockets with
+	// UnixFilter (SeccompErr: why not).
 	UnixFilter, Seccomp bool
 	SeccompErr          string
 }
@@ -349,8 +369,11 @@ func (l Level) mechanism() string {
 	default:
 		m += " (no namespaces: " + l.NamespaceErr + ")"
 	}
-	if l.Seccomp {
-		m += " + seccomp (no UNIX sockets)"
+	switch {
+	case l.Seccomp && l.UnixFilter:
+		m += " + seccomp (no UNIX sockets, no setuid files)"
+	case l.Seccomp:
+		m += " + seccomp (no setuid files)"
 	}
 	return m
 }

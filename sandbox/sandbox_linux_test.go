@@ -505,3 +505,91 @@ func TestATokenFileKeptElsewhereIsHidden(t *testing.T) {
 		t.Errorf("Unhide: %v, still hidden: %v", err, localtoken.Hidden())
 	}
 }
+
+// setidScript tries every way a command has to leave a setuid or setgid
+// file (or, as root, a file with capabilities) in its work folder and its
+// temp folder: issue 43's setuid shell, which any local user could run as
+// lemmings' user.
+const setidScript = `
+for d in . "$TMPDIR"; do
+  cp /bin/sh "$d/suidsh" && chmod 4755 "$d/suidsh" && echo SETUID-CHMOD
+  cp /bin/sh "$d/sgidsh" && chmod g+s "$d/sgidsh" && echo SETGID-CHMOD
+  cp /bin/sh "$d/plain" && chmod 0755 "$d/plain" && echo chmod-works
+done
+mkdir setgid-dir && chmod 2755 setgid-dir && echo SETGID-DIR
+cp -a plain plain-copy && echo cp-a-works
+python3 - <<'PY' 2>&1
+import os, shutil
+def attempt(what, f):
+    try:
+        f()
+        print(what)
+    except OSError as e:
+        print("refused", what, e.errno)
+attempt("SETUID-OPEN", lambda: os.close(os.open("created", os.O_CREAT | os.O_WRONLY, 0o4755)))
+attempt("SETUID-OPENAT", lambda: os.close(os.open("created-at", os.O_CREAT | os.O_WRONLY, 0o6755, dir_fd=os.open(".", os.O_RDONLY))))
+attempt("SETUID-MKNOD", lambda: os.mknod("made", 0o104755))
+attempt("SETUID-FCHMOD", lambda: os.chmod(os.open("plain", os.O_RDONLY), 0o4755))
+attempt("open-works", lambda: os.close(os.open("made-plain", os.O_CREAT | os.O_WRONLY, 0o755)))
+# A file capability (cap_setuid, v2): root in the namespace could set one.
+cap = bytes.fromhex("0000000280000000000000000000000000000000")
+shutil.copy("/bin/sh", "capsh")
+attempt("FILE-CAPABILITY", lambda: os.setxattr("capsh", "security.capability", cap))
+PY
+true`
+
+// No setuid or setgid file survives a confined command: the bit is refused
+// (seccomp), whatever the call that asks for it, and a mode without it
+// still works.
+func TestNoSetuidOrSetgidFileSurvivesACommand(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	check := func(t *testing.T, b *Box) {
+		if !b.level.Seccomp {
+			t.Skipf("no seccomp here: %s", b.level.SeccompErr)
+		}
+		work := t.TempDir()
+		var tmp string
+		s := Spec{Dir: work}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd, cleanup, err := b.Command(ctx, s, "sh", "-c", setidScript)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range cmd.Env {
+			if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+				tmp = v
+			}
+		}
+		out, _ := cmd.CombinedOutput()
+		for _, want := range []string{"chmod-works", "open-works", "cp-a-works"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("%s missing: a mode without the bits must work:\n%s", want, out)
+			}
+		}
+		for _, bad := range []string{"SETUID-CHMOD", "SETGID-CHMOD", "SETGID-DIR", "SETUID-OPEN", "SETUID-OPENAT", "SETUID-MKNOD", "SETUID-FCHMOD", "FILE-CAPABILITY"} {
+			if strings.Contains(string(out), bad+"\n") {
+				t.Errorf("%s was allowed:\n%s", bad, out)
+			}
+		}
+		for _, dir := range []string{work, tmp} {
+			filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+				if err == nil && fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+					t.Errorf("%s is %v", p, fi.Mode())
+				}
+				return nil
+			})
+		}
+		cleanup()
+	}
+	bothModes(t, check)
+	// Landlock ABI 9 closes UNIX sockets itself: the filter then holds the
+	// setuid rules alone.
+	t.Run("the setuid rules alone", func(t *testing.T) {
+		b := newBox(t, true)
+		b.level.UnixFilter = false
+		check(t, b)
+	})
+}

@@ -89,7 +89,9 @@ func (w *Worktree) identityFlags(ctx context.Context) []string {
 }
 
 // ResetHard moves the worktree back to commit sha and deletes untracked
-// files and directories (git clean -fd). Ignored files are kept.
+// files and directories, repositories nested in the work tree included (git
+// clean -ffd: a commit never holds one, package gitsafe; left, it would keep
+// the tree unclean on every resume). Ignored files are kept.
 func (w *Worktree) ResetHard(ctx context.Context, sha string) error {
 	if strings.TrimSpace(sha) == "" || strings.HasPrefix(sha, "-") {
 		return fmt.Errorf("reset: invalid commit %q", sha)
@@ -97,7 +99,7 @@ func (w *Worktree) ResetHard(ctx context.Context, sha string) error {
 	if _, err := w.git(ctx, nil, "reset", "--hard", "--quiet", sha, "--"); err != nil {
 		return fmt.Errorf("reset to %s: %w", sha, err)
 	}
-	if _, err := w.git(ctx, nil, "clean", "-fd", "--quiet"); err != nil {
+	if _, err := w.git(ctx, nil, "clean", "-ffd", "--quiet"); err != nil {
 		return fmt.Errorf("reset to %s: clean: %w", sha, err)
 	}
 	return nil

@@ -3,12 +3,17 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 )
@@ -19,20 +24,12 @@ func runGit(ctx context.Context, dir string, env []string, args ...string) (stri
 	return runGitInput(ctx, dir, env, nil, args...)
 }
 
-// NoHooks are the options that keep git from running any hook: lemmings'
-// git work never runs the repository's hooks (nor hooks a model wrote),
-// for worktree creation, checkouts, commits, resets and merges alike. A
-// -c option reaches the git commands git itself starts. lemmings' own git
-// work goes through package gitsafe, which adds the rest of what a
-// repository's configuration could run (fsmonitor, filters, textconv…).
-func NoHooks() []string { return []string{"-c", "core.hooksPath=" + os.DevNull} }
-
 func runGitInput(ctx context.Context, dir string, env []string, stdin []byte, args ...string) (string, error) {
 	// No hook, monitor, filter, diff driver or pager of the repository's
 	// configuration runs (package gitsafe); never a prompt or an editor.
-	cmd := gitsafe.Command(ctx, dir, args...)
-	cmd.Env = append(cmd.Env, "LC_ALL=C", "LANGUAGE=C")
-	cmd.Env = append(cmd.Env, env...)
+	// env (a worktree's GIT_DIR) is given to gitsafe, which reads the
+	// configuration to harden against through it.
+	cmd := gitsafe.CommandEnv(ctx, dir, append([]string{"LC_ALL=C", "LANGUAGE=C"}, env...), args...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -186,6 +183,86 @@ func (r *Repo) ensureExcluded() error {
 		return fmt.Errorf("write %s: %w", file, err)
 	}
 	return fh.Close()
+}
+
+// CacheIDFile is the file of the repository's git directory that holds its
+// identity for the sandbox's caches (CacheScope).
+const CacheIDFile = "lemmings-cache-id"
+
+// CacheScope names the repository for the sandbox's caches
+// (sandbox.Config.Scope): its top folder and a random identity kept in its
+// git directory, made on first use. The path alone was not the repository: a
+// repository deleted and another cloned at the same path got the first
+// one's caches, with what its gates had planted there (a changed module
+// source). The identity is in .git, which no clone copies and no sandboxed
+// command can write; a fresh clone gets its own. The path stays part of it,
+// so a git directory that arrives with an identity (a repository delivered
+// whole, its id copied from another's) still gets caches of its own. Not the
+// root commit: a fork has the one of what it forked.
+func (r *Repo) CacheScope() (string, error) {
+	id, err := r.cacheID()
+	if err != nil {
+		return "", err
+	}
+	return r.root + "#" + id, nil
+}
+
+func (r *Repo) cacheID() (string, error) {
+	p := filepath.Join(r.commonDir, CacheIDFile)
+	for range 2 {
+		id, err := readCacheID(p)
+		if err == nil {
+			return id, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("the repository's identity for the sandbox's caches: %w (remove %s: lemmings makes a new one, and the caches start afresh)", err, p)
+		}
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue // another run made it first: read that one
+		}
+		if err != nil {
+			return "", fmt.Errorf("the repository's identity for the sandbox's caches: %w", err)
+		}
+		_, err = f.WriteString(hex.EncodeToString(b[:]) + "\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(p)
+			return "", fmt.Errorf("the repository's identity for the sandbox's caches: %w", err)
+		}
+	}
+	return readCacheID(p)
+}
+
+// readCacheID reads an identity file: a regular file, not a link, of 32 hex
+// digits.
+func readCacheID(p string) (string, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return "", fmt.Errorf("%s is a symbolic link", p)
+		}
+		return "", err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", p)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 64))
+	if err != nil {
+		return "", err
+	}
+	id := strings.TrimSpace(string(data))
+	if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
+		return "", fmt.Errorf("%s does not hold an identity (32 hex digits)", p)
+	}
+	return id, nil
 }
 
 // Refs maps every ref of the repository to the commit it names.

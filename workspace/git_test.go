@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lemmings-dev/lemmings/internal/gitfixture"
 )
 
 func TestOpenRepoErrors(t *testing.T) {
@@ -295,7 +297,8 @@ func TestResetHardCleansUntrackedButKeepsIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = sha
-	writeFiles(t, wt.Dir(), map[string]string{"a.txt": "dirty\n", "untracked/u.txt": "u", "cache/keep": "k"})
+	writeFiles(t, wt.Dir(), map[string]string{"a.txt": "dirty\n", "untracked/u.txt": "u", "cache/keep": "k", "fixture/f.txt": "f"})
+	git(t, filepath.Join(wt.Dir(), "fixture"), "init", "-q") // a repository a test made: never committed, gone with the reset
 	if err := wt.ResetHard(bg(), start); err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +308,7 @@ func TestResetHardCleansUntrackedButKeepsIgnored(t *testing.T) {
 	if s := readFile(t, filepath.Join(wt.Dir(), "a.txt")); s != "a\n" {
 		t.Errorf("a.txt %q", s)
 	}
-	for _, gone := range []string{"x.txt", "untracked"} {
+	for _, gone := range []string{"x.txt", "untracked", "fixture"} {
 		if _, err := os.Stat(filepath.Join(wt.Dir(), gone)); !os.IsNotExist(err) {
 			t.Errorf("%s survived the reset", gone)
 		}
@@ -509,5 +512,67 @@ func TestDiffSeesASameSizeRewriteInTheIndexsTick(t *testing.T) {
 	}
 	if files, err := wt.ChangedFiles(bg(), ""); err != nil || !slices.Equal(files, []string{"a.txt"}) {
 		t.Errorf("changed files %q, %v", files, err)
+	}
+}
+
+// The sandbox's caches are the repository's by its identity: the same
+// repository keeps its scope, another cloned at the same path after it was
+// deleted gets a new one (issue 43), and a git directory that arrives with
+// another's identity still gets its own.
+func TestCacheScopeIsTheRepositorysIdentityNotItsPath(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, map[string]string{"a.txt": "a"})
+	scope := func() string {
+		t.Helper()
+		r, err := OpenRepo(bg(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := r.CacheScope()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	first := scope()
+	if again := scope(); again != first {
+		t.Errorf("the same repository changed scope: %q, then %q", first, again)
+	}
+	id, err := os.ReadFile(filepath.Join(dir, ".git", CacheIDFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, ".git", CacheIDFile)); fi.Mode().Perm() != 0o600 {
+		t.Errorf("the identity is %v, want 0600", fi.Mode())
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	gitfixture.RepoIn(t, dir, map[string]string{"a.txt": "a"})
+	if other := scope(); other == first {
+		t.Errorf("another repository at the same path has the first one's scope %q", other)
+	}
+	// A repository delivered whole, .git included, with the first one's
+	// identity, at another path.
+	elsewhere := newRepo(t, map[string]string{"a.txt": "a"})
+	if err := os.WriteFile(filepath.Join(elsewhere, ".git", CacheIDFile), id, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenRepo(bg(), elsewhere)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := r.CacheScope(); err != nil || s == first {
+		t.Errorf("a copied identity gave the first repository's scope: %q, %v", s, err)
+	}
+	// An identity that is a link or not an identity is refused, named.
+	if err := os.Remove(filepath.Join(elsewhere, ".git", CacheIDFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, ".git", CacheIDFile), filepath.Join(elsewhere, ".git", CacheIDFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CacheScope(); err == nil || !strings.Contains(err.Error(), CacheIDFile) || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("a linked identity: %v", err)
 	}
 }

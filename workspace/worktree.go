@@ -79,10 +79,13 @@ func (r *Repo) CreateWorktreeAt(ctx context.Context, runID, commit string) (*Wor
 			return nil, fmt.Errorf("create worktree %s: %w", runID, err)
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, fmt.Errorf("create worktree %s: %w", runID, err)
 	}
 	if _, err := runGit(ctx, r.root, nil, "worktree", "add", "--quiet", "-b", branch, dir, head+"^{commit}"); err != nil {
+		return nil, fmt.Errorf("create worktree %s: %w", runID, err)
+	}
+	if err := private(dir); err != nil {
 		return nil, fmt.Errorf("create worktree %s: %w", runID, err)
 	}
 	return r.worktree(runID, dir, branch)
@@ -115,6 +118,9 @@ func (r *Repo) OpenWorktree(ctx context.Context, runID string) (*Worktree, error
 				if err := r.clearStaleLocks(ctx, dir, env, branch); err != nil {
 					return nil, fmt.Errorf("open worktree %s: %w", runID, err)
 				}
+				if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && fi.Mode().Perm() != 0o700 {
+					_ = private(dir) // one an earlier version made 0755; best effort: another owner's stays
+				}
 				return r.worktree(runID, dir, branch)
 			}
 		}
@@ -127,11 +133,14 @@ func (r *Repo) OpenWorktree(ctx context.Context, runID string) (*Worktree, error
 	if _, err := runGit(ctx, r.root, nil, "worktree", "prune"); err != nil {
 		return nil, fmt.Errorf("open worktree %s: %w", runID, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, fmt.Errorf("open worktree %s: %w", runID, err)
 	}
 	if _, err := runGit(ctx, r.root, nil, "worktree", "add", "--quiet", dir, branch); err != nil {
 		return nil, fmt.Errorf("open worktree %s: re-create: %w", runID, err)
+	}
+	if err := private(dir); err != nil {
+		return nil, fmt.Errorf("open worktree %s: %w", runID, err)
 	}
 	return r.worktree(runID, dir, branch)
 }
@@ -293,6 +302,16 @@ func (w *Worktree) Reattach(ctx context.Context) error {
 	}
 	if _, err := w.git(ctx, nil, "symbolic-ref", "HEAD", want); err != nil {
 		return fmt.Errorf("reattach HEAD to %s: %w", w.branch, err)
+	}
+	return nil
+}
+
+// private makes a worktree's folder readable by its user only (0700): it
+// holds what the model writes and what its tests leave, executables
+// included, for no other user of the machine to run.
+func private(dir string) error {
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("make %s private: %w", dir, err)
 	}
 	return nil
 }

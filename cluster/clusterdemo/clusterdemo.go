@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,6 +25,7 @@ import (
 	"github.com/lemmings-dev/lemmings/cluster/pgstore"
 	"github.com/lemmings-dev/lemmings/demo"
 	"github.com/lemmings-dev/lemmings/graph"
+	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
@@ -120,7 +120,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if err := demo.PrepareRepo(ctx, origin); err != nil {
 		return res, err
 	}
-	if out, err := exec.CommandContext(ctx, "git", "clone", "--quiet", "--bare", origin, remote).CombinedOutput(); err != nil {
+	if out, err := gitsafe.Command(ctx, root, "clone", "--quiet", "--bare", origin, remote).CombinedOutput(); err != nil {
 		return res, fmt.Errorf("git clone --bare: %v: %s", err, out)
 	}
 	s.say("the sample repository (your checkout): %s; the shared remote: %s", origin, remote)
@@ -309,7 +309,7 @@ cluster:
 
 // submit does what lemmings run --submit does in the checkout at origin.
 func submit(ctx context.Context, db *pgstore.DB, origin, remote string) (id, base string, err error) {
-	out, err := exec.CommandContext(ctx, "git", "-C", origin, "rev-parse", "HEAD").Output()
+	out, err := gitsafe.Command(ctx, origin, "rev-parse", "HEAD").Output()
 	if err != nil {
 		return "", "", fmt.Errorf("git rev-parse HEAD: %w", err)
 	}
@@ -323,7 +323,7 @@ func submit(ctx context.Context, db *pgstore.DB, origin, remote string) (id, bas
 
 // branchCommits lists the run branch on the remote, oldest first.
 func branchCommits(ctx context.Context, remote, id, base string) []string {
-	out, err := exec.CommandContext(ctx, "git", "-C", remote, "log", "--reverse", "--format=%h %s", base+".."+gitremote.Branch(id)).Output()
+	out, err := gitsafe.Command(ctx, remote, "log", "--reverse", "--format=%h %s", base+".."+gitremote.Branch(id)).Output()
 	if err != nil {
 		return nil
 	}

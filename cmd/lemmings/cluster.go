@@ -10,8 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -24,6 +24,7 @@ import (
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/inspect"
+	"github.com/lemmings-dev/lemmings/internal/gitsafe"
 	"github.com/lemmings-dev/lemmings/internal/termprogress"
 	"github.com/lemmings-dev/lemmings/run"
 	"github.com/lemmings-dev/lemmings/runstate"
@@ -348,7 +349,13 @@ step and another worker goes on with them. See docs/distributed.md.`,
 				return err
 			}
 			if _, err := os.Stat(dir + "/.git"); errors.Is(err, os.ErrNotExist) && cfg0.Cluster.Remote != "" {
-				if out, err := exec.CommandContext(ctx, "git", "clone", "--quiet", cfg0.Cluster.Remote, dir).CombinedOutput(); err != nil {
+				// Cloned from the folder above: no hook or driver of a
+				// repository there runs (package gitsafe), nor of the remote's.
+				abs, err := filepath.Abs(dir)
+				if err != nil {
+					return err
+				}
+				if out, err := gitsafe.Command(ctx, filepath.Dir(abs), "clone", "--quiet", "--no-recurse-submodules", cfg0.Cluster.Remote, abs).CombinedOutput(); err != nil {
 					return fmt.Errorf("clone the shared remote into %s: %v: %s", dir, err, out)
 				}
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/lemmings-dev/lemmings/eval"
 	"github.com/lemmings-dev/lemmings/internal/termprogress"
 	"github.com/lemmings-dev/lemmings/run"
+	"github.com/lemmings-dev/lemmings/sandbox"
 )
 
 // evalFlags are lemmings eval's own flags.
@@ -135,7 +136,7 @@ func (a *app) runEval(parent context.Context, dirs []string, f evalFlags) error 
 	}
 
 	// The exercises' tests run the solver's code: in the sandbox, as gates.
-	box, err := run.OpenSandbox(cfg, evalScope(dirs), nil, a.stderr)
+	box, err := run.OpenSandbox(cfg, sandbox.Ephemeral, nil, a.stderr)
 	if err != nil {
 		return err
 	}
@@ -271,14 +272,4 @@ tokens and cost, then every exercise whose verdict changed: fixed, broken, bette
 			return nil
 		},
 	}
-}
-
-// evalScope names the caches of an eval's sandbox: the exercise folders,
-// so the code a solver wrote for them never reaches a repository's build.
-func evalScope(dirs []string) string {
-	abs := make([]string, len(dirs))
-	for i, d := range dirs {
-		abs[i], _ = filepath.Abs(d)
-	}
-	return "eval:" + strings.Join(abs, string(filepath.ListSeparator))
 }

@@ -31,6 +31,9 @@ func sandboxCheck(cfg *config.Config) Check {
 	case !l.Namespaces || !l.Mounts:
 		c.Status, c.Detail = "warn", box.Warning()
 		c.Fix = "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0)"
+	case !l.Seccomp:
+		c.Status, c.Detail = "warn", box.Warning()
+		c.Fix = "run on a kernel with seccomp filters (CONFIG_SECCOMP_FILTER) and outside a seccomp profile that forbids them"
 	default:
 		c.Status = "ok"
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // hostileRepo is a repository whose own configuration (through includeIf,
@@ -108,10 +109,145 @@ func TestTheUsersOwnValuesWin(t *testing.T) {
 	os.WriteFile(global, []byte("[filter \"evil\"]\n\tclean = my-clean\n[core]\n\tsshCommand = ssh -i ~/.ssh/work\n[credential]\n\thelper = store\n"), 0o644)
 	t.Setenv("GIT_CONFIG_GLOBAL", global)
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	cmd := exec.Command("git", "config", "core.attributesFile", filepath.Join(repo, "attributes"))
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Setenv("XDG_CONFIG_HOME", "/home/someone/.config")
 	args := strings.Join(Args(context.Background(), repo), " ")
-	for _, want := range []string{"core.fsmonitor=false", "filter.evil.clean=my-clean", "filter.evil.smudge=", "core.sshcommand=ssh -i ~/.ssh/work", "diff.evil.textconv=cat", "commit.gpgsign=false", "gpg.program=gpg"} {
+	for _, want := range []string{"core.fsmonitor=false", "core.attributesfile=/home/someone/.config/git/attributes", "diff.ignoreSubmodules=all", "filter.evil.clean=my-clean", "filter.evil.smudge=", "core.sshcommand=ssh -i ~/.ssh/work", "diff.evil.textconv=cat", "commit.gpgsign=false", "gpg.program=gpg"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("%q lacks %q", args, want)
 		}
+	}
+}
+
+// nestedRepo is a repository with a committed gitlink, sub, that a gate made
+// a repository of its own, and a repository a model's test made, fixture,
+// untracked: each has a clean filter of its own configuration that appends
+// to marker, and a committed file whose time was moved back, which git
+// hashes again (through the filter) the next time it looks.
+func nestedRepo(t *testing.T) (repo, marker string) {
+	t.Helper()
+	dir := t.TempDir()
+	repo, marker = filepath.Join(dir, "repo"), filepath.Join(dir, "marker")
+	run := func(in string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t.invalid"}, args...)...)
+		cmd.Dir = filepath.Join(repo, in)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v in %s: %v\n%s", args, in, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write := func(name, content string) {
+		t.Helper()
+		p := filepath.Join(repo, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.txt", "one\n")
+	run("", "init", "-q", "-b", "main")
+	run("", "add", "a.txt")
+	run("", "commit", "-q", "-m", "one")
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, name := range []string{"sub", "fixture"} {
+		write(name+"/data.txt", "data\n")
+		run(name, "init", "-q")
+		run(name, "config", "filter.evil.clean", "sh -c 'echo "+name+" >> "+marker+"; cat'")
+		run(name, "config", "core.fsmonitor", "sh -c 'echo fsmonitor-"+name+" >> "+marker+"'")
+		write(name+"/.gitattributes", "* filter=evil\n")
+		run(name, "add", ".")
+		if err := os.Remove(marker); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		run(name, "-c", "filter.evil.clean=cat", "commit", "-q", "-m", "nested")
+		if name == "sub" {
+			run("", "update-index", "--add", "--cacheinfo", "160000,"+run("sub", "rev-parse", "HEAD")+",sub")
+			run("", "commit", "-q", "-m", "gitlink")
+		}
+		if err := os.Chtimes(filepath.Join(repo, name, "data.txt"), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Remove(marker)
+	return repo, marker
+}
+
+// Nothing lemmings asks git to do on the outer repository goes into a
+// nested one (issue 43, attacks 2 and 3).
+func TestNoNestedRepositorysConfigRuns(t *testing.T) {
+	t.Parallel()
+	repo, marker := nestedRepo(t)
+	ctx := context.Background()
+	env := []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull}
+	git := func(args ...string) string {
+		t.Helper()
+		out, err := CommandEnv(ctx, repo, env, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("one\ntwo\n"), 0o644)
+	git("status", "--porcelain=v1", "-z", "--untracked-files=all")
+	git("diff", "--name-only")
+	git("diff", "HEAD")
+	git("diff-files")
+	git("diff-index", "HEAD")
+	git("add", "--all")
+	if staged := git("diff", "--cached", "--name-only"); staged != "a.txt\n" {
+		t.Errorf("staged %q, want a.txt alone (no gitlink, no nested repository)", staged)
+	}
+	git("-c", "user.name=t", "-c", "user.email=t@t.invalid", "commit", "-q", "-m", "two")
+	git("log", "-p", "-2")
+	git("show", "HEAD")
+	git("reset", "-q", "--hard", "HEAD")
+	git("clean", "-fd")
+	git("revert", "--no-commit", "HEAD")
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Errorf("a nested repository's configuration ran:\n%s", b)
+	}
+	if tree := git("ls-tree", "-r", "HEAD"); strings.Contains(tree, "fixture") {
+		t.Errorf("the untracked nested repository was committed:\n%s", tree)
+	}
+	// The plain git does go in: the attack is real.
+	cmd := exec.Command("git", "status", "--porcelain")
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Run()
+	if _, err := os.ReadFile(marker); err != nil {
+		t.Error("plain git ran nothing: the fixture does not attack")
+	}
+}
+
+// An add with pathspecs of its own keeps them, and still stages no nested
+// repository; the caller's environment cannot make git read the exclusions
+// as plain names, nor point it at another repository.
+func TestAddKeepsItsPathspecsAndTheEnvironmentCannotUndoTheExclusions(t *testing.T) {
+	repo, marker := nestedRepo(t)
+	ctx := context.Background()
+	t.Setenv("GIT_LITERAL_PATHSPECS", "1")
+	t.Setenv("GIT_DIR", filepath.Join(repo, "sub", ".git"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	os.WriteFile(filepath.Join(repo, "b.txt"), []byte("b\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "c.txt"), []byte("c\n"), 0o644)
+	if out, err := Command(ctx, repo, "add", "-f", "--", "b.txt", "fixture").CombinedOutput(); err != nil {
+		t.Fatalf("git add: %v\n%s", err, out)
+	}
+	out, err := Command(ctx, repo, "diff", "--cached", "--name-only").CombinedOutput()
+	if err != nil || string(out) != "b.txt\n" {
+		t.Errorf("staged %q (%v), want b.txt alone", out, err)
+	}
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Errorf("a nested repository's configuration ran:\n%s", b)
 	}
 }

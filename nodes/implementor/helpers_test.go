@@ -72,7 +72,7 @@ func testDeps(t *testing.T, files map[string]string) *Deps {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Deps{Work: wt, Prompts: newTestPrompts(t), Clock: testClock{}, Parser: ParserFor(nil),
+	return &Deps{Work: wt, Prompts: newTestPrompts(t), Clock: testClock{}, Parser: ParserFor(),
 		Settings: Settings{MaxActions: 12, Budget: 16000, EditProtocol: EditText, WholeFileLines: WholeFileLinesDefault, Samples: 1,
 			SyntaxChecks: map[string]string{".go": ""}}}
 }

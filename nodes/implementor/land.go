@@ -259,25 +259,11 @@ func (l *implLoop) parses(ctx context.Context, p string, data []byte) error {
 // parser reads units and checks parses (Deps.Parser).
 func (l *implLoop) parser() splice.Parser { return l.d.Parser }
 
-// ParserFor is the parser of a run with these gates: Python through the
-// interpreter they use.
-func ParserFor(gates []workspace.Gate) splice.Parser {
-	return splice.Parser{Python: pythonOf(gates)}
-}
-
-// pythonOf is the Python interpreter a gate runs ("" when none names one).
-func pythonOf(gates []workspace.Gate) string {
-	for _, g := range gates {
-		f := strings.Fields(g.Command)
-		if len(f) == 0 {
-			continue
-		}
-		base := f[0][strings.LastIndexByte(f[0], '/')+1:]
-		if strings.HasPrefix(base, "python") {
-			return f[0]
-		}
-	}
-	return ""
+// ParserFor is the parser of a run: Python through lemmings' own python3
+// (splice.Python), never an interpreter a gate of the repository's names
+// (the parser runs outside the sandbox).
+func ParserFor() splice.Parser {
+	return splice.Parser{}
 }
 
 // checkBaseline is the checks' state of paths before a change: what the

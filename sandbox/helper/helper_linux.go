@@ -57,8 +57,8 @@ func runHelper(planJSON string, argv []string) int {
 			}
 		}
 	}
-	if p.DenyUnix {
-		if err := denyUnixSockets(); err != nil {
+	if p.DenyUnix || p.NoSetID || p.NoFileCaps {
+		if err := installFilter(filterRules{unix: p.DenyUnix, setID: p.NoSetID, fileCaps: p.NoFileCaps}); err != nil {
 			if !p.Probe {
 				return fail("%v", err)
 			}

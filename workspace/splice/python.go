@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -57,19 +60,45 @@ func (p Parser) pyUnits(ctx context.Context, src []byte) ([]Unit, error) {
 	return units, nil
 }
 
+// Python is lemmings' own interpreter for the units script: python3 as
+// lemmings' PATH names it (a relative entry of PATH is never taken), resolved
+// once per process to its real file. The script reads every Python file a
+// model writes, outside the sandbox: the interpreter is never a name or a
+// path from a gate command or the repository (a repository's tools/python3
+// or .venv/bin/python would run unsandboxed, with lemmings' keys).
+var Python = sync.OnceValues(func() (string, error) {
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("python3 resolves to %s, a relative path", p)
+	}
+	return filepath.EvalSymlinks(p)
+})
+
 // runPython is the one place the package runs a program: the units script,
-// read by the project's interpreter, with the source on stdin. A missing
-// interpreter is ErrNoParser (the caller falls back to SEARCH/REPLACE).
+// read by lemmings' own interpreter (Python; Parser.Python in tests), with the
+// source on stdin. It runs isolated (-I: no user site, no PYTHON* variable,
+// no working folder on the import path; -S: no site-packages, whose .pth
+// files run code; -B: no bytecode written), from the root folder (a pyenv
+// shim reads no .python-version of the repository's), with PATH as its only
+// variable (no key of lemmings'). A missing interpreter is ErrNoParser (the
+// caller falls back to SEARCH/REPLACE).
 func (p Parser) runPython(ctx context.Context, stdin []byte) ([]byte, error) {
 	py := p.Python
 	if py == "" {
-		py = "python3"
+		var err error
+		if py, err = Python(); err != nil {
+			return nil, fmt.Errorf("%w: python3: %v", ErrNoParser, err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, pythonTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, py, "-I", "-c", unitsScript)
+	cmd := exec.CommandContext(ctx, py, "-I", "-S", "-B", "-c", unitsScript)
 	cmd.Stdin = bytes.NewReader(stdin)
-	cmd.Env = []string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONIOENCODING=utf-8"}
+	cmd.Dir = string(filepath.Separator)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

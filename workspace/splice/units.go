@@ -2,8 +2,8 @@
 // classes) with the language's own parser and replaces one unit by new text
 // taken from a model's reply, so a weak model rewrites a function whole
 // instead of copying SEARCH text or a whole long file. Go is read with
-// go/parser; Python with its own ast module, through the interpreter the
-// project's gates use (an embedded script prints the units as JSON). Other
+// go/parser; Python with its own ast module, through lemmings' own python3,
+// isolated (an embedded script prints the units as JSON). Other
 // languages have no parser here: callers fall back to SEARCH/REPLACE.
 package splice
 
@@ -69,8 +69,8 @@ func Language(p string) string {
 	return ""
 }
 
-// Parser reads units. Python is the interpreter to run for Python files
-// ("" means python3).
+// Parser reads units. Python is the interpreter to run for Python files:
+// "" is lemmings' own (the package's Python); tests name another.
 type Parser struct {
 	Python string
 }

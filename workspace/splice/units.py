@@ -1,6 +1,6 @@
 # Prints the units (functions, classes, methods) of Python source as JSON, or
 # where it does not parse. Input on stdin: {"src": "..."}. Run by splice's
-# runPython with the interpreter the project's gates use.
+# runPython with lemmings' own python3, isolated (-I -S -B).
 import ast, json, sys
 
 def units(body, prefix, lines, out):

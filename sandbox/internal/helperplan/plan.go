@@ -28,11 +28,13 @@ type Plan struct {
 	PidNS      bool     `json:"pidns"`             // and a pid namespace: a /proc of its own
 	Mounts     bool     `json:"mounts"`            // private /dev/shm and /dev/pts, Protect bound read-only
 	DenyNet    bool     `json:"deny_net"`
-	DenyUnix   bool     `json:"deny_unix"`            // seccomp takes UNIX sockets away (Landlock below ABI 9)
-	Layers     []Layer  `json:"layers,omitempty"`     // overlays mounted after the namespaces' setup
-	Hide       []string `json:"hide,omitempty"`       // folders covered by an empty, read-only tmpfs; files by /dev/null
-	Unreadable []string `json:"unreadable,omitempty"` // folders and files Landlock leaves unreadable (no mounts to hide them)
-	Probe      bool     `json:"probe,omitempty"`      // set up, report on stdout, exit
+	DenyUnix   bool     `json:"deny_unix"`              // seccomp takes UNIX sockets away (Landlock below ABI 9)
+	NoSetID    bool     `json:"no_setid,omitempty"`     // seccomp refuses setuid and setgid bits
+	NoFileCaps bool     `json:"no_file_caps,omitempty"` // seccomp refuses attributes of a file capability's size (the command runs as root)
+	Layers     []Layer  `json:"layers,omitempty"`       // overlays mounted after the namespaces' setup
+	Hide       []string `json:"hide,omitempty"`         // folders covered by an empty, read-only tmpfs; files by /dev/null
+	Unreadable []string `json:"unreadable,omitempty"`   // folders and files Landlock leaves unreadable (no mounts to hide them)
+	Probe      bool     `json:"probe,omitempty"`        // set up, report on stdout, exit
 }
 
 // Layer is one overlay the helper mounts: Lower read-only below, the
