@@ -25,6 +25,12 @@
 # held-back tests and the base's own tests). BENCH_EXERCISES then names tasks
 # ("go/xstrings-translate-invalid-rune python/parse-parser-format …"; default all), BENCH_OUT
 # defaults to bench/out/realtasks-<model>, BENCH_HARNESS to "aider-files aider-map lemmings".
+#
+# BENCH_SET=python133 runs Exercism's 133 Python practice exercises as Aider's code-editing
+# benchmark used them (exercism/python at cb75dfa7d), from the archive BENCH_ARCHIVE (default
+# ../shared/benchmarks/exercism-python-133.tar.gz); BENCH_EXERCISES then names them
+# ("python/two-fer python/leap …"; default all 133), BENCH_OUT defaults to
+# bench/out/python133-<model>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -46,7 +52,22 @@ realtasks)
 	EXERCISES=${BENCH_EXERCISES:-$(cd "$TASKS" && ls -d */* | tr '\n' ' ')}
 	HARNESS=${BENCH_HARNESS:-"aider-files aider-map lemmings"}
 	;;
-*) echo "bench-aider: BENCH_SET=$SET: builtin or realtasks" >&2; exit 2 ;;
+python133)
+	OUT=${BENCH_OUT:-$ROOT/bench/out/python133-$MODEL}
+	ARCHIVE=${BENCH_ARCHIVE:-$ROOT/../shared/benchmarks/exercism-python-133.tar.gz}
+	[ -f "$ARCHIVE" ] || { echo "bench-aider: BENCH_ARCHIVE=$ARCHIVE: no such archive" >&2; exit 2; }
+	TASKS=$TOOLS/python133
+	if [ ! -d "$TASKS/python" ]; then
+		rm -rf "$TASKS.tmp" && mkdir -p "$TASKS.tmp"
+		tar -xzf "$ARCHIVE" -C "$TASKS.tmp"
+		practice=$(find "$TASKS.tmp" -type d -path '*/exercises/practice' -print -quit)
+		mkdir -p "$TASKS.tmp/set" && mv "$practice" "$TASKS.tmp/set/python"
+		rm -rf "$TASKS" && mv "$TASKS.tmp/set" "$TASKS" && rm -rf "$TASKS.tmp"
+	fi
+	EXERCISES=${BENCH_EXERCISES:-$(cd "$TASKS" && ls -d */* | tr '\n' ' ')}
+	HARNESS=${BENCH_HARNESS:-"aider lemmings"}
+	;;
+*) echo "bench-aider: BENCH_SET=$SET: builtin, realtasks or python133" >&2; exit 2 ;;
 esac
 WALL=${BENCH_WALL:-5m}
 CTX=${BENCH_CTX:-8192}
@@ -88,7 +109,7 @@ rm -rf "$OUT/exercises"
 mkdir -p "$OUT/exercises" "$OUT/home" "$OUT/bin"
 for e in $EXERCISES; do
 	src=eval/_suite/$e
-	[ "$SET" = realtasks ] && src=$TASKS/$e
+	[ "$SET" != builtin ] && src=$TASKS/$e
 	[ -d "$src" ] || { say "no exercise or task $src"; exit 2; }
 	mkdir -p "$OUT/exercises/$(dirname "$e")"
 	cp -r "$src" "$OUT/exercises/$e"
