@@ -222,7 +222,7 @@ func placeable(sh remitShape) bool {
 // on the files lemmings placed it in (the tests that pin it shown beside).
 func (d quickPath) quickMilestone(s *runstate.State, p placement) runstate.Milestone {
 	t := runstate.PlannedTask{Title: quickTitle(s.Remit),
-		Instructions: "Carry out the remit (PROJECT CONTEXT): all of it is this one task.", Tests: p.Tests}
+		Instructions: "Carry out the remit (PROJECT CONTEXT): all of it is this one task.", Tests: p.Tests, Placed: p.placed()}
 	for _, f := range p.Change {
 		if len(t.TargetFiles) < quickMaxFiles {
 			t.TargetFiles = append(t.TargetFiles, f)
@@ -382,6 +382,18 @@ func (d quickPath) planQuick(ctx context.Context, s runstate.State) (runstate.St
 			why = "the implementor was blocked"
 		}
 		t.Feedback = strings.TrimSpace(why + "; the quick path was asked for, so the run does not escalate into the full pipeline (run without --quick to let it plan). Last feedback: " + clip(t.Feedback, 600))
+		events.Emit(ctx, events.PipelineChange{Name: events.KindPipelineKeptQuick, Task: t.ID, Attempts: t.Attempt, Why: why})
+		s.PlannerDecision = DecisionAbort
+		return s, nil
+	}
+	if !blocked && t.Placed {
+		// lemmings placed the remit in its file and the model could not
+		// write the change there twice: planning it in tasks would ask the
+		// same model the same thing at many times the cost (Qwen-1.5B on a
+		// real task: 2 direct attempts, then a ScopeAgent, a planner and
+		// another attempt). The task fails; --full plans such a remit.
+		why := fmt.Sprintf("%d quick attempts did not pass", t.Attempt)
+		t.Feedback = strings.TrimSpace(why + " in the file lemmings placed the remit in; the run does not escalate into the full pipeline (run with --full to have it planned in tasks). Last feedback: " + clip(t.Feedback, 600))
 		events.Emit(ctx, events.PipelineChange{Name: events.KindPipelineKeptQuick, Task: t.ID, Attempts: t.Attempt, Why: why})
 		s.PlannerDecision = DecisionAbort
 		return s, nil

@@ -217,3 +217,34 @@ func testRepo(t *testing.T, files map[string]string) *workspace.Worktree {
 	t.Helper()
 	return testWorktree(t, gitfixture.Repo(t, files))
 }
+
+// A remit lemmings placed in its file, whose quick attempts failed without
+// the implementor saying it was blocked, fails rather than escalating: the
+// full pipeline would ask the same model the same thing at many times the
+// cost. One lemmings did not place, or whose attempt was blocked, escalates.
+func TestAPlacedQuickTaskFailsRatherThanEscalating(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		placed  bool
+		status  runstate.ImplStatus
+		outcome string
+	}{
+		{"placed, the code failed", true, runstate.ImplFinished, DecisionAbort},
+		{"not placed", false, runstate.ImplFinished, DecisionRescope},
+		{"placed, but blocked", true, runstate.ImplBlocked, DecisionRescope},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &Deps{Work: testRepo(t, map[string]string{"a.go": "package a\n"}), Settings: DefaultSettings()}
+			s := runstate.State{Quick: true, CurrentTask: &runstate.Task{ID: "t1", Attempt: 2, Placed: tc.placed, Feedback: "the gates fail"},
+				Implementation: &runstate.ImplResult{Status: tc.status}}
+			out, err := quickOf(d).planQuick(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.PlannerDecision != tc.outcome {
+				t.Errorf("decision %q, want %q", out.PlannerDecision, tc.outcome)
+			}
+		})
+	}
+}

@@ -385,9 +385,10 @@ func TestAQuickRunThatIsBlockedEscalatesIntoTheFullPipeline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("copies this repository")
 	}
-	// No file named: the scripted implementor does not know the quick task
-	// and answers blocked; it knows the ScopeAgent's.
-	remit := `Change the greeting returned by Hello from "Hello, World" to "Hello, Lemmings".`
+	// No file or function named, so lemmings places nothing: the scripted
+	// implementor does not know the quick task and answers blocked; it
+	// knows the ScopeAgent's.
+	remit := `The greeting should be friendlier: greet the lemmings, not the world.`
 	res, calls, err := costRun(t, remit, costTeam{})
 	if err != nil || res.State.TasksCompleted != 1 {
 		t.Fatalf("run: %v, %d done (%s); calls %s", err, res.State.TasksCompleted, res.State.StopReason, costOf(calls).roles())
@@ -415,7 +416,7 @@ func TestAQuickRunAskedForFailsInsteadOfEscalating(t *testing.T) {
 	if testing.Short() {
 		t.Skip("copies this repository")
 	}
-	remit := `Change the greeting returned by Hello from "Hello, World" to "Hello, Lemmings".`
+	remit := `The greeting should be friendlier: greet the lemmings, not the world.`
 	res, calls, err := costRun(t, remit, costTeam{}, func(c *config.Config) { c.Pipeline.Mode = "quick" })
 	if err == nil && res.State.TasksFailed != 1 {
 		t.Fatalf("run: %d failed (%s); calls %s", res.State.TasksFailed, res.State.StopReason, costOf(calls).roles())
