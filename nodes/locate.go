@@ -193,7 +193,12 @@ func (d placer) place(ctx context.Context, remit string) placement {
 	if !d.seen.scanOK {
 		return p
 	}
-	if change, names := bySymbols(files, remitIdentifiers(remit), nil); len(change) > 0 && len(change) <= locateMaxTargets {
+	if change, how := bySiblings(files, remitIdentifiers(remit), remit); change != "" {
+		p.Change, p.How = []string{change}, how
+		p.Show = appendNew(p.Show, testsCalling(files, []string{strings.TrimSuffix(path.Base(change), path.Ext(change))}, p.Change)...)
+		return p
+	}
+	if change, names := bySymbols(files, withoutAdded(remitIdentifiers(remit), remit), nil); len(change) > 0 && len(change) <= locateMaxTargets {
 		p.Change = change
 		p.How = fmt.Sprintf("%s defined in %s", strings.Join(names, ", "), strings.Join(change, ", "))
 		p.Show = appendNew(p.Show, testsCalling(files, names, change)...)
@@ -247,6 +252,130 @@ func remitIdentifiers(remit string) []string {
 		out = appendNew(out, w)
 	}
 	return out
+}
+
+// addCue asks for something new; the name after it (within a few words)
+// is one the change adds, so where it is defined now is not where the
+// change goes ("add a method Prerelease to Constraint": Version has one).
+var addCue = regexp.MustCompile(`(?i)\b(?:add|adds|adding|new|introduce|create|implement|define|provide|expose|give)\b`)
+
+// withoutAdded drops from names those the remit asks to add.
+func withoutAdded(names []string, remit string) []string {
+	adds := map[string]bool{}
+	for _, loc := range remitIdent.FindAllStringIndex(remit, -1) {
+		words := strings.Fields(remit[:loc[0]])
+		if addCue.MatchString(strings.Join(words[max(0, len(words)-4):], " ")) {
+			adds[remit[loc[0]:loc[1]]] = true
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if !adds[n] {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return names // nothing but new names: they are all there is to go by
+	}
+	return out
+}
+
+// camelWords splits an identifier into its words: BytesBase64 → Bytes,
+// Base64; text_unmarshaller → text, unmarshaller.
+var camelWord = regexp.MustCompile(`[A-Z]+[a-z0-9]*|[a-z][a-z0-9]*`)
+
+// siblingWords are the words two names share at their start or their end
+// (BytesBase64 and BytesHex: Bytes; TextUnmarshallerHookFunc and
+// StringToTimeHookFunc: Hook Func), counted only when they say something.
+func siblingWords(a, b string) int {
+	wa, wb := camelWord.FindAllString(a, -1), camelWord.FindAllString(b, -1)
+	pre, suf := 0, 0
+	for pre < len(wa) && pre < len(wb) && strings.EqualFold(wa[pre], wb[pre]) {
+		pre++
+	}
+	for suf < len(wa) && suf < len(wb) && strings.EqualFold(wa[len(wa)-1-suf], wb[len(wb)-1-suf]) {
+		suf++
+	}
+	n := max(pre, suf)
+	shared := wa[:pre]
+	if suf > pre {
+		shared = wa[len(wa)-suf:]
+	}
+	if n == 0 || n >= len(wa) || len(strings.Join(shared, "")) < 5 {
+		return 0 // nothing shared, the same name, or too little to say
+	}
+	return n
+}
+
+// bySiblings places a remit that adds new names (defined nowhere yet)
+// beside the names they are of a family with: the file that defines the
+// most of their siblings, when one clearly does ("add BytesBase64 … as the
+// BytesHex family has them" goes in the file of BytesHex).
+func bySiblings(files []sourceFile, names []string, remit string) (string, string) {
+	defined := map[string]bool{}
+	for _, f := range files {
+		for _, d := range f.Defs {
+			defined[d] = true
+		}
+	}
+	var fresh []string
+	for _, n := range names {
+		if !defined[n] && len(camelWord.FindAllString(n, -1)) > 1 && addedName(remit, n) {
+			fresh = append(fresh, n)
+		}
+	}
+	if len(fresh) == 0 {
+		return "", ""
+	}
+	score := map[string]int{}
+	kin := map[string][]string{}
+	for _, f := range files {
+		if f.Test {
+			continue
+		}
+		for _, d := range f.Defs {
+			for _, n := range fresh {
+				if siblingWords(n, d) > 0 {
+					score[f.Path]++
+					if len(kin[f.Path]) < 3 && !slices.Contains(kin[f.Path], d) {
+						kin[f.Path] = append(kin[f.Path], d)
+					}
+					break
+				}
+			}
+		}
+	}
+	best, second, file := 0, 0, ""
+	for p, n := range score {
+		switch {
+		case n > best || n == best && p < file:
+			if n > best {
+				second = best
+			}
+			best, file = n, p
+		case n > second:
+			second = n
+		}
+	}
+	if best < 2 || 2*best < 3*second {
+		return "", ""
+	}
+	return file, fmt.Sprintf("%s goes beside %s in %s", strings.Join(fresh, ", "), strings.Join(kin[file], ", "), file)
+}
+
+// addedName says whether the remit asks to add the name: an add cue
+// earlier in its sentence.
+func addedName(remit, name string) bool {
+	for _, loc := range regexp.MustCompile(`\b`+regexp.QuoteMeta(name)+`\b`).FindAllStringIndex(remit, -1) {
+		sentence := remit[:loc[0]]
+		if i := strings.LastIndex(sentence, ". "); i >= 0 {
+			sentence = sentence[i:]
+		}
+		if addCue.MatchString(sentence) {
+			return true
+		}
+	}
+	return false
 }
 
 // bySymbols finds the non-test files that define the names: the files whose

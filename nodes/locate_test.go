@@ -145,3 +145,23 @@ func TestAGateClauseIsNotASecondBehaviour(t *testing.T) {
 		}
 	}
 }
+
+// A remit that adds new names places the change beside their family: the
+// file that defines the most names sharing their first or last words.
+func TestNewNamesArePlacedBesideTheirFamily(t *testing.T) {
+	t.Parallel()
+	p := placeIn(t, map[string]string{"go.mod": addGoMod,
+		"flag.go":  "package add\n\ntype FlagSet struct{}\n\nfunc (f *FlagSet) Parse() {}\n",
+		"bytes.go": "package add\n\nfunc (f *FlagSet) BytesHex() {}\n\nfunc (f *FlagSet) BytesHexVar() {}\n\nfunc GetBytesHex() {}\n",
+		"count.go": "package add\n\nfunc (f *FlagSet) Count() {}\n",
+	}, nil, "Add flags whose value is base64: `BytesBase64` and `BytesBase64Var` on FlagSet, refused by Parse when not valid base64.")
+	if !slices.Equal(p.Change, []string{"bytes.go"}) || !strings.Contains(p.How, "goes beside") {
+		t.Fatalf("change %v (%s), want bytes.go, beside BytesHex", p.Change, p.How)
+	}
+	if sib := siblingWords("TextUnmarshallerHookFunc", "StringToTimeHookFunc"); sib != 2 {
+		t.Errorf("HookFunc shared as %d words, want 2", sib)
+	}
+	if sib := siblingWords("NewThing", "NewOther"); sib != 0 {
+		t.Errorf("a short shared word (New) counted as family: %d", sib)
+	}
+}
