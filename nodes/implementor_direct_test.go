@@ -347,12 +347,17 @@ func TestUnchangedCodeIsAskedAgainForTheCauseFirst(t *testing.T) {
 		t.Errorf("stats.go:\n%s", got)
 	}
 
-	// A tree that passes as it is needs no change: no second call.
-	ok := newDirectRun(t, text("```go\n"+meanGo+"```\n"))
+	// A tree that passes as it is (no test shows the task): code that
+	// changes nothing is not the change, and is asked for again.
+	ok := newDirectRun(t, text("```go\n"+meanGo+"```\n"), text("```go\n"+meanFixed+"```\n"))
 	ok.d.Gates = []workspace.Gate{{Name: "check", Command: "true"}}
 	ok.d.Settings.Samples, ok.d.Settings.Draws = 1, 1
-	if res := ok.runQuick(t); res.Status != ImplFinished || len(ok.model.recorded()) != 1 {
-		t.Errorf("status %s after %d calls", res.Status, len(ok.model.recorded()))
+	res = ok.runQuick(t)
+	if calls := ok.model.recorded(); res.Status != ImplFinished || len(calls) != 2 || !strings.Contains(calls[1].LastUser(), "it changes nothing, and the task asks for a change") {
+		t.Errorf("status %s after %d calls", res.Status, len(calls))
+	}
+	if got := ok.file(t, "stats.go"); got != meanFixed {
+		t.Errorf("stats.go:\n%s", got)
 	}
 }
 

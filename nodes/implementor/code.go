@@ -206,7 +206,8 @@ func (l *implLoop) tryCandidate(ctx context.Context, a codeAsk, d draw, req code
 	}
 	land := l.land(ctx, c.change)
 	text := c.note + land.text
-	if land.landed && land.introduced == "" && l.sampleGatesPass(ctx, n) {
+	copied := land.landed && a.exists && sameCode(c.change.files[p], a.old)
+	if land.landed && land.introduced == "" && !copied && l.sampleGatesPass(ctx, n) {
 		l.recordSample(ctx, p, g, i, n, true, "", resp)
 		return verdict{passed: true}, &codeExchange{instruction: a.instr, reply: resp.Content, result: text, land: land}
 	}
@@ -226,6 +227,9 @@ func (l *implLoop) tryCandidate(ctx context.Context, a codeAsk, d draw, req code
 	if land.landed {
 		why := "The checks ran on your code: " + l.gatedFailure()
 		v.failure = failureSignature(l.gatedFailure())
+		if copied {
+			why, v.failure = "Your code is "+p+" exactly as it was: it changes nothing.", "unchanged"
+		}
 		if land.introduced != "" {
 			why = "Your code does not build:\n" + directNote(land.introduced)
 			v.failure = "build: " + failureSignature(land.introduced)
@@ -236,7 +240,7 @@ func (l *implLoop) tryCandidate(ctx context.Context, a codeAsk, d draw, req code
 				t.lesson = "An earlier try at this did not build:\n" + directNote(land.introduced)
 			}
 		}
-		v.copied = a.exists && sameCode(c.change.files[p], a.old)
+		v.copied = copied
 		if b, err := l.d.Work.FS().ReadFile(p); err == nil {
 			t.base = string(b)
 		}

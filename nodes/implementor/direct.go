@@ -164,6 +164,12 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*runstate.ImplR
 			lead = fmt.Sprintf("Your code is %s exactly as it was: it changes nothing, so the checks fail as before:\n%s", p, failing)
 			continue
 		}
+		if strings.TrimSpace(diff) == "" {
+			// The checks pass on the tree as it was (no test there shows
+			// the task): code that changes nothing is not the change.
+			lead = fmt.Sprintf("Your code is %s exactly as it was: it changes nothing, and the task asks for a change.", p)
+			continue
+		}
 		done, failed := l.finishGates(ctx, implAction{actionHead: actionHead{Action: "finish"}, actionTail: actionTail{Summary: "Changed " + p + " as the task asks."}}, n)
 		if done != nil {
 			if err := l.writeTest(ctx, done, string(before)); err != nil {
