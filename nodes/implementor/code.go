@@ -660,7 +660,7 @@ func (l *implLoop) chatText(ctx context.Context, r codeRequest) (llm.Response, e
 	if l.direct {
 		// The window for the whole attempt from its first call: one that
 		// grows mid-attempt reloads the model and evaluates the prompt
-		// afresh (99 s instead of 4 in bench-aider).
+		// afresh.
 		if l.expect == 0 {
 			l.expect = tokensOf(req.Messages) + (1+l.fixLimit())*(r.budget+directFeedbackTokens)
 		}

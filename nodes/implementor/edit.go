@@ -137,12 +137,11 @@ func codeAsked(p string, g grain, exists bool) string {
 }
 
 // planTokens is room for the short plan a planned draw writes before the
-// code (Qwen-1.5B's ran 60–200 tokens).
+// code (docs/implementor.md has what small coders wrote).
 const planTokens = 250
 
 // planOpening starts a planned draw's reply as Aider's example reply starts,
-// so the plan is a short numbered list and not a page of headings (asked
-// without it, Qwen-1.5B wrote 600 tokens before the code).
+// so the plan is a short numbered list and not a page of headings.
 const planOpening = "Ok, I will:\n\n1."
 
 // planRequest asks for a short plan, then the code: a draw of another kind

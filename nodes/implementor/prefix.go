@@ -93,8 +93,7 @@ const minReadable = 1024
 // prefix of the other roles: a quick run's direct attempt is most often its
 // only call, so there is no cache to share, and a small coder given the
 // whole project context, the role text and the test file copied the file
-// back unchanged (Qwen2.5-Coder-0.5B on the builtin exercises: 1 of 12 Go
-// exercises with them, docs/implementor.md has the counts).
+// back unchanged (docs/implementor.md has the counts).
 func (l *implLoop) buildDirectPrefix(ctx context.Context) error {
 	data := implData{Direct: true, Language: languageName(l.directPath)}
 	p, err := l.d.Prompts.ComposeAlone(runstate.NodeImplementor, data, l.d.Settings.Budget, nil)
