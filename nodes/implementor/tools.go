@@ -3,12 +3,9 @@ package implementor
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
-	"github.com/lemmings-dev/lemmings/rag"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -35,10 +32,9 @@ type implTool struct {
 	inText, inJSON bool
 	// params are the fields of implAction (and implTextAction) it reads.
 	params []string
-	// run executes it in the work tree and returns what the model reads
-	// back. Whatever goes wrong that the model could fix (a bad path, a
-	// search text that matches nowhere) comes back as text.
-	run func(l *implLoop, ctx context.Context, a implAction) string
+	// tool makes the tool with what it needs of the attempt (tool.go);
+	// nil for the actions that end the attempt.
+	tool func(l *implLoop) tool
 	// end is an action that may end the attempt (finish, blocked, ask): it
 	// returns the attempt's result, or nil when the loop goes on.
 	end func(l *implLoop, ctx context.Context, c *ToolCall) *runstate.ImplResult
@@ -58,42 +54,24 @@ type implTool struct {
 // second is an example reply.
 var implTools = []implTool{
 	{name: "read_file", inText: true, inJSON: true, params: []string{"path", "start_line", "end_line", "symbol"},
-		run:      func(l *implLoop, ctx context.Context, a implAction) string { return l.readFile(ctx, a) },
-		onRepeat: haveIt},
+		tool: func(l *implLoop) tool { return readTool{fs: l.d.Work.FS(), parser: l.parser(), focus: l.focus} }, onRepeat: haveIt},
 	{name: "list_files", inText: true, inJSON: true, params: []string{"path"},
-		run:      func(l *implLoop, _ context.Context, a implAction) string { return l.listFiles(a.Path) },
-		onRepeat: haveIt},
+		tool: func(l *implLoop) tool { return listTool{fs: l.d.Work.FS()} }, onRepeat: haveIt},
 	{name: "grep", inText: true, inJSON: true, params: []string{"pattern", "path"},
-		run:      func(l *implLoop, ctx context.Context, a implAction) string { return l.grep(ctx, a.Pattern, a.Path) },
-		onRepeat: searchElse},
+		tool: func(l *implLoop) tool { return grepTool{fs: l.d.Work.FS()} }, onRepeat: searchElse},
 	{name: "rag_search", inText: true, inJSON: true, params: []string{"query"},
-		run:      func(l *implLoop, ctx context.Context, a implAction) string { return l.ragSearch(ctx, a.Query) },
-		onRepeat: searchElse},
+		tool: func(l *implLoop) tool { return searchTool{search: l.d.Search} }, onRepeat: searchElse},
 	{name: "edit", inText: true, inJSON: true, params: []string{"path", "symbol", "edits"}, writes: true, codeAfter: true,
-		run: func(l *implLoop, ctx context.Context, a implAction) string {
-			edits := make([]workspace.Edit, 0, len(a.Edits))
-			for _, e := range a.Edits {
-				edits = append(edits, workspace.Edit{Path: e.Path, Search: e.Search, Replace: e.Replace})
-			}
-			return l.apply(ctx, edits)
-		},
-		onRepeat: editAgain},
+		tool: func(l *implLoop) tool { return editTool{land: l.land} }, onRepeat: editAgain},
 	{name: "edit_blocks", inJSON: true, params: []string{"blocks"}, writes: true,
-		run: func(l *implLoop, ctx context.Context, a implAction) string {
-			edits, err := workspace.ParseEditBlocks(a.Blocks)
-			if err != nil {
-				return "error: " + err.Error()
-			}
-			return l.apply(ctx, edits)
-		},
-		onRepeat: editAgain},
+		tool: func(l *implLoop) tool { return blocksTool{land: l.land} }, onRepeat: editAgain},
 	{name: "write_file", inText: true, inJSON: true, params: []string{"path", "content"}, writes: true, codeAfter: true,
-		run: func(l *implLoop, ctx context.Context, a implAction) string {
-			return l.writeWhole(ctx, a.Path, a.Content)
-		},
-		onRepeat: editAgain},
+		tool: func(l *implLoop) tool { return writeTool{fs: l.d.Work.FS(), land: l.land} }, onRepeat: editAgain},
 	{name: "run_gate", inText: true, inJSON: true, params: []string{"gate"},
-		run:      func(l *implLoop, ctx context.Context, a implAction) string { return l.runGate(ctx, a.Gate) },
+		tool: func(l *implLoop) tool {
+			return gateTool{gates: l.d.Gates, box: l.d.Sandbox, dir: l.d.Work.Dir(), outputBytes: l.d.Settings.GateOutputBytes,
+				heard: func(ctx context.Context, r workspace.GateResult) { l.d.emitGate(ctx, l.t, "run_gate", r) }}
+		},
 		onRepeat: "its result will not change until you change the code. Edit the code the output points at."},
 	{name: "finish", inText: true, inJSON: true, params: []string{"summary"},
 		end: func(l *implLoop, ctx context.Context, c *ToolCall) *runstate.ImplResult { return l.finish(ctx, c) }},
@@ -166,56 +144,10 @@ func toolDocsFor(text bool, ex implExamples) ([]toolDoc, error) {
 
 // execute runs one implementor action that works in the tree.
 func (l *implLoop) execute(ctx context.Context, a implAction) string {
-	if t, ok := toolNamed(a.Action); ok && t.run != nil {
-		return t.run(l, ctx, a)
+	if t, ok := toolNamed(a.Action); ok && t.tool != nil {
+		return t.tool(l).run(ctx, a)
 	}
 	return fmt.Sprintf("error: unknown action %q", a.Action)
-}
-
-func (l *implLoop) listFiles(dir string) string {
-	if dir == "" {
-		dir = "."
-	}
-	entries, err := l.d.Work.FS().List(dir, maxListing)
-	if err != nil && !errors.Is(err, workspace.ErrTruncated) {
-		return "error: " + err.Error()
-	}
-	var b strings.Builder
-	for _, e := range entries {
-		b.WriteString(e.String())
-		b.WriteByte('\n')
-	}
-	if err != nil { // truncated: the entries so far, and how to narrow the listing
-		b.WriteString(err.Error())
-	}
-	if b.Len() == 0 {
-		return "(empty)"
-	}
-	return b.String()
-}
-
-func (l *implLoop) grep(ctx context.Context, pattern, path string) string {
-	matches, err := l.d.Work.FS().Grep(ctx, pattern, path, maxGrepHits)
-	if err != nil && !errors.Is(err, workspace.ErrTruncated) {
-		return "error: " + err.Error()
-	}
-	if len(matches) == 0 {
-		return "no matches"
-	}
-	var b strings.Builder
-	for _, m := range matches {
-		fmt.Fprintf(&b, "%s:%d: %s\n", m.Path, m.Line, m.Text)
-	}
-	return b.String()
-}
-
-// apply applies edits all or nothing; the answer shows the changed lines
-// and what the checks found that the edits introduced.
-func (l *implLoop) apply(ctx context.Context, edits []workspace.Edit) string {
-	if len(edits) == 0 {
-		return "error: no edits given"
-	}
-	return l.land(ctx, change{edits: edits}).text
 }
 
 // editFailed counts a failed edit per file; a file whose edits failed twice
@@ -237,22 +169,6 @@ func (l *implLoop) editFailed(edits []workspace.Edit) string {
 	return hint
 }
 
-// writeWhole writes a whole file.
-func (l *implLoop) writeWhole(ctx context.Context, p, content string) string {
-	if strings.TrimSpace(p) == "" {
-		return "error: write_file needs a path"
-	}
-	old, readErr := l.d.Work.FS().ReadFile(p)
-	if content != "" && !strings.HasSuffix(content, "\n") {
-		content += "\n"
-	}
-	if readErr == nil && string(old) == content {
-		return fmt.Sprintf("%s: no change (the new content is the same as the old)", p)
-	}
-	c := change{files: map[string]string{p: content}, lines: map[string]int{p: firstDifferentLine(string(old), content)}}
-	return l.land(ctx, c).text
-}
-
 func (l *implLoop) touch(p string) {
 	for _, t := range l.touched {
 		if t == p {
@@ -260,33 +176,4 @@ func (l *implLoop) touch(p string) {
 		}
 	}
 	l.touched = append(l.touched, p)
-}
-
-func (l *implLoop) ragSearch(ctx context.Context, q string) string {
-	if l.d.Search == nil {
-		return "rag_search is not available in this run (no index); use grep instead"
-	}
-	hits, err := l.d.Search.Search(ctx, q, maxSearchHits, rag.Filter{})
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	if len(hits) == 0 {
-		return "no results"
-	}
-	var b strings.Builder
-	for _, h := range hits {
-		fmt.Fprintf(&b, "%s:%d-%d (score %.3f)\n%s\n\n", h.Path, h.StartLine, h.EndLine, h.Score, h.Snippet)
-	}
-	return strings.TrimSpace(b.String())
-}
-
-func (l *implLoop) runGate(ctx context.Context, name string) string {
-	for _, g := range l.d.Gates {
-		if strings.EqualFold(g.Name, name) || (name == "" && g.Name == "test") {
-			r := workspace.RunGate(ctx, l.d.Sandbox, l.d.Work.Dir(), g, l.d.Settings.GateOutputBytes)
-			l.d.emitGate(ctx, l.t, "run_gate", r)
-			return r.ModelFeedback(l.d.Work.Dir(), workspace.DefaultSummaryBytes)
-		}
-	}
-	return "error: unknown gate " + fmt.Sprintf("%q", name) + "; available:\n" + prompts.GateList(l.d.Gates)
 }

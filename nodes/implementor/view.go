@@ -8,7 +8,6 @@ import (
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
-	"github.com/lemmings-dev/lemmings/workspace/splice"
 )
 
 // Views of the code the implementor's model edits from.
@@ -27,46 +26,6 @@ const (
 type editedAt struct {
 	path string
 	line int
-}
-
-// readFile shows a window of a file: the whole file when it is short, else
-// readWindow lines from start_line (or around end_line), saying what lies
-// outside.
-func (l *implLoop) readFile(ctx context.Context, a implAction) string {
-	data, err := l.d.Work.FS().ReadFile(a.Path)
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	text := string(data)
-	total := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
-	if a.Symbol != "" && a.StartLine <= 0 && a.EndLine <= 0 {
-		units, _ := l.parser().Units(ctx, a.Path, data)
-		if u, ok := splice.Named(units, a.Symbol); ok {
-			first := max(1, u.Start-snippetContext/2)
-			l.focus[a.Path] = u.Start
-			return fmt.Sprintf("%s (%d lines), %s %s at lines %d-%d:\n%s", a.Path, total, u.Kind, u.Name, u.Start, u.End,
-				numberedFrom(text, first, min(u.End+snippetContext/2, total)-first+1))
-		}
-	}
-	first := a.StartLine
-	if first <= 0 && a.EndLine > 0 {
-		first = a.EndLine - readWindow + 1
-	}
-	if first <= 0 {
-		first = 1
-	}
-	count := readWindow
-	if a.EndLine >= first {
-		count = min(a.EndLine-first+1, readWindow)
-	}
-	if total <= readWhole && a.StartLine <= 1 && a.EndLine <= 0 {
-		count = total
-	}
-	if first > total {
-		return fmt.Sprintf("error: %s has only %d lines; start_line %d is past its end", a.Path, total, first)
-	}
-	l.focus[a.Path] = first
-	return fmt.Sprintf("%s (%d lines):\n%s", a.Path, total, numberedFrom(text, first, count))
 }
 
 // afterEdit shows each change ±snippetContext lines as the file now is.
