@@ -216,9 +216,12 @@ func (l *implLoop) tryCandidate(ctx context.Context, a codeAsk, d draw, req code
 		return verdict{landed: true}, &codeExchange{instruction: a.instr, reply: resp.Content, result: text, land: land}
 	}
 	problem := land.introduced
-	if !land.landed {
+	switch {
+	case !land.landed:
 		problem = land.text
-	} else if problem == "" {
+	case copied:
+		problem = "it leaves " + p + " as it was"
+	case problem == "":
 		problem = "the gates fail with it"
 	}
 	l.recordSample(ctx, p, g, i, n, false, problem, resp)
