@@ -13,9 +13,18 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
+// fallbacks say what a run does instead when a role's model cannot be
+// asked: such a role is no failure, and its line has no fix (an `ollama pull`
+// would not work offline anyway).
+var fallbacks = map[string]string{
+	config.RoleSummarizer: "a run's primary model (%s) writes the task summaries instead (roles.summarizer.model names another)",
+	config.RoleEmbedding:  "retrieval uses the offline embedder instead (rag.embedder: offline chooses it without asking)",
+}
+
 // modelChecks checks the local roles, one line per cause: roles whose
 // server cannot be reached share one line naming the server and them all,
-// with the fix that fits why it cannot be reached.
+// with the fix that fits why it cannot be reached. A role with a fallback
+// says what a run does without it.
 func modelChecks(ctx context.Context, r *llm.Router, cfg *config.Config, src *config.Sources, roles []string) []Check {
 	type down struct {
 		roles    []string
@@ -33,6 +42,17 @@ func modelChecks(ctx context.Context, r *llm.Router, cfg *config.Config, src *co
 		rr, _ := cfg.ResolvedRole(role)
 		err := r.Check(ctx, role)
 		var le *llm.Error
+		if fb, ok := fallbacks[role]; err != nil && ok {
+			p, _ := cfg.ResolvedRole(config.RolePrimary)
+			if errors.As(err, &le) && le.Kind == llm.KindUnavailable && rr.BaseURL == p.BaseURL {
+				continue // the primary's server line says it, and the run needs the primary first
+			}
+			if strings.Contains(fb, "%s") {
+				fb = fmt.Sprintf(fb, p.Model)
+			}
+			out = append(out, Check{"model " + role, "ok", fmt.Sprintf("%s cannot be asked (%s): %s", rr.Model, causeOf(err), fb), ""})
+			continue
+		}
 		if err != nil && errors.As(err, &le) && le.Kind == llm.KindUnavailable {
 			d, ok := servers[rr.BaseURL]
 			if !ok {
@@ -106,9 +126,9 @@ func unreachableFix(err error, url string, cfg *config.Config, src *config.Sourc
 	case errors.As(err, &dns):
 		return fmt.Sprintf("the host %q does not resolve: correct the address (set by %s)", dns.Name, origin)
 	case errors.Is(err, syscall.ECONNREFUSED) && hostSet:
-		return fmt.Sprintf("nothing listens at %s (set by %s): start `ollama serve` there, or correct the address", url, origin)
+		return fmt.Sprintf("nothing listens at %s (set by %s): start `ollama serve` there, or `make local-model` in lemmings' checkout (it starts its own server there), or correct the address", url, origin)
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return "start it with `ollama serve` (or point OLLAMA_HOST at the server)"
+		return "start a server: `ollama serve` (Ollama, from ollama.com), or `make local-model` in lemmings' checkout (builds one for this CPU, installs a Qwen coder and sets lemmings up for it); or point OLLAMA_HOST at a server"
 	}
 	return fmt.Sprintf("check that the server at %s is up and reachable (set by %s)", url, origin)
 }
