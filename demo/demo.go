@@ -75,7 +75,7 @@ func Run(ctx context.Context, o Options) (run.Result, error) {
 	if o.Pipeline != "" {
 		cfg.Pipeline.Mode = o.Pipeline
 	}
-	return run.Start(ctx, run.Options{RepoDir: o.Dir, Remit: Remit, Config: cfg, Sinks: o.Sinks, Warn: o.Warn})
+	return run.Start(ctx, run.Options{RepoDir: o.Dir, Remit: Remit, Config: cfg, Sinks: o.Sinks, Warn: o.Warn, Demo: true})
 }
 
 // NewServer starts the scripted model server with the demo's models. Steps in
