@@ -112,3 +112,17 @@ func TestNoServerSaysHowToGetOne(t *testing.T) {
 		t.Errorf("model server: %v\n%s", l, out)
 	}
 }
+
+// A primary model the server lacks: the fix names what works offline first, a model the server
+// has, then the download.
+func TestDoctorNamesTheModelsTheServerHasForAMissingPrimary(t *testing.T) {
+	srv := qwen15Server(t)
+	c := newCLI(t, "OLLAMA_HOST="+srv.URL())
+	lines, out, code := doctorLines(t, c, prepared(t), "--offline", "--model", "qwen3:8b")
+	l := lines["model primary"]
+	fix := fmt.Sprint(l["fix"])
+	if code != exitFailed || l["status"] != "fail" || !strings.HasPrefix(fix, "use a model the server has (qwen15): --model NAME") ||
+		!strings.HasSuffix(fix, "or, with the network, run `ollama pull qwen3:8b`") {
+		t.Errorf("exit %d, primary %v\n%s", code, l, out)
+	}
+}

@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/ollama/ollama/api"
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/llm"
@@ -68,7 +72,11 @@ func modelChecks(ctx context.Context, r *llm.Router, cfg *config.Config, src *co
 		}
 		name := "model " + role
 		if err != nil {
-			out = append(out, Check{name, severity, causeOf(err), llmHint(err)})
+			fix := llmHint(err)
+			if errors.As(err, &le) && le.Kind == llm.KindModelNotFound && rr.Provider == config.ProviderOllama {
+				fix = missingModelFix(ctx, rr, fix)
+			}
+			out = append(out, Check{name, severity, causeOf(err), fix})
 			continue
 		}
 		out = append(out, Check{name, "ok", fmt.Sprintf("%s on %s", rr.Model, rr.BaseURL), ""})
@@ -170,4 +178,22 @@ func plannerCheck(ctx context.Context, r *llm.Router, cfg *config.Config) *Check
 		return &Check{"planner", "warn", "off for a run, the primary plans: " + causeOf(err), llmHint(err)}
 	}
 	return &Check{"planner", "ok", fmt.Sprintf("%s via %s plans scope and tasks", rr.Model, rr.Provider), ""}
+}
+
+// missingModelFix is the advice for a model the Ollama server lacks: first what works with no
+// network, a model the server has (or make local-model's), then the download.
+func missingModelFix(ctx context.Context, rr config.Role, pull string) string {
+	var have []string
+	if u, err := url.Parse(rr.BaseURL); err == nil {
+		if list, err := api.NewClient(u, &http.Client{}).List(ctx); err == nil {
+			for _, m := range list.Models {
+				have = append(have, strings.TrimSuffix(m.Name, ":latest"))
+			}
+		}
+	}
+	fix := "the server has no model yet: make local-model in lemmings' checkout installs a Qwen coder and sets lemmings up for it"
+	if len(have) > 0 {
+		fix = fmt.Sprintf("use a model the server has (%s): --model NAME, or roles.primary.model in your user file", strings.Join(have, ", "))
+	}
+	return fix + "; or, with the network, " + pull
 }
