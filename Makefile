@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/lemmings
 PKGS    := ./...
 
-.PHONY: all build demo demo-real test unit test-cluster bench-cluster vet fmt-check bench bench-aider realtasks test-realtasks test-realtasks-sample fuzz ollama models test-ollama test-models test-browser test-traces phoenix screenshots clis mcp-inspector clean
+.PHONY: all build demo demo-real local-model test unit test-cluster bench-cluster vet fmt-check bench bench-aider realtasks test-realtasks test-realtasks-sample fuzz ollama models test-ollama test-models test-browser test-traces phoenix screenshots clis mcp-inspector clean
 
 all: build
 
@@ -19,6 +19,13 @@ demo:
 # on 2 cores, the server's first build ~3 min more).
 demo-real:
 	GO="$(GO)" ./scripts/demo-real.sh
+
+# One step from demo-real to your own repository (scripts/local-model.sh): builds or finds the Ollama
+# server, installs Qwen2.5-Coder (MODEL=qwen05 for the 0.5B), starts the server on 127.0.0.1:11434
+# unless one answers there, creates the model on it and writes ollama.host and the model into your
+# lemmings user file: then `lemmings run --offline "..."` in any repository uses it.
+local-model:
+	GO="$(GO)" MODEL="$(or $(MODEL),qwen15)" ./scripts/local-model.sh
 
 # The test command CI runs: formatting, vet, no large binaries tracked, unit
 # tests under -race and once more without it with the e2e tests of the built

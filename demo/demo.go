@@ -26,11 +26,14 @@ import (
 // Remit is what the demo asks of the team.
 const Remit = "Make the test suite pass, then add TopWords (the most frequent words) to the package and a -top flag to the textstats command."
 
-// Model names the scripted server pretends to have pulled.
+// Model names the scripted server pretends to have pulled. The embedder is
+// named for what it is: its name is recorded with the index a demo leaves
+// (`lemmings index` in the demo's folder names it), and its vectors are
+// nothing like a real embedding model's.
 const (
 	PrimaryModel    = "qwen2.5-coder:14b"
 	SummarizerModel = "qwen2.5-coder:1.5b"
-	EmbeddingModel  = "nomic-embed-text"
+	EmbeddingModel  = "demo-scripted-embedder"
 	SupervisorModel = "anthropic/claude-sonnet-4.5"
 )
 
@@ -74,7 +77,7 @@ func Run(ctx context.Context, o Options) (run.Result, error) {
 	if o.Pipeline != "" {
 		cfg.Pipeline.Mode = o.Pipeline
 	}
-	return run.Start(ctx, run.Options{RepoDir: o.Dir, Remit: Remit, Config: cfg, Sinks: o.Sinks, Warn: o.Warn})
+	return run.Start(ctx, run.Options{RepoDir: o.Dir, Remit: Remit, Config: cfg, Sinks: o.Sinks, Warn: o.Warn, Demo: true})
 }
 
 // NewServer starts the scripted model server with the demo's models. Steps in

@@ -45,6 +45,7 @@ const (
 	KindWorldReset           = "world_reset"
 	KindTold                 = "told"
 	KindTaskUndone           = "task_undone"
+	KindForked               = "forked"
 )
 
 // Warning: something went wrong that the run works around.
@@ -292,6 +293,9 @@ type WorldReset struct {
 // the graph's stored status beside the run's standing in the event's
 // Status and Reason.
 type RunEnd struct {
+	// By names the command that set the run's standing from outside it
+	// ("undo", "fork"); empty when the run's own process ended it.
+	By        string       `json:"by,omitempty"`
 	Next      string       `json:"next"`
 	Resumable bool         `json:"resumable"`
 	Stored    graph.Status `json:"stored"`
@@ -399,6 +403,9 @@ func (Told) Kind() string { return KindTold }
 // Kind implements Payload.
 func (TaskUndone) Kind() string { return KindTaskUndone }
 
+// Kind implements Payload.
+func (Forked) Kind() string { return KindForked }
+
 func init() {
 	register(
 		func() Payload { return &Warning{} },
@@ -436,6 +443,7 @@ func init() {
 		func() Payload { return &WorldReset{} },
 		func() Payload { return &Told{} },
 		func() Payload { return &TaskUndone{} },
+		func() Payload { return &Forked{} },
 	)
 }
 
@@ -455,4 +463,15 @@ type TaskUndone struct {
 	Reason string `json:"reason"`
 	Revert string `json:"revert"`
 	Task   string `json:"task"`
+}
+
+// Forked: the run was made by lemmings fork from step Step of Parent (its
+// first checkpoint), taking back RejectTask with Reason, with a new remit
+// when Remit.
+type Forked struct {
+	Parent     string `json:"parent"`
+	Reason     string `json:"reason,omitempty"`
+	RejectTask string `json:"reject_task,omitempty"`
+	Remit      bool   `json:"remit,omitempty"`
+	Step       int    `json:"step"`
 }

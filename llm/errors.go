@@ -148,7 +148,7 @@ func hint(kind ErrorKind, provider, model, role string) string {
 	switch kind {
 	case KindUnavailable:
 		if local {
-			return "start it with `ollama serve` (or set OLLAMA_HOST)"
+			return "start a server: `ollama serve` (Ollama, from ollama.com), or `make local-model` in lemmings' checkout (builds one for this CPU, installs a Qwen coder and sets lemmings up for it); or set OLLAMA_HOST to where one runs. `lemmings doctor` checks the setup"
 		}
 		if provider == ProviderOpenAI {
 			return "start the OpenAI-compatible server or fix the role's base_url"

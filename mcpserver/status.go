@@ -22,7 +22,7 @@ const StatusStarting = "starting"
 // and wait answer with.
 type RunStatus struct {
 	RunID  string `json:"run_id"`
-	Status string `json:"status" jsonschema:"starting, running, done, failed, stopped, paused, interrupted, crashed, or damaged (the words lemmings status uses; done only when the work passed, with evidence)"`
+	Status string `json:"status" jsonschema:"starting, running, done, failed, stopped, paused, interrupted, crashed, forked (made by fork without running it), or damaged (the words lemmings status uses; done only when the work passed, with evidence)"`
 	Active bool   `json:"active" jsonschema:"a lemmings process is advancing the run right now"`
 	Hint   string `json:"hint" jsonschema:"what to do next, in words"`
 
@@ -159,6 +159,8 @@ func hint(out RunStatus, st runstate.Standing) string {
 	switch {
 	case out.Active:
 		return "the run is moving: call wait to follow it (progress notifications), events for what it did, halt to stop it now (the step it cuts off runs again on resume)"
+	case st.Status == runstate.RunForked:
+		return "forked and not run yet (reason says from where): resume runs it"
 	case st.Status == runstate.RunPaused:
 		return fmt.Sprintf("paused, waiting for a decision on its %s (reason says what): call approve, or reject with a reason the planner will read", out.PausedFor)
 	case st.Status == runstate.RunDone:

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -40,7 +41,7 @@ func (s *Server) serveLines(ctx context.Context, in io.Reader, out io.Writer) er
 	w := &frameWriter{w: out}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(s.filterFrames(in, pw, w)) }()
-	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: pr, Writer: w})
+	err := s.mcp.Run(ctx, codedTransport{&mcp.IOTransport{Reader: pr, Writer: w}})
 	pr.Close()
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
 		return nil
@@ -158,4 +159,35 @@ func (f *frameWriter) reply(r *errorReply) error {
 	}
 	_, err = f.Write(append(data, '\n'))
 	return err
+}
+
+// codedTransport gives every error reply a JSON-RPC code. The SDK answers some requests with a
+// plain Go error (a request before initialize: "method \"tools/list\" is invalid during session
+// initialization"), which goes out with code 0, a code JSON-RPC does not have.
+type codedTransport struct{ mcp.Transport }
+
+func (t codedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return codedConn{c}, nil
+}
+
+type codedConn struct{ mcp.Connection }
+
+func (c codedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil {
+		var wire *jsonrpc.Error
+		if !errors.As(r.Error, &wire) {
+			coded := *r
+			coded.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: r.Error.Error()}
+			if strings.Contains(r.Error.Error(), "during session initialization") {
+				// A request the session cannot take yet.
+				coded.Error = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: r.Error.Error() + ": send initialize first"}
+			}
+			msg = &coded
+		}
+	}
+	return c.Connection.Write(ctx, msg)
 }

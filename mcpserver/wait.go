@@ -189,7 +189,7 @@ func (f *eventFormat) custom(data events.Payload) (string, bool) {
 		return fmt.Sprintf("milestones rejected (%v): back to the ScopeAgent to plan them again", d.Reason), true
 	case *events.Warning:
 		return fmt.Sprintf("warning: %v", d.Message), true
-	case *events.Told, *events.TaskUndone:
+	case *events.Told, *events.TaskUndone, *events.Forked:
 		return runview.SteerText(d), true
 	case *events.Report:
 		return fmt.Sprintf("report written: %v", d.Path), true

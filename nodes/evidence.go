@@ -172,7 +172,7 @@ func (d checks) evidence(ctx context.Context, s *runstate.State) (why, evidence 
 			return "", "", fmt.Errorf("report: final tree: %w", err)
 		}
 		if len(changed) == 0 {
-			return "", fmt.Sprintf("%s; the gates (%s) passed on the final tree %s", tasks, names, short(head)), nil
+			return "", fmt.Sprintf("%s; the gates (%s) passed at the branch's last commit %s", tasks, names, short(head)), nil
 		}
 	}
 	for _, r := range workspace.RunGates(ctx, d.Sandbox, d.Work.Dir(), d.Gates, d.Settings.GateOutputBytes) {
@@ -181,10 +181,10 @@ func (d checks) evidence(ctx context.Context, s *runstate.State) (why, evidence 
 			return "", "", err
 		}
 		if !r.Passed {
-			return fmt.Sprintf("the gate %s fails on the final tree %s: %s", r.Name, short(head), textutil.Clip(textutil.FirstLine(r.Failure()), 300)), "", nil
+			return fmt.Sprintf("the gate %s fails at the branch's last commit %s: %s", r.Name, short(head), textutil.Clip(textutil.FirstLine(r.Failure()), 300)), "", nil
 		}
 	}
-	return "", fmt.Sprintf("%s; the gates (%s) passed on the final tree %s", tasks, names, short(head)), nil
+	return "", fmt.Sprintf("%s; the gates (%s) passed at the branch's last commit %s", tasks, names, short(head)), nil
 }
 
 func gateNames(gates []workspace.Gate) string {

@@ -94,7 +94,7 @@ func TestARunEndsDoneOnlyWithEvidence(t *testing.T) {
 		{name: "no task done, one failed: the failure is the reason given", gates: []workspace.Gate{{Name: "test", Command: "true"}}, failed: true,
 			want: runstate.RunFailed, says: "; t1 failed: 1 quick attempts did not pass"},
 		{name: "a committed task, gates pass on the final tree", gates: []workspace.Gate{{Name: "test", Command: "true"}}, commit: true,
-			want: runstate.RunDone, says: "the gates (test) passed on the final tree"},
+			want: runstate.RunDone, says: "the gates (test) passed at the branch's last commit"},
 		{name: "a committed task, then a change that breaks the gate", gates: []workspace.Gate{{Name: "test", Command: "test ! -e broken"}}, commit: true,
 			extra: func(t *testing.T, wt *workspace.Worktree) {
 				if err := wt.FS().WriteFile("broken", []byte("x\n")); err != nil {
@@ -103,7 +103,7 @@ func TestARunEndsDoneOnlyWithEvidence(t *testing.T) {
 				if _, err := wt.Commit(ctx, "knowledge: a later commit", nil); err != nil {
 					t.Fatal(err)
 				}
-			}, want: runstate.RunFailed, says: "the gate test fails on the final tree"},
+			}, want: runstate.RunFailed, says: "the gate test fails at the branch's last commit"},
 		{name: "a committed task and no gate configured", commit: true, want: runstate.RunDone, says: "no gate is configured or detected"},
 	}
 	for _, tc := range cases {

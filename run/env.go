@@ -230,6 +230,8 @@ func (env *runEnv) openModels(ctx context.Context, o Options, cfg *config.Config
 	if err := router.Check(ctx, nodes.RolePrimary); err != nil {
 		return set, err
 	}
+	router = summarizerOrPrimary(ctx, router, rc, ropts, warn)
+	env.router = router
 	fitBudgets(ctx, &set, router)
 	if set.Supervisors.Enabled {
 		if err := router.Check(ctx, nodes.RoleSupervisor); err != nil {

@@ -68,6 +68,8 @@ type Options struct {
 	Backend *Backend
 	// BaseCommit is where Start branches the run from (default: HEAD).
 	BaseCommit string
+	// Demo marks the run as lemmings demo's (runstate.State.Demo).
+	Demo bool
 	// Redactor is the redaction every output of the run goes through (its
 	// checkpoints, event log, files and the remit it keeps); the run teaches
 	// it the environment's keys and the repository's .env values. Nil: the
@@ -168,7 +170,7 @@ func Start(ctx context.Context, o Options) (_ Result, err error) {
 	initial := runstate.State{
 		RunID: runID, Remit: remit, Phase: runstate.PhaseExecute, Plan: plan, Approve: o.Approve,
 		ReviewInterval: o.Config.Limits.ReviewInterval, StartedAt: time.Now().UTC(),
-		BaseCommit: base, Branch: wt.Branch(),
+		BaseCommit: base, Branch: wt.Branch(), Demo: o.Demo,
 	}
 	if initial.Remit == "" {
 		initial.Remit = "carry out the plan in " + filepath.Base(o.PlanFile)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/redact"
 	"github.com/lemmings-dev/lemmings/nodes"
@@ -50,6 +51,14 @@ func openStore(root string, red *redact.Redactor) (*graph.Compiled[runstate.Stat
 		graph.WithCheckpointer(fs), graph.WithRedact(red.JSON))
 }
 
+// MetaBy, in a checkpoint's metadata, names the command that wrote it from
+// outside the run ("undo", "fork"); history shows it as the step's node.
+const MetaBy = "by"
+
+// ErrNoStep: a fork named a step its run does not have (a usage error, as a
+// run id that does not exist is).
+var ErrNoStep = errors.New("no such step to fork from")
+
 // RunHistory is a run's steps a fork can start from.
 type RunHistory struct {
 	RunID string `json:"run_id"`
@@ -82,8 +91,11 @@ func History(ctx context.Context, root, runID string) (RunHistory, error) {
 			continue
 		}
 		st := Step{Step: in.Step, Node: strings.Join(in.Nodes, ","), Next: strings.Join(in.Next, ","), Commit: head, Time: in.Time}
-		if st.Node == "" {
+		switch st.Node {
+		case "", graph.Start:
 			st.Node = "start"
+		case graph.UpdateNode: // the graph's name for a state written from outside: say who wrote it
+			st.Node = cmp.Or(in.Metadata[MetaBy], "update")
 		}
 		s, err := app.StateAt(ctx, runID, in.Step)
 		if err != nil {
@@ -111,12 +123,16 @@ type ForkOptions struct {
 	RejectTask, Reason string
 	// Remit replaces the run's remit.
 	Remit string
+	// Run: the fork is run at once (Fork). Its log then gets the forked
+	// event only; its run writes its standing and report as any run does.
+	Run bool
 }
 
 // Fork makes a new run from step f.Step of run f.Parent, on a branch of its
 // own from that step's commit, applies f's changes to its state, and runs it
 // as Resume does (o.RunID names the fork; empty: a new id).
 func Fork(ctx context.Context, o Options, f ForkOptions) (Result, error) {
+	f.Run = true
 	id, err := MakeFork(ctx, o.RepoDir, cmp.Or(o.RunID, NewRunID()), f, o.Config, o.Redactor, o.Warn)
 	if err != nil {
 		return Result{}, err
@@ -155,8 +171,8 @@ func MakeFork(ctx context.Context, repoDir, newID string, f ForkOptions, cfg *co
 		}
 	}
 	if at == nil {
-		return "", fmt.Errorf("fork %s@%d: the run has no step %d to fork from (steps %d to %d; lemmings history %s lists them)",
-			f.Parent, f.Step, f.Step, steps[0].Step, steps[len(steps)-1].Step, f.Parent)
+		return "", fmt.Errorf("fork %s@%d: %w: the run's steps go from %d to %d (lemmings history %s lists them)",
+			f.Parent, f.Step, ErrNoStep, steps[0].Step, steps[len(steps)-1].Step, f.Parent)
 	}
 	s, err := store.StateAt(ctx, f.Parent, f.Step)
 	if err != nil {
@@ -174,7 +190,8 @@ func MakeFork(ctx context.Context, repoDir, newID string, f ForkOptions, cfg *co
 		}
 	}()
 	s = s.Clone()
-	s.RunID, s.Branch, s.ReportPath = newID, wt.Branch(), ""
+	// The fork's clock starts now: the parent's start would make a fork that never ran look long.
+	s.RunID, s.Branch, s.ReportPath, s.StartedAt = newID, wt.Branch(), "", time.Now().UTC()
 	opts := []graph.RunOption{}
 	if r := strings.TrimSpace(f.Remit); r != "" {
 		if red := red.String(r); red != r {
@@ -200,7 +217,7 @@ func MakeFork(ctx context.Context, repoDir, newID string, f ForkOptions, cfg *co
 		return "", err
 	}
 	opts = append(opts, graph.WithUpdate(func(runstate.State) (runstate.State, error) { return s, nil }),
-		graph.SetMetadata(map[string]string{MetaGitHead: head, "branch": wt.Branch()}))
+		graph.SetMetadata(map[string]string{MetaGitHead: head, "branch": wt.Branch(), MetaBy: "fork"}))
 	if _, err := store.Fork(ctx, f.Parent, f.Step, newID, opts...); err != nil {
 		return "", err
 	}
@@ -213,6 +230,20 @@ func MakeFork(ctx context.Context, repoDir, newID string, f ForkOptions, cfg *co
 		if _, err := saveChoices(dir, ch); err != nil {
 			return "", err
 		}
+	}
+	forked := events.Forked{Parent: f.Parent, Step: f.Step, RejectTask: f.RejectTask, Remit: strings.TrimSpace(f.Remit) != ""}
+	if f.RejectTask != "" {
+		forked.Reason = clipText(red.String(f.Reason), 300)
+	}
+	// The fork is stored: a log or report that cannot be written is said, and the fork stays.
+	var rerr error
+	if f.Run {
+		rerr = noteEvent(root, newID, forked, red)
+	} else {
+		_, rerr = recordStanding(ctx, root, newID, "fork", forked, wt, sandboxLineOf(root, f.Parent), red)
+	}
+	if rerr != nil {
+		fmt.Fprintf(orDiscard(warn), "warning: fork %s made, but its log or report was not written: %v\n", newID, rerr)
 	}
 	return newID, nil
 }
@@ -258,6 +289,8 @@ type UndoResult struct {
 	// Rescue is the branch that keeps what a cut-off step had left in the
 	// work tree ("" when there was nothing).
 	Rescue string `json:"rescue,omitempty"`
+	// Standing is how the run stands after the undo (not for a request).
+	Standing runstate.Standing `json:"standing"`
 }
 
 // Undo takes task back in run runID: the task's commit is reverted on the run
@@ -326,7 +359,7 @@ func Undo(ctx context.Context, repoDir, runID, task, reason string, cfg *config.
 		if head, err = wt.Head(ctx); err == nil {
 			_, err = store.Update(ctx, runID, fmt.Sprintf("undo of %s (lemmings undo): %s", task, clipText(u.Reason, 200)),
 				graph.WithUpdate(func(runstate.State) (runstate.State, error) { return s, nil }),
-				graph.Goto(runstate.NodePlanner), graph.SetMetadata(map[string]string{MetaGitHead: head}))
+				graph.Goto(runstate.NodePlanner), graph.SetMetadata(map[string]string{MetaGitHead: head, MetaBy: "undo"}))
 		}
 	}
 	if err != nil {
@@ -338,6 +371,11 @@ func Undo(ctx context.Context, repoDir, runID, task, reason string, cfg *config.
 		return res, fmt.Errorf("undo %s in %s: %w", task, runID, err)
 	}
 	res.Undone = &u
+	res.Standing, err = recordStanding(ctx, root, runID, "undo",
+		events.TaskUndone{Commit: u.Commit, Reason: clipText(u.Reason, 300), Revert: u.Revert, Task: u.TaskID}, wt, sandboxLineOf(root, runID), red)
+	if err != nil {
+		return res, fmt.Errorf("undo %s in %s: done, but its record in the run's log and report: %w", task, runID, err)
+	}
 	return res, nil
 }
 

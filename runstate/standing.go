@@ -23,6 +23,7 @@ const (
 	RunPaused      RunStatus = "paused"      // it waits for an approval
 	RunInterrupted RunStatus = "interrupted" // Ctrl-C or a termination signal stopped it
 	RunCrashed     RunStatus = "crashed"     // its process died without recording an end
+	RunForked      RunStatus = "forked"      // made by lemmings fork --no-run, not run yet
 )
 
 // String is the status as every place writes it.
@@ -48,7 +49,17 @@ type Stored struct {
 }
 
 // StandingOf says how a run stands from its stored status and last state.
+// A demo's run is never pointed at resume: its scripted model server ended
+// with it.
 func StandingOf(st Stored, s *State) Standing {
+	out := standingOf(st, s)
+	if s.Demo && out.Resumable && out.Status != RunRunning {
+		out.Next = "a demo run cannot be resumed: its scripted model server ended with it (lemmings demo runs the demo again)"
+	}
+	return out
+}
+
+func standingOf(st Stored, s *State) Standing {
 	id := s.RunID
 	resume := fmt.Sprintf("lemmings resume %s", id)
 	switch st.Status {
@@ -61,7 +72,7 @@ func StandingOf(st Stored, s *State) Standing {
 			Next:   resume + " continues from the last checkpoint"}
 	case graph.StatusPaused:
 		if strings.HasPrefix(st.Reason, "fork of ") { // made by lemmings fork --no-run, waiting for no one
-			return Standing{Status: RunStopped, Resumable: true, Reason: st.Reason + ", not run yet", Next: resume + " runs it"}
+			return Standing{Status: RunForked, Resumable: true, Reason: st.Reason + ", not run yet", Next: resume + " runs it"}
 		}
 		return Standing{Status: RunPaused, Resumable: true, Reason: "waiting for a decision: " + orNoneRecorded(st.Reason),
 			Next: resume + ` --approve   (or --reject "why")`}

@@ -24,6 +24,9 @@ type State struct {
 	RunID string `json:"run_id"`
 	Remit string `json:"remit"`
 	Phase string `json:"phase"`
+	// Demo: a run of lemmings demo, whose scripted model server ends with
+	// it (its forks too): no screen points it at resume.
+	Demo bool `json:"demo,omitempty"`
 
 	// Plan came from --plan: ScopeAgent uses it instead of asking the model.
 	Plan *Plan `json:"plan,omitempty"`

@@ -1,6 +1,7 @@
 package runview
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/runstate"
@@ -59,7 +60,7 @@ func directiveRows(log []runstate.DirectiveFate, pending []runstate.Directive) [
 		row := Directive{ID: d.ID, Source: d.Source, Description: d.Description, Fate: PendingFate,
 			TaskID: d.TaskID, Priority: d.Priority, Type: d.Type}
 		if i, ok := at[d.ID]; ok {
-			row.Trail = strings.TrimPrefix(rows[i].Trail+" → "+PendingFate, " → ")
+			row.Trail = strings.Join(append(slices.Clone(trails[i]), PendingFate), " → ")
 			rows[i] = row
 			continue
 		}

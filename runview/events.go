@@ -168,6 +168,34 @@ func SteerText(p events.Payload) string {
 		return fmt.Sprintf("told by the user (%s, directive %s): %s", d.Priority, d.Directive, textutil.FirstLine(d.Message))
 	case *events.TaskUndone:
 		return fmt.Sprintf("task %s undone by the user (revert %.10s): %s", d.Task, d.Revert, textutil.FirstLine(d.Reason))
+	case *events.Forked:
+		text := fmt.Sprintf("forked from %s@%d", d.Parent, d.Step)
+		if d.RejectTask != "" {
+			text += fmt.Sprintf(", task %s taken back: %s", d.RejectTask, textutil.FirstLine(d.Reason))
+		}
+		if d.Remit {
+			text += ", with a new remit"
+		}
+		return text
 	}
 	return ""
+}
+
+// StandingSetText says the standing an undo or a fork gave a run from
+// outside it (a run_end event with events.RunEnd.By set): the word, the step
+// and how to go on, as status and the report say them. ok is false for a
+// run_end its own process wrote.
+func StandingSetText(ev graph.Event) (string, bool) {
+	var end events.RunEnd
+	if ev.Kind != graph.EventRunEnd || json.Unmarshal(ev.Data, &end) != nil || end.By == "" {
+		return "", false
+	}
+	text := fmt.Sprintf("after %s the run is %s at step %d", end.By, ev.Status, ev.Step)
+	if ev.Reason != "" {
+		text += " — " + ev.Reason
+	}
+	if end.Next != "" {
+		text += "; how to go on: " + end.Next
+	}
+	return text, true
 }

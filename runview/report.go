@@ -28,6 +28,9 @@ type Facts struct {
 	Mermaid string
 	// Finished is when the report was written.
 	Finished time.Time
+	// Step is the run's last checkpoint, said beside its status when an undo
+	// or a fork set it (0: not said).
+	Step int
 }
 
 // ReportMD is report.md: what was done, the commits, the failures and why,
@@ -38,6 +41,9 @@ func (v View) ReportMD(f Facts) string {
 	st := v.Standing
 	fmt.Fprintf(&b, "# lemmings report — run %s\n\n", v.RunID)
 	fmt.Fprintf(&b, "- **Remit:** %s\n- **Status:** %s", v.Remit, st.Status)
+	if f.Step > 0 {
+		fmt.Fprintf(&b, " (step %d)", f.Step)
+	}
 	if st.Status == runstate.RunDone {
 		fmt.Fprintf(&b, "\n- **Evidence:** %s", orNoneRecorded(st.Reason))
 	} else {

@@ -104,6 +104,14 @@ func TestDirectivesFoldTheLogIntoOneRowEach(t *testing.T) {
 	if r := rows[3]; r.ID != "d4" || r.Fate != PendingFate || r.Trail != "" {
 		t.Errorf("pending directive %+v", r)
 	}
+	// Pending again after one fate: the trail says the way it went, not "pending" twice
+	// (lemmings directives printed "pending … — pending").
+	s.DirectiveLog = s.DirectiveLog[:0]
+	s.LogFate(s.PendingDirectives[0], runstate.FateTask, "", s.StartedAt)
+	rows = Of(&s, runstate.Standing{}).Directives
+	if r := rows[0]; r.ID != s.PendingDirectives[0].ID || r.Fate != PendingFate || r.Trail != "task → pending" {
+		t.Errorf("a directive pending again %+v", r)
+	}
 }
 
 // A finished run's board has no active milestone: what was open is

@@ -14,12 +14,17 @@
 # (the server's build). Only one model server at a time runs on the machine: the script waits
 # for $MODEL_LOCK first.
 #
+# A run that did not end done keeps its folder (the repository with .lemmings/ and the run branch,
+# the server's log, the lemmings binary), and the script says where and how to go on; a done run's
+# temporary folder is removed. To use the model on your own repository: make local-model.
+#
 # Environment: DEMO_DIR (keep the repository there; default a temporary folder, removed),
 # DEMO_MODEL (qwen15, the default; qwen05 is faster but cannot make this fix, see
 # docs/testing-real-models.md), DEMO_REMIT, DEMO_WALL (the
 # run's max_wall_time, default 4m), DEMO_FLAGS (more flags for lemmings run, e.g. --full to
 # plan the remit in tasks), DEMO_THREADS (the model's num_thread; default every core,
-# 1 on a machine busy with other work), MODEL_LOCK (default /tmp/lemmings-model.lock), GO, PYTHON.
+# 1 on a machine busy with other work), MODEL_LOCK (default /tmp/lemmings-model.lock), GO, PYTHON,
+# OLLAMA_TOOLS_DIR and MODELS_DIR (as scripts/ollama.sh and scripts/models.sh read them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -38,14 +43,20 @@ t0=$(date +%s)
 GO="$GO" ./scripts/ollama.sh
 ./scripts/models.sh "$model"
 
+tools=${OLLAMA_TOOLS_DIR:-.tools/ollama}
 work=$(mktemp -d "${TMPDIR:-/tmp}/lemmings-demo-real.XXXXXX")
 server=""
+keep=0 # 1 once a run that did not end done has left its folder to look at
 cleanup() {
   if [ -n "$server" ]; then
     kill "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true
   fi
-  rm -rf "$work"
+  if [ "$keep" = 1 ]; then
+    rm -rf "$work/models" "$work/home" # the model's store (a hard link to the GGUF) and the server's home
+  else
+    rm -rf "$work"
+  fi
 }
 trap cleanup EXIT
 
@@ -74,7 +85,7 @@ port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); pri
 host=127.0.0.1:$port
 mkdir -p "$work/models" "$work/home"
 say "starting ollama on $host (its log: $work/server.log while it runs)"
-OLLAMA_HOST=$host OLLAMA_MODELS="$work/models" HOME="$work/home" .tools/ollama/ollama serve >"$work/server.log" 2>&1 &
+OLLAMA_HOST=$host OLLAMA_MODELS="$work/models" HOME="$work/home" "$tools/ollama" serve >"$work/server.log" 2>&1 &
 server=$!
 for _ in $(seq 150); do
   curl -sf "http://$host/api/version" >/dev/null && break
@@ -83,7 +94,7 @@ for _ in $(seq 150); do
 done
 
 # The model as the test harness creates it; its GGUF hard-linked into the blob store, not copied.
-./scripts/ollama-create.sh "$model" "$host" "$work/models" "${DEMO_THREADS:-}"
+OLLAMA_BIN=$tools/ollama ./scripts/ollama-create.sh "$model" "$host" "$work/models" "${DEMO_THREADS:-}"
 
 say "lemmings run --offline --model $model ${DEMO_FLAGS:+$DEMO_FLAGS }\"$remit\"   (in $repo, limits.max_wall_time $wall)"
 t1=$(date +%s)
@@ -118,4 +129,16 @@ if [ -n "$branch" ]; then
   git -C "$repo" --no-pager diff "main...$branch" -- '*.go'
 fi
 say "run: $((t2 - t1))s; whole demo: $(( $(date +%s) - t0 ))s; lemmings exited $rc"
+if [ "$rc" != 0 ]; then
+  # The run's own last lines name lemmings resume; its server is stopped with this script.
+  keep=1
+  say "the run did not end done: its folder is kept for you to look at: $work
+  the repository:  $repo (.lemmings/runs/ has the run's events, prompts and report; lemmings report in it prints the report)
+  the server log:  $work/server.log
+  to go on: make local-model (a server with $model that stays up, and lemmings set up for it), then
+            (cd $repo && $work/lemmings resume)
+  rm -rf $work when done"
+elif [ -z "${DEMO_DIR:-}" ]; then
+  say "to use $model on your own repository: make local-model, then lemmings run --offline \"…\" in it"
+fi
 exit "$rc"

@@ -247,7 +247,7 @@ func eventText(ev graph.Event) string {
 			return runview.ResetText(d)
 		case *events.Warning:
 			return d.Message
-		case *events.Told, *events.TaskUndone:
+		case *events.Told, *events.TaskUndone, *events.Forked:
 			return runview.SteerText(d)
 		case *events.SupervisorDone:
 			return fmt.Sprintf("%v: %s", d.Supervisor, d.Summary)
@@ -280,6 +280,9 @@ func eventText(ev graph.Event) string {
 	case graph.EventError:
 		return ev.Error
 	case graph.EventRunEnd, graph.EventInterrupt:
+		if text, ok := runview.StandingSetText(ev); ok {
+			return text
+		}
 		return strings.TrimSpace(string(ev.Status) + " " + ev.Reason + " " + ev.Error)
 	case graph.EventCheckpoint:
 		return strings.Join(ev.Changed, ", ")

@@ -51,7 +51,8 @@ type pendingFile struct {
 // then writes each changed file atomically. It is all or nothing: if any
 // edit fails, nothing is written and the *EditError says which edit failed
 // and why. A SEARCH text on a file that does not exist is an error; an empty
-// SEARCH creates the file.
+// SEARCH creates the file. A Go file is written as gofmt prints it
+// (gofmtWritten says when it is not).
 func (f *FS) Apply(edits []Edit) ([]EditResult, error) {
 	root, err := os.OpenRoot(f.root)
 	if err != nil {
@@ -102,6 +103,11 @@ func (f *FS) Apply(edits []Edit) ([]EditResult, error) {
 		}
 		pf.content = out
 		results = append(results, EditResult{Path: e.Path, Match: info.kind, Line: info.line, Created: !pf.existed})
+	}
+	// Go files land as gofmt prints them, once all their edits are in (an edit's SEARCH was
+	// written against the text before it).
+	for _, pf := range order {
+		pf.content = string(gofmtWritten(pf.rel, pf.orig, pf.existed, []byte(pf.content)))
 	}
 
 	for _, pf := range order {

@@ -153,7 +153,8 @@ func (f *FS) Exists(p string) (bool, error) {
 // WriteFile writes data atomically: a temporary file in the same directory,
 // fsync, then rename over the target. Parent directories are created; an
 // existing file keeps its permissions, a new one gets 0644. Data over the
-// write limit (LimitWrites) is refused.
+// write limit (LimitWrites) is refused. A Go file is written as gofmt
+// prints it (gofmtWritten says when it is not).
 func (f *FS) WriteFile(p string, data []byte) error {
 	rel, err := f.resolve(p, false)
 	if err != nil {
@@ -167,7 +168,7 @@ func (f *FS) WriteFile(p string, data []byte) error {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
 	defer root.Close()
-	return writeAtomic(root, p, rel, data)
+	return writeAtomic(root, p, rel, gofmtAt(root, p, rel, data))
 }
 
 // Restore writes back content read from the FS before (undoing a change):

@@ -48,7 +48,7 @@ type Result struct {
 	RunID            string
 	Status           graph.Status
 	Victim, Survivor string
-	KilledAtStep     int
+	KilledAtStep     int // the step in flight when the victim was killed
 	// Takeover is the time from the SIGKILL to the next step the survivor stored.
 	Takeover time.Duration
 	Tasks    int
@@ -245,7 +245,7 @@ func (s *story) follow(ctx context.Context, db *pgstore.DB, id string, boxes []*
 		switch snap.Status {
 		case graph.StatusDone:
 			res.Status, res.Tasks = snap.Status, snap.State.TasksCompleted
-			s.say("run %s: done — %d tasks done, %d failed; %s was killed at step %d, %s finished it",
+			s.say("run %s: done — %d tasks done, %d failed; %s was killed in the middle of step %d, %s finished it",
 				id, snap.State.TasksCompleted, snap.State.TasksFailed, res.Victim, res.KilledAtStep, res.Survivor)
 			return nil
 		case graph.StatusFailed:
@@ -262,10 +262,11 @@ func (s *story) follow(ctx context.Context, db *pgstore.DB, id string, boxes []*
 			}
 			time.Sleep(300 * time.Millisecond) // inside the implementor's model call
 			killedAt = time.Now()
-			res.Victim, res.KilledAtStep = victim.name, printed
+			// The step in flight, as every line of the demo names it (the last stored is printed).
+			res.Victim, res.KilledAtStep = victim.name, printed+1
 			victim.kill()
 			s.say("SIGKILL %s (pid %d) in the middle of step %d (implementor of the next task): its database session ends and the run's lock is free",
-				victim.name, victim.pid(), printed+1)
+				victim.name, victim.pid(), res.KilledAtStep)
 			for _, w := range boxes {
 				if w != victim {
 					res.Survivor = w.name

@@ -47,6 +47,15 @@ func TestDemoCluster(t *testing.T) {
 			t.Errorf("the demo's output lacks %q", want)
 		}
 	}
+	// Every line names the step the SIGKILL cut off the same (it said step 9, then "killed at
+	// step 8": the last step stored).
+	var killed []string
+	for _, m := range regexp.MustCompile(`(?:in the middle of|SIGKILLed in the middle of) step (\d+)`).FindAllStringSubmatch(text, -1) {
+		killed = append(killed, m[1])
+	}
+	if len(killed) != 3 || killed[0] != killed[1] || killed[1] != killed[2] {
+		t.Errorf("the killed step, as the demo says it three times: %q", killed)
+	}
 	// Each task committed once on the remote's run branch.
 	for _, title := range []string{"Fix MeanWordLength integer division", "Add TopWords with a test", "Add a -top flag to the textstats command"} {
 		if n := strings.Count(text, " "+title+"\n"); n != 1 {

@@ -55,7 +55,7 @@ func wrapDemoForCluster(a *app, c *cobra.Command) {
 				"takeover_seconds": res.Takeover.Seconds(), "commits": res.Commits})
 			return nil
 		}
-		fmt.Fprintf(a.stdout, "\n%s was SIGKILLed at step %d; %s stored the next step %.1fs later and finished the run (%d tasks).\n",
+		fmt.Fprintf(a.stdout, "\n%s was SIGKILLed in the middle of step %d; %s stored it %.1fs later and finished the run (%d tasks).\n",
 			res.Victim, res.KilledAtStep, res.Survivor, res.Takeover.Seconds(), res.Tasks)
 		fmt.Fprintln(a.stdout, "On real machines: docs/distributed.md (store:, cluster.remote, lemmings worker on each GPU box).")
 		return nil

@@ -151,7 +151,7 @@ func TestDemoCommandRunsTheWorkflowOnARealRepository(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"**Status:** done", "**Evidence:** 4 tasks committed; the gates (build, vet, test) passed on the final tree", "| t2 | m2 | Add TopWords with a test | passed | 2 |", "| d1 | code_style | completed | t4 |",
+	for _, want := range []string{"**Status:** done", "**Evidence:** 4 tasks committed; the gates (build, vet, test) passed at the branch's last commit", "| t2 | m2 | Add TopWords with a test | passed | 2 |", "| d1 | code_style | completed | t4 |",
 		"conventions/doc-comments.md", "## Tokens and cost", "## Time per node", "```mermaid"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report lacks %q", want)

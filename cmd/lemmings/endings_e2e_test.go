@@ -74,7 +74,7 @@ func TestEveryWayARunEndsReadsTheSameEverywhere(t *testing.T) {
 	}
 	cases := []ending{
 		{name: "done", args: []string{"--plan", "one"},
-			status: "done", exit: exitOK, reason: "the gates (build, vet, test) passed on the final tree", next: "git merge lemmings/"},
+			status: "done", exit: exitOK, reason: "the gates (build, vet, test) passed at the branch's last commit", next: "git merge lemmings/"},
 		{name: "failed: no plan", steps: []llmtest.Step{roleStep("scope_agent", runaway)},
 			status: "failed", exit: exitFailed, reason: "the ScopeAgent could not produce a plan", next: "start a new run"},
 		{name: "failed: done claimed without work", limits: "  max_retries: 0\n  max_consecutive_failures: 5\n",

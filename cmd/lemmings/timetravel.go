@@ -43,13 +43,17 @@ func newHistoryCmd(a *app) *cobra.Command {
 			if h.ForkedFrom != "" {
 				fmt.Fprintf(w, "forked from %s\n", h.ForkedFrom)
 			}
-			fmt.Fprintf(w, "%5s  %-12s  %-5s  %-10s  %-8s  %s\n", "STEP", "NODE", "DONE", "COMMIT", "TIME", "TASK")
+			width := len("NODE") // the widest node name (run_supervisors) sets the column
+			for _, s := range h.Steps {
+				width = max(width, len(s.Node))
+			}
+			fmt.Fprintf(w, "%5s  %-*s  %-5s  %-10s  %-8s  %s\n", "STEP", width, "NODE", "DONE", "COMMIT", "TIME", "TASK")
 			for _, s := range h.Steps {
 				task := s.Task
 				if s.Title != "" {
 					task += " " + s.Title
 				}
-				fmt.Fprintf(w, "%5d  %-12s  %-5d  %-10s  %-8s  %s\n", s.Step, s.Node, s.Done, s.Commit[:min(10, len(s.Commit))],
+				fmt.Fprintf(w, "%5d  %-*s  %-5d  %-10s  %-8s  %s\n", s.Step, width, s.Node, s.Done, s.Commit[:min(10, len(s.Commit))],
 					s.Time.Local().Format(time.TimeOnly), task)
 			}
 			return nil
@@ -131,19 +135,26 @@ replaces the remit. The fork then runs as lemmings resume does. The parent run i
 			if noRun {
 				id, err := run.MakeFork(cmd.Context(), root, cmp.Or(runID, run.NewRunID()), f, cfg, a.red, a.stderr)
 				if err != nil {
+					return noStepIsUsage(err)
+				}
+				r, err := a.loadRun(cmd.Context(), []string{id})
+				if err != nil {
 					return err
 				}
+				st := r.Standing()
 				if a.jsonOut {
-					a.printJSON(map[string]any{"kind": "fork", "run_id": id, "parent": parent, "step": step})
+					a.printJSON(map[string]any{"kind": "fork", "run_id": id, "parent": parent, "step": step,
+						"status": st.Status, "at_step": r.Step, "reason": st.Reason, "next_step": st.Next})
 					return nil
 				}
-				fmt.Fprintf(a.stdout, "forked %s@%d as %s (branch lemmings/%s); lemmings resume %s runs it\n", parent, step, id, id, id)
+				fmt.Fprintf(a.stdout, "forked %s@%d as %s (branch lemmings/%s): %s at step %d, %s\nhow to go on: %s\n",
+					parent, step, id, id, st.Status, r.Step, strings.TrimPrefix(st.Reason, fmt.Sprintf("fork of %s at step %d, ", parent, step)), st.Next)
 				return nil
 			}
-			return a.drive(cmd.Context(), func(ctx context.Context, o run.Options) (run.Result, error) {
+			return noStepIsUsage(a.drive(cmd.Context(), func(ctx context.Context, o run.Options) (run.Result, error) {
 				o.Approve, o.RunID = approveMode, runID
 				return run.Fork(ctx, o, f)
-			}, root, cfg)
+			}, root, cfg))
 		},
 	}
 	cmd.Flags().StringVar(&reject, "reject-task", "", "take this task back first (t3): its commit reverted, the task back in the plan with the reason")
@@ -156,6 +167,15 @@ replaces the remit. The fork then runs as lemmings resume does. The parent run i
 	cmd.Flags().StringVar(&runID, "run-id", "", "name of the fork (default: its start time and a random suffix)")
 	_ = cmd.Flags().MarkHidden("run-id")
 	return cmd
+}
+
+// noStepIsUsage makes a fork from a step the run does not have a usage error
+// (exit 2), as a run that does not exist is.
+func noStepIsUsage(err error) error {
+	if errors.Is(err, run.ErrNoStep) {
+		return &exitError{code: exitUsage, err: err}
+	}
+	return err
 }
 
 func newUndoCmd(a *app) *cobra.Command {
@@ -187,7 +207,11 @@ running run takes the task back at its next task boundary. Your checkout is not 
 				return err
 			}
 			if a.jsonOut {
-				a.printJSON(map[string]any{"kind": "undo", "run_id": id, "task": task, "requested": res.Requested, "undone": res.Undone, "branch": res.Branch, "rescue": res.Rescue})
+				out := map[string]any{"kind": "undo", "run_id": id, "task": task, "requested": res.Requested, "undone": res.Undone, "branch": res.Branch, "rescue": res.Rescue}
+				if !res.Requested {
+					out["status"], out["reason"], out["next_step"] = res.Standing.Status, res.Standing.Reason, res.Standing.Next
+				}
+				a.printJSON(out)
 				return nil
 			}
 			if res.Requested {
@@ -204,7 +228,7 @@ running run takes the task back at its next task boundary. Your checkout is not 
 			if res.Rescue != "" {
 				fmt.Fprintf(a.stdout, "what the cut-off step had left in the work tree is kept on the branch %s\n", res.Rescue)
 			}
-			fmt.Fprintf(a.stdout, "the task is back in the plan; lemmings resume %s does it again\n", id)
+			fmt.Fprintf(a.stdout, "the task is back in the plan; the run is %s\nhow to go on: %s\n", res.Standing.Status, res.Standing.Next)
 			return nil
 		},
 	}

@@ -244,17 +244,17 @@ func TestForkFromAStepSurvivesKillNineAndLeavesTheParentAlone(t *testing.T) {
 	if !strings.Contains(st.stdout, `"status":"done"`) {
 		t.Errorf("the parent is not done any more: %s", st.stdout)
 	}
-	// A fork made without running it stands stopped, not paused for a decision.
+	// A fork made without running it stands forked, not paused for a decision.
 	nr := c.run(repo, "fork", parent+"@"+itoa(step), "--no-run", "--remit", "Only fix MeanWordLength", "--json")
 	var made map[string]any
 	if nr.code != 0 || json.Unmarshal([]byte(strings.TrimSpace(nr.stdout)), &made) != nil {
 		t.Fatalf("fork --no-run: %d %s %s", nr.code, nr.stdout, nr.stderr)
 	}
-	if st := c.run(repo, "status", made["run_id"].(string), "--json"); !strings.Contains(st.stdout, `"status":"stopped"`) || !strings.Contains(st.stdout, "not run yet") {
+	if st := c.run(repo, "status", made["run_id"].(string), "--json"); !strings.Contains(st.stdout, `"status":"forked"`) || !strings.Contains(st.stdout, "not run yet") {
 		t.Errorf("status of a fork not run: %s", st.stdout)
 	}
 	// A step that does not exist is refused, with the range.
-	if bad := c.run(repo, "fork", parent+"@9999", "--no-run"); bad.code == 0 || !strings.Contains(bad.stderr, "no step 9999") {
+	if bad := c.run(repo, "fork", parent+"@9999", "--no-run"); bad.code == 0 || !strings.Contains(bad.stderr, "no such step to fork from") {
 		t.Errorf("fork at a missing step: %d %s", bad.code, bad.stderr)
 	}
 }

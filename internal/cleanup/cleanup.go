@@ -78,7 +78,9 @@ func Select(req Request, runs []graph.RunInfo, damaged map[string]error) (todo [
 				return nil, warnings, fmt.Errorf("run %s is in progress: lemmings halt %s stops it first", r.ID, r.ID)
 			}
 			if r.Status != graph.StatusDone && !req.Force {
-				return nil, warnings, refuse("run %s is %s and can still be resumed (lemmings resume %s); --force cleans it anyway", r.ID, r.Status, r.ID)
+				// In the words status uses (a fork not run is "forked", a halted run "stopped").
+				st := runstate.StandingOf(runstate.Stored{Status: r.Status, Active: r.Active, Reason: r.Reason, Error: r.Error}, &runstate.State{RunID: r.ID})
+				return nil, warnings, refuse("run %s is %s (%s) and can still be resumed; --force cleans it anyway", r.ID, st.Status, st.Reason)
 			}
 			todo = append(todo, r)
 		case req.Finished && r.Status == graph.StatusDone && !r.Active:

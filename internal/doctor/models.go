@@ -5,17 +5,30 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/ollama/ollama/api"
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
+// fallbacks say what a run does instead when a role's model cannot be
+// asked: such a role is no failure, and its line has no fix (an `ollama pull`
+// would not work offline anyway).
+var fallbacks = map[string]string{
+	config.RoleSummarizer: "a run's primary model (%s) writes the task summaries instead (roles.summarizer.model names another)",
+	config.RoleEmbedding:  "retrieval uses the offline embedder instead (rag.embedder: offline chooses it without asking)",
+}
+
 // modelChecks checks the local roles, one line per cause: roles whose
 // server cannot be reached share one line naming the server and them all,
-// with the fix that fits why it cannot be reached.
+// with the fix that fits why it cannot be reached. A role with a fallback
+// says what a run does without it.
 func modelChecks(ctx context.Context, r *llm.Router, cfg *config.Config, src *config.Sources, roles []string) []Check {
 	type down struct {
 		roles    []string
@@ -33,6 +46,17 @@ func modelChecks(ctx context.Context, r *llm.Router, cfg *config.Config, src *co
 		rr, _ := cfg.ResolvedRole(role)
 		err := r.Check(ctx, role)
 		var le *llm.Error
+		if fb, ok := fallbacks[role]; err != nil && ok {
+			p, _ := cfg.ResolvedRole(config.RolePrimary)
+			if errors.As(err, &le) && le.Kind == llm.KindUnavailable && rr.BaseURL == p.BaseURL {
+				continue // the primary's server line says it, and the run needs the primary first
+			}
+			if strings.Contains(fb, "%s") {
+				fb = fmt.Sprintf(fb, p.Model)
+			}
+			out = append(out, Check{"model " + role, "ok", fmt.Sprintf("%s cannot be asked (%s): %s", rr.Model, causeOf(err), fb), ""})
+			continue
+		}
 		if err != nil && errors.As(err, &le) && le.Kind == llm.KindUnavailable {
 			d, ok := servers[rr.BaseURL]
 			if !ok {
@@ -48,7 +72,11 @@ func modelChecks(ctx context.Context, r *llm.Router, cfg *config.Config, src *co
 		}
 		name := "model " + role
 		if err != nil {
-			out = append(out, Check{name, severity, causeOf(err), llmHint(err)})
+			fix := llmHint(err)
+			if errors.As(err, &le) && le.Kind == llm.KindModelNotFound && rr.Provider == config.ProviderOllama {
+				fix = missingModelFix(ctx, rr, fix)
+			}
+			out = append(out, Check{name, severity, causeOf(err), fix})
 			continue
 		}
 		out = append(out, Check{name, "ok", fmt.Sprintf("%s on %s", rr.Model, rr.BaseURL), ""})
@@ -106,9 +134,9 @@ func unreachableFix(err error, url string, cfg *config.Config, src *config.Sourc
 	case errors.As(err, &dns):
 		return fmt.Sprintf("the host %q does not resolve: correct the address (set by %s)", dns.Name, origin)
 	case errors.Is(err, syscall.ECONNREFUSED) && hostSet:
-		return fmt.Sprintf("nothing listens at %s (set by %s): start `ollama serve` there, or correct the address", url, origin)
+		return fmt.Sprintf("nothing listens at %s (set by %s): start `ollama serve` there, or `make local-model` in lemmings' checkout (it starts its own server there), or correct the address", url, origin)
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return "start it with `ollama serve` (or point OLLAMA_HOST at the server)"
+		return "start a server: `ollama serve` (Ollama, from ollama.com), or `make local-model` in lemmings' checkout (builds one for this CPU, installs a Qwen coder and sets lemmings up for it); or point OLLAMA_HOST at a server"
 	}
 	return fmt.Sprintf("check that the server at %s is up and reachable (set by %s)", url, origin)
 }
@@ -150,4 +178,22 @@ func plannerCheck(ctx context.Context, r *llm.Router, cfg *config.Config) *Check
 		return &Check{"planner", "warn", "off for a run, the primary plans: " + causeOf(err), llmHint(err)}
 	}
 	return &Check{"planner", "ok", fmt.Sprintf("%s via %s plans scope and tasks", rr.Model, rr.Provider), ""}
+}
+
+// missingModelFix is the advice for a model the Ollama server lacks: first what works with no
+// network, a model the server has (or make local-model's), then the download.
+func missingModelFix(ctx context.Context, rr config.Role, pull string) string {
+	var have []string
+	if u, err := url.Parse(rr.BaseURL); err == nil {
+		if list, err := api.NewClient(u, &http.Client{}).List(ctx); err == nil {
+			for _, m := range list.Models {
+				have = append(have, strings.TrimSuffix(m.Name, ":latest"))
+			}
+		}
+	}
+	fix := "the server has no model yet: make local-model in lemmings' checkout installs a Qwen coder and sets lemmings up for it"
+	if len(have) > 0 {
+		fix = fmt.Sprintf("use a model the server has (%s): --model NAME, or roles.primary.model in your user file", strings.Join(have, ", "))
+	}
+	return fix + "; or, with the network, " + pull
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,7 +49,7 @@ func ollamaServerCheck(ctx context.Context, cfg *config.Config) *Check {
 		build = fmt.Sprintf("%s (pid %d) %s", exe, pid, b.text)
 		if b.scalar {
 			status = "warn"
-			fix = "an Ollama built for this CPU is 8-20x faster: make ollama (scripts/ollama.sh builds with -march=native), or the release from ollama.com"
+			fix = "an Ollama built for this CPU is 8-20x faster: OLLAMA_REBUILD=1 make ollama in lemmings' checkout (scripts/ollama.sh tries -march=native first; build.txt beside the binary says why each faster step failed), or the release from ollama.com"
 		}
 	}
 	c := api.NewClient(u, &http.Client{})
@@ -107,17 +108,25 @@ type ollamaBuild struct {
 // describeOllamaBuild reads, in order: build.txt beside the binary (scripts/ollama.sh writes
 // it), the C flags in the binary's Go build info, a release's per-CPU backend libraries.
 func describeOllamaBuild(exe string) ollamaBuild {
-	if kv := readBuildTxt(filepath.Join(filepath.Dir(exe), "build.txt")); kv["cflags"] != "" {
+	if kv, steps := readBuildTxt(filepath.Join(filepath.Dir(exe), "build.txt")); kv["cflags"] != "" {
 		b := ollamaBuild{text: "built by scripts/ollama.sh with " + kv["cflags"]}
 		switch how := kv["detected"]; {
-		case how == "native":
-			b.text += " (this CPU's instructions: " + vectorNames(kv["vector"]) + ")"
+		case strings.HasPrefix(how, "native"):
+			names := vectorNames(kv["vector"])
+			if strings.Contains(how, "without AMX") {
+				names = strings.TrimPrefix(strings.ReplaceAll(names, ", AMX", ""), "AMX, ")
+			}
+			b.text += " (" + how + ": this CPU's instructions: " + names + ")"
 		case how != "":
 			b.text += " (" + how + ")"
 		}
 		b.scalar = !vectorFlags(kv["cflags"])
 		if b.scalar {
 			b.text += ": no vector instructions, the CPU backend is scalar"
+		}
+		// The ladder's steps that did not link: why this build is not a faster one.
+		if len(steps) > 0 {
+			b.text += "; " + strings.Join(steps, "; ")
 		}
 		return b
 	}
@@ -142,7 +151,7 @@ func describeOllamaBuild(exe string) ollamaBuild {
 // vectorFlags says whether C flags ask for vector instructions beyond the x86-64 baseline.
 func vectorFlags(cflags string) bool {
 	for _, f := range strings.Fields(cflags) {
-		if strings.HasPrefix(f, "-march=") || strings.HasPrefix(f, "-mavx") || f == "-mfma" || f == "-mf16c" {
+		if strings.HasPrefix(f, "-march=") || strings.HasPrefix(f, "-mcpu=") || strings.HasPrefix(f, "-mavx") || f == "-mfma" || f == "-mf16c" {
 			return true
 		}
 	}
@@ -151,10 +160,11 @@ func vectorFlags(cflags string) bool {
 
 // vectorNames turns cpuinfo's flags ("avx avx2 avx512f fma") into the names users know.
 func vectorNames(flags string) string {
-	names := map[string]string{"avx": "AVX", "avx2": "AVX2", "avx512f": "AVX-512", "fma": "FMA", "f16c": "F16C"}
+	names := map[string]string{"avx": "AVX", "avx2": "AVX2", "avx512f": "AVX-512", "fma": "FMA", "f16c": "F16C",
+		"amx_tile": "AMX", "asimd": "NEON", "sve": "SVE", "sve2": "SVE2"}
 	var out []string
 	for _, f := range strings.Fields(flags) {
-		if n, ok := names[f]; ok {
+		if n, ok := names[f]; ok && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
@@ -164,20 +174,29 @@ func vectorNames(flags string) string {
 	return strings.Join(out, ", ")
 }
 
-func readBuildTxt(path string) map[string]string {
+// readBuildTxt returns build.txt's "key: value" lines, and apart, its "failed:" and "skipped:"
+// lines (one per ladder step, in order) as they are written ("failed: STEP (FLAGS): WHY").
+func readBuildTxt(path string) (kv map[string]string, steps []string) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	defer f.Close()
-	kv := map[string]string{}
+	kv = map[string]string{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok {
-			kv[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
 		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if k == "failed" || k == "skipped" {
+			steps = append(steps, k+": "+v)
+			continue
+		}
+		kv[k] = v
 	}
-	return kv
+	return kv, steps
 }
 
 // localServer finds the process listening on u's port when u is a loopback address, and its

@@ -34,15 +34,24 @@ func TestDescribeOllamaBuild(t *testing.T) {
 	}
 	write("version: 0.11.4\ncflags: -O3 -march=native\ndetected: native\ncpu: AMD EPYC\nvector: avx avx2 avx512f f16c fma\n")
 	b := describeOllamaBuild(exe)
-	if b.scalar || b.text != "built by scripts/ollama.sh with -O3 -march=native (this CPU's instructions: AVX, AVX2, AVX-512, F16C, FMA)" {
+	if b.scalar || b.text != "built by scripts/ollama.sh with -O3 -march=native (native: this CPU's instructions: AVX, AVX2, AVX-512, F16C, FMA)" {
 		t.Errorf("native: %+v", b)
+	}
+	// On an AMX CPU the native step fails to link; the second step's build and why.
+	write("version: 0.11.4\ncflags: -O3 -march=native -mno-amx-tile -mno-amx-int8 -mno-amx-bf16\ndetected: native without AMX\n" +
+		"failed: native (-O3 -march=native): ggml-cpu.cpp: undefined reference to `ggml_backend_amx_buffer_type()'\n" +
+		"vector: amx_bf16 amx_int8 amx_tile avx avx2 avx512f f16c fma\n")
+	if b := describeOllamaBuild(exe); b.scalar || b.text != "built by scripts/ollama.sh with -O3 -march=native -mno-amx-tile -mno-amx-int8 -mno-amx-bf16 "+
+		"(native without AMX: this CPU's instructions: AVX, AVX2, AVX-512, F16C, FMA); "+
+		"failed: native (-O3 -march=native): ggml-cpu.cpp: undefined reference to `ggml_backend_amx_buffer_type()'" {
+		t.Errorf("native without AMX: %+v", b)
 	}
 	write("version: 0.11.4\ncflags: -O3 -mavx -mavx2 -mfma\ndetected: cpuinfo\n")
 	if b := describeOllamaBuild(exe); b.scalar || !strings.Contains(b.text, "-mavx2 -mfma (cpuinfo)") {
 		t.Errorf("cpuinfo: %+v", b)
 	}
-	write("version: 0.11.4\ncflags: -O2\ndetected: portable\n")
-	if b := describeOllamaBuild(exe); !b.scalar || !strings.Contains(b.text, "scalar") {
+	write("version: 0.11.4\ncflags: -O2\ndetected: portable\nfailed: native (-O3 -march=native): cc1: error: bad value\nskipped: native without AMX: no AMX\n")
+	if b := describeOllamaBuild(exe); !b.scalar || !strings.HasSuffix(b.text, "scalar; failed: native (-O3 -march=native): cc1: error: bad value; skipped: native without AMX: no AMX") {
 		t.Errorf("portable: %+v", b)
 	}
 	if err := os.Remove(filepath.Join(dir, "build.txt")); err != nil {

@@ -156,6 +156,10 @@ func (p *Progress) flushText() {
 // endLine is a stored log's last word: how the run stood when it ended.
 func (p *Progress) endLine(ev graph.Event) {
 	p.flushText()
+	if text, ok := runview.StandingSetText(ev); ok {
+		p.printf("%s %s", p.elapsed(), text)
+		return
+	}
 	line := fmt.Sprintf("%s run ended: %s", p.elapsed(), ev.Status)
 	if string(ev.Status) == string(runstate.RunPaused) {
 		line += " (the line above says for what)" // the pause's own line gave the reason

@@ -262,7 +262,7 @@ func (p *Progress) custom(data events.Payload) {
 			return // printed on stderr when it arose, before the run's log was open
 		}
 		p.printf("%s warning: %v", p.elapsed(), d.Message)
-	case *events.Told, *events.TaskUndone:
+	case *events.Told, *events.TaskUndone, *events.Forked:
 		p.printf("%s %s", p.elapsed(), runview.SteerText(d))
 	case *events.Trace:
 		p.printf("%s trace %v → %v", p.elapsed(), d.TraceID, d.Endpoint)
