@@ -7,6 +7,7 @@ package nodes
 // and asked again, never spliced over it.
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -92,5 +93,42 @@ func TestAnAdditionThatRewritesTheConstructorIsRefusedAndAskedAgain(t *testing.T
 	}
 	if n := len(r.model.recorded()); n != 2 {
 		t.Errorf("%d calls, want 2: the refused reply, then the new method alone", n)
+	}
+}
+
+const loadGo = `package props
+
+import "strings"
+
+// Load reads data.
+func Load(data string) string {
+	return data
+}
+
+// LoadString reads a string.
+func LoadString(s string) string {
+	return s
+}
+
+// Other is left alone.
+func Other() {}
+`
+
+// A quick task is the whole remit, not only its first sentence: a unit the
+// remit names further on may be rewritten with the one asked for.
+func TestAUnitTheRemitNamesLaterMayBeRewrittenToo(t *testing.T) {
+	t.Parallel()
+	both := "```go\n// Load reads data.\nfunc Load(data string) string {\n\treturn strings.TrimPrefix(data, \"\\ufeff\")\n}\n\n// LoadString reads a string.\nfunc LoadString(s string) string {\n\treturn strings.TrimPrefix(s, \"\\ufeff\")\n}\n```\n"
+	r := newWeakRun(t, EditText, map[string]string{"props.go": loadGo}, text(both))
+	r.d.Settings.WholeFileLines = 5
+	r.d.Gates = []workspace.Gate{{Name: "check", Command: `test "$(grep -c TrimPrefix props.go)" = 2`}}
+	r.task.Title, r.task.Instructions = "Files often start with a byte order mark", "Carry out the remit."
+	remit := "Files often start with a byte order mark. Load must drop it, and LoadString too."
+	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task, Quick: true, Remit: remit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := out.Implementation; res.Status != ImplFinished || strings.Count(r.file(t, "props.go"), "TrimPrefix") != 2 {
+		t.Errorf("status %s (%s):\n%s", res.Status, res.Summary, r.file(t, "props.go"))
 	}
 }

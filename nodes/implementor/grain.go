@@ -98,7 +98,12 @@ func (l *implLoop) pickUnit(units []splice.Unit, symbol, p string) (splice.Unit,
 // taskText is everything the task says, to find the names it mentions.
 func (l *implLoop) taskText() string {
 	t := l.t
-	return strings.Join(append([]string{t.Title, t.Instructions, t.Feedback}, t.AcceptanceCriteria...), "\n")
+	parts := append([]string{t.Title, t.Instructions, t.Feedback}, t.AcceptanceCriteria...)
+	if l.s.Quick {
+		// A quick task is the remit: its title is only the first sentence.
+		parts = append(parts, l.s.Remit)
+	}
+	return strings.Join(parts, "\n")
 }
 
 var identifier = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?`)
