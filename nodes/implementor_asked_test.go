@@ -272,6 +272,7 @@ func TestATestThatShowsTheChangeIsWrittenWhenNoTestFailedAtTheStart(t *testing.T
 			r := newDirectRun(t, text("```go\n"+meanFixed+"```\n"), text(strings.TrimPrefix(tc.test, "\n")+"```\n"))
 			r.d.Gates = []workspace.Gate{evidenceGate}
 			r.task.StartTested, r.task.StartPassed = true, true // the test gates ran at the start, and passed
+			r.task.Attempt = 2                                  // the first attempt writes its test first
 			res := r.runQuick(t)
 			if res.Status != ImplFinished {
 				t.Fatalf("status %s: %s", res.Status, res.Summary)
@@ -288,6 +289,43 @@ func TestATestThatShowsTheChangeIsWrittenWhenNoTestFailedAtTheStart(t *testing.T
 			}
 			if got := r.file(t, "stats.go"); got != meanFixed {
 				t.Errorf("the change is not back in place after the check without it:\n%s", got)
+			}
+		})
+	}
+}
+
+// On a task's first attempt the test comes first: it must fail with the code
+// as it is, and the code's draws are gated against it; when they pass, it is
+// the evidence. A test that passes already is dropped, and no second test
+// call follows the code.
+func TestATestWrittenFirstIsWhatTheCodeIsGatedAgainst(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, test string
+		kept       bool
+	}{
+		{"a test that fails now is kept and the code passes it", meanOfThree, true},
+		{"a test that passes already is dropped", "\nfunc TestNothing(t *testing.T) {}\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newDirectRun(t, text(strings.TrimPrefix(tc.test, "\n")+"```\n"), text("```go\n"+meanFixed+"```\n"))
+			r.d.Gates = []workspace.Gate{evidenceGate}
+			r.task.StartTested, r.task.StartPassed = true, true
+			res := r.runQuick(t)
+			calls := r.model.recorded()
+			if res.Status != ImplFinished || len(calls) != 2 {
+				t.Fatalf("status %s after %d calls, want 2 (the test, then the code): %s", res.Status, len(calls), res.Summary)
+			}
+			if ask := calls[0].LastUser(); !strings.Contains(ask, "it must fail with the code as it is now") || !strings.Contains(ask, "func Mean(xs []int) float64") {
+				t.Errorf("the first request does not ask for a failing test, showing the code:\n%s", ask)
+			}
+			kept := strings.Contains(r.file(t, "stats_test.go"), strings.TrimSpace(tc.test))
+			if (res.Evidence != "") != tc.kept || kept != tc.kept {
+				t.Errorf("evidence %q, test kept %v; want %v (summary %s)", res.Evidence, kept, tc.kept, res.Summary)
+			}
+			if got := r.file(t, "stats.go"); got != meanFixed {
+				t.Errorf("stats.go:\n%s", got)
 			}
 		})
 	}

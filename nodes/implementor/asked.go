@@ -48,11 +48,11 @@ func (l *implLoop) askedTest() (string, bool) {
 // (evidence). It lands the test, runs the gates, and says in done's summary
 // what became of it. codeBefore is the code file as the attempt found it.
 // An error is a system fault or the run being stopped.
-func (l *implLoop) writeTest(ctx context.Context, done *runstate.ImplResult, codeBefore string) error {
+func (l *implLoop) writeTest(ctx context.Context, done *runstate.ImplResult, codeBefore string, evidence bool) error {
 	if p, ok := l.askedTest(); ok {
 		return l.addTest(ctx, done, codeBefore, p, false)
 	}
-	if p, ok := l.evidenceTest(); ok && l.t.StartTested && l.t.StartPassed {
+	if p, ok := l.evidenceTest(); ok && evidence && l.t.StartTested && l.t.StartPassed {
 		return l.addTest(ctx, done, codeBefore, p, true)
 	}
 	return nil
@@ -167,6 +167,120 @@ func (l *implLoop) keepTest(ctx context.Context, done *runstate.ImplResult, p st
 	}
 	done.Summary = strings.TrimSpace(done.Summary + fmt.Sprintf(" Wrote the test the task asks for in %s; %s.", p, checked))
 	return nil
+}
+
+// reproduction is a test written before any code: the file it is in, what
+// the file was before it, and whether it was kept.
+type reproduction struct {
+	path, was string
+	tried     bool // a test was asked for first (kept or not)
+	kept      bool
+}
+
+// reproduce asks, before any code, for a test of what the task asks for,
+// one that fails with the code as it is: when the tests pass at a task's
+// start, nothing tells a small coder its change is wrong, and its draws are
+// gated on tests that pass either way. Kept — it landed and the gates fail
+// on it, in its file — it is what the code's draws are gated against, and
+// the evidence QA decides by when they pass. One call; a test that passes
+// already, does not build or fails elsewhere is dropped and the attempt
+// goes on as before.
+func (l *implLoop) reproduce(ctx context.Context, codeAct implAction) (reproduction, error) {
+	p, ok := l.evidenceTest()
+	if !ok || IsTestFile(codeAct.Path) {
+		return reproduction{}, nil
+	}
+	old, readErr := l.d.Work.FS().ReadFile(p)
+	act := implAction{actionHead: actionHead{Action: "edit", Thought: "(lemmings) a test of what the task asks, first", Path: p}}
+	switch {
+	case errors.Is(readErr, fs.ErrNotExist):
+		act.Action = "write_file"
+	case readErr != nil:
+		return reproduction{}, nil
+	default:
+		act.Symbol = l.testAnchor(ctx, p, string(old), "", "")
+	}
+	code, err := l.d.Work.FS().ReadFile(codeAct.Path)
+	if err != nil {
+		return reproduction{}, nil
+	}
+	g := l.chooseGrain(ctx, codeAct, codeAct.Path, string(code), true)
+	lead := fmt.Sprintf("Before any change, write a test in %s of what the task asks for: it must fail with the code as it is now, and pass once the task is done.\n%s",
+		p, strings.TrimSpace(l.grainView(codeAct.Path, string(code), true, g)))
+	l.history = nil
+	l.writingTest = true
+	ex, err := l.codeEdit(ctx, act, "", lead)
+	l.writingTest = false
+	l.history = nil // the code's requests start afresh
+	tried := reproduction{tried: true}
+	if err != nil {
+		if ctx.Err() != nil {
+			return reproduction{}, ctx.Err()
+		}
+		l.dropRepro(ctx, p, "the model call failed: "+textutil.FirstLine(err.Error()))
+		return tried, nil
+	}
+	l.d.emitAction(ctx, l.t, 0, act, ex.result)
+	drop := func(why string) (reproduction, error) {
+		if ex.land.landed {
+			if err := l.undo(ex.land); err != nil {
+				return reproduction{}, fmt.Errorf("implementor: put back %s: %w", p, err)
+			}
+		}
+		l.dropRepro(ctx, p, why)
+		return tried, nil
+	}
+	switch {
+	case !ex.land.landed:
+		return drop("the reply could not be used: " + textutil.FirstLine(strings.TrimPrefix(ex.result, "error: ")))
+	case ex.land.introduced != "" && !strings.Contains(ex.land.introduced, path.Base(p)):
+		return drop("it breaks the build elsewhere: " + textutil.FirstLine(ex.land.introduced))
+	}
+	results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
+	for _, r := range results {
+		l.d.emitGate(ctx, l.t, "test first", r)
+	}
+	if err := ctx.Err(); err != nil {
+		return reproduction{}, err
+	}
+	if workspace.AllPassed(results) {
+		return drop("it passes with the code as it is, so it does not show what the task asks for")
+	}
+	failing := ""
+	for _, r := range results {
+		if !r.Passed {
+			failing += r.Output
+		}
+	}
+	if !l.failsOnNewTest(ctx, p, string(old), failing) {
+		return drop("the checks fail, but not on the new test in " + p + ": " + l.gateFailure(results))
+	}
+	return reproduction{path: p, was: string(old), tried: true, kept: true}, nil
+}
+
+// failsOnNewTest says whether a failure is the new test's: the output names
+// the test file, or a test the file has now and did not have before.
+func (l *implLoop) failsOnNewTest(ctx context.Context, p, before, output string) bool {
+	if strings.Contains(output, path.Base(p)) {
+		return true
+	}
+	now, err := l.d.Work.FS().ReadFile(p)
+	if err != nil {
+		return false
+	}
+	was, _ := l.parser().Units(ctx, p, []byte(before))
+	units, _ := l.parser().Units(ctx, p, now)
+	for _, u := range units {
+		if !slices.ContainsFunc(was, func(w splice.Unit) bool { return w.Name == u.Name }) && strings.Contains(output, u.Short()) {
+			return true
+		}
+	}
+	return false
+}
+
+// dropRepro records a test written first that was not kept.
+func (l *implLoop) dropRepro(ctx context.Context, p, why string) {
+	l.d.emit(ctx, events.ImplementorTestDropped{Task: l.t.ID, Attempt: l.t.Attempt, Path: p, Reason: "test first: " + textutil.Clip(why, 300)})
 }
 
 // failsWithout runs the gates with the code file as the attempt found it

@@ -100,6 +100,32 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*runstate.ImplR
 	}
 	l.d.emit(ctx, events.ImplementorDirect{Task: l.t.ID, Attempt: l.t.Attempt, Path: p})
 	before, _ := l.d.Work.FS().ReadFile(p) // what the test of the change is told changed
+	var repro reproduction
+	if l.t.Attempt == 1 && l.t.StartTested && l.t.StartPassed {
+		var err error
+		if repro, err = l.reproduce(ctx, act); err != nil {
+			return nil, err
+		}
+	}
+	res, err := l.directRounds(ctx, act, string(before), repro)
+	if err == nil && repro.kept && (res.Status != runstate.ImplFinished || l.gatesFailed) {
+		// The code did not pass the test it was written against: the next
+		// attempt and QA go without it (a small coder's test can be wrong).
+		if rerr := l.d.Work.FS().Restore(repro.path, []byte(repro.was)); rerr != nil {
+			return nil, fmt.Errorf("implementor: put back %s: %w", repro.path, rerr)
+		}
+		res.Summary = strings.TrimSpace(res.Summary + fmt.Sprintf(" The test written first in %s was dropped: the code did not pass it.", repro.path))
+	}
+	return res, err
+}
+
+// directRounds are the direct attempt's rounds: the code asked for, landed
+// and gated, and a failure sent back, until the gates pass, the rounds are
+// spent, or the code stops changing or cannot be used. A test written
+// first (repro) is in the tree they are gated on, and the evidence when they
+// pass.
+func (l *implLoop) directRounds(ctx context.Context, act implAction, before string, repro reproduction) (*runstate.ImplResult, error) {
+	p := act.Path
 	var (
 		// A later attempt starts from the last one's work, with what was
 		// found wrong with it: as direct as the first (Qwen-1.5B, put in
@@ -171,8 +197,13 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*runstate.ImplR
 			continue
 		}
 		done, failed := l.finishGates(ctx, implAction{actionHead: actionHead{Action: "finish"}, actionTail: actionTail{Summary: "Changed " + p + " as the task asks."}}, n)
+		if done != nil && repro.kept {
+			done.Evidence = fmt.Sprintf("a test lemmings wrote first in %s failed before the change and passes with it", repro.path)
+			done.Summary = strings.TrimSpace(done.Summary + " The test written first in " + repro.path + " passes with it.")
+			return done, nil
+		}
 		if done != nil {
-			if err := l.writeTest(ctx, done, string(before)); err != nil {
+			if err := l.writeTest(ctx, done, before, !repro.tried); err != nil {
 				return nil, err
 			}
 			return done, nil
