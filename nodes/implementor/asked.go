@@ -197,14 +197,15 @@ func (l *implLoop) reproduce(ctx context.Context, codeAct implAction) (reproduct
 		act.Action = "write_file"
 	case readErr != nil:
 		return reproduction{}, nil
-	default:
-		act.Symbol = l.testAnchor(ctx, p, string(old), "", "")
 	}
 	code, err := l.d.Work.FS().ReadFile(codeAct.Path)
 	if err != nil {
 		return reproduction{}, nil
 	}
 	g := l.chooseGrain(ctx, codeAct, codeAct.Path, string(code), true)
+	if act.Action == "edit" {
+		act.Symbol = l.reproAnchor(ctx, p, string(old), g.unit.Short())
+	}
 	lead := fmt.Sprintf("Before any change, write a test in %s of what the task asks for: it must fail with the code as it is now, and pass once the task is done.\n%s",
 		p, strings.TrimSpace(l.grainView(codeAct.Path, string(code), true, g)))
 	l.history = nil
@@ -256,6 +257,36 @@ func (l *implLoop) reproduce(ctx context.Context, codeAct implAction) (reproduct
 		return drop("the checks fail, but not on the new test in " + p + ": " + l.gateFailure(results))
 	}
 	return reproduction{path: p, was: string(old), tried: true, kept: true}, nil
+}
+
+// reproAnchor is the test a request for a test written first shows and
+// asks back with the new one: the shortest test that calls the target, else
+// the shortest test, else what testAnchor picks. Every line of it is
+// written again, and a long helper asked back ran a small coder's reply
+// into its limit before the new test began.
+func (l *implLoop) reproAnchor(ctx context.Context, p, test, target string) string {
+	units, err := l.parser().Units(ctx, p, []byte(test))
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(test, "\n")
+	var best splice.Unit
+	bestCalls := false
+	for _, u := range units {
+		name := u.Short()
+		if (u.Kind != "func" && u.Kind != "def" && u.Kind != "method") || !(strings.HasPrefix(name, "Test") || strings.HasPrefix(name, "test")) {
+			continue
+		}
+		body := strings.Join(lines[max(0, u.Start-1):min(u.End, len(lines))], "\n")
+		calls := target != "" && strings.Contains(body, target+"(")
+		if best.Name == "" || (calls && !bestCalls) || (calls == bestCalls && u.Lines() < best.Lines()) {
+			best, bestCalls = u, calls
+		}
+	}
+	if best.Name == "" {
+		return l.testAnchor(ctx, p, test, "", "")
+	}
+	return best.Name
 }
 
 // failsOnNewTest says whether a failure is the new test's: the output names
