@@ -141,3 +141,23 @@ func TestTwoCommandsAtOnceShareNoUpperLayer(t *testing.T) {
 		t.Errorf("a later command sees:\n%s", r.out)
 	}
 }
+
+// A gate that imports the tree's Python leaves no __pycache__ in it: a
+// commit of the attempt would carry the bytecode (it did, on a real task).
+func TestPythonBytecodeStaysOutOfTheTree(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	b := newBox(t, true)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "mod.py"), []byte("X = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := sh(t, b, Spec{Dir: dir}, `python3 -c "import mod; print(mod.X)"`)
+	if !strings.Contains(r.out, "1") {
+		t.Fatalf("the import did not run:\n%s", r.out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "__pycache__")); err == nil {
+		t.Error("the gate left __pycache__ in the tree")
+	}
+}

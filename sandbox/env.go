@@ -69,6 +69,9 @@ func (b *Box) environ(tmp string, network bool) []string {
 	set["GOMODCACHE"] = filepath.Join(cache, "gomod")
 	set["npm_config_cache"] = filepath.Join(cache, "npm")
 	set["PIP_CACHE_DIR"] = filepath.Join(cache, "pip")
+	// Python's bytecode (and pytest's rewritten tests) go to the cache, not
+	// __pycache__ folders in the tree that a commit would carry.
+	set["PYTHONPYCACHEPREFIX"] = filepath.Join(cache, "pycache")
 	set["GIT_TERMINAL_PROMPT"] = "0"
 	if _, ok := set["LANG"]; !ok {
 		set["LANG"] = "C.UTF-8"
