@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -261,5 +262,20 @@ func TestLemmingsWorksOnATaskFromItsRemitAlone(t *testing.T) {
 	}
 	if !remitSeen {
 		t.Errorf("no prompt carries the remit (%d calls)", len(calls))
+	}
+}
+
+// A second attempt is told the failures, not the whole log: pytest's 90 KB
+// of tracebacks named every file of the repository in a real task's remit.
+func TestASecondAttemptIsToldTheFailuresNotTheWholeLog(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&b, "/tmp/judge-own/pkg/mod%d.py:%d: in helper\n    return call()\n", i, i+1)
+	}
+	b.WriteString("FAILED tests/test_parse.py::test_hyphen - AssertionError: assert None == {'a-b': 1}\n1 failed, 120 passed in 2.1s\n")
+	fb := taskFeedback(b.String(), "/tmp/judge-own")
+	if len(fb) > taskFeedbackBytes+512 || !strings.Contains(fb, "FAILED tests/test_parse.py::test_hyphen") || strings.Contains(fb, "/tmp/judge-own") {
+		t.Errorf("%d bytes:\n%s", len(fb), fb)
 	}
 }

@@ -116,7 +116,7 @@ func (e *evalRun) task(ctx context.Context, ex Exercise, lang Language, start ti
 		if own.Passed {
 			break // nothing the repository can tell a second attempt
 		}
-		feedback = withoutDir(own.Output, testDir+"-own")
+		feedback = taskFeedback(own.Output, testDir+"-own")
 	}
 	reason := "held-back tests failed: " + KeyLine(last.Output)
 	if lr := r.Runs[len(r.Runs)-1]; lr.Error != "" {
@@ -133,6 +133,17 @@ func (e *evalRun) task(ctx context.Context, ex Exercise, lang Language, start ti
 	}
 	return finish(StatusFailed, reason)
 }
+
+// taskFeedback is what a second attempt is told of the repository's failing
+// tests: what a user would paste, the failures, not a 90 KB log whose every
+// traceback names a file (a remit naming five files is planned as the full
+// pipeline's, and its prompt outgrew a 4k window).
+func taskFeedback(output, dir string) string {
+	return workspace.SummarizeGateOutput(withoutDir(output, dir), "", taskFeedbackBytes)
+}
+
+// taskFeedbackBytes bounds taskFeedback.
+const taskFeedbackBytes = 3 * workspace.DefaultSummaryBytes
 
 // TaskRemit is what the solver is asked on a task: the remit alone, and on
 // a second attempt the repository's own failing tests.
