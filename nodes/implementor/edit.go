@@ -224,6 +224,12 @@ func parseCode(resp llm.Response, p string, whole bool, old string) (edits []wor
 		return edits, "", ""
 	}
 	if !whole {
+		// A small coder asked for blocks often writes the whole file instead
+		// (Qwen-1.5B, twice in a row on a 72-line file): taken as the whole
+		// file when it keeps most of the file's lines, never a fragment.
+		if code, ok := fencedBlock(reply, fenceFor(p)); ok && old != "" && keepsMostLines(code, old) && lazyElision.FindString(code) == "" {
+			return nil, code, ""
+		}
 		return nil, "", "no SEARCH/REPLACE block was found: write <<<<<<< SEARCH, the old lines, =======, the new lines, >>>>>>> REPLACE"
 	}
 	code, ok := fencedBlock(reply, fenceFor(p))
@@ -237,6 +243,25 @@ func parseCode(resp llm.Response, p string, whole bool, old string) (edits []wor
 		return nil, "", fmt.Sprintf("the file has a part left out (%q): write every line of the file", strings.TrimSpace(m))
 	}
 	return nil, code, ""
+}
+
+// keepsMostLines says whether code holds at least four in five of old's
+// non-blank lines: the whole file with a change, not a piece of it.
+func keepsMostLines(code, old string) bool {
+	have := map[string]bool{}
+	for _, line := range strings.Split(code, "\n") {
+		have[strings.TrimSpace(line)] = true
+	}
+	kept, total := 0, 0
+	for _, line := range strings.Split(old, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			total++
+			if have[line] {
+				kept++
+			}
+		}
+	}
+	return total > 0 && kept*5 >= total*4
 }
 
 var blockMarker = regexp.MustCompile(`(?m)^\s*<{5,9}\s*(?i:SEARCH)\s*$`)

@@ -2,6 +2,7 @@ package implementor
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"regexp"
 	"slices"
@@ -83,6 +84,29 @@ func TestToolTableAgrees(t *testing.T) {
 		name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(f, "tools/"), ".md"), ".text")
 		if _, ok := toolNamed(name); !ok {
 			t.Errorf("%s describes no tool", f)
+		}
+	}
+}
+
+// Asked for SEARCH/REPLACE blocks, a small coder wrote the whole file: it is
+// read as the whole file; a fragment still gets the blocks' format asked for.
+func TestAWholeFileWrittenWhereBlocksWereAskedIsTaken(t *testing.T) {
+	t.Parallel()
+	var old strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&old, "X%d = %d\n", i, i)
+	}
+	whole := strings.Replace(old.String(), "X3 = 3\n", "X3 = 33\n", 1)
+	for name, tc := range map[string]struct {
+		reply, content string
+	}{
+		"the whole file, changed":     {"```python\n" + whole + "```\n", whole},
+		"a fragment of it":            {"```python\nX3 = 33\n```\n", ""},
+		"the file with a part elided": {"```python\nX0 = 0\n# ... rest of the code\n" + whole + "```\n", ""},
+	} {
+		_, content, problem := parseCode(llm.Response{Content: tc.reply}, "consts.py", false, old.String())
+		if content != tc.content || (content == "") != strings.Contains(problem, "no SEARCH/REPLACE block was found") {
+			t.Errorf("%s: content %q, problem %q", name, content, problem)
 		}
 	}
 }
