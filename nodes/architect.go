@@ -7,6 +7,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/llm"
@@ -53,7 +54,7 @@ func (d *Deps) architectRound(ctx context.Context, s runstate.State) (runstate.S
 	if code := checksOf(d).architectCode(t); code != "" {
 		sections = append(sections, llm.Section{Title: prompts.SecCode, Body: code, Priority: prompts.PrioContext + 1})
 	}
-	reply, resp, err := ask[architectReply](ctx, d, &s, call{Label: LabelArchitect, Role: RoleSupervisor,
+	reply, resp, err := ask[architectReply](ctx, d, &s, call{Label: prompts.Architect, Role: supervisors.Role,
 		Sections: sections, Budget: d.Settings.Budget(runstate.NodeImplementor)})
 	esc := escalation(runstate.EscArchitect, t, resp, d.now())
 	esc.Attempt = t.Attempt + 1 // the attempt the instructions are for

@@ -9,24 +9,21 @@ import (
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/llm"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
-// The labels the escalations' calls are accounted under.
-const (
-	LabelArchitect   = prompts.Architect
-	LabelCloudReview = "qa_cloud"
-)
+// LabelCloudReview is the label the cloud review's calls are accounted under
+// (the architect's are prompts.Architect).
+const LabelCloudReview = "qa_cloud"
 
 // cloudAvailable says whether a task may get cloud help now: supervisors on
 // (which offline turns off) and budget left. Offline runs never escalate.
-func cloudAvailable(sup SupervisorSettings, jobs *supervisors.Jobs, s *runstate.State) bool {
+func cloudAvailable(sup supervisors.Settings, jobs *supervisors.Jobs, s *runstate.State) bool {
 	return sup.Enabled && jobs != nil && budgetLeft(s, sup)
 }
 
-func budgetLeft(s *runstate.State, sup SupervisorSettings) bool {
+func budgetLeft(s *runstate.State, sup supervisors.Settings) bool {
 	return sup.BudgetUSD > 0 && s.SupervisorSpendUSD < sup.BudgetUSD
 }
 
@@ -52,7 +49,7 @@ func (d *Deps) resolveDispute(ctx context.Context, s runstate.State, diff, code 
 			note = "no cloud review: supervisors off, offline, or the budget is spent"
 		} else {
 			t.CloudReviewed = true
-			reply, resp, err := d.review(ctx, &s, filterDiff(diff, d.Settings.denied), changedCode(diff, tasksOf(d).readWorkFile, d.Settings.denied), RoleSupervisor, LabelCloudReview)
+			reply, resp, err := d.review(ctx, &s, filterDiff(diff, d.Settings.denied), changedCode(diff, tasksOf(d).readWorkFile, d.Settings.denied), supervisors.Role, LabelCloudReview)
 			esc := escalation(runstate.EscCloudReview, t, resp, d.now())
 			if err != nil {
 				if ctx.Err() != nil {

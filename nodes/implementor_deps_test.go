@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -13,7 +15,7 @@ import (
 func TestEveryImplementorSettingComesFromTheWorkflows(t *testing.T) {
 	t.Parallel()
 	st := DefaultSettings()
-	st.ReplyTokens, st.Direct, st.CLI = 512, true, &CLISettings{Preset: "codex"}
+	st.ReplyTokens, st.Direct, st.CLI = 512, true, &implementor.CLISettings{Preset: "codex"}
 	d := &Deps{Settings: st, Gates: []workspace.Gate{{Name: "test", Command: "python3 -m pytest"}}}
 	got := d.implementorDeps()
 	v := reflect.ValueOf(got.Settings)
@@ -22,8 +24,8 @@ func TestEveryImplementorSettingComesFromTheWorkflows(t *testing.T) {
 			t.Errorf("implementor.Settings.%s is not set from nodes.Settings", v.Type().Field(i).Name)
 		}
 	}
-	if got.Settings.Budget != st.Budget(NodeImplementor) {
-		t.Errorf("the implementor's budget %d, want limits.token_budgets.implementor %d", got.Settings.Budget, st.Budget(NodeImplementor))
+	if got.Settings.Budget != st.Budget(runstate.NodeImplementor) {
+		t.Errorf("the implementor's budget %d, want limits.token_budgets.implementor %d", got.Settings.Budget, st.Budget(runstate.NodeImplementor))
 	}
 	if got.Clock == nil || got.Prompts == nil {
 		t.Errorf("deps not wired: clock %v, prompts %v", got.Clock, got.Prompts)

@@ -147,7 +147,7 @@ func TestAListRemitRunsTheStartGatesOnce(t *testing.T) {
 	st := DefaultSettings()
 	d := &Deps{Model: failingModel{t}, Settings: st, Sandbox: sandboxWith(t), Gates: []workspace.Gate{gate},
 		Work: testRepo(t, map[string]string{"go.mod": addGoMod, "add.go": addGo, "add_test.go": addTestGo, "other.go": "package add\n\nfunc Other() {}\n"})}
-	s, err := d.ScopeAgent(context.Background(), WorkflowState{Remit: "- fix the failing test\n- make the sum right for negative numbers too"})
+	s, err := d.ScopeAgent(context.Background(), runstate.State{Remit: "- fix the failing test\n- make the sum right for negative numbers too"})
 	if err != nil {
 		t.Fatal(err)
 	}

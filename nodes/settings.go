@@ -31,7 +31,7 @@ type Settings struct {
 	DirectiveMaxAge      int
 	MaxCleanupDirectives int
 
-	Supervisors SupervisorSettings
+	Supervisors supervisors.Settings
 
 	Tasks TaskLimits
 	QA    QASettings
@@ -81,20 +81,11 @@ type Settings struct {
 	// (workspace.DefaultSyntaxChecks); nil or empty: none.
 	SyntaxChecks map[string]string
 	// CLI, when set, has a coding CLI write the code (implementor.backend: cli).
-	CLI *CLISettings
+	CLI *implementor.CLISettings
 	// Pipeline sizes the run to the work: the quick path (quick.go) or the
 	// full pipeline.
 	Pipeline PipelineSettings
 }
-
-// Edit protocols of the implementor.
-const (
-	EditText = implementor.EditText
-	EditJSON = implementor.EditJSON
-)
-
-// SupervisorSettings configure the supervisors (docs/supervisors.md).
-type SupervisorSettings = supervisors.Settings
 
 // TaskLimits bound a planned task so a small local model can finish it.
 type TaskLimits struct {
@@ -117,9 +108,6 @@ const (
 	DisputeCommit   = "commit"
 	DisputeRetry    = "retry"
 )
-
-// SupervisorKind is one supervisor's switch and periodic interval.
-type SupervisorKind = supervisors.Kind
 
 // maxScopeRounds is how often a major divergence may send the run back to
 // the ScopeAgent (no config key).
@@ -174,9 +162,9 @@ func (s Settings) Budget(label string) int {
 
 // supervisorsFrom maps a configuration's supervisors section onto their
 // settings; an offline run has none.
-func supervisorsFrom(c *config.Config) SupervisorSettings {
+func supervisorsFrom(c *config.Config) supervisors.Settings {
 	sup := c.Supervisors
-	return SupervisorSettings{
+	return supervisors.Settings{
 		Enabled:              sup.Enabled && !c.Offline,
 		Blocking:             sup.Mode == "blocking",
 		BudgetUSD:            sup.BudgetUSD,
@@ -186,9 +174,9 @@ func supervisorsFrom(c *config.Config) SupervisorSettings {
 		WeightTaskAbort:      sup.UrgencyWeights.TaskAbort,
 		WeightChurn:          sup.UrgencyWeights.Churn,
 		WeightMinorDrift:     sup.UrgencyWeights.MinorDrift,
-		CodeStyle:            SupervisorKind{Enabled: sup.CodeStyle.Enabled, Interval: sup.CodeStyle.Interval},
-		Design:               SupervisorKind{Enabled: sup.Design.Enabled},
-		Internaliser:         SupervisorKind{Enabled: sup.Internaliser.Enabled, Interval: sup.Internaliser.Interval},
+		CodeStyle:            supervisors.Kind{Enabled: sup.CodeStyle.Enabled, Interval: sup.CodeStyle.Interval},
+		Design:               supervisors.Kind{Enabled: sup.Design.Enabled},
+		Internaliser:         supervisors.Kind{Enabled: sup.Internaliser.Enabled, Interval: sup.Internaliser.Interval},
 		ConvergenceThreshold: sup.Convergence.Threshold,
 		MaxInterval:          sup.Convergence.MaxInterval,
 		Deny:                 slices.Clone(sup.Deny),

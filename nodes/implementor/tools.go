@@ -30,7 +30,7 @@ type implTool struct {
 	name string
 	// inText and inJSON: the edit protocols that offer it.
 	inText, inJSON bool
-	// params are the fields of implAction (and implTextAction) it reads.
+	// params are the fields of Action (and implTextAction) it reads.
 	params []string
 	// tool makes the tool with what it needs of the attempt (tool.go);
 	// nil for the actions that end the attempt.
@@ -143,7 +143,7 @@ func toolDocsFor(text bool, ex implExamples) ([]toolDoc, error) {
 }
 
 // execute runs one implementor action that works in the tree.
-func (l *implLoop) execute(ctx context.Context, a implAction) string {
+func (l *implLoop) execute(ctx context.Context, a Action) string {
 	if t, ok := toolNamed(a.Action); ok && t.tool != nil {
 		return t.tool(l).run(ctx, a)
 	}

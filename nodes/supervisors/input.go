@@ -165,7 +165,7 @@ func (d *Runner) knowledgeDigest(supervisor string) string {
 	if err != nil || store.Empty() {
 		return "(the knowledge store is empty)"
 	}
-	own := map[string][]string{CodeStyle: {"conventions/"}, Design: {"design/"}, Internaliser: {"lessons/", "domain/"}}[supervisor]
+	own := map[string][]string{prompts.CodeStyle: {"conventions/"}, prompts.Design: {"design/"}, prompts.Internaliser: {"lessons/", "domain/"}}[supervisor]
 	var b strings.Builder
 	for _, doc := range store.Docs() {
 		mine := false
