@@ -79,7 +79,6 @@ type remitShape struct {
 
 var (
 	remitFile   = regexp.MustCompile(`(?i)(?:^|[\s"'` + "`" + `(\[])((?:[\w.-]+/)*[\w-]+\.(?:go|py|js|mjs|cjs|ts|tsx|jsx|rs|java|kt|c|h|cc|cpp|hpp|rb|php|cs|swift|md|txt|json|ya?ml|toml|ini|cfg|sh|mod|sum|html|css|sql|proto))\b`)
-	remitList   = regexp.MustCompile(`(?m)^\s*(?:[-*•]|\d+[.)])\s+\S`)
 	remitBroad  = regexp.MustCompile(`(?i)\b(every|entire|whole|across|all (?:the )?(?:files|packages|modules|functions|tests|commands)|codebase|project-wide|refactor|migrate|redesign|rewrite|architecture|framework)\b`)
 	remitQuoted = regexp.MustCompile("\"([^\"\n]{1,200})\"|`([^`\n]{1,200})`")
 )
@@ -111,7 +110,7 @@ func readRemit(remit string) remitShape {
 	if m := remitBroad.FindString(remit); m != "" {
 		sh.Broad = m
 	}
-	lists := len(remitList.FindAllString(remit, -1))
+	lists := remitList(remit)
 	clauses := remitClauses(remit)
 	for i, clause := range clauses {
 		w := strings.ToLower(strings.Trim(clause[0], ".,;:!?()[]\"'`"))

@@ -27,7 +27,11 @@ const (
 )
 
 var (
-	// listLine is an item opening a line: "- x", "* x", "1. x", "2) x".
+	// listLine is an item opening a line: "- x", "* x", "1. x", "2) x". It
+	// is the one list detector: the remit's shape counts its lines
+	// (remitList) and lineItems reads them, so the two cannot disagree. A
+	// number of three digits opens no item ("2024. was …"): a list lemmings
+	// plans has at most listMaxItems.
 	listLine = regexp.MustCompile(`^\s*(?:[-*•]|\d{1,2}[.)])\s+(\S.*)$`)
 	// inlineMarker is a number in parentheses inside a sentence: "(1) x".
 	inlineMarker = regexp.MustCompile(`(?:^|[\s:;,.])\((\d{1,2})\)\s+`)
@@ -56,6 +60,18 @@ func remitItems(remit string) (intro string, items []string) {
 		return "", nil
 	}
 	return intro, work
+}
+
+// remitList counts the lines of remit that open a list item: each is a
+// change asked for (readRemit).
+func remitList(remit string) int {
+	n := 0
+	for _, line := range strings.Split(remit, "\n") {
+		if listLine.MatchString(line) {
+			n++
+		}
+	}
+	return n
 }
 
 // lineItems finds one item per line; a line that is not an item continues

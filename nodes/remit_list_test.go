@@ -158,3 +158,36 @@ func TestAListRemitRunsTheStartGatesOnce(t *testing.T) {
 		t.Errorf("the start gates ran %d times for two items", strings.Count(string(got), "run"))
 	}
 }
+
+// The changes a remit's shape counts for its list and the items lineItems
+// reads come from the one detector, so they agree on every remit; the rows
+// are where two detectors once disagreed ("100." counted, "-" then a line
+// break counted).
+func TestTheRemitsShapeAndItsListAgreeOnWhatIsAnItem(t *testing.T) {
+	for _, remit := range []string{
+		"- fix Add\n- add Sub",
+		"1. fix Add\n2) add Sub\n3. add Mul",
+		"Fix these:\n* fix Add\n  in calc.go\n• add Sub",
+		"100. fix Add\n200. add Sub",
+		"2024. was the year\n- fix Add",
+		"-\nfix Add\n-\nadd Sub",
+		"fix Add, then add Sub",
+		"",
+	} {
+		_, items := lineItems(remit)
+		if got := remitList(remit); got != len(items) {
+			t.Errorf("%q: the shape counts %d list items, lineItems reads %d (%q)", remit, got, len(items), items)
+		}
+	}
+}
+
+func FuzzRemitListAgreesWithLineItems(f *testing.F) {
+	for _, s := range []string{"- a\n- b", "1. a\n22) b\n333. c", " -\tx\n*\n• y", threeChanges} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, remit string) {
+		if _, items := lineItems(remit); remitList(remit) != len(items) {
+			t.Errorf("%q: remitList %d, lineItems %d", remit, remitList(remit), len(items))
+		}
+	})
+}
