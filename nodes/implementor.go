@@ -66,10 +66,7 @@ func (d *Deps) implementorDeps() *implementor.Deps {
 	return &implementor.Deps{
 		Work: d.Work, Model: d.Model, Prompts: implPrompts{d}, Gates: d.Gates, Sandbox: d.Sandbox, Parser: implementor.ParserFor(),
 		Search: d.Search, Clock: implClock{d},
-		Settings: implementor.Settings{MaxActions: st.MaxActions, Budget: st.Budget(runstate.NodeImplementor),
-			GateOutputBytes: st.GateOutputBytes, EditProtocol: st.EditProtocol, WholeFileLines: st.WholeFileLines,
-			ReplyTokens: st.ReplyTokens, Samples: st.Samples, Draws: st.Draws, Direct: st.Direct, FixRounds: st.FixRounds,
-			SyntaxChecks: st.SyntaxChecks, CLI: st.CLI},
+		Settings: implementor.Settings{Knobs: st.Knobs, Budget: st.Budget(runstate.NodeImplementor)},
 	}
 }
 

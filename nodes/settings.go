@@ -15,9 +15,11 @@ import (
 // Settings are the workflow's knobs, filled from config by the runner. Tests
 // build them directly with DefaultSettings and change what they need.
 type Settings struct {
+	// The Implementor's knobs (MaxActions, EditProtocol, Samples, CLI…).
+	implementor.Knobs
+
 	MaxTasks       int
 	MaxRetries     int
-	MaxActions     int
 	MaxWallTime    time.Duration
 	ReviewInterval int
 	PolishTasks    int
@@ -51,37 +53,8 @@ type Settings struct {
 
 	// TokenBudgets per label (scope_agent, task_planner, implementor, qa,
 	// assessor, summarizer, supervisor).
-	TokenBudgets    map[string]int
-	GateOutputBytes int
+	TokenBudgets map[string]int
 
-	// EditProtocol is how the implementor's model writes code: EditText (the
-	// action in JSON, the code as plain text in a second call) or EditJSON
-	// (the code inside the JSON action).
-	EditProtocol string
-	// WholeFileLines: files up to this size are rewritten whole in the text
-	// protocol; in larger ones the function, method or type that changes is
-	// rewritten whole (Go, Python), or SEARCH/REPLACE blocks are asked for.
-	WholeFileLines int
-	// ReplyTokens is the primary role's reply budget (max_tokens; 0:
-	// unknown): a file is asked for whole only when it fits.
-	ReplyTokens int
-	// Samples is how many candidates a code call may draw (implementor.samples):
-	// the first that parses and adds no check problem is kept.
-	Samples int
-	// Draws is how many candidates a direct attempt's code request may draw,
-	// each run against the gates (implementor.draws).
-	Draws int
-	// Direct: a quick task's first attempt with one file to change asks
-	// for its code at once (implementor.direct).
-	Direct bool
-	// FixRounds is how often failing gates on finish go back to the model
-	// inside the attempt (0: finish ends the attempt at once).
-	FixRounds int
-	// SyntaxChecks are run after each edit, by file extension
-	// (workspace.DefaultSyntaxChecks); nil or empty: none.
-	SyntaxChecks map[string]string
-	// CLI, when set, has a coding CLI write the code (implementor.backend: cli).
-	CLI *implementor.CLISettings
 	// Pipeline sizes the run to the work: the quick path (quick.go) or the
 	// full pipeline.
 	Pipeline PipelineSettings
@@ -126,7 +99,18 @@ func SettingsFrom(c *config.Config) Settings {
 	def := config.Default()
 	l := c.Limits
 	s := Settings{
-		MaxTasks: l.MaxTasks, MaxRetries: l.MaxRetries, MaxActions: l.MaxActions, MaxWallTime: l.MaxWallTime,
+		Knobs: implementor.Knobs{
+			MaxActions:      l.MaxActions,
+			GateOutputBytes: l.GateOutputBytes,
+			EditProtocol:    cmp.Or(c.Roles[config.RolePrimary].EditProtocol, def.Roles[config.RolePrimary].EditProtocol),
+			WholeFileLines:  implementor.WholeFileLinesDefault,
+			Samples:         cmp.Or(c.Implementor.Samples, def.Implementor.Samples),
+			Draws:           cmp.Or(c.Implementor.Draws, def.Implementor.Draws),
+			Direct:          cmp.Or(c.Implementor.Direct, def.Implementor.Direct) == config.DirectAuto,
+			FixRounds:       l.FixRounds,
+			SyntaxChecks:    workspace.DefaultSyntaxChecks(),
+		},
+		MaxTasks: l.MaxTasks, MaxRetries: l.MaxRetries, MaxWallTime: l.MaxWallTime,
 		ReviewInterval: l.ReviewInterval, PolishTasks: l.PolishTasks, MaxScopeRounds: maxScopeRounds,
 		MaxConsecutiveFailures: cmp.Or(l.MaxConsecutiveFailures, def.Limits.MaxConsecutiveFailures),
 		DirectiveMaxAge:        l.DirectiveMaxAge, MaxCleanupDirectives: l.MaxCleanupDirectives,
@@ -139,14 +123,6 @@ func SettingsFrom(c *config.Config) Settings {
 		KnowledgeBudget: c.Knowledge.BudgetTokens,
 		PromoteAfter:    c.Knowledge.PromoteAfter,
 		TokenBudgets:    maps.Clone(l.TokenBudgets),
-		GateOutputBytes: l.GateOutputBytes,
-		EditProtocol:    cmp.Or(c.Roles[config.RolePrimary].EditProtocol, def.Roles[config.RolePrimary].EditProtocol),
-		WholeFileLines:  implementor.WholeFileLinesDefault,
-		Samples:         cmp.Or(c.Implementor.Samples, def.Implementor.Samples),
-		Draws:           cmp.Or(c.Implementor.Draws, def.Implementor.Draws),
-		Direct:          cmp.Or(c.Implementor.Direct, def.Implementor.Direct) == config.DirectAuto,
-		FixRounds:       l.FixRounds,
-		SyntaxChecks:    workspace.DefaultSyntaxChecks(),
 		Pipeline:        PipelineSettings{Mode: c.Pipeline.Mode, QuickAttempts: c.Pipeline.QuickAttempts, Summaries: c.Pipeline.Summaries},
 	}
 	return s

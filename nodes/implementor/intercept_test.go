@@ -17,7 +17,7 @@ import (
 // A loop on no work tree: enough for the interceptors that read only its
 // counters and settings.
 func bareLoop() *implLoop {
-	d := &Deps{Settings: Settings{MaxActions: 12, EditProtocol: EditText}, Clock: testClock{}}
+	d := &Deps{Settings: Settings{Knobs: Knobs{MaxActions: 12, EditProtocol: EditText}}, Clock: testClock{}}
 	return newImplLoop(d, &runstate.State{}, &runstate.Task{ID: "T1", Attempt: 1})
 }
 
