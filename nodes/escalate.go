@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
@@ -55,9 +56,9 @@ func (d *Deps) resolveDispute(ctx context.Context, s runstate.State, diff, code 
 				if ctx.Err() != nil {
 					return s, ctx.Err()
 				}
-				esc.Outcome, esc.Note = runstate.EscCallFailed, clip(err.Error(), 300)
+				esc.Outcome, esc.Note = runstate.EscCallFailed, textutil.ClipTrimmed(err.Error(), 300)
 				s.Escalations = append(s.Escalations, esc)
-				note = "the cloud review failed: " + clip(err.Error(), 200)
+				note = "the cloud review failed: " + textutil.ClipTrimmed(err.Error(), 200)
 			} else {
 				qa.Reviewer = "cloud"
 				qa.Criteria, qa.Passed = judgeReview(t.AcceptanceCriteria, reply.Criteria, reviewEvidence{change: diff + "\n" + code, gates: qa.Gates, requireQuotes: d.Settings.QA.RequireQuotes})

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
@@ -135,12 +136,12 @@ func (d quickPath) listPlan(ctx context.Context, remit string) *runstate.Plan {
 	if len(items) == 0 {
 		return nil
 	}
-	m := runstate.PlanMilestone{Goal: clip(firstNonEmpty(intro, remit), 300)}
+	m := runstate.PlanMilestone{Goal: textutil.ClipTrimmed(textutil.FirstNonEmpty(intro, remit), 300)}
 	seen := map[string]bool{}
 	for i, item := range items {
 		t := runstate.PlannedTask{Title: quickTitle(item)}
 		if seen[strings.ToLower(t.Title)] {
-			t.Title = clip(fmt.Sprintf("%s (item %d)", t.Title, i+1), 120)
+			t.Title = textutil.ClipTrimmed(fmt.Sprintf("%s (item %d)", t.Title, i+1), 120)
 		}
 		seen[strings.ToLower(t.Title)] = true
 		t.Instructions = fmt.Sprintf("Item %d of %d of the remit: %s", i+1, len(items), item)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -74,7 +75,7 @@ func (d steering) takeTells(ctx context.Context, s *runstate.State) {
 	}
 	filed, err := TakeTells(s, d.RunDir, d.now())
 	for _, m := range filed {
-		events.Emit(ctx, events.Told{Directive: m.Directive, ID: m.ID, Message: clip(m.Message, 300), Priority: m.Priority})
+		events.Emit(ctx, events.Told{Directive: m.Directive, ID: m.ID, Message: textutil.ClipTrimmed(m.Message, 300), Priority: m.Priority})
 	}
 	if err != nil {
 		events.Emit(ctx, events.Warning{Message: err.Error()})
@@ -114,7 +115,7 @@ func (d steering) applyUndos(ctx context.Context, s *runstate.State) {
 			_ = r.Remove() // it can never apply; said in the log and the report
 			continue
 		}
-		events.Emit(ctx, events.TaskUndone{Commit: u.Commit, Reason: clip(u.Reason, 300), Revert: u.Revert, Task: u.TaskID})
+		events.Emit(ctx, events.TaskUndone{Commit: u.Commit, Reason: textutil.ClipTrimmed(u.Reason, 300), Revert: u.Revert, Task: u.TaskID})
 	}
 }
 
@@ -163,7 +164,7 @@ func UndoTask(ctx context.Context, wt *workspace.Worktree, s *runstate.State, o 
 				return u, err
 			}
 		}
-		back = runstate.PlannedTask{Title: e.Title, Instructions: firstNonEmpty(e.Instructions, e.Title), AcceptanceCriteria: e.AcceptanceCriteria,
+		back = runstate.PlannedTask{Title: e.Title, Instructions: textutil.FirstNonEmpty(e.Instructions, e.Title), AcceptanceCriteria: e.AcceptanceCriteria,
 			TargetFiles: e.TargetFiles}
 		s.DoneList = slices.Delete(slices.Clone(s.DoneList), i, i+1)
 		if e.QA == "passed" || e.QA == "skipped" || e.QA == "" {

@@ -228,7 +228,7 @@ func (l *implLoop) treeHash(ctx context.Context) string {
 // when they pass or no fix round is left, else (nil and) what failed, for the
 // fix round it starts.
 func (l *implLoop) finishGates(ctx context.Context, act Action, n int) (*runstate.ImplResult, string) {
-	done := &runstate.ImplResult{Status: runstate.ImplFinished, Actions: n, Summary: firstNonEmpty(act.Summary, act.Thought)}
+	done := &runstate.ImplResult{Status: runstate.ImplFinished, Actions: n, Summary: textutil.FirstNonEmpty(act.Summary, act.Thought)}
 	gates := l.d.Gates
 	results, gated := l.gatedNow(ctx)
 	if !gated && (l.fixLimit() <= 0 || len(gates) == 0) {

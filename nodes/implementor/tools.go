@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -77,11 +78,11 @@ var implTools = []implTool{
 		end: func(l *implLoop, ctx context.Context, c *ToolCall) *runstate.ImplResult { return l.finish(ctx, c) }},
 	{name: "blocked", inText: true, inJSON: true, params: []string{"summary"},
 		end: func(_ *implLoop, _ context.Context, c *ToolCall) *runstate.ImplResult {
-			return &runstate.ImplResult{Status: runstate.ImplBlocked, Actions: c.N, Summary: firstNonEmpty(c.act.Summary, c.act.Thought)}
+			return &runstate.ImplResult{Status: runstate.ImplBlocked, Actions: c.N, Summary: textutil.FirstNonEmpty(c.act.Summary, c.act.Thought)}
 		}},
 	{name: "ask", inText: true, inJSON: true, params: []string{"question"},
 		end: func(_ *implLoop, _ context.Context, c *ToolCall) *runstate.ImplResult {
-			return &runstate.ImplResult{Status: runstate.ImplQuestion, Actions: c.N, Summary: "the implementor asked a question", Question: firstNonEmpty(c.act.Question, c.act.Summary)}
+			return &runstate.ImplResult{Status: runstate.ImplQuestion, Actions: c.N, Summary: "the implementor asked a question", Question: textutil.FirstNonEmpty(c.act.Question, c.act.Summary)}
 		}},
 }
 
