@@ -143,9 +143,6 @@ func WithSnapshotBytes(n int) CompileOption { return func(c *compileConfig) { c.
 // RunOption configures one call of Run, Resume, Fork or Replay.
 type RunOption func(*runConfig)
 
-// ResumeOption configures Resume; it is a RunOption.
-type ResumeOption = RunOption
-
 type runConfig struct {
 	update     any    // func(S) (S, error)
 	asNode     string // the node the update is attributed to; "" for UpdateNode

@@ -175,7 +175,7 @@ func (c *Compiled[S]) begin(ctx context.Context, env callEnv, runID string, init
 // Resume continues a stored run from its last checkpoint: nodes that had not
 // finished run (again); a finished branch of a parallel step does not.
 // WithUpdate (with AsNode) edits the state first; WithDurability applies.
-func (c *Compiled[S]) Resume(ctx context.Context, runID string, opts ...ResumeOption) (S, error) {
+func (c *Compiled[S]) Resume(ctx context.Context, runID string, opts ...RunOption) (S, error) {
 	var zero S
 	if c.cp == nil {
 		return zero, ErrNoCheckpointer

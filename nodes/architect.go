@@ -7,8 +7,10 @@ import (
 
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
@@ -45,7 +47,7 @@ func (d *Deps) architectRound(ctx context.Context, s runstate.State) (runstate.S
 	}
 	sections := []llm.Section{
 		{Title: prompts.SecTask, Body: strings.TrimSpace(task.String()), Required: true},
-		{Title: prompts.SecFailed, Body: fmt.Sprintf("%d attempts failed. The last failure:\n%s", t.Retries, clip(t.Feedback, 6000)), Required: true},
+		{Title: prompts.SecFailed, Body: fmt.Sprintf("%d attempts failed. The last failure:\n%s", t.Retries, textutil.ClipTrimmed(t.Feedback, 6000)), Required: true},
 	}
 	if diff, err := d.Work.Diff(ctx, t.StartCommit); err == nil && strings.TrimSpace(diff) != "" {
 		sections = append(sections, llm.Section{Title: prompts.SecLastDiff, Body: filterDiff(diff, d.Settings.denied), Priority: prompts.PrioContext})
@@ -53,7 +55,7 @@ func (d *Deps) architectRound(ctx context.Context, s runstate.State) (runstate.S
 	if code := checksOf(d).architectCode(t); code != "" {
 		sections = append(sections, llm.Section{Title: prompts.SecCode, Body: code, Priority: prompts.PrioContext + 1})
 	}
-	reply, resp, err := ask[architectReply](ctx, d, &s, call{Label: LabelArchitect, Role: RoleSupervisor,
+	reply, resp, err := ask[architectReply](ctx, d, &s, call{Label: prompts.Architect, Role: supervisors.Role,
 		Sections: sections, Budget: d.Settings.Budget(runstate.NodeImplementor)})
 	esc := escalation(runstate.EscArchitect, t, resp, d.now())
 	esc.Attempt = t.Attempt + 1 // the attempt the instructions are for
@@ -61,12 +63,12 @@ func (d *Deps) architectRound(ctx context.Context, s runstate.State) (runstate.S
 		if ctx.Err() != nil {
 			return s, false, ctx.Err()
 		}
-		esc.Outcome, esc.Note = runstate.EscCallFailed, clip(err.Error(), 300)
+		esc.Outcome, esc.Note = runstate.EscCallFailed, textutil.ClipTrimmed(err.Error(), 300)
 		s.Escalations = append(s.Escalations, esc)
 		events.Emit(ctx, events.Warning{Message: "architect unavailable, the local planner re-plans: " + err.Error()})
 		return s, false, nil
 	}
-	esc.Outcome, esc.Note = runstate.EscPending, clip(reply.Diagnosis, 300)
+	esc.Outcome, esc.Note = runstate.EscPending, textutil.ClipTrimmed(reply.Diagnosis, 300)
 	s.Escalations = append(s.Escalations, esc)
 	t.Instructions = strings.TrimSpace(reply.Instructions)
 	if files := (&targetIndex{work: d.Work}).resolve(ctx, t.Title, reply.TargetFiles); len(files) > 0 {
@@ -95,7 +97,7 @@ func (d checks) architectCode(t *runstate.Task) string {
 			fmt.Fprintf(&b, "%4d  %s\n", i+1, l)
 		}
 		if b.Len() > architectCodeChars {
-			return clip(b.String(), architectCodeChars) + "\n(cut)"
+			return textutil.ClipTrimmed(b.String(), architectCodeChars) + "\n(cut)"
 		}
 	}
 	return strings.TrimSpace(b.String())

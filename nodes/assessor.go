@@ -9,6 +9,7 @@ import (
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/runstate"
 
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 )
 
@@ -75,7 +76,7 @@ func (d *Deps) Assessor(ctx context.Context, in runstate.State) (runstate.State,
 		} else {
 			for _, miss := range reply.Missing {
 				if strings.TrimSpace(miss) != "" && !containsPlanned(s.CarryForward, miss) {
-					s.CarryForward = append(s.CarryForward, runstate.PlannedTask{Title: clip(miss, 120), Instructions: "The Assessor found this missing from milestone " + m.ID + ": " + miss})
+					s.CarryForward = append(s.CarryForward, runstate.PlannedTask{Title: textutil.ClipTrimmed(miss, 120), Instructions: "The Assessor found this missing from milestone " + m.ID + ": " + miss})
 				}
 			}
 			if len(s.CarryForward) == 0 {
@@ -94,7 +95,7 @@ func (d *Deps) Assessor(ctx context.Context, in runstate.State) (runstate.State,
 	if s.ActiveMilestone() == nil {
 		a.Verdict = "all_done"
 	}
-	events.Emit(ctx, events.Assessment{Verdict: a.Verdict, Reason: reason, Notes: clip(a.Notes, 300)})
+	events.Emit(ctx, events.Assessment{Verdict: a.Verdict, Reason: reason, Notes: textutil.ClipTrimmed(a.Notes, 300)})
 	return s, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/lemmings-dev/lemmings/rag"
 	"github.com/lemmings-dev/lemmings/runstate"
 
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -59,7 +60,7 @@ func (d *Deps) MarkComplete(ctx context.Context, in runstate.State) (runstate.St
 		Instructions: t.Instructions, AcceptanceCriteria: t.AcceptanceCriteria, TargetFiles: t.TargetFiles}
 	if s.PlannerDecision == DecisionSkip {
 		entry.QA = "skipped"
-		entry.Summary = firstNonEmpty(t.Feedback, "already satisfied")
+		entry.Summary = textutil.FirstNonEmpty(t.Feedback, "already satisfied")
 		if err := tasksOf(d).resetTo(ctx, t); err != nil {
 			return s, fmt.Errorf("mark_complete: %w", err)
 		}
@@ -155,7 +156,7 @@ func (d *Deps) summarize(ctx context.Context, s *runstate.State, t *runstate.Tas
 		fmt.Fprintf(&b, "Implementor's report: %s\nFiles: %s\n", s.Implementation.Summary, strings.Join(s.Implementation.Files, ", "))
 	}
 	if t.Attempt > 1 {
-		fmt.Fprintf(&b, "Attempts: %d (last feedback: %s)\n", t.Attempt, clip(t.Feedback, 400))
+		fmt.Fprintf(&b, "Attempts: %d (last feedback: %s)\n", t.Attempt, textutil.ClipTrimmed(t.Feedback, 400))
 	}
 	reply, _, err := ask[summaryReply](ctx, d, s, call{Label: LabelSummarizer, Role: RoleSummarizer, Sections: []llm.Section{
 		{Title: prompts.SecTaskResult, Body: b.String(), Required: true},
@@ -164,15 +165,15 @@ func (d *Deps) summarize(ctx context.Context, s *runstate.State, t *runstate.Tas
 		events.Emit(ctx, events.Warning{Message: "summarizer unavailable, using the implementor's summary: " + err.Error()})
 		return fallback
 	}
-	return clip(reply.Summary, 600)
+	return textutil.ClipTrimmed(reply.Summary, 600)
 }
 
 // diffSummary is the done-list line without a model: what the implementor
 // said it did, and the files the commit changed.
 func diffSummary(said string, files []string) string {
-	out := clip(said, 400)
+	out := textutil.ClipTrimmed(said, 400)
 	if len(files) > 0 {
-		out += " (changed: " + clip(strings.Join(files, ", "), 180) + ")"
+		out += " (changed: " + textutil.ClipTrimmed(strings.Join(files, ", "), 180) + ")"
 	}
 	return out
 }
@@ -186,7 +187,7 @@ func (d *Deps) MarkFailed(ctx context.Context, in runstate.State) (runstate.Stat
 	if t == nil {
 		return s, errors.New("mark_failed: no current task")
 	}
-	reason := firstNonEmpty(t.Feedback, "no reason recorded")
+	reason := textutil.FirstNonEmpty(t.Feedback, "no reason recorded")
 	if out, kept, err := d.keepPassing(ctx, s, reason); kept || err != nil {
 		return out, err
 	}
@@ -194,7 +195,7 @@ func (d *Deps) MarkFailed(ctx context.Context, in runstate.State) (runstate.Stat
 		return s, fmt.Errorf("mark_failed: %w", err)
 	}
 	s.ConsecutiveFailures++
-	s.EscalationContext = strings.TrimSpace(s.EscalationContext + fmt.Sprintf("\nTask %s %q abandoned after %d attempts: %s", t.ID, t.Title, t.Attempt, clip(reason, 300)))
+	s.EscalationContext = strings.TrimSpace(s.EscalationContext + fmt.Sprintf("\nTask %s %q abandoned after %d attempts: %s", t.ID, t.Title, t.Attempt, textutil.ClipTrimmed(reason, 300)))
 	happen(&s, runstate.HappenedTaskAborted)
 	s.ReviewReason = "failure"
 	return s, nil

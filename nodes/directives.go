@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
@@ -62,7 +63,7 @@ func applyDirectiveAnswers(s *runstate.State, shown []runstate.Directive, answer
 			removeDirective(s, d.ID)
 		default: // task or forced
 			task := runstate.PlannedTask{
-				Title:        clip(d.Description, 120),
+				Title:        textutil.ClipTrimmed(d.Description, 120),
 				Instructions: directiveInstructions(d),
 				TargetFiles:  d.Files,
 				DirectiveID:  d.ID,

@@ -8,25 +8,23 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
-// The labels the escalations' calls are accounted under.
-const (
-	LabelArchitect   = prompts.Architect
-	LabelCloudReview = "qa_cloud"
-)
+// LabelCloudReview is the label the cloud review's calls are accounted under
+// (the architect's are prompts.Architect).
+const LabelCloudReview = "qa_cloud"
 
 // cloudAvailable says whether a task may get cloud help now: supervisors on
 // (which offline turns off) and budget left. Offline runs never escalate.
-func cloudAvailable(sup SupervisorSettings, jobs *supervisors.Jobs, s *runstate.State) bool {
+func cloudAvailable(sup supervisors.Settings, jobs *supervisors.Jobs, s *runstate.State) bool {
 	return sup.Enabled && jobs != nil && budgetLeft(s, sup)
 }
 
-func budgetLeft(s *runstate.State, sup SupervisorSettings) bool {
+func budgetLeft(s *runstate.State, sup supervisors.Settings) bool {
 	return sup.BudgetUSD > 0 && s.SupervisorSpendUSD < sup.BudgetUSD
 }
 
@@ -52,15 +50,15 @@ func (d *Deps) resolveDispute(ctx context.Context, s runstate.State, diff, code 
 			note = "no cloud review: supervisors off, offline, or the budget is spent"
 		} else {
 			t.CloudReviewed = true
-			reply, resp, err := d.review(ctx, &s, filterDiff(diff, d.Settings.denied), changedCode(diff, tasksOf(d).readWorkFile, d.Settings.denied), RoleSupervisor, LabelCloudReview)
+			reply, resp, err := d.review(ctx, &s, filterDiff(diff, d.Settings.denied), changedCode(diff, tasksOf(d).readWorkFile, d.Settings.denied), supervisors.Role, LabelCloudReview)
 			esc := escalation(runstate.EscCloudReview, t, resp, d.now())
 			if err != nil {
 				if ctx.Err() != nil {
 					return s, ctx.Err()
 				}
-				esc.Outcome, esc.Note = runstate.EscCallFailed, clip(err.Error(), 300)
+				esc.Outcome, esc.Note = runstate.EscCallFailed, textutil.ClipTrimmed(err.Error(), 300)
 				s.Escalations = append(s.Escalations, esc)
-				note = "the cloud review failed: " + clip(err.Error(), 200)
+				note = "the cloud review failed: " + textutil.ClipTrimmed(err.Error(), 200)
 			} else {
 				qa.Reviewer = "cloud"
 				qa.Criteria, qa.Passed = judgeReview(t.AcceptanceCriteria, reply.Criteria, reviewEvidence{change: diff + "\n" + code, gates: qa.Gates, requireQuotes: d.Settings.QA.RequireQuotes})

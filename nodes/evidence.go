@@ -88,42 +88,18 @@ func recordOverrule(ctx context.Context, s *runstate.State, who, why, reasoning 
 	events.Emit(ctx, events.ClaimOverruled{Who: who, Why: why, Claim: textutil.Clip(reasoning, 300)})
 }
 
-// settleOutcome decides how a run that reached its end ended: stopped at a
-// limit, failed, or done — and done only with evidence, which it records.
+// settleOutcome settles a run that reached its end (runstate.Settle decides)
+// with the evidence this workflow looks for, and says what it decided.
 func (d checks) settleOutcome(ctx context.Context, s *runstate.State) error {
-	s.Evidence = ""
+	overruled, err := runstate.Settle(s, func() (string, string, error) { return d.evidence(ctx, s) })
 	switch {
-	case s.StopReason != "":
-		s.Outcome = runstate.OutcomeOfStop(s.Stop())
-		return nil
-	case len(s.Milestones) == 0:
-		s.Outcome = runstate.OutcomeFailed
-		s.SetStop(runstate.FailureStop("the plan has no milestone"))
-		return nil
-	}
-	var open []string
-	for _, m := range s.Milestones {
-		if m.Status != runstate.MilestoneDone {
-			open = append(open, m.ID)
-		}
-	}
-	if len(open) > 0 {
-		s.Outcome = runstate.OutcomeFailed
-		s.SetStop(runstate.FailureStop("milestone(s) " + strings.Join(open, ", ") + " not done"))
-		return nil
-	}
-	why, evidence, err := d.evidence(ctx, s)
-	if err != nil {
+	case err != nil:
 		return err
+	case overruled != "":
+		recordOverrule(ctx, s, "report", overruled, "every milestone was declared done")
+	case s.Outcome == runstate.OutcomeDone:
+		events.Emit(ctx, events.Evidence{Evidence: s.Evidence})
 	}
-	if why != "" {
-		recordOverrule(ctx, s, "report", why, "every milestone was declared done")
-		s.Outcome = runstate.OutcomeFailed
-		s.SetStop(runstate.FailureStop(why))
-		return nil
-	}
-	s.Outcome, s.Evidence = runstate.OutcomeDone, evidence
-	events.Emit(ctx, events.Evidence{Evidence: evidence})
 	return nil
 }
 

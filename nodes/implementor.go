@@ -11,21 +11,13 @@ import (
 	"github.com/lemmings-dev/lemmings/events"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/implementor"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // The Implementor is package nodes/implementor; this is its node: the
 // operator's approval, the attempt's base, the attempt with the deps it
 // uses, and the attempt's record and work-in-progress commit.
-
-// The coding CLI's words, defined with the Implementor.
-type (
-	CLISettings = implementor.CLISettings
-	CLIError    = implementor.CLIError
-)
-
-// LabelCLI is the usage label of the coding CLI's runs (report, progress).
-const LabelCLI = implementor.LabelCLI
 
 // isTestFile says whether a path is a test file, and cleanFiles keeps the
 // plausible repository paths of a model's list: the Implementor's, which the
@@ -39,7 +31,7 @@ var (
 // which every model reply is one schema-constrained action, executed by the
 // orchestrator inside the work tree. The attempt starts from its base commit
 // (so a resumed run repeats it exactly) and ends in a work-in-progress commit.
-func (d *Deps) Implementor(ctx context.Context, in WorkflowState) (WorkflowState, error) {
+func (d *Deps) Implementor(ctx context.Context, in runstate.State) (runstate.State, error) {
 	s := in.Clone()
 	t := s.CurrentTask
 	if t == nil {
@@ -48,7 +40,7 @@ func (d *Deps) Implementor(ctx context.Context, in WorkflowState) (WorkflowState
 	if a := s.Approval; a != nil && a.Kind == "task" {
 		s.Approval = nil
 		if !a.Approved {
-			return d.endAttempt(ctx, s, &ImplResult{Status: ImplRejected, Summary: "operator rejected the task: " + a.Reason}), nil
+			return d.endAttempt(ctx, s, &runstate.ImplResult{Status: runstate.ImplRejected, Summary: "operator rejected the task: " + a.Reason}), nil
 		}
 	}
 	if err := d.Work.ResetHard(ctx, t.AttemptBase); err != nil {
@@ -60,7 +52,7 @@ func (d *Deps) Implementor(ctx context.Context, in WorkflowState) (WorkflowState
 		// A FIFO, socket or device where a file of the repository was (a
 		// gate or the model's code made it): the attempt's failure, named;
 		// the next attempt starts from its base without it.
-		res, err = &ImplResult{Status: ImplError, Summary: "the attempt failed because " + sf.Error()}, nil
+		res, err = &runstate.ImplResult{Status: runstate.ImplError, Summary: "the attempt failed because " + sf.Error()}, nil
 	}
 	if err != nil {
 		return s, err
@@ -74,10 +66,7 @@ func (d *Deps) implementorDeps() *implementor.Deps {
 	return &implementor.Deps{
 		Work: d.Work, Model: d.Model, Prompts: implPrompts{d}, Gates: d.Gates, Sandbox: d.Sandbox, Parser: implementor.ParserFor(),
 		Search: d.Search, Clock: implClock{d},
-		Settings: implementor.Settings{MaxActions: st.MaxActions, Budget: st.Budget(NodeImplementor),
-			GateOutputBytes: st.GateOutputBytes, EditProtocol: st.EditProtocol, WholeFileLines: st.WholeFileLines,
-			ReplyTokens: st.ReplyTokens, Samples: st.Samples, Draws: st.Draws, Direct: st.Direct, FixRounds: st.FixRounds,
-			SyntaxChecks: st.SyntaxChecks, CLI: st.CLI},
+		Settings: implementor.Settings{Knobs: st.Knobs, Budget: st.Budget(runstate.NodeImplementor)},
 	}
 }
 
@@ -85,24 +74,24 @@ func (d *Deps) implementorDeps() *implementor.Deps {
 // every role's, and reports its calls.
 type implPrompts struct{ d *Deps }
 
-func (p implPrompts) Compose(ctx context.Context, s *WorkflowState, data any, secs []llm.Section, budget int) ([]llm.Message, error) {
-	req, err := p.d.compose(ctx, call{Label: NodeImplementor, Data: data, Sections: secs, Budget: budget, State: s})
+func (p implPrompts) Compose(ctx context.Context, s *runstate.State, data any, secs []llm.Section, budget int) ([]llm.Message, error) {
+	req, err := p.d.compose(ctx, call{Label: runstate.NodeImplementor, Data: data, Sections: secs, Budget: budget, State: s})
 	return req.Messages, err
 }
 
 func (p implPrompts) ComposeAlone(label string, data any, budget int, secs []llm.Section) (llm.Prompt, error) {
-	if label != NodeImplementor {
+	if label != runstate.NodeImplementor {
 		return p.d.Composer.Compose(label, data, budget, secs...)
 	}
 	return p.d.composePrompt(label, data, budget, secs)
 }
 
-func (p implPrompts) Knowledge(ctx context.Context, s *WorkflowState) llm.Section {
+func (p implPrompts) Knowledge(ctx context.Context, s *runstate.State) llm.Section {
 	return p.d.knowledgeSection(ctx, s)
 }
 
-func (implPrompts) Milestone(s *WorkflowState) llm.Section { return milestoneSection(s) }
-func (implPrompts) Bound(schema map[string]any)            { boundLists(schema) }
+func (implPrompts) Milestone(s *runstate.State) llm.Section { return milestoneSection(s) }
+func (implPrompts) Bound(schema map[string]any)             { boundLists(schema) }
 func (implPrompts) Called(ctx context.Context, label string, resp llm.Response) {
 	emitCall(ctx, label, resp)
 }
@@ -112,32 +101,32 @@ func (implPrompts) Failed(ctx context.Context, ev events.ModelError) { emitModel
 type implClock struct{ d *Deps }
 
 func (c implClock) Now() time.Time { return c.d.now() }
-func (c implClock) WallTimeLeft(s *WorkflowState, now time.Time) (time.Duration, bool) {
+func (c implClock) WallTimeLeft(s *runstate.State, now time.Time) (time.Duration, bool) {
 	return c.d.wallTimeLeft(s, now)
 }
 func (c implClock) WallTimeReached() string { return c.d.wallTimeReached() }
 
 // endAttempt records the attempt, commits its work in progress and catches a
 // repeated diff (the model going round in circles across attempts).
-func (d *Deps) endAttempt(ctx context.Context, s WorkflowState, res *ImplResult) WorkflowState {
+func (d *Deps) endAttempt(ctx context.Context, s runstate.State, res *runstate.ImplResult) runstate.State {
 	t := s.CurrentTask
-	if res.Status == ImplFinished {
+	if res.Status == runstate.ImplFinished {
 		if err := d.wipCommit(ctx, t, res); err != nil {
-			res.Status, res.Error = ImplError, err.Error()
+			res.Status, res.Error = runstate.ImplError, err.Error()
 			if sf := (*workspace.SpecialFileError)(nil); errors.As(err, &sf) {
 				res.Summary = "the attempt failed because " + sf.Error()
 			}
 		}
 	}
-	if res.Status == ImplFinished && res.DiffHash != "" {
+	if res.Status == runstate.ImplFinished && res.DiffHash != "" {
 		d.markDisputed(t, res.DiffHash) // a diff the review failed with the gates passing: QA resolves it
 		if i := slices.Index(t.DiffHashes, res.DiffHash); i >= 0 && !t.Disputed {
-			res.Status = ImplLoop
+			res.Status = runstate.ImplLoop
 			res.Summary = fmt.Sprintf("attempt %d produced the same change as attempt %d", t.Attempt, i+1)
 		}
 		t.DiffHashes = append(slices.Clone(t.DiffHashes), res.DiffHash)
 	}
-	if res.Status != ImplFinished {
+	if res.Status != runstate.ImplFinished {
 		t.Retries++
 		t.Feedback = fmt.Sprintf("implementor %s: %s", res.Status, res.Summary)
 		if res.Question != "" {
@@ -150,7 +139,7 @@ func (d *Deps) endAttempt(ctx context.Context, s WorkflowState, res *ImplResult)
 	return s
 }
 
-func (d *Deps) wipCommit(ctx context.Context, t *Task, res *ImplResult) error {
+func (d *Deps) wipCommit(ctx context.Context, t *runstate.Task, res *runstate.ImplResult) error {
 	diff, files, err := d.Work.Changes(ctx, t.StartCommit)
 	if err != nil {
 		return err
@@ -172,8 +161,8 @@ func (d *Deps) wipCommit(ctx context.Context, t *Task, res *ImplResult) error {
 }
 
 // failedReason is why an attempt that did not finish ended ("" when it did).
-func failedReason(res *ImplResult) string {
-	if res.Status == ImplFinished {
+func failedReason(res *runstate.ImplResult) string {
+	if res.Status == runstate.ImplFinished {
 		return ""
 	}
 	return res.Summary

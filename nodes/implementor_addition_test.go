@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -52,7 +54,7 @@ func newAdditionRun(t *testing.T, replies ...string) *weakRun {
 	for _, r := range replies {
 		rs = append(rs, text(r))
 	}
-	r := newWeakRun(t, EditText, map[string]string{"version.go": versionGo}, rs...)
+	r := newWeakRun(t, implementor.EditText, map[string]string{"version.go": versionGo}, rs...)
 	r.d.Settings.WholeFileLines = 10 // version.go is edited by unit, as a long file is
 	r.d.Gates = []workspace.Gate{isZeroGate}
 	r.task.Title = "Add a method IsZero to Version"
@@ -64,7 +66,7 @@ func TestAnAdditionAsksForTheNewMethodAloneAndPutsItAfterTheTypesMethods(t *test
 	t.Parallel()
 	r := newAdditionRun(t, "```go\n"+isZero+"```\n")
 	res := r.runQuick(t)
-	if res.Status != ImplFinished {
+	if res.Status != runstate.ImplFinished {
 		t.Fatalf("status %s: %s", res.Status, res.Summary)
 	}
 	ask := r.model.recorded()[0].LastUser()
@@ -85,7 +87,7 @@ func TestAnAdditionThatRewritesTheConstructorIsRefusedAndAskedAgain(t *testing.T
 	r := newAdditionRun(t, "```go\n"+ctor+isZero+"```\n", "```go\n"+isZero+"```\n")
 	r.d.Settings.Draws = 2
 	res := r.runQuick(t)
-	if res.Status != ImplFinished {
+	if res.Status != runstate.ImplFinished {
 		t.Fatalf("status %s: %s", res.Status, res.Summary)
 	}
 	if got := r.file(t, "version.go"); !strings.Contains(got, "segments: []int{1, 0}") || !strings.Contains(got, "func (v *Version) IsZero() bool") {
@@ -119,16 +121,16 @@ func Other() {}
 func TestAUnitTheRemitNamesLaterMayBeRewrittenToo(t *testing.T) {
 	t.Parallel()
 	both := "```go\n// Load reads data.\nfunc Load(data string) string {\n\treturn strings.TrimPrefix(data, \"\\ufeff\")\n}\n\n// LoadString reads a string.\nfunc LoadString(s string) string {\n\treturn strings.TrimPrefix(s, \"\\ufeff\")\n}\n```\n"
-	r := newWeakRun(t, EditText, map[string]string{"props.go": loadGo}, text(both))
+	r := newWeakRun(t, implementor.EditText, map[string]string{"props.go": loadGo}, text(both))
 	r.d.Settings.WholeFileLines = 5
 	r.d.Gates = []workspace.Gate{{Name: "check", Command: `test "$(grep -c TrimPrefix props.go)" = 2`}}
 	r.task.Title, r.task.Instructions = "Files often start with a byte order mark", "Carry out the remit."
 	remit := "Files often start with a byte order mark. Load must drop it, and LoadString too."
-	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task, Quick: true, Remit: remit})
+	out, err := r.d.Implementor(context.Background(), runstate.State{RunID: "r1", CurrentTask: r.task, Quick: true, Remit: remit})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := out.Implementation; res.Status != ImplFinished || strings.Count(r.file(t, "props.go"), "TrimPrefix") != 2 {
+	if res := out.Implementation; res.Status != runstate.ImplFinished || strings.Count(r.file(t, "props.go"), "TrimPrefix") != 2 {
 		t.Errorf("status %s (%s):\n%s", res.Status, res.Summary, r.file(t, "props.go"))
 	}
 }

@@ -40,7 +40,7 @@ func newAskedRun(t *testing.T, remit string, replies ...llmtest.Reply) *weakRun 
 }
 
 // runQuickEvents runs the attempt in a graph and keeps its custom events.
-func (r *weakRun) runQuickEvents(t *testing.T) (*ImplResult, map[string][]map[string]any) {
+func (r *weakRun) runQuickEvents(t *testing.T) (*runstate.ImplResult, map[string][]map[string]any) {
 	t.Helper()
 	out, got := r.runEvents(t, true)
 	return out.Implementation, got
@@ -48,12 +48,12 @@ func (r *weakRun) runQuickEvents(t *testing.T) (*ImplResult, map[string][]map[st
 
 // runEvents runs the Implementor node in a graph (a quick run or not) and
 // keeps its custom events by name.
-func (r *weakRun) runEvents(t *testing.T, quick bool) (WorkflowState, map[string][]map[string]any) {
+func (r *weakRun) runEvents(t *testing.T, quick bool) (runstate.State, map[string][]map[string]any) {
 	t.Helper()
 	got := map[string][]map[string]any{}
-	var out WorkflowState
-	g := graph.New[WorkflowState]()
-	g.AddNode("implementor", func(ctx context.Context, s WorkflowState) (WorkflowState, error) {
+	var out runstate.State
+	g := graph.New[runstate.State]()
+	g.AddNode("implementor", func(ctx context.Context, s runstate.State) (runstate.State, error) {
 		var err error
 		out, err = r.d.Implementor(ctx, s)
 		return out, err
@@ -70,7 +70,7 @@ func (r *weakRun) runEvents(t *testing.T, quick bool) (WorkflowState, map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.Run(context.Background(), "r1", WorkflowState{RunID: "r1", CurrentTask: r.task, Quick: quick}); err != nil {
+	if _, err := app.Run(context.Background(), "r1", runstate.State{RunID: "r1", CurrentTask: r.task, Quick: quick}); err != nil {
 		t.Fatal(err)
 	}
 	return out, got
@@ -87,7 +87,7 @@ func TestATestTheRemitAsksForIsWrittenAfterTheCode(t *testing.T) {
 		text("```go\n"+meanFixed+"```\n"), text(strings.TrimPrefix(meanOfThree, "\n")+"```\n"))
 	countRuns(t, r)
 	res := r.runQuick(t)
-	if res.Status != ImplFinished {
+	if res.Status != runstate.ImplFinished {
 		t.Fatalf("status %s: %s", res.Status, res.Summary)
 	}
 	calls := r.model.recorded()
@@ -154,7 +154,7 @@ func TestATestThatFailsTheGatesIsDroppedNotTheCode(t *testing.T) {
 			t.Parallel()
 			r := newAskedRun(t, "Fix Mean in stats.go, with a test in stats_test.go", text("```go\n"+meanFixed+"```\n"), text(tc.reply))
 			res, evs := r.runQuickEvents(t)
-			if res.Status != ImplFinished {
+			if res.Status != runstate.ImplFinished {
 				t.Fatalf("status %s: %s", res.Status, res.Summary)
 			}
 			if n := len(r.model.recorded()); n != 2 {
@@ -186,7 +186,7 @@ func TestARemitThatAsksForNoTestCostsOneCall(t *testing.T) {
 	t.Parallel()
 	r := newAskedRun(t, "Fix Mean in stats.go so that stats_test.go passes", text("```go\n"+meanFixed+"```\n"))
 	res := r.runQuick(t)
-	if res.Status != ImplFinished || len(r.model.recorded()) != 1 {
+	if res.Status != runstate.ImplFinished || len(r.model.recorded()) != 1 {
 		t.Fatalf("status %s after %d calls: %s", res.Status, len(r.model.recorded()), res.Summary)
 	}
 	if got := r.file(t, "stats_test.go"); got != meanTestGo {
@@ -216,7 +216,7 @@ func TestALargeTestFileIsAskedForTheNewTestBesideItsNeighbour(t *testing.T) {
 		text("```go\n"+meanFixed+"```\n"), text("```go\n"+testMean+meanOfThree+"```\n"))
 	r.d.Settings.WholeFileLines = 5
 	res := r.runQuick(t)
-	if res.Status != ImplFinished || len(r.model.recorded()) != 2 {
+	if res.Status != runstate.ImplFinished || len(r.model.recorded()) != 2 {
 		t.Fatalf("status %s after %d calls: %s", res.Status, len(r.model.recorded()), res.Summary)
 	}
 	if ask := r.lastUser(1); !strings.Contains(ask, "Write the function TestMean as it is and your new test after it") {
@@ -274,7 +274,7 @@ func TestATestThatShowsTheChangeIsWrittenWhenNoTestFailedAtTheStart(t *testing.T
 			r.task.StartTested, r.task.StartPassed = true, true // the test gates ran at the start, and passed
 			r.task.Attempt = 2                                  // the first attempt writes its test first
 			res := r.runQuick(t)
-			if res.Status != ImplFinished {
+			if res.Status != runstate.ImplFinished {
 				t.Fatalf("status %s: %s", res.Status, res.Summary)
 			}
 			if n := len(r.model.recorded()); n != 2 {
@@ -314,7 +314,7 @@ func TestATestWrittenFirstIsWhatTheCodeIsGatedAgainst(t *testing.T) {
 			r.task.StartTested, r.task.StartPassed = true, true
 			res := r.runQuick(t)
 			calls := r.model.recorded()
-			if res.Status != ImplFinished || len(calls) != 2 {
+			if res.Status != runstate.ImplFinished || len(calls) != 2 {
 				t.Fatalf("status %s after %d calls, want 2 (the test, then the code): %s", res.Status, len(calls), res.Summary)
 			}
 			if ask := calls[0].LastUser(); !strings.Contains(ask, "it must fail with the code as it is now") || !strings.Contains(ask, "func Mean(xs []int) float64") {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/internal/buildtest"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -24,7 +26,7 @@ func buildFakeCLI(t *testing.T) string {
 // finishes with the gates' results for QA and the CLI's usage counted.
 func TestACLIAttemptRunsTheGatesAndSendsAFailureToAFreshRun(t *testing.T) {
 	t.Parallel()
-	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo})
+	r := newWeakRun(t, implementor.EditText, map[string]string{"stats.go": meanGo})
 	script := filepath.Join(t.TempDir(), "script.json")
 	record := filepath.Join(t.TempDir(), "record")
 	writeScript := `{"record": ` + strconvQuote(record) + `, "runs": [
@@ -33,22 +35,22 @@ func TestACLIAttemptRunsTheGatesAndSendsAFailureToAFreshRun(t *testing.T) {
 	if err := os.WriteFile(script, []byte(writeScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r.d.Settings.CLI = &CLISettings{Command: []string{buildFakeCLI(t), "--script", script, "--prompt-file", "{prompt_file}"}, Format: "qwen-stream-json", Timeout: time.Minute}
+	r.d.Settings.CLI = &implementor.CLISettings{Command: []string{buildFakeCLI(t), "--script", script, "--prompt-file", "{prompt_file}"}, Format: "qwen-stream-json", Timeout: time.Minute}
 	r.d.Settings.FixRounds = 2
 	r.d.Gates = []workspace.Gate{{Name: "divides-as-floats", Command: "grep -q 'float64(total) / float64' stats.go"}}
 	if err := os.MkdirAll(record, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	r.d.Sandbox = sandboxWith(t, record, filepath.Dir(script)) // the fake CLI records what it saw, and counts its runs next to its script
-	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task})
+	out, err := r.d.Implementor(context.Background(), runstate.State{RunID: "r1", CurrentTask: r.task})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := out.Implementation
-	if res.Status != ImplFinished || res.FixRounds != 1 || res.Summary != "Fixed the division." || res.Commit == "" || len(res.Gates) != 1 || res.GatesDiffHash != res.DiffHash {
+	if res.Status != runstate.ImplFinished || res.FixRounds != 1 || res.Summary != "Fixed the division." || res.Commit == "" || len(res.Gates) != 1 || res.GatesDiffHash != res.DiffHash {
 		t.Fatalf("result %+v", res)
 	}
-	u := out.Usage[LabelCLI]
+	u := out.Usage[implementor.LabelCLI]
 	if u.Calls != 2 || u.PromptTokens != 300 || u.CompletionTokens != 30 || u.CostUSD < 0.0029 {
 		t.Errorf("usage %+v", u)
 	}
@@ -68,20 +70,20 @@ func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
 // 20-minute implementor.cli.timeout is stopped when the run's time is up.
 func TestACLIRunStopsWhenTheRunsWallTimeIsUp(t *testing.T) {
 	t.Parallel()
-	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo})
+	r := newWeakRun(t, implementor.EditText, map[string]string{"stats.go": meanGo})
 	script := filepath.Join(t.TempDir(), "script.json")
 	if err := os.WriteFile(script, []byte(`{"runs": [{"sleep": "60s", "final": "never"}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r.d.Settings.CLI = &CLISettings{Command: []string{buildFakeCLI(t), "--script", script, "--prompt-file", "{prompt_file}"}, Format: "qwen-stream-json", Timeout: 20 * time.Minute}
+	r.d.Settings.CLI = &implementor.CLISettings{Command: []string{buildFakeCLI(t), "--script", script, "--prompt-file", "{prompt_file}"}, Format: "qwen-stream-json", Timeout: 20 * time.Minute}
 	r.d.Settings.MaxWallTime = time.Hour
 	start := time.Now()
-	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task, StartedAt: start.Add(-time.Hour + 2*time.Second)})
+	out, err := r.d.Implementor(context.Background(), runstate.State{RunID: "r1", CurrentTask: r.task, StartedAt: start.Add(-time.Hour + 2*time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := out.Implementation
-	if res.Status != ImplExhausted || !strings.Contains(res.Summary, "limits.max_wall_time") {
+	if res.Status != runstate.ImplExhausted || !strings.Contains(res.Summary, "limits.max_wall_time") {
 		t.Errorf("result %+v", res)
 	}
 	if took := time.Since(start); took > 30*time.Second {

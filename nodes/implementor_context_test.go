@@ -7,6 +7,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 )
 
 // section cuts one "## TITLE" section out of a prompt.
@@ -27,7 +28,7 @@ func TestFilesNearTheTargetAreListedForTheTask(t *testing.T) {
 	files["pkg/stats/stats.go"] = meanGo
 	files["pkg/stats/more.go"] = "package stats\n"
 	files["pkg/other/other.go"] = "package other\n"
-	r := newWeakRun(t, EditText, files)
+	r := newWeakRun(t, implementor.EditText, files)
 	r.task.TargetFiles = []string{"pkg/stats/stats.go"}
 	r.run(t)
 	tree := section(r.model.recorded()[0].FirstUser(), "FILES NEAR THE TARGET")
@@ -56,7 +57,7 @@ func TestALongTargetFileIsShownAroundTheUnitTheTaskNames(t *testing.T) {
 		fmt.Fprintf(&b, "// F%d does nothing.\nfunc F%d() {\n\t_ = %d\n}\n\n", i, i, i)
 	}
 	b.WriteString(meanGoBody)
-	r := newWeakRun(t, EditText, map[string]string{"stats.go": b.String()})
+	r := newWeakRun(t, implementor.EditText, map[string]string{"stats.go": b.String()})
 	r.task.Instructions = "Mean must divide as floats."
 	r.run(t)
 	prompt := r.model.recorded()[0].FirstUser()
@@ -83,7 +84,7 @@ func TestALongTargetFileIsShownAroundTheUnitTheTaskNames(t *testing.T) {
 
 func TestTheSymbolMapStartsWithTheTargetFileAndNamesItsUsers(t *testing.T) {
 	t.Parallel()
-	r := newWeakRun(t, EditText, map[string]string{
+	r := newWeakRun(t, implementor.EditText, map[string]string{
 		"go.mod":         "module example.com/m\n\ngo 1.22\n",
 		"stats/a.go":     "package stats\n\n// A comes first alphabetically.\nfunc A() {}\n",
 		"stats/stats.go": "package stats\n\n// Mean is the mean.\nfunc Mean(xs []int) float64 { return 0 }\n",
@@ -106,7 +107,7 @@ func TestTheSymbolMapStartsWithTheTargetFileAndNamesItsUsers(t *testing.T) {
 // file a small coder would copy ("helpers.go", "example.go").
 func TestWorkedExamplesNameNothingWithoutATargetFile(t *testing.T) {
 	t.Parallel()
-	r := newWeakRun(t, EditText, map[string]string{"README.md": "# x\n"})
+	r := newWeakRun(t, implementor.EditText, map[string]string{"README.md": "# x\n"})
 	r.task.TargetFiles = nil
 	r.run(t)
 	system := llmtest.Section(r.model.recorded()[0].FirstUser(), llm.RoleSection)

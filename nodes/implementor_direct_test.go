@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -24,15 +26,15 @@ var floatGate = workspace.Gate{Name: "check", Command: `grep -q 'float64(total) 
 
 func newDirectRun(t *testing.T, replies ...llmtest.Reply) *weakRun {
 	t.Helper()
-	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo, "stats_test.go": meanTestGo}, replies...)
+	r := newWeakRun(t, implementor.EditText, map[string]string{"stats.go": meanGo, "stats_test.go": meanTestGo}, replies...)
 	r.task.TargetFiles = []string{"stats.go", "stats_test.go"}
 	r.d.Gates = []workspace.Gate{floatGate}
 	return r
 }
 
-func (r *weakRun) runQuick(t *testing.T) *ImplResult {
+func (r *weakRun) runQuick(t *testing.T) *runstate.ImplResult {
 	t.Helper()
-	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task, Quick: true})
+	out, err := r.d.Implementor(context.Background(), runstate.State{RunID: "r1", CurrentTask: r.task, Quick: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +50,7 @@ func TestADirectAttemptAsksForTheCodeAtOnce(t *testing.T) {
 	t.Parallel()
 	r := newDirectRun(t, text("```go\n"+meanFixed+"```\n"))
 	res := r.runQuick(t)
-	if res.Status != ImplFinished {
+	if res.Status != runstate.ImplFinished {
 		t.Fatalf("status %s: %s", res.Status, res.Summary)
 	}
 	calls := r.model.recorded()
@@ -110,7 +112,7 @@ func TestADirectAttemptSendsTheFailingGateBack(t *testing.T) {
 	r := newDirectRun(t, text("```go\n"+wrong+"```\n"), text("```go\n"+meanFixed+"```\n"))
 	r.d.Settings.Samples, r.d.Settings.Draws = 1, 1
 	res := r.runQuick(t)
-	if res.Status != ImplFinished || res.FixRounds != 1 {
+	if res.Status != runstate.ImplFinished || res.FixRounds != 1 {
 		t.Fatalf("status %s after %d fix rounds: %s", res.Status, res.FixRounds, res.Summary)
 	}
 	calls := r.model.recorded()
@@ -145,7 +147,7 @@ func TestADirectAttemptEndsWhenTheCodeStopsChanging(t *testing.T) {
 	r := newDirectRun(t, same, same, same, same, same)
 	r.d.Settings.Samples, r.d.Settings.Draws = 1, 1
 	res := r.runQuick(t)
-	if res.Status != ImplLoop || !strings.Contains(res.Summary, "left stats.go as it was") {
+	if res.Status != runstate.ImplLoop || !strings.Contains(res.Summary, "left stats.go as it was") {
 		t.Fatalf("status %s: %s", res.Status, res.Summary)
 	}
 	if n := len(r.model.recorded()); n != 2 {
@@ -167,7 +169,7 @@ func TestADirectAttemptWritesNothingFromUnusableReplies(t *testing.T) {
 			r := newDirectRun(t, first, text("```go\n"+broken+"```\n"))
 			r.d.Settings.Samples, r.d.Settings.Draws = 1, 1
 			res := r.runQuick(t)
-			if res.Status != ImplError || !strings.Contains(res.Summary, "could not be used") {
+			if res.Status != runstate.ImplError || !strings.Contains(res.Summary, "could not be used") {
 				t.Fatalf("status %s: %s", res.Status, res.Summary)
 			}
 			if got := r.file(t, "stats.go"); got != meanGo {
@@ -190,7 +192,7 @@ func TestADirectAttemptWithTwoSamplesEndsAfterOneUnusableRound(t *testing.T) {
 	r := newDirectRun(t, text("I would change the division."), text("Use floats in Mean."), text("```go\n"+meanFixed+"```\n"))
 	r.d.Settings.Samples, r.d.Settings.Draws = 2, 2
 	res := r.runQuick(t)
-	if res.Status != ImplError {
+	if res.Status != runstate.ImplError {
 		t.Fatalf("status %s: %s", res.Status, res.Summary)
 	}
 	if n := len(r.model.recorded()); n != 2 {
@@ -236,7 +238,7 @@ func TestADirectAttemptOnlyWhereItServes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newDirectRun(t, finish)
 			tc.setup(r)
-			if _, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task, Quick: tc.quick}); err != nil {
+			if _, err := r.d.Implementor(context.Background(), runstate.State{RunID: "r1", CurrentTask: r.task, Quick: tc.quick}); err != nil {
 				t.Fatal(err)
 			}
 			calls := r.model.recorded()
@@ -255,7 +257,7 @@ func TestALaterAttemptIsDirectWithTheLastFeedback(t *testing.T) {
 	r.task.Attempt, r.task.Feedback = 2, "Acceptance criteria not met: Mean still divides ints"
 	res := r.runQuick(t)
 	calls := r.model.recorded()
-	if res.Status != ImplFinished || len(calls) != 1 || calls[0].Format != nil {
+	if res.Status != runstate.ImplFinished || len(calls) != 1 || calls[0].Format != nil {
 		t.Fatalf("status %s after %d calls: want one direct call", res.Status, len(calls))
 	}
 	ask := calls[0].LastUser()
@@ -282,7 +284,7 @@ func TestTestFilesAreKnownByTheirLanguagesNames(t *testing.T) {
 func TestProseBeforeTheCodeIsDropped(t *testing.T) {
 	r := newDirectRun(t, text("```go\n# Instructions\n\n`Mean` must divide as floats.\n\n"+meanFixed+"```\n"))
 	res := r.runQuick(t)
-	if res.Status != ImplFinished {
+	if res.Status != runstate.ImplFinished {
 		t.Fatalf("status %s: %s", res.Status, res.Summary)
 	}
 	if got := r.file(t, "stats.go"); got != meanFixed {
@@ -297,11 +299,11 @@ func TestAPlacedTaskOfTheFullPipelineIsAskedForItsCodeAtOnce(t *testing.T) {
 	t.Parallel()
 	r := newDirectRun(t, text("```go\n"+meanFixed+"```\n"))
 	r.task.Placed = true
-	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task})
+	out, err := r.d.Implementor(context.Background(), runstate.State{RunID: "r1", CurrentTask: r.task})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := out.Implementation; res.Status != ImplFinished || len(r.model.recorded()) != 1 {
+	if res := out.Implementation; res.Status != runstate.ImplFinished || len(r.model.recorded()) != 1 {
 		t.Fatalf("status %s after %d calls: %s", res.Status, len(r.model.recorded()), res.Summary)
 	}
 	if c := r.model.recorded()[0]; c.Format != nil || !strings.Contains(c.LastUser(), "Write the complete new stats.go") {
@@ -310,7 +312,7 @@ func TestAPlacedTaskOfTheFullPipelineIsAskedForItsCodeAtOnce(t *testing.T) {
 
 	planned := newDirectRun(t, text(`{"action":"read_file","path":"stats.go"}`))
 	planned.d.Settings.MaxActions = 1
-	if _, err := planned.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: planned.task}); err != nil {
+	if _, err := planned.d.Implementor(context.Background(), runstate.State{RunID: "r1", CurrentTask: planned.task}); err != nil {
 		t.Fatal(err)
 	}
 	if c := planned.model.recorded(); len(c) == 0 || c[0].Format == nil {
@@ -328,7 +330,7 @@ func TestUnchangedCodeIsAskedAgainForTheCauseFirst(t *testing.T) {
 	r.d.Settings.Samples, r.d.Settings.Draws, r.d.Settings.FixRounds = 1, 1, 0
 	res := r.runQuick(t)
 	calls := r.model.recorded()
-	if len(calls) != 2 || res.Status != ImplFinished {
+	if len(calls) != 2 || res.Status != runstate.ImplFinished {
 		t.Fatalf("%d calls, status %s: %s", len(calls), res.Status, res.Summary)
 	}
 	c := calls[1]
@@ -353,7 +355,7 @@ func TestUnchangedCodeIsAskedAgainForTheCauseFirst(t *testing.T) {
 	ok.d.Gates = []workspace.Gate{{Name: "check", Command: "true"}}
 	ok.d.Settings.Samples, ok.d.Settings.Draws = 1, 1
 	res = ok.runQuick(t)
-	if calls := ok.model.recorded(); res.Status != ImplFinished || len(calls) != 2 || !strings.Contains(calls[1].LastUser(), "it changes nothing, and the task asks for a change") {
+	if calls := ok.model.recorded(); res.Status != runstate.ImplFinished || len(calls) != 2 || !strings.Contains(calls[1].LastUser(), "it changes nothing, and the task asks for a change") {
 		t.Errorf("status %s after %d calls", res.Status, len(calls))
 	}
 	if got := ok.file(t, "stats.go"); got != meanFixed {
@@ -374,7 +376,7 @@ func TestADirectAttemptDrawsUntilACandidatePassesTheGates(t *testing.T) {
 	r.d.Settings.Draws, r.d.Settings.FixRounds = 4, 1
 	countRuns(t, r)
 	res := r.runQuick(t)
-	if res.Status != ImplFinished || res.FixRounds != 0 {
+	if res.Status != runstate.ImplFinished || res.FixRounds != 0 {
 		t.Fatalf("status %s after %d fix rounds: %s", res.Status, res.FixRounds, res.Summary)
 	}
 	calls := r.model.recorded()
@@ -428,7 +430,7 @@ func TestLaterDrawsAskForAPlanBeforeTheCode(t *testing.T) {
 	r.d.Settings.Draws, r.d.Settings.FixRounds = 5, 0
 	res := r.runQuick(t)
 	calls := r.model.recorded()
-	if res.Status != ImplFinished || len(calls) != 5 {
+	if res.Status != runstate.ImplFinished || len(calls) != 5 {
 		t.Fatalf("status %s after %d calls, want 5: %s", res.Status, len(calls), res.Summary)
 	}
 	if strings.Contains(calls[2].LastUser(), "Say briefly") {
@@ -481,7 +483,7 @@ func TestTheDrawsStopWhenTheCandidatesStopGettingCloser(t *testing.T) {
 	if n := len(r.model.recorded()); n != 3 {
 		t.Errorf("%d calls, want 3: the first candidate, then two that failed the same way", n)
 	}
-	if got := r.file(t, "stats.go"); res.Status != ImplFinished || !strings.Contains(got, "// Mean gives") {
+	if got := r.file(t, "stats.go"); res.Status != runstate.ImplFinished || !strings.Contains(got, "// Mean gives") {
 		t.Errorf("status %s; stats.go is not the first candidate:\n%s", res.Status, got)
 	}
 }
@@ -495,7 +497,7 @@ func TestACopiedFileIsFollowedByAPlannedDraw(t *testing.T) {
 	r.d.Settings.Draws, r.d.Settings.FixRounds = 5, 0
 	res := r.runQuick(t)
 	calls := r.model.recorded()
-	if res.Status != ImplFinished || len(calls) != 2 {
+	if res.Status != runstate.ImplFinished || len(calls) != 2 {
 		t.Fatalf("status %s after %d calls, want 2: %s", res.Status, len(calls), res.Summary)
 	}
 	next := calls[1]
@@ -519,7 +521,7 @@ func TestADirectAttemptDoesNotGateTheSameCandidateTwice(t *testing.T) {
 	r.d.Settings.Draws, r.d.Settings.FixRounds = 4, 0
 	countRuns(t, r)
 	res := r.runQuick(t)
-	if res.Status != ImplFinished || len(r.model.recorded()) != 3 {
+	if res.Status != runstate.ImplFinished || len(r.model.recorded()) != 3 {
 		t.Fatalf("status %s after %d calls: %s", res.Status, len(r.model.recorded()), res.Summary)
 	}
 	if n := gateRuns(t, r); n != 2 {
@@ -545,7 +547,7 @@ func TestADirectAttemptKeepsItsFirstCandidateWhenNoDrawPasses(t *testing.T) {
 	if n := len(r.model.recorded()); n != 4 {
 		t.Errorf("%d calls, want the 4 draws", n)
 	}
-	if res.Status != ImplFinished {
+	if res.Status != runstate.ImplFinished {
 		t.Fatalf("status %s: %s", res.Status, res.Summary)
 	}
 	if got := r.file(t, "stats.go"); !strings.Contains(got, "// Mean gives") {
@@ -588,7 +590,7 @@ func gateRuns(t *testing.T, r *weakRun) int {
 func TestADirectAttemptRepairsCodeThatDoesNotBuild(t *testing.T) {
 	t.Parallel()
 	typeError := strings.Replace(meanFixed, "float64(total) / float64(len(xs))", "float64(total) / len(xs)", 1)
-	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo, "stats_test.go": meanTestGo, "go.mod": "module stats\n\ngo 1.22\n"},
+	r := newWeakRun(t, implementor.EditText, map[string]string{"stats.go": meanGo, "stats_test.go": meanTestGo, "go.mod": "module stats\n\ngo 1.22\n"},
 		text("```go\n"+typeError+"```\n"), text("```go\n"+meanFixed+"```\n"))
 	r.task.TargetFiles = []string{"stats.go", "stats_test.go"}
 	r.d.Gates = []workspace.Gate{floatGate}
@@ -596,7 +598,7 @@ func TestADirectAttemptRepairsCodeThatDoesNotBuild(t *testing.T) {
 	r.d.Settings.SyntaxChecks = map[string]string{".go": "go vet ./{dir}"}
 	res := r.runQuick(t)
 	calls := r.model.recorded()
-	if res.Status != ImplFinished || len(calls) != 2 {
+	if res.Status != runstate.ImplFinished || len(calls) != 2 {
 		t.Fatalf("status %s after %d calls: %s", res.Status, len(calls), res.Summary)
 	}
 	repair := calls[1]
@@ -626,7 +628,7 @@ func TestARepairThatFailsAnotherWayIsRepairedAgain(t *testing.T) {
 	first := strings.Replace(meanFixed, "float64(total) / float64(len(xs))", "float64(total) / len(xs)", 1)
 	second := strings.Replace(meanFixed, "float64(total) / float64(len(xs))", "total / float64(len(xs))", 1)
 	setUp := func(replies ...llmtest.Reply) *weakRun {
-		r := newWeakRun(t, EditText, files, replies...)
+		r := newWeakRun(t, implementor.EditText, files, replies...)
 		r.task.TargetFiles = []string{"stats.go", "stats_test.go"}
 		r.d.Gates = []workspace.Gate{floatGate}
 		r.d.Settings.Draws, r.d.Settings.FixRounds = 4, 0
@@ -637,7 +639,7 @@ func TestARepairThatFailsAnotherWayIsRepairedAgain(t *testing.T) {
 	r := setUp(text("```go\n"+first+"```\n"), text("```go\n"+second+"```\n"), text("```go\n"+meanFixed+"```\n"))
 	res := r.runQuick(t)
 	calls := r.model.recorded()
-	if res.Status != ImplFinished || len(calls) != 3 {
+	if res.Status != runstate.ImplFinished || len(calls) != 3 {
 		t.Fatalf("status %s after %d calls: %s", res.Status, len(calls), res.Summary)
 	}
 	again := calls[2]
@@ -657,7 +659,7 @@ func TestARepairThatFailsAnotherWayIsRepairedAgain(t *testing.T) {
 	// The same error again is no progress: the next draw is a fresh one.
 	sameError := strings.Replace(first, "// Mean returns", "// Mean gives", 1)
 	r = setUp(text("```go\n"+first+"```\n"), text("```go\n"+sameError+"```\n"), text("```go\n"+meanFixed+"```\n"))
-	if res := r.runQuick(t); res.Status != ImplFinished {
+	if res := r.runQuick(t); res.Status != runstate.ImplFinished {
 		t.Fatalf("status %s: %s", res.Status, res.Summary)
 	}
 	if fresh := r.model.recorded()[2]; !strings.Contains(fresh.LastUser(), "An earlier try at this did not build") || len(fresh.Messages) > 3 {
@@ -685,11 +687,11 @@ func TestAWholeFileThatDropsWhatItCallsIsSplicedByUnit(t *testing.T) {
 		"no longer calls what it dropped": {"package stats\n\n" + ownMean + maxFunc, false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := newWeakRun(t, EditText, map[string]string{"stats.go": file}, text("```go\n"+tc.reply+"```\n"))
+			r := newWeakRun(t, implementor.EditText, map[string]string{"stats.go": file}, text("```go\n"+tc.reply+"```\n"))
 			r.task.TargetFiles = []string{"stats.go"}
 			r.d.Gates = []workspace.Gate{{Name: "check", Command: "grep -q 'float64(.*) / float64(len(xs))' stats.go"}}
 			r.d.Settings.Draws = 1
-			if res := r.runQuick(t); res.Status != ImplFinished {
+			if res := r.runQuick(t); res.Status != runstate.ImplFinished {
 				t.Fatalf("status %s: %s", res.Status, res.Summary)
 			}
 			got := r.file(t, "stats.go")

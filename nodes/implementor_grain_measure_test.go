@@ -19,6 +19,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 )
 
 // grainTask is one change: the file before and after, the function it is in.
@@ -173,7 +174,7 @@ func TestMeasureEditGrain(t *testing.T) {
 	}
 	for _, task := range tasks {
 		m := &knowingModel{task: task}
-		r := newWeakRun(t, EditText, map[string]string{task.path: task.before})
+		r := newWeakRun(t, implementor.EditText, map[string]string{task.path: task.before})
 		r.model.replies = nil
 		// Route every call to the knowing model instead of the list.
 		r.model.respondWith = m.respond

@@ -30,6 +30,7 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/sandbox"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -149,7 +150,7 @@ func TestMeasureImplementor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tasks := []nodes.Task{
+	tasks := []runstate.Task{
 		{Title: "Fix MeanWordLength integer division", Instructions: "MeanWordLength in textstats.go divides integers; convert to float64 before dividing.",
 			AcceptanceCriteria: []string{"go test ./... passes"}, TargetFiles: []string{"textstats.go"}},
 		{Title: "Add a doc comment to MeanWordLength", Instructions: "Add a one-line doc comment above func MeanWordLength in textstats.go.",
@@ -166,7 +167,7 @@ func TestMeasureImplementor(t *testing.T) {
 			task := task
 			task.ID, task.StartCommit, task.AttemptBase, task.Attempt = fmt.Sprintf("t%d", ti+1), base, base, a
 			logBefore := len(srv.Log())
-			s := nodes.WorkflowState{RunID: "measure", CurrentTask: &task}
+			s := runstate.State{RunID: "measure", CurrentTask: &task}
 			t0 := time.Now()
 			out, err := d.Implementor(ctx, s)
 			wall := time.Since(t0)
@@ -196,7 +197,7 @@ func TestMeasureImplementor(t *testing.T) {
 			tot.wall += wall
 			tot.prompt += p
 			tot.used += u
-			if res.Status == nodes.ImplFinished {
+			if res.Status == runstate.ImplFinished {
 				tot.finished++
 			}
 		}

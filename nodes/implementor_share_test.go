@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
+	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // reusableShare is the share of each call's prompt (by characters of its
@@ -49,9 +51,9 @@ func TestReusablePromptShareOfALongAttempt(t *testing.T) {
 	}
 	replies = append(replies, act(t, map[string]any{"thought": "fix", "action": "edit", "edits": []map[string]string{{"path": "stats.go",
 		"search": "\treturn float64(total / len(xs))\n", "replace": "\treturn float64(total) / float64(len(xs))\n"}}}))
-	r := newWeakRun(t, EditJSON, files, replies...)
+	r := newWeakRun(t, implementor.EditJSON, files, replies...)
 	r.d.Settings.MaxActions = 30
-	r.d.Settings.TokenBudgets[NodeImplementor] = 8000
+	r.d.Settings.TokenBudgets[runstate.NodeImplementor] = 8000
 	r.run(t)
 	share := reusableShare(r.model.recorded())
 	t.Logf("reusable prompt share over %d calls: %.0f%%", len(r.model.recorded()), 100*share)

@@ -18,7 +18,9 @@ import (
 
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -70,7 +72,7 @@ type weakRun struct {
 	d     *Deps
 	wt    *workspace.Worktree
 	model *weakModel
-	task  *Task
+	task  *runstate.Task
 }
 
 func newWeakRun(t *testing.T, protocol string, files map[string]string, replies ...llmtest.Reply) *weakRun {
@@ -128,14 +130,14 @@ func newWeakRun(t *testing.T, protocol string, files map[string]string, replies 
 		d:     &Deps{Model: router, Composer: composer, Work: wt, Settings: set, Sandbox: sandboxWith(t)},
 		wt:    wt,
 		model: m,
-		task: &Task{ID: "t1", Title: "Fix Mean", Instructions: "Mean must divide as floats.", AcceptanceCriteria: []string{"the check passes"},
+		task: &runstate.Task{ID: "t1", Title: "Fix Mean", Instructions: "Mean must divide as floats.", AcceptanceCriteria: []string{"the check passes"},
 			TargetFiles: targets, StartCommit: head, AttemptBase: head, Attempt: 1},
 	}
 }
 
-func (r *weakRun) run(t *testing.T) *ImplResult {
+func (r *weakRun) run(t *testing.T) *runstate.ImplResult {
 	t.Helper()
-	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task})
+	out, err := r.d.Implementor(context.Background(), runstate.State{RunID: "r1", CurrentTask: r.task})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,12 +171,12 @@ const meanFixed = "package stats\n\n// Mean returns the mean of xs.\nfunc Mean(x
 
 func TestTheTextProtocolTakesAWholeSmallFileFromAFencedBlock(t *testing.T) {
 	t.Parallel()
-	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
+	r := newWeakRun(t, implementor.EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"}),
 		text("Here is the file:\n```go\n"+meanFixed+"```\n"),
 	)
 	res := r.run(t)
-	if res.Status != ImplFinished || res.Malformed != 0 {
+	if res.Status != runstate.ImplFinished || res.Malformed != 0 {
 		t.Fatalf("status %s, %d malformed: %s", res.Status, res.Malformed, res.Summary)
 	}
 	if got := r.file(t, "stats.go"); got != meanFixed {
@@ -199,13 +201,13 @@ func TestTheTextProtocolTakesAWholeSmallFileFromAFencedBlock(t *testing.T) {
 func TestAFenceCutOffAtTheLengthLimitIsNotWrittenAndTheModelIsAskedForLess(t *testing.T) {
 	t.Parallel()
 	cut := llmtest.Reply{Content: "```go\npackage stats\n\n// Mean returns the mean of xs.\nfunc Mean(xs []int) float64 {\n\ttotal := 0\n", DoneReason: "length", CompletionTokens: 4096}
-	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
+	r := newWeakRun(t, implementor.EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"}),
 		cut,
 		text("```go\n"+meanFixed+"```"),
 	)
 	res := r.run(t)
-	if res.Status != ImplFinished {
+	if res.Status != runstate.ImplFinished {
 		t.Fatalf("status %s: %s", res.Status, res.Summary)
 	}
 	if got := r.file(t, "stats.go"); got != meanFixed {
@@ -222,7 +224,7 @@ func TestAFenceCutOffAtTheLengthLimitIsNotWrittenAndTheModelIsAskedForLess(t *te
 func TestACutOffFenceTwiceWritesNothing(t *testing.T) {
 	t.Parallel()
 	cut := llmtest.Reply{Content: "```go\npackage stats\n\nfunc Mean(", DoneReason: "length", CompletionTokens: 512}
-	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
+	r := newWeakRun(t, implementor.EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"}), cut, cut,
 		act(t, map[string]any{"thought": "give up", "action": "blocked", "summary": "too big"}),
 	)
@@ -230,7 +232,7 @@ func TestACutOffFenceTwiceWritesNothing(t *testing.T) {
 	if got := r.file(t, "stats.go"); got != meanGo {
 		t.Errorf("a cut reply changed the file:\n%s", got)
 	}
-	if res.Status != ImplBlocked || res.Malformed != 2 {
+	if res.Status != runstate.ImplBlocked || res.Malformed != 2 {
 		t.Errorf("status %s, malformed %d", res.Status, res.Malformed)
 	}
 	if after := r.lastUser(3); !strings.Contains(after, "No file was changed") {
@@ -244,7 +246,7 @@ func TestTruncatedJSONWithCodeIsNeverWritten(t *testing.T) {
 	// the JSON repair could close it, so the length stop must refuse it.
 	cut := llmtest.Reply{Content: `{"thought":"write","action":"write_file","path":"stats.go","content":"package stats\n\nfunc Mean(xs []int) float64 {\n\ttotal := 0`,
 		DoneReason: "length", CompletionTokens: 2048}
-	r := newWeakRun(t, EditJSON, map[string]string{"stats.go": meanGo}, cut, cut,
+	r := newWeakRun(t, implementor.EditJSON, map[string]string{"stats.go": meanGo}, cut, cut,
 		act(t, map[string]any{"thought": "smaller", "action": "edit", "edits": []map[string]string{{"path": "stats.go",
 			"search": "\treturn float64(total / len(xs))\n", "replace": "\treturn float64(total) / float64(len(xs))\n"}}}),
 	)
@@ -252,7 +254,7 @@ func TestTruncatedJSONWithCodeIsNeverWritten(t *testing.T) {
 	if got := r.file(t, "stats.go"); got != meanFixed {
 		t.Errorf("stats.go =\n%s", got)
 	}
-	if res.Status != ImplFinished || res.Malformed == 0 {
+	if res.Status != runstate.ImplFinished || res.Malformed == 0 {
 		t.Errorf("status %s malformed %d", res.Status, res.Malformed)
 	}
 	found := false
@@ -270,7 +272,7 @@ func TestEscapedCodeInJSONIsCaughtByTheSyntaxCheck(t *testing.T) {
 	t.Parallel()
 	// A weak model escapes its newlines twice: the file gets "\n" as text.
 	bad := `{"thought":"rewrite","action":"write_file","path":"stats.go","content":"package stats\\n\\nfunc Mean(xs []int) float64 {\\n\\treturn 0\\n}\\n"}`
-	r := newWeakRun(t, EditJSON, map[string]string{"stats.go": meanGo}, text(bad))
+	r := newWeakRun(t, implementor.EditJSON, map[string]string{"stats.go": meanGo}, text(bad))
 	r.run(t)
 	result := r.lastUser(1)
 	if !strings.Contains(result, "this edit was reverted: it broke the parse of stats.go (line 1:") || !strings.Contains(result, "No file was changed") {
@@ -284,14 +286,14 @@ func TestEscapedCodeInJSONIsCaughtByTheSyntaxCheck(t *testing.T) {
 func TestLineNumbersCopiedIntoSearchBlocksAreStrippedAndApplied(t *testing.T) {
 	t.Parallel()
 	blocks := "stats.go\n<<<<<<< SEARCH\n   8| \t}\n   9| \treturn float64(total / len(xs))\n=======\n   8| \t}\n   9| \treturn float64(total) / float64(len(xs))\n>>>>>>> REPLACE\n"
-	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
+	r := newWeakRun(t, implementor.EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"}), text(blocks))
 	r.d.Settings.WholeFileLines = 5 // blocks, as for a large file
 	res := r.run(t)
 	if got := r.file(t, "stats.go"); got != meanFixed {
 		t.Errorf("stats.go =\n%s", got)
 	}
-	if res.Status != ImplFinished {
+	if res.Status != runstate.ImplFinished {
 		t.Errorf("status %s", res.Status)
 	}
 	if !strings.Contains(r.lastUser(2), "line numbers you copied into SEARCH were removed") {
@@ -307,14 +309,14 @@ func TestStaleSearchTextTwiceSwitchesTheFileToWholeFile(t *testing.T) {
 	stale := "stats.go\n<<<<<<< SEARCH\n\treturn total / len(xs)\n=======\n\treturn float64(total) / float64(len(xs))\n>>>>>>> REPLACE\n"
 	stale2 := "stats.go\n<<<<<<< SEARCH\n\treturn float64(total / len(words))\n=======\n\treturn float64(total) / float64(len(xs))\n>>>>>>> REPLACE\n"
 	edit := act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"})
-	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
+	r := newWeakRun(t, implementor.EditText, map[string]string{"stats.go": meanGo},
 		edit, text(stale), edit, text(stale2), edit, text("```go\n"+meanFixed+"```"))
 	r.d.Settings.WholeFileLines = 5
 	res := r.run(t)
 	if got := r.file(t, "stats.go"); got != meanFixed {
 		t.Errorf("stats.go =\n%s", got)
 	}
-	if res.Status != ImplFinished {
+	if res.Status != runstate.ImplFinished {
 		t.Errorf("status %s", res.Status)
 	}
 	calls := r.model.recorded()
@@ -329,9 +331,9 @@ func TestStaleSearchTextTwiceSwitchesTheFileToWholeFile(t *testing.T) {
 func TestTheSameFailingEditIsNudgedBeforeTheAttemptEnds(t *testing.T) {
 	t.Parallel()
 	same := act(t, map[string]any{"thought": "fix", "action": "edit", "edits": []map[string]string{{"path": "stats.go", "search": "no such line\n", "replace": "x\n"}}})
-	r := newWeakRun(t, EditJSON, map[string]string{"stats.go": meanGo}, same, same, same, same, same, same, same)
+	r := newWeakRun(t, implementor.EditJSON, map[string]string{"stats.go": meanGo}, same, same, same, same, same, same, same)
 	res := r.run(t)
-	if res.Status != ImplLoop {
+	if res.Status != runstate.ImplLoop {
 		t.Fatalf("status %s after %d actions: %s", res.Status, res.Actions, res.Summary)
 	}
 	if res.Actions != 3 {
@@ -348,7 +350,7 @@ func TestTheSameFailingEditIsNudgedBeforeTheAttemptEnds(t *testing.T) {
 
 func TestFailingGatesOnFinishComeBackIntoTheSameConversation(t *testing.T) {
 	t.Parallel()
-	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
+	r := newWeakRun(t, implementor.EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "done?", "action": "finish", "summary": "nothing to do"}),
 		act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"}),
 		text("```go\n"+meanFixed+"```"),
@@ -356,7 +358,7 @@ func TestFailingGatesOnFinishComeBackIntoTheSameConversation(t *testing.T) {
 	)
 	r.d.Gates = []workspace.Gate{{Name: "check", Command: `grep -q 'float64(total) / float64' stats.go || { echo "stats.go:9:9: integer division"; echo "FAIL check"; exit 1; }`}}
 	res := r.run(t)
-	if res.Status != ImplFinished || res.FixRounds != 1 || res.Summary != "fixed the division" {
+	if res.Status != runstate.ImplFinished || res.FixRounds != 1 || res.Summary != "fixed the division" {
 		t.Fatalf("status %s, fix rounds %d, summary %q", res.Status, res.FixRounds, res.Summary)
 	}
 	fb := r.lastUser(1)
@@ -375,11 +377,11 @@ func TestGatesThatNeverPassEndTheAttemptAfterTheFixRounds(t *testing.T) {
 	write := func(n int) llmtest.Reply {
 		return act(t, map[string]any{"thought": "try", "action": "write_file", "path": fmt.Sprintf("try%d.txt", n), "content": "x\n"})
 	}
-	r := newWeakRun(t, EditJSON, map[string]string{"stats.go": meanGo}, finish, write(1), finish, write(2), finish, finish)
+	r := newWeakRun(t, implementor.EditJSON, map[string]string{"stats.go": meanGo}, finish, write(1), finish, write(2), finish, finish)
 	r.d.Gates = []workspace.Gate{{Name: "check", Command: "echo broken; exit 1"}}
 	r.d.Settings.FixRounds = 2
 	res := r.run(t)
-	if res.Status != ImplFinished || res.FixRounds != 2 || res.Actions != 5 {
+	if res.Status != runstate.ImplFinished || res.FixRounds != 2 || res.Actions != 5 {
 		t.Errorf("status %s, fix rounds %d, actions %d: want finished after 2 rounds", res.Status, res.FixRounds, res.Actions)
 	}
 }
@@ -392,12 +394,12 @@ func TestASecondFinishOnFailingCodeEndsTheAttempt(t *testing.T) {
 	finish := act(t, map[string]any{"thought": "done", "action": "finish", "summary": "done"})
 	// The gate counts its runs in a file of the work tree that git ignores
 	// (the sandbox lets a gate write nowhere else).
-	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo, ".gitignore": "gate-runs\n"}, finish, finish, finish, finish)
+	r := newWeakRun(t, implementor.EditText, map[string]string{"stats.go": meanGo, ".gitignore": "gate-runs\n"}, finish, finish, finish, finish)
 	counter := filepath.Join(r.d.Work.Dir(), "gate-runs")
 	r.d.Gates = []workspace.Gate{{Name: "check", Command: "echo run >> gate-runs; echo broken; exit 1"}}
 	r.d.Settings.FixRounds = 3
 	res := r.run(t)
-	if res.Status != ImplLoop || res.Actions != 2 || !strings.Contains(res.Summary, "finish twice") {
+	if res.Status != runstate.ImplLoop || res.Actions != 2 || !strings.Contains(res.Summary, "finish twice") {
 		t.Fatalf("status %s after %d actions (%s): want a loop at the second finish", res.Status, res.Actions, res.Summary)
 	}
 	if calls := len(r.model.recorded()); calls != 2 {
@@ -419,7 +421,7 @@ func TestThePromptPrefixStaysByteIdenticalAcrossTheAttempt(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		files[fmt.Sprintf("f%d.txt", i)] = strings.Repeat(fmt.Sprintf("line of file %d\n", i), 40)
 	}
-	r := newWeakRun(t, EditText, files, replies...)
+	r := newWeakRun(t, implementor.EditText, files, replies...)
 	r.d.Settings.MaxActions = 20
 	r.run(t)
 	calls := r.model.recorded()
@@ -455,7 +457,7 @@ func TestReadFileShowsAWindowAndSaysWhatLiesOutside(t *testing.T) {
 	for i := 1; i <= 400; i++ {
 		fmt.Fprintf(&b, "line %d\n", i)
 	}
-	r := newWeakRun(t, EditText, map[string]string{"big.txt": b.String()},
+	r := newWeakRun(t, implementor.EditText, map[string]string{"big.txt": b.String()},
 		act(t, map[string]any{"thought": "read", "action": "read_file", "path": "big.txt", "start_line": 301}),
 		act(t, map[string]any{"thought": "read", "action": "read_file", "path": "big.txt"}),
 	)
@@ -473,7 +475,7 @@ func TestReadFileShowsAWindowAndSaysWhatLiesOutside(t *testing.T) {
 
 func TestTheSymbolMapListsTheTargetPackageAndWhatItImports(t *testing.T) {
 	t.Parallel()
-	r := newWeakRun(t, EditText, map[string]string{
+	r := newWeakRun(t, implementor.EditText, map[string]string{
 		"go.mod":         "module example.com/m\n\ngo 1.22\n",
 		"stats/stats.go": "package stats\n\nimport \"example.com/m/words\"\n\n// Mean is the mean word length.\nfunc Mean(s string) float64 { return float64(len(words.Split(s))) }\n\nfunc helper() {}\n",
 		"words/words.go": "package words\n\nimport \"strings\"\n\n// Split splits.\nfunc Split(s string) []string { return strings.Fields(s) }\n\nfunc internal() {}\n",
@@ -497,7 +499,7 @@ func TestQAReusesGatesThatPassedInsideTheLoopOnTheSameTree(t *testing.T) {
 	t.Parallel()
 	counter := filepath.Join(t.TempDir(), "runs")
 	qa := act(t, map[string]any{"criteria": []map[string]any{{"number": 1, "criterion": "the check passes", "met": true, "quote": "return float64(total) / float64(len(xs))", "evidence": "it passed"}}, "feedback": ""})
-	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
+	r := newWeakRun(t, implementor.EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "fix it", "action": "edit", "path": "stats.go"}),
 		text("```go\n"+meanFixed+"```"),
 		act(t, map[string]any{"thought": "done", "action": "finish", "summary": "fixed"}),
@@ -506,11 +508,11 @@ func TestQAReusesGatesThatPassedInsideTheLoopOnTheSameTree(t *testing.T) {
 	r.d.Gates = []workspace.Gate{{Name: "check", Command: "echo run >> '" + counter + "'"}}
 	r.d.Sandbox = sandboxWith(t, filepath.Dir(counter)) // the gate counts its runs outside the work tree
 	ctx := context.Background()
-	s, err := r.d.Implementor(ctx, WorkflowState{RunID: "r1", CurrentTask: r.task})
+	s, err := r.d.Implementor(ctx, runstate.State{RunID: "r1", CurrentTask: r.task})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Implementation.Status != ImplFinished || s.Implementation.GatesDiffHash == "" {
+	if s.Implementation.Status != runstate.ImplFinished || s.Implementation.GatesDiffHash == "" {
 		t.Fatalf("implementation %+v", s.Implementation)
 	}
 	s, err = r.d.QA(ctx, s)
@@ -540,14 +542,14 @@ func TestQAReusesGatesThatPassedInsideTheLoopOnTheSameTree(t *testing.T) {
 // call, not only at the next task.
 func TestTheImplementorStopsWhenTheRunsWallTimeIsUp(t *testing.T) {
 	t.Parallel()
-	r := newWeakRun(t, EditText, map[string]string{"stats.go": meanGo},
+	r := newWeakRun(t, implementor.EditText, map[string]string{"stats.go": meanGo},
 		act(t, map[string]any{"thought": "look", "action": "read_file", "path": "stats.go"}))
 	r.d.Settings.MaxWallTime = time.Minute
-	out, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task, StartedAt: time.Now().Add(-time.Hour)})
+	out, err := r.d.Implementor(context.Background(), runstate.State{RunID: "r1", CurrentTask: r.task, StartedAt: time.Now().Add(-time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := out.Implementation; res.Status != ImplExhausted || res.Actions != 0 || !strings.Contains(res.Summary, "limits.max_wall_time") {
+	if res := out.Implementation; res.Status != runstate.ImplExhausted || res.Actions != 0 || !strings.Contains(res.Summary, "limits.max_wall_time") {
 		t.Errorf("result %+v", res)
 	}
 	if n := len(r.model.recorded()); n != 0 {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
@@ -24,7 +25,7 @@ func (d *Deps) keepPassing(ctx context.Context, s runstate.State, reason string)
 	if err := d.Work.ResetHard(ctx, t.Passing); err != nil {
 		return s, false, fmt.Errorf("keep attempt %d of task %s: %w", t.PassingAttempt, t.ID, err)
 	}
-	why := fmt.Sprintf("attempt %d passed the gates and only the review failed it; no later attempt did better (%s)", t.PassingAttempt, clip(reason, 300))
+	why := fmt.Sprintf("attempt %d passed the gates and only the review failed it; no later attempt did better (%s)", t.PassingAttempt, textutil.ClipTrimmed(reason, 300))
 	events.Emit(ctx, events.ReviewDisputed{Task: t.ID, Attempt: t.PassingAttempt, Policy: "keep"})
 	s.QA = &runstate.QAResult{Passed: true, Disputed: true, Reviewer: "local", Feedback: "review disputed: " + why}
 	s.Escalations = append(s.Escalations, runstate.Escalation{Kind: runstate.EscReviewDisputed, TaskID: t.ID, Attempt: t.PassingAttempt, Outcome: runstate.EscCommitted, Note: why, At: d.now()})

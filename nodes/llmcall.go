@@ -11,6 +11,7 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/implementor"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
@@ -20,7 +21,6 @@ const (
 	RolePrimary    = "primary"
 	RolePlanner    = "planner"
 	RoleSummarizer = "summarizer"
-	RoleSupervisor = supervisors.Role
 )
 
 // LabelSummarizer is the accounting label (and template) of the done-list
@@ -81,9 +81,9 @@ func ask[T any](ctx context.Context, d *Deps, s *runstate.State, c call) (T, llm
 // escalation, a disputed review, a cloud planner) is paid from the
 // supervisor budget. Usage is counted even when the answer is unusable: the
 // tokens were spent.
-func account(ctx context.Context, s *runstate.State, sup SupervisorSettings, label, role string, resp llm.Response) {
+func account(ctx context.Context, s *runstate.State, sup supervisors.Settings, label, role string, resp llm.Response) {
 	s.AddUsage(label, totals(resp.Usage))
-	if resp.Usage.CostUSD > 0 && (role == RoleSupervisor || role == RolePlanner) {
+	if resp.Usage.CostUSD > 0 && (role == supervisors.Role || role == RolePlanner) {
 		supervisors.Spend(ctx, s, sup.BudgetUSD, resp.Usage.CostUSD)
 	}
 }
@@ -193,13 +193,13 @@ func totals(u llm.Usage) runstate.UsageTotals {
 // its budget; a model that rambles inside the grammar is cut here, not after
 // thousands of tokens. A role's max_tokens caps them all.
 var replyBudgets = map[string]int{
-	runstate.NodeScope:    1536,                          // a few milestones of a few tasks (scopeBounds)
-	runstate.NodePlanner:  1280,                          // one task, a short carry-forward, the directives' fates
-	NodeImplementor:       implementor.ActionReplyTokens, // one action; its code comes in a call of its own
-	runstate.NodeQA:       768,                           // a verdict per criterion and the feedback
-	runstate.NodeAssessor: 512,
-	LabelSummarizer:       256,
-	LabelArchitect:        2048, // numbered edit instructions with the code to find
+	runstate.NodeScope:       1536,                          // a few milestones of a few tasks (scopeBounds)
+	runstate.NodePlanner:     1280,                          // one task, a short carry-forward, the directives' fates
+	runstate.NodeImplementor: implementor.ActionReplyTokens, // one action; its code comes in a call of its own
+	runstate.NodeQA:          768,                           // a verdict per criterion and the feedback
+	runstate.NodeAssessor:    512,
+	LabelSummarizer:          256,
+	prompts.Architect:        2048, // numbered edit instructions with the code to find
 }
 
 // replyBudget is the reply budget of a structured call by label (0: the

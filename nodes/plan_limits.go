@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
@@ -34,7 +35,7 @@ var twoBehaviours = regexp.MustCompile(`(?i)\b(?:and|then|also|plus)\s+(?:add|up
 // taskProblems lists the limits a planned task breaks.
 func taskProblems(t taskSpec, lim TaskLimits) []string {
 	var out []string
-	name := clip(t.Title, 60)
+	name := textutil.ClipTrimmed(t.Title, 60)
 	if lim.MaxTargetFiles > 0 && len(t.TargetFiles) > lim.MaxTargetFiles {
 		out = append(out, fmt.Sprintf("task %q names %d target files: at most %d, so split it into tasks of one behaviour each", name, len(t.TargetFiles), lim.MaxTargetFiles))
 	}
@@ -49,7 +50,7 @@ func taskProblems(t taskSpec, lim TaskLimits) []string {
 	}
 	for _, c := range t.AcceptanceCriteria {
 		if vagueWords.MatchString(c) && !concreteToken.MatchString(c) && !gatePhrase.MatchString(c) {
-			out = append(out, fmt.Sprintf("criterion %q of task %q cannot be checked in the diff or by a gate: name the function, file, output or test it is about", clip(c, 80), name))
+			out = append(out, fmt.Sprintf("criterion %q of task %q cannot be checked in the diff or by a gate: name the function, file, output or test it is about", textutil.ClipTrimmed(c, 80), name))
 		}
 	}
 	return out
@@ -178,7 +179,7 @@ func fitTask(t taskSpec, lim TaskLimits) []taskSpec {
 			for i := 0; i < parts; i++ {
 				p := titled
 				p.TargetFiles = titled.TargetFiles[i*n : min((i+1)*n, len(titled.TargetFiles))]
-				p.Title = clip(fmt.Sprintf("%s (part %d of %d: %s)", titled.Title, i+1, parts, strings.Join(p.TargetFiles, ", ")), 120)
+				p.Title = textutil.ClipTrimmed(fmt.Sprintf("%s (part %d of %d: %s)", titled.Title, i+1, parts, strings.Join(p.TargetFiles, ", ")), 120)
 				p.Instructions = cutAtSentence("Only the part in "+strings.Join(p.TargetFiles, ", ")+". "+titled.Instructions, max(lim.MaxInstructionChars, 200))
 				out = append(out, p)
 			}

@@ -13,7 +13,6 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
-	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -84,7 +83,7 @@ func TestACriticalDirectivePreemptsATaskInProgressWithoutTakingItsWork(t *testin
 		Milestones:        []runstate.Milestone{{ID: "m1", Goal: "g", Status: runstate.MilestoneActive}},
 		CurrentTask:       &runstate.Task{ID: "t1", Milestone: "m1", Title: "Add parser", AcceptanceCriteria: []string{"parses"}, StartCommit: start, AttemptBase: start, Attempt: 1, Retries: 1, Feedback: "tests fail"},
 		Implementation:    &runstate.ImplResult{Status: runstate.ImplFinished, Commit: wip},
-		PendingDirectives: []runstate.Directive{{ID: "d1", Type: runstate.DirFunctional, Priority: runstate.PrioCritical, Source: supervisors.Design, Description: "Stop: the storage format is wrong"}},
+		PendingDirectives: []runstate.Directive{{ID: "d1", Type: runstate.DirFunctional, Priority: runstate.PrioCritical, Source: prompts.Design, Description: "Stop: the storage format is wrong"}},
 	}
 	out, err := d.TaskPlanner(ctx, s)
 	if err != nil {

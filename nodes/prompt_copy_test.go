@@ -8,6 +8,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/llm/llmtest"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
@@ -59,10 +60,10 @@ func TestNoPromptExampleNamesWhatTheTaskAndRepositoryDoNot(t *testing.T) {
 		targets  []string
 		quick    bool
 	}{
-		{EditText, []string{"calc/add.go", "calc/add_test.go"}, false},
-		{EditJSON, []string{"calc/add.go"}, false},
-		{EditText, nil, false},
-		{EditText, []string{"calc/add.go", "calc/add_test.go"}, true},
+		{implementor.EditText, []string{"calc/add.go", "calc/add_test.go"}, false},
+		{implementor.EditJSON, []string{"calc/add.go"}, false},
+		{implementor.EditText, nil, false},
+		{implementor.EditText, []string{"calc/add.go", "calc/add_test.go"}, true},
 	} {
 		r := newWeakRun(t, tc.protocol, repo, text("```go\n"+repo["calc/add.go"]+"```\n"))
 		r.task.Title, r.task.Instructions = "Add must return the sum", "Add must return the sum of its arguments."

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"github.com/lemmings-dev/lemmings/nodes/implementor"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
@@ -18,15 +19,15 @@ func PromptSamples() map[string][]any {
 		runstate.NodeScope: {scopeData{}, scopeData{Remit: "remit", Feedback: "feedback", MaxFiles: 2, MaxChars: 600}},
 		runstate.NodePlanner: {plannerData{}, plannerData{MilestoneID: "M1", Polish: true, Feedback: "feedback", TaskTitle: "task",
 			Attempt: 2, MaxAttempts: 3, Approval: "reason", MaxFiles: 2, MaxChars: 600, CanSplit: true}},
-		NodeImplementor:                   implementor.PromptSamples(),
+		runstate.NodeImplementor:          implementor.PromptSamples(),
 		runstate.NodeImplementor + "_cli": {nil},
 		runstate.NodeQA:                   {nil},
 		runstate.NodeAssessor:             {assessorData{}, assessorData{Reason: "milestone", MilestoneID: "M1", Tasks: 3}, assessorData{Reason: "failure"}},
-		LabelArchitect:                    {nil},
+		prompts.Architect:                 {nil},
 		"summarizer":                      {nil},
 		LabelShared:                       {nil},
-		supervisors.CodeStyle:             sup,
-		supervisors.Design:                sup,
-		supervisors.Internaliser:          sup,
+		prompts.CodeStyle:                 sup,
+		prompts.Design:                    sup,
+		prompts.Internaliser:              sup,
 	}
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
-	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
@@ -21,7 +20,7 @@ func TestPlannerPromptStaysWithinBudgetAsTheRunGrows(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := runstate.State{Remit: "grow", Milestones: []runstate.Milestone{{ID: "m1", Goal: "many tasks", Status: runstate.MilestoneActive}},
-		PendingDirectives: []runstate.Directive{{ID: "d7", Type: runstate.DirCleanup, Priority: runstate.PrioLow, Source: supervisors.CodeStyle, Description: "rename the helpers"}}}
+		PendingDirectives: []runstate.Directive{{ID: "d7", Type: runstate.DirCleanup, Priority: runstate.PrioLow, Source: prompts.CodeStyle, Description: "rename the helpers"}}}
 	for i := 1; i <= 400; i++ {
 		s.DoneList = append(s.DoneList, runstate.DoneEntry{TaskID: fmt.Sprintf("t%d", i), Milestone: "m1", Title: fmt.Sprintf("task number %d", i),
 			Summary: strings.Repeat("changed things carefully ", 8), QA: "passed", Files: []string{"a.go", "b.go"}, At: time.Now()})

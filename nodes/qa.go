@@ -12,6 +12,7 @@ import (
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/sandbox"
 
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -186,7 +187,7 @@ func qaFailed(ctx context.Context, s runstate.State, feedback string) runstate.S
 	t.Retries++
 	t.Feedback = feedback
 	happen(&s, runstate.HappenedQAFailed)
-	events.Emit(ctx, events.QA{Task: t.ID, Passed: false, Attempt: t.Attempt, Feedback: clip(feedback, 300)})
+	events.Emit(ctx, events.QA{Task: t.ID, Passed: false, Attempt: t.Attempt, Feedback: textutil.ClipTrimmed(feedback, 300)})
 	return s
 }
 

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
 
 // The reviewer sees each changed function whole, not only the hunks of the
@@ -197,7 +199,7 @@ func changedCode(diff string, read func(string) (string, error), skip func(strin
 				fmt.Fprintf(&b, "%s\n", lines[i-1])
 			}
 			if b.Len() > changedCodeChars {
-				return clip(strings.TrimSpace(b.String()), changedCodeChars) + "\n(cut: more changed code than the review can show)"
+				return textutil.ClipTrimmed(strings.TrimSpace(b.String()), changedCodeChars) + "\n(cut: more changed code than the review can show)"
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
@@ -67,7 +68,7 @@ func judgeReview(criteria []string, verdicts []criterionVerdict, ev reviewEviden
 			r.Met, r.By, r.Evidence = true, "gates", "checked by the gates, which passed: "+gates
 		case v == nil:
 		case !v.Met:
-			r.Evidence = firstNonEmpty(strings.TrimSpace(v.Evidence), "the reviewer gave no reason")
+			r.Evidence = textutil.FirstNonEmpty(strings.TrimSpace(v.Evidence), "the reviewer gave no reason")
 			r.By = "reviewer"
 		default:
 			r.Met, r.By, r.Evidence = true, "reviewer", strings.TrimSpace(v.Evidence)
@@ -75,7 +76,7 @@ func judgeReview(criteria []string, verdicts []criterionVerdict, ev reviewEviden
 				r.Quote = q
 			} else if ev.requireQuotes {
 				r.Met = false
-				r.Evidence = "the reviewer said met but quoted nothing from the change that shows it (said: " + clip(firstNonEmpty(v.Evidence, v.Quote, "nothing"), 200) + ")"
+				r.Evidence = "the reviewer said met but quoted nothing from the change that shows it (said: " + textutil.ClipTrimmed(textutil.FirstNonEmpty(v.Evidence, v.Quote, "nothing"), 200) + ")"
 			}
 		}
 		out[i] = r

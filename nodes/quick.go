@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -79,7 +80,6 @@ type remitShape struct {
 
 var (
 	remitFile   = regexp.MustCompile(`(?i)(?:^|[\s"'` + "`" + `(\[])((?:[\w.-]+/)*[\w-]+\.(?:go|py|js|mjs|cjs|ts|tsx|jsx|rs|java|kt|c|h|cc|cpp|hpp|rb|php|cs|swift|md|txt|json|ya?ml|toml|ini|cfg|sh|mod|sum|html|css|sql|proto))\b`)
-	remitList   = regexp.MustCompile(`(?m)^\s*(?:[-*•]|\d+[.)])\s+\S`)
 	remitBroad  = regexp.MustCompile(`(?i)\b(every|entire|whole|across|all (?:the )?(?:files|packages|modules|functions|tests|commands)|codebase|project-wide|refactor|migrate|redesign|rewrite|architecture|framework)\b`)
 	remitQuoted = regexp.MustCompile("\"([^\"\n]{1,200})\"|`([^`\n]{1,200})`")
 )
@@ -111,7 +111,7 @@ func readRemit(remit string) remitShape {
 	if m := remitBroad.FindString(remit); m != "" {
 		sh.Broad = m
 	}
-	lists := len(remitList.FindAllString(remit, -1))
+	lists := remitList(remit)
 	clauses := remitClauses(remit)
 	for i, clause := range clauses {
 		w := strings.ToLower(strings.Trim(clause[0], ".,;:!?()[]\"'`"))
@@ -234,12 +234,12 @@ func (d quickPath) quickMilestone(s *runstate.State, p placement) runstate.Miles
 		}
 	}
 	t.AcceptanceCriteria = d.quickCriteria(s.Remit, t.TargetFiles)
-	if p.BaselineFails() && len(t.AcceptanceCriteria) > 1 && t.AcceptanceCriteria[len(t.AcceptanceCriteria)-1] == critRemit+": "+clip(s.Remit, 200) {
+	if p.BaselineFails() && len(t.AcceptanceCriteria) > 1 && t.AcceptanceCriteria[len(t.AcceptanceCriteria)-1] == critRemit+": "+textutil.ClipTrimmed(s.Remit, 200) {
 		// The tests that fail at the start are what placed the remit: they
 		// passing is the evidence, as when the remit says so.
 		t.AcceptanceCriteria = t.AcceptanceCriteria[:len(t.AcceptanceCriteria)-1]
 	}
-	return runstate.Milestone{ID: "m1", Goal: clip(s.Remit, 300), Status: runstate.MilestonePending, Tasks: []runstate.PlannedTask{t}}
+	return runstate.Milestone{ID: "m1", Goal: textutil.ClipTrimmed(s.Remit, 300), Status: runstate.MilestonePending, Tasks: []runstate.PlannedTask{t}}
 }
 
 // quickTitle is the remit's first sentence, short.
@@ -251,7 +251,7 @@ func quickTitle(remit string) string {
 	if i := strings.Index(first, ". "); i > 0 {
 		first = first[:i]
 	}
-	return clip(strings.TrimSuffix(first, "."), 120)
+	return textutil.ClipTrimmed(strings.TrimSuffix(first, "."), 120)
 }
 
 // Criteria lemmings decides without a model.
@@ -296,7 +296,7 @@ func (d quickPath) quickCriteria(remit string, files []string) []string {
 		}
 	}
 	if adds == 0 && !testsDecide {
-		out = append(out, critRemit+": "+clip(remit, 200))
+		out = append(out, critRemit+": "+textutil.ClipTrimmed(remit, 200))
 	}
 	return out
 }
@@ -369,7 +369,7 @@ func (d quickPath) planQuick(ctx context.Context, s runstate.State) (runstate.St
 	if t.Passing != "" && !blocked {
 		// An attempt passed its gates and only its review failed: that
 		// change is kept (mark_failed commits it flagged), not planned over.
-		t.Feedback = strings.TrimSpace(fmt.Sprintf("%d quick attempts did not pass QA; attempt %d passed the gates. Last feedback: %s", t.Attempt, t.PassingAttempt, clip(t.Feedback, 600)))
+		t.Feedback = strings.TrimSpace(fmt.Sprintf("%d quick attempts did not pass QA; attempt %d passed the gates. Last feedback: %s", t.Attempt, t.PassingAttempt, textutil.ClipTrimmed(t.Feedback, 600)))
 		s.PlannerDecision = DecisionAbort
 		return s, nil
 	}
@@ -381,7 +381,7 @@ func (d quickPath) planQuick(ctx context.Context, s runstate.State) (runstate.St
 		if blocked {
 			why = "the implementor was blocked"
 		}
-		t.Feedback = strings.TrimSpace(why + "; the quick path was asked for, so the run does not escalate into the full pipeline (run without --quick to let it plan). Last feedback: " + clip(t.Feedback, 600))
+		t.Feedback = strings.TrimSpace(why + "; the quick path was asked for, so the run does not escalate into the full pipeline (run without --quick to let it plan). Last feedback: " + textutil.ClipTrimmed(t.Feedback, 600))
 		events.Emit(ctx, events.PipelineChange{Name: events.KindPipelineKeptQuick, Task: t.ID, Attempts: t.Attempt, Why: why})
 		s.PlannerDecision = DecisionAbort
 		return s, nil
@@ -393,7 +393,7 @@ func (d quickPath) planQuick(ctx context.Context, s runstate.State) (runstate.St
 		// real task: 2 direct attempts, then a ScopeAgent, a planner and
 		// another attempt). The task fails; --full plans such a remit.
 		why := fmt.Sprintf("%d quick attempts did not pass", t.Attempt)
-		t.Feedback = strings.TrimSpace(why + " in the file lemmings placed the remit in; the run does not escalate into the full pipeline (run with --full to have it planned in tasks). Last feedback: " + clip(t.Feedback, 600))
+		t.Feedback = strings.TrimSpace(why + " in the file lemmings placed the remit in; the run does not escalate into the full pipeline (run with --full to have it planned in tasks). Last feedback: " + textutil.ClipTrimmed(t.Feedback, 600))
 		events.Emit(ctx, events.PipelineChange{Name: events.KindPipelineKeptQuick, Task: t.ID, Attempts: t.Attempt, Why: why})
 		s.PlannerDecision = DecisionAbort
 		return s, nil
@@ -413,7 +413,7 @@ func (d quickPath) escalateQuick(ctx context.Context, s runstate.State, blocked 
 	if blocked {
 		why = "the implementor was blocked"
 	}
-	s.EscalationContext = strings.TrimSpace(s.EscalationContext + fmt.Sprintf("\nThe remit was tried as one quick task and %s; plan it in smaller tasks. Last feedback: %s", why, clip(t.Feedback, 600)))
+	s.EscalationContext = strings.TrimSpace(s.EscalationContext + fmt.Sprintf("\nThe remit was tried as one quick task and %s; plan it in smaller tasks. Last feedback: %s", why, textutil.ClipTrimmed(t.Feedback, 600)))
 	events.Emit(ctx, events.PipelineChange{Name: events.KindPipelineEscalated, Task: t.ID, Attempts: t.Attempt, Why: why})
 	s.Quick = false
 	s.PipelineReason = "escalated: " + why

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
@@ -27,7 +28,11 @@ const (
 )
 
 var (
-	// listLine is an item opening a line: "- x", "* x", "1. x", "2) x".
+	// listLine is an item opening a line: "- x", "* x", "1. x", "2) x". It
+	// is the one list detector: the remit's shape counts its lines
+	// (remitList) and lineItems reads them, so the two cannot disagree. A
+	// number of three digits opens no item ("2024. was …"): a list lemmings
+	// plans has at most listMaxItems.
 	listLine = regexp.MustCompile(`^\s*(?:[-*•]|\d{1,2}[.)])\s+(\S.*)$`)
 	// inlineMarker is a number in parentheses inside a sentence: "(1) x".
 	inlineMarker = regexp.MustCompile(`(?:^|[\s:;,.])\((\d{1,2})\)\s+`)
@@ -56,6 +61,18 @@ func remitItems(remit string) (intro string, items []string) {
 		return "", nil
 	}
 	return intro, work
+}
+
+// remitList counts the lines of remit that open a list item: each is a
+// change asked for (readRemit).
+func remitList(remit string) int {
+	n := 0
+	for _, line := range strings.Split(remit, "\n") {
+		if listLine.MatchString(line) {
+			n++
+		}
+	}
+	return n
 }
 
 // lineItems finds one item per line; a line that is not an item continues
@@ -119,12 +136,12 @@ func (d quickPath) listPlan(ctx context.Context, remit string) *runstate.Plan {
 	if len(items) == 0 {
 		return nil
 	}
-	m := runstate.PlanMilestone{Goal: clip(firstNonEmpty(intro, remit), 300)}
+	m := runstate.PlanMilestone{Goal: textutil.ClipTrimmed(textutil.FirstNonEmpty(intro, remit), 300)}
 	seen := map[string]bool{}
 	for i, item := range items {
 		t := runstate.PlannedTask{Title: quickTitle(item)}
 		if seen[strings.ToLower(t.Title)] {
-			t.Title = clip(fmt.Sprintf("%s (item %d)", t.Title, i+1), 120)
+			t.Title = textutil.ClipTrimmed(fmt.Sprintf("%s (item %d)", t.Title, i+1), 120)
 		}
 		seen[strings.ToLower(t.Title)] = true
 		t.Instructions = fmt.Sprintf("Item %d of %d of the remit: %s", i+1, len(items), item)

@@ -147,7 +147,7 @@ func TestAListRemitRunsTheStartGatesOnce(t *testing.T) {
 	st := DefaultSettings()
 	d := &Deps{Model: failingModel{t}, Settings: st, Sandbox: sandboxWith(t), Gates: []workspace.Gate{gate},
 		Work: testRepo(t, map[string]string{"go.mod": addGoMod, "add.go": addGo, "add_test.go": addTestGo, "other.go": "package add\n\nfunc Other() {}\n"})}
-	s, err := d.ScopeAgent(context.Background(), WorkflowState{Remit: "- fix the failing test\n- make the sum right for negative numbers too"})
+	s, err := d.ScopeAgent(context.Background(), runstate.State{Remit: "- fix the failing test\n- make the sum right for negative numbers too"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,4 +157,37 @@ func TestAListRemitRunsTheStartGatesOnce(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(d.Work.Dir(), ".gate-runs")); strings.Count(string(got), "run") != 1 {
 		t.Errorf("the start gates ran %d times for two items", strings.Count(string(got), "run"))
 	}
+}
+
+// The changes a remit's shape counts for its list and the items lineItems
+// reads come from the one detector, so they agree on every remit; the rows
+// are where two detectors once disagreed ("100." counted, "-" then a line
+// break counted).
+func TestTheRemitsShapeAndItsListAgreeOnWhatIsAnItem(t *testing.T) {
+	for _, remit := range []string{
+		"- fix Add\n- add Sub",
+		"1. fix Add\n2) add Sub\n3. add Mul",
+		"Fix these:\n* fix Add\n  in calc.go\n• add Sub",
+		"100. fix Add\n200. add Sub",
+		"2024. was the year\n- fix Add",
+		"-\nfix Add\n-\nadd Sub",
+		"fix Add, then add Sub",
+		"",
+	} {
+		_, items := lineItems(remit)
+		if got := remitList(remit); got != len(items) {
+			t.Errorf("%q: the shape counts %d list items, lineItems reads %d (%q)", remit, got, len(items), items)
+		}
+	}
+}
+
+func FuzzRemitListAgreesWithLineItems(f *testing.F) {
+	for _, s := range []string{"- a\n- b", "1. a\n22) b\n333. c", " -\tx\n*\n• y", threeChanges} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, remit string) {
+		if _, items := lineItems(remit); remitList(remit) != len(items) {
+			t.Errorf("%q: remitList %d, lineItems %d", remit, remitList(remit), len(items))
+		}
+	})
 }

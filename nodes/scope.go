@@ -59,7 +59,7 @@ func (d *Deps) ScopeAgent(ctx context.Context, in runstate.State) (runstate.Stat
 		fromModel = true
 		data := scopeData{Remit: s.Remit, MaxFiles: d.Settings.Tasks.MaxTargetFiles, MaxChars: d.Settings.Tasks.MaxInstructionChars}
 		if replan {
-			data.Feedback = firstNonEmpty(assessNotes(s.Assessment), s.EscalationContext, "the Assessor found a major divergence")
+			data.Feedback = textutil.FirstNonEmpty(assessNotes(s.Assessment), s.EscalationContext, "the Assessor found a major divergence")
 		}
 		var sections []llm.Section // the project context and knowledge are the shared prefix
 		if replan {
@@ -186,7 +186,7 @@ func overview(work *workspace.Worktree, gates []workspace.Gate) string {
 		if err != nil {
 			continue
 		}
-		fmt.Fprintf(&b, "\n%s:\n%s\n", f.name, clip(string(data), f.max))
+		fmt.Fprintf(&b, "\n%s:\n%s\n", f.name, textutil.ClipTrimmed(string(data), f.max))
 	}
 	if len(gates) > 0 {
 		fmt.Fprintf(&b, "\nGates (run by QA):\n%s\n", gateList(gates))

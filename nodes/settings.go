@@ -15,9 +15,11 @@ import (
 // Settings are the workflow's knobs, filled from config by the runner. Tests
 // build them directly with DefaultSettings and change what they need.
 type Settings struct {
+	// The Implementor's knobs (MaxActions, EditProtocol, Samples, CLI…).
+	implementor.Knobs
+
 	MaxTasks       int
 	MaxRetries     int
-	MaxActions     int
 	MaxWallTime    time.Duration
 	ReviewInterval int
 	PolishTasks    int
@@ -31,7 +33,7 @@ type Settings struct {
 	DirectiveMaxAge      int
 	MaxCleanupDirectives int
 
-	Supervisors SupervisorSettings
+	Supervisors supervisors.Settings
 
 	Tasks TaskLimits
 	QA    QASettings
@@ -51,50 +53,12 @@ type Settings struct {
 
 	// TokenBudgets per label (scope_agent, task_planner, implementor, qa,
 	// assessor, summarizer, supervisor).
-	TokenBudgets    map[string]int
-	GateOutputBytes int
+	TokenBudgets map[string]int
 
-	// EditProtocol is how the implementor's model writes code: EditText (the
-	// action in JSON, the code as plain text in a second call) or EditJSON
-	// (the code inside the JSON action).
-	EditProtocol string
-	// WholeFileLines: files up to this size are rewritten whole in the text
-	// protocol; in larger ones the function, method or type that changes is
-	// rewritten whole (Go, Python), or SEARCH/REPLACE blocks are asked for.
-	WholeFileLines int
-	// ReplyTokens is the primary role's reply budget (max_tokens; 0:
-	// unknown): a file is asked for whole only when it fits.
-	ReplyTokens int
-	// Samples is how many candidates a code call may draw (implementor.samples):
-	// the first that parses and adds no check problem is kept.
-	Samples int
-	// Draws is how many candidates a direct attempt's code request may draw,
-	// each run against the gates (implementor.draws).
-	Draws int
-	// Direct: a quick task's first attempt with one file to change asks
-	// for its code at once (implementor.direct).
-	Direct bool
-	// FixRounds is how often failing gates on finish go back to the model
-	// inside the attempt (0: finish ends the attempt at once).
-	FixRounds int
-	// SyntaxChecks are run after each edit, by file extension
-	// (workspace.DefaultSyntaxChecks); nil or empty: none.
-	SyntaxChecks map[string]string
-	// CLI, when set, has a coding CLI write the code (implementor.backend: cli).
-	CLI *CLISettings
 	// Pipeline sizes the run to the work: the quick path (quick.go) or the
 	// full pipeline.
 	Pipeline PipelineSettings
 }
-
-// Edit protocols of the implementor.
-const (
-	EditText = implementor.EditText
-	EditJSON = implementor.EditJSON
-)
-
-// SupervisorSettings configure the supervisors (docs/supervisors.md).
-type SupervisorSettings = supervisors.Settings
 
 // TaskLimits bound a planned task so a small local model can finish it.
 type TaskLimits struct {
@@ -118,9 +82,6 @@ const (
 	DisputeRetry    = "retry"
 )
 
-// SupervisorKind is one supervisor's switch and periodic interval.
-type SupervisorKind = supervisors.Kind
-
 // maxScopeRounds is how often a major divergence may send the run back to
 // the ScopeAgent (no config key).
 const maxScopeRounds = 2
@@ -138,7 +99,18 @@ func SettingsFrom(c *config.Config) Settings {
 	def := config.Default()
 	l := c.Limits
 	s := Settings{
-		MaxTasks: l.MaxTasks, MaxRetries: l.MaxRetries, MaxActions: l.MaxActions, MaxWallTime: l.MaxWallTime,
+		Knobs: implementor.Knobs{
+			MaxActions:      l.MaxActions,
+			GateOutputBytes: l.GateOutputBytes,
+			EditProtocol:    cmp.Or(c.Roles[config.RolePrimary].EditProtocol, def.Roles[config.RolePrimary].EditProtocol),
+			WholeFileLines:  implementor.WholeFileLinesDefault,
+			Samples:         cmp.Or(c.Implementor.Samples, def.Implementor.Samples),
+			Draws:           cmp.Or(c.Implementor.Draws, def.Implementor.Draws),
+			Direct:          cmp.Or(c.Implementor.Direct, def.Implementor.Direct) == config.DirectAuto,
+			FixRounds:       l.FixRounds,
+			SyntaxChecks:    workspace.DefaultSyntaxChecks(),
+		},
+		MaxTasks: l.MaxTasks, MaxRetries: l.MaxRetries, MaxWallTime: l.MaxWallTime,
 		ReviewInterval: l.ReviewInterval, PolishTasks: l.PolishTasks, MaxScopeRounds: maxScopeRounds,
 		MaxConsecutiveFailures: cmp.Or(l.MaxConsecutiveFailures, def.Limits.MaxConsecutiveFailures),
 		DirectiveMaxAge:        l.DirectiveMaxAge, MaxCleanupDirectives: l.MaxCleanupDirectives,
@@ -151,14 +123,6 @@ func SettingsFrom(c *config.Config) Settings {
 		KnowledgeBudget: c.Knowledge.BudgetTokens,
 		PromoteAfter:    c.Knowledge.PromoteAfter,
 		TokenBudgets:    maps.Clone(l.TokenBudgets),
-		GateOutputBytes: l.GateOutputBytes,
-		EditProtocol:    cmp.Or(c.Roles[config.RolePrimary].EditProtocol, def.Roles[config.RolePrimary].EditProtocol),
-		WholeFileLines:  implementor.WholeFileLinesDefault,
-		Samples:         cmp.Or(c.Implementor.Samples, def.Implementor.Samples),
-		Draws:           cmp.Or(c.Implementor.Draws, def.Implementor.Draws),
-		Direct:          cmp.Or(c.Implementor.Direct, def.Implementor.Direct) == config.DirectAuto,
-		FixRounds:       l.FixRounds,
-		SyntaxChecks:    workspace.DefaultSyntaxChecks(),
 		Pipeline:        PipelineSettings{Mode: c.Pipeline.Mode, QuickAttempts: c.Pipeline.QuickAttempts, Summaries: c.Pipeline.Summaries},
 	}
 	return s
@@ -174,9 +138,9 @@ func (s Settings) Budget(label string) int {
 
 // supervisorsFrom maps a configuration's supervisors section onto their
 // settings; an offline run has none.
-func supervisorsFrom(c *config.Config) SupervisorSettings {
+func supervisorsFrom(c *config.Config) supervisors.Settings {
 	sup := c.Supervisors
-	return SupervisorSettings{
+	return supervisors.Settings{
 		Enabled:              sup.Enabled && !c.Offline,
 		Blocking:             sup.Mode == "blocking",
 		BudgetUSD:            sup.BudgetUSD,
@@ -186,9 +150,9 @@ func supervisorsFrom(c *config.Config) SupervisorSettings {
 		WeightTaskAbort:      sup.UrgencyWeights.TaskAbort,
 		WeightChurn:          sup.UrgencyWeights.Churn,
 		WeightMinorDrift:     sup.UrgencyWeights.MinorDrift,
-		CodeStyle:            SupervisorKind{Enabled: sup.CodeStyle.Enabled, Interval: sup.CodeStyle.Interval},
-		Design:               SupervisorKind{Enabled: sup.Design.Enabled},
-		Internaliser:         SupervisorKind{Enabled: sup.Internaliser.Enabled, Interval: sup.Internaliser.Interval},
+		CodeStyle:            supervisors.Kind{Enabled: sup.CodeStyle.Enabled, Interval: sup.CodeStyle.Interval},
+		Design:               supervisors.Kind{Enabled: sup.Design.Enabled},
+		Internaliser:         supervisors.Kind{Enabled: sup.Internaliser.Enabled, Interval: sup.Internaliser.Interval},
 		ConvergenceThreshold: sup.Convergence.Threshold,
 		MaxInterval:          sup.Convergence.MaxInterval,
 		Deny:                 slices.Clone(sup.Deny),

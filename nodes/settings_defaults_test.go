@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/config"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 )
 
 // The workflow's defaults are config's (one table): every key of config's
@@ -41,7 +42,7 @@ func TestEveryConfigDefaultReachesTheSettings(t *testing.T) {
 	for _, c := range []func(*config.Config){
 		func(c *config.Config) { c.Implementor.Samples = 5 },
 		func(c *config.Config) {
-			c.Roles[config.RolePrimary] = withProtocol(c.Roles[config.RolePrimary], EditJSON)
+			c.Roles[config.RolePrimary] = withProtocol(c.Roles[config.RolePrimary], implementor.EditJSON)
 		},
 	} {
 		cfg := config.Default()

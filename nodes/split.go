@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
@@ -56,7 +57,7 @@ func (d planning) splitTask(ctx context.Context, s runstate.State, r plannerRepl
 		titles = append(titles, p.Title)
 	}
 	s.DoneList = append(s.DoneList, runstate.DoneEntry{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, QA: runstate.QASplit,
-		Summary:  clip(fmt.Sprintf("split after %d failed attempts (work rolled back) into: %s. %s", t.Retries, strings.Join(titles, "; "), r.Reasoning), 600),
+		Summary:  textutil.ClipTrimmed(fmt.Sprintf("split after %d failed attempts (work rolled back) into: %s. %s", t.Retries, strings.Join(titles, "; "), r.Reasoning), 600),
 		Attempts: t.Attempt, DirectiveID: t.DirectiveID, Polish: t.Polish, At: d.now()})
 	forgetKnowledgeUse(&s, t)
 	settleEscalations(&s, t.ID, false)

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -33,7 +34,7 @@ func failingTests(results []workspace.GateResult) []string {
 			continue
 		}
 		for _, m := range failingTestName.FindAllStringSubmatch(r.Output, -1) {
-			name := firstNonEmpty(m[1], m[2], m[3])
+			name := textutil.FirstNonEmpty(m[1], m[2], m[3])
 			if !slices.Contains(out, name) {
 				out = append(out, name)
 			}
@@ -128,7 +129,7 @@ func startTestsDecide(t *runstate.Task, criteria []runstate.CriterionResult, dif
 	for i, c := range criteria {
 		if !c.Met && strings.HasPrefix(c.Criterion, critRemit) {
 			criteria[i].Met, criteria[i].By = true, "gates"
-			criteria[i].Evidence = fmt.Sprintf("%s failed when the task started and passes with the change (the reviewer said: %s)", test, clip(c.Evidence, 200))
+			criteria[i].Evidence = fmt.Sprintf("%s failed when the task started and passes with the change (the reviewer said: %s)", test, textutil.ClipTrimmed(c.Evidence, 200))
 			changed = true
 		}
 	}

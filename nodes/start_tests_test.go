@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -38,7 +39,7 @@ func TestATestTheChangeFixedOverrulesTheReviewersNo(t *testing.T) {
 			}
 			r.task.AcceptanceCriteria = []string{critGates, critRemit + ": " + r.task.Instructions}
 			ctx := context.Background()
-			s, err := r.d.Implementor(ctx, WorkflowState{RunID: "r1", CurrentTask: r.task, Quick: true})
+			s, err := r.d.Implementor(ctx, runstate.State{RunID: "r1", CurrentTask: r.task, Quick: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +71,7 @@ func TestTheStartTestsRunOnlyForAReviewedTask(t *testing.T) {
 	r.d.Settings.Draws = 1
 	r.d.Gates = []workspace.Gate{testGate}
 	r.task.AcceptanceCriteria = []string{critGates}
-	s, err := r.d.Implementor(context.Background(), WorkflowState{RunID: "r1", CurrentTask: r.task, Quick: true})
+	s, err := r.d.Implementor(context.Background(), runstate.State{RunID: "r1", CurrentTask: r.task, Quick: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestFailingTestsAreReadFromEachRunnersOutput(t *testing.T) {
 // A test made to pass by editing it is no evidence.
 func TestAnEditedTestIsNoEvidence(t *testing.T) {
 	t.Parallel()
-	task := &Task{Title: "Fix MeanWordLength", StartFailing: []string{"TestMeanWordLength"}}
+	task := &runstate.Task{Title: "Fix MeanWordLength", StartFailing: []string{"TestMeanWordLength"}}
 	adds := "diff --git a/textstats_test.go b/textstats_test.go\n--- a/textstats_test.go\n+++ b/textstats_test.go\n@@ -1,1 +1,2 @@\n+func TestLongestWord(t *testing.T) {}\n"
 	edits := "diff --git a/textstats_test.go b/textstats_test.go\n--- a/textstats_test.go\n+++ b/textstats_test.go\n@@ -1,1 +1,1 @@\n-\t\t{\"go is fun\", 7.0 / 3.0},\n+\t\t{\"go is fun\", 2},\n"
 	if got := fixedTest(task, adds); got != "TestMeanWordLength" {

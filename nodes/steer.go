@@ -17,45 +17,22 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
-)
-
-// The request files and the state's records live in runstate; nodes names
-// them here.
-type (
-	TellRequest = runstate.TellRequest
-	UndoRequest = runstate.UndoRequest
-	ToldMessage = runstate.ToldMessage
-	UndoneTask  = runstate.UndoneTask
-)
-
-const (
-	TellDir      = runstate.TellDir
-	UndoDir      = runstate.UndoDir
-	SourceUser   = runstate.SourceUser
-	MaxTellBytes = runstate.MaxTellBytes
 )
 
 // TrailerUndo names, on a revert commit, the task it took back.
 const TrailerUndo = "Lemmings-Undo"
 
-// RequestTell, RequestUndo, PendingTells and PendingUndos are runstate's.
-var (
-	RequestTell  = runstate.RequestTell
-	RequestUndo  = runstate.RequestUndo
-	PendingTells = runstate.PendingTells
-	PendingUndos = runstate.PendingUndos
-)
-
 // TakeTells files the messages waiting in runDir as directives in s, each
 // once: a message the state already holds (a checkpoint has it) only has its
 // file removed. It returns the messages filed now.
-func TakeTells(s *runstate.State, runDir string, now time.Time) ([]ToldMessage, error) {
-	reqs, err := PendingTells(runDir)
-	var filed []ToldMessage
+func TakeTells(s *runstate.State, runDir string, now time.Time) ([]runstate.ToldMessage, error) {
+	reqs, err := runstate.PendingTells(runDir)
+	var filed []runstate.ToldMessage
 	for _, r := range reqs {
-		if slices.ContainsFunc(s.Tells, func(m ToldMessage) bool { return m.ID == r.ID }) {
+		if slices.ContainsFunc(s.Tells, func(m runstate.ToldMessage) bool { return m.ID == r.ID }) {
 			_ = r.Remove() // committed with an earlier checkpoint
 			continue
 		}
@@ -65,13 +42,13 @@ func TakeTells(s *runstate.State, runDir string, now time.Time) ([]ToldMessage, 
 }
 
 // fileTell makes r a functional directive of the user's.
-func fileTell(s *runstate.State, r TellRequest, now time.Time) ToldMessage {
+func fileTell(s *runstate.State, r runstate.TellRequest, now time.Time) runstate.ToldMessage {
 	s.NextDirectiveID++
-	d := runstate.Directive{ID: fmt.Sprintf("d%d", s.NextDirectiveID), Type: runstate.DirFunctional, Source: SourceUser,
+	d := runstate.Directive{ID: fmt.Sprintf("d%d", s.NextDirectiveID), Type: runstate.DirFunctional, Source: runstate.SourceUser,
 		Description: r.Message, Rationale: "the user told the run so (lemmings tell)", Priority: r.Priority,
 		CreatedAtTask: s.TasksCompleted}
 	s.PendingDirectives = append(s.PendingDirectives, d)
-	m := ToldMessage{ID: r.ID, Message: r.Message, Directive: d.ID, Priority: r.Priority, At: r.At, Delivered: now}
+	m := runstate.ToldMessage{ID: r.ID, Message: r.Message, Directive: d.ID, Priority: r.Priority, At: r.At, Delivered: now}
 	s.Tells = append(s.Tells, m)
 	return m
 }
@@ -98,7 +75,7 @@ func (d steering) takeTells(ctx context.Context, s *runstate.State) {
 	}
 	filed, err := TakeTells(s, d.RunDir, d.now())
 	for _, m := range filed {
-		events.Emit(ctx, events.Told{Directive: m.Directive, ID: m.ID, Message: clip(m.Message, 300), Priority: m.Priority})
+		events.Emit(ctx, events.Told{Directive: m.Directive, ID: m.ID, Message: textutil.ClipTrimmed(m.Message, 300), Priority: m.Priority})
 	}
 	if err != nil {
 		events.Emit(ctx, events.Warning{Message: err.Error()})
@@ -121,12 +98,12 @@ func (d steering) applyUndos(ctx context.Context, s *runstate.State) {
 	if d.RunDir == "" || d.Work == nil || s.CurrentTask != nil {
 		return
 	}
-	reqs, err := PendingUndos(d.RunDir)
+	reqs, err := runstate.PendingUndos(d.RunDir)
 	if err != nil {
 		events.Emit(ctx, events.Warning{Message: err.Error()})
 	}
 	for _, r := range reqs {
-		if slices.ContainsFunc(s.Undone, func(u UndoneTask) bool { return u.ID == r.ID }) {
+		if slices.ContainsFunc(s.Undone, func(u runstate.UndoneTask) bool { return u.ID == r.ID }) {
 			_ = r.Remove()
 			continue
 		}
@@ -138,7 +115,7 @@ func (d steering) applyUndos(ctx context.Context, s *runstate.State) {
 			_ = r.Remove() // it can never apply; said in the log and the report
 			continue
 		}
-		events.Emit(ctx, events.TaskUndone{Commit: u.Commit, Reason: clip(u.Reason, 300), Revert: u.Revert, Task: u.TaskID})
+		events.Emit(ctx, events.TaskUndone{Commit: u.Commit, Reason: textutil.ClipTrimmed(u.Reason, 300), Revert: u.Revert, Task: u.TaskID})
 	}
 }
 
@@ -157,12 +134,12 @@ type UndoOptions struct {
 // goes back to the plan the same way. A run that had ended, or was
 // polishing, works again: the task goes into a new milestone when none is
 // open. The work tree must be clean.
-func UndoTask(ctx context.Context, wt *workspace.Worktree, s *runstate.State, o UndoOptions) (UndoneTask, error) {
+func UndoTask(ctx context.Context, wt *workspace.Worktree, s *runstate.State, o UndoOptions) (runstate.UndoneTask, error) {
 	reason := strings.TrimSpace(o.Reason)
 	if reason == "" {
 		reason = "no reason given"
 	}
-	u := UndoneTask{ID: o.RequestID, TaskID: o.Task, Reason: reason, By: o.By, At: o.Now}
+	u := runstate.UndoneTask{ID: o.RequestID, TaskID: o.Task, Reason: reason, By: o.By, At: o.Now}
 	var back runstate.PlannedTask
 	if t := s.CurrentTask; t != nil && t.ID == o.Task {
 		if t.StartCommit != "" {
@@ -187,7 +164,7 @@ func UndoTask(ctx context.Context, wt *workspace.Worktree, s *runstate.State, o 
 				return u, err
 			}
 		}
-		back = runstate.PlannedTask{Title: e.Title, Instructions: firstNonEmpty(e.Instructions, e.Title), AcceptanceCriteria: e.AcceptanceCriteria,
+		back = runstate.PlannedTask{Title: e.Title, Instructions: textutil.FirstNonEmpty(e.Instructions, e.Title), AcceptanceCriteria: e.AcceptanceCriteria,
 			TargetFiles: e.TargetFiles}
 		s.DoneList = slices.Delete(slices.Clone(s.DoneList), i, i+1)
 		if e.QA == "passed" || e.QA == "skipped" || e.QA == "" {
@@ -208,7 +185,7 @@ func UndoTask(ctx context.Context, wt *workspace.Worktree, s *runstate.State, o 
 // takeBackCommit reverts u.Commit on wt's branch by a new commit. The
 // branch is never moved back: every commit a checkpoint names stays on it,
 // so history and fork keep working for the steps before.
-func takeBackCommit(ctx context.Context, wt *workspace.Worktree, u *UndoneTask) error {
+func takeBackCommit(ctx context.Context, wt *workspace.Worktree, u *runstate.UndoneTask) error {
 	on, err := wt.IsAncestor(ctx, u.Commit)
 	if err != nil {
 		return err

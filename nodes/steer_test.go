@@ -16,20 +16,20 @@ import (
 // once a checkpoint holds it; a request lemmings did not write is set aside.
 func TestTellsAreFiledOnceAndTheirFilesGoOnceCheckpointed(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := RequestTell(dir, "  ", ""); err == nil {
+	if _, err := runstate.RequestTell(dir, "  ", ""); err == nil {
 		t.Error("an empty message was accepted")
 	}
-	if _, err := RequestTell(dir, "x", "urgent"); err == nil {
+	if _, err := runstate.RequestTell(dir, "x", "urgent"); err == nil {
 		t.Error("priority urgent was accepted")
 	}
-	if _, err := RequestTell(dir, strings.Repeat("x", MaxTellBytes+1), ""); err == nil {
+	if _, err := runstate.RequestTell(dir, strings.Repeat("x", runstate.MaxTellBytes+1), ""); err == nil {
 		t.Error("a message over the limit was accepted")
 	}
-	req, err := RequestTell(dir, "use the stdlib only", "")
+	req, err := runstate.RequestTell(dir, "use the stdlib only", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, TellDir, "junk.json"), []byte("{"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, runstate.TellDir, "junk.json"), []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Unix(100, 0).UTC()
@@ -42,7 +42,7 @@ func TestTellsAreFiledOnceAndTheirFilesGoOnceCheckpointed(t *testing.T) {
 		t.Fatalf("filed %+v, directives %+v", filed, s.PendingDirectives)
 	}
 	d := s.PendingDirectives[0]
-	if d.Source != SourceUser || d.Type != runstate.DirFunctional || d.Priority != runstate.PrioNormal || d.Description != req.Message || s.Tells[0].Directive != d.ID {
+	if d.Source != runstate.SourceUser || d.Type != runstate.DirFunctional || d.Priority != runstate.PrioNormal || d.Description != req.Message || s.Tells[0].Directive != d.ID {
 		t.Errorf("directive %+v, told %+v", d, s.Tells[0])
 	}
 	// The step that took it in was cut off: the run looks again from the
@@ -56,10 +56,10 @@ func TestTellsAreFiledOnceAndTheirFilesGoOnceCheckpointed(t *testing.T) {
 	if filed, _ := TakeTells(&s, dir, now); len(filed) != 0 || len(s.PendingDirectives) != 1 {
 		t.Errorf("filed twice: %+v", s.PendingDirectives)
 	}
-	if left, _ := PendingTells(dir); len(left) != 0 {
+	if left, _ := runstate.PendingTells(dir); len(left) != 0 {
 		t.Errorf("requests left: %+v", left)
 	}
-	if _, err := os.Stat(filepath.Join(dir, TellDir, ".junk.json.bad")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, runstate.TellDir, ".junk.json.bad")); err != nil {
 		t.Errorf("the junk request was not set aside: %v", err)
 	}
 }

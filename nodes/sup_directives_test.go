@@ -47,7 +47,7 @@ func TestSupAddDirectivesNormalises(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
 	s.TasksCompleted = 7
-	ids := supervisors.AddDirectives(&s, supervisors.Design, []runstate.Directive{
+	ids := supervisors.AddDirectives(&s, prompts.Design, []runstate.Directive{
 		{Type: " Functional ", Priority: "NORMAL", Description: "Use a map for the colony"},
 		{Type: "rewrite", Priority: "urgent", Description: "Unknown type and priority"},
 		{Type: "cleanup", Priority: "low", Description: "   "},                       // empty: dropped
@@ -57,7 +57,7 @@ func TestSupAddDirectivesNormalises(t *testing.T) {
 		t.Fatalf("ids = %v", ids)
 	}
 	d1, d2 := s.PendingDirectives[0], s.PendingDirectives[1]
-	if d1.Type != runstate.DirFunctional || d1.Priority != runstate.PrioNormal || d1.Source != supervisors.Design || d1.CreatedAtTask != 7 {
+	if d1.Type != runstate.DirFunctional || d1.Priority != runstate.PrioNormal || d1.Source != prompts.Design || d1.CreatedAtTask != 7 {
 		t.Errorf("d1 = %+v", d1)
 	}
 	if d2.Type != runstate.DirCleanup || d2.Priority != runstate.PrioNormal {
@@ -74,19 +74,19 @@ func TestSupAddDirectivesNormalises(t *testing.T) {
 func TestSupCleanupCap(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
-	supervisors.AddDirectives(&s, supervisors.Design, []runstate.Directive{{Type: runstate.DirFunctional, Description: "functional one"}}, 10, supNow)
+	supervisors.AddDirectives(&s, prompts.Design, []runstate.Directive{{Type: runstate.DirFunctional, Description: "functional one"}}, 10, supNow)
 	for i := 1; i <= 10; i++ {
-		supervisors.AddDirectives(&s, supervisors.CodeStyle, []runstate.Directive{{Type: runstate.DirCleanup, Priority: runstate.PrioLow, Description: fmt.Sprintf("cleanup %d", i)}}, 10, supNow)
+		supervisors.AddDirectives(&s, prompts.CodeStyle, []runstate.Directive{{Type: runstate.DirCleanup, Priority: runstate.PrioLow, Description: fmt.Sprintf("cleanup %d", i)}}, 10, supNow)
 	}
 	if n := supPendingCleanup(s); n != 10 || len(s.DirectiveLog) != 0 {
 		t.Fatalf("10 cleanup directives: %d pending, log %v", n, supFates(s))
 	}
 	markDirectiveTask(&s, "d2", "t9") // cleanup 1 is being worked on: not counted, not dropped
-	supervisors.AddDirectives(&s, supervisors.CodeStyle, []runstate.Directive{{Type: runstate.DirCleanup, Description: "cleanup 11"}}, 10, supNow)
+	supervisors.AddDirectives(&s, prompts.CodeStyle, []runstate.Directive{{Type: runstate.DirCleanup, Description: "cleanup 11"}}, 10, supNow)
 	if n := supPendingCleanup(s); n != 10 {
 		t.Fatalf("after a planned one: %d pending cleanup, want 10", n)
 	}
-	supervisors.AddDirectives(&s, supervisors.CodeStyle, []runstate.Directive{{Type: runstate.DirCleanup, Description: "cleanup 12"}, {Type: runstate.DirCleanup, Description: "cleanup 13"}}, 10, supNow)
+	supervisors.AddDirectives(&s, prompts.CodeStyle, []runstate.Directive{{Type: runstate.DirCleanup, Description: "cleanup 12"}, {Type: runstate.DirCleanup, Description: "cleanup 13"}}, 10, supNow)
 	if got := supFates(s); !slices.Equal(got, []string{"d3:capped", "d4:capped"}) {
 		t.Fatalf("fates %v, want the two oldest unplanned cleanup directives capped", got)
 	}
@@ -106,7 +106,7 @@ func TestSupDirectiveAging(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
 	s.TasksCompleted = 2
-	supervisors.AddDirectives(&s, supervisors.CodeStyle, []runstate.Directive{
+	supervisors.AddDirectives(&s, prompts.CodeStyle, []runstate.Directive{
 		{Type: runstate.DirCleanup, Priority: runstate.PrioLow, Description: "old cleanup"},
 		{Type: runstate.DirFunctional, Priority: runstate.PrioNormal, Description: "old functional"},
 		{Type: runstate.DirCleanup, Priority: runstate.PrioLow, Description: "planned cleanup"},
@@ -157,7 +157,7 @@ func TestSupDirectivePlacement(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
 	s.CarryForward = []runstate.PlannedTask{{Title: "planned A"}, {Title: "planned B"}}
-	supervisors.AddDirectives(&s, supervisors.Design, []runstate.Directive{
+	supervisors.AddDirectives(&s, prompts.Design, []runstate.Directive{
 		{Type: runstate.DirFunctional, Priority: runstate.PrioNormal, Description: "functional first"},
 		{Type: runstate.DirFunctional, Priority: runstate.PrioNormal, Description: "functional second"},
 		{Type: runstate.DirCleanup, Priority: runstate.PrioLow, Description: "cleanup low", Files: []string{"a.go"}},
@@ -198,7 +198,7 @@ func TestSupDirectivePlacement(t *testing.T) {
 func TestSupDirectiveNeverSilentlyDropped(t *testing.T) {
 	t.Parallel()
 	s := supExecState()
-	supervisors.AddDirectives(&s, supervisors.CodeStyle, []runstate.Directive{{Type: runstate.DirCleanup, Priority: runstate.PrioLow, Description: "rename helpers"}}, 10, supNow)
+	supervisors.AddDirectives(&s, prompts.CodeStyle, []runstate.Directive{{Type: runstate.DirCleanup, Priority: runstate.PrioLow, Description: "rename helpers"}}, 10, supNow)
 	for round := 1; round <= 2; round++ {
 		shown := orderedDirectives(s.PendingDirectives, false)
 		if len(shown) != 1 {
@@ -219,7 +219,7 @@ func TestSupDirectiveNeverSilentlyDropped(t *testing.T) {
 	}
 
 	c := supExecState()
-	supervisors.AddDirectives(&c, supervisors.Design, []runstate.Directive{{Type: runstate.DirFunctional, Priority: runstate.PrioCritical, Description: "stop writing to the shared table"}}, 10, supNow)
+	supervisors.AddDirectives(&c, prompts.Design, []runstate.Directive{{Type: runstate.DirFunctional, Priority: runstate.PrioCritical, Description: "stop writing to the shared table"}}, 10, supNow)
 	crit := applyDirectiveAnswers(&c, orderedDirectives(c.PendingDirectives, false), nil, nil, supNow)
 	if crit == nil || crit.DirectiveID != "d1" {
 		t.Fatalf("an ignored critical directive was not forced at once: %+v", crit)
@@ -252,8 +252,8 @@ func supPreemptState(t *testing.T, d *Deps, operator bool) runstate.State {
 	if operator {
 		s.Plan = &runstate.Plan{}
 	}
-	supervisors.AddDirectives(&s, supervisors.Design, []runstate.Directive{{Type: runstate.DirFunctional, Priority: runstate.PrioCritical, Description: "Stop: the store corrupts data", Files: []string{"store.go"}}}, 10, supNow)
-	supervisors.AddDirectives(&s, supervisors.CodeStyle, []runstate.Directive{{Type: runstate.DirCleanup, Priority: runstate.PrioLow, Description: "Tidy names"}}, 10, supNow)
+	supervisors.AddDirectives(&s, prompts.Design, []runstate.Directive{{Type: runstate.DirFunctional, Priority: runstate.PrioCritical, Description: "Stop: the store corrupts data", Files: []string{"store.go"}}}, 10, supNow)
+	supervisors.AddDirectives(&s, prompts.CodeStyle, []runstate.Directive{{Type: runstate.DirCleanup, Priority: runstate.PrioLow, Description: "Tidy names"}}, 10, supNow)
 	return s
 }
 

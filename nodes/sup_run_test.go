@@ -48,7 +48,7 @@ func TestSupOwnershipRefusal(t *testing.T) {
 	d.Supervisors = supervisors.NewJobs(ctx, nil)
 	defer d.Supervisors.Close()
 	s := supLandState(d, t)
-	job := supervisors.StartJob(&s, supervisors.Due{Name: supervisors.CodeStyle, Trigger: supervisors.TriggerInterval}, true)
+	job := supervisors.StartJob(&s, supervisors.Due{Name: prompts.CodeStyle, Trigger: supervisors.TriggerInterval}, true)
 	out := supCodeStyleOutcome(job, []supervisors.DocSpec{
 		{Path: "conventions/errors.md", Title: "Error handling", Rules: []string{"Wrap errors with context."}},
 		{Path: "design/architecture.md", Title: "Architecture", Rules: []string{"One package per concern."}},
@@ -57,7 +57,7 @@ func TestSupOwnershipRefusal(t *testing.T) {
 	}, []supervisors.DirectiveSpec{{Type: "cleanup", Description: "Wrap the bare errors in lib.go", Priority: "low", Files: []string{"lib.go"}}}, nil)
 
 	warnings := supInNode(t, func(ctx context.Context) error { return d.supervisors().Land(ctx, &s, out) })
-	runs := supRunLog(s, supervisors.CodeStyle)
+	runs := supRunLog(s, prompts.CodeStyle)
 	if len(runs) != 1 {
 		t.Fatalf("run log %+v", s.SupervisorRunLog)
 	}
@@ -81,7 +81,7 @@ func TestSupOwnershipRefusal(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc, ok := store.Get("conventions/errors.md")
-	if !ok || doc.Status != knowledge.Provisional || doc.UpdatedBy != supervisors.CodeStyle {
+	if !ok || doc.Status != knowledge.Provisional || doc.UpdatedBy != prompts.CodeStyle {
 		t.Fatalf("conventions/errors.md = %+v", doc)
 	}
 	log, err := d.Work.Log(ctx, s.BaseCommit)
@@ -91,8 +91,8 @@ func TestSupOwnershipRefusal(t *testing.T) {
 	if len(log) != 1 || log[0].Trailers[supervisors.TrailerJob] != job.ID || log[0].Trailers[TrailerRun] != "sup-run" {
 		t.Fatalf("commits %+v, want one knowledge commit with the job trailer", log)
 	}
-	if s.SupervisorSpendUSD != suptest.CallCost || s.Usage[supervisors.CodeStyle].PromptTokens != suptest.PromptTokens {
-		t.Errorf("spend %v usage %+v", s.SupervisorSpendUSD, s.Usage[supervisors.CodeStyle])
+	if s.SupervisorSpendUSD != suptest.CallCost || s.Usage[prompts.CodeStyle].PromptTokens != suptest.PromptTokens {
+		t.Errorf("spend %v usage %+v", s.SupervisorSpendUSD, s.Usage[prompts.CodeStyle])
 	}
 
 	// The same job landed again by a resumed process: nothing written twice,
@@ -107,7 +107,7 @@ func TestSupOwnershipRefusal(t *testing.T) {
 	if log2, _ := d.Work.Log(ctx, s.BaseCommit); len(log2) != 1 {
 		t.Fatalf("%d commits after landing the job twice, want 1", len(log2))
 	}
-	if r2 := supRunLog(s2, supervisors.CodeStyle)[0]; !slices.Equal(r2.Docs, []string{"conventions/errors.md", "conventions/naming.md"}) {
+	if r2 := supRunLog(s2, prompts.CodeStyle)[0]; !slices.Equal(r2.Docs, []string{"conventions/errors.md", "conventions/naming.md"}) {
 		t.Fatalf("re-landed docs %v", r2.Docs)
 	}
 }
@@ -158,11 +158,11 @@ func TestSupFailedCallsAreWarnings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		s := supLandState(d, t)
-		job := supervisors.StartJob(&s, supervisors.Due{Name: supervisors.Design, Trigger: supervisors.TriggerTaskAbort}, false)
+		job := supervisors.StartJob(&s, supervisors.Due{Name: prompts.Design, Trigger: supervisors.TriggerTaskAbort}, false)
 		warnings := supInNode(t, func(ctx context.Context) error {
 			return d.supervisors().Land(ctx, &s, supervisors.Outcome{Job: job, Err: tc.err})
 		})
-		r := supRunLog(s, supervisors.Design)
+		r := supRunLog(s, prompts.Design)
 		if len(r) != 1 || r[0].Status != tc.status || len(s.SupervisorJobs) != 0 || len(s.PendingDirectives) != 0 {
 			t.Errorf("%v: run log %+v jobs %v", tc.err, r, s.SupervisorJobs)
 		}
@@ -210,12 +210,12 @@ func TestSupReplySchemas(t *testing.T) {
 	}
 	for _, reply := range bad {
 		m := &supFakeModel{answer: func(llm.Request) (string, error) { return reply, nil }}
-		out := supervisors.Call(context.Background(), m, runstate.SupervisorJob{ID: "code_style-1-1", Supervisor: supervisors.CodeStyle}, llm.Request{Role: RoleSupervisor, Label: supervisors.CodeStyle, Messages: []llm.Message{{Role: "user", Content: "review"}}})
+		out := supervisors.Call(context.Background(), m, runstate.SupervisorJob{ID: "code_style-1-1", Supervisor: prompts.CodeStyle}, llm.Request{Role: supervisors.Role, Label: prompts.CodeStyle, Messages: []llm.Message{{Role: "user", Content: "review"}}})
 		var se *llm.StructuredError
 		if !errors.As(out.Err, &se) {
 			t.Errorf("reply %s: err %v, want a StructuredError", reply, out.Err)
 		}
-		if n := len(m.requests(supervisors.CodeStyle)); n != 2 {
+		if n := len(m.requests(prompts.CodeStyle)); n != 2 {
 			t.Errorf("reply %s: %d calls, want the call and one re-ask", reply, n)
 		}
 	}
@@ -240,7 +240,7 @@ func TestSupInputLeavesDeniedFilesOut(t *testing.T) {
 	s.Remit = "build the app"
 	s.DoneList = []runstate.DoneEntry{{TaskID: "t1", Title: "config", QA: "passed", Files: []string{".env", "certs/server.pem", "app.go"}}}
 	s.TasksCompleted = 1
-	job := supervisors.StartJob(&s, supervisors.Due{Name: supervisors.CodeStyle, Trigger: supervisors.TriggerInterval}, false)
+	job := supervisors.StartJob(&s, supervisors.Due{Name: prompts.CodeStyle, Trigger: supervisors.TriggerInterval}, false)
 	var all strings.Builder
 	for _, sec := range d.supervisors().Input(&s, job) {
 		all.WriteString("## " + sec.Title + "\n" + sec.Body + "\n")
@@ -311,7 +311,7 @@ func TestSupModesLandWhereTheyShould(t *testing.T) {
 		s.BaseCommit, _ = d.Work.Head(ctx)
 		s.TasksCompleted = 3
 		supervisors.CountTask(&s)
-		s.Supervisors[supervisors.Internaliser] = runstate.SupervisorTrack{TasksSinceRun: 3}
+		s.Supervisors[prompts.Internaliser] = runstate.SupervisorTrack{TasksSinceRun: 3}
 		out, err := d.supervisors().Run(ctx, s)
 		if err != nil {
 			t.Fatal(err)
@@ -350,7 +350,7 @@ func TestSupRelaunchAfterRestart(t *testing.T) {
 	s := supExecState()
 	s.RunID = "sup-run"
 	s.BaseCommit, _ = d.Work.Head(ctx)
-	s.SupervisorJobs = []runstate.SupervisorJob{{ID: "internaliser-3-1", Supervisor: supervisors.Internaliser, Trigger: supervisors.TriggerInterval, AtTask: 3}}
+	s.SupervisorJobs = []runstate.SupervisorJob{{ID: "internaliser-3-1", Supervisor: prompts.Internaliser, Trigger: supervisors.TriggerInterval, AtTask: 3}}
 	if err := d.supervisors().LandFinished(ctx, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestSupRelaunchAfterRestart(t *testing.T) {
 	if err := d.supervisors().Await(ctx, &s); err != nil { // nothing left: nothing landed twice
 		t.Fatal(err)
 	}
-	if n := len(m.requests(supervisors.Internaliser)); n != 1 {
+	if n := len(m.requests(prompts.Internaliser)); n != 1 {
 		t.Fatalf("%d calls, want 1", n)
 	}
 	if len(s.SupervisorJobs) != 0 || len(s.SupervisorRunLog) != 1 || s.SupervisorRunLog[0].JobID != "internaliser-3-1" {
@@ -372,7 +372,7 @@ func TestSupRelaunchAfterRestart(t *testing.T) {
 
 	// A process without supervisors (offline) records the job as skipped.
 	d.Supervisors = nil
-	s.SupervisorJobs = []runstate.SupervisorJob{{ID: "design-4-1", Supervisor: supervisors.Design, Trigger: supervisors.TriggerTaskAbort, AtTask: 4}}
+	s.SupervisorJobs = []runstate.SupervisorJob{{ID: "design-4-1", Supervisor: prompts.Design, Trigger: supervisors.TriggerTaskAbort, AtTask: 4}}
 	if err := d.supervisors().LandFinished(ctx, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -430,8 +430,8 @@ func TestSupAssessorSeesSupervisorFindings(t *testing.T) {
 	d := supDeps(t, m, false)
 	s := supExecState()
 	s.Milestones = []runstate.Milestone{{ID: "m1", Goal: "g", Status: runstate.MilestoneActive}}
-	s.SupervisorRunLog = []runstate.SupervisorRun{{Supervisor: supervisors.Design, Trigger: supervisors.TriggerTaskAbort, AtTask: 4, Status: "ok", Summary: "the storage layer bypasses the entity API", Directives: []string{"d1"}}}
-	supervisors.AddDirectives(&s, supervisors.Design, []runstate.Directive{{Type: runstate.DirFunctional, Priority: runstate.PrioNormal, Description: "Route storage through the entity API"}}, 10, supNow)
+	s.SupervisorRunLog = []runstate.SupervisorRun{{Supervisor: prompts.Design, Trigger: supervisors.TriggerTaskAbort, AtTask: 4, Status: "ok", Summary: "the storage layer bypasses the entity API", Directives: []string{"d1"}}}
+	supervisors.AddDirectives(&s, prompts.Design, []runstate.Directive{{Type: runstate.DirFunctional, Priority: runstate.PrioNormal, Description: "Route storage through the entity API"}}, 10, supNow)
 	if _, err := d.Assessor(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +455,7 @@ func TestSupBlockingStepRerunCommitsOnce(t *testing.T) {
 	ctx := context.Background()
 	calls := 0
 	m := &supFakeModel{answer: func(req llm.Request) (string, error) {
-		if req.Label != supervisors.CodeStyle {
+		if req.Label != prompts.CodeStyle {
 			return supAnswerEmptySupervisor(req)
 		}
 		calls++ // a real model words its second answer differently
@@ -473,7 +473,7 @@ func TestSupBlockingStepRerunCommitsOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := supRunLog(out, supervisors.CodeStyle); len(r) != 1 || !slices.Equal(r[0].Docs, []string{suptest.ConventionPath}) {
+		if r := supRunLog(out, prompts.CodeStyle); len(r) != 1 || !slices.Equal(r[0].Docs, []string{suptest.ConventionPath}) {
 			t.Fatalf("process %d: run %+v", process, r)
 		}
 	}
@@ -508,10 +508,10 @@ func TestSupUncomposablePromptIsSkipped(t *testing.T) {
 		out, err = d.supervisors().Run(ctx, s)
 		return err
 	})
-	if n := len(m.requests(supervisors.Design)); n != 0 {
+	if n := len(m.requests(prompts.Design)); n != 0 {
 		t.Fatalf("%d calls with a prompt over budget", n)
 	}
-	r := supRunLog(out, supervisors.Design)
+	r := supRunLog(out, prompts.Design)
 	if len(r) != 1 || r[0].Status != "skipped" || len(out.SupervisorJobs) != 0 {
 		t.Fatalf("run log %+v jobs %v", r, out.SupervisorJobs)
 	}
@@ -526,10 +526,10 @@ func TestSupUncomposablePromptIsSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := supRunLog(out, supervisors.Design); len(r) != 1 || r[0].Status != "ok" {
+	if r := supRunLog(out, prompts.Design); len(r) != 1 || r[0].Status != "ok" {
 		t.Fatalf("with the default budget: %+v", r)
 	}
-	req := m.requests(supervisors.Design)[0]
+	req := m.requests(prompts.Design)[0]
 	if n := llm.CountTokens(req.Messages[0].Content + req.Messages[len(req.Messages)-1].Content); n > d.Settings.Supervisors.InputTokens {
 		t.Fatalf("prompt of %d tokens over the budget", n)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
@@ -52,8 +53,8 @@ func TestSupPeriodicTriggers(t *testing.T) {
 		supLandAll(&s)
 	}
 	want := map[string][]int{
-		supervisors.CodeStyle:    {5, 10, 15, 20, 25, 30},
-		supervisors.Internaliser: {3, 6, 9, 12, 15, 18, 21, 24, 27, 30},
+		prompts.CodeStyle:    {5, 10, 15, 20, 25, 30},
+		prompts.Internaliser: {3, 6, 9, 12, 15, 18, 21, 24, 27, 30},
 	}
 	for _, name := range supervisors.Order {
 		if !slices.Equal(ran[name], want[name]) {
@@ -140,10 +141,10 @@ func TestSupNotDue(t *testing.T) {
 		{"budget not yet spent", func(s *runstate.State, set *Settings) { set.Supervisors.BudgetUSD = 0.5; s.SupervisorSpendUSD = 0.49 }, all},
 		{"no budget limit", func(s *runstate.State, set *Settings) { set.Supervisors.BudgetUSD = 0; s.SupervisorSpendUSD = 99 }, all},
 		{"code style job in flight", func(s *runstate.State, _ *Settings) {
-			s.SupervisorJobs = []runstate.SupervisorJob{{ID: "code_style-3-1", Supervisor: supervisors.CodeStyle}}
+			s.SupervisorJobs = []runstate.SupervisorJob{{ID: "code_style-3-1", Supervisor: prompts.CodeStyle}}
 		}, []string{"design:milestone_complete", "internaliser:milestone_complete"}},
 		{"already ran with nothing new", func(s *runstate.State, _ *Settings) {
-			s.Supervisors[supervisors.Internaliser] = runstate.SupervisorTrack{LastRunAt: supervisors.TasksSettled(*s) + 1, Runs: 1}
+			s.Supervisors[prompts.Internaliser] = runstate.SupervisorTrack{LastRunAt: supervisors.TasksSettled(*s) + 1, Runs: 1}
 		}, []string{"code_style:milestone_complete", "design:milestone_complete"}},
 	}
 	for _, tc := range cases {
@@ -164,7 +165,7 @@ func TestSupReplanReviewedAfterAbort(t *testing.T) {
 	set := DefaultSettings()
 	s := supExecState()
 	s.TasksCompleted, s.TasksFailed = 2, 1
-	s.Supervisors[supervisors.Design] = runstate.SupervisorTrack{LastRunAt: supervisors.TasksSettled(s) + 1, Runs: 1}
+	s.Supervisors[prompts.Design] = runstate.SupervisorTrack{LastRunAt: supervisors.TasksSettled(s) + 1, Runs: 1}
 	supervisors.AddTrigger(&s, supervisors.TriggerTaskAbort)
 	if got := supDueNames(s, set); len(got) != 0 {
 		t.Fatalf("the abort Design already reviewed made %v due", got)
@@ -185,7 +186,7 @@ func TestSupTriggerKeptForJobInFlight(t *testing.T) {
 	defer d.Supervisors.Close()
 	s := supExecState()
 	s.TasksCompleted = 2
-	s.SupervisorJobs = []runstate.SupervisorJob{{ID: "design-1-1", Supervisor: supervisors.Design}}
+	s.SupervisorJobs = []runstate.SupervisorJob{{ID: "design-1-1", Supervisor: prompts.Design}}
 	supervisors.AddTrigger(&s, supervisors.TriggerMilestoneComplete)
 	due := supervisors.DueNow(s, set.Supervisors)
 	if got := supDueNames(s, set); !slices.Equal(got, []string{"code_style:milestone_complete", "internaliser:milestone_complete"}) {
@@ -365,10 +366,10 @@ func TestSupConvergenceDoubling(t *testing.T) {
 	same := []string{"Error wrapping differs", "Test names vary"}
 	run := func(findings []string) runstate.SupervisorTrack {
 		t.Helper()
-		supervisors.StartJob(&s, supervisors.Due{Name: supervisors.CodeStyle, Trigger: supervisors.TriggerInterval}, false)
+		supervisors.StartJob(&s, supervisors.Due{Name: prompts.CodeStyle, Trigger: supervisors.TriggerInterval}, false)
 		supLandAll(&s)
-		supervisors.Converge(ctx, &s, d.Settings.Supervisors, supervisors.CodeStyle, findings)
-		return s.Supervisors[supervisors.CodeStyle]
+		supervisors.Converge(ctx, &s, d.Settings.Supervisors, prompts.CodeStyle, findings)
+		return s.Supervisors[prompts.CodeStyle]
 	}
 	if tr := run(same); tr.Interval != 0 || tr.Converging {
 		t.Fatalf("first run: %+v, want the base interval", tr)
@@ -412,13 +413,13 @@ func TestSupConvergenceNeedsComparison(t *testing.T) {
 	d := &Deps{Settings: DefaultSettings()}
 	s := supExecState()
 	for range 3 {
-		supervisors.StartJob(&s, supervisors.Due{Name: supervisors.Design, Trigger: supervisors.TriggerMilestoneComplete}, false)
-		supervisors.Converge(ctx, &s, d.Settings.Supervisors, supervisors.Design, []string{"same finding"})
+		supervisors.StartJob(&s, supervisors.Due{Name: prompts.Design, Trigger: supervisors.TriggerMilestoneComplete}, false)
+		supervisors.Converge(ctx, &s, d.Settings.Supervisors, prompts.Design, []string{"same finding"})
 	}
-	if tr := s.Supervisors[supervisors.Design]; tr.Interval != 0 {
+	if tr := s.Supervisors[prompts.Design]; tr.Interval != 0 {
 		t.Fatalf("design interval %d, want 0 (event-driven only)", tr.Interval)
 	}
-	if !strings.EqualFold(s.Supervisors[supervisors.Design].LastFindings[0], "same finding") {
-		t.Fatalf("findings not kept: %+v", s.Supervisors[supervisors.Design])
+	if !strings.EqualFold(s.Supervisors[prompts.Design].LastFindings[0], "same finding") {
+		t.Fatalf("findings not kept: %+v", s.Supervisors[prompts.Design])
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"path"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -48,7 +49,7 @@ func (x *targetIndex) resolve(ctx context.Context, task string, files []string) 
 	out := make([]string, 0, len(files))
 	for _, f := range cleanFiles(files) {
 		if same := x.byName[path.Base(f)]; !x.present[f] && len(same) == 1 {
-			events.Emit(ctx, events.Warning{Message: fmt.Sprintf("task %q: planned target %s does not exist; taken as %s, the one file of that name", clip(task, 60), f, same[0])})
+			events.Emit(ctx, events.Warning{Message: fmt.Sprintf("task %q: planned target %s does not exist; taken as %s, the one file of that name", textutil.ClipTrimmed(task, 60), f, same[0])})
 			f = same[0]
 		}
 		out = appendNew(out, f)

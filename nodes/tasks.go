@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -184,17 +185,17 @@ func (d taskWork) abandon(ctx context.Context, s *runstate.State, reason string)
 	if s.Implementation != nil {
 		attempted = s.Implementation.Commit
 	}
-	s.Failures = append(s.Failures, runstate.Failure{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Reason: clip(reason, 1500), Attempts: t.Attempt, At: now, Attempted: attempted})
+	s.Failures = append(s.Failures, runstate.Failure{TaskID: t.ID, Milestone: t.Milestone, Title: t.Title, Reason: textutil.ClipTrimmed(reason, 1500), Attempts: t.Attempt, At: now, Attempted: attempted})
 	s.TasksFailed++
 	if t.DirectiveID != "" {
-		settleDirective(s, t.DirectiveID, t.ID, runstate.FateFailed, "task "+t.ID+" failed: "+clip(reason, 200), now)
+		settleDirective(s, t.DirectiveID, t.ID, runstate.FateFailed, "task "+t.ID+" failed: "+textutil.ClipTrimmed(reason, 200), now)
 	}
 	if t.Polish {
 		s.PolishTasks++
 	}
 	forgetKnowledgeUse(s, t)
 	settleEscalations(s, t.ID, false)
-	events.Emit(ctx, events.TaskFailed{Task: t.ID, Attempts: t.Attempt, Reason: clip(reason, 300)})
+	events.Emit(ctx, events.TaskFailed{Task: t.ID, Attempts: t.Attempt, Reason: textutil.ClipTrimmed(reason, 300)})
 	s.CurrentTask, s.Implementation, s.QA = nil, nil, nil
 	return nil
 }

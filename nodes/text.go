@@ -7,22 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 )
-
-// clip trims s and cuts it to n bytes with a marker.
-func clip(s string, n int) string { return textutil.Clip(strings.TrimSpace(s), n) }
-
-// firstNonEmpty is the first of vs with more than blanks, trimmed.
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
 
 // gateList lists the gates as a prompt shows them.
 var gateList = prompts.GateList

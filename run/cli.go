@@ -9,17 +9,17 @@ import (
 
 	"github.com/lemmings-dev/lemmings/codingcli"
 	"github.com/lemmings-dev/lemmings/config"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 )
 
 // cliSettingsFrom reads the coding CLI backend from the configuration (nil:
 // the implementor writes the code itself).
-func cliSettingsFrom(c *config.Config) *nodes.CLISettings {
+func cliSettingsFrom(c *config.Config) *implementor.CLISettings {
 	if c.Implementor.Backend != config.BackendCLI {
 		return nil
 	}
 	cli := c.Implementor.CLI
-	return &nodes.CLISettings{Preset: cli.Preset, Command: slices.Clone(cli.Command), Format: cli.Format, Model: cli.Model,
+	return &implementor.CLISettings{Preset: cli.Preset, Command: slices.Clone(cli.Command), Format: cli.Format, Model: cli.Model,
 		Timeout: cli.Timeout, Env: maps.Clone(cli.Env), PassEnv: slices.Clone(cli.PassEnv), BudgetUSD: cli.BudgetUSD}
 }
 
@@ -39,7 +39,7 @@ func CheckCLI(c *config.Config) error {
 		if p.Login != "" {
 			fix += "; then " + p.Login
 		}
-		return &nodes.CLIError{Name: p.Name, Cause: strings.TrimPrefix(err.Error(), codingcli.ErrNotFound.Error()+": "), Fix: fix}
+		return &implementor.CLIError{Name: p.Name, Cause: strings.TrimPrefix(err.Error(), codingcli.ErrNotFound.Error()+": "), Fix: fix}
 	}
 	return nil
 }

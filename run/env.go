@@ -234,7 +234,7 @@ func (env *runEnv) openModels(ctx context.Context, o Options, cfg *config.Config
 	env.router = router
 	fitBudgets(ctx, &set, router)
 	if set.Supervisors.Enabled {
-		if err := router.Check(ctx, nodes.RoleSupervisor); err != nil {
+		if err := router.Check(ctx, supervisors.Role); err != nil {
 			fmt.Fprintf(warn, "warning: supervisors off for this run: %v (or turn them off with --no-supervisors or supervisors.enabled: false)\n", err)
 			set.Supervisors.Enabled = false
 		}

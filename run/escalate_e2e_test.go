@@ -192,7 +192,7 @@ func escArchitectTeam() *supTeam {
 			return nil, false
 		},
 		CloudHelp: func(role string, c llmtest.Call) (any, bool) {
-			if role != nodes.LabelArchitect {
+			if role != prompts.Architect {
 				return nil, false
 			}
 			task := llmtest.Section(supFirstUser(c), prompts.SecTask)
@@ -209,7 +209,7 @@ func TestEscArchitectWritesTheNextAttempt(t *testing.T) {
 	escNoSupervisors(e.Cfg)
 	res := e.mustStart(e.supPlan(1))
 
-	arch := supCallsOf(e.Cloud, nodes.LabelArchitect)
+	arch := supCallsOf(e.Cloud, prompts.Architect)
 	if len(arch) != 1 {
 		t.Fatalf("%d architect calls, want 1", len(arch))
 	}
@@ -244,7 +244,7 @@ func TestEscTheBudgetStopsTheArchitect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := supCallsOf(e.Cloud, nodes.LabelArchitect); len(got) != 1 {
+	if got := supCallsOf(e.Cloud, prompts.Architect); len(got) != 1 {
 		t.Fatalf("%d architect calls, want 1: the budget is spent after the first", len(got))
 	}
 	if res.State.TasksCompleted != 1 || res.State.TasksFailed != 1 {
@@ -447,7 +447,7 @@ func TestEscTheArchitectNeverSeesSecretsOrDeniedFiles(t *testing.T) {
 	if _, err := e.start(context.Background(), e.supPlanTitles([]string{"Write app.go", "Write .env"})); err != nil {
 		t.Fatal(err)
 	}
-	arch := supCallsOf(e.Cloud, nodes.LabelArchitect)
+	arch := supCallsOf(e.Cloud, prompts.Architect)
 	if len(arch) != 2 {
 		t.Fatalf("%d architect calls, want one per task", len(arch))
 	}

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
-	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/config"
@@ -81,7 +80,7 @@ func (tm *supTeam) latencies() (local, sup time.Duration) {
 func supRoleOf(c llmtest.Call) string { return c.Role() }
 
 func supIsSupervisor(role string) bool {
-	return role == supervisors.CodeStyle || role == supervisors.Design || role == supervisors.Internaliser
+	return role == prompts.CodeStyle || role == prompts.Design || role == prompts.Internaliser
 }
 
 // supFirstUser is the composed prompt (later user messages are tool results

@@ -266,7 +266,7 @@ func Resume(ctx context.Context, o Options) (_ Result, err error) {
 		fmt.Fprintf(orDiscard(o.Warn), "warning: the work tree was put back at %s, where the last checkpoint left it: the step that was cut off runs again from its start. What it had left (%s) is kept on branch %s: git diff %s %s shows it\n",
 			to[:min(len(to), 10)], shortFrom(reset), rescue, to[:min(len(to), 10)], rescue)
 	}
-	var opts []graph.ResumeOption
+	var opts []graph.RunOption
 	if o.Decision != nil || o.Approve != "" {
 		opts = append(opts, graph.WithUpdate(func(s runstate.State) (runstate.State, error) {
 			if o.Decision != nil {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
-	"github.com/lemmings-dev/lemmings/nodes/supervisors"
 	"github.com/lemmings-dev/lemmings/runstate"
 
 	"github.com/lemmings-dev/lemmings/graph"
@@ -49,11 +48,11 @@ func supBenchSupervisor(role string, c llmtest.Call) (llmtest.Reply, bool) {
 		last = done[len(done)-1][1]
 	}
 	switch role {
-	case supervisors.Internaliser:
+	case prompts.Internaliser:
 		return supReply(map[string]any{"knowledge_items": []any{map[string]any{
 			"category": "lesson", "title": "What " + last + " taught", "content": "Files are written whole, then committed.",
 			"source_task": last, "confidence": "medium", "needs_user_review": false}}, "summary": "one lesson"}), true
-	case supervisors.CodeStyle:
+	case prompts.CodeStyle:
 		r := suptest.EmptySupervisorReply(role)
 		r["findings"] = []string{"style note after " + last}
 		return supReply(r), true

@@ -31,7 +31,7 @@ const supDirectiveDesc = "Give every output file a task-named header (out/style.
 // establishes a convention and asks for one cleanup; afterwards it finds
 // nothing.
 func supBootstrapStyle(role string, c llmtest.Call) (llmtest.Reply, bool) {
-	if role != supervisors.CodeStyle || !strings.Contains(c.Messages[0].Content, prompts.MarkerBootstrap) {
+	if role != prompts.CodeStyle || !strings.Contains(c.Messages[0].Content, prompts.MarkerBootstrap) {
 		return llmtest.Reply{}, false
 	}
 	return supReply(map[string]any{
@@ -63,7 +63,7 @@ func TestSupE2EBootstrapAndDirective(t *testing.T) {
 	res := e.mustStart(e.supPlan(3))
 	s := res.State
 
-	styleCalls := supCallsOf(e.Cloud, supervisors.CodeStyle)
+	styleCalls := supCallsOf(e.Cloud, prompts.CodeStyle)
 	if len(styleCalls) != 2 {
 		t.Fatalf("%d code_style calls, want the interval run and the milestone run", len(styleCalls))
 	}
@@ -76,7 +76,7 @@ func TestSupE2EBootstrapAndDirective(t *testing.T) {
 		t.Error("the second run bootstrapped again although the store has a convention")
 	}
 
-	runs := supRunLog(s, supervisors.CodeStyle)
+	runs := supRunLog(s, prompts.CodeStyle)
 	if len(runs) != 2 {
 		t.Fatalf("code_style runs %+v", runs)
 	}
@@ -263,7 +263,7 @@ func TestSupE2EGracefulDegradation(t *testing.T) {
 				t.Errorf("knowledge committed despite the fault: %v", c)
 			}
 			if tc.reply != nil {
-				for _, name := range []string{supervisors.CodeStyle, supervisors.Design, supervisors.Internaliser} {
+				for _, name := range []string{prompts.CodeStyle, prompts.Design, prompts.Internaliser} {
 					if n := len(supCallsOf(e.Cloud, name)); n != tc.calls {
 						t.Errorf("%s: %d calls, want %d", name, n, tc.calls)
 					}
@@ -380,7 +380,7 @@ func TestSupE2ESecretsNeverReachTheCloud(t *testing.T) {
 	e.Cfg.Supervisors.CodeStyle.Interval = 2
 	e.Cfg.Log.Prompts = true
 	res := e.mustStart(e.supPlanTitles([]string{"Write .env", "Write app.go"}))
-	calls := supCallsOf(e.Cloud, supervisors.CodeStyle)
+	calls := supCallsOf(e.Cloud, prompts.CodeStyle)
 	if len(calls) == 0 {
 		t.Fatal("no code_style call")
 	}
@@ -424,7 +424,7 @@ func TestSupE2EPolishIsBounded(t *testing.T) {
 	t.Parallel()
 	tm := &supTeam{DirectiveFate: supTaskFate}
 	tm.Supervisor = func(role string, c llmtest.Call) (llmtest.Reply, bool) {
-		if role != supervisors.CodeStyle || !strings.Contains(supFirstUser(c), "milestone_complete") && !strings.Contains(c.Messages[0].Content, prompts.MarkerBootstrap) {
+		if role != prompts.CodeStyle || !strings.Contains(supFirstUser(c), "milestone_complete") && !strings.Contains(c.Messages[0].Content, prompts.MarkerBootstrap) {
 			return llmtest.Reply{}, false
 		}
 		var dirs []any
@@ -495,7 +495,7 @@ func TestSupE2ETaskAbortPullsEveryoneForward(t *testing.T) {
 	if s.SupervisorUrgency != 0 {
 		t.Fatalf("urgency %v after the supervisors ran", s.SupervisorUrgency)
 	}
-	if first := supFirstUser(supCallsOf(e.Cloud, supervisors.Design)[0]); !strings.Contains(llmtest.Section(first, prompts.SecRecentResults), "FAILED t1") {
+	if first := supFirstUser(supCallsOf(e.Cloud, prompts.Design)[0]); !strings.Contains(llmtest.Section(first, prompts.SecRecentResults), "FAILED t1") {
 		t.Errorf("design did not see the abandoned task:\n%s", first)
 	}
 }

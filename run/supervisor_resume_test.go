@@ -51,7 +51,7 @@ func supStoredState(t *testing.T, repo, runID string) runstate.State {
 // job under test; later runs are never bootstraps once it landed).
 func supBootstrapCalls(e *supEnv) int {
 	n := 0
-	for _, c := range supCallsOf(e.Cloud, supervisors.CodeStyle) {
+	for _, c := range supCallsOf(e.Cloud, prompts.CodeStyle) {
 		if strings.Contains(c.Messages[0].Content, prompts.MarkerBootstrap) {
 			n++
 		}
@@ -154,7 +154,7 @@ func TestSupE2EResumeOfflineWithJobInFlight(t *testing.T) {
 	if n := len(e.Cloud.Calls()) - before; n != 0 {
 		t.Fatalf("%d requests reached the cloud after an offline resume", n)
 	}
-	runs := supRunLog(res2.State, supervisors.CodeStyle)
+	runs := supRunLog(res2.State, prompts.CodeStyle)
 	if len(runs) != 1 || runs[0].JobID != "code_style-2-1" || runs[0].Status != "skipped" || len(res2.State.SupervisorJobs) != 0 {
 		t.Fatalf("runs %+v jobs %v", runs, res2.State.SupervisorJobs)
 	}

@@ -283,9 +283,9 @@ type UndoResult struct {
 	RunID string `json:"run_id"`
 	// Requested: the run is running; it takes the task back at its next task
 	// boundary.
-	Requested bool              `json:"requested"`
-	Undone    *nodes.UndoneTask `json:"undone,omitempty"`
-	Branch    string            `json:"branch"`
+	Requested bool                 `json:"requested"`
+	Undone    *runstate.UndoneTask `json:"undone,omitempty"`
+	Branch    string               `json:"branch"`
 	// Rescue is the branch that keeps what a cut-off step had left in the
 	// work tree ("" when there was nothing).
 	Rescue string `json:"rescue,omitempty"`
@@ -332,7 +332,7 @@ func Undo(ctx context.Context, repoDir, runID, task, reason string, cfg *config.
 		if !knownTask(snap.State, task) {
 			return res, fmt.Errorf("undo: run %s has no finished task %s (%s)", runID, task, doneIDs(snap.State))
 		}
-		if _, err := nodes.RequestUndo(filepath.Join(root, DataDir, RunsDir, runID), task, reason); err != nil {
+		if _, err := runstate.RequestUndo(filepath.Join(root, DataDir, RunsDir, runID), task, reason); err != nil {
 			return res, err
 		}
 		res.Requested = true
@@ -409,20 +409,20 @@ func clipText(s string, n int) string {
 // Tell leaves message for run runID, which files it as a directive of the
 // user's at its next checkpoint (a running run within a node; a stopped or
 // paused one when it is resumed). A run that has ended takes no message.
-func Tell(ctx context.Context, root, runID, message, priority string, cfg *config.Config, red *redact.Redactor) (nodes.TellRequest, error) {
+func Tell(ctx context.Context, root, runID, message, priority string, cfg *config.Config, red *redact.Redactor) (runstate.TellRequest, error) {
 	red = cmp.Or(red, redact.Default())
 	learnSecrets(red, root, cfg)
 	store, err := Store(root)
 	if err != nil {
-		return nodes.TellRequest{}, err
+		return runstate.TellRequest{}, err
 	}
 	snap, err := store.State(ctx, runID)
 	if err != nil {
-		return nodes.TellRequest{}, fmt.Errorf("tell %s: %w", runID, err)
+		return runstate.TellRequest{}, fmt.Errorf("tell %s: %w", runID, err)
 	}
 	if snap.Status == graph.StatusDone {
 		st := standingOf(snap, nil)
-		return nodes.TellRequest{}, fmt.Errorf("run %s has ended %s: it takes no message (lemmings undo takes a task back and reopens it; lemmings fork %s@STEP --remit \"…\" starts again from a step)", runID, st.Status, runID)
+		return runstate.TellRequest{}, fmt.Errorf("run %s has ended %s: it takes no message (lemmings undo takes a task back and reopens it; lemmings fork %s@STEP --remit \"…\" starts again from a step)", runID, st.Status, runID)
 	}
-	return nodes.RequestTell(filepath.Join(root, DataDir, RunsDir, runID), red.String(message), priority)
+	return runstate.RequestTell(filepath.Join(root, DataDir, RunsDir, runID), red.String(message), priority)
 }

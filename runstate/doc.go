@@ -6,5 +6,5 @@
 // escalations and directives. It imports nothing of lemmings but graph (for
 // a stored run's graph status), so whatever reads a run — inspect, runview,
 // serve, the MCP server, the cluster — reads it without the workflow
-// (package nodes, which names these types with aliases).
+// (package nodes).
 package runstate

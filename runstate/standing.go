@@ -1,5 +1,11 @@
 package runstate
 
+// A run's end, decided in one place: how the Report node settles a run that
+// reached its end (Settle: its outcome, done only with evidence), how any
+// run stands from what the store says of it (StandingOf: the status every
+// screen shows, the reason, the next step), and the exit code of the
+// process that ran it (ExitCode, README: Exit codes).
+
 import (
 	"fmt"
 	"strings"
@@ -7,6 +13,67 @@ import (
 	"github.com/lemmings-dev/lemmings/graph"
 	"github.com/lemmings-dev/lemmings/internal/textutil"
 )
+
+// Outcome is how the Report node settled a run that reached its end
+// (State.Outcome); StandingOf turns it into the run's status.
+type Outcome string
+
+// The outcomes.
+const (
+	OutcomeDone    Outcome = "done"
+	OutcomeFailed  Outcome = "failed"
+	OutcomeStopped Outcome = "stopped" // a limit (limits.max_tasks, a spend budget) ended it before its work was done
+)
+
+// OutcomeOfStop is the outcome of a run that stopped with st: stopped at a
+// limit, failed otherwise.
+func OutcomeOfStop(st Stop) Outcome {
+	if st.Kind == StopLimit {
+		return OutcomeStopped
+	}
+	return OutcomeFailed
+}
+
+// Settle decides how a run that reached its end ended, in s: stopped at a
+// limit, failed, or done — and done only with evidence (docs: "no success
+// without evidence"). proof looks for it once every milestone was declared
+// done (the workflow runs the gates on the final tree): missing says what
+// is not there, evidence what was found. Settle returns missing when it
+// overrules the milestones' claim of done.
+func Settle(s *State, proof func() (missing, evidence string, err error)) (overruled string, err error) {
+	s.Evidence = ""
+	switch {
+	case s.StopReason != "":
+		s.Outcome = OutcomeOfStop(s.Stop())
+		return "", nil
+	case len(s.Milestones) == 0:
+		s.Outcome = OutcomeFailed
+		s.SetStop(FailureStop("the plan has no milestone"))
+		return "", nil
+	}
+	var open []string
+	for _, m := range s.Milestones {
+		if m.Status != MilestoneDone {
+			open = append(open, m.ID)
+		}
+	}
+	if len(open) > 0 {
+		s.Outcome = OutcomeFailed
+		s.SetStop(FailureStop("milestone(s) " + strings.Join(open, ", ") + " not done"))
+		return "", nil
+	}
+	missing, evidence, err := proof()
+	if err != nil {
+		return "", err
+	}
+	if missing != "" {
+		s.Outcome = OutcomeFailed
+		s.SetStop(FailureStop(missing))
+		return missing, nil
+	}
+	s.Outcome, s.Evidence = OutcomeDone, evidence
+	return "", nil
+}
 
 // RunStatus is how a run stands, in the one vocabulary that `lemmings
 // status`, `runs`, `log`, serve's badges, report.md, the run_end event and
@@ -138,6 +205,34 @@ func orNoneRecorded(s string) string {
 		return "(none recorded)"
 	}
 	return s
+}
+
+// The exit codes of a process that ran a run (README: Exit codes; 2, bad
+// usage, is the command's own).
+const (
+	ExitDone        = 0
+	ExitFailed      = 1 // the run failed, or could not start
+	ExitPaused      = 3 // paused for approval, or stopped (a halt, the wall time, a limit) before its work was done
+	ExitInterrupted = 4 // Ctrl-C or a termination signal: lemmings resume continues it
+)
+
+// ExitCode is the exit code of a process whose run ended standing st; the
+// status the summary, the report and the run_end event say decides it.
+// canceled: the process's context was canceled (a signal) before the run
+// could store a status of its own.
+func ExitCode(st Standing, canceled bool) int {
+	switch st.Status {
+	case RunDone:
+		return ExitDone
+	case RunPaused, RunStopped:
+		return ExitPaused
+	case RunInterrupted:
+		return ExitInterrupted
+	}
+	if canceled {
+		return ExitInterrupted
+	}
+	return ExitFailed
 }
 
 // MilestoneShown is a milestone's status as a run's board, status and page

@@ -16,10 +16,9 @@ const (
 	MilestoneDone    = "done"
 )
 
-// State is everything the workflow knows of a run (nodes.WorkflowState is
-// this type). It is checkpointed after every node, so every field must
-// survive JSON; append-only lists are tagged so the checkpointer stores only
-// their new elements.
+// State is everything the workflow knows of a run. It is checkpointed after
+// every node, so every field must survive JSON; append-only lists are tagged
+// so the checkpointer stores only their new elements.
 type State struct {
 	RunID string `json:"run_id"`
 	Remit string `json:"remit"`

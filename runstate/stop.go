@@ -2,17 +2,6 @@ package runstate
 
 import "strings"
 
-// Outcome is how the Report node settled a run that reached its end
-// (State.Outcome); StandingOf turns it into the run's status.
-type Outcome string
-
-// The outcomes.
-const (
-	OutcomeDone    Outcome = "done"
-	OutcomeFailed  Outcome = "failed"
-	OutcomeStopped Outcome = "stopped" // a limit (limits.max_tasks, a spend budget) ended it before its work was done
-)
-
 // StopKind says what stopped a run before its work was done.
 type StopKind string
 
@@ -56,15 +45,6 @@ func (s *State) Stop() Stop {
 		st.Kind, st.Key = legacyStop(st.Reason)
 	}
 	return st
-}
-
-// OutcomeOfStop is the outcome of a run that stopped with st: stopped at a
-// limit, failed otherwise.
-func OutcomeOfStop(st Stop) Outcome {
-	if st.Kind == StopLimit {
-		return OutcomeStopped
-	}
-	return OutcomeFailed
 }
 
 // legacyStop classifies a stop recorded before stops had a kind (a

@@ -5,26 +5,6 @@ import (
 	"testing"
 )
 
-func TestAStopsKindNotItsWordingSaysStoppedOrFailed(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		stop Stop
-		want Outcome
-	}{
-		{"a limit the user set stops the run", LimitStop(KeyMaxTasks, "reached the limit of 3 tasks (limits.max_tasks)"), OutcomeStopped},
-		{"a limit whose text names no key still stops it", LimitStop(KeyCLIBudget, "the coding CLI spent its money"), OutcomeStopped},
-		{"a failure that quotes a config key still fails it", FailureStop("the planner misread limits.max_tasks"), OutcomeFailed},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var s State
-			s.SetStop(tc.stop)
-			if got := OutcomeOfStop(s.Stop()); got != tc.want {
-				t.Errorf("outcome %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestAStopSurvivesTheCheckpoint(t *testing.T) {
 	var s State
 	s.SetStop(LimitStop(KeyMaxWallTime, "reached the wall-time limit of 1h (limits.max_wall_time)"))

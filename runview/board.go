@@ -26,7 +26,7 @@ func (v View) BoardMD() string {
 			fmt.Fprintf(&b, "- [x] %s %s (%s, %s)\n", e.TaskID, e.Title, e.QA, short(e.Commit))
 		}
 		for _, f := range m.Failed {
-			fmt.Fprintf(&b, "- [ ] ~~%s %s~~ failed: %s\n", f.TaskID, f.Title, clip(textutil.FirstLine(f.Reason), 160))
+			fmt.Fprintf(&b, "- [ ] ~~%s %s~~ failed: %s\n", f.TaskID, f.Title, textutil.ClipTrimmed(textutil.FirstLine(f.Reason), 160))
 		}
 		if len(m.Done)+len(m.Failed) == 0 {
 			b.WriteString("- (none)\n")
@@ -38,7 +38,7 @@ func (v View) BoardMD() string {
 		if t := v.Current; t != nil {
 			fmt.Fprintf(&b, "- [ ] %s %s (attempt %d", t.ID, t.Title, t.Attempt)
 			if t.Feedback != "" {
-				fmt.Fprintf(&b, "; last feedback: %s", clip(textutil.FirstLine(t.Feedback), 160))
+				fmt.Fprintf(&b, "; last feedback: %s", textutil.ClipTrimmed(textutil.FirstLine(t.Feedback), 160))
 			}
 			b.WriteString(")\n")
 		} else {
@@ -64,6 +64,3 @@ func (v View) BoardMD() string {
 
 // short is a commit's abbreviation as the board and the report write it.
 func short(sha string) string { return sha[:min(len(sha), 10)] }
-
-// clip trims s and cuts it to n bytes with a marker, redacted first.
-func clip(s string, n int) string { return textutil.Clip(strings.TrimSpace(s), n) }

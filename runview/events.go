@@ -137,7 +137,7 @@ func FailureGist(feedback string) []string {
 	}
 	var out []string
 	for _, l := range lines[from:min(from+3, len(lines))] {
-		out = append(out, clip(l, 160))
+		out = append(out, textutil.ClipTrimmed(l, 160))
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -211,7 +212,7 @@ func (v View) escalations() string {
 	b.WriteString("\n\n")
 	b.WriteString("| task | kind | attempt | tokens in/out | cost | outcome | note |\n|---|---|---|---|---|---|---|\n")
 	for _, e := range v.Escalations {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d/%d | $%.4f | %s | %s |\n", e.TaskID, e.Kind, e.Attempt, e.PromptTokens, e.CompletionTokens, e.CostUSD, e.Outcome, cell(clip(e.Note, 200)))
+		fmt.Fprintf(&b, "| %s | %s | %d | %d/%d | $%.4f | %s | %s |\n", e.TaskID, e.Kind, e.Attempt, e.PromptTokens, e.CompletionTokens, e.CostUSD, e.Outcome, cell(textutil.ClipTrimmed(e.Note, 200)))
 	}
 	return b.String()
 }
@@ -231,7 +232,7 @@ func indentReason(r string) string {
 	if rest = strings.TrimSpace(rest); !multi || rest == "" {
 		return head
 	}
-	return strings.TrimSpace(head) + "\n\n  ```\n  " + strings.ReplaceAll(clip(rest, 1500), "\n", "\n  ") + "\n  ```"
+	return strings.TrimSpace(head) + "\n\n  ```\n  " + strings.ReplaceAll(textutil.ClipTrimmed(rest, 1500), "\n", "\n  ") + "\n  ```"
 }
 
 func orNoneRecorded(s string) string {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/eval"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 	"github.com/lemmings-dev/lemmings/run"
 )
 
@@ -15,7 +15,7 @@ import (
 // set up (as with Ollama down).
 func cliUsable(cfg *config.Config) error {
 	err := run.CheckCLI(cfg)
-	var ce *nodes.CLIError
+	var ce *implementor.CLIError
 	if errors.As(err, &ce) {
 		code := exitFailed
 		if ce.Config {

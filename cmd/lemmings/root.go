@@ -22,13 +22,14 @@ import (
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
-// Exit codes (documented in the README).
+// Exit codes (documented in the README): a run's are decided with its
+// status (runstate.ExitCode); bad usage is the command's own.
 const (
-	exitOK          = 0
-	exitFailed      = 1 // the run failed, or could not start (Ollama down, not a repository…)
-	exitUsage       = 2 // bad usage or configuration
-	exitPaused      = 3 // paused for approval, or stopped (a halt, the wall time, a limit) before its work was done
-	exitInterrupted = 4 // interrupted (Ctrl-C): lemmings resume continues it
+	exitOK          = runstate.ExitDone
+	exitFailed      = runstate.ExitFailed // also a command that could not do its work (Ollama down, not a repository…)
+	exitUsage       = 2                   // bad usage or configuration
+	exitPaused      = runstate.ExitPaused
+	exitInterrupted = runstate.ExitInterrupted
 )
 
 // exitError carries an exit code out of a command.
@@ -258,22 +259,12 @@ func (a *app) loadConfigFor(root string, supervisorsRun bool, flags map[string]s
 	return cfg, src, nil
 }
 
-// runExit maps a run's end to its exit code: the status the summary, the
-// report and the run_end event say decides it (README: Exit codes).
+// runExit is the error that exits with a run's code (runstate.ExitCode).
+// The summary said why; a done run's own error (after its end) says itself.
 func runExit(st runstate.Standing, err error) error {
-	switch st.Status {
-	case runstate.RunDone:
-		if err != nil {
-			return err
-		}
-		return nil
-	case runstate.RunPaused, runstate.RunStopped:
-		return &exitError{code: exitPaused, err: errors.New("")}
-	case runstate.RunInterrupted:
-		return &exitError{code: exitInterrupted, err: errors.New("")}
+	code := runstate.ExitCode(st, errors.Is(err, context.Canceled))
+	if code == runstate.ExitDone {
+		return err
 	}
-	if errors.Is(err, context.Canceled) {
-		return &exitError{code: exitInterrupted, err: errors.New("")}
-	}
-	return &exitError{code: exitFailed, err: errors.New("")} // the summary said why
+	return &exitError{code: code, err: errors.New("")}
 }

@@ -6,7 +6,7 @@ import (
 	"os/exec"
 
 	"github.com/lemmings-dev/lemmings/config"
-	"github.com/lemmings-dev/lemmings/nodes"
+	"github.com/lemmings-dev/lemmings/nodes/implementor"
 	"github.com/lemmings-dev/lemmings/run"
 )
 
@@ -16,7 +16,7 @@ func cliChecks(cfg *config.Config) []Check {
 		return []Check{{Name: "implementor", Status: "ok", Detail: "lemmings' own loop on the primary model (implementor.backend: lemmings)"}}
 	}
 	err := run.CheckCLI(cfg)
-	var ce *nodes.CLIError
+	var ce *implementor.CLIError
 	if errors.As(err, &ce) {
 		return []Check{{Name: "coding CLI", Status: "fail", Detail: ce.Name + ": " + ce.Cause, Fix: ce.Fix}}
 	}

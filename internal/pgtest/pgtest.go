@@ -23,12 +23,9 @@ import (
 // EnvRequire names the variable that requires ("1") or skips ("0") the server.
 const EnvRequire = "LEMMINGS_TEST_POSTGRES"
 
-// Server is the shared server of the test binary.
-type Server = pglocal.Server
-
 var (
 	once    sync.Once
-	shared  *Server
+	shared  *pglocal.Server
 	initErr error
 	schemas atomic.Int64
 )
@@ -62,7 +59,7 @@ func New(t testing.TB) string {
 
 // Shared returns the server of this test binary, starting it on first use.
 // Missing binaries skip the test, or fail it under CI or EnvRequire=1.
-func Shared(t testing.TB) *Server {
+func Shared(t testing.TB) *pglocal.Server {
 	t.Helper()
 	if os.Getenv(EnvRequire) == "0" {
 		t.Skipf("%s=0: tests that need PostgreSQL are skipped", EnvRequire)

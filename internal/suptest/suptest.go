@@ -39,8 +39,8 @@ func JSON(v any) string {
 	return string(b)
 }
 
-// EmptySupervisorReply is a valid reply of supervisor role (supervisors.CodeStyle,
-// supervisors.Design or supervisors.Internaliser) that finds nothing.
+// EmptySupervisorReply is a valid reply of supervisor role (prompts.CodeStyle,
+// prompts.Design or prompts.Internaliser) that finds nothing.
 func EmptySupervisorReply(role string) map[string]any {
 	switch role {
 	case prompts.CodeStyle:

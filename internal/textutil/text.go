@@ -10,6 +10,20 @@ import (
 	"github.com/lemmings-dev/lemmings/internal/redact"
 )
 
+// ClipTrimmed is Clip of s without its surrounding blanks.
+func ClipTrimmed(s string, n int) string { return Clip(strings.TrimSpace(s), n) }
+
+// FirstNonEmpty is the first of vs with more than blanks, trimmed ("" if
+// none).
+func FirstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v = strings.TrimSpace(v); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
 // Clip returns s cut to at most n bytes, on a rune boundary, with "…" added
 // when it cut something. Limits are in bytes because they bound prompts, logs
 // and files; a cut never leaves half a UTF-8 character. Text it cuts is

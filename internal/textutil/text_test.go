@@ -64,3 +64,22 @@ func TestCountSaysOneInTheSingular(t *testing.T) {
 		}
 	}
 }
+
+func TestFirstNonEmptySkipsBlanksAndTrims(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"", "  ", "\n b \n", "c"}, "b"},
+		{[]string{" a"}, "a"},
+		{[]string{" ", ""}, ""},
+		{nil, ""},
+	} {
+		if got := FirstNonEmpty(tc.in...); got != tc.want {
+			t.Errorf("FirstNonEmpty(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := ClipTrimmed("  abcdef \n", 3); got != "abc…" {
+		t.Errorf("ClipTrimmed = %q, want %q", got, "abc…")
+	}
+}

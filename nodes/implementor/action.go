@@ -12,10 +12,11 @@ type editSpec struct {
 	Replace string `json:"replace"`
 }
 
-// implAction is an action of the JSON protocol: the code, when it writes
-// any, comes inside the JSON. The fields both protocols share are embedded
-// (actionHead, actionTail) in the order the schema lists them.
-type implAction struct {
+// Action is a reply of the JSON protocol, the schema the model answers in:
+// the code, when it writes any, comes inside the JSON. The fields both
+// protocols share are embedded (actionHead, actionTail) in the order the
+// schema lists them.
+type Action struct {
 	actionHead
 	Edits   []editSpec `json:"edits,omitempty" jsonschema:"maxItems=10"`
 	Blocks  string     `json:"blocks,omitempty"`
@@ -47,7 +48,7 @@ type actionTail struct {
 
 // JSONSchemaExtend sets the enum of "action" to the tools the JSON protocol
 // offers (llm.SchemaFor calls it).
-func (implAction) JSONSchemaExtend(s *jsonschema.Schema) { setActionEnum(s, toolNames(false)) }
+func (Action) JSONSchemaExtend(s *jsonschema.Schema) { setActionEnum(s, toolNames(false)) }
 
 func setActionEnum(s *jsonschema.Schema, names []string) {
 	if p, ok := s.Properties.Get("action"); ok {
@@ -57,7 +58,3 @@ func setActionEnum(s *jsonschema.Schema, names []string) {
 		}
 	}
 }
-
-// Action is a reply of the JSON protocol: the schema the model answers in
-// (the trained-schema tests ask for it).
-type Action = implAction

@@ -77,7 +77,7 @@ func (l *implLoop) addTest(ctx context.Context, done *runstate.ImplResult, codeB
 	if err != nil {
 		return fmt.Errorf("implementor: read %s for its test: %w", l.directPath, err)
 	}
-	act := implAction{actionHead: actionHead{Action: "edit", Thought: "(lemmings) the test the remit asks for", Path: p}}
+	act := Action{actionHead: actionHead{Action: "edit", Thought: "(lemmings) the test the remit asks for", Path: p}}
 	if evidence {
 		act.Thought = "(lemmings) a test that shows the change"
 	}
@@ -185,13 +185,13 @@ type reproduction struct {
 // the evidence QA decides by when they pass. One call; a test that passes
 // already, does not build or fails elsewhere is dropped and the attempt
 // goes on as before.
-func (l *implLoop) reproduce(ctx context.Context, codeAct implAction) (reproduction, error) {
+func (l *implLoop) reproduce(ctx context.Context, codeAct Action) (reproduction, error) {
 	p, ok := l.evidenceTest()
 	if !ok || IsTestFile(codeAct.Path) {
 		return reproduction{}, nil
 	}
 	old, readErr := l.d.Work.FS().ReadFile(p)
-	act := implAction{actionHead: actionHead{Action: "edit", Thought: "(lemmings) a test of what the task asks, first", Path: p}}
+	act := Action{actionHead: actionHead{Action: "edit", Thought: "(lemmings) a test of what the task asks, first", Path: p}}
 	switch {
 	case errors.Is(readErr, fs.ErrNotExist):
 		act.Action = "write_file"

@@ -13,6 +13,7 @@ import (
 	"github.com/lemmings-dev/lemmings/codingcli"
 	"github.com/lemmings-dev/lemmings/config"
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/runstate"
@@ -133,7 +134,7 @@ func (d *Deps) cliAttempt(ctx context.Context, s *runstate.State, t *runstate.Ta
 			d.emit(ctx, events.Warning{Message: reason + ": the run stops after this task"})
 		}
 		res.Actions += run.ToolCalls
-		res.Summary = firstNonEmpty(run.Final, res.Summary)
+		res.Summary = textutil.FirstNonEmpty(run.Final, res.Summary)
 		dropped, err := d.keepCLIChanges(ctx, t)
 		if err != nil {
 			return nil, fmt.Errorf("implementor: take the CLI's work: %w", err)
@@ -158,7 +159,7 @@ func (d *Deps) cliAttempt(ctx context.Context, s *runstate.State, t *runstate.Ta
 			return nil, err
 		}
 		if strings.TrimSpace(diff) == "" {
-			return &runstate.ImplResult{Status: runstate.ImplBlocked, Actions: res.Actions, Summary: "the coding CLI changed no file; it said: " + clip(firstNonEmpty(run.Final, "(nothing)"), 500)}, nil
+			return &runstate.ImplResult{Status: runstate.ImplBlocked, Actions: res.Actions, Summary: "the coding CLI changed no file; it said: " + textutil.ClipTrimmed(textutil.FirstNonEmpty(run.Final, "(nothing)"), 500)}, nil
 		}
 		feedback, again, err := d.cliGates(ctx, t, res, round)
 		if err != nil {
@@ -170,7 +171,7 @@ func (d *Deps) cliAttempt(ctx context.Context, s *runstate.State, t *runstate.Ta
 		gateFeedback = feedback
 	}
 	res.Status = runstate.ImplFinished
-	res.Summary = firstNonEmpty(res.Summary, "the coding CLI finished")
+	res.Summary = textutil.FirstNonEmpty(res.Summary, "the coding CLI finished")
 	return res, nil
 }
 
@@ -223,7 +224,7 @@ func (d *Deps) runCLI(ctx context.Context, s *runstate.State, t *runstate.Task, 
 		Dir: d.Work.Dir(), Prompt: prompt, Model: d.Settings.CLI.Model, Timeout: timeout, Env: env, Sandbox: d.Sandbox,
 		OnEvent: func(ev codingcli.Event) {
 			if ev.Kind == codingcli.EventToolCall || ev.Kind == codingcli.EventError {
-				d.emit(ctx, events.CLIEvent{Task: t.ID, EventKind: string(ev.Kind), Tool: ev.Tool, Text: clip(ev.Text, 300)})
+				d.emit(ctx, events.CLIEvent{Task: t.ID, EventKind: string(ev.Kind), Tool: ev.Tool, Text: textutil.ClipTrimmed(ev.Text, 300)})
 			}
 		},
 	})
@@ -243,12 +244,12 @@ func (d *Deps) runCLI(ctx context.Context, s *runstate.State, t *runstate.Task, 
 	s.AddUsage(LabelCLI, runstate.UsageTotals{Calls: 1, PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, CostUSD: u.CostUSD, Elapsed: elapsed})
 	ev := events.CLIRun{Task: t.ID, Attempt: t.Attempt, Round: round, CLI: p.Name, ExitCode: run.ExitCode, TimedOut: run.TimedOut,
 		ToolCalls: run.ToolCalls, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: u.CostUSD,
-		DurationMS: elapsed.Milliseconds(), Final: clip(run.Final, 500), UnparsedLines: run.Unparsed}
+		DurationMS: elapsed.Milliseconds(), Final: textutil.ClipTrimmed(run.Final, 500), UnparsedLines: run.Unparsed}
 	if run.Failed != "" {
-		ev.Failed = clip(run.Failed, 500) // omitted when empty, as before
+		ev.Failed = textutil.ClipTrimmed(run.Failed, 500) // omitted when empty, as before
 	}
 	if run.Stderr != "" && (run.ExitCode != 0 || run.TimedOut || run.Failed != "") {
-		ev.Stderr = clip(run.Stderr, 2000)
+		ev.Stderr = textutil.ClipTrimmed(run.Stderr, 2000)
 	}
 	d.emit(ctx, ev)
 	return run, nil
@@ -258,7 +259,7 @@ func (d *Deps) runCLI(ctx context.Context, s *runstate.State, t *runstate.Task, 
 func cliFailure(name string, run codingcli.Result, timeout time.Duration) *runstate.ImplResult {
 	tail := func() string {
 		if s := strings.TrimSpace(run.Stderr); s != "" {
-			return "; its last output: " + clip(lastLines(s, 5), 600)
+			return "; its last output: " + textutil.ClipTrimmed(lastLines(s, 5), 600)
 		}
 		return ""
 	}
@@ -268,7 +269,7 @@ func cliFailure(name string, run codingcli.Result, timeout time.Duration) *runst
 	case run.ExitCode != 0:
 		return &runstate.ImplResult{Status: runstate.ImplError, Summary: fmt.Sprintf("the coding CLI %s exited with code %d%s%s", name, run.ExitCode, prefixed(": ", run.Failed), tail())}
 	case run.Failed != "":
-		return &runstate.ImplResult{Status: runstate.ImplError, Summary: fmt.Sprintf("the coding CLI %s reported an error: %s", name, clip(run.Failed, 600))}
+		return &runstate.ImplResult{Status: runstate.ImplError, Summary: fmt.Sprintf("the coding CLI %s reported an error: %s", name, textutil.ClipTrimmed(run.Failed, 600))}
 	}
 	return nil
 }
@@ -277,7 +278,7 @@ func prefixed(p, s string) string {
 	if s == "" {
 		return ""
 	}
-	return p + clip(s, 600)
+	return p + textutil.ClipTrimmed(s, 600)
 }
 
 func lastLines(s string, n int) string {

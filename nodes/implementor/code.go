@@ -26,7 +26,7 @@ import (
 // half-made is written.
 //
 // lead, in a direct attempt, says what the last round found.
-func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead string) (codeExchange, error) {
+func (l *implLoop) codeEdit(ctx context.Context, act Action, args, lead string) (codeExchange, error) {
 	p := strings.TrimSpace(act.Path)
 	if p == "" {
 		return codeExchange{instruction: "error: " + act.Action + " needs a path.", reply: "(no code asked for)",
@@ -266,7 +266,7 @@ func (l *implLoop) tryCandidate(ctx context.Context, a codeAsk, d draw, req code
 // that landed is put back, else the first that did not land is reported;
 // with no readable candidate, a direct attempt reports the problem for its
 // next round and the tool loop asks once more, saying why.
-func (l *implLoop) afterDraws(ctx context.Context, act implAction, a codeAsk, t drawTally) (codeExchange, error) {
+func (l *implLoop) afterDraws(ctx context.Context, act Action, a codeAsk, t drawTally) (codeExchange, error) {
 	p, g, old, exists := a.p, a.g, a.old, a.exists
 	if t.fallback != nil {
 		land := l.land(ctx, t.fallback.change)
@@ -526,7 +526,7 @@ func (l *implLoop) readUnit(ctx context.Context, reply, p string, g grain, old s
 
 // smallerGrain is the grain of a re-ask after a whole file was cut at the
 // reply limit: the unit in view, else blocks.
-func (l *implLoop) smallerGrain(ctx context.Context, act implAction, p, old string) grain {
+func (l *implLoop) smallerGrain(ctx context.Context, act Action, p, old string) grain {
 	if units, err := l.parser().Units(ctx, p, []byte(old)); err == nil {
 		if u, ok := l.pickUnit(units, act.Symbol, p); ok {
 			return grain{kind: grainUnit, unit: u, units: units, why: "whole file cut at the limit"}

@@ -91,26 +91,48 @@ type Clock interface {
 	WallTimeReached() string
 }
 
-// Settings are the knobs the Implementor reads (nodes.Settings has them).
+// Settings are what the Implementor reads: its knobs and its prompt budget.
 type Settings struct {
-	// MaxActions bounds the tool loop's actions in one attempt.
-	MaxActions int
+	Knobs
 	// Budget is the implementor's prompt budget in tokens
 	// (limits.token_budgets.implementor).
-	Budget          int
+	Budget int
+}
+
+// Knobs are the Implementor's settings as the configuration gives them. The
+// workflow's settings embed them (nodes.Settings), so they are declared
+// once and handed over whole.
+type Knobs struct {
+	// MaxActions bounds the tool loop's actions in one attempt.
+	MaxActions      int
 	GateOutputBytes int
-	// EditProtocol: EditText or EditJSON.
-	EditProtocol   string
+	// EditProtocol is how the model writes code: EditText (the action in
+	// JSON, the code as plain text in a second call) or EditJSON (the code
+	// inside the JSON action).
+	EditProtocol string
+	// WholeFileLines: files up to this size are rewritten whole in the text
+	// protocol; in larger ones the function, method or type that changes is
+	// rewritten whole (Go, Python), or SEARCH/REPLACE blocks are asked for.
 	WholeFileLines int
-	// ReplyTokens is the primary role's reply budget (0: unknown).
+	// ReplyTokens is the primary role's reply budget (max_tokens; 0:
+	// unknown): a file is asked for whole only when it fits.
 	ReplyTokens int
-	Samples     int
-	Draws       int
-	Direct      bool
-	FixRounds   int
-	// SyntaxChecks run after each edit, by file extension.
+	// Samples is how many candidates a code call may draw (implementor.samples):
+	// the first that parses and adds no check problem is kept.
+	Samples int
+	// Draws is how many candidates a direct attempt's code request may draw,
+	// each run against the gates (implementor.draws).
+	Draws int
+	// Direct: a quick task's first attempt with one file to change asks
+	// for its code at once (implementor.direct).
+	Direct bool
+	// FixRounds is how often failing gates on finish go back to the model
+	// inside the attempt (0: finish ends the attempt at once).
+	FixRounds int
+	// SyntaxChecks are run after each edit, by file extension
+	// (workspace.DefaultSyntaxChecks); nil or empty: none.
 	SyntaxChecks map[string]string
-	// CLI, when set, has a coding CLI write the code.
+	// CLI, when set, has a coding CLI write the code (implementor.backend: cli).
 	CLI *CLISettings
 }
 

@@ -94,7 +94,7 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*runstate.ImplR
 	} else if err != nil {
 		return nil, err
 	}
-	act := implAction{actionHead: actionHead{Action: "edit", Thought: "(lemmings) the task's one file", Path: p}}
+	act := Action{actionHead: actionHead{Action: "edit", Thought: "(lemmings) the task's one file", Path: p}}
 	if _, err := l.d.Work.FS().ReadFile(p); errors.Is(err, fs.ErrNotExist) {
 		act.Action = "write_file"
 	}
@@ -124,7 +124,7 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*runstate.ImplR
 // spent, or the code stops changing or cannot be used. A test written
 // first (repro) is in the tree they are gated on, and the evidence when they
 // pass.
-func (l *implLoop) directRounds(ctx context.Context, act implAction, before string, repro reproduction) (*runstate.ImplResult, error) {
+func (l *implLoop) directRounds(ctx context.Context, act Action, before string, repro reproduction) (*runstate.ImplResult, error) {
 	p := act.Path
 	var (
 		// A later attempt starts from the last one's work, with what was
@@ -196,7 +196,7 @@ func (l *implLoop) directRounds(ctx context.Context, act implAction, before stri
 			lead = fmt.Sprintf("Your code is %s exactly as it was: it changes nothing, and the task asks for a change.", p)
 			continue
 		}
-		done, failed := l.finishGates(ctx, implAction{actionHead: actionHead{Action: "finish"}, actionTail: actionTail{Summary: "Changed " + p + " as the task asks."}}, n)
+		done, failed := l.finishGates(ctx, Action{actionHead: actionHead{Action: "finish"}, actionTail: actionTail{Summary: "Changed " + p + " as the task asks."}}, n)
 		if done != nil && repro.kept {
 			done.Evidence = fmt.Sprintf("a test lemmings wrote first in %s failed before the change and passes with it", repro.path)
 			done.Summary = strings.TrimSpace(done.Summary + " The test written first in " + repro.path + " passes with it.")

@@ -24,8 +24,8 @@ type implTextAction struct {
 // offers (llm.SchemaFor calls it).
 func (implTextAction) JSONSchemaExtend(s *jsonschema.Schema) { setActionEnum(s, toolNames(true)) }
 
-func (a implTextAction) action() implAction {
-	return implAction{actionHead: a.actionHead, actionTail: a.actionTail}
+func (a implTextAction) action() Action {
+	return Action{actionHead: a.actionHead, actionTail: a.actionTail}
 }
 
 // codeExchange is one code call as the history keeps it: the request for

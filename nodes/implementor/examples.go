@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/workspace/splice"
 )
 
@@ -48,7 +49,7 @@ func (l *implLoop) examples(ctx context.Context) implExamples {
 	if len(l.d.Gates) > 0 {
 		ex.Gate = l.d.Gates[len(l.d.Gates)-1].Name
 	}
-	ref := firstNonEmpty(ex.File, ex.NewFile)
+	ref := textutil.FirstNonEmpty(ex.File, ex.NewFile)
 	if ref != "" {
 		ex.Lang, ex.Ext = langOf(ref), path.Ext(ref)
 		ex.Dir = path.Dir(ref)

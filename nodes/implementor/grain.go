@@ -40,7 +40,7 @@ type grain struct {
 // new, small, or its targeted edits failed twice (and it fits the reply
 // budget); else the unit the action, the task or the last view points at,
 // when a parser serves the language; else SEARCH/REPLACE blocks.
-func (l *implLoop) chooseGrain(ctx context.Context, act implAction, p, old string, exists bool) grain {
+func (l *implLoop) chooseGrain(ctx context.Context, act Action, p, old string, exists bool) grain {
 	fits := l.fitsReply(old)
 	switch {
 	case !exists || act.Action == "write_file":

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
-	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
@@ -19,19 +18,6 @@ const maxNeighbourBytes = 256 << 10
 
 // rolePrimary is the model role the Implementor's calls go to.
 const rolePrimary = "primary"
-
-// clip trims s and cuts it to n bytes with a marker.
-func clip(s string, n int) string { return textutil.Clip(strings.TrimSpace(s), n) }
-
-// firstNonEmpty is the first of vs with more than blanks, trimmed.
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
 
 // CleanFiles keeps the plausible repository paths of a model's list.
 func CleanFiles(fs []string) []string {

@@ -73,8 +73,8 @@ func testDeps(t *testing.T, files map[string]string) *Deps {
 		t.Fatal(err)
 	}
 	return &Deps{Work: wt, Prompts: newTestPrompts(t), Clock: testClock{}, Parser: ParserFor(),
-		Settings: Settings{MaxActions: 12, Budget: 16000, EditProtocol: EditText, WholeFileLines: WholeFileLinesDefault, Samples: 1,
-			SyntaxChecks: map[string]string{".go": ""}}}
+		Settings: Settings{Budget: 16000, Knobs: Knobs{MaxActions: 12, EditProtocol: EditText, WholeFileLines: WholeFileLinesDefault,
+			Samples: 1, SyntaxChecks: map[string]string{".go": ""}}}}
 }
 
 // What a fix round repeats of a gate's failure keeps the failing cases and

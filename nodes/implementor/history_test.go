@@ -10,7 +10,7 @@ import (
 
 func TestImplementorHistoryStaysWithinItsBudgetAndItsPrefixStable(t *testing.T) {
 	t.Parallel()
-	d := &Deps{Settings: Settings{Budget: 6000, EditProtocol: EditText}}
+	d := &Deps{Settings: Settings{Budget: 6000, Knobs: Knobs{EditProtocol: EditText}}}
 	l := newImplLoop(d, &runstate.State{}, &runstate.Task{})
 	l.prefixTokens = 1000
 	var prev []llm.Message

@@ -203,12 +203,12 @@ func (l *implLoop) runTool(ctx context.Context, tool implTool, c *ToolCall) (*ru
 }
 
 // writesCode says whether an action carries code in its JSON.
-func writesCode(a implAction) bool {
+func writesCode(a Action) bool {
 	t, _ := toolNamed(a.Action)
 	return t.writes && (len(a.Edits) > 0 || a.Blocks != "" || a.Content != "")
 }
 
-func actionArgs(a implAction) string {
+func actionArgs(a Action) string {
 	b, _ := json.Marshal(a)
 	return string(b)
 }

@@ -54,7 +54,7 @@ type ModelCall struct {
 	Reply llm.Response
 	Err   error
 	// act is the action the reply holds.
-	act implAction
+	act Action
 }
 
 // Action is the name of the action the reply holds ("" when none).
@@ -71,7 +71,7 @@ type ToolCall struct {
 	Result string
 	// Ends: an action that may end the attempt (finish, blocked, ask).
 	Ends bool
-	act  implAction
+	act  Action
 	// signature is what the repeat detector compares (Args, or the code).
 	signature string
 }

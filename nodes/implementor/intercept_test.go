@@ -17,7 +17,7 @@ import (
 // A loop on no work tree: enough for the interceptors that read only its
 // counters and settings.
 func bareLoop() *implLoop {
-	d := &Deps{Settings: Settings{MaxActions: 12, EditProtocol: EditText}, Clock: testClock{}}
+	d := &Deps{Settings: Settings{Knobs: Knobs{MaxActions: 12, EditProtocol: EditText}}, Clock: testClock{}}
 	return newImplLoop(d, &runstate.State{}, &runstate.Task{ID: "T1", Attempt: 1})
 }
 
@@ -173,7 +173,7 @@ func TestUnusableRepliesAreAnsweredUntilTheThirdInARowEndsTheAttempt(t *testing.
 	if v := bad(1); v.End != nil || !strings.HasPrefix(v.Answer, "Your reply was not a valid action (") {
 		t.Errorf("a bad reply is answered: %+v", v)
 	}
-	if v := i.AfterModel(ctx, &ModelCall{N: 2, act: implAction{actionHead: actionHead{Action: "read_file"}}}); v.stops() {
+	if v := i.AfterModel(ctx, &ModelCall{N: 2, act: Action{actionHead: actionHead{Action: "read_file"}}}); v.stops() {
 		t.Errorf("a good reply goes on: %+v", v)
 	}
 	for n := 3; n <= 4; n++ {
@@ -191,7 +191,7 @@ func TestUnusableRepliesAreAnsweredUntilTheThirdInARowEndsTheAttempt(t *testing.
 	// Cut at the reply limit with code in it: never half a change.
 	l = bareLoop()
 	i = replyFormat(l)
-	cut := &ModelCall{N: 1, Reply: llm.Response{DoneReason: "length"}, act: implAction{actionHead: actionHead{Action: "write_file", Path: "a.go"}, Content: "package a"}}
+	cut := &ModelCall{N: 1, Reply: llm.Response{DoneReason: "length"}, act: Action{actionHead: actionHead{Action: "write_file", Path: "a.go"}, Content: "package a"}}
 	if v := i.AfterModel(ctx, cut); !strings.Contains(v.Answer, "cut off") {
 		t.Errorf("a cut reply carrying code is answered: %+v", v)
 	}
@@ -212,8 +212,8 @@ func TestProgressShowsAnEndingActionBeforeItRunsAndTheOthersWithTheirResult(t *t
 		}
 	}
 	i := progress(l)
-	finish := &ToolCall{N: 3, Action: "finish", Ends: true, act: implAction{actionHead: actionHead{Action: "finish"}, actionTail: actionTail{Summary: "fixed Add"}}}
-	read := &ToolCall{N: 2, Action: "read_file", Result: "  1| package calc\n  2| ...", act: implAction{actionHead: actionHead{Action: "read_file", Path: "calc.go"}}}
+	finish := &ToolCall{N: 3, Action: "finish", Ends: true, act: Action{actionHead: actionHead{Action: "finish"}, actionTail: actionTail{Summary: "fixed Add"}}}
+	read := &ToolCall{N: 2, Action: "read_file", Result: "  1| package calc\n  2| ...", act: Action{actionHead: actionHead{Action: "read_file", Path: "calc.go"}}}
 	for _, v := range []Verdict{i.BeforeTool(ctx, read), i.AfterTool(ctx, read), i.BeforeTool(ctx, finish), i.AfterTool(ctx, finish)} {
 		if v.stops() {
 			t.Errorf("progress decided %+v", v)
@@ -269,7 +269,7 @@ func TestARepeatIsNudgedThenEndsTheAttempt(t *testing.T) {
 	i := repeats(l)
 	read := func(n int) *ToolCall {
 		return &ToolCall{N: n, Action: "read_file", signature: `{"path":"a.go"}`, Result: "1| package a",
-			act: implAction{actionHead: actionHead{Action: "read_file", Path: "a.go"}}}
+			act: Action{actionHead: actionHead{Action: "read_file", Path: "a.go"}}}
 	}
 	if v := i.AfterTool(ctx, read(1)); v.stops() {
 		t.Errorf("a first action goes on: %+v", v)
@@ -284,7 +284,7 @@ func TestARepeatIsNudgedThenEndsTheAttempt(t *testing.T) {
 	}
 	// An ending action is not a repeat (finish goes to the gates).
 	for n := 4; n <= 6; n++ {
-		fin := &ToolCall{N: n, Action: "finish", Ends: true, signature: "x", act: implAction{actionHead: actionHead{Action: "finish"}}}
+		fin := &ToolCall{N: n, Action: "finish", Ends: true, signature: "x", act: Action{actionHead: actionHead{Action: "finish"}}}
 		if v := i.AfterTool(ctx, fin); v.stops() || fin.Result != "" {
 			t.Errorf("finish counted as a repeat: %+v %q", v, fin.Result)
 		}

@@ -156,11 +156,11 @@ func (l *implLoop) messages(transient string) []llm.Message {
 }
 
 // nextAction asks for one action in the attempt's protocol.
-func (l *implLoop) nextAction(ctx context.Context, variation int) (implAction, llm.Response, error) {
+func (l *implLoop) nextAction(ctx context.Context, variation int) (Action, llm.Response, error) {
 	req := request(l.prefix, l.messages(l.freshViews()), l.actionReply())
 	req.Variation = variation
 	if !l.text {
-		return ask[implAction](ctx, l.d, l.s, req)
+		return ask[Action](ctx, l.d, l.s, req)
 	}
 	a, resp, err := ask[implTextAction](ctx, l.d, l.s, req)
 	return a.action(), resp, err

@@ -15,7 +15,7 @@ import (
 // looks hung).
 
 // emitAction records one Implementor action and the first line of its result.
-func (d *Deps) emitAction(ctx context.Context, t *runstate.Task, n int, act implAction, result string) {
+func (d *Deps) emitAction(ctx context.Context, t *runstate.Task, n int, act Action, result string) {
 	ev := events.Action{Task: t.ID, Attempt: t.Attempt, N: n, Action: act.Action,
 		Result: textutil.Clip(textutil.FirstLine(strings.TrimSpace(result)), 160)}
 	switch {

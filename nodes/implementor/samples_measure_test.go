@@ -58,7 +58,7 @@ func TestMeasureCodeSamples(t *testing.T) {
 			t.Fatal(err)
 		}
 		old := string(data)
-		act := implAction{actionHead: actionHead{Action: "edit", Path: "stats.go", Symbol: "Mean"}}
+		act := Action{actionHead: actionHead{Action: "edit", Path: "stats.go", Symbol: "Mean"}}
 		g := l.chooseGrain(ctx, act, "stats.go", old, true)
 		if whole {
 			g = grain{kind: grainWhole}

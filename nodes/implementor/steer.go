@@ -52,7 +52,7 @@ func proseEdits() Interceptor {
 		var se *llm.StructuredError
 		if errors.As(c.Err, &se) && se.Stop != llm.StopLength {
 			if edits, perr := workspace.ParseEditBlocks(se.Raw); perr == nil && len(edits) > 0 {
-				c.act = implAction{actionHead: actionHead{Action: "edit_blocks", Thought: "(edit blocks in prose)"}, Blocks: se.Raw}
+				c.act = Action{actionHead: actionHead{Action: "edit_blocks", Thought: "(edit blocks in prose)"}, Blocks: se.Raw}
 				c.Err = nil
 			}
 		}
@@ -154,7 +154,7 @@ func repeats(l *implLoop) Interceptor {
 // steer is the repeats' judgement of one result; the hint on the last
 // failed edit is added after the detector has seen the result, so advice
 // that varies does not hide a repeat.
-func (l *implLoop) steer(detector *workspace.ActionLoop, act implAction, signature string, result *string) string {
+func (l *implLoop) steer(detector *workspace.ActionLoop, act Action, signature string, result *string) string {
 	hint := l.hint
 	l.hint = ""
 	defer func() {
@@ -227,8 +227,8 @@ func (l *implLoop) treeHash(ctx context.Context) string {
 // finishGates runs the gates on the work as it stands: the attempt's result
 // when they pass or no fix round is left, else (nil and) what failed, for the
 // fix round it starts.
-func (l *implLoop) finishGates(ctx context.Context, act implAction, n int) (*runstate.ImplResult, string) {
-	done := &runstate.ImplResult{Status: runstate.ImplFinished, Actions: n, Summary: firstNonEmpty(act.Summary, act.Thought)}
+func (l *implLoop) finishGates(ctx context.Context, act Action, n int) (*runstate.ImplResult, string) {
+	done := &runstate.ImplResult{Status: runstate.ImplFinished, Actions: n, Summary: textutil.FirstNonEmpty(act.Summary, act.Thought)}
 	gates := l.d.Gates
 	results, gated := l.gatedNow(ctx)
 	if !gated && (l.fixLimit() <= 0 || len(gates) == 0) {

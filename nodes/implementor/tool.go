@@ -23,7 +23,7 @@ import (
 // back. Whatever goes wrong that the model could fix (a bad path, a search
 // text that matches nowhere) comes back as text.
 type tool interface {
-	run(ctx context.Context, a implAction) string
+	run(ctx context.Context, a Action) string
 }
 
 // readTool shows a window of a file: the whole file when it is short, else
@@ -36,7 +36,7 @@ type readTool struct {
 	focus  map[string]int
 }
 
-func (t readTool) run(ctx context.Context, a implAction) string {
+func (t readTool) run(ctx context.Context, a Action) string {
 	data, err := t.fs.ReadFile(a.Path)
 	if err != nil {
 		return "error: " + err.Error()
@@ -76,7 +76,7 @@ func (t readTool) run(ctx context.Context, a implAction) string {
 // listTool lists a folder, at most maxListing entries.
 type listTool struct{ fs *workspace.FS }
 
-func (t listTool) run(_ context.Context, a implAction) string {
+func (t listTool) run(_ context.Context, a Action) string {
 	dir := a.Path
 	if dir == "" {
 		dir = "."
@@ -102,7 +102,7 @@ func (t listTool) run(_ context.Context, a implAction) string {
 // grepTool finds a pattern in the work tree's files, at most maxGrepHits.
 type grepTool struct{ fs *workspace.FS }
 
-func (t grepTool) run(ctx context.Context, a implAction) string {
+func (t grepTool) run(ctx context.Context, a Action) string {
 	matches, err := t.fs.Grep(ctx, a.Pattern, a.Path, maxGrepHits)
 	if err != nil && !errors.Is(err, workspace.ErrTruncated) {
 		return "error: " + err.Error()
@@ -120,7 +120,7 @@ func (t grepTool) run(ctx context.Context, a implAction) string {
 // searchTool asks the run's retrieval index, when it has one.
 type searchTool struct{ search Searcher }
 
-func (t searchTool) run(ctx context.Context, a implAction) string {
+func (t searchTool) run(ctx context.Context, a Action) string {
 	if t.search == nil {
 		return "rag_search is not available in this run (no index); use grep instead"
 	}
@@ -148,7 +148,7 @@ type gateTool struct {
 	heard       func(context.Context, workspace.GateResult)
 }
 
-func (t gateTool) run(ctx context.Context, a implAction) string {
+func (t gateTool) run(ctx context.Context, a Action) string {
 	for _, g := range t.gates {
 		if strings.EqualFold(g.Name, a.Gate) || (a.Gate == "" && g.Name == "test") {
 			r := workspace.RunGate(ctx, t.box, t.dir, g, t.outputBytes)
@@ -168,7 +168,7 @@ type lander func(ctx context.Context, c change) landing
 // protocol), all or nothing.
 type editTool struct{ land lander }
 
-func (t editTool) run(ctx context.Context, a implAction) string {
+func (t editTool) run(ctx context.Context, a Action) string {
 	edits := make([]workspace.Edit, 0, len(a.Edits))
 	for _, e := range a.Edits {
 		edits = append(edits, workspace.Edit{Path: e.Path, Search: e.Search, Replace: e.Replace})
@@ -182,7 +182,7 @@ func (t editTool) run(ctx context.Context, a implAction) string {
 // blocksTool applies SEARCH/REPLACE blocks written as text in the action.
 type blocksTool struct{ land lander }
 
-func (t blocksTool) run(ctx context.Context, a implAction) string {
+func (t blocksTool) run(ctx context.Context, a Action) string {
 	edits, err := workspace.ParseEditBlocks(a.Blocks)
 	if err != nil {
 		return "error: " + err.Error()
@@ -199,7 +199,7 @@ type writeTool struct {
 	land lander
 }
 
-func (t writeTool) run(ctx context.Context, a implAction) string {
+func (t writeTool) run(ctx context.Context, a Action) string {
 	p, content := a.Path, a.Content
 	if strings.TrimSpace(p) == "" {
 		return "error: write_file needs a path"

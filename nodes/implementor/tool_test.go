@@ -26,23 +26,23 @@ func TestEachToolRunsAloneOnAWorkTree(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		tool tool
-		act  implAction
+		act  Action
 		want []string
 	}{
-		{"read_file shows a window of a long file and says its length", read, implAction{actionHead: actionHead{Path: "stats.go"}},
+		{"read_file shows a window of a long file and says its length", read, Action{actionHead: actionHead{Path: "stats.go"}},
 			[]string{"stats.go (255 lines):", "   1| package stats"}},
-		{"read_file shows the unit a symbol names", read, implAction{actionHead: actionHead{Path: "stats.go", Symbol: "Mean"}},
+		{"read_file shows the unit a symbol names", read, Action{actionHead: actionHead{Path: "stats.go", Symbol: "Mean"}},
 			[]string{"func Mean at lines 254-255", "func Mean(xs []int) int"}},
-		{"read_file of a missing file says so", read, implAction{actionHead: actionHead{Path: "nope.go"}}, []string{"error:"}},
-		{"list_files lists a folder", listTool{fs: fs}, implAction{actionHead: actionHead{Path: "util"}}, []string{"util.go"}},
-		{"grep finds a pattern with its file and line", grepTool{fs: fs}, implAction{actionHead: actionHead{Pattern: "func Twice"}}, []string{"util/util.go:3: func Twice"}},
-		{"grep says when nothing matches", grepTool{fs: fs}, implAction{actionHead: actionHead{Pattern: "Absent"}}, []string{"no matches"}},
-		{"rag_search without an index says what to use instead", searchTool{}, implAction{actionHead: actionHead{Query: "mean"}}, []string{"use grep instead"}},
+		{"read_file of a missing file says so", read, Action{actionHead: actionHead{Path: "nope.go"}}, []string{"error:"}},
+		{"list_files lists a folder", listTool{fs: fs}, Action{actionHead: actionHead{Path: "util"}}, []string{"util.go"}},
+		{"grep finds a pattern with its file and line", grepTool{fs: fs}, Action{actionHead: actionHead{Pattern: "func Twice"}}, []string{"util/util.go:3: func Twice"}},
+		{"grep says when nothing matches", grepTool{fs: fs}, Action{actionHead: actionHead{Pattern: "Absent"}}, []string{"no matches"}},
+		{"rag_search without an index says what to use instead", searchTool{}, Action{actionHead: actionHead{Query: "mean"}}, []string{"use grep instead"}},
 		{"run_gate of an unknown gate lists the gates", gateTool{gates: []workspace.Gate{{Name: "test", Command: "go test ./..."}}, dir: d.Work.Dir()},
-			implAction{actionTail: actionTail{Gate: "lint"}}, []string{`unknown gate "lint"`, "test"}},
-		{"write_file of the same content changes nothing", writeTool{fs: fs, land: land}, implAction{actionHead: actionHead{Path: "util/util.go"}, Content: "package util\n\nfunc Twice(x int) int { return 2 * x }\n"},
+			Action{actionTail: actionTail{Gate: "lint"}}, []string{`unknown gate "lint"`, "test"}},
+		{"write_file of the same content changes nothing", writeTool{fs: fs, land: land}, Action{actionHead: actionHead{Path: "util/util.go"}, Content: "package util\n\nfunc Twice(x int) int { return 2 * x }\n"},
 			[]string{"no change"}},
-		{"edit without edits is refused", editTool{land: land}, implAction{}, []string{"no edits given"}},
+		{"edit without edits is refused", editTool{land: land}, Action{}, []string{"no edits given"}},
 	} {
 		if got := tc.tool.run(ctx, tc.act); !containsAll(got, tc.want) {
 			t.Errorf("%s: %q", tc.name, got)
@@ -54,7 +54,7 @@ func TestEachToolRunsAloneOnAWorkTree(t *testing.T) {
 	if len(landed) != 0 {
 		t.Errorf("a refused write or edit landed: %+v", landed)
 	}
-	if got := (writeTool{fs: fs, land: land}).run(ctx, implAction{actionHead: actionHead{Path: "new.go"}, Content: "package stats"}); got != "landed" || len(landed) != 1 || landed[0].files["new.go"] != "package stats\n" {
+	if got := (writeTool{fs: fs, land: land}).run(ctx, Action{actionHead: actionHead{Path: "new.go"}, Content: "package stats"}); got != "landed" || len(landed) != 1 || landed[0].files["new.go"] != "package stats\n" {
 		t.Errorf("write_file of a new file: %q, landed %+v", got, landed)
 	}
 }

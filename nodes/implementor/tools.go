@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -30,7 +31,7 @@ type implTool struct {
 	name string
 	// inText and inJSON: the edit protocols that offer it.
 	inText, inJSON bool
-	// params are the fields of implAction (and implTextAction) it reads.
+	// params are the fields of Action (and implTextAction) it reads.
 	params []string
 	// tool makes the tool with what it needs of the attempt (tool.go);
 	// nil for the actions that end the attempt.
@@ -77,11 +78,11 @@ var implTools = []implTool{
 		end: func(l *implLoop, ctx context.Context, c *ToolCall) *runstate.ImplResult { return l.finish(ctx, c) }},
 	{name: "blocked", inText: true, inJSON: true, params: []string{"summary"},
 		end: func(_ *implLoop, _ context.Context, c *ToolCall) *runstate.ImplResult {
-			return &runstate.ImplResult{Status: runstate.ImplBlocked, Actions: c.N, Summary: firstNonEmpty(c.act.Summary, c.act.Thought)}
+			return &runstate.ImplResult{Status: runstate.ImplBlocked, Actions: c.N, Summary: textutil.FirstNonEmpty(c.act.Summary, c.act.Thought)}
 		}},
 	{name: "ask", inText: true, inJSON: true, params: []string{"question"},
 		end: func(_ *implLoop, _ context.Context, c *ToolCall) *runstate.ImplResult {
-			return &runstate.ImplResult{Status: runstate.ImplQuestion, Actions: c.N, Summary: "the implementor asked a question", Question: firstNonEmpty(c.act.Question, c.act.Summary)}
+			return &runstate.ImplResult{Status: runstate.ImplQuestion, Actions: c.N, Summary: "the implementor asked a question", Question: textutil.FirstNonEmpty(c.act.Question, c.act.Summary)}
 		}},
 }
 
@@ -143,7 +144,7 @@ func toolDocsFor(text bool, ex implExamples) ([]toolDoc, error) {
 }
 
 // execute runs one implementor action that works in the tree.
-func (l *implLoop) execute(ctx context.Context, a implAction) string {
+func (l *implLoop) execute(ctx context.Context, a Action) string {
 	if t, ok := toolNamed(a.Action); ok && t.tool != nil {
 		return t.tool(l).run(ctx, a)
 	}

@@ -25,7 +25,7 @@ func TestToolTableAgrees(t *testing.T) {
 	}
 	listed := regexp.MustCompile(`(?m)^- ([a-z_]+): `)
 	for _, text := range []bool{true, false} {
-		raw, _ := llm.SchemaFor[implAction]()
+		raw, _ := llm.SchemaFor[Action]()
 		if text {
 			raw, _ = llm.SchemaFor[implTextAction]()
 		}

@@ -41,7 +41,7 @@ const (
 // files never included) and the knowledge store.
 func (d *Runner) Input(s *runstate.State, job runstate.SupervisorJob) []llm.Section {
 	var secs []llm.Section
-	secs = append(secs, llm.Section{Title: prompts.SecRemitMilestones, Body: "Remit: " + clip(s.Remit, supRemitBytes) + "\n\n" + s.MilestoneOverview(), Required: true})
+	secs = append(secs, llm.Section{Title: prompts.SecRemitMilestones, Body: "Remit: " + textutil.ClipTrimmed(s.Remit, supRemitBytes) + "\n\n" + s.MilestoneOverview(), Required: true})
 	secs = append(secs, llm.Section{Title: prompts.SecKnowledgeStore, Body: d.knowledgeDigest(job.Supervisor), Priority: prompts.PrioKnowledge})
 
 	var done strings.Builder
@@ -60,10 +60,10 @@ func (d *Runner) Input(s *runstate.State, job runstate.SupervisorJob) []llm.Sect
 	var recent strings.Builder
 	fs := max(0, len(s.Failures)-5)
 	for _, f := range s.Failures[fs:] {
-		fmt.Fprintf(&recent, "- FAILED %s %s: %s\n", f.TaskID, f.Title, clip(f.Reason, 400))
+		fmt.Fprintf(&recent, "- FAILED %s %s: %s\n", f.TaskID, f.Title, textutil.ClipTrimmed(f.Reason, 400))
 	}
 	if s.EscalationContext != "" {
-		fmt.Fprintf(&recent, "Escalations:\n%s\n", clip(s.EscalationContext, 1500))
+		fmt.Fprintf(&recent, "Escalations:\n%s\n", textutil.ClipTrimmed(s.EscalationContext, 1500))
 	}
 	if s.Assessment != nil {
 		fmt.Fprintf(&recent, "Last assessment: %s — %s\n", s.Assessment.Verdict, s.Assessment.Notes)
@@ -153,7 +153,7 @@ func (d *Runner) fileContents(files []string) string {
 			fmt.Fprintf(&b, "### %s\n(deleted or unreadable)\n\n", f)
 			continue
 		}
-		fmt.Fprintf(&b, "### %s\n%s\n\n", f, clip(string(data), supFileBytes))
+		fmt.Fprintf(&b, "### %s\n%s\n\n", f, textutil.ClipTrimmed(string(data), supFileBytes))
 	}
 	return strings.TrimSpace(b.String())
 }
@@ -165,7 +165,7 @@ func (d *Runner) knowledgeDigest(supervisor string) string {
 	if err != nil || store.Empty() {
 		return "(the knowledge store is empty)"
 	}
-	own := map[string][]string{CodeStyle: {"conventions/"}, Design: {"design/"}, Internaliser: {"lessons/", "domain/"}}[supervisor]
+	own := map[string][]string{prompts.CodeStyle: {"conventions/"}, prompts.Design: {"design/"}, prompts.Internaliser: {"lessons/", "domain/"}}[supervisor]
 	var b strings.Builder
 	for _, doc := range store.Docs() {
 		mine := false
@@ -184,8 +184,6 @@ func (d *Runner) knowledgeDigest(supervisor string) string {
 // denies says whether a file must never leave the machine. A Runner wired
 // without a deny-list sends no file at all rather than every file.
 func (d *Runner) denies(p string) bool { return d.Denied == nil || d.Denied(p) }
-
-func clip(s string, n int) string { return textutil.Clip(strings.TrimSpace(s), n) }
 
 func totals(u llm.Usage) runstate.UsageTotals {
 	return runstate.UsageTotals{Calls: u.Calls, PromptTokens: u.PromptTokens, PromptCached: u.PromptCached, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Elapsed: u.Elapsed}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lemmings-dev/lemmings/internal/suptest"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/runstate"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
@@ -27,7 +28,7 @@ func TestARunnerWithoutADenyListSendsNoFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := runstate.State{DoneList: []runstate.DoneEntry{{TaskID: "t1", Files: []string{"app.go"}}}, TasksCompleted: 1}
-	job := runstate.SupervisorJob{ID: "code_style-1-1", Supervisor: CodeStyle, Trigger: TriggerInterval, Bootstrap: true}
+	job := runstate.SupervisorJob{ID: "code_style-1-1", Supervisor: prompts.CodeStyle, Trigger: TriggerInterval, Bootstrap: true}
 	for _, tc := range []struct {
 		name   string
 		denied func(string) bool

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
@@ -83,10 +84,10 @@ type Outcome struct {
 func Call(ctx context.Context, model llm.Chatter, job runstate.SupervisorJob, req llm.Request) Outcome {
 	out := Outcome{Job: job}
 	switch job.Supervisor {
-	case CodeStyle:
+	case prompts.CodeStyle:
 		r, resp, err := llm.Structured[CodeStyleReply](ctx, model, req)
 		out.CodeStyle, out.Response, out.Err = &r, resp, err
-	case Design:
+	case prompts.Design:
 		r, resp, err := llm.Structured[DesignReply](ctx, model, req)
 		out.Design, out.Response, out.Err = &r, resp, err
 	default:

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
@@ -11,7 +12,7 @@ import (
 // their title, one numbered rule a line; its titles are its findings.
 func TestUnpackPlacesTheInternalisersItems(t *testing.T) {
 	t.Parallel()
-	out := Outcome{Job: runstate.SupervisorJob{Supervisor: Internaliser}, Intern: &InternaliserReply{Summary: "two", KnowledgeItems: []KnowledgeItem{
+	out := Outcome{Job: runstate.SupervisorJob{Supervisor: prompts.Internaliser}, Intern: &InternaliserReply{Summary: "two", KnowledgeItems: []KnowledgeItem{
 		{Category: "lesson", Title: "Read the Test First!", Content: "- read the failing test\n- then the code", Confidence: "high"},
 		{Category: "domain", Title: "Leap years", Content: "divisible by 4", SourceTask: "t2", NeedsUserReview: true},
 	}}}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lemmings-dev/lemmings/events"
+	"github.com/lemmings-dev/lemmings/internal/textutil"
 	"github.com/lemmings-dev/lemmings/knowledge"
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/runstate"
@@ -248,7 +249,7 @@ func (d *Runner) Land(ctx context.Context, s *runstate.State, out Outcome) error
 	run.Directives = AddDirectives(s, job.Supervisor, directives, d.MaxCleanupDirectives, d.now())
 	Converge(ctx, s, d.Settings, job.Supervisor, findings)
 	s.SupervisorRunLog = append(s.SupervisorRunLog, run)
-	events.Emit(ctx, events.SupervisorDone{Job: job.ID, Supervisor: job.Supervisor, Directives: run.Directives, Docs: run.Docs, Summary: clip(summary, 300), CostUSD: run.CostUSD})
+	events.Emit(ctx, events.SupervisorDone{Job: job.ID, Supervisor: job.Supervisor, Directives: run.Directives, Docs: run.Docs, Summary: textutil.ClipTrimmed(summary, 300), CostUSD: run.CostUSD})
 	return nil
 }
 

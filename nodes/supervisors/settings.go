@@ -13,15 +13,9 @@ package supervisors
 
 import "github.com/lemmings-dev/lemmings/nodes/prompts"
 
-// Supervisor names, also the knowledge writers they act as.
-const (
-	CodeStyle    = prompts.CodeStyle
-	Design       = prompts.Design
-	Internaliser = prompts.Internaliser
-)
-
-// Order is the order supervisors are considered and started in.
-var Order = []string{CodeStyle, Design, Internaliser}
+// Order is the order supervisors are considered and started in; their names
+// are prompts', as they are also the knowledge writers they act as.
+var Order = []string{prompts.CodeStyle, prompts.Design, prompts.Internaliser}
 
 // Trigger events a supervisor reacts to (the table in docs/supervisors.md).
 const (
@@ -71,9 +65,9 @@ type Kind struct {
 // Of is the settings of the supervisor named name.
 func (s Settings) Of(name string) Kind {
 	switch name {
-	case CodeStyle:
+	case prompts.CodeStyle:
 		return s.CodeStyle
-	case Design:
+	case prompts.Design:
 		return s.Design
 	default:
 		return s.Internaliser

@@ -3,14 +3,15 @@ package supervisors
 import (
 	"slices"
 
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
 // eventTriggers lists which events trigger which supervisor.
 var eventTriggers = map[string][]string{
-	CodeStyle:    {TriggerMilestoneComplete},
-	Design:       {TriggerMilestoneComplete, TriggerScopeReplan, TriggerTaskAbort},
-	Internaliser: {TriggerMilestoneComplete},
+	prompts.CodeStyle:    {TriggerMilestoneComplete},
+	prompts.Design:       {TriggerMilestoneComplete, TriggerScopeReplan, TriggerTaskAbort},
+	prompts.Internaliser: {TriggerMilestoneComplete},
 }
 
 // Due is a supervisor that should run now and why.

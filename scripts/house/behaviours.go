@@ -29,7 +29,7 @@ var behaviours = []behaviour{
 	// How a run that ended is settled (done only with evidence), the status
 	// and standing every screen shows, and the process's exit code.
 	{"a run's final status", []string{
-		"nodes.checks.settleOutcome", "runstate.OutcomeOfStop", "runstate.StandingOf", "cmd/lemmings.runExit"}},
+		"runstate.Settle", "runstate.OutcomeOfStop", "runstate.StandingOf", "runstate.ExitCode"}},
 	// What a repository's project file may not set, and the refusal.
 	{"a project setting refused", []string{
 		"config.trustTable", "config.trustCheck.check", "config.trustCheck.refusal"}},

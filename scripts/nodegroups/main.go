@@ -320,8 +320,7 @@ func reportUses(patterns []string) error {
 	return nil
 }
 
-// isWorkflowState: t is the run's state (runstate.State, which
-// nodes.WorkflowState names) or a pointer to it.
+// isWorkflowState: t is the run's state (runstate.State) or a pointer to it.
 func isWorkflowState(t types.Type) bool {
 	if p, ok := t.(*types.Pointer); ok {
 		t = p.Elem()
