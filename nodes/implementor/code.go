@@ -16,6 +16,22 @@ import (
 	"github.com/lemmings-dev/lemmings/workspace/splice"
 )
 
+// coder makes the code calls of an edit: it draws candidates by the draw
+// policy, reads each reply into a change, lands it and keeps the first
+// that passes.
+type coder struct {
+	*scope
+	conv     *conversation
+	tree     *treeWriter
+	gates    *gateRunner
+	requests *requestBuilder
+	// expect is the direct attempt's expected size (llm.Request.Expect).
+	expect int
+	// codeCalls counts the code calls made (each candidate drawn).
+	codeCalls int
+	malformed int
+}
+
 // codeEdit asks for the code of an edit or write_file action as plain text,
 // at the grain chooseGrain picks: the whole file, one function, method or
 // type (spliced by the syntax tree), a new declaration, or SEARCH/REPLACE
@@ -26,48 +42,48 @@ import (
 // half-made is written.
 //
 // lead, in a direct attempt, says what the last round found.
-func (l *implLoop) codeEdit(ctx context.Context, act implAction, args, lead string) (codeExchange, error) {
+func (cd *coder) codeEdit(ctx context.Context, act implAction, args, lead string) (codeExchange, error) {
 	p := strings.TrimSpace(act.Path)
 	if p == "" {
 		return codeExchange{instruction: "error: " + act.Action + " needs a path.", reply: "(no code asked for)",
 			result: "error: give the path of the file to " + act.Action}, nil
 	}
-	oldBytes, readErr := l.d.Work.FS().ReadFile(p)
+	oldBytes, readErr := cd.d.Work.FS().ReadFile(p)
 	old, exists := string(oldBytes), readErr == nil
-	g := l.chooseGrain(ctx, act, p, old, exists)
-	ask := l.askFor(p, g, old, exists, args, lead)
-	pol := newDrawPolicy(l.drawCount(), ask.lessons != nil, l.direct && g.kind != grainBlocks)
+	g := cd.requests.chooseGrain(ctx, act, p, old, exists)
+	ask := cd.requests.askFor(p, g, old, exists, args, lead)
+	pol := newDrawPolicy(cd.requests.drawCount(), ask.lessons != nil, cd.direct && g.kind != grainBlocks)
 	tally := drawTally{tried: map[string]int{}}
 	for d, ok := pol.first(), true; ok; {
-		if left, limited := l.d.Clock.WallTimeLeft(l.s, l.d.Clock.Now()); pol.drawn > 1 && limited && left <= 0 {
+		if left, limited := cd.d.Clock.WallTimeLeft(cd.s, cd.d.Clock.Now()); pol.drawn > 1 && limited && left <= 0 {
 			break // the run's wall is spent: what was drawn is all there is
 		}
 		req := ask.call(d, tally)
-		resp, err := l.chatText(ctx, req)
+		resp, err := cd.chatText(ctx, req)
 		if err != nil {
 			return codeExchange{}, err
 		}
-		v, passed := l.tryCandidate(ctx, ask, d, req, resp, pol.drawn-1, pol.left+pol.drawn, &tally)
+		v, passed := cd.tryCandidate(ctx, ask, d, req, resp, pol.drawn-1, pol.left+pol.drawn, &tally)
 		if passed != nil {
 			return *passed, nil
 		}
 		d, ok = pol.next(v)
 	}
-	return l.afterDraws(ctx, act, ask, tally)
+	return cd.afterDraws(ctx, act, ask, tally)
 }
 
 // drawCount is how many candidates a code request may draw: the verified
 // draws of a direct attempt (implementor.draws), else samples; one for a
 // fix round, a reason-first re-ask or the asked-for test, which are tries
 // of their own.
-func (l *implLoop) drawCount() int {
-	if !l.direct {
-		return max(1, l.d.Settings.Samples)
+func (rb *requestBuilder) drawCount() int {
+	if !rb.direct {
+		return max(1, rb.d.Settings.Samples)
 	}
-	if l.fixRounds > 0 || l.diagnose || l.writingTest {
+	if rb.gates.fixRounds > 0 || rb.diagnose || rb.writingTest {
 		return 1
 	}
-	return max(1, l.d.Settings.Draws)
+	return max(1, rb.d.Settings.Draws)
 }
 
 // codeAsk is a code request's parts: what the plain draw sends, how its
@@ -91,12 +107,12 @@ type codeAsk struct {
 }
 
 // askFor composes a code request at its grain.
-func (l *implLoop) askFor(p string, g grain, old string, exists bool, args, lead string) codeAsk {
-	a := codeAsk{p: p, g: g, old: old, exists: exists, budget: l.grainReply(old, exists, g)}
-	a.instr = l.grainInstruction(p, g, exists, old)
-	view := l.grainView(p, old, exists, g)
-	a.msgs = append(l.messages(""), llm.Message{Role: "assistant", Content: args}, llm.Message{Role: "user", Content: a.instr + view})
-	if !l.direct {
+func (rb *requestBuilder) askFor(p string, g grain, old string, exists bool, args, lead string) codeAsk {
+	a := codeAsk{p: p, g: g, old: old, exists: exists, budget: rb.grainReply(old, exists, g)}
+	a.instr = rb.grainInstruction(p, g, exists, old)
+	view := rb.grainView(p, old, exists, g)
+	a.msgs = append(rb.conv.messages(""), llm.Message{Role: "assistant", Content: args}, llm.Message{Role: "user", Content: a.instr + view})
+	if !rb.direct {
 		return a
 	}
 	// No action was asked for: the request follows the prefix (or the last
@@ -107,27 +123,27 @@ func (l *implLoop) askFor(p string, g grain, old string, exists bool, args, lead
 	if g.kind != grainBlocks {
 		a.instr = directRequest(p, g, exists, lead != "")
 		switch {
-		case l.writingTest:
+		case rb.writingTest:
 			a.instr = testRequest(p, g, exists)
-		case l.diagnose:
+		case rb.diagnose:
 			a.instr = diagnoseRequest(p, g, exists)
 		}
 	}
 	a.request = a.instr
 	a.instr = textutil.JoinParagraphs(strings.TrimSpace(view), lead, a.request)
-	if l.writingTest {
+	if rb.writingTest {
 		// The test's one call shows the code it tests before the test file.
 		a.instr = textutil.JoinParagraphs(lead, strings.TrimSpace(view), a.request)
 	}
-	a.msgs = append(l.messages(""), llm.Message{Role: "user", Content: a.instr})
-	if g.kind != grainBlocks && !l.diagnose {
+	a.msgs = append(rb.conv.messages(""), llm.Message{Role: "user", Content: a.instr})
+	if g.kind != grainBlocks && !rb.diagnose {
 		a.lessons = func(lesson, asked string) []llm.Message {
-			return append(l.messages(""), llm.Message{Role: "user", Content: textutil.JoinParagraphs(strings.TrimSpace(view), lead, lesson, asked)})
+			return append(rb.conv.messages(""), llm.Message{Role: "user", Content: textutil.JoinParagraphs(strings.TrimSpace(view), lead, lesson, asked)})
 		}
 	}
 	switch {
 	case g.kind == grainBlocks:
-	case l.diagnose:
+	case rb.diagnose:
 		// A sentence, then the block: no prefill, and no stop at a fence
 		// (the block's opening one would end the reply).
 		a.stops = appendedTests(p, old)
@@ -136,7 +152,7 @@ func (l *implLoop) askFor(p string, g grain, old string, exists bool, args, lead
 		// The reply starts inside the one fenced block asked for and ends
 		// at its close: no prose before or after it to pay for.
 		a.prefill, a.stops = fenceFor(p)+langOf(p)+"\n", append([]string{"\n" + fenceFor(p)}, appendedTests(p, old)...)
-		if l.writingTest && g.kind == grainWhole && strings.TrimSpace(old) != "" {
+		if rb.writingTest && g.kind == grainWhole && strings.TrimSpace(old) != "" {
 			// The test file as it is starts the reply, so the model writes
 			// only its new test after it and cannot break the tests there.
 			a.prefill += strings.TrimRight(old, "\n") + "\n\n"
@@ -185,30 +201,30 @@ type drawTally struct {
 
 // tryCandidate reads, lands and checks one draw's reply. It returns the
 // exchange when the candidate is kept, else what became of it.
-func (l *implLoop) tryCandidate(ctx context.Context, a codeAsk, d draw, req codeRequest, resp llm.Response, i, n int, t *drawTally) (verdict, *codeExchange) {
+func (cd *coder) tryCandidate(ctx context.Context, a codeAsk, d draw, req codeRequest, resp llm.Response, i, n int, t *drawTally) (verdict, *codeExchange) {
 	p, g := a.p, a.g
 	code := candidateKey(resp.Content, p)
 	if k, seen := t.tried[code]; seen {
-		l.recordSample(ctx, p, g, i, n, false, fmt.Sprintf("the same code as candidate %d", k+1), resp)
+		cd.recordSample(ctx, p, g, i, n, false, fmt.Sprintf("the same code as candidate %d", k+1), resp)
 		return verdict{repeated: true}, nil
 	}
-	c := l.readCode(ctx, resp, p, g, a.old)
+	c := cd.readCode(ctx, resp, p, g, a.old)
 	if d.kind == drawRepair && c.problem == "" {
 		c.change = onto(c.change, p, t.base)
 	}
 	if c.problem != "" {
-		l.malformed++
-		l.recordSample(ctx, p, g, i, n, false, c.problem, resp)
+		cd.malformed++
+		cd.recordSample(ctx, p, g, i, n, false, c.problem, resp)
 		if t.firstProblem == "" {
 			t.firstProblem, t.firstResp = c.problem, resp
 		}
 		return verdict{unusable: true, cut: resp.DoneReason == "length"}, nil
 	}
-	land := l.land(ctx, c.change)
+	land := cd.tree.land(ctx, c.change)
 	text := c.note + land.text
 	copied := land.landed && a.exists && sameCode(c.change.files[p], a.old)
-	if land.landed && land.introduced == "" && !copied && l.sampleGatesPass(ctx, n) {
-		l.recordSample(ctx, p, g, i, n, true, "", resp)
+	if land.landed && land.introduced == "" && !copied && cd.gates.sampleGatesPass(ctx, n) {
+		cd.recordSample(ctx, p, g, i, n, true, "", resp)
 		return verdict{passed: true}, &codeExchange{instruction: a.instr, reply: resp.Content, result: text, land: land}
 	}
 	if n <= 1 && land.landed {
@@ -224,12 +240,12 @@ func (l *implLoop) tryCandidate(ctx context.Context, a codeAsk, d draw, req code
 	case problem == "":
 		problem = "the gates fail with it"
 	}
-	l.recordSample(ctx, p, g, i, n, false, problem, resp)
+	cd.recordSample(ctx, p, g, i, n, false, problem, resp)
 	t.tried[code] = i
 	v := verdict{landed: land.landed, build: land.introduced}
 	if land.landed {
-		why := "The checks ran on your code: " + l.gatedFailure()
-		v.failure = failureSignature(l.gatedFailure())
+		why := "The checks ran on your code: " + cd.gates.gatedFailure()
+		v.failure = failureSignature(cd.gates.gatedFailure())
 		if copied {
 			why, v.failure = "Your code is "+p+" exactly as it was: it changes nothing.", "unchanged"
 		}
@@ -238,19 +254,19 @@ func (l *implLoop) tryCandidate(ctx context.Context, a codeAsk, d draw, req code
 			v.failure = "build: " + failureSignature(land.introduced)
 		}
 		if t.lesson == "" {
-			t.lesson = "An earlier try at this failed the checks: " + directNote(l.gatedFailure())
+			t.lesson = "An earlier try at this failed the checks: " + directNote(cd.gates.gatedFailure())
 			if land.introduced != "" {
 				t.lesson = "An earlier try at this did not build:\n" + directNote(land.introduced)
 			}
 		}
 		v.copied = copied
-		if b, err := l.d.Work.FS().ReadFile(p); err == nil {
+		if b, err := cd.d.Work.FS().ReadFile(p); err == nil {
 			t.base = string(b)
 		}
 		t.repair = append(slices.Clone(req.messages), llm.Message{Role: "assistant", Content: resp.Content},
 			llm.Message{Role: "user", Content: textutil.JoinParagraphs(why, "Fix the cause.", directRequest(p, g, a.exists, true))})
-		if err := l.undo(land); err != nil {
-			l.d.emit(ctx, events.Warning{Message: "implementor: put back a rejected candidate: " + err.Error()})
+		if err := cd.tree.undo(land); err != nil {
+			cd.d.emit(ctx, events.Warning{Message: "implementor: put back a rejected candidate: " + err.Error()})
 		}
 		if t.fallback == nil {
 			c.resp = resp
@@ -266,40 +282,40 @@ func (l *implLoop) tryCandidate(ctx context.Context, a codeAsk, d draw, req code
 // that landed is put back, else the first that did not land is reported;
 // with no readable candidate, a direct attempt reports the problem for its
 // next round and the tool loop asks once more, saying why.
-func (l *implLoop) afterDraws(ctx context.Context, act implAction, a codeAsk, t drawTally) (codeExchange, error) {
+func (cd *coder) afterDraws(ctx context.Context, act implAction, a codeAsk, t drawTally) (codeExchange, error) {
 	p, g, old, exists := a.p, a.g, a.old, a.exists
 	if t.fallback != nil {
-		land := l.land(ctx, t.fallback.change)
+		land := cd.tree.land(ctx, t.fallback.change)
 		return codeExchange{instruction: a.instr, reply: t.fallback.resp.Content, result: t.fallback.note + land.text, land: land}, nil
 	}
 	if t.failed != nil {
 		return *t.failed, nil
 	}
-	if l.direct {
-		l.failStreak++
+	if cd.direct {
+		cd.tree.failStreak++
 		return codeExchange{instruction: a.instr, reply: t.firstResp.Content, result: "error: " + t.firstProblem + "\nNo file was changed."}, nil
 	}
 	retry := t.firstProblem
 	if t.firstResp.DoneReason == "length" {
 		retry = fmt.Sprintf("Your reply was cut off at %d tokens (the reply limit), so nothing was written. Make a smaller change.", t.firstResp.Usage.CompletionTokens)
 		if g.kind == grainWhole && exists && strings.Count(old, "\n") > 40 {
-			g = l.smallerGrain(ctx, act, p, old) // a smaller change: a unit or blocks, not the whole file
+			g = cd.requests.smallerGrain(ctx, act, p, old) // a smaller change: a unit or blocks, not the whole file
 		}
 	}
-	retry += "\n" + l.grainInstruction(p, g, exists, old)
-	l.d.emit(ctx, events.ImplementorBadCode{Task: l.t.ID, Path: p, Problem: t.firstProblem, DoneReason: t.firstResp.DoneReason, Grain: g.kind})
+	retry += "\n" + cd.requests.grainInstruction(p, g, exists, old)
+	cd.d.emit(ctx, events.ImplementorBadCode{Task: cd.t.ID, Path: p, Problem: t.firstProblem, DoneReason: t.firstResp.DoneReason, Grain: g.kind})
 	msgs := append(slices.Clone(a.msgs), llm.Message{Role: "assistant", Content: t.firstResp.Content}, llm.Message{Role: "user", Content: retry})
-	resp, err := l.chatText(ctx, codeRequest{messages: msgs, budget: l.grainReply(old, exists, g)})
+	resp, err := cd.chatText(ctx, codeRequest{messages: msgs, budget: cd.requests.grainReply(old, exists, g)})
 	if err != nil {
 		return codeExchange{}, err
 	}
-	c := l.readCode(ctx, resp, p, g, old)
+	c := cd.readCode(ctx, resp, p, g, old)
 	if c.problem != "" {
-		l.malformed++
-		l.failStreak++
+		cd.malformed++
+		cd.tree.failStreak++
 		return codeExchange{instruction: a.instr, reply: resp.Content, result: "error: " + c.problem + "\nNo file was changed."}, nil
 	}
-	land := l.land(ctx, c.change)
+	land := cd.tree.land(ctx, c.change)
 	return codeExchange{instruction: a.instr, reply: resp.Content, result: c.note + land.text, land: land}, nil
 }
 
@@ -377,7 +393,7 @@ type codeCandidate struct {
 // readCode reads a code reply at its grain. SEARCH/REPLACE blocks are taken
 // at any grain; a whole-file reply that holds only some units of a file a
 // parser serves is spliced by unit rather than cutting the file.
-func (l *implLoop) readCode(ctx context.Context, resp llm.Response, p string, g grain, old string) codeCandidate {
+func (cd *coder) readCode(ctx context.Context, resp llm.Response, p string, g grain, old string) codeCandidate {
 	switch resp.Stop() {
 	case llm.StopLength:
 		return codeCandidate{problem: fmt.Sprintf("the reply was cut off at %d tokens (the reply limit)", resp.Usage.CompletionTokens)}
@@ -385,7 +401,7 @@ func (l *implLoop) readCode(ctx context.Context, resp llm.Response, p string, g 
 		return codeCandidate{problem: "the reply kept repeating the same lines and was stopped; write only the code asked for, once"}
 	}
 	if (g.kind == grainUnit || g.kind == grainAdd) && !hasBlockMarkers(resp.Content) {
-		return l.readUnit(ctx, resp.Content, p, g, old)
+		return cd.readUnit(ctx, resp.Content, p, g, old)
 	}
 	edits, content, problem := parseCode(resp, p, g.kind == grainWhole, old)
 	if problem != "" {
@@ -394,15 +410,15 @@ func (l *implLoop) readCode(ctx context.Context, resp llm.Response, p string, g 
 	if edits != nil {
 		return codeCandidate{change: change{edits: edits}}
 	}
-	if old != "" && content != old && splice.Language(p) != "" && (partOfFile(p, content, old) || l.dropsUsed(ctx, p, content, old)) {
-		r, err := l.parser().Rewrite(ctx, splice.Request{Path: p, Src: old, Code: content, Rename: l.renameAllowed})
+	if old != "" && content != old && splice.Language(p) != "" && (partOfFile(p, content, old) || cd.dropsUsed(ctx, p, content, old)) {
+		r, err := cd.d.Parser.Rewrite(ctx, splice.Request{Path: p, Src: old, Code: content, Rename: cd.requests.renameAllowed})
 		if err == nil {
 			return codeCandidate{change: change{files: map[string]string{p: r.Content}, lines: map[string]int{p: r.Line}},
 				note: fmt.Sprintf("(your block held only part of %s: %s put in place, the rest of the file kept)\n", p, strings.Join(append(r.Replaced, r.Added...), ", "))}
 		}
 	}
 	note := ""
-	if trimmed, n := l.dropLeadingProse(ctx, p, content); n > 0 {
+	if trimmed, n := cd.dropLeadingProse(ctx, p, content); n > 0 {
 		content, note = trimmed, fmt.Sprintf("(lemmings dropped the %d lines of prose before your code)\n", n)
 	}
 	return codeCandidate{change: change{files: map[string]string{p: content}, lines: map[string]int{p: firstDifferentLine(old, content)}}, note: note}
@@ -417,8 +433,8 @@ var codeStart = regexp.MustCompile(`^(?:package |import |from \S+ import |def |a
 // instructions there): when the block does not parse and does from its first
 // line of code on, that is the code. It gives the code and how many lines it
 // dropped (0: the block stays as it was).
-func (l *implLoop) dropLeadingProse(ctx context.Context, p, content string) (string, int) {
-	if splice.Language(p) == "" || l.parses(ctx, p, []byte(content)) == nil {
+func (cd *coder) dropLeadingProse(ctx context.Context, p, content string) (string, int) {
+	if splice.Language(p) == "" || cd.tree.parses(ctx, p, []byte(content)) == nil {
 		return content, 0
 	}
 	lines := strings.Split(content, "\n")
@@ -427,7 +443,7 @@ func (l *implLoop) dropLeadingProse(ctx context.Context, p, content string) (str
 			continue
 		}
 		rest := strings.Join(lines[i:], "\n")
-		if l.parses(ctx, p, []byte(rest)) == nil {
+		if cd.tree.parses(ctx, p, []byte(rest)) == nil {
 			return rest, i
 		}
 		break
@@ -458,12 +474,12 @@ func partOfFile(p, content, old string) bool {
 // Words, but not Words, in every draw. A reply that means to delete a
 // declaration does not call it, so splicing such a reply by unit keeps what
 // it forgot and changes nothing it meant.
-func (l *implLoop) dropsUsed(ctx context.Context, p, content, old string) bool {
-	was, err := l.parser().Units(ctx, p, []byte(old))
+func (cd *coder) dropsUsed(ctx context.Context, p, content, old string) bool {
+	was, err := cd.d.Parser.Units(ctx, p, []byte(old))
 	if err != nil {
 		return false
 	}
-	now, err := l.parser().Units(ctx, p, []byte(content))
+	now, err := cd.d.Parser.Units(ctx, p, []byte(content))
 	if err != nil {
 		return false
 	}
@@ -486,7 +502,7 @@ func (l *implLoop) dropsUsed(ctx context.Context, p, content, old string) bool {
 
 // readUnit reads a unit reply: the fenced block (or the whole reply when a
 // weak model left the fence out), spliced into the file by name.
-func (l *implLoop) readUnit(ctx context.Context, reply, p string, g grain, old string) codeCandidate {
+func (cd *coder) readUnit(ctx context.Context, reply, p string, g grain, old string) codeCandidate {
 	code, ok := fencedBlock(reply, fenceFor(p))
 	if !ok {
 		code = reply
@@ -499,11 +515,11 @@ func (l *implLoop) readUnit(ctx context.Context, reply, p string, g grain, old s
 	if m := lazyElision.FindString(code); m != "" && !lazyElision.MatchString(oldUnit) {
 		return codeCandidate{problem: fmt.Sprintf("the %s has a part left out (%q): write every line of it", kindWord(g.unit), strings.TrimSpace(m))}
 	}
-	req := splice.Request{Path: p, Src: old, Target: g.unit.Name, Code: code, Rename: l.renameAllowed, Others: l.renameAllowed}
+	req := splice.Request{Path: p, Src: old, Target: g.unit.Name, Code: code, Rename: cd.requests.renameAllowed, Others: cd.requests.renameAllowed}
 	if g.kind == grainAdd {
-		req.Add, req.Owner, req.Others = true, g.add.owner.Name, l.addAllowed(g)
+		req.Add, req.Owner, req.Others = true, g.add.owner.Name, cd.requests.addAllowed(g)
 	}
-	r, err := l.parser().Rewrite(ctx, req)
+	r, err := cd.d.Parser.Rewrite(ctx, req)
 	if err != nil {
 		return codeCandidate{problem: err.Error()}
 	}
@@ -526,9 +542,9 @@ func (l *implLoop) readUnit(ctx context.Context, reply, p string, g grain, old s
 
 // smallerGrain is the grain of a re-ask after a whole file was cut at the
 // reply limit: the unit in view, else blocks.
-func (l *implLoop) smallerGrain(ctx context.Context, act implAction, p, old string) grain {
-	if units, err := l.parser().Units(ctx, p, []byte(old)); err == nil {
-		if u, ok := l.pickUnit(units, act.Symbol, p); ok {
+func (rb *requestBuilder) smallerGrain(ctx context.Context, act implAction, p, old string) grain {
+	if units, err := rb.d.Parser.Units(ctx, p, []byte(old)); err == nil {
+		if u, ok := rb.pickUnit(units, act.Symbol, p); ok {
 			return grain{kind: grainUnit, unit: u, units: units, why: "whole file cut at the limit"}
 		}
 	}
@@ -537,7 +553,7 @@ func (l *implLoop) smallerGrain(ctx context.Context, act implAction, p, old stri
 
 // grainReply is the reply budget of a code call at its grain (codeReply):
 // for a unit, what the unit whole would take.
-func (l *implLoop) grainReply(old string, exists bool, g grain) int {
+func (rb *requestBuilder) grainReply(old string, exists bool, g grain) int {
 	if g.kind == grainAdd {
 		lines := strings.Split(old, "\n")
 		sibling := strings.Join(lines[g.unit.Start-1:min(g.unit.End, len(lines))], "\n")
@@ -552,7 +568,7 @@ func (l *implLoop) grainReply(old string, exists bool, g grain) int {
 }
 
 // grainInstruction asks for the code at its grain; it is kept in the history.
-func (l *implLoop) grainInstruction(p string, g grain, exists bool, old string) string {
+func (rb *requestBuilder) grainInstruction(p string, g grain, exists bool, old string) string {
 	if g.kind == grainAdd {
 		return addRequest(p, g, false)
 	}
@@ -563,30 +579,30 @@ func (l *implLoop) grainInstruction(p string, g grain, exists bool, old string) 
 }
 
 // grainView is the file as the code call shows it (not kept in the history).
-func (l *implLoop) grainView(p, old string, exists bool, g grain) string {
+func (rb *requestBuilder) grainView(p, old string, exists bool, g grain) string {
 	if g.kind == grainAdd {
 		return addView(p, old, g)
 	}
 	if g.kind == grainUnit {
 		return unitView(p, old, g)
 	}
-	return l.codeView(p, old, exists, g.kind == grainWhole)
+	return rb.views.codeView(p, old, exists, g.kind == grainWhole)
 }
 
 // sampleGatesPass: with more than one candidate to draw, in a direct
 // attempt or a fix round (the gates failed on finish), a candidate is kept
 // at once only when the gates pass on it.
-func (l *implLoop) sampleGatesPass(ctx context.Context, samples int) bool {
-	if samples <= 1 || !(l.direct || l.fixRounds > 0) || len(l.d.Gates) == 0 {
+func (gr *gateRunner) sampleGatesPass(ctx context.Context, samples int) bool {
+	if samples <= 1 || !(gr.direct || gr.fixRounds > 0) || len(gr.d.Gates) == 0 {
 		return true
 	}
-	results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
+	results := workspace.RunGates(ctx, gr.d.Sandbox, gr.d.Work.Dir(), gr.d.Gates, gr.d.Settings.GateOutputBytes)
 	for _, r := range results {
-		l.d.emitGate(ctx, l.t, "sample", r)
+		gr.d.emitGate(ctx, gr.t, "sample", r)
 	}
-	l.gated = gatedTree{}
-	if diff, _, err := l.d.Work.Changes(ctx, l.t.StartCommit); err == nil && ctx.Err() == nil {
-		l.gated = gatedTree{diffHash: workspace.DiffHash(diff), results: results}
+	gr.gated = gatedTree{}
+	if diff, _, err := gr.d.Work.Changes(ctx, gr.t.StartCommit); err == nil && ctx.Err() == nil {
+		gr.gated = gatedTree{diffHash: workspace.DiffHash(diff), results: results}
 	}
 	return workspace.AllPassed(results)
 }
@@ -614,10 +630,10 @@ func onto(c change, p, base string) change {
 
 // gatedFailure is what the last candidate's gate run found, as the model
 // reads a failure.
-func (l *implLoop) gatedFailure() string {
-	for _, r := range l.gated.results {
+func (gr *gateRunner) gatedFailure() string {
+	for _, r := range gr.gated.results {
 		if !r.Passed {
-			return r.ModelFeedback(l.d.Work.Dir(), workspace.DefaultSummaryBytes)
+			return r.ModelFeedback(gr.d.Work.Dir(), workspace.DefaultSummaryBytes)
 		}
 	}
 	return "the gates fail with it."
@@ -625,30 +641,30 @@ func (l *implLoop) gatedFailure() string {
 
 // gatedNow is the last candidate's gate run when the tree is still the one
 // it ran on.
-func (l *implLoop) gatedNow(ctx context.Context) ([]workspace.GateResult, bool) {
-	if l.gated.diffHash == "" {
+func (gr *gateRunner) gatedNow(ctx context.Context) ([]workspace.GateResult, bool) {
+	if gr.gated.diffHash == "" {
 		return nil, false
 	}
-	diff, _, err := l.d.Work.Changes(ctx, l.t.StartCommit)
-	if err != nil || workspace.DiffHash(diff) != l.gated.diffHash {
+	diff, _, err := gr.d.Work.Changes(ctx, gr.t.StartCommit)
+	if err != nil || workspace.DiffHash(diff) != gr.gated.diffHash {
 		return nil, false
 	}
-	return l.gated.results, true
+	return gr.gated.results, true
 }
 
 // recordSample puts a candidate of a sampled code call in the event log.
-func (l *implLoop) recordSample(ctx context.Context, p string, g grain, i, n int, kept bool, problem string, resp llm.Response) {
+func (cd *coder) recordSample(ctx context.Context, p string, g grain, i, n int, kept bool, problem string, resp llm.Response) {
 	if n <= 1 {
 		return
 	}
-	l.d.emit(ctx, events.ImplementorSample{Task: l.t.ID, Attempt: l.t.Attempt, Path: p, Grain: g.kind,
+	cd.d.emit(ctx, events.ImplementorSample{Task: cd.t.ID, Attempt: cd.t.Attempt, Path: p, Grain: g.kind,
 		Sample: i + 1, Of: n, Kept: kept, Problem: problem, Reply: resp.Content, Tokens: resp.Usage.CompletionTokens})
 }
 
 // chatText makes one code call after the prefix, counting its usage.
 // Sample i > 0 is drawn at a raised temperature.
-func (l *implLoop) chatText(ctx context.Context, r codeRequest) (llm.Response, error) {
-	req := request(l.prefix, r.messages, r.budget)
+func (cd *coder) chatText(ctx context.Context, r codeRequest) (llm.Response, error) {
+	req := request(cd.conv.prefix, r.messages, r.budget)
 	if r.sample > 0 {
 		t := min(0.6+0.2*float64(r.sample-1), 1.2)
 		// Seeded by its place, so a run made again draws the same (a
@@ -660,25 +676,25 @@ func (l *implLoop) chatText(ctx context.Context, r codeRequest) (llm.Response, e
 		req.Prefill = r.prefill
 		req.Stop = r.stops
 	}
-	if l.direct {
+	if cd.direct {
 		// The window for the whole attempt from its first call: one that
 		// grows mid-attempt reloads the model and evaluates the prompt
 		// afresh.
-		if l.expect == 0 {
-			l.expect = tokensOf(req.Messages) + (1+l.fixLimit())*(r.budget+directFeedbackTokens)
+		if cd.expect == 0 {
+			cd.expect = tokensOf(req.Messages) + (1+cd.gates.fixLimit())*(r.budget+directFeedbackTokens)
 		}
-		req.Expect = l.expect
+		req.Expect = cd.expect
 	}
-	l.codeCalls++
-	resp, err := l.d.Model.Chat(ctx, req)
-	l.s.AddUsage(runstate.NodeImplementor, usageOf(resp.Usage))
+	cd.codeCalls++
+	resp, err := cd.d.Model.Chat(ctx, req)
+	cd.s.AddUsage(runstate.NodeImplementor, usageOf(resp.Usage))
 	if llm.Runaway(err) && resp.Stop() == llm.StopLooping {
 		err = nil // a reply like any unusable one: readCode says why, the next sample varies
 	}
 	if err != nil {
-		l.d.Prompts.Failed(ctx, events.ModelError{Label: runstate.NodeImplementor, Error: err.Error()})
+		cd.d.Prompts.Failed(ctx, events.ModelError{Label: runstate.NodeImplementor, Error: err.Error()})
 		return resp, fmt.Errorf("%s: %w", runstate.NodeImplementor, err)
 	}
-	l.d.Prompts.Called(ctx, runstate.NodeImplementor, resp)
+	cd.d.Prompts.Called(ctx, runstate.NodeImplementor, resp)
 	return resp, nil
 }

@@ -105,7 +105,7 @@ func (l *implLoop) targetFiles(ctx context.Context) string {
 	var b strings.Builder
 	for _, p := range l.t.TargetFiles {
 		data, err := l.d.Work.FS().ReadFile(p)
-		if l.direct && strings.TrimPrefix(strings.TrimSpace(p), "./") == l.directPath && (err != nil || l.smallWhole(string(data))) {
+		if l.direct && strings.TrimPrefix(strings.TrimSpace(p), "./") == l.directPath && (err != nil || l.requests.smallWhole(string(data))) {
 			continue // the request shows it whole
 		}
 		if err != nil {
@@ -126,11 +126,11 @@ func (l *implLoop) targetFiles(ctx context.Context) string {
 		}
 		first, count := 1, targetFileLines
 		if total > targetFileLines {
-			if units, err := l.parser().Units(ctx, p, data); err == nil {
-				if u, ok := taskUnit(units, l.taskText()); ok {
+			if units, err := l.d.Parser.Units(ctx, p, data); err == nil {
+				if u, ok := taskUnit(units, l.requests.taskText()); ok {
 					first = max(1, u.Start-targetAround)
 					count = min(targetFileLines, u.End+targetAround-first+1)
-					l.focus[p] = u.Start
+					l.views.focus[p] = u.Start
 					fmt.Fprintf(&b, "%s (%d lines; %s %s at lines %d-%d):\n%s\n", p, total, u.Kind, u.Name, u.Start, u.End, numberedFrom(text, first, count))
 					continue
 				}

@@ -174,7 +174,7 @@ func directNote(result string) string {
 
 // codeView is the file as the code call shows it (not kept in the history):
 // plain lines, so none of them is copied with a number.
-func (l *implLoop) codeView(p, old string, exists, whole bool) string {
+func (vw *views) codeView(p, old string, exists, whole bool) string {
 	if !exists {
 		return ""
 	}
@@ -184,7 +184,7 @@ func (l *implLoop) codeView(p, old string, exists, whole bool) string {
 	lines := strings.Split(strings.TrimRight(old, "\n"), "\n")
 	first, last := 1, len(lines)
 	if !whole && len(lines) > readWhole {
-		first = max(1, l.focus[p]-50)
+		first = max(1, vw.focus[p]-50)
 		last = min(len(lines), first+readWhole-1)
 	}
 	fence := fenceFor(p)

@@ -59,8 +59,8 @@ func (l *implLoop) examples(ctx context.Context) implExamples {
 		}
 	}
 	if src != "" && splice.Language(ex.File) != "" {
-		if units, err := l.parser().Units(ctx, ex.File, []byte(src)); err == nil && len(units) > 0 {
-			u, ok := taskUnit(units, l.taskText())
+		if units, err := l.d.Parser.Units(ctx, ex.File, []byte(src)); err == nil && len(units) > 0 {
+			u, ok := taskUnit(units, l.requests.taskText())
 			if !ok {
 				u = units[0]
 			}

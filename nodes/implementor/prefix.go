@@ -27,6 +27,18 @@ const (
 	elideOver = 300
 )
 
+// conversation is an attempt's prompt: the prefix (the system message and
+// the first user message), composed once so every call starts with the
+// same bytes and the server's prompt cache is reused, and the history after
+// it, kept within budget.
+type conversation struct {
+	budget       int // the implementor's prompt budget in tokens
+	prefix       []llm.Message
+	prefixTokens int
+	history      []llm.Message
+	dropped      int // exchanges dropped from the history so far
+}
+
 const elidedNote = "\n(output elided; repeat the action if you need it again)"
 
 // buildPrefix composes the system message and the first user message.
@@ -57,8 +69,8 @@ func (l *implLoop) buildPrefix(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	l.prefix = msgs
-	l.prefixTokens = tokensOf(l.prefix)
+	l.conv.prefix = msgs
+	l.conv.prefixTokens = tokensOf(l.conv.prefix)
 	return nil
 }
 
@@ -107,10 +119,10 @@ func (l *implLoop) buildDirectPrefix(ctx context.Context) error {
 	if know := l.d.Prompts.Knowledge(ctx, l.s).Body; strings.TrimSpace(know) != "" && !strings.HasPrefix(strings.TrimSpace(know), "(") {
 		task += "\n\nThe project's conventions:\n" + know
 	}
-	l.prefix = append(p.Messages, llm.Message{Role: "user", Content: strings.TrimSpace(task)})
-	l.prefixTokens = tokensOf(l.prefix)
-	if limit := l.d.Settings.Budget; limit > 0 && l.prefixTokens > limit {
-		return &llm.Error{Kind: llm.KindContextTooLarge, PromptTokens: l.prefixTokens, Window: limit, Hint: "the remit is over the implementor's token budget"}
+	l.conv.prefix = append(p.Messages, llm.Message{Role: "user", Content: strings.TrimSpace(task)})
+	l.conv.prefixTokens = tokensOf(l.conv.prefix)
+	if limit := l.d.Settings.Budget; limit > 0 && l.conv.prefixTokens > limit {
+		return &llm.Error{Kind: llm.KindContextTooLarge, PromptTokens: l.conv.prefixTokens, Window: limit, Hint: "the remit is over the implementor's token budget"}
 	}
 	return nil
 }
@@ -143,8 +155,8 @@ func tokensOf(ms []llm.Message) int {
 
 // messages is the history after the prefix with the transient text (fresh
 // views) added to its last message; the history itself is not changed.
-func (l *implLoop) messages(transient string) []llm.Message {
-	out := slices.Clone(l.history)
+func (cv *conversation) messages(transient string) []llm.Message {
+	out := slices.Clone(cv.history)
 	if transient == "" {
 		return out
 	}
@@ -157,7 +169,7 @@ func (l *implLoop) messages(transient string) []llm.Message {
 
 // nextAction asks for one action in the attempt's protocol.
 func (l *implLoop) nextAction(ctx context.Context, variation int) (implAction, llm.Response, error) {
-	req := request(l.prefix, l.messages(l.freshViews()), l.actionReply())
+	req := request(l.conv.prefix, l.conv.messages(l.views.freshViews()), l.actionReply())
 	req.Variation = variation
 	if !l.text {
 		return ask[implAction](ctx, l.d, l.s, req)
@@ -178,39 +190,39 @@ func (l *implLoop) reminder() string {
 // exchanges older than the last keepResults carry long text, all of them are
 // elided at once; when the whole prompt would pass the budget, the oldest
 // half of the history goes.
-func (l *implLoop) compact() {
-	keepFrom := len(l.history) - 2*keepResults
+func (cv *conversation) compact() {
+	keepFrom := len(cv.history) - 2*keepResults
 	var long []int
 	for i := 0; i < keepFrom; i++ {
-		if m := l.history[i]; len(m.Content) > elideOver && !strings.HasSuffix(m.Content, elidedNote) {
+		if m := cv.history[i]; len(m.Content) > elideOver && !strings.HasSuffix(m.Content, elidedNote) {
 			long = append(long, i)
 		}
 	}
 	if len(long) >= 2*elideBatch {
 		for _, i := range long {
-			first, _, _ := strings.Cut(l.history[i].Content, "\n")
+			first, _, _ := strings.Cut(cv.history[i].Content, "\n")
 			if len(first) > 200 {
 				first = first[:200] + "…"
 			}
-			l.history[i].Content = first + elidedNote
+			cv.history[i].Content = first + elidedNote
 		}
 	}
-	avail := l.d.Settings.Budget - l.prefixTokens - replyReserve
-	if tokensOf(l.history) <= avail {
+	avail := cv.budget - cv.prefixTokens - replyReserve
+	if tokensOf(cv.history) <= avail {
 		return
 	}
 	// Drop the oldest exchanges until the history is down to half of what
 	// is available, so this happens seldom.
-	h := l.history
+	h := cv.history
 	if len(h) > 0 && strings.HasPrefix(h[0].Content, "(") && strings.Contains(h[0].Content, "earlier actions are no longer shown") {
 		h = h[1:]
 	}
 	for len(h) > 2 && tokensOf(h) > avail/2 {
 		h = h[2:]
-		l.dropped++
+		cv.dropped++
 	}
-	note := llm.Message{Role: "user", Content: fmt.Sprintf("(%d earlier actions are no longer shown; their changes are in the files)", l.dropped)}
-	l.history = append([]llm.Message{note}, h...)
+	note := llm.Message{Role: "user", Content: fmt.Sprintf("(%d earlier actions are no longer shown; their changes are in the files)", cv.dropped)}
+	cv.history = append([]llm.Message{note}, h...)
 }
 
 // actionReply is the reply budget of one action: a few hundred tokens in the
