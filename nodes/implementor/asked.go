@@ -369,28 +369,6 @@ func sameStem(src, test string) bool {
 	return stem == t
 }
 
-// gateFailure says in a line which gate failed and its first words, for
-// the event and the summary.
-func (gr *gateRunner) gateFailure(results []workspace.GateResult) string {
-	for _, r := range results {
-		if r.Passed {
-			continue
-		}
-		var said []string
-		for _, line := range strings.Split(workspace.SummarizeGateOutput(r.Output, gr.d.Work.Dir(), workspace.DefaultSummaryBytes), "\n") {
-			// The source lines the summary quotes are not the failure.
-			if t := strings.TrimSpace(line); t != "" && !numberedLine.MatchString(line) && len(said) < 2 {
-				said = append(said, t)
-			}
-		}
-		if len(said) == 0 {
-			return r.Name + " (no output)"
-		}
-		return r.Name + ": " + strings.Join(said, " / ")
-	}
-	return "a gate was stopped"
-}
-
 // undoTest puts the test file back as it was before the test landed, and
 // says why the test was dropped.
 func (tw *testWriter) undoTest(ctx context.Context, done *runstate.ImplResult, p string, evidence bool, land landing, why string) error {

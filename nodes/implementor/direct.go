@@ -223,24 +223,3 @@ func (l *implLoop) lastFeedback() string {
 	}
 	return "The last attempt at this was not accepted:\n" + textutil.Clip(strings.TrimSpace(l.t.Feedback), 1500) + "\nFix that."
 }
-
-// unchangedFails runs the gates on a tree the model's code left as it was
-// (diff, against the task's start, empty), once an attempt: what fails, for
-// the model ("" when the tree passes as it is and needs no change, when the
-// code changed something, or when it was asked already).
-func (gr *gateRunner) unchangedFails(ctx context.Context, diff string, asked bool) string {
-	if asked || strings.TrimSpace(diff) != "" || len(gr.d.Gates) == 0 {
-		return ""
-	}
-	results, gated := gr.gatedNow(ctx)
-	if !gated {
-		results = workspace.RunGates(ctx, gr.d.Sandbox, gr.d.Work.Dir(), gr.d.Gates, gr.d.Settings.GateOutputBytes)
-		for _, r := range results {
-			gr.d.emitGate(ctx, gr.t, "unchanged", r)
-		}
-	}
-	if ctx.Err() != nil || workspace.AllPassed(results) {
-		return ""
-	}
-	return results[len(results)-1].ModelFeedback(gr.d.Work.Dir(), workspace.DefaultSummaryBytes)
-}

@@ -36,21 +36,6 @@ type grain struct {
 	why string
 }
 
-// requestBuilder composes a code request: the grain it asks at, the view
-// of the file it shows, the words it asks with and the reply's budget.
-type requestBuilder struct {
-	*scope
-	conv  *conversation
-	views *views
-	tree  *treeWriter
-	gates *gateRunner
-	// diagnose: the next direct code call asks for the failure's cause in a
-	// sentence before the code (after code that changed nothing).
-	diagnose bool
-	// writingTest: the code call is the one for a test (asked.go).
-	writingTest bool
-}
-
 // chooseGrain picks the grain of an edit of p: the whole file when it is
 // new, small, or its targeted edits failed twice (and it fits the reply
 // budget); else the unit the action, the task or the last view points at,

@@ -9,7 +9,6 @@ import (
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/runstate"
-	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // Loop detection: the same action with the same result a second time within
@@ -76,12 +75,6 @@ type scope struct {
 	// runs the gates itself (direct.go).
 	direct     bool
 	directPath string
-}
-
-// gatedTree is a gate run and the change (workspace.DiffHash) it ran on.
-type gatedTree struct {
-	diffHash string
-	results  []workspace.GateResult
 }
 
 func newImplLoop(d *Deps, s *runstate.State, t *runstate.Task) *implLoop {
@@ -196,14 +189,6 @@ func writesCode(a implAction) bool {
 func actionArgs(a implAction) string {
 	b, _ := json.Marshal(a)
 	return string(b)
-}
-
-// note appends one exchange to the conversation and keeps it within budget.
-func (cv *conversation) note(assistant, user string) {
-	cv.history = append(cv.history,
-		llm.Message{Role: "assistant", Content: assistant},
-		llm.Message{Role: "user", Content: user})
-	cv.compact()
 }
 
 func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {

@@ -345,3 +345,22 @@ func (tr *treeWriter) brokenView(p string, data []byte, line int) string {
 	}
 	return fmt.Sprintf("Your version of %s around line %d (not kept):\n%s", p, line, numberedFrom(string(data), max(1, line-3), 7))
 }
+
+// editFailed counts a failed edit per file; a file whose edits failed twice
+// is rewritten whole from then on.
+func (tr *treeWriter) editFailed(edits []workspace.Edit) string {
+	tr.failStreak++
+	hint := "Read the file again and copy the SEARCH lines exactly as they are now."
+	for _, e := range edits {
+		tr.failedEdits[e.Path]++
+		if tr.failedEdits[e.Path] >= 2 && !tr.wholeFile[e.Path] {
+			tr.wholeFile[e.Path] = true
+			if tr.text {
+				hint = fmt.Sprintf("Edits of %s failed twice: the next edit of it asks for the whole file.", e.Path)
+			} else {
+				hint = fmt.Sprintf("Edits of %s failed twice: rewrite it whole with write_file.", e.Path)
+			}
+		}
+	}
+	return hint
+}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
@@ -200,19 +199,6 @@ func suggestion(action string) string {
 	return "take another approach."
 }
 
-// gateRunner runs the gates on the work as it stands: on a drawn candidate,
-// at a finish (starting fix rounds) and on a tree left as it was.
-type gateRunner struct {
-	*scope
-	// gated is the last gate run on a drawn candidate, so the finish does
-	// not run the same gates on the same tree again.
-	gated     gatedTree
-	fixRounds int
-	// gatesFailed: the finish's gates failed and the attempt ended on them
-	// (its fix rounds spent).
-	gatesFailed bool
-}
-
 // finish runs the gates inside the loop before the attempt ends: a failure
 // goes back to the model, summarised, up to FixRounds times (c.Result is
 // what failed); then the attempt ends anyway and QA judges it. It returns
@@ -225,76 +211,4 @@ func (l *implLoop) finish(ctx context.Context, c *ToolCall) *runstate.ImplResult
 	c.Result = feedback
 	l.conv.note(c.Args, "RESULT of finish: not finished yet: "+feedback+"\nChange the code to fix the cause, then finish again: finishing again without a change ends the attempt.\n"+l.reminder())
 	return nil
-}
-
-// treeHash identifies the attempt's work as it stands ("" when git cannot
-// say).
-func (gr *gateRunner) treeHash(ctx context.Context) string {
-	diff, _, err := gr.d.Work.Changes(ctx, gr.t.StartCommit)
-	if err != nil {
-		return ""
-	}
-	return workspace.DiffHash(diff) + "/" + strconv.Itoa(len(diff))
-}
-
-// finishGates runs the gates on the work as it stands: the attempt's result
-// when they pass or no fix round is left, else (nil and) what failed, for the
-// fix round it starts.
-func (gr *gateRunner) finishGates(ctx context.Context, act implAction, n int) (*runstate.ImplResult, string) {
-	done := &runstate.ImplResult{Status: runstate.ImplFinished, Actions: n, Summary: firstNonEmpty(act.Summary, act.Thought)}
-	gates := gr.d.Gates
-	results, gated := gr.gatedNow(ctx)
-	if !gated && (gr.fixLimit() <= 0 || len(gates) == 0) {
-		return done, ""
-	}
-	dir := gr.d.Work.Dir()
-	if !gated {
-		results = workspace.RunGates(ctx, gr.d.Sandbox, dir, gates, gr.d.Settings.GateOutputBytes)
-		for _, r := range results {
-			gr.d.emitGate(ctx, gr.t, "finish", r)
-		}
-	}
-	var passed []string
-	for _, r := range results {
-		if r.Passed {
-			passed = append(passed, r.Name)
-		}
-	}
-	if workspace.AllPassed(results) && ctx.Err() == nil {
-		// QA reuses these results if nothing changes before it looks.
-		if diff, _, err := gr.d.Work.Changes(ctx, gr.t.StartCommit); err == nil {
-			done.GatesDiffHash = workspace.DiffHash(diff)
-			for _, r := range results {
-				done.Gates = append(done.Gates, runstate.GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Duration: r.Duration, Output: r.Output})
-			}
-		}
-		return done, ""
-	}
-	if ctx.Err() != nil {
-		return done, ""
-	}
-	failed := results[len(results)-1]
-	if failed.Canceled || gr.fixRounds >= gr.fixLimit() {
-		gr.gatesFailed = true
-		return done, ""
-	}
-	gr.fixRounds++
-	var b strings.Builder
-	fmt.Fprintf(&b, "a gate fails (fix round %d of %d).\n", gr.fixRounds, gr.fixLimit())
-	if len(passed) > 0 {
-		fmt.Fprintf(&b, "Passed: %s.\n", strings.Join(passed, ", "))
-	}
-	b.WriteString(failed.ModelFeedback(dir, workspace.DefaultSummaryBytes))
-	return nil, b.String()
-}
-
-// fixLimit is how many fix rounds the attempt's gates may start: the
-// configured ones in the tool loop, at most directFixRounds in a direct
-// attempt, whose next attempt looks around instead of rewriting the same
-// file again.
-func (gr *gateRunner) fixLimit() int {
-	if gr.direct {
-		return min(gr.d.Settings.FixRounds, directFixRounds)
-	}
-	return gr.d.Settings.FixRounds
 }

@@ -149,31 +149,3 @@ func (l *implLoop) execute(ctx context.Context, a implAction) string {
 	}
 	return fmt.Sprintf("error: unknown action %q", a.Action)
 }
-
-// editFailed counts a failed edit per file; a file whose edits failed twice
-// is rewritten whole from then on.
-func (tr *treeWriter) editFailed(edits []workspace.Edit) string {
-	tr.failStreak++
-	hint := "Read the file again and copy the SEARCH lines exactly as they are now."
-	for _, e := range edits {
-		tr.failedEdits[e.Path]++
-		if tr.failedEdits[e.Path] >= 2 && !tr.wholeFile[e.Path] {
-			tr.wholeFile[e.Path] = true
-			if tr.text {
-				hint = fmt.Sprintf("Edits of %s failed twice: the next edit of it asks for the whole file.", e.Path)
-			} else {
-				hint = fmt.Sprintf("Edits of %s failed twice: rewrite it whole with write_file.", e.Path)
-			}
-		}
-	}
-	return hint
-}
-
-func (vw *views) touch(p string) {
-	for _, t := range vw.touched {
-		if t == p {
-			return
-		}
-	}
-	vw.touched = append(vw.touched, p)
-}

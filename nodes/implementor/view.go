@@ -104,3 +104,37 @@ func (d *Deps) emitGate(ctx context.Context, t *runstate.Task, from string, r wo
 		Gate: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Output: r.Output,
 		DurationMS: r.Duration.Milliseconds()})
 }
+
+// codeView is the file as the code call shows it (not kept in the history):
+// plain lines, so none of them is copied with a number.
+func (vw *views) codeView(p, old string, exists, whole bool) string {
+	if !exists {
+		return ""
+	}
+	if old == "" {
+		return "\n\n" + p + " is empty now."
+	}
+	lines := strings.Split(strings.TrimRight(old, "\n"), "\n")
+	first, last := 1, len(lines)
+	if !whole && len(lines) > readWhole {
+		first = max(1, vw.focus[p]-50)
+		last = min(len(lines), first+readWhole-1)
+	}
+	fence := fenceFor(p)
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n\n%s now", p)
+	if first > 1 || last < len(lines) {
+		fmt.Fprintf(&b, ", lines %d-%d of %d (the rest is not shown)", first, last, len(lines))
+	}
+	fmt.Fprintf(&b, ":\n%s%s\n%s\n%s", fence, langOf(p), strings.Join(lines[first-1:last], "\n"), fence)
+	return b.String()
+}
+
+func (vw *views) touch(p string) {
+	for _, t := range vw.touched {
+		if t == p {
+			return
+		}
+	}
+	vw.touched = append(vw.touched, p)
+}
