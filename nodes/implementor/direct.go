@@ -89,7 +89,7 @@ func IsTestFile(p string) bool {
 // stops changing or cannot be used.
 func (l *implLoop) directAttempt(ctx context.Context, p string) (*runstate.ImplResult, error) {
 	l.direct, l.directPath = true, p
-	if err := l.buildPrefix(ctx); llm.TooLarge(err) {
+	if err := l.prefix.buildPrefix(ctx); llm.TooLarge(err) {
 		return &runstate.ImplResult{Status: runstate.ImplExhausted, Summary: "the task's prompt does not fit the model's context window: " + err.Error()}, nil
 	} else if err != nil {
 		return nil, err

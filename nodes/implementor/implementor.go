@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/llm"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
@@ -53,7 +52,8 @@ func Attempt(ctx context.Context, d *Deps, s *runstate.State, t *runstate.Task) 
 // hands the work to its parts, each a type of its own with what it needs.
 type implLoop struct {
 	*scope
-	conv     *conversation   // the prompt's prefix and history
+	prefix   *prefixBuilder  // the prompt's prefix, composed once
+	conv     *conversation   // the prefix as composed, and the history after it
 	views    *views          // what the model was shown of the files
 	tree     *treeWriter     // changes written, checked and undone
 	gates    *gateRunner     // the gates run on the work and their fix rounds
@@ -86,7 +86,8 @@ func newImplLoop(d *Deps, s *runstate.State, t *runstate.Task) *implLoop {
 	rb := &requestBuilder{scope: sc, conv: conv, views: vw, tree: tr, gates: gr}
 	cd := &coder{scope: sc, conv: conv, tree: tr, gates: gr, requests: rb}
 	tw := &testWriter{scope: sc, conv: conv, tree: tr, gates: gr, requests: rb, coder: cd}
-	return &implLoop{scope: sc, conv: conv, views: vw, tree: tr, gates: gr, requests: rb, coder: cd, tests: tw}
+	pb := &prefixBuilder{scope: sc, conv: conv, views: vw, requests: rb}
+	return &implLoop{scope: sc, prefix: pb, conv: conv, views: vw, tree: tr, gates: gr, requests: rb, coder: cd, tests: tw}
 }
 
 func (l *implLoop) run(ctx context.Context) (*runstate.ImplResult, error) {
@@ -105,7 +106,7 @@ func (l *implLoop) run(ctx context.Context) (*runstate.ImplResult, error) {
 
 func (l *implLoop) loop(ctx context.Context) (*runstate.ImplResult, error) {
 	d := l.d
-	if err := l.buildPrefix(ctx); llm.TooLarge(err) {
+	if err := l.prefix.buildPrefix(ctx); llm.TooLarge(err) {
 		return &runstate.ImplResult{Status: runstate.ImplExhausted, Summary: "the task's prompt does not fit the model's context window: " + err.Error()}, nil
 	} else if err != nil {
 		return nil, err
@@ -189,32 +190,6 @@ func writesCode(a implAction) bool {
 func actionArgs(a implAction) string {
 	b, _ := json.Marshal(a)
 	return string(b)
-}
-
-func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
-	t := l.t
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s\n", t.ID, t.Title)
-	prompts.WriteTask(&b, t.Instructions, t.AcceptanceCriteria, t.TargetFiles)
-	secs := []llm.Section{ // after the shared prefix (project context, knowledge)
-		{Title: prompts.SecTask, Body: strings.TrimSpace(b.String()), Required: true},
-	}
-	if t.Feedback != "" {
-		secs = append(secs, llm.Section{Title: prompts.SecFeedback, Body: t.Feedback, Required: true})
-	}
-	if files := l.targetFiles(ctx); files != "" {
-		secs = append(secs, llm.Section{Title: prompts.SecTargetFiles, Body: files, Priority: prompts.PrioContext})
-	}
-	if l.direct {
-		return secs, nil // one file, shown with the request: no map of the rest
-	}
-	if symbols := l.symbolMap(); symbols != "" {
-		secs = append(secs, llm.Section{Title: prompts.SecSymbols, Body: symbols, Priority: prompts.PrioContext - 5})
-	}
-	if near, err := l.filesNearTarget(); err == nil && near != "" {
-		secs = append(secs, llm.Section{Title: prompts.SecNearFiles, Body: near, Priority: prompts.PrioOverview})
-	}
-	return secs, nil
 }
 
 // numberedFrom renders lines first..first+count-1 of text (1-based) with

@@ -8,36 +8,46 @@ import (
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
+// prefixBuilder composes the prompt's prefix, once an attempt: the system
+// message and the task with what the repository shows of it (its files,
+// their symbols, what lies near them), within what the server reads in time.
+type prefixBuilder struct {
+	*scope
+	conv     *conversation
+	views    *views
+	requests *requestBuilder
+}
+
 // buildPrefix composes the system message and the first user message.
-func (l *implLoop) buildPrefix(ctx context.Context) error {
-	if l.direct {
-		return l.buildDirectPrefix(ctx)
+func (pb *prefixBuilder) buildPrefix(ctx context.Context) error {
+	if pb.direct {
+		return pb.buildDirectPrefix(ctx)
 	}
-	data := implData{Text: l.text, Direct: l.direct}
-	if !l.direct { // a direct attempt offers no actions
-		data.Ex = l.examples(ctx)
-		tools, err := toolDocsFor(l.text, data.Ex)
+	data := implData{Text: pb.text, Direct: pb.direct}
+	if !pb.direct { // a direct attempt offers no actions
+		data.Ex = pb.examples(ctx)
+		tools, err := toolDocsFor(pb.text, data.Ex)
 		if err != nil {
 			return err
 		}
 		data.Tools = tools
 	}
-	sections, err := l.sections(ctx)
+	sections, err := pb.sections(ctx)
 	if err != nil {
 		return err
 	}
-	full := l.readable(l.d.Settings.Budget)
-	msgs, err := l.d.Prompts.Compose(ctx, l.s, data, sections, full*prefixShare/100)
+	full := pb.readable(pb.d.Settings.Budget)
+	msgs, err := pb.d.Prompts.Compose(ctx, pb.s, data, sections, full*prefixShare/100)
 	if llm.TooLarge(err) {
 		// A small budget: the required parts take what they need; the
 		// history then has little room and the loop says so when it is gone.
-		msgs, err = l.d.Prompts.Compose(ctx, l.s, data, sections, full)
+		msgs, err = pb.d.Prompts.Compose(ctx, pb.s, data, sections, full)
 	}
 	if err != nil {
 		return err
 	}
-	l.conv.prefix = msgs
-	l.conv.prefixTokens = tokensOf(l.conv.prefix)
+	pb.conv.prefix = msgs
+	pb.conv.prefixTokens = tokensOf(pb.conv.prefix)
 	return nil
 }
 
@@ -48,13 +58,13 @@ const readableShare = 4
 // readable caps a prompt budget at what the server reads in a quarter of the
 // run's wall time left, at the speed measured on this run's calls (no cap
 // before one was measured, or with no wall limit).
-func (l *implLoop) readable(budget int) int {
-	m, ok := l.d.Model.(speedometer)
+func (pb *prefixBuilder) readable(budget int) int {
+	m, ok := pb.d.Model.(speedometer)
 	if !ok {
 		return budget
 	}
 	rate := m.PrefillRate(rolePrimary)
-	left, limited := l.d.Clock.WallTimeLeft(l.s, l.d.Clock.Now())
+	left, limited := pb.d.Clock.WallTimeLeft(pb.s, pb.d.Clock.Now())
 	if rate <= 0 || !limited {
 		return budget
 	}
@@ -73,23 +83,23 @@ const minReadable = 1024
 // only call, so there is no cache to share, and a small coder given the
 // whole project context, the role text and the test file copied the file
 // back unchanged (docs/implementor.md has the counts).
-func (l *implLoop) buildDirectPrefix(ctx context.Context) error {
-	data := implData{Direct: true, Language: languageName(l.directPath)}
-	p, err := l.d.Prompts.ComposeAlone(runstate.NodeImplementor, data, l.d.Settings.Budget, nil)
+func (pb *prefixBuilder) buildDirectPrefix(ctx context.Context) error {
+	data := implData{Direct: true, Language: languageName(pb.directPath)}
+	p, err := pb.d.Prompts.ComposeAlone(runstate.NodeImplementor, data, pb.d.Settings.Budget, nil)
 	if err != nil {
 		return err
 	}
-	task := l.s.Remit
-	if !l.s.Quick || strings.TrimSpace(task) == "" {
-		task = strings.TrimSpace(l.t.Title + "\n" + l.t.Instructions)
+	task := pb.s.Remit
+	if !pb.s.Quick || strings.TrimSpace(task) == "" {
+		task = strings.TrimSpace(pb.t.Title + "\n" + pb.t.Instructions)
 	}
-	if know := l.d.Prompts.Knowledge(ctx, l.s).Body; strings.TrimSpace(know) != "" && !strings.HasPrefix(strings.TrimSpace(know), "(") {
+	if know := pb.d.Prompts.Knowledge(ctx, pb.s).Body; strings.TrimSpace(know) != "" && !strings.HasPrefix(strings.TrimSpace(know), "(") {
 		task += "\n\nThe project's conventions:\n" + know
 	}
-	l.conv.prefix = append(p.Messages, llm.Message{Role: "user", Content: strings.TrimSpace(task)})
-	l.conv.prefixTokens = tokensOf(l.conv.prefix)
-	if limit := l.d.Settings.Budget; limit > 0 && l.conv.prefixTokens > limit {
-		return &llm.Error{Kind: llm.KindContextTooLarge, PromptTokens: l.conv.prefixTokens, Window: limit, Hint: "the remit is over the implementor's token budget"}
+	pb.conv.prefix = append(p.Messages, llm.Message{Role: "user", Content: strings.TrimSpace(task)})
+	pb.conv.prefixTokens = tokensOf(pb.conv.prefix)
+	if limit := pb.d.Settings.Budget; limit > 0 && pb.conv.prefixTokens > limit {
+		return &llm.Error{Kind: llm.KindContextTooLarge, PromptTokens: pb.conv.prefixTokens, Window: limit, Hint: "the remit is over the implementor's token budget"}
 	}
 	return nil
 }

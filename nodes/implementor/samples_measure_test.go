@@ -50,7 +50,7 @@ func TestMeasureCodeSamples(t *testing.T) {
 	for _, whole := range []bool{false, true} {
 		s := runstate.State{RunID: "m", CurrentTask: task}
 		l := newImplLoop(d, &s, task)
-		if err := l.buildPrefix(ctx); err != nil {
+		if err := l.prefix.buildPrefix(ctx); err != nil {
 			t.Fatal(err)
 		}
 		data, err := d.Work.FS().ReadFile("stats.go")
