@@ -218,11 +218,11 @@ func addRequest(p string, g grain, fix bool) string {
 
 // addAllowed is what an addition's reply may rewrite besides adding: what
 // the task names, but not the anchor the new code goes after unless named.
-func (l *implLoop) addAllowed(g grain) func(string) bool {
+func (rb *requestBuilder) addAllowed(g grain) func(string) bool {
 	return func(name string) bool {
 		if slices.Contains([]string{g.add.name, g.add.owner.Name + "." + g.add.name}, name) {
 			return true
 		}
-		return l.renameAllowed(name)
+		return rb.renameAllowed(name)
 	}
 }

@@ -27,15 +27,26 @@ import (
 	"github.com/lemmings-dev/lemmings/workspace/splice"
 )
 
+// testWriter asks for a test in a call of its own: the one a remit asks
+// for, one that shows the change, or one written before the code.
+type testWriter struct {
+	*scope
+	conv     *conversation
+	tree     *treeWriter
+	gates    *gateRunner
+	requests *requestBuilder
+	coder    *coder
+}
+
 // askedCodeLines bound the changed code the test request shows: the new
 // or changed functions, not the file.
 const askedCodeLines = 60
 
 // askedTest is the test file the task asks a test in: the first the remit
 // named that the attempt did not change as its code.
-func (l *implLoop) askedTest() (string, bool) {
-	for _, p := range CleanFiles(l.t.Tests) {
-		if IsTestFile(p) && p != l.directPath {
+func (tw *testWriter) askedTest() (string, bool) {
+	for _, p := range CleanFiles(tw.t.Tests) {
+		if IsTestFile(p) && p != tw.directPath {
 			return p, true
 		}
 	}
@@ -48,105 +59,105 @@ func (l *implLoop) askedTest() (string, bool) {
 // (evidence). It lands the test, runs the gates, and says in done's summary
 // what became of it. codeBefore is the code file as the attempt found it.
 // An error is a system fault or the run being stopped.
-func (l *implLoop) writeTest(ctx context.Context, done *runstate.ImplResult, codeBefore string, evidence bool) error {
-	if p, ok := l.askedTest(); ok {
-		return l.addTest(ctx, done, codeBefore, p, false)
+func (tw *testWriter) writeTest(ctx context.Context, done *runstate.ImplResult, codeBefore string, evidence bool) error {
+	if p, ok := tw.askedTest(); ok {
+		return tw.addTest(ctx, done, codeBefore, p, false)
 	}
-	if p, ok := l.evidenceTest(); ok && evidence && l.t.StartTested && l.t.StartPassed {
-		return l.addTest(ctx, done, codeBefore, p, true)
+	if p, ok := tw.evidenceTest(); ok && evidence && tw.t.StartTested && tw.t.StartPassed {
+		return tw.addTest(ctx, done, codeBefore, p, true)
 	}
 	return nil
 }
 
 // addTest asks for a test in p and keeps it when the gates pass with it;
 // evidence: when it also fails without the change.
-func (l *implLoop) addTest(ctx context.Context, done *runstate.ImplResult, codeBefore, p string, evidence bool) error {
+func (tw *testWriter) addTest(ctx context.Context, done *runstate.ImplResult, codeBefore, p string, evidence bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if l.gatesFailed {
+	if tw.gates.gatesFailed {
 		// A test beside code that fails could not be told apart from it.
-		l.dropTest(ctx, done, p, evidence, "the code's gates fail, so no test was asked for")
+		tw.dropTest(ctx, done, p, evidence, "the code's gates fail, so no test was asked for")
 		return nil
 	}
-	if left, limited := l.d.Clock.WallTimeLeft(l.s, l.d.Clock.Now()); limited && left <= 0 {
-		l.dropTest(ctx, done, p, evidence, "the run's wall time is spent")
+	if left, limited := tw.d.Clock.WallTimeLeft(tw.s, tw.d.Clock.Now()); limited && left <= 0 {
+		tw.dropTest(ctx, done, p, evidence, "the run's wall time is spent")
 		return nil
 	}
-	codeAfter, err := l.d.Work.FS().ReadFile(l.directPath)
+	codeAfter, err := tw.d.Work.FS().ReadFile(tw.directPath)
 	if err != nil {
-		return fmt.Errorf("implementor: read %s for its test: %w", l.directPath, err)
+		return fmt.Errorf("implementor: read %s for its test: %w", tw.directPath, err)
 	}
 	act := Action{actionHead: actionHead{Action: "edit", Thought: "(lemmings) the test the remit asks for", Path: p}}
 	if evidence {
 		act.Thought = "(lemmings) a test that shows the change"
 	}
-	old, readErr := l.d.Work.FS().ReadFile(p)
+	old, readErr := tw.d.Work.FS().ReadFile(p)
 	switch {
 	case errors.Is(readErr, fs.ErrNotExist):
 		act.Action = "write_file"
 	case readErr == nil:
-		act.Symbol = l.testAnchor(ctx, p, string(old), codeBefore, string(codeAfter))
+		act.Symbol = tw.testAnchor(ctx, p, string(old), codeBefore, string(codeAfter))
 	}
-	fence := fenceFor(l.directPath)
-	ask := fmt.Sprintf("The task also asks for a test in %s: add one that checks what the task did (%s).", p, l.t.Title)
+	fence := fenceFor(tw.directPath)
+	ask := fmt.Sprintf("The task also asks for a test in %s: add one that checks what the task did (%s).", p, tw.t.Title)
 	if evidence {
-		ask = fmt.Sprintf("Now add a test to %s that checks what the task asks (%s): one that fails without your change and passes with it.", p, l.t.Title)
+		ask = fmt.Sprintf("Now add a test to %s that checks what the task asks (%s): one that fails without your change and passes with it.", p, tw.t.Title)
 	}
 	lead := fmt.Sprintf("Your change to %s is in place and passes the checks:\n%s%s\n%s\n%s\n\n%s",
-		l.directPath, fence, langOf(l.directPath), l.changedCode(ctx, codeBefore, string(codeAfter)), fence, ask)
+		tw.directPath, fence, langOf(tw.directPath), tw.changedCode(ctx, codeBefore, string(codeAfter)), fence, ask)
 	// A conversation of its own: the code exchange is done, and the changed
 	// code is all of it the test needs.
-	l.history = nil
-	l.writingTest = true
-	ex, err := l.codeEdit(ctx, act, "", lead)
-	l.writingTest = false
+	tw.conv.history = nil
+	tw.requests.writingTest = true
+	ex, err := tw.coder.codeEdit(ctx, act, "", lead)
+	tw.requests.writingTest = false
 	done.Actions++
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		l.dropTest(ctx, done, p, evidence, "the model call failed: "+textutil.FirstLine(err.Error()))
+		tw.dropTest(ctx, done, p, evidence, "the model call failed: "+textutil.FirstLine(err.Error()))
 		return nil
 	}
-	l.d.emitAction(ctx, l.t, done.Actions, act, ex.result)
+	tw.d.emitAction(ctx, tw.t, done.Actions, act, ex.result)
 	switch {
 	case !ex.land.landed:
-		l.dropTest(ctx, done, p, evidence, "the reply could not be used: "+textutil.FirstLine(strings.TrimPrefix(ex.result, "error: ")))
+		tw.dropTest(ctx, done, p, evidence, "the reply could not be used: "+textutil.FirstLine(strings.TrimPrefix(ex.result, "error: ")))
 		return nil
 	case ex.land.introduced != "":
-		return l.undoTest(ctx, done, p, evidence, ex.land, "it does not build: "+textutil.FirstLine(ex.land.introduced))
+		return tw.undoTest(ctx, done, p, evidence, ex.land, "it does not build: "+textutil.FirstLine(ex.land.introduced))
 	}
-	return l.keepTest(ctx, done, p, evidence, ex.land, codeBefore, string(codeAfter))
+	return tw.keepTest(ctx, done, p, evidence, ex.land, codeBefore, string(codeAfter))
 }
 
 // keepTest runs the gates with a landed test and keeps it when they pass
 // (evidence: and fail without the change), saying in done's summary what
 // became of it; QA reuses the gate run on the tree it ran on.
-func (l *implLoop) keepTest(ctx context.Context, done *runstate.ImplResult, p string, evidence bool, land landing, codeBefore, codeAfter string) error {
-	if len(l.d.Gates) > 0 {
-		results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
+func (tw *testWriter) keepTest(ctx context.Context, done *runstate.ImplResult, p string, evidence bool, land landing, codeBefore, codeAfter string) error {
+	if len(tw.d.Gates) > 0 {
+		results := workspace.RunGates(ctx, tw.d.Sandbox, tw.d.Work.Dir(), tw.d.Gates, tw.d.Settings.GateOutputBytes)
 		for _, r := range results {
-			l.d.emitGate(ctx, l.t, "test", r)
+			tw.d.emitGate(ctx, tw.t, "test", r)
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if !workspace.AllPassed(results) {
-			return l.undoTest(ctx, done, p, evidence, land, "the gates fail with it: "+l.gateFailure(results))
+			return tw.undoTest(ctx, done, p, evidence, land, "the gates fail with it: "+tw.gates.gateFailure(results))
 		}
 		if evidence {
-			fails, err := l.failsWithout(ctx, codeBefore, codeAfter)
+			fails, err := tw.failsWithout(ctx, codeBefore, codeAfter)
 			if err != nil {
 				return err
 			}
 			if !fails {
-				return l.undoTest(ctx, done, p, evidence, land, "it passes without the change too, so it shows nothing the change did")
+				return tw.undoTest(ctx, done, p, evidence, land, "it passes without the change too, so it shows nothing the change did")
 			}
 		}
 		// QA reuses the run on the tree it ran on, the test included.
 		done.Gates, done.GatesDiffHash = nil, ""
-		if diff, _, err := l.d.Work.Changes(ctx, l.t.StartCommit); err == nil {
+		if diff, _, err := tw.d.Work.Changes(ctx, tw.t.StartCommit); err == nil {
 			done.GatesDiffHash = workspace.DiffHash(diff)
 			for _, r := range results {
 				done.Gates = append(done.Gates, runstate.GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Duration: r.Duration, Output: r.Output})
@@ -154,15 +165,15 @@ func (l *implLoop) keepTest(ctx context.Context, done *runstate.ImplResult, p st
 		}
 	}
 	if evidence {
-		if len(l.d.Gates) == 0 {
-			return l.undoTest(ctx, done, p, evidence, land, "no gate runs it")
+		if len(tw.d.Gates) == 0 {
+			return tw.undoTest(ctx, done, p, evidence, land, "no gate runs it")
 		}
 		done.Evidence = fmt.Sprintf("a test lemmings added to %s fails without the change and passes with it", p)
 		done.Summary = strings.TrimSpace(done.Summary + " Added a test to " + p + " that fails without the change and passes with it.")
 		return nil
 	}
 	checked := "the gates pass with it"
-	if len(l.d.Gates) == 0 {
+	if len(tw.d.Gates) == 0 {
 		checked = "no gate runs it"
 	}
 	done.Summary = strings.TrimSpace(done.Summary + fmt.Sprintf(" Wrote the test the task asks for in %s; %s.", p, checked))
@@ -185,12 +196,12 @@ type reproduction struct {
 // the evidence QA decides by when they pass. One call; a test that passes
 // already, does not build or fails elsewhere is dropped and the attempt
 // goes on as before.
-func (l *implLoop) reproduce(ctx context.Context, codeAct Action) (reproduction, error) {
-	p, ok := l.evidenceTest()
+func (tw *testWriter) reproduce(ctx context.Context, codeAct Action) (reproduction, error) {
+	p, ok := tw.evidenceTest()
 	if !ok || IsTestFile(codeAct.Path) {
 		return reproduction{}, nil
 	}
-	old, readErr := l.d.Work.FS().ReadFile(p)
+	old, readErr := tw.d.Work.FS().ReadFile(p)
 	act := Action{actionHead: actionHead{Action: "edit", Thought: "(lemmings) a test of what the task asks, first", Path: p}}
 	switch {
 	case errors.Is(readErr, fs.ErrNotExist):
@@ -198,37 +209,37 @@ func (l *implLoop) reproduce(ctx context.Context, codeAct Action) (reproduction,
 	case readErr != nil:
 		return reproduction{}, nil
 	}
-	code, err := l.d.Work.FS().ReadFile(codeAct.Path)
+	code, err := tw.d.Work.FS().ReadFile(codeAct.Path)
 	if err != nil {
 		return reproduction{}, nil
 	}
-	g := l.chooseGrain(ctx, codeAct, codeAct.Path, string(code), true)
+	g := tw.requests.chooseGrain(ctx, codeAct, codeAct.Path, string(code), true)
 	if act.Action == "edit" {
-		act.Symbol = l.reproAnchor(ctx, p, string(old), g.unit.Short())
+		act.Symbol = tw.reproAnchor(ctx, p, string(old), g.unit.Short())
 	}
 	lead := fmt.Sprintf("Before any change, write a test in %s of what the task asks for: it must fail with the code as it is now, and pass once the task is done.\n%s",
-		p, strings.TrimSpace(l.grainView(codeAct.Path, string(code), true, g)))
-	l.history = nil
-	l.writingTest = true
-	ex, err := l.codeEdit(ctx, act, "", lead)
-	l.writingTest = false
-	l.history = nil // the code's requests start afresh
+		p, strings.TrimSpace(tw.requests.grainView(codeAct.Path, string(code), true, g)))
+	tw.conv.history = nil
+	tw.requests.writingTest = true
+	ex, err := tw.coder.codeEdit(ctx, act, "", lead)
+	tw.requests.writingTest = false
+	tw.conv.history = nil // the code's requests start afresh
 	tried := reproduction{tried: true}
 	if err != nil {
 		if ctx.Err() != nil {
 			return reproduction{}, ctx.Err()
 		}
-		l.dropRepro(ctx, p, "the model call failed: "+textutil.FirstLine(err.Error()))
+		tw.dropRepro(ctx, p, "the model call failed: "+textutil.FirstLine(err.Error()))
 		return tried, nil
 	}
-	l.d.emitAction(ctx, l.t, 0, act, ex.result)
+	tw.d.emitAction(ctx, tw.t, 0, act, ex.result)
 	drop := func(why string) (reproduction, error) {
 		if ex.land.landed {
-			if err := l.undo(ex.land); err != nil {
+			if err := tw.tree.undo(ex.land); err != nil {
 				return reproduction{}, fmt.Errorf("implementor: put back %s: %w", p, err)
 			}
 		}
-		l.dropRepro(ctx, p, why)
+		tw.dropRepro(ctx, p, why)
 		return tried, nil
 	}
 	switch {
@@ -237,9 +248,9 @@ func (l *implLoop) reproduce(ctx context.Context, codeAct Action) (reproduction,
 	case ex.land.introduced != "" && !strings.Contains(ex.land.introduced, path.Base(p)):
 		return drop("it breaks the build elsewhere: " + textutil.FirstLine(ex.land.introduced))
 	}
-	results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
+	results := workspace.RunGates(ctx, tw.d.Sandbox, tw.d.Work.Dir(), tw.d.Gates, tw.d.Settings.GateOutputBytes)
 	for _, r := range results {
-		l.d.emitGate(ctx, l.t, "test first", r)
+		tw.d.emitGate(ctx, tw.t, "test first", r)
 	}
 	if err := ctx.Err(); err != nil {
 		return reproduction{}, err
@@ -253,8 +264,8 @@ func (l *implLoop) reproduce(ctx context.Context, codeAct Action) (reproduction,
 			failing += r.Output
 		}
 	}
-	if !l.failsOnNewTest(ctx, p, string(old), failing) {
-		return drop("the checks fail, but not on the new test in " + p + ": " + l.gateFailure(results))
+	if !tw.failsOnNewTest(ctx, p, string(old), failing) {
+		return drop("the checks fail, but not on the new test in " + p + ": " + tw.gates.gateFailure(results))
 	}
 	return reproduction{path: p, was: string(old), tried: true, kept: true}, nil
 }
@@ -264,8 +275,8 @@ func (l *implLoop) reproduce(ctx context.Context, codeAct Action) (reproduction,
 // the shortest test, else what testAnchor picks. Every line of it is
 // written again, and a long helper asked back ran a small coder's reply
 // into its limit before the new test began.
-func (l *implLoop) reproAnchor(ctx context.Context, p, test, target string) string {
-	units, err := l.parser().Units(ctx, p, []byte(test))
+func (tw *testWriter) reproAnchor(ctx context.Context, p, test, target string) string {
+	units, err := tw.d.Parser.Units(ctx, p, []byte(test))
 	if err != nil {
 		return ""
 	}
@@ -284,23 +295,23 @@ func (l *implLoop) reproAnchor(ctx context.Context, p, test, target string) stri
 		}
 	}
 	if best.Name == "" {
-		return l.testAnchor(ctx, p, test, "", "")
+		return tw.testAnchor(ctx, p, test, "", "")
 	}
 	return best.Name
 }
 
 // failsOnNewTest says whether a failure is the new test's: the output names
 // the test file, or a test the file has now and did not have before.
-func (l *implLoop) failsOnNewTest(ctx context.Context, p, before, output string) bool {
+func (tw *testWriter) failsOnNewTest(ctx context.Context, p, before, output string) bool {
 	if strings.Contains(output, path.Base(p)) {
 		return true
 	}
-	now, err := l.d.Work.FS().ReadFile(p)
+	now, err := tw.d.Work.FS().ReadFile(p)
 	if err != nil {
 		return false
 	}
-	was, _ := l.parser().Units(ctx, p, []byte(before))
-	units, _ := l.parser().Units(ctx, p, now)
+	was, _ := tw.d.Parser.Units(ctx, p, []byte(before))
+	units, _ := tw.d.Parser.Units(ctx, p, now)
 	for _, u := range units {
 		if !slices.ContainsFunc(was, func(w splice.Unit) bool { return w.Name == u.Name }) && strings.Contains(output, u.Short()) {
 			return true
@@ -310,25 +321,25 @@ func (l *implLoop) failsOnNewTest(ctx context.Context, p, before, output string)
 }
 
 // dropRepro records a test written first that was not kept.
-func (l *implLoop) dropRepro(ctx context.Context, p, why string) {
-	l.d.emit(ctx, events.ImplementorTestDropped{Task: l.t.ID, Attempt: l.t.Attempt, Path: p, Reason: "test first: " + textutil.Clip(why, 300)})
+func (tw *testWriter) dropRepro(ctx context.Context, p, why string) {
+	tw.d.emit(ctx, events.ImplementorTestDropped{Task: tw.t.ID, Attempt: tw.t.Attempt, Path: p, Reason: "test first: " + textutil.Clip(why, 300)})
 }
 
 // failsWithout runs the gates with the code file as the attempt found it
 // and the new test in place, then puts the change back: whether they fail.
-func (l *implLoop) failsWithout(ctx context.Context, before, after string) (bool, error) {
-	if len(l.d.Gates) == 0 {
+func (tw *testWriter) failsWithout(ctx context.Context, before, after string) (bool, error) {
+	if len(tw.d.Gates) == 0 {
 		return false, nil
 	}
-	if err := l.d.Work.FS().Restore(l.directPath, []byte(before)); err != nil {
-		return false, fmt.Errorf("implementor: put %s back as it was to check its test: %w", l.directPath, err)
+	if err := tw.d.Work.FS().Restore(tw.directPath, []byte(before)); err != nil {
+		return false, fmt.Errorf("implementor: put %s back as it was to check its test: %w", tw.directPath, err)
 	}
-	results := workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
-	if err := l.d.Work.FS().Restore(l.directPath, []byte(after)); err != nil {
-		return false, fmt.Errorf("implementor: put the change to %s back after checking its test: %w", l.directPath, err)
+	results := workspace.RunGates(ctx, tw.d.Sandbox, tw.d.Work.Dir(), tw.d.Gates, tw.d.Settings.GateOutputBytes)
+	if err := tw.d.Work.FS().Restore(tw.directPath, []byte(after)); err != nil {
+		return false, fmt.Errorf("implementor: put the change to %s back after checking its test: %w", tw.directPath, err)
 	}
 	for _, r := range results {
-		l.d.emitGate(ctx, l.t, "without the change", r)
+		tw.d.emitGate(ctx, tw.t, "without the change", r)
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -341,27 +352,27 @@ func (l *implLoop) failsWithout(ctx context.Context, before, after string) (bool
 // else one the task shows; a test file named for the changed file in the
 // work tree otherwise. False when there is none: a new test file would have
 // to guess how the project's tests import its code.
-func (l *implLoop) evidenceTest() (string, bool) {
+func (tw *testWriter) evidenceTest() (string, bool) {
 	var shown []string
-	for _, p := range CleanFiles(l.t.TargetFiles) {
+	for _, p := range CleanFiles(tw.t.TargetFiles) {
 		if IsTestFile(p) {
 			shown = append(shown, p)
 		}
 	}
 	for _, p := range shown {
-		if sameStem(l.directPath, p) {
+		if sameStem(tw.directPath, p) {
 			return p, true
 		}
 	}
 	for _, p := range shown {
-		if path.Dir(p) == path.Dir(l.directPath) {
+		if path.Dir(p) == path.Dir(tw.directPath) {
 			return p, true
 		}
 	}
 	if len(shown) > 0 {
 		return shown[0], true
 	}
-	dir, base := path.Dir(l.directPath), path.Base(l.directPath)
+	dir, base := path.Dir(tw.directPath), path.Base(tw.directPath)
 	stem := strings.TrimSuffix(base, path.Ext(base))
 	var cands []string
 	switch path.Ext(base) {
@@ -371,7 +382,7 @@ func (l *implLoop) evidenceTest() (string, bool) {
 		cands = []string{path.Join(dir, "test_"+stem+".py"), path.Join("tests", "test_"+stem+".py"), path.Join(dir, "tests", "test_"+stem+".py")}
 	}
 	for _, p := range cands {
-		if ok, err := l.d.Work.FS().Exists(p); err == nil && ok {
+		if ok, err := tw.d.Work.FS().Exists(p); err == nil && ok {
 			return p, true
 		}
 	}
@@ -389,42 +400,20 @@ func sameStem(src, test string) bool {
 	return stem == t
 }
 
-// gateFailure says in a line which gate failed and its first words, for
-// the event and the summary.
-func (l *implLoop) gateFailure(results []workspace.GateResult) string {
-	for _, r := range results {
-		if r.Passed {
-			continue
-		}
-		var said []string
-		for _, line := range strings.Split(workspace.SummarizeGateOutput(r.Output, l.d.Work.Dir(), workspace.DefaultSummaryBytes), "\n") {
-			// The source lines the summary quotes are not the failure.
-			if t := strings.TrimSpace(line); t != "" && !numberedLine.MatchString(line) && len(said) < 2 {
-				said = append(said, t)
-			}
-		}
-		if len(said) == 0 {
-			return r.Name + " (no output)"
-		}
-		return r.Name + ": " + strings.Join(said, " / ")
-	}
-	return "a gate was stopped"
-}
-
 // undoTest puts the test file back as it was before the test landed, and
 // says why the test was dropped.
-func (l *implLoop) undoTest(ctx context.Context, done *runstate.ImplResult, p string, evidence bool, land landing, why string) error {
-	if err := l.undo(land); err != nil {
+func (tw *testWriter) undoTest(ctx context.Context, done *runstate.ImplResult, p string, evidence bool, land landing, why string) error {
+	if err := tw.tree.undo(land); err != nil {
 		return fmt.Errorf("implementor: put back %s after its test was dropped: %w", p, err)
 	}
-	l.dropTest(ctx, done, p, evidence, why)
+	tw.dropTest(ctx, done, p, evidence, why)
 	return nil
 }
 
 // dropTest records a test not kept: an event, and the summary QA reads.
-func (l *implLoop) dropTest(ctx context.Context, done *runstate.ImplResult, p string, evidence bool, why string) {
+func (tw *testWriter) dropTest(ctx context.Context, done *runstate.ImplResult, p string, evidence bool, why string) {
 	why = textutil.Clip(why, 300)
-	l.d.emit(ctx, events.ImplementorTestDropped{Task: l.t.ID, Attempt: l.t.Attempt, Path: p, Reason: why})
+	tw.d.emit(ctx, events.ImplementorTestDropped{Task: tw.t.ID, Attempt: tw.t.Attempt, Path: p, Reason: why})
 	if evidence {
 		done.Summary = strings.TrimSpace(done.Summary + fmt.Sprintf(" No test showing the change was kept in %s (%s).", p, why))
 		return
@@ -435,12 +424,12 @@ func (l *implLoop) dropTest(ctx context.Context, done *runstate.ImplResult, p st
 // testAnchor is the unit of a large test file the test request shows and
 // asks the new test after (a small one is asked for whole): the test named
 // for a function the task changed, else the file's last function.
-func (l *implLoop) testAnchor(ctx context.Context, p, test, codeBefore, codeAfter string) string {
-	units, err := l.parser().Units(ctx, p, []byte(test))
+func (tw *testWriter) testAnchor(ctx context.Context, p, test, codeBefore, codeAfter string) string {
+	units, err := tw.d.Parser.Units(ctx, p, []byte(test))
 	if err != nil || len(units) == 0 {
 		return ""
 	}
-	changed := l.changedUnits(ctx, codeBefore, codeAfter)
+	changed := tw.changedUnits(ctx, codeBefore, codeAfter)
 	key := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
 	var last string
 	for _, u := range units {
@@ -461,12 +450,12 @@ func (l *implLoop) testAnchor(ctx context.Context, p, test, codeBefore, codeAfte
 
 // changedUnits are the units of the code file that the task added or
 // changed (nil when no parser serves it).
-func (l *implLoop) changedUnits(ctx context.Context, before, after string) []splice.Unit {
-	now, err := l.parser().Units(ctx, l.directPath, []byte(after))
+func (tw *testWriter) changedUnits(ctx context.Context, before, after string) []splice.Unit {
+	now, err := tw.d.Parser.Units(ctx, tw.directPath, []byte(after))
 	if err != nil {
 		return nil
 	}
-	was, _ := l.parser().Units(ctx, l.directPath, []byte(before))
+	was, _ := tw.d.Parser.Units(ctx, tw.directPath, []byte(before))
 	textOf := func(src string, u splice.Unit) string {
 		lines := strings.Split(src, "\n")
 		return strings.Join(lines[max(0, u.Start-1):min(u.End, len(lines))], "\n")
@@ -484,15 +473,15 @@ func (l *implLoop) changedUnits(ctx context.Context, before, after string) []spl
 // changedCode is the code the task added or changed, as the test request
 // shows it: the changed units whole, else (no parser, or only imports
 // changed) the change as a diff; at most askedCodeLines lines.
-func (l *implLoop) changedCode(ctx context.Context, before, after string) string {
+func (tw *testWriter) changedCode(ctx context.Context, before, after string) string {
 	var parts []string
 	lines := strings.Split(after, "\n")
-	for _, u := range l.changedUnits(ctx, before, after) {
+	for _, u := range tw.changedUnits(ctx, before, after) {
 		parts = append(parts, strings.Join(lines[max(0, u.Start-1):min(u.End, len(lines))], "\n"))
 	}
 	text := strings.Join(parts, "\n\n")
 	if text == "" {
-		if diff, _, err := l.d.Work.Changes(ctx, l.t.StartCommit); err == nil {
+		if diff, _, err := tw.d.Work.Changes(ctx, tw.t.StartCommit); err == nil {
 			text = strings.TrimSpace(diff)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lemmings-dev/lemmings/llm"
+	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/workspace"
 )
 
@@ -23,9 +25,9 @@ const (
 )
 
 // targetDirs are the directories of the task's target files, in order.
-func (l *implLoop) targetDirs() []string {
+func (pb *prefixBuilder) targetDirs() []string {
 	var dirs []string
-	for _, f := range l.t.TargetFiles {
+	for _, f := range pb.t.TargetFiles {
 		if d := path.Dir(strings.TrimPrefix(f, "./")); !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)
 		}
@@ -37,12 +39,12 @@ func (l *implLoop) targetDirs() []string {
 // directory's entries, then what lies beside it in its parent, within
 // treeEntries lines. The whole repository's overview is in the shared
 // prefix (the project context); this is the part ranked for the task.
-func (l *implLoop) filesNearTarget() (string, error) {
-	dirs := l.targetDirs()
+func (pb *prefixBuilder) filesNearTarget() (string, error) {
+	dirs := pb.targetDirs()
 	if len(dirs) == 0 {
 		return "", nil
 	}
-	entries, err := l.d.Work.FS().List(".", treeScan)
+	entries, err := pb.d.Work.FS().List(".", treeScan)
 	if err != nil && !errors.Is(err, workspace.ErrTruncated) {
 		return "", err
 	}
@@ -101,11 +103,11 @@ func (l *implLoop) filesNearTarget() (string, error) {
 // targetFiles shows the task's files up front so a weak model need not ask:
 // whole when short, else around the unit the task names (or from the top
 // when it names none).
-func (l *implLoop) targetFiles(ctx context.Context) string {
+func (pb *prefixBuilder) targetFiles(ctx context.Context) string {
 	var b strings.Builder
-	for _, p := range l.t.TargetFiles {
-		data, err := l.d.Work.FS().ReadFile(p)
-		if l.direct && strings.TrimPrefix(strings.TrimSpace(p), "./") == l.directPath && (err != nil || l.smallWhole(string(data))) {
+	for _, p := range pb.t.TargetFiles {
+		data, err := pb.d.Work.FS().ReadFile(p)
+		if pb.direct && strings.TrimPrefix(strings.TrimSpace(p), "./") == pb.directPath && (err != nil || pb.requests.smallWhole(string(data))) {
 			continue // the request shows it whole
 		}
 		if err != nil {
@@ -114,7 +116,7 @@ func (l *implLoop) targetFiles(ctx context.Context) string {
 		}
 		text := string(data)
 		total := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
-		if l.direct && total <= targetFileLines {
+		if pb.direct && total <= targetFileLines {
 			// Shown as the file is, whole: a direct attempt asks for code,
 			// and numbered lines in the prompt get copied into it.
 			role := "shown as it is; do not change it"
@@ -126,11 +128,11 @@ func (l *implLoop) targetFiles(ctx context.Context) string {
 		}
 		first, count := 1, targetFileLines
 		if total > targetFileLines {
-			if units, err := l.parser().Units(ctx, p, data); err == nil {
-				if u, ok := taskUnit(units, l.taskText()); ok {
+			if units, err := pb.d.Parser.Units(ctx, p, data); err == nil {
+				if u, ok := taskUnit(units, pb.requests.taskText()); ok {
 					first = max(1, u.Start-targetAround)
 					count = min(targetFileLines, u.End+targetAround-first+1)
-					l.focus[p] = u.Start
+					pb.views.focus[p] = u.Start
 					fmt.Fprintf(&b, "%s (%d lines; %s %s at lines %d-%d):\n%s\n", p, total, u.Kind, u.Name, u.Start, u.End, numberedFrom(text, first, count))
 					continue
 				}
@@ -139,4 +141,30 @@ func (l *implLoop) targetFiles(ctx context.Context) string {
 		fmt.Fprintf(&b, "%s:\n%s\n", p, numberedFrom(text, first, count))
 	}
 	return strings.TrimSpace(b.String())
+}
+
+func (pb *prefixBuilder) sections(ctx context.Context) ([]llm.Section, error) {
+	t := pb.t
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", t.ID, t.Title)
+	prompts.WriteTask(&b, t.Instructions, t.AcceptanceCriteria, t.TargetFiles)
+	secs := []llm.Section{ // after the shared prefix (project context, knowledge)
+		{Title: prompts.SecTask, Body: strings.TrimSpace(b.String()), Required: true},
+	}
+	if t.Feedback != "" {
+		secs = append(secs, llm.Section{Title: prompts.SecFeedback, Body: t.Feedback, Required: true})
+	}
+	if files := pb.targetFiles(ctx); files != "" {
+		secs = append(secs, llm.Section{Title: prompts.SecTargetFiles, Body: files, Priority: prompts.PrioContext})
+	}
+	if pb.direct {
+		return secs, nil // one file, shown with the request: no map of the rest
+	}
+	if symbols := pb.symbolMap(); symbols != "" {
+		secs = append(secs, llm.Section{Title: prompts.SecSymbols, Body: symbols, Priority: prompts.PrioContext - 5})
+	}
+	if near, err := pb.filesNearTarget(); err == nil && near != "" {
+		secs = append(secs, llm.Section{Title: prompts.SecNearFiles, Body: near, Priority: prompts.PrioOverview})
+	}
+	return secs, nil
 }

@@ -89,7 +89,7 @@ func IsTestFile(p string) bool {
 // stops changing or cannot be used.
 func (l *implLoop) directAttempt(ctx context.Context, p string) (*runstate.ImplResult, error) {
 	l.direct, l.directPath = true, p
-	if err := l.buildPrefix(ctx); llm.TooLarge(err) {
+	if err := l.prefix.buildPrefix(ctx); llm.TooLarge(err) {
 		return &runstate.ImplResult{Status: runstate.ImplExhausted, Summary: "the task's prompt does not fit the model's context window: " + err.Error()}, nil
 	} else if err != nil {
 		return nil, err
@@ -103,12 +103,12 @@ func (l *implLoop) directAttempt(ctx context.Context, p string) (*runstate.ImplR
 	var repro reproduction
 	if l.t.Attempt == 1 && l.t.StartTested && l.t.StartPassed {
 		var err error
-		if repro, err = l.reproduce(ctx, act); err != nil {
+		if repro, err = l.tests.reproduce(ctx, act); err != nil {
 			return nil, err
 		}
 	}
 	res, err := l.directRounds(ctx, act, string(before), repro)
-	if err == nil && repro.kept && (res.Status != runstate.ImplFinished || l.gatesFailed) {
+	if err == nil && repro.kept && (res.Status != runstate.ImplFinished || l.gates.gatesFailed) {
 		// The code did not pass the test it was written against: the next
 		// attempt and QA go without it (a small coder's test can be wrong).
 		if rerr := l.d.Work.FS().Restore(repro.path, []byte(repro.was)); rerr != nil {
@@ -145,18 +145,18 @@ func (l *implLoop) directRounds(ctx context.Context, act Action, before string, 
 		if left, limited := l.d.Clock.WallTimeLeft(l.s, l.d.Clock.Now()); limited && left <= 0 {
 			return &runstate.ImplResult{Status: runstate.ImplExhausted, Actions: n - 1, Summary: l.d.Clock.WallTimeReached()}, nil
 		}
-		drawn := l.codeCalls
-		ex, err := l.codeEdit(ctx, act, "", lead)
-		drawn = l.codeCalls - drawn
-		l.diagnose = false
+		drawn := l.coder.codeCalls
+		ex, err := l.coder.codeEdit(ctx, act, "", lead)
+		drawn = l.coder.codeCalls - drawn
+		l.requests.diagnose = false
 		if llm.TooLarge(err) {
 			return &runstate.ImplResult{Status: runstate.ImplExhausted, Actions: n, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		l.history = append(l.history, llm.Message{Role: "user", Content: ex.instruction}, llm.Message{Role: "assistant", Content: ex.reply})
-		l.compact()
+		l.conv.history = append(l.conv.history, llm.Message{Role: "user", Content: ex.instruction}, llm.Message{Role: "assistant", Content: ex.reply})
+		l.conv.compact()
 		l.d.emitAction(ctx, l.t, n, act, ex.result)
 		if strings.HasPrefix(ex.result, "error") {
 			unusable += drawn
@@ -182,11 +182,11 @@ func (l *implLoop) directRounds(ctx context.Context, act Action, before string, 
 		if still >= directStill {
 			return &runstate.ImplResult{Status: runstate.ImplLoop, Actions: n, Summary: fmt.Sprintf("the code of %d rounds in a row left %s as it was", still, p)}, nil
 		}
-		if failing := l.unchangedFails(ctx, diff, diagnosed); failing != "" {
+		if failing := l.gates.unchangedFails(ctx, diff, diagnosed); failing != "" {
 			// Code that changes nothing fails as the start did, and would
 			// end the attempt or spend its fix round on that: asked once
 			// more, for the cause first.
-			diagnosed, l.diagnose = true, true
+			diagnosed, l.requests.diagnose = true, true
 			lead = fmt.Sprintf("Your code is %s exactly as it was: it changes nothing, so the checks fail as before:\n%s", p, failing)
 			continue
 		}
@@ -196,14 +196,14 @@ func (l *implLoop) directRounds(ctx context.Context, act Action, before string, 
 			lead = fmt.Sprintf("Your code is %s exactly as it was: it changes nothing, and the task asks for a change.", p)
 			continue
 		}
-		done, failed := l.finishGates(ctx, Action{actionHead: actionHead{Action: "finish"}, actionTail: actionTail{Summary: "Changed " + p + " as the task asks."}}, n)
+		done, failed := l.gates.finishGates(ctx, Action{actionHead: actionHead{Action: "finish"}, actionTail: actionTail{Summary: "Changed " + p + " as the task asks."}}, n)
 		if done != nil && repro.kept {
 			done.Evidence = fmt.Sprintf("a test lemmings wrote first in %s failed before the change and passes with it", repro.path)
 			done.Summary = strings.TrimSpace(done.Summary + " The test written first in " + repro.path + " passes with it.")
 			return done, nil
 		}
 		if done != nil {
-			if err := l.writeTest(ctx, done, before, !repro.tried); err != nil {
+			if err := l.tests.writeTest(ctx, done, before, !repro.tried); err != nil {
 				return nil, err
 			}
 			return done, nil
@@ -222,25 +222,4 @@ func (l *implLoop) lastFeedback() string {
 		return ""
 	}
 	return "The last attempt at this was not accepted:\n" + textutil.Clip(strings.TrimSpace(l.t.Feedback), 1500) + "\nFix that."
-}
-
-// unchangedFails runs the gates on a tree the model's code left as it was
-// (diff, against the task's start, empty), once an attempt: what fails, for
-// the model ("" when the tree passes as it is and needs no change, when the
-// code changed something, or when it was asked already).
-func (l *implLoop) unchangedFails(ctx context.Context, diff string, asked bool) string {
-	if asked || strings.TrimSpace(diff) != "" || len(l.d.Gates) == 0 {
-		return ""
-	}
-	results, gated := l.gatedNow(ctx)
-	if !gated {
-		results = workspace.RunGates(ctx, l.d.Sandbox, l.d.Work.Dir(), l.d.Gates, l.d.Settings.GateOutputBytes)
-		for _, r := range results {
-			l.d.emitGate(ctx, l.t, "unchanged", r)
-		}
-	}
-	if ctx.Err() != nil || workspace.AllPassed(results) {
-		return ""
-	}
-	return results[len(results)-1].ModelFeedback(l.d.Work.Dir(), workspace.DefaultSummaryBytes)
 }

@@ -115,7 +115,7 @@ func TestAPromptTheServerCannotReadInTimeIsMadeSmaller(t *testing.T) {
 		{"nearly no time left: never below what a task needs", rateModel{25}, testClock{left: time.Minute, limited: true}, minReadable},
 	} {
 		l := newImplLoop(&Deps{Model: tc.model, Clock: tc.clock}, &runstate.State{}, &runstate.Task{ID: "t1", Attempt: 1})
-		if got := l.readable(16000); got != tc.want {
+		if got := l.prefix.readable(16000); got != tc.want {
 			t.Errorf("%s: budget %d, want %d", tc.name, got, tc.want)
 		}
 	}

@@ -172,31 +172,6 @@ func directNote(result string) string {
 	return strings.TrimSpace(strings.Join(keep, "\n"))
 }
 
-// codeView is the file as the code call shows it (not kept in the history):
-// plain lines, so none of them is copied with a number.
-func (l *implLoop) codeView(p, old string, exists, whole bool) string {
-	if !exists {
-		return ""
-	}
-	if old == "" {
-		return "\n\n" + p + " is empty now."
-	}
-	lines := strings.Split(strings.TrimRight(old, "\n"), "\n")
-	first, last := 1, len(lines)
-	if !whole && len(lines) > readWhole {
-		first = max(1, l.focus[p]-50)
-		last = min(len(lines), first+readWhole-1)
-	}
-	fence := fenceFor(p)
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n\n%s now", p)
-	if first > 1 || last < len(lines) {
-		fmt.Fprintf(&b, ", lines %d-%d of %d (the rest is not shown)", first, last, len(lines))
-	}
-	fmt.Fprintf(&b, ":\n%s%s\n%s\n%s", fence, langOf(p), strings.Join(lines[first-1:last], "\n"), fence)
-	return b.String()
-}
-
 // lazyElision spots a whole file with parts left out ("// ... rest of the
 // code"), which would delete them.
 var lazyElision = regexp.MustCompile(`(?im)^\s*(//|#|/\*|<!--|--|;)\s*(\.\.\.|…).*$|^\s*(//|#)\s*(rest of|remaining|existing|unchanged|other) (the )?(code|file|functions?|methods?|lines?|content)`)

@@ -34,11 +34,11 @@ type implExamples struct {
 var goPackageClause = regexp.MustCompile(`(?m)^package\s+(\w+)`)
 
 // examples builds the worked examples' names from the task's target files.
-func (l *implLoop) examples(ctx context.Context) implExamples {
+func (pb *prefixBuilder) examples(ctx context.Context) implExamples {
 	ex := implExamples{Dir: "."}
 	var src string
-	for _, f := range CleanFiles(l.t.TargetFiles) {
-		data, err := l.d.Work.FS().ReadFile(f)
+	for _, f := range CleanFiles(pb.t.TargetFiles) {
+		data, err := pb.d.Work.FS().ReadFile(f)
 		switch {
 		case err != nil && ex.NewFile == "":
 			ex.NewFile = f
@@ -46,8 +46,8 @@ func (l *implLoop) examples(ctx context.Context) implExamples {
 			ex.File, src = f, string(data)
 		}
 	}
-	if len(l.d.Gates) > 0 {
-		ex.Gate = l.d.Gates[len(l.d.Gates)-1].Name
+	if len(pb.d.Gates) > 0 {
+		ex.Gate = pb.d.Gates[len(pb.d.Gates)-1].Name
 	}
 	ref := textutil.FirstNonEmpty(ex.File, ex.NewFile)
 	if ref != "" {
@@ -55,13 +55,13 @@ func (l *implLoop) examples(ctx context.Context) implExamples {
 		ex.Dir = path.Dir(ref)
 	}
 	if ex.NewFile != "" && splice.Language(ex.NewFile) == "go" {
-		if m := goPackageClause.FindStringSubmatch(l.packageSource(ex.NewFile)); m != nil {
+		if m := goPackageClause.FindStringSubmatch(pb.packageSource(ex.NewFile)); m != nil {
 			ex.Content = "package " + m[1] + "\n"
 		}
 	}
 	if src != "" && splice.Language(ex.File) != "" {
-		if units, err := l.parser().Units(ctx, ex.File, []byte(src)); err == nil && len(units) > 0 {
-			u, ok := taskUnit(units, l.taskText())
+		if units, err := pb.d.Parser.Units(ctx, ex.File, []byte(src)); err == nil && len(units) > 0 {
+			u, ok := taskUnit(units, pb.requests.taskText())
 			if !ok {
 				u = units[0]
 			}
@@ -73,14 +73,14 @@ func (l *implLoop) examples(ctx context.Context) implExamples {
 
 // packageSource is the text of a Go file beside p, for the package clause a
 // new file there needs.
-func (l *implLoop) packageSource(p string) string {
-	entries, err := l.d.Work.FS().List(path.Dir(p), 50)
+func (pb *prefixBuilder) packageSource(p string) string {
+	entries, err := pb.d.Work.FS().List(path.Dir(p), 50)
 	if err != nil && len(entries) == 0 {
 		return ""
 	}
 	for _, e := range entries {
 		if !e.Dir && strings.HasSuffix(e.Path, ".go") && !strings.HasSuffix(e.Path, "_test.go") {
-			if data, err := l.d.Work.FS().ReadFile(e.Path); err == nil {
+			if data, err := pb.d.Work.FS().ReadFile(e.Path); err == nil {
 				return string(data)
 			}
 		}

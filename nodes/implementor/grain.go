@@ -40,24 +40,24 @@ type grain struct {
 // new, small, or its targeted edits failed twice (and it fits the reply
 // budget); else the unit the action, the task or the last view points at,
 // when a parser serves the language; else SEARCH/REPLACE blocks.
-func (l *implLoop) chooseGrain(ctx context.Context, act Action, p, old string, exists bool) grain {
-	fits := l.fitsReply(old)
+func (rb *requestBuilder) chooseGrain(ctx context.Context, act Action, p, old string, exists bool) grain {
+	fits := rb.fitsReply(old)
 	switch {
 	case !exists || act.Action == "write_file":
 		return grain{kind: grainWhole, why: "new file"}
-	case l.wholeFile[p] && fits:
+	case rb.tree.wholeFile[p] && fits:
 		return grain{kind: grainWhole, why: "targeted edits failed twice"}
-	case l.smallWhole(old):
+	case rb.smallWhole(old):
 		return grain{kind: grainWhole, why: "small file"}
 	}
-	units, err := l.parser().Units(ctx, p, []byte(old))
+	units, err := rb.d.Parser.Units(ctx, p, []byte(old))
 	if err != nil || len(units) == 0 {
 		return grain{kind: grainBlocks, why: "no parser for the file"}
 	}
-	if a, ok := taskAddition(units, l.taskText()); ok && (act.Symbol == "" || act.Symbol == a.name || strings.HasSuffix(act.Symbol, "."+a.name)) {
+	if a, ok := taskAddition(units, rb.taskText()); ok && (act.Symbol == "" || act.Symbol == a.name || strings.HasSuffix(act.Symbol, "."+a.name)) {
 		return grain{kind: grainAdd, unit: a.anchor, units: units, add: a, why: "adds " + a.name + " to " + a.owner.Name}
 	}
-	if u, ok := l.pickUnit(units, act.Symbol, p); ok {
+	if u, ok := rb.pickUnit(units, act.Symbol, p); ok {
 		return grain{kind: grainUnit, unit: u, units: units, why: "unit " + u.Name}
 	}
 	return grain{kind: grainBlocks, units: units, why: "no unit named or in view"}
@@ -65,14 +65,14 @@ func (l *implLoop) chooseGrain(ctx context.Context, act Action, p, old string, e
 
 // smallWhole says whether an existing file is small enough to be asked for
 // whole (and so shown whole with the request).
-func (l *implLoop) smallWhole(old string) bool {
-	return strings.Count(old, "\n") <= l.d.Settings.WholeFileLines && l.fitsReply(old)
+func (rb *requestBuilder) smallWhole(old string) bool {
+	return strings.Count(old, "\n") <= rb.d.Settings.WholeFileLines && rb.fitsReply(old)
 }
 
 // fitsReply says whether the whole file fits the reply budget, with room
 // for the change.
-func (l *implLoop) fitsReply(old string) bool {
-	budget := l.d.Settings.ReplyTokens
+func (rb *requestBuilder) fitsReply(old string) bool {
+	budget := rb.d.Settings.ReplyTokens
 	if budget <= 0 {
 		return true
 	}
@@ -82,26 +82,26 @@ func (l *implLoop) fitsReply(old string) bool {
 // pickUnit is the unit an edit is about: the one the action names, else
 // the one the task names (in this file), else the one around the line the
 // model last read or changed.
-func (l *implLoop) pickUnit(units []splice.Unit, symbol, p string) (splice.Unit, bool) {
+func (rb *requestBuilder) pickUnit(units []splice.Unit, symbol, p string) (splice.Unit, bool) {
 	if u, ok := splice.Named(units, symbol); ok {
 		return u, true
 	}
-	if u, ok := taskUnit(units, l.taskText()); ok {
+	if u, ok := taskUnit(units, rb.taskText()); ok {
 		return u, true
 	}
-	if line, ok := l.focus[p]; ok {
+	if line, ok := rb.views.focus[p]; ok {
 		return splice.At(units, line)
 	}
 	return splice.Unit{}, false
 }
 
 // taskText is everything the task says, to find the names it mentions.
-func (l *implLoop) taskText() string {
-	t := l.t
+func (rb *requestBuilder) taskText() string {
+	t := rb.t
 	parts := append([]string{t.Title, t.Instructions, t.Feedback}, t.AcceptanceCriteria...)
-	if l.s.Quick {
+	if rb.s.Quick {
 		// A quick task is the remit: its title is only the first sentence.
-		parts = append(parts, l.s.Remit)
+		parts = append(parts, rb.s.Remit)
 	}
 	return strings.Join(parts, "\n")
 }
@@ -166,8 +166,8 @@ func looksLikeCode(text string, i, j int) bool {
 }
 
 // renameAllowed says whether the task mentions a name: a unit may take it.
-func (l *implLoop) renameAllowed(name string) bool {
-	return regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).MatchString(l.taskText())
+func (rb *requestBuilder) renameAllowed(name string) bool {
+	return regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).MatchString(rb.taskText())
 }
 
 // unitInstruction asks for one unit whole, in words (no placeholder block

@@ -31,7 +31,7 @@ func TestTheUnitATaskNamesIsTheOneWrittenAsCode(t *testing.T) {
 // long helper asked back ran Qwen-1.5B's reply into its limit on a real task.
 func TestATestWrittenFirstIsAnchoredOnAShortTestOfTheTarget(t *testing.T) {
 	t.Parallel()
-	l := &implLoop{d: &Deps{Parser: splice.Parser{}}}
+	l := &testWriter{scope: &scope{d: &Deps{Parser: splice.Parser{}}}}
 	helper := "func testServer() int {\n" + strings.Repeat("\t_ = 1\n", 30) + "\treturn 1\n}\n"
 	for name, tc := range map[string]struct{ file, want string }{
 		"the shortest test calling the target": {

@@ -7,9 +7,7 @@ import (
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/llm"
-	"github.com/lemmings-dev/lemmings/nodes/prompts"
 	"github.com/lemmings-dev/lemmings/runstate"
-	"github.com/lemmings-dev/lemmings/workspace"
 )
 
 // Loop detection: the same action with the same result a second time within
@@ -50,7 +48,24 @@ func Attempt(ctx context.Context, d *Deps, s *runstate.State, t *runstate.Task) 
 	return newImplLoop(d, s, t).run(ctx)
 }
 
+// implLoop is one attempt: it runs the tool loop or the direct attempt and
+// hands the work to its parts, each a type of its own with what it needs.
 type implLoop struct {
+	*scope
+	prefix   *prefixBuilder  // the prompt's prefix, composed once
+	conv     *conversation   // the prefix as composed, and the history after it
+	views    *views          // what the model was shown of the files
+	tree     *treeWriter     // changes written, checked and undone
+	gates    *gateRunner     // the gates run on the work and their fix rounds
+	requests *requestBuilder // a code request at its grain
+	coder    *coder          // the code calls and their draws
+	tests    *testWriter     // the test a remit asks for, or one written first
+}
+
+// scope is what every part of an attempt reads: its dependencies, the run,
+// the task and how the attempt asks for code. It has no methods: the parts
+// share it, not behaviour.
+type scope struct {
 	d *Deps
 	s *runstate.State
 	t *runstate.Task
@@ -60,55 +75,19 @@ type implLoop struct {
 	// runs the gates itself (direct.go).
 	direct     bool
 	directPath string
-	// diagnose: the next direct code call asks for the failure's cause in a
-	// sentence before the code (after code that changed nothing).
-	diagnose bool
-	// writingTest: the code call is the one for the test the remit asks
-	// for, after the code passed (asked.go).
-	writingTest bool
-	// gatesFailed: the finish's gates failed and the attempt ended on them
-	// (its fix rounds spent).
-	gatesFailed bool
-	// expect is the direct attempt's expected size (llm.Request.Expect).
-	expect int
-	// codeCalls counts the code calls made (each candidate drawn).
-	codeCalls int
-	// prefix is the system message and the first user message, composed
-	// once per attempt so every call starts with the same bytes and the
-	// server's prompt cache is reused.
-	prefix       []llm.Message
-	prefixTokens int
-	history      []llm.Message
-	dropped      int // exchanges dropped from the history so far
-	touched      []string
-	focus        map[string]int  // file → the line last read or changed
-	failedEdits  map[string]int  // file → edits that did not apply
-	wholeFile    map[string]bool // files whose targeted edits failed twice
-	failStreak   int             // edits in a row that did not apply
-	// hint is advice on the last failed edit, added after the loop
-	// detector has seen the result, so advice that varies does not hide a
-	// repeat.
-	hint      string
-	fixRounds int
-	malformed int
-	// checkLast is what the fast checks found after the last change (the
-	// baseline of the next), checkStart what they found before the first.
-	checkLast, checkStart workspace.Checks
-	// gated is the last gate run on a drawn candidate, so the finish does
-	// not run the same gates on the same tree again.
-	gated gatedTree
-}
-
-// gatedTree is a gate run and the change (workspace.DiffHash) it ran on.
-type gatedTree struct {
-	diffHash string
-	results  []workspace.GateResult
 }
 
 func newImplLoop(d *Deps, s *runstate.State, t *runstate.Task) *implLoop {
-	return &implLoop{d: d, s: s, t: t,
-		text:  d.Settings.EditProtocol != EditJSON,
-		focus: map[string]int{}, failedEdits: map[string]int{}, wholeFile: map[string]bool{}}
+	sc := &scope{d: d, s: s, t: t, text: d.Settings.EditProtocol != EditJSON}
+	conv := &conversation{budget: d.Settings.Budget}
+	vw := &views{scope: sc, focus: map[string]int{}}
+	tr := &treeWriter{scope: sc, views: vw, failedEdits: map[string]int{}, wholeFile: map[string]bool{}}
+	gr := &gateRunner{scope: sc}
+	rb := &requestBuilder{scope: sc, conv: conv, views: vw, tree: tr, gates: gr}
+	cd := &coder{scope: sc, conv: conv, tree: tr, gates: gr, requests: rb}
+	tw := &testWriter{scope: sc, conv: conv, tree: tr, gates: gr, requests: rb, coder: cd}
+	pb := &prefixBuilder{scope: sc, conv: conv, views: vw, requests: rb}
+	return &implLoop{scope: sc, prefix: pb, conv: conv, views: vw, tree: tr, gates: gr, requests: rb, coder: cd, tests: tw}
 }
 
 func (l *implLoop) run(ctx context.Context) (*runstate.ImplResult, error) {
@@ -120,14 +99,14 @@ func (l *implLoop) run(ctx context.Context) (*runstate.ImplResult, error) {
 		res, err = l.loop(ctx)
 	}
 	if res != nil {
-		res.FixRounds, res.Malformed = l.fixRounds, l.malformed
+		res.FixRounds, res.Malformed = l.gates.fixRounds, l.coder.malformed
 	}
 	return res, err
 }
 
 func (l *implLoop) loop(ctx context.Context) (*runstate.ImplResult, error) {
 	d := l.d
-	if err := l.buildPrefix(ctx); llm.TooLarge(err) {
+	if err := l.prefix.buildPrefix(ctx); llm.TooLarge(err) {
 		return &runstate.ImplResult{Status: runstate.ImplExhausted, Summary: "the task's prompt does not fit the model's context window: " + err.Error()}, nil
 	} else if err != nil {
 		return nil, err
@@ -151,7 +130,7 @@ func (l *implLoop) loop(ctx context.Context) (*runstate.ImplResult, error) {
 		if v := afterModel(ctx, chain, mc); v.End != nil {
 			return v.End, nil
 		} else if v.Answer != "" {
-			l.note(mc.Reply.Content, v.Answer)
+			l.conv.note(mc.Reply.Content, v.Answer)
 			continue
 		}
 		if mc.Err != nil { // an interceptor let an unusable reply through
@@ -176,7 +155,7 @@ func (l *implLoop) loop(ctx context.Context) (*runstate.ImplResult, error) {
 			return v.End, nil
 		}
 		if !tc.Ends || answered { // an ending action that goes on has said why (finish)
-			l.note(tc.Args, "RESULT of "+act.Action+":\n"+tc.Result+"\n"+l.reminder())
+			l.conv.note(tc.Args, "RESULT of "+act.Action+":\n"+tc.Result+"\n"+l.reminder())
 		}
 	}
 	return &runstate.ImplResult{Status: runstate.ImplExhausted, Actions: d.Settings.MaxActions, Summary: fmt.Sprintf("used all %d actions without finishing", d.Settings.MaxActions)}, nil
@@ -190,14 +169,14 @@ func (l *implLoop) runTool(ctx context.Context, tool implTool, c *ToolCall) (*ru
 		c.Result, c.signature = l.execute(ctx, c.act), c.Args
 		return nil, nil
 	}
-	ex, err := l.codeEdit(ctx, c.act, c.Args, "")
+	ex, err := l.coder.codeEdit(ctx, c.act, c.Args, "")
 	if llm.TooLarge(err) {
 		return &runstate.ImplResult{Status: runstate.ImplExhausted, Actions: c.N, Summary: "the conversation no longer fits the model's context window: " + err.Error()}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	l.note(c.Args, ex.instruction)
+	l.conv.note(c.Args, ex.instruction)
 	c.Args, c.Result, c.signature = ex.reply, ex.result, ex.reply
 	return nil, nil
 }
@@ -211,40 +190,6 @@ func writesCode(a Action) bool {
 func actionArgs(a Action) string {
 	b, _ := json.Marshal(a)
 	return string(b)
-}
-
-// note appends one exchange to the conversation and keeps it within budget.
-func (l *implLoop) note(assistant, user string) {
-	l.history = append(l.history,
-		llm.Message{Role: "assistant", Content: assistant},
-		llm.Message{Role: "user", Content: user})
-	l.compact()
-}
-
-func (l *implLoop) sections(ctx context.Context) ([]llm.Section, error) {
-	t := l.t
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s\n", t.ID, t.Title)
-	prompts.WriteTask(&b, t.Instructions, t.AcceptanceCriteria, t.TargetFiles)
-	secs := []llm.Section{ // after the shared prefix (project context, knowledge)
-		{Title: prompts.SecTask, Body: strings.TrimSpace(b.String()), Required: true},
-	}
-	if t.Feedback != "" {
-		secs = append(secs, llm.Section{Title: prompts.SecFeedback, Body: t.Feedback, Required: true})
-	}
-	if files := l.targetFiles(ctx); files != "" {
-		secs = append(secs, llm.Section{Title: prompts.SecTargetFiles, Body: files, Priority: prompts.PrioContext})
-	}
-	if l.direct {
-		return secs, nil // one file, shown with the request: no map of the rest
-	}
-	if symbols := l.symbolMap(); symbols != "" {
-		secs = append(secs, llm.Section{Title: prompts.SecSymbols, Body: symbols, Priority: prompts.PrioContext - 5})
-	}
-	if near, err := l.filesNearTarget(); err == nil && near != "" {
-		secs = append(secs, llm.Section{Title: prompts.SecNearFiles, Body: near, Priority: prompts.PrioOverview})
-	}
-	return secs, nil
 }
 
 // numberedFrom renders lines first..first+count-1 of text (1-based) with

@@ -185,8 +185,8 @@ func TestUnusableRepliesAreAnsweredUntilTheThirdInARowEndsTheAttempt(t *testing.
 	if v.End == nil || v.End.Status != runstate.ImplError || v.End.Actions != 5 {
 		t.Errorf("the third bad reply in a row ends the attempt: %+v", v)
 	}
-	if l.malformed != 4 {
-		t.Errorf("malformed replies counted %d, want 4", l.malformed)
+	if l.coder.malformed != 4 {
+		t.Errorf("malformed replies counted %d, want 4", l.coder.malformed)
 	}
 	// Cut at the reply limit with code in it: never half a change.
 	l = bareLoop()
@@ -292,7 +292,7 @@ func TestARepeatIsNudgedThenEndsTheAttempt(t *testing.T) {
 	// Edits that keep failing end it too.
 	l = bareLoop()
 	i = repeats(l)
-	l.failStreak = failedEditLimit
+	l.tree.failStreak = failedEditLimit
 	if v := i.AfterTool(ctx, &ToolCall{N: 7, Action: "edit", Result: "error: no match", signature: "e"}); v.End == nil ||
 		v.End.Summary != "6 edits in a row did not apply" {
 		t.Errorf("failing edits end the attempt: %+v", v.End)

@@ -18,6 +18,24 @@ import (
 // checkReportBytes bounds what the checks after an edit add to its result.
 const checkReportBytes = 1536
 
+// treeWriter writes a change, holds it against the parse and the checks as they
+// were before it, and undoes it; it keeps the edits that failed, which
+// decide the grain of the next and end an attempt that keeps failing.
+type treeWriter struct {
+	*scope
+	views       *views
+	failedEdits map[string]int  // file → edits that did not apply
+	wholeFile   map[string]bool // files whose targeted edits failed twice
+	failStreak  int             // edits in a row that did not apply
+	// hint is advice on the last failed edit, added after the loop
+	// detector has seen the result, so advice that varies does not hide a
+	// repeat.
+	hint string
+	// checkLast is what the fast checks found after the last change (the
+	// baseline of the next), checkStart what they found before the first.
+	checkLast, checkStart workspace.Checks
+}
+
 // change is one edit the loop is about to write: SEARCH/REPLACE edits, or
 // whole new contents by path.
 type change struct {
@@ -46,10 +64,10 @@ func (c change) paths() []string {
 // them back (and removes the files it created).
 type snapshot map[string]*[]byte
 
-func (l *implLoop) snapshot(paths []string) snapshot {
+func (tr *treeWriter) snapshot(paths []string) snapshot {
 	s := snapshot{}
 	for _, p := range paths {
-		if data, err := l.d.Work.FS().ReadFile(p); err == nil {
+		if data, err := tr.d.Work.FS().ReadFile(p); err == nil {
 			s[p] = &data
 		} else {
 			s[p] = nil
@@ -58,16 +76,16 @@ func (l *implLoop) snapshot(paths []string) snapshot {
 	return s
 }
 
-func (l *implLoop) restore(s snapshot) error {
+func (tr *treeWriter) restore(s snapshot) error {
 	var errs []error
 	for p, data := range s {
 		if data == nil {
-			if err := l.d.Work.FS().Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := tr.d.Work.FS().Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}
 			continue
 		}
-		errs = append(errs, l.d.Work.FS().Restore(p, *data))
+		errs = append(errs, tr.d.Work.FS().Restore(p, *data))
 	}
 	return errors.Join(errs...)
 }
@@ -92,14 +110,14 @@ type landing struct {
 // that parsed and no longer does is put back as it was (so the file on disk
 // always parses), and the fast checks report only the problems the change
 // introduced. Nothing is left half-written.
-func (l *implLoop) land(ctx context.Context, c change) landing {
+func (tr *treeWriter) land(ctx context.Context, c change) landing {
 	paths := c.paths()
-	snap := l.snapshot(paths)
+	snap := tr.snapshot(paths)
 	parsedBefore := map[string]bool{}
 	for _, p := range paths {
-		parsedBefore[p] = snap[p] == nil || l.parses(ctx, p, *snap[p]) == nil
+		parsedBefore[p] = snap[p] == nil || tr.parses(ctx, p, *snap[p]) == nil
 	}
-	base := l.checkBaseline(ctx, paths)
+	base := tr.checkBaseline(ctx, paths)
 	var b strings.Builder
 	var changed []editedAt
 	if len(c.edits) > 0 {
@@ -110,9 +128,9 @@ func (l *implLoop) land(ctx context.Context, c change) landing {
 				stripped = true
 			}
 		}
-		results, err := l.d.Work.FS().Apply(c.edits)
+		results, err := tr.d.Work.FS().Apply(c.edits)
 		if err != nil {
-			l.hint = l.editFailed(c.edits)
+			tr.hint = tr.editFailed(c.edits)
 			return landing{text: "error: " + err.Error() + "\nNo file was changed."}
 		}
 		for _, r := range results {
@@ -125,8 +143,8 @@ func (l *implLoop) land(ctx context.Context, c change) landing {
 	}
 	for _, p := range slices.Sorted(maps.Keys(c.files)) {
 		content := c.files[p]
-		if err := l.d.Work.FS().WriteFile(p, []byte(content)); err != nil {
-			_ = l.restore(snap)
+		if err := tr.d.Work.FS().WriteFile(p, []byte(content)); err != nil {
+			_ = tr.restore(snap)
 			return landing{text: "error: " + err.Error() + "\nNo file was changed."}
 		}
 		verb := "wrote"
@@ -140,36 +158,36 @@ func (l *implLoop) land(ctx context.Context, c change) landing {
 		}
 		changed = append(changed, editedAt{p, max(1, c.lines[p])})
 	}
-	b.WriteString(l.tidy(slices.Sorted(maps.Keys(c.files)), snap))
+	b.WriteString(tr.tidy(slices.Sorted(maps.Keys(c.files)), snap))
 	for _, p := range paths {
-		data, err := l.d.Work.FS().ReadFile(p)
+		data, err := tr.d.Work.FS().ReadFile(p)
 		if err != nil || !parsedBefore[p] {
 			continue
 		}
 		var se *splice.SyntaxError
-		if perr := l.parses(ctx, p, data); errors.As(perr, &se) {
-			if rerr := l.restore(snap); rerr != nil {
+		if perr := tr.parses(ctx, p, data); errors.As(perr, &se) {
+			if rerr := tr.restore(snap); rerr != nil {
 				return landing{text: fmt.Sprintf("error: this edit broke the parse of %s (%v) and putting the file back failed: %v", p, se, rerr)}
 			}
-			l.failStreak++
-			return landing{text: fmt.Sprintf("error: this edit was reverted: it broke the parse of %s (%v).\n%s", p, se, l.brokenView(p, data, se.Line)) +
+			tr.failStreak++
+			return landing{text: fmt.Sprintf("error: this edit was reverted: it broke the parse of %s (%v).\n%s", p, se, tr.brokenView(p, data, se.Line)) +
 				"No file was changed. Write the code again, complete."}
 		}
 	}
-	l.failStreak = 0
+	tr.failStreak = 0
 	for _, p := range paths {
-		l.touch(p)
+		tr.views.touch(p)
 	}
 	land := landing{landed: true, changed: changed, snap: snap, base: base}
-	b.WriteString(l.afterEdit(changed))
-	if len(l.d.Settings.SyntaxChecks) > 0 {
-		after := workspace.RunChecks(ctx, l.d.Sandbox, l.d.Work.Dir(), paths, l.d.Settings.SyntaxChecks)
-		land.introduced = after.Introduced(base, l.d.Work.Dir(), checkReportBytes)
-		l.d.emitCheck(ctx, l.t, paths, land.introduced)
-		l.keepChecks(after, paths)
+	b.WriteString(tr.views.afterEdit(changed))
+	if len(tr.d.Settings.SyntaxChecks) > 0 {
+		after := workspace.RunChecks(ctx, tr.d.Sandbox, tr.d.Work.Dir(), paths, tr.d.Settings.SyntaxChecks)
+		land.introduced = after.Introduced(base, tr.d.Work.Dir(), checkReportBytes)
+		tr.d.emitCheck(ctx, tr.t, paths, land.introduced)
+		tr.keepChecks(after, paths)
 		if land.introduced != "" {
 			b.WriteString("This edit introduced these problems; fix them before anything else:\n" + land.introduced + "\n")
-		} else if open := after.Introduced(l.checkStart, l.d.Work.Dir(), 0); open != "" {
+		} else if open := after.Introduced(tr.checkStart, tr.d.Work.Dir(), 0); open != "" {
 			b.WriteString("(The checks still report problems your earlier edits introduced; see above.)\n")
 		}
 	}
@@ -181,10 +199,10 @@ func (l *implLoop) land(ctx context.Context, c change) landing {
 // standard imports, tests copied from the test file beside it) and says
 // what it did, for the model to learn from. SEARCH/REPLACE edits are left
 // alone: in a tool loop an import may come one edit before its use.
-func (l *implLoop) tidy(paths []string, snap snapshot) string {
+func (tr *treeWriter) tidy(paths []string, snap snapshot) string {
 	var b strings.Builder
 	for _, p := range paths {
-		data, err := l.d.Work.FS().ReadFile(p)
+		data, err := tr.d.Work.FS().ReadFile(p)
 		if err != nil {
 			continue
 		}
@@ -192,11 +210,11 @@ func (l *implLoop) tidy(paths []string, snap snapshot) string {
 		if before := snap[p]; before != nil {
 			old = string(*before)
 		}
-		r := tidy.File(p, old, string(data), l.neighbours(p))
+		r := tidy.File(p, old, string(data), tr.neighbours(p))
 		if len(r.Notes) == 0 || r.Content == string(data) {
 			continue
 		}
-		if err := l.d.Work.FS().WriteFile(p, []byte(r.Content)); err != nil {
+		if err := tr.d.Work.FS().WriteFile(p, []byte(r.Content)); err != nil {
 			continue // the file stays as the model wrote it
 		}
 		fmt.Fprintf(&b, "(lemmings %s in %s)\n", strings.Join(r.Notes, "; "), p)
@@ -209,20 +227,20 @@ const neighbourFiles = 40
 
 // neighbours are the files of p's folder with its extension, and the task's
 // target files: what declares the package's names and the tests.
-func (l *implLoop) neighbours(p string) map[string]string {
+func (tr *treeWriter) neighbours(p string) map[string]string {
 	out := map[string]string{}
 	read := func(f string) {
 		if f == p || len(out) >= neighbourFiles {
 			return
 		}
-		if data, err := l.d.Work.FS().ReadFile(f); err == nil && len(data) <= maxNeighbourBytes {
+		if data, err := tr.d.Work.FS().ReadFile(f); err == nil && len(data) <= maxNeighbourBytes {
 			out[f] = string(data)
 		}
 	}
-	for _, f := range CleanFiles(l.t.TargetFiles) {
+	for _, f := range CleanFiles(tr.t.TargetFiles) {
 		read(f)
 	}
-	if entries, err := l.d.Work.FS().List(path.Dir(p), neighbourFiles*4); err == nil || len(entries) > 0 {
+	if entries, err := tr.d.Work.FS().List(path.Dir(p), neighbourFiles*4); err == nil || len(entries) > 0 {
 		for _, e := range entries {
 			if !e.Dir && path.Dir(e.Path) == path.Dir(p) && path.Ext(e.Path) == path.Ext(p) {
 				read(e.Path)
@@ -233,12 +251,12 @@ func (l *implLoop) neighbours(p string) map[string]string {
 }
 
 // undo puts a landed change back, with the checks' baseline it had.
-func (l *implLoop) undo(land landing) error {
+func (tr *treeWriter) undo(land landing) error {
 	if !land.landed {
 		return nil
 	}
-	l.checkLast = cloneChecks(land.base)
-	return l.restore(land.snap)
+	tr.checkLast = cloneChecks(land.base)
+	return tr.restore(land.snap)
 }
 
 func cloneChecks(c workspace.Checks) workspace.Checks {
@@ -247,17 +265,14 @@ func cloneChecks(c workspace.Checks) workspace.Checks {
 
 // parses checks a file's text with its language's parser: nil when it
 // parses or no parser serves it.
-func (l *implLoop) parses(ctx context.Context, p string, data []byte) error {
-	err := l.parser().Check(ctx, p, data)
+func (tr *treeWriter) parses(ctx context.Context, p string, data []byte) error {
+	err := tr.d.Parser.Check(ctx, p, data)
 	var se *splice.SyntaxError
 	if errors.As(err, &se) {
 		return err
 	}
 	return nil
 }
-
-// parser reads units and checks parses (Deps.Parser).
-func (l *implLoop) parser() splice.Parser { return l.d.Parser }
 
 // ParserFor is the parser of a run: Python through lemmings' own python3
 // (splice.Python), never an interpreter a gate of the repository's names
@@ -269,64 +284,83 @@ func ParserFor() splice.Parser {
 // checkBaseline is the checks' state of paths before a change: what the
 // last check found for commands already run in this attempt, else a run on
 // the tree as it is now.
-func (l *implLoop) checkBaseline(ctx context.Context, paths []string) workspace.Checks {
-	checks := l.d.Settings.SyntaxChecks
+func (tr *treeWriter) checkBaseline(ctx context.Context, paths []string) workspace.Checks {
+	checks := tr.d.Settings.SyntaxChecks
 	if len(checks) == 0 {
 		return workspace.Checks{}
 	}
-	if l.checkLast.Failed == nil {
-		l.checkLast = workspace.Checks{Parse: map[string]string{}, Failed: map[string]string{}}
-		l.checkStart = workspace.Checks{Parse: map[string]string{}, Failed: map[string]string{}}
+	if tr.checkLast.Failed == nil {
+		tr.checkLast = workspace.Checks{Parse: map[string]string{}, Failed: map[string]string{}}
+		tr.checkStart = workspace.Checks{Parse: map[string]string{}, Failed: map[string]string{}}
 	}
 	var missing []string
 	for _, p := range paths {
 		for _, cmd := range workspace.CheckCommands([]string{p}, checks) {
-			if !slices.Contains(l.checkLast.Ran, cmd) {
+			if !slices.Contains(tr.checkLast.Ran, cmd) {
 				missing = append(missing, p)
 			}
 		}
-		if strings.HasSuffix(p, ".go") && !slices.Contains(l.checkLast.Ran, "parse "+p) {
+		if strings.HasSuffix(p, ".go") && !slices.Contains(tr.checkLast.Ran, "parse "+p) {
 			missing = append(missing, p)
 		}
 	}
 	if len(missing) > 0 {
-		now := workspace.RunChecks(ctx, l.d.Sandbox, l.d.Work.Dir(), missing, checks)
-		l.keepChecks(now, missing)
-		maps.Copy(l.checkStart.Parse, now.Parse)
-		maps.Copy(l.checkStart.Failed, now.Failed)
+		now := workspace.RunChecks(ctx, tr.d.Sandbox, tr.d.Work.Dir(), missing, checks)
+		tr.keepChecks(now, missing)
+		maps.Copy(tr.checkStart.Parse, now.Parse)
+		maps.Copy(tr.checkStart.Failed, now.Failed)
 	}
-	return cloneChecks(l.checkLast)
+	return cloneChecks(tr.checkLast)
 }
 
 // keepChecks makes a check's findings the baseline of the next change.
-func (l *implLoop) keepChecks(c workspace.Checks, paths []string) {
+func (tr *treeWriter) keepChecks(c workspace.Checks, paths []string) {
 	for _, p := range paths {
 		if !strings.HasSuffix(p, ".go") {
 			continue
 		}
-		delete(l.checkLast.Parse, p)
+		delete(tr.checkLast.Parse, p)
 		if msg, ok := c.Parse[p]; ok {
-			l.checkLast.Parse[p] = msg
+			tr.checkLast.Parse[p] = msg
 		}
-		if !slices.Contains(l.checkLast.Ran, "parse "+p) {
-			l.checkLast.Ran = append(l.checkLast.Ran, "parse "+p)
+		if !slices.Contains(tr.checkLast.Ran, "parse "+p) {
+			tr.checkLast.Ran = append(tr.checkLast.Ran, "parse "+p)
 		}
 	}
 	for _, cmd := range c.Ran {
-		delete(l.checkLast.Failed, cmd)
+		delete(tr.checkLast.Failed, cmd)
 		if out, ok := c.Failed[cmd]; ok {
-			l.checkLast.Failed[cmd] = out
+			tr.checkLast.Failed[cmd] = out
 		}
-		if !slices.Contains(l.checkLast.Ran, cmd) {
-			l.checkLast.Ran = append(l.checkLast.Ran, cmd)
+		if !slices.Contains(tr.checkLast.Ran, cmd) {
+			tr.checkLast.Ran = append(tr.checkLast.Ran, cmd)
 		}
 	}
 }
 
 // brokenView shows the lines around where a reverted edit broke the parse.
-func (l *implLoop) brokenView(p string, data []byte, line int) string {
+func (tr *treeWriter) brokenView(p string, data []byte, line int) string {
 	if line <= 0 {
 		return ""
 	}
 	return fmt.Sprintf("Your version of %s around line %d (not kept):\n%s", p, line, numberedFrom(string(data), max(1, line-3), 7))
+}
+
+// editFailed counts a failed edit per file; a file whose edits failed twice
+// is rewritten whole from then on.
+func (tr *treeWriter) editFailed(edits []workspace.Edit) string {
+	tr.failStreak++
+	hint := "Read the file again and copy the SEARCH lines exactly as they are now."
+	for _, e := range edits {
+		tr.failedEdits[e.Path]++
+		if tr.failedEdits[e.Path] >= 2 && !tr.wholeFile[e.Path] {
+			tr.wholeFile[e.Path] = true
+			if tr.text {
+				hint = fmt.Sprintf("Edits of %s failed twice: the next edit of it asks for the whole file.", e.Path)
+			} else {
+				hint = fmt.Sprintf("Edits of %s failed twice: rewrite it whole with write_file.", e.Path)
+			}
+		}
+	}
+	return hint
 }

@@ -2,63 +2,52 @@ package implementor
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/llm"
 	"github.com/lemmings-dev/lemmings/runstate"
 )
 
-// The conversation's shape. The prefix (system message and task prompt) is
-// composed once per attempt within prefixShare of the budget and never
-// re-packed; old results are elided in batches of elideBatch, so from one
-// call to the next the prompt only grows at its end and Ollama reuses its
-// cache of everything before.
-const (
-	prefixShare = 50 // percent of the implementor's budget
-	// keepResults is how many recent exchanges stay in full.
-	keepResults = 6
-	// elideBatch old exchanges are elided at once, not one per turn.
-	elideBatch = 4
-	// replyReserve is kept free for the fresh views and the reply.
-	replyReserve = 2500
-	// elideOver: longer messages outside the kept window are elided.
-	elideOver = 300
-)
-
-const elidedNote = "\n(output elided; repeat the action if you need it again)"
+// prefixBuilder composes the prompt's prefix, once an attempt: the system
+// message and the task with what the repository shows of it (its files,
+// their symbols, what lies near them), within what the server reads in time.
+type prefixBuilder struct {
+	*scope
+	conv     *conversation
+	views    *views
+	requests *requestBuilder
+}
 
 // buildPrefix composes the system message and the first user message.
-func (l *implLoop) buildPrefix(ctx context.Context) error {
-	if l.direct {
-		return l.buildDirectPrefix(ctx)
+func (pb *prefixBuilder) buildPrefix(ctx context.Context) error {
+	if pb.direct {
+		return pb.buildDirectPrefix(ctx)
 	}
-	data := implData{Text: l.text, Direct: l.direct}
-	if !l.direct { // a direct attempt offers no actions
-		data.Ex = l.examples(ctx)
-		tools, err := toolDocsFor(l.text, data.Ex)
+	data := implData{Text: pb.text, Direct: pb.direct}
+	if !pb.direct { // a direct attempt offers no actions
+		data.Ex = pb.examples(ctx)
+		tools, err := toolDocsFor(pb.text, data.Ex)
 		if err != nil {
 			return err
 		}
 		data.Tools = tools
 	}
-	sections, err := l.sections(ctx)
+	sections, err := pb.sections(ctx)
 	if err != nil {
 		return err
 	}
-	full := l.readable(l.d.Settings.Budget)
-	msgs, err := l.d.Prompts.Compose(ctx, l.s, data, sections, full*prefixShare/100)
+	full := pb.readable(pb.d.Settings.Budget)
+	msgs, err := pb.d.Prompts.Compose(ctx, pb.s, data, sections, full*prefixShare/100)
 	if llm.TooLarge(err) {
 		// A small budget: the required parts take what they need; the
 		// history then has little room and the loop says so when it is gone.
-		msgs, err = l.d.Prompts.Compose(ctx, l.s, data, sections, full)
+		msgs, err = pb.d.Prompts.Compose(ctx, pb.s, data, sections, full)
 	}
 	if err != nil {
 		return err
 	}
-	l.prefix = msgs
-	l.prefixTokens = tokensOf(l.prefix)
+	pb.conv.prefix = msgs
+	pb.conv.prefixTokens = tokensOf(pb.conv.prefix)
 	return nil
 }
 
@@ -69,13 +58,13 @@ const readableShare = 4
 // readable caps a prompt budget at what the server reads in a quarter of the
 // run's wall time left, at the speed measured on this run's calls (no cap
 // before one was measured, or with no wall limit).
-func (l *implLoop) readable(budget int) int {
-	m, ok := l.d.Model.(speedometer)
+func (pb *prefixBuilder) readable(budget int) int {
+	m, ok := pb.d.Model.(speedometer)
 	if !ok {
 		return budget
 	}
 	rate := m.PrefillRate(rolePrimary)
-	left, limited := l.d.Clock.WallTimeLeft(l.s, l.d.Clock.Now())
+	left, limited := pb.d.Clock.WallTimeLeft(pb.s, pb.d.Clock.Now())
 	if rate <= 0 || !limited {
 		return budget
 	}
@@ -94,23 +83,23 @@ const minReadable = 1024
 // only call, so there is no cache to share, and a small coder given the
 // whole project context, the role text and the test file copied the file
 // back unchanged (docs/implementor.md has the counts).
-func (l *implLoop) buildDirectPrefix(ctx context.Context) error {
-	data := implData{Direct: true, Language: languageName(l.directPath)}
-	p, err := l.d.Prompts.ComposeAlone(runstate.NodeImplementor, data, l.d.Settings.Budget, nil)
+func (pb *prefixBuilder) buildDirectPrefix(ctx context.Context) error {
+	data := implData{Direct: true, Language: languageName(pb.directPath)}
+	p, err := pb.d.Prompts.ComposeAlone(runstate.NodeImplementor, data, pb.d.Settings.Budget, nil)
 	if err != nil {
 		return err
 	}
-	task := l.s.Remit
-	if !l.s.Quick || strings.TrimSpace(task) == "" {
-		task = strings.TrimSpace(l.t.Title + "\n" + l.t.Instructions)
+	task := pb.s.Remit
+	if !pb.s.Quick || strings.TrimSpace(task) == "" {
+		task = strings.TrimSpace(pb.t.Title + "\n" + pb.t.Instructions)
 	}
-	if know := l.d.Prompts.Knowledge(ctx, l.s).Body; strings.TrimSpace(know) != "" && !strings.HasPrefix(strings.TrimSpace(know), "(") {
+	if know := pb.d.Prompts.Knowledge(ctx, pb.s).Body; strings.TrimSpace(know) != "" && !strings.HasPrefix(strings.TrimSpace(know), "(") {
 		task += "\n\nThe project's conventions:\n" + know
 	}
-	l.prefix = append(p.Messages, llm.Message{Role: "user", Content: strings.TrimSpace(task)})
-	l.prefixTokens = tokensOf(l.prefix)
-	if limit := l.d.Settings.Budget; limit > 0 && l.prefixTokens > limit {
-		return &llm.Error{Kind: llm.KindContextTooLarge, PromptTokens: l.prefixTokens, Window: limit, Hint: "the remit is over the implementor's token budget"}
+	pb.conv.prefix = append(p.Messages, llm.Message{Role: "user", Content: strings.TrimSpace(task)})
+	pb.conv.prefixTokens = tokensOf(pb.conv.prefix)
+	if limit := pb.d.Settings.Budget; limit > 0 && pb.conv.prefixTokens > limit {
+		return &llm.Error{Kind: llm.KindContextTooLarge, PromptTokens: pb.conv.prefixTokens, Window: limit, Hint: "the remit is over the implementor's token budget"}
 	}
 	return nil
 }
@@ -133,31 +122,9 @@ func languageName(p string) string {
 	}
 }
 
-func tokensOf(ms []llm.Message) int {
-	n := 0
-	for _, m := range ms {
-		n += llm.CountTokens(m.Content)
-	}
-	return n
-}
-
-// messages is the history after the prefix with the transient text (fresh
-// views) added to its last message; the history itself is not changed.
-func (l *implLoop) messages(transient string) []llm.Message {
-	out := slices.Clone(l.history)
-	if transient == "" {
-		return out
-	}
-	if n := len(out); n > 0 && out[n-1].Role == "user" {
-		out[n-1].Content += "\n\n" + transient
-		return out
-	}
-	return append(out, llm.Message{Role: "user", Content: transient})
-}
-
 // nextAction asks for one action in the attempt's protocol.
 func (l *implLoop) nextAction(ctx context.Context, variation int) (Action, llm.Response, error) {
-	req := request(l.prefix, l.messages(l.freshViews()), l.actionReply())
+	req := request(l.conv.prefix, l.conv.messages(l.views.freshViews()), l.actionReply())
 	req.Variation = variation
 	if !l.text {
 		return ask[Action](ctx, l.d, l.s, req)
@@ -172,45 +139,6 @@ func (l *implLoop) reminder() string {
 		return "Reply with one JSON action (code is asked for after an edit or write_file action)."
 	}
 	return "Reply with one JSON action."
-}
-
-// compact keeps the history within budget in batches: once elideBatch
-// exchanges older than the last keepResults carry long text, all of them are
-// elided at once; when the whole prompt would pass the budget, the oldest
-// half of the history goes.
-func (l *implLoop) compact() {
-	keepFrom := len(l.history) - 2*keepResults
-	var long []int
-	for i := 0; i < keepFrom; i++ {
-		if m := l.history[i]; len(m.Content) > elideOver && !strings.HasSuffix(m.Content, elidedNote) {
-			long = append(long, i)
-		}
-	}
-	if len(long) >= 2*elideBatch {
-		for _, i := range long {
-			first, _, _ := strings.Cut(l.history[i].Content, "\n")
-			if len(first) > 200 {
-				first = first[:200] + "…"
-			}
-			l.history[i].Content = first + elidedNote
-		}
-	}
-	avail := l.d.Settings.Budget - l.prefixTokens - replyReserve
-	if tokensOf(l.history) <= avail {
-		return
-	}
-	// Drop the oldest exchanges until the history is down to half of what
-	// is available, so this happens seldom.
-	h := l.history
-	if len(h) > 0 && strings.HasPrefix(h[0].Content, "(") && strings.Contains(h[0].Content, "earlier actions are no longer shown") {
-		h = h[1:]
-	}
-	for len(h) > 2 && tokensOf(h) > avail/2 {
-		h = h[2:]
-		l.dropped++
-	}
-	note := llm.Message{Role: "user", Content: fmt.Sprintf("(%d earlier actions are no longer shown; their changes are in the files)", l.dropped)}
-	l.history = append([]llm.Message{note}, h...)
 }
 
 // actionReply is the reply budget of one action: a few hundred tokens in the

@@ -50,7 +50,7 @@ func TestMeasureCodeSamples(t *testing.T) {
 	for _, whole := range []bool{false, true} {
 		s := runstate.State{RunID: "m", CurrentTask: task}
 		l := newImplLoop(d, &s, task)
-		if err := l.buildPrefix(ctx); err != nil {
+		if err := l.prefix.buildPrefix(ctx); err != nil {
 			t.Fatal(err)
 		}
 		data, err := d.Work.FS().ReadFile("stats.go")
@@ -59,24 +59,24 @@ func TestMeasureCodeSamples(t *testing.T) {
 		}
 		old := string(data)
 		act := Action{actionHead: actionHead{Action: "edit", Path: "stats.go", Symbol: "Mean"}}
-		g := l.chooseGrain(ctx, act, "stats.go", old, true)
+		g := l.requests.chooseGrain(ctx, act, "stats.go", old, true)
 		if whole {
 			g = grain{kind: grainWhole}
 		}
-		msgs := append(l.messages(""), llm.Message{Role: "assistant", Content: actionArgs(act)},
-			llm.Message{Role: "user", Content: l.grainInstruction("stats.go", g, true, old) + l.grainView("stats.go", old, true, g)})
+		msgs := append(l.conv.messages(""), llm.Message{Role: "assistant", Content: actionArgs(act)},
+			llm.Message{Role: "user", Content: l.requests.grainInstruction("stats.go", g, true, old) + l.requests.grainView("stats.go", old, true, g)})
 		usable, right, tokens := 0, 0, 0
 		var wall time.Duration
 		for i := 0; i < draws; i++ {
 			t0 := time.Now()
-			resp, err := l.chatText(ctx, codeRequest{messages: msgs, budget: l.grainReply(old, true, g), sample: i})
+			resp, err := l.coder.chatText(ctx, codeRequest{messages: msgs, budget: l.requests.grainReply(old, true, g), sample: i})
 			wall += time.Since(t0)
 			if err != nil {
 				t.Logf("grain %s draw %d: %v", g.kind, i+1, err)
 				continue
 			}
 			tokens += resp.Usage.CompletionTokens
-			c := l.readCode(ctx, resp, "stats.go", g, old)
+			c := l.coder.readCode(ctx, resp, "stats.go", g, old)
 			ok := c.problem == "" && c.change.files["stats.go"] != ""
 			if ok {
 				usable++

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/lemmings-dev/lemmings/events"
@@ -70,14 +69,14 @@ func replyFormat(l *implLoop) Interceptor {
 		switch {
 		case c.Err != nil:
 			bad++
-			l.malformed++
+			l.coder.malformed++
 			if bad >= maxBadReplies {
 				return Verdict{End: &runstate.ImplResult{Status: runstate.ImplError, Actions: c.N, Summary: "the model's replies were not valid actions: " + c.Err.Error()}}
 			}
 			return Verdict{Answer: "Your reply was not a valid action (" + c.Err.Error() + "). " + l.reminder()}
 		case c.Reply.DoneReason == "length" && writesCode(c.act):
 			bad++
-			l.malformed++
+			l.coder.malformed++
 			if bad >= maxBadReplies {
 				return Verdict{End: &runstate.ImplResult{Status: runstate.ImplError, Actions: c.N, Summary: "the model's replies kept hitting the reply limit"}}
 			}
@@ -117,7 +116,7 @@ func finishOnFailedGates(l *implLoop) Interceptor {
 			if c.Action != "finish" {
 				return Verdict{}
 			}
-			tree = l.treeHash(ctx)
+			tree = l.gates.treeHash(ctx)
 			if failedTree != "" && tree == failedTree {
 				l.d.emit(ctx, events.ImplementorFinishRefused{Task: l.t.ID, Attempt: l.t.Attempt})
 				return Verdict{End: &runstate.ImplResult{Status: runstate.ImplLoop, Actions: c.N,
@@ -155,8 +154,8 @@ func repeats(l *implLoop) Interceptor {
 // failed edit is added after the detector has seen the result, so advice
 // that varies does not hide a repeat.
 func (l *implLoop) steer(detector *workspace.ActionLoop, act Action, signature string, result *string) string {
-	hint := l.hint
-	l.hint = ""
+	hint := l.tree.hint
+	l.tree.hint = ""
 	defer func() {
 		if hint != "" {
 			*result += "\n" + hint
@@ -170,10 +169,10 @@ func (l *implLoop) steer(detector *workspace.ActionLoop, act Action, signature s
 			ordinal(count), act.Action, suggestion(act.Action))
 	}
 	switch {
-	case l.failStreak >= failedEditLimit:
-		return fmt.Sprintf("%d edits in a row did not apply", l.failStreak)
-	case l.failStreak >= failedEditNudge && strings.HasPrefix(*result, "error"):
-		*result += fmt.Sprintf("\nNOTE: your last %d edits did not apply. Read the file again (read_file) and copy the lines exactly, or change a smaller part.", l.failStreak)
+	case l.tree.failStreak >= failedEditLimit:
+		return fmt.Sprintf("%d edits in a row did not apply", l.tree.failStreak)
+	case l.tree.failStreak >= failedEditNudge && strings.HasPrefix(*result, "error"):
+		*result += fmt.Sprintf("\nNOTE: your last %d edits did not apply. Read the file again (read_file) and copy the lines exactly, or change a smaller part.", l.tree.failStreak)
 		if l.text {
 			*result += " The file can also be rewritten whole (write_file)."
 		}
@@ -205,83 +204,11 @@ func suggestion(action string) string {
 // what failed); then the attempt ends anyway and QA judges it. It returns
 // nil when the loop goes on.
 func (l *implLoop) finish(ctx context.Context, c *ToolCall) *runstate.ImplResult {
-	done, feedback := l.finishGates(ctx, c.act, c.N)
+	done, feedback := l.gates.finishGates(ctx, c.act, c.N)
 	if done != nil {
 		return done
 	}
 	c.Result = feedback
-	l.note(c.Args, "RESULT of finish: not finished yet: "+feedback+"\nChange the code to fix the cause, then finish again: finishing again without a change ends the attempt.\n"+l.reminder())
+	l.conv.note(c.Args, "RESULT of finish: not finished yet: "+feedback+"\nChange the code to fix the cause, then finish again: finishing again without a change ends the attempt.\n"+l.reminder())
 	return nil
-}
-
-// treeHash identifies the attempt's work as it stands ("" when git cannot
-// say).
-func (l *implLoop) treeHash(ctx context.Context) string {
-	diff, _, err := l.d.Work.Changes(ctx, l.t.StartCommit)
-	if err != nil {
-		return ""
-	}
-	return workspace.DiffHash(diff) + "/" + strconv.Itoa(len(diff))
-}
-
-// finishGates runs the gates on the work as it stands: the attempt's result
-// when they pass or no fix round is left, else (nil and) what failed, for the
-// fix round it starts.
-func (l *implLoop) finishGates(ctx context.Context, act Action, n int) (*runstate.ImplResult, string) {
-	done := &runstate.ImplResult{Status: runstate.ImplFinished, Actions: n, Summary: textutil.FirstNonEmpty(act.Summary, act.Thought)}
-	gates := l.d.Gates
-	results, gated := l.gatedNow(ctx)
-	if !gated && (l.fixLimit() <= 0 || len(gates) == 0) {
-		return done, ""
-	}
-	dir := l.d.Work.Dir()
-	if !gated {
-		results = workspace.RunGates(ctx, l.d.Sandbox, dir, gates, l.d.Settings.GateOutputBytes)
-		for _, r := range results {
-			l.d.emitGate(ctx, l.t, "finish", r)
-		}
-	}
-	var passed []string
-	for _, r := range results {
-		if r.Passed {
-			passed = append(passed, r.Name)
-		}
-	}
-	if workspace.AllPassed(results) && ctx.Err() == nil {
-		// QA reuses these results if nothing changes before it looks.
-		if diff, _, err := l.d.Work.Changes(ctx, l.t.StartCommit); err == nil {
-			done.GatesDiffHash = workspace.DiffHash(diff)
-			for _, r := range results {
-				done.Gates = append(done.Gates, runstate.GateOutcome{Name: r.Name, Command: r.Command, Passed: r.Passed, ExitCode: r.ExitCode, Duration: r.Duration, Output: r.Output})
-			}
-		}
-		return done, ""
-	}
-	if ctx.Err() != nil {
-		return done, ""
-	}
-	failed := results[len(results)-1]
-	if failed.Canceled || l.fixRounds >= l.fixLimit() {
-		l.gatesFailed = true
-		return done, ""
-	}
-	l.fixRounds++
-	var b strings.Builder
-	fmt.Fprintf(&b, "a gate fails (fix round %d of %d).\n", l.fixRounds, l.fixLimit())
-	if len(passed) > 0 {
-		fmt.Fprintf(&b, "Passed: %s.\n", strings.Join(passed, ", "))
-	}
-	b.WriteString(failed.ModelFeedback(dir, workspace.DefaultSummaryBytes))
-	return nil, b.String()
-}
-
-// fixLimit is how many fix rounds the attempt's gates may start: the
-// configured ones in the tool loop, at most directFixRounds in a direct
-// attempt, whose next attempt looks around instead of rewriting the same
-// file again.
-func (l *implLoop) fixLimit() int {
-	if l.direct {
-		return min(l.d.Settings.FixRounds, directFixRounds)
-	}
-	return l.d.Settings.FixRounds
 }

@@ -27,10 +27,10 @@ var goModule = regexp.MustCompile(`(?m)^module\s+(\S+)`)
 // target files first, then the exported ones of the module's packages they
 // import, then the packages that import them, within symbolMapBytes: what
 // the model can call without searching, and who calls it.
-func (l *implLoop) symbolMap() string {
-	root := l.d.Work.Dir()
+func (pb *prefixBuilder) symbolMap() string {
+	root := pb.d.Work.Dir()
 	var dirs []string
-	for _, f := range l.t.TargetFiles {
+	for _, f := range pb.t.TargetFiles {
 		if strings.HasSuffix(f, ".go") {
 			if d := path.Dir(filepath.ToSlash(f)); !slices.Contains(dirs, d) {
 				dirs = append(dirs, d)
@@ -49,7 +49,7 @@ func (l *implLoop) symbolMap() string {
 	var b strings.Builder
 	var imported []string
 	for _, d := range dirs {
-		for _, imp := range writePackageSymbols(&b, root, d, false, l.t.TargetFiles...) {
+		for _, imp := range writePackageSymbols(&b, root, d, false, pb.t.TargetFiles...) {
 			if module != "" && strings.HasPrefix(imp, module+"/") {
 				rel := strings.TrimPrefix(imp, module+"/")
 				if !slices.Contains(dirs, rel) && !slices.Contains(imported, rel) {

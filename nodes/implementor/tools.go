@@ -42,7 +42,7 @@ type implTool struct {
 	// writes: the action carries code in the JSON protocol.
 	writes bool
 	// codeAfter: in the text protocol the code is asked for in a second,
-	// plain-text call (implLoop.codeEdit) instead of running the tool.
+	// plain-text call (coder.codeEdit) instead of running the tool.
 	codeAfter bool
 	// onRepeat is the advice when the same action brings the same result
 	// again.
@@ -55,7 +55,7 @@ type implTool struct {
 // second is an example reply.
 var implTools = []implTool{
 	{name: "read_file", inText: true, inJSON: true, params: []string{"path", "start_line", "end_line", "symbol"},
-		tool: func(l *implLoop) tool { return readTool{fs: l.d.Work.FS(), parser: l.parser(), focus: l.focus} }, onRepeat: haveIt},
+		tool: func(l *implLoop) tool { return readTool{fs: l.d.Work.FS(), parser: l.d.Parser, focus: l.views.focus} }, onRepeat: haveIt},
 	{name: "list_files", inText: true, inJSON: true, params: []string{"path"},
 		tool: func(l *implLoop) tool { return listTool{fs: l.d.Work.FS()} }, onRepeat: haveIt},
 	{name: "grep", inText: true, inJSON: true, params: []string{"pattern", "path"},
@@ -63,11 +63,11 @@ var implTools = []implTool{
 	{name: "rag_search", inText: true, inJSON: true, params: []string{"query"},
 		tool: func(l *implLoop) tool { return searchTool{search: l.d.Search} }, onRepeat: searchElse},
 	{name: "edit", inText: true, inJSON: true, params: []string{"path", "symbol", "edits"}, writes: true, codeAfter: true,
-		tool: func(l *implLoop) tool { return editTool{land: l.land} }, onRepeat: editAgain},
+		tool: func(l *implLoop) tool { return editTool{land: l.tree.land} }, onRepeat: editAgain},
 	{name: "edit_blocks", inJSON: true, params: []string{"blocks"}, writes: true,
-		tool: func(l *implLoop) tool { return blocksTool{land: l.land} }, onRepeat: editAgain},
+		tool: func(l *implLoop) tool { return blocksTool{land: l.tree.land} }, onRepeat: editAgain},
 	{name: "write_file", inText: true, inJSON: true, params: []string{"path", "content"}, writes: true, codeAfter: true,
-		tool: func(l *implLoop) tool { return writeTool{fs: l.d.Work.FS(), land: l.land} }, onRepeat: editAgain},
+		tool: func(l *implLoop) tool { return writeTool{fs: l.d.Work.FS(), land: l.tree.land} }, onRepeat: editAgain},
 	{name: "run_gate", inText: true, inJSON: true, params: []string{"gate"},
 		tool: func(l *implLoop) tool {
 			return gateTool{gates: l.d.Gates, box: l.d.Sandbox, dir: l.d.Work.Dir(), outputBytes: l.d.Settings.GateOutputBytes,
@@ -149,32 +149,4 @@ func (l *implLoop) execute(ctx context.Context, a Action) string {
 		return t.tool(l).run(ctx, a)
 	}
 	return fmt.Sprintf("error: unknown action %q", a.Action)
-}
-
-// editFailed counts a failed edit per file; a file whose edits failed twice
-// is rewritten whole from then on.
-func (l *implLoop) editFailed(edits []workspace.Edit) string {
-	l.failStreak++
-	hint := "Read the file again and copy the SEARCH lines exactly as they are now."
-	for _, e := range edits {
-		l.failedEdits[e.Path]++
-		if l.failedEdits[e.Path] >= 2 && !l.wholeFile[e.Path] {
-			l.wholeFile[e.Path] = true
-			if l.text {
-				hint = fmt.Sprintf("Edits of %s failed twice: the next edit of it asks for the whole file.", e.Path)
-			} else {
-				hint = fmt.Sprintf("Edits of %s failed twice: rewrite it whole with write_file.", e.Path)
-			}
-		}
-	}
-	return hint
-}
-
-func (l *implLoop) touch(p string) {
-	for _, t := range l.touched {
-		if t == p {
-			return
-		}
-	}
-	l.touched = append(l.touched, p)
 }
