@@ -110,7 +110,7 @@ func (tw *testWriter) reproduce(ctx context.Context, codeAct Action) (reproducti
 
 // reproAnchor is the test a request for a test written first shows and
 // asks back with the new one: the shortest test that calls the target, else
-// the shortest test, else what testAnchor picks. Every line of it is
+// the shortest test, else the file's last function. Every line of it is
 // written again, and a long helper asked back ran a small coder's reply
 // into its limit before the new test began.
 func (tw *testWriter) reproAnchor(ctx context.Context, p, test, target string) string {
@@ -120,10 +120,13 @@ func (tw *testWriter) reproAnchor(ctx context.Context, p, test, target string) s
 	}
 	lines := strings.Split(test, "\n")
 	var best splice.Unit
-	bestCalls := false
+	bestCalls, last := false, ""
 	for _, u := range units {
-		name := u.Short()
-		if (u.Kind != "func" && u.Kind != "def" && u.Kind != "method") || !(strings.HasPrefix(name, "Test") || strings.HasPrefix(name, "test")) {
+		if u.Kind != "func" && u.Kind != "def" && u.Kind != "method" {
+			continue
+		}
+		last = u.Name
+		if name := u.Short(); !strings.HasPrefix(name, "Test") && !strings.HasPrefix(name, "test") {
 			continue
 		}
 		body := strings.Join(lines[max(0, u.Start-1):min(u.End, len(lines))], "\n")
@@ -133,7 +136,7 @@ func (tw *testWriter) reproAnchor(ctx context.Context, p, test, target string) s
 		}
 	}
 	if best.Name == "" {
-		return tw.testAnchor(ctx, p, test, "", "")
+		return last
 	}
 	return best.Name
 }
